@@ -1,0 +1,41 @@
+# Makefile - thin wrapper over CMake. `make demo` and `make test` are the two README commands.
+PREFIX ?= /usr/local
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all build deps demo test unit asan bench install clean
+
+all: build
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	bash scripts/deps.sh
+
+demo: deps build
+	bash scripts/demo.sh $(BUILD)
+
+# The whole suite: dependencies, a -Werror build, the unit and integration tests, then the unit
+# tests again under ASan/UBSan. Ends with "N passed, N failed".
+test: deps
+	bash scripts/test.sh
+
+unit: build
+	cd $(BUILD) && ctest -L unit --output-on-failure
+
+asan:
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DSN_SANITIZE=ON -DSN_WERROR=ON
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ctest -L unit --output-on-failure
+
+bench: deps build
+	bash bench/run_all.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-test

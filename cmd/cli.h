@@ -1,0 +1,25 @@
+/* cli.h - what the three programs share: error printing with the program name, exit codes,
+ * strict number parsing for flags. Exit codes: 0 ok, 1 failure, 2 usage. */
+#ifndef SN_CLI_H
+#define SN_CLI_H
+#include "sn_err.h"
+#include <stdint.h>
+
+enum { SN_EXIT_OK = 0, SN_EXIT_FAIL = 1, SN_EXIT_USAGE = 2 };
+
+void sn_cli_init(const char *prog);
+const char *sn_cli_prog(void);
+/* "prog: message" on stderr. */
+void sn_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sn_cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints err's message and returns SN_EXIT_FAIL. */
+int sn_cli_fail(const sn_err *err);
+/* Prints "prog: MSG\nTry 'prog --help'." and returns SN_EXIT_USAGE. */
+int sn_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Strict parsers: whole string must be a number in range; return 0 on success, -1 otherwise. */
+int sn_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+int sn_cli_parse_f64(const char *s, double *out);
+void sn_cli_print_version(void);
+int sn_cli_isatty_stderr(void);
+
+#endif

@@ -1,0 +1,40 @@
+/* sn_err.c - filling sn_err records (see sn_err.h). */
+#include "sn_err.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+sn_status sn_err_set(sn_err *err, sn_status code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+sn_status sn_err_prefix(sn_err *err, const char *fmt, ...) {
+    if (!err) return SN_EINVAL;
+    char pre[512], old[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    snprintf(err->msg, sizeof err->msg, "%s: %s", pre, old);
+    return err->code;
+}
+
+const char *sn_status_str(sn_status code) {
+    switch (code) {
+    case SN_OK: return "ok";
+    case SN_EINVAL: return "invalid argument";
+    case SN_ENOMEM: return "out of memory";
+    case SN_EIO: return "I/O error";
+    case SN_EFORMAT: return "malformed input";
+    case SN_EUNSUPPORTED: return "unsupported";
+    default: return "unknown error";
+    }
+}

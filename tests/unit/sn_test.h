@@ -1,0 +1,34 @@
+/* sn_test.h - the tiny harness every CUnit test file uses.
+ *
+ * A test file lists its cases and ends with SN_TEST_MAIN("suite", cases). The program runs the suite
+ * with CUnit's basic interface (verbose), prints CUnit's summary and exits non-zero on any failure so
+ * ctest sees it. SN_SRC (set by ctest) points at the source tree for fixtures. */
+#ifndef SN_TEST_H
+#define SN_TEST_H
+#include <CUnit/Basic.h>
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct { const char *name; void (*fn)(void); } sn_test_case;
+
+static inline const char *sn_test_src(void) {
+    const char *s = getenv("SN_SRC");
+    return s ? s : "..";
+}
+
+static inline int sn_test_run(const char *suite_name, const sn_test_case *cases, size_t n) {
+    if (CU_initialize_registry() != CUE_SUCCESS) return 2;
+    CU_pSuite s = CU_add_suite(suite_name, NULL, NULL);
+    for (size_t i = 0; i < n; i++) CU_add_test(s, cases[i].name, cases[i].fn);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_tests_failed() + CU_get_number_of_failures() ? 1u : 0u;
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
+
+#define SN_TEST_MAIN(suite, cases) \
+    int main(void) { return sn_test_run(suite, cases, sizeof(cases) / sizeof(cases[0])); }
+
+#endif
