@@ -1,0 +1,34 @@
+/* vocab.h - HF tokenizer files -> GGUF tokenizer.* metadata.
+ *
+ * sn_vocab_write_gguf() reads the tokenizer of an HF model folder (tokenizer.json,
+ * tokenizer_config.json, tokenizer.model, added_tokens.json, chat_template.jinja/.json, config.json)
+ * and appends to a GGUF writer, in the order llama.cpp's converter writes them:
+ *   tokenizer.ggml.model, .pre, .tokens, .scores (SPM only), .token_type, .merges (BPE),
+ *   special token ids (u32), add_bos/add_eos (bool), add_space_prefix, tokenizer.chat_template[.*].
+ * Byte-level BPE -> model "gpt2" with the pre-tokenizer named by fingerprinting pre_tokenizer;
+ * tokenizer.model -> model "llama"; a tokenizer.json BPE with byte_fallback -> model "llama" with
+ * scores derived from merge ranks (see docs/TOKENIZER.md, "Conversion"). Nothing is written to the
+ * writer when an error is returned. */
+#ifndef SN_VOCAB_H
+#define SN_VOCAB_H
+#include "gguf.h"
+#include "sn_err.h"
+
+typedef struct { const char *pre_override; } sn_vocab_opts; /* --pre NAME or NULL */
+
+typedef struct {
+    char model[16]; /* "gpt2" or "llama" */
+    char pre[32];   /* tokenizer.ggml.pre written */
+    int n_tokens;   /* length of tokenizer.ggml.tokens */
+} sn_vocab_report;
+
+struct sn_hf_config; /* convert/hf_config.h; may be NULL: config.json is then read from model_dir */
+
+sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *cfg,
+                              sn_gguf_writer *w, const sn_vocab_opts *opts, sn_vocab_report *rep,
+                              sn_err *err);
+
+/* The pre-tokenizer names sunny can recognise, NULL-terminated (for --pre help and errors). */
+const char *const *sn_vocab_pre_names(void);
+
+#endif
