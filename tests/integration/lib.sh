@@ -1,0 +1,44 @@
+# lib.sh - shared helpers for the integration tests (sourced, not run).
+# ctest provides SN_SRC, SN_BIN, SN_BUILD and SN_WORK; running a test by hand works too:
+#   SN_SRC=$PWD SN_BIN=build/cmd SN_BUILD=build bash tests/integration/test_x.sh
+set -uo pipefail
+SN_SRC=${SN_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+SN_BUILD=${SN_BUILD:-$SN_SRC/build}
+SN_BIN=${SN_BIN:-$SN_BUILD/cmd}
+SN_WORK=${SN_WORK:-$SN_BUILD/tests/work}
+PY=/usr/bin/python3
+ORACLE="node $SN_SRC/tests/tools/llama_oracle.mjs"
+mkdir -p "$SN_WORK"
+
+sn_fail=0
+ok()   { echo "ok   - $*"; }
+bad()  { echo "FAIL - $*"; sn_fail=$((sn_fail + 1)); }
+skip() { echo "SKIP: $*"; exit 0; }
+finish() { if ((sn_fail)); then echo "$sn_fail check(s) failed"; exit 1; fi; echo "all checks passed"; exit 0; }
+
+need_oracle() { [[ -d $SN_SRC/tests/node_modules/node-llama-cpp ]] || skip "npm oracles missing (run scripts/deps.sh)"; }
+
+# fixture FAMILY [DTYPE] [PRESET] -> prints the HF dir (cached under SN_WORK/fixtures)
+fixture() {
+  local fam=$1 dt=${2:-bf16} preset=${3:-tiny}
+  local d=$SN_WORK/fixtures/$fam-$preset-$dt
+  if [[ ! -f $d/.done ]]; then
+    rm -rf "$d"
+    $PY "$SN_SRC/tests/fixtures/gen_model.py" --family "$fam" --dtype "$dt" --preset "$preset" --out "$d" >/dev/null || return 1
+    touch "$d/.done"
+  fi
+  echo "$d"
+}
+
+# gguf_of FAMILY OUTTYPE [DTYPE] [PRESET] -> converts the fixture once, prints the GGUF path
+gguf_of() {
+  local fam=$1 ot=$2 dt=${3:-bf16} preset=${4:-tiny}
+  local src out
+  src=$(fixture "$fam" "$dt" "$preset") || return 1
+  out=$SN_WORK/gguf/$fam-$preset-$dt-$ot.gguf
+  mkdir -p "$SN_WORK/gguf"
+  if [[ ! -f $out ]]; then
+    "$SN_BIN/sunny-convert" "$src" -o "$out" --outtype "$ot" >/dev/null || return 1
+  fi
+  echo "$out"
+}

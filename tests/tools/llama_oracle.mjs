@@ -1,0 +1,130 @@
+// llama_oracle.mjs - llama.cpp (through node-llama-cpp) as the oracle for sunny's tests and benches.
+//
+// Same GGUF in, llama.cpp's answer out, as JSON on stdout:
+//   tokenize GGUF [--no-special] [--add-bos]   stdin: one JSON string per line -> one JSON id array per line
+//   generate GGUF (--prompt-ids 1,2,3 | --prompt TEXT) [-n N] [--threads T] [--ctx C] [--logprobs K]
+//            -> {"prompt_ids":[...],"ids":[...],"text":"...","top_logprobs":[[id,logprob],...]}
+//            greedy (temperature 0), no repeat penalty; --logprobs K adds llama.cpp's K most likely next
+//            tokens with log-probabilities at the LAST generated step (temperature 1, no truncation).
+//   bench GGUF [--threads T] [--prefill 64] [--decode 64] [--runs 5]
+//            -> {"prefill_tok_s":median,"decode_tok_s":median,"runs":[...]}
+// Options: --flash-attention auto|on|off (default auto = what node-llama-cpp does by default).
+import { getLlama } from "node-llama-cpp";
+import { readFileSync } from "node:fs";
+
+function parseArgs(argv) {
+  const o = { _: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith("-")) {
+      const k = a.replace(/^-+/, "");
+      const flag = ["no-special", "add-bos"].includes(k);
+      o[k] = flag ? true : argv[++i];
+    } else o._.push(a);
+  }
+  return o;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const [cmd, modelPath] = args._;
+if (!cmd || !modelPath) {
+  console.error("usage: llama_oracle.mjs tokenize|generate|bench MODEL.gguf [options]");
+  process.exit(2);
+}
+const fa = { auto: "auto", on: true, off: false }[args["flash-attention"] ?? "auto"];
+const threads = args.threads ? Number(args.threads) : 2;
+
+const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", maxThreads: threads });
+
+if (cmd === "tokenize") {
+  const model = await llama.loadModel({ modelPath, vocabOnly: true });
+  const special = !args["no-special"];
+  const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.length);
+  const out = [];
+  for (const l of lines) {
+    const text = JSON.parse(l);
+    let ids = Array.from(model.tokenize(text, special));
+    if (args["add-bos"] && model.tokens.bos != null) ids = [model.tokens.bos, ...ids];
+    out.push(JSON.stringify(ids));
+  }
+  process.stdout.write(out.join("\n") + "\n");
+  await model.dispose();
+  process.exit(0);
+}
+
+const model = await llama.loadModel({ modelPath, defaultContextFlashAttention: fa });
+const ctxSize = args.ctx ? Number(args.ctx) : 512;
+
+function promptIds() {
+  if (args["prompt-ids"]) return args["prompt-ids"].split(",").map(Number);
+  if (args.prompt != null) {
+    const ids = Array.from(model.tokenize(args.prompt, true));
+    return model.tokens.bos != null && model.fileInfo.metadata?.tokenizer?.ggml?.add_bos_token !== false
+      ? [model.tokens.bos, ...ids] : ids;
+  }
+  console.error("need --prompt-ids or --prompt");
+  process.exit(2);
+}
+
+async function greedy(ctx, prompt, n) {
+  const seq = ctx.getSequence();
+  const ids = [];
+  if (n > 0) {
+    for await (const t of seq.evaluate(prompt, { temperature: 0 })) {
+      ids.push(t);
+      if (ids.length >= n) break;
+    }
+  }
+  seq.dispose();
+  return ids;
+}
+
+if (cmd === "generate") {
+  const n = args.n ? Number(args.n) : 32;
+  const ctx = await model.createContext({ contextSize: ctxSize, threads, flashAttention: fa, sequences: 1 });
+  const prompt = promptIds();
+  const ids = await greedy(ctx, prompt, n);
+  const res = { prompt_ids: prompt, ids, text: model.detokenize(ids) };
+  if (args.logprobs && ids.length) {
+    const k = Number(args.logprobs);
+    const seq = ctx.getSequence();
+    const hist = [...prompt, ...ids.slice(0, -1)];
+    for await (const r of seq.evaluateWithMetadata(hist, { probabilities: true }, { temperature: 1, topK: 0, topP: 1, minP: 0 })) {
+      res.top_logprobs = Array.from(r.probabilities.entries()).slice(0, k).map(([t, p]) => [t, Math.log(p)]);
+      break;
+    }
+    seq.dispose();
+  }
+  process.stdout.write(JSON.stringify(res) + "\n");
+  await ctx.dispose();
+  process.exit(0);
+}
+
+if (cmd === "bench") {
+  const nP = Number(args.prefill ?? 64), nD = Number(args.decode ?? 64), runs = Number(args.runs ?? 5);
+  const ctx = await model.createContext({ contextSize: Math.max(ctxSize, nP + nD + 8), threads, flashAttention: fa, batchSize: 512 });
+  const vocab = model.fileInfo?.metadata?.tokenizer?.ggml?.tokens?.length ?? 1000;
+  const prompt = Array.from({ length: nP }, (_, i) => 100 + ((i * 7919) % Math.max(1, vocab - 200)));
+  const rs = [];
+  for (let r = 0; r < runs; r++) {
+    let seq = ctx.getSequence();
+    let t0 = performance.now();
+    await seq.evaluateWithoutGeneratingNewTokens(prompt);
+    const prefill = nP / ((performance.now() - t0) / 1000);
+    // decode: feed one token at a time, greedy
+    let count = 0;
+    t0 = performance.now();
+    const it = seq.evaluate([prompt[prompt.length - 1]], { temperature: 0 });
+    for await (const _ of it) { if (++count >= nD) break; }
+    const decode = count / ((performance.now() - t0) / 1000);
+    seq.dispose();
+    rs.push({ prefill_tok_s: prefill, decode_tok_s: decode });
+  }
+  const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
+  process.stdout.write(JSON.stringify({ threads, prefill_tok_s: med(rs.map((r) => r.prefill_tok_s)),
+    decode_tok_s: med(rs.map((r) => r.decode_tok_s)), runs: rs }) + "\n");
+  await ctx.dispose();
+  process.exit(0);
+}
+console.error("unknown command " + cmd);
+process.exit(2);
