@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# demo.sh - the main job end to end on an embedded default model, writing only under build/:
+#   1. generate a small Llama-3-shaped model in Hugging Face layout (random weights, real tokenizer)
+#   2. sunny-convert it to GGUF (f16 and q8_0)
+#   3. sunny-run it (greedy) and show the tokens
+#   4. if an Ollama server answers at $OLLAMA_HOST (default 127.0.0.1:11434): install + smoke test;
+#      otherwise say how to start one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+BIN=$B/cmd
+D=$B/demo
+mkdir -p "$D"
+PY=/usr/bin/python3
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "1. demo model in HF layout ($D/hf)"
+if [[ ! -f $D/hf/config.json ]]; then
+  $PY tests/fixtures/gen_model.py --family llama3 --preset small --dtype bf16 --out "$D/hf"
+fi
+ls -la "$D/hf"
+
+step "2. sunny-convert -> GGUF"
+for t in f16 q8_0; do
+  "$BIN/sunny-convert" "$D/hf" -o "$D/demo-$t.gguf" --outtype "$t" --name sunny-demo --force
+done
+ls -la "$D"/*.gguf
+
+step "3. sunny-run (greedy, 24 tokens)"
+"$BIN/sunny-run" "$D/demo-f16.gguf" -p "The quick brown fox" -n 24 --json
+
+step "4. Ollama"
+host=${OLLAMA_HOST:-127.0.0.1:11434}
+if "$BIN/sunny-integrate" doctor >/dev/null 2>&1; then
+  "$BIN/sunny-integrate" ollama "$D/demo-q8_0.gguf" --name sunny-demo:q8_0 --smoke -n 16
+else
+  echo "No Ollama server answered at $host - skipping install."
+  echo "Start one with 'ollama serve' (or set OLLAMA_HOST), then run:"
+  echo "  $BIN/sunny-integrate ollama $D/demo-q8_0.gguf --name sunny-demo:q8_0 --smoke"
+fi
+step "done"

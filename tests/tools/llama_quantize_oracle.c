@@ -1,0 +1,60 @@
+/* llama_quantize_oracle.c - llama.cpp's own quantizer (llama_model_quantize in the prebuilt libllama
+ * that node-llama-cpp ships) as an oracle: `llama_quantize_oracle IN.gguf OUT.gguf FTYPE`.
+ *
+ * The library is loaded with dlopen at run time; nothing of llama.cpp is compiled into sunny. The
+ * struct below mirrors the public ABI of llama_model_quantize_params in that exact version
+ * (node-llama-cpp 3.22.1, llama.cpp de3ff81); the size check guards against a different version.
+ * FTYPE is a llama_ftype number (2 = MOSTLY_Q4_0, 7 = Q8_0, 15 = Q4_K_M, 18 = Q6_K). */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct quantize_params { /* llama_model_quantize_params, field for field */
+    int32_t nthread;
+    int ftype;
+    int output_tensor_type;
+    int token_embedding_type;
+    bool allow_requantize, quantize_output_tensor, only_copy, pure, keep_split, dry_run;
+    const void *imatrix, *kv_overrides, *tt_overrides;
+    const int32_t *prune_layers;
+    size_t max_buf_size;
+};
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s IN.gguf OUT.gguf FTYPE\n", argv[0]);
+        return 2;
+    }
+    const char *lib = getenv("SN_LIBLLAMA");
+    if (!lib) {
+        fprintf(stderr, "set SN_LIBLLAMA to node-llama-cpp's libllama .so\n");
+        return 2;
+    }
+    void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        fprintf(stderr, "dlopen %s: %s\n", lib, dlerror());
+        return 1;
+    }
+    struct quantize_params (*defaults)(void) =
+        (struct quantize_params(*)(void))dlsym(h, "llama_model_quantize_default_params");
+    uint32_t (*quantize)(const char *, const char *, const struct quantize_params *) =
+        (uint32_t(*)(const char *, const char *, const struct quantize_params *))dlsym(h, "llama_model_quantize");
+    void (*backend_init)(void) = (void (*)(void))dlsym(h, "llama_backend_init");
+    if (!defaults || !quantize) {
+        fprintf(stderr, "libllama lacks llama_model_quantize\n");
+        return 1;
+    }
+    if (backend_init) backend_init();
+    struct quantize_params p = defaults();
+    p.ftype = atoi(argv[3]);
+    p.nthread = 2;
+    uint32_t rc = quantize(argv[1], argv[2], &p);
+    if (rc != 0) {
+        fprintf(stderr, "llama_model_quantize failed (%u)\n", rc);
+        return 1;
+    }
+    return 0;
+}
