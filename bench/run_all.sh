@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# run_all.sh - `make bench`: every benchmark in bench/, each printing its figures and the ratio
+# against llama.cpp measured in the same run. Results belong in docs/PERFORMANCE.md with conditions.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+for b in bench/convert.sh bench/decode.sh bench/sha256.sh; do
+  [[ -x $b ]] || continue
+  echo "== $b"
+  bash "$b" "$B" || echo "$b failed"
+done
