@@ -1,0 +1,580 @@
+/* safetensors.c - validated mmap reader for safetensors files and sharded model folders.
+ *
+ * The header is untrusted JSON: every field is checked (types, integer ranges, byte counts against
+ * shapes, offsets against the file size, overlaps, duplicate names) before a tensor is handed out, so
+ * callers can read tensor data without further checks. See safetensors.h for the format. */
+#include "safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct sn_st_file {
+    char *path;               /* owned */
+    const uint8_t *base;      /* mapping or caller buffer */
+    uint64_t size;
+    int mapped;
+    sn_st_tensor *tensors;    /* sorted by name */
+    size_t n;
+};
+
+struct sn_st_model {
+    sn_st_file **files;
+    size_t n_files;
+    const sn_st_tensor **tensors; /* llama.cpp order */
+    size_t n;
+    uint64_t data_bytes;
+};
+
+const char *sn_st_dtype_name(sn_st_dtype t) {
+    switch (t) {
+    case SN_ST_F32: return "F32";
+    case SN_ST_F16: return "F16";
+    case SN_ST_BF16: return "BF16";
+    }
+    return "?";
+}
+
+uint32_t sn_st_dtype_size(sn_st_dtype t) { return t == SN_ST_F32 ? 4u : 2u; }
+
+/* Exact non-negative integer from a JSON number (<= 2^53), else -1. */
+static int json_u64(const cJSON *v, uint64_t *out) {
+    if (!cJSON_IsNumber(v)) return -1;
+    double d = v->valuedouble;
+    if (!(d >= 0.0) || d > 9007199254740992.0 || d != (double)(uint64_t)d) return -1;
+    *out = (uint64_t)d;
+    return 0;
+}
+
+static int cmp_tensor_name(const void *a, const void *b) {
+    return strcmp(((const sn_st_tensor *)a)->name, ((const sn_st_tensor *)b)->name);
+}
+
+static int cmp_tensor_ptr_offset(const void *a, const void *b) {
+    const sn_st_tensor *x = *(const sn_st_tensor *const *)a, *y = *(const sn_st_tensor *const *)b;
+    if (x->file_offset != y->file_offset) return x->file_offset < y->file_offset ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+static sn_status parse_dtype(const char *s, sn_st_dtype *out) {
+    if (strcmp(s, "F32") == 0) *out = SN_ST_F32;
+    else if (strcmp(s, "F16") == 0) *out = SN_ST_F16;
+    else if (strcmp(s, "BF16") == 0) *out = SN_ST_BF16;
+    else return SN_EUNSUPPORTED;
+    return SN_OK;
+}
+
+/* Parses one tensor entry `item` (named item->string) into t. */
+static sn_status parse_entry(const sn_st_file *f, const cJSON *item, uint64_t data_start,
+                             sn_st_tensor *t, sn_err *err) {
+    const char *name = item->string;
+    if (!cJSON_IsObject(item))
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': header entry is not an object", f->path, name);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    if (!cJSON_IsString(dt) || !dt->valuestring)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': missing or non-string \"dtype\"", f->path, name);
+    if (!cJSON_IsArray(sh))
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': missing or non-array \"shape\"", f->path, name);
+    if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': \"data_offsets\" must be [begin, end]",
+                          f->path, name);
+    if (parse_dtype(dt->valuestring, &t->dtype) != SN_OK)
+        return sn_err_set(err, SN_EUNSUPPORTED,
+                          "%s: tensor '%s': unsupported dtype %s (supported: F32, F16, BF16)", f->path,
+                          name, dt->valuestring);
+    int nd = cJSON_GetArraySize(sh);
+    if (nd > SN_ST_MAX_DIMS)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s': %d dimensions (at most %d supported)",
+                          f->path, name, nd, SN_ST_MAX_DIMS);
+    t->n_dims = (uint32_t)nd;
+    uint64_t n = 1;
+    for (int i = 0; i < SN_ST_MAX_DIMS; i++) t->shape[i] = 1;
+    for (int i = 0; i < nd; i++) {
+        uint64_t d;
+        if (json_u64(cJSON_GetArrayItem(sh, i), &d) != 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer",
+                              f->path, name, i);
+        t->shape[i] = d;
+        if (d != 0 && n > UINT64_MAX / d)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape overflows", f->path, name);
+        n *= d;
+    }
+    t->n_elems = n;
+    uint32_t es = sn_st_dtype_size(t->dtype);
+    if (n > UINT64_MAX / es)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape overflows", f->path, name);
+    t->nbytes = n * es;
+    uint64_t b, e;
+    if (json_u64(cJSON_GetArrayItem(off, 0), &b) != 0 || json_u64(cJSON_GetArrayItem(off, 1), &e) != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': data_offsets are not non-negative integers",
+                          f->path, name);
+    if (e < b)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': data_offsets end %llu < begin %llu", f->path,
+                          name, (unsigned long long)e, (unsigned long long)b);
+    if (e - b != t->nbytes)
+        return sn_err_set(err, SN_EFORMAT,
+                          "%s: tensor '%s': data_offsets span %llu bytes but %s shape needs %llu",
+                          f->path, name, (unsigned long long)(e - b), dt->valuestring,
+                          (unsigned long long)t->nbytes);
+    uint64_t data_size = f->size - data_start;
+    if (e > data_size)
+        return sn_err_set(err, SN_EFORMAT,
+                          "%s: tensor '%s': data_offsets [%llu, %llu] run past the end of the file "
+                          "(data area is %llu bytes; file truncated?)",
+                          f->path, name, (unsigned long long)b, (unsigned long long)e,
+                          (unsigned long long)data_size);
+    t->file_offset = data_start + b;
+    t->data = f->base + t->file_offset;
+    t->file = f->path;
+    t->mmapped = f->mapped;
+    return SN_OK;
+}
+
+static sn_status parse_file(sn_st_file *f, sn_err *err) {
+    if (f->size < 8)
+        return sn_err_set(err, SN_EFORMAT, "%s: truncated: %llu bytes, need at least 8 for the header length",
+                          f->path, (unsigned long long)f->size);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | f->base[i];
+    if (hlen > SN_ST_MAX_HEADER)
+        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 exceeds the 100 MB limit "
+                          "(not a safetensors file?)", f->path, (unsigned long long)hlen);
+    if (hlen < 2)
+        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 is too small", f->path,
+                          (unsigned long long)hlen);
+    if (hlen > f->size - 8)
+        return sn_err_set(err, SN_EFORMAT, "%s: truncated: header needs %llu bytes after offset 8, file has %llu",
+                          f->path, (unsigned long long)hlen, (unsigned long long)(f->size - 8));
+    if (f->base[8] != '{')
+        return sn_err_set(err, SN_EFORMAT, "%s: header at offset 8 is not a JSON object", f->path);
+    char *txt = malloc(hlen + 1);
+    if (!txt) return sn_err_set(err, SN_ENOMEM, "%s: out of memory for a %llu-byte header", f->path,
+                                (unsigned long long)hlen);
+    memcpy(txt, f->base + 8, hlen);
+    txt[hlen] = 0;
+    if (memchr(txt, 0, hlen)) {
+        free(txt);
+        return sn_err_set(err, SN_EFORMAT, "%s: header contains a NUL byte", f->path);
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(txt, hlen + 1, &end, 1);
+    if (!root) {
+        uint64_t at = end && end >= txt ? (uint64_t)(end - txt) : 0;
+        free(txt);
+        return sn_err_set(err, SN_EFORMAT, "%s: header is not valid JSON (near byte offset %llu)", f->path,
+                          (unsigned long long)(8 + at));
+    }
+    free(txt);
+    sn_status st = SN_OK;
+    if (!cJSON_IsObject(root)) {
+        st = sn_err_set(err, SN_EFORMAT, "%s: header is not a JSON object", f->path);
+        goto out;
+    }
+    size_t cnt = 0;
+    for (const cJSON *it = root->child; it; it = it->next)
+        if (strcmp(it->string, "__metadata__") != 0) cnt++;
+    f->tensors = calloc(cnt ? cnt : 1, sizeof(*f->tensors));
+    if (!f->tensors) {
+        st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->path);
+        goto out;
+    }
+    uint64_t data_start = 8 + hlen;
+    for (const cJSON *it = root->child; it; it = it->next) {
+        if (strcmp(it->string, "__metadata__") == 0) continue;
+        sn_st_tensor *t = &f->tensors[f->n];
+        char *nm = strdup(it->string);
+        if (!nm) {
+            st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->path);
+            goto out;
+        }
+        t->name = nm;
+        f->n++;
+        if ((st = parse_entry(f, it, data_start, t, err)) != SN_OK) goto out;
+    }
+    qsort(f->tensors, f->n, sizeof(*f->tensors), cmp_tensor_name);
+    for (size_t i = 1; i < f->n; i++)
+        if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
+            st = sn_err_set(err, SN_EFORMAT, "%s: tensor name '%s' appears twice in the header", f->path,
+                            f->tensors[i].name);
+            goto out;
+        }
+    /* overlap check on a by-offset view */
+    if (f->n > 1) {
+        const sn_st_tensor **v = malloc(f->n * sizeof(*v));
+        if (!v) {
+            st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->path);
+            goto out;
+        }
+        for (size_t i = 0; i < f->n; i++) v[i] = &f->tensors[i];
+        qsort(v, f->n, sizeof(*v), cmp_tensor_ptr_offset);
+        for (size_t i = 1; i < f->n; i++) {
+            const sn_st_tensor *a = v[i - 1], *b = v[i];
+            if (a->nbytes && b->nbytes && a->file_offset + a->nbytes > b->file_offset) {
+                st = sn_err_set(err, SN_EFORMAT, "%s: tensors '%s' and '%s' overlap (bytes %llu..%llu and %llu..%llu)",
+                                f->path, a->name, b->name, (unsigned long long)a->file_offset,
+                                (unsigned long long)(a->file_offset + a->nbytes),
+                                (unsigned long long)b->file_offset,
+                                (unsigned long long)(b->file_offset + b->nbytes));
+                break;
+            }
+        }
+        free(v);
+    }
+out:
+    cJSON_Delete(root);
+    return st;
+}
+
+void sn_st_file_close(sn_st_file *f) {
+    if (!f) return;
+    for (size_t i = 0; i < f->n; i++) free((char *)f->tensors[i].name);
+    free(f->tensors);
+    if (f->mapped && f->size) munmap((void *)f->base, f->size);
+    free(f->path);
+    free(f);
+}
+
+sn_status sn_st_file_open_mem(const void *buf, uint64_t size, const char *what, sn_st_file **out,
+                              sn_err *err) {
+    *out = NULL;
+    sn_st_file *f = calloc(1, sizeof(*f));
+    if (!f || !(f->path = strdup(what ? what : "<memory>"))) {
+        free(f);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    f->base = buf;
+    f->size = size;
+    sn_status st = parse_file(f, err);
+    if (st != SN_OK) {
+        sn_st_file_close(f);
+        return st;
+    }
+    *out = f;
+    return SN_OK;
+}
+
+sn_status sn_st_file_open(const char *path, sn_st_file **out, sn_err *err) {
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: not a regular file", path);
+    }
+    sn_st_file *f = calloc(1, sizeof(*f));
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
+        close(fd);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    f->size = (uint64_t)sb.st_size;
+    if (f->size > 0) {
+        void *p = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            close(fd);
+            sn_status st = sn_err_set(err, SN_EIO, "%s: mmap failed: %s", path, strerror(errno));
+            sn_st_file_close(f);
+            return st;
+        }
+        f->base = p;
+        f->mapped = 1;
+    }
+    close(fd);
+    sn_status st = parse_file(f, err);
+    if (st != SN_OK) {
+        sn_st_file_close(f);
+        return st;
+    }
+    *out = f;
+    return SN_OK;
+}
+
+size_t sn_st_file_n_tensors(const sn_st_file *f) { return f->n; }
+const sn_st_tensor *sn_st_file_tensor(const sn_st_file *f, size_t i) { return i < f->n ? &f->tensors[i] : NULL; }
+
+int64_t sn_st_file_find(const sn_st_file *f, const char *name) {
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(f->tensors[mid].name, name);
+        if (c == 0) return (int64_t)mid;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+void sn_st_release(const sn_st_tensor *t, uint64_t off, uint64_t len) {
+    if (!t || !t->data || !t->mmapped || len == 0 || off >= t->nbytes) return;
+    if (len > t->nbytes - off) len = t->nbytes - off;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)(t->data + off), e = a + len;
+    a &= ~(uintptr_t)(pg - 1);
+    e = (e + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+    /* Read-only private file mapping: DONTNEED only drops our page-table entries; the data comes
+     * back from the page cache on the next read. Never on caller buffers (it would zero them). */
+    madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+/* ---- model folders ---- */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static char *path_join(const char *dir, const char *name) {
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = malloc(a + b + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, a);
+    size_t k = a;
+    if (k && p[k - 1] != '/') p[k++] = '/';
+    memcpy(p + k, name, b + 1);
+    return p;
+}
+
+static sn_status read_text(const char *path, char **out, sn_err *err) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0 || sb.st_size < 0 || (uint64_t)sb.st_size > SN_ST_MAX_HEADER) {
+        fclose(fp);
+        return sn_err_set(err, SN_EFORMAT, "%s: unreadable or larger than 100 MB", path);
+    }
+    size_t n = (size_t)sb.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(fp);
+        return sn_err_set(err, SN_ENOMEM, "%s: out of memory", path);
+    }
+    if (fread(buf, 1, n, fp) != n) {
+        free(buf);
+        fclose(fp);
+        return sn_err_set(err, SN_EIO, "%s: read failed", path);
+    }
+    fclose(fp);
+    buf[n] = 0;
+    *out = buf;
+    return SN_OK;
+}
+
+void sn_st_model_close(sn_st_model *m) {
+    if (!m) return;
+    for (size_t i = 0; i < m->n_files; i++) sn_st_file_close(m->files[i]);
+    free(m->files);
+    free(m->tensors);
+    free(m);
+}
+
+static int cmp_tensor_ptr_name(const void *a, const void *b) {
+    return strcmp((*(const sn_st_tensor *const *)a)->name, (*(const sn_st_tensor *const *)b)->name);
+}
+
+/* Shard names from index.json (sorted, unique), validated as plain file names. */
+static sn_status index_shards(const char *dir, const char *ipath, cJSON **root_out, char ***names_out,
+                              size_t *n_out, sn_err *err) {
+    char *txt = NULL;
+    sn_status st = read_text(ipath, &txt, err);
+    if (st != SN_OK) return st;
+    cJSON *root = cJSON_Parse(txt);
+    free(txt);
+    if (!root) return sn_err_set(err, SN_EFORMAT, "%s: not valid JSON", ipath);
+    const cJSON *wm = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
+    if (!cJSON_IsObject(wm)) {
+        cJSON_Delete(root);
+        return sn_err_set(err, SN_EFORMAT, "%s: missing \"weight_map\" object", ipath);
+    }
+    size_t cnt = (size_t)cJSON_GetArraySize(wm);
+    char **names = calloc(cnt ? cnt : 1, sizeof(char *));
+    if (!names) {
+        cJSON_Delete(root);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    size_t n = 0;
+    for (const cJSON *it = wm->child; it; it = it->next) {
+        if (!cJSON_IsString(it) || !it->valuestring || !it->valuestring[0] ||
+            strchr(it->valuestring, '/') || strcmp(it->valuestring, "..") == 0) {
+            free(names);
+            cJSON_Delete(root);
+            return sn_err_set(err, SN_EFORMAT, "%s: weight_map entry '%s' is not a plain shard file name",
+                              ipath, it->string);
+        }
+        names[n++] = it->valuestring;
+    }
+    qsort(names, n, sizeof(char *), cmp_str);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || strcmp(names[u - 1], names[i]) != 0) names[u++] = names[i];
+    (void)dir;
+    *root_out = root;
+    *names_out = names;
+    *n_out = u;
+    return SN_OK;
+}
+
+static sn_status dir_shards(const char *dir, char ***names_out, size_t *n_out, sn_err *err) {
+    DIR *d = opendir(dir);
+    if (!d) return sn_err_set(err, SN_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
+    size_t cap = 8, n = 0;
+    char **names = malloc(cap * sizeof(char *));
+    struct dirent *e;
+    sn_status st = SN_OK;
+    while (names && (e = readdir(d)) != NULL) {
+        size_t L = strlen(e->d_name);
+        if (L < 5 + 12 || strncmp(e->d_name, "model", 5) != 0 || strcmp(e->d_name + L - 12, ".safetensors") != 0)
+            continue;
+        if (n == cap) {
+            char **nn = realloc(names, cap * 2 * sizeof(char *));
+            if (!nn) break;
+            names = nn;
+            cap *= 2;
+        }
+        if (!(names[n] = strdup(e->d_name))) break;
+        n++;
+    }
+    closedir(d);
+    if (!names || e != NULL) {
+        for (size_t i = 0; names && i < n; i++) free(names[i]);
+        free(names);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    if (n == 0) {
+        free(names);
+        return sn_err_set(err, SN_EIO, "%s: no model*.safetensors files (PyTorch .bin checkpoints are not supported)", dir);
+    }
+    qsort(names, n, sizeof(char *), cmp_str);
+    *names_out = names;
+    *n_out = n;
+    return st;
+}
+
+sn_status sn_st_model_open(const char *dir, sn_st_model **out, sn_err *err) {
+    *out = NULL;
+    sn_st_model *m = calloc(1, sizeof(*m));
+    if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    char *ipath = path_join(dir, "model.safetensors.index.json");
+    cJSON *iroot = NULL;
+    char **names = NULL;
+    size_t n_names = 0;
+    int from_index = 0;
+    sn_status st;
+    struct stat sb;
+    if (!ipath) {
+        st = sn_err_set(err, SN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (stat(ipath, &sb) == 0) {
+        from_index = 1;
+        st = index_shards(dir, ipath, &iroot, &names, &n_names, err);
+    } else {
+        st = dir_shards(dir, &names, &n_names, err);
+    }
+    if (st != SN_OK) goto fail;
+    m->files = calloc(n_names ? n_names : 1, sizeof(*m->files));
+    if (!m->files) {
+        st = sn_err_set(err, SN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n_names; i++) {
+        char *p = path_join(dir, names[i]);
+        if (!p) {
+            st = sn_err_set(err, SN_ENOMEM, "out of memory");
+            goto fail;
+        }
+        if (from_index && stat(p, &sb) != 0) {
+            st = sn_err_set(err, SN_EIO, "%s names shard '%s', which does not exist (%s)", ipath, names[i],
+                            strerror(errno));
+            free(p);
+            goto fail;
+        }
+        st = sn_st_file_open(p, &m->files[m->n_files], err);
+        free(p);
+        if (st != SN_OK) goto fail;
+        total += m->files[m->n_files]->n;
+        m->n_files++;
+    }
+    m->tensors = calloc(total ? total : 1, sizeof(*m->tensors));
+    if (!m->tensors) {
+        st = sn_err_set(err, SN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t f = 0; f < m->n_files; f++)
+        for (size_t i = 0; i < m->files[f]->n; i++) {
+            m->tensors[m->n++] = &m->files[f]->tensors[i];
+            m->data_bytes += m->files[f]->tensors[i].nbytes;
+        }
+    /* names must be unique across shards */
+    if (m->n > 1) {
+        const sn_st_tensor **v = malloc(m->n * sizeof(*v));
+        if (!v) {
+            st = sn_err_set(err, SN_ENOMEM, "out of memory");
+            goto fail;
+        }
+        memcpy(v, m->tensors, m->n * sizeof(*v));
+        qsort(v, m->n, sizeof(*v), cmp_tensor_ptr_name);
+        for (size_t i = 1; i < m->n; i++)
+            if (strcmp(v[i - 1]->name, v[i]->name) == 0) {
+                st = sn_err_set(err, SN_EFORMAT, "tensor '%s' appears in both %s and %s", v[i]->name,
+                                v[i - 1]->file, v[i]->file);
+                free(v);
+                goto fail;
+            }
+        free(v);
+    }
+    /* every tensor the index names must be in the shard it names */
+    if (from_index) {
+        const cJSON *wm = cJSON_GetObjectItemCaseSensitive(iroot, "weight_map");
+        for (const cJSON *it = wm->child; it; it = it->next) {
+            int64_t k = sn_st_model_find(m, it->string);
+            const char *want = it->valuestring;
+            const char *have = k >= 0 ? m->tensors[k]->file : NULL;
+            const char *base = have ? strrchr(have, '/') : NULL;
+            base = base ? base + 1 : have;
+            if (k < 0 || strcmp(base, want) != 0) {
+                st = sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' is listed in shard '%s' but %s", ipath,
+                                it->string, want, k < 0 ? "no shard contains it" : "found elsewhere");
+                goto fail;
+            }
+        }
+    }
+    if (!from_index)
+        for (size_t i = 0; i < n_names; i++) free(names[i]);
+    free(names);
+    cJSON_Delete(iroot);
+    free(ipath);
+    *out = m;
+    return SN_OK;
+fail:
+    if (!from_index && names)
+        for (size_t i = 0; i < n_names; i++) free(names[i]);
+    free(names);
+    cJSON_Delete(iroot);
+    free(ipath);
+    sn_st_model_close(m);
+    return st;
+}
+
+size_t sn_st_model_n_tensors(const sn_st_model *m) { return m->n; }
+const sn_st_tensor *sn_st_model_tensor(const sn_st_model *m, size_t i) { return i < m->n ? m->tensors[i] : NULL; }
+size_t sn_st_model_n_files(const sn_st_model *m) { return m->n_files; }
+const char *sn_st_model_file(const sn_st_model *m, size_t i) { return i < m->n_files ? m->files[i]->path : NULL; }
+uint64_t sn_st_model_data_bytes(const sn_st_model *m) { return m->data_bytes; }
+
+int64_t sn_st_model_find(const sn_st_model *m, const char *name) {
+    size_t base = 0;
+    for (size_t f = 0; f < m->n_files; f++) {
+        int64_t k = sn_st_file_find(m->files[f], name);
+        if (k >= 0) return (int64_t)(base + (size_t)k);
+        base += m->files[f]->n;
+    }
+    return -1;
+}
