@@ -23,7 +23,14 @@ sn_status sn_err_prefix(sn_err *err, const char *fmt, ...) {
     vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", pre, old);
+    size_t np = strlen(pre), no = strnlen(old, sizeof old - 1), cap = sizeof err->msg - 1;
+    if (np > cap) np = cap;
+    memcpy(err->msg, pre, np);
+    size_t k = np;
+    for (const char *sep = ": "; *sep && k < cap; sep++) err->msg[k++] = *sep;
+    if (no > cap - k) no = cap - k;
+    memcpy(err->msg + k, old, no);
+    err->msg[k + no] = 0;
     return err->code;
 }
 

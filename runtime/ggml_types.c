@@ -1,0 +1,691 @@
+/* ggml_types.c - ggml's tensor type table, exact fp16/bf16 conversions and reference quantizers.
+ *
+ * Everything here must produce the same bits as ggml's reference CPU code (ggml-impl.h conversions,
+ * ggml-quants.c quantize_row_*_ref), because the converter's output is compared byte for byte with
+ * llama.cpp's. That is why the float expressions below keep ggml's evaluation order, why
+ * float->int8 casts are emulated the way x86 performs them, and why nearest_int is the
+ * "add 1.5*2^23" trick rather than lrintf. The SIMD row converters are checked lane for lane
+ * against the scalar functions in tests/unit/test_ggml_types.c. */
+#include "ggml_types.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SN_X86 1
+#endif
+
+/* ------------------------------------------------------------------------------------------------
+ * Type table. Retired ids (4, 5, 31-33, 36-38) have no entry: name NULL, blck_size 0. */
+typedef struct { const char *name; uint32_t blck; uint32_t size; } type_info;
+
+static const type_info k_types[SN_GGML_TYPE_COUNT] = {
+    [0] = {"F32", 1, 4},         [1] = {"F16", 1, 2},         [2] = {"Q4_0", 32, 18},
+    [3] = {"Q4_1", 32, 20},      [6] = {"Q5_0", 32, 22},      [7] = {"Q5_1", 32, 24},
+    [8] = {"Q8_0", 32, 34},      [9] = {"Q8_1", 32, 36},      [10] = {"Q2_K", 256, 84},
+    [11] = {"Q3_K", 256, 110},   [12] = {"Q4_K", 256, 144},   [13] = {"Q5_K", 256, 176},
+    [14] = {"Q6_K", 256, 210},   [15] = {"Q8_K", 256, 292},   [16] = {"IQ2_XXS", 256, 66},
+    [17] = {"IQ2_XS", 256, 74},  [18] = {"IQ3_XXS", 256, 98}, [19] = {"IQ1_S", 256, 50},
+    [20] = {"IQ4_NL", 32, 18},   [21] = {"IQ3_S", 256, 110},  [22] = {"IQ2_S", 256, 82},
+    [23] = {"IQ4_XS", 256, 136}, [24] = {"I8", 1, 1},         [25] = {"I16", 1, 2},
+    [26] = {"I32", 1, 4},        [27] = {"I64", 1, 8},        [28] = {"F64", 1, 8},
+    [29] = {"IQ1_M", 256, 56},   [30] = {"BF16", 1, 2},       [34] = {"TQ1_0", 256, 54},
+    [35] = {"TQ2_0", 256, 66},   [39] = {"MXFP4", 32, 17},    [40] = {"NVFP4", 64, 36},
+    [41] = {"Q1_0", 128, 18},    [42] = {"Q2_0", 64, 18},
+};
+
+_Static_assert(sizeof(sn_block_q8_0) == 34, "q8_0 block");
+_Static_assert(sizeof(sn_block_q4_0) == 18, "q4_0 block");
+_Static_assert(sizeof(sn_block_q4_K) == 144, "q4_K block");
+_Static_assert(sizeof(sn_block_q6_K) == 210, "q6_K block");
+_Static_assert(sizeof(sn_block_q8_K) == 292, "q8_K block");
+
+static const type_info *info(int type) {
+    if (type < 0 || type >= SN_GGML_TYPE_COUNT || k_types[type].name == NULL) return NULL;
+    return &k_types[type];
+}
+
+const char *sn_ggml_type_name(int type) {
+    const type_info *t = info(type);
+    return t ? t->name : NULL;
+}
+
+int sn_ggml_type_from_name(const char *name) {
+    if (!name) return -1;
+    for (int i = 0; i < SN_GGML_TYPE_COUNT; i++)
+        if (k_types[i].name && strcasecmp(k_types[i].name, name) == 0) return i;
+    return -1;
+}
+
+uint32_t sn_ggml_blck_size(int type) {
+    const type_info *t = info(type);
+    return t ? t->blck : 0;
+}
+
+size_t sn_ggml_type_size(int type) {
+    const type_info *t = info(type);
+    return t ? t->size : 0;
+}
+
+uint64_t sn_ggml_row_size(int type, uint64_t ne0) {
+    const type_info *t = info(type);
+    if (!t || ne0 % t->blck != 0) return 0;
+    uint64_t blocks = ne0 / t->blck;
+    if (blocks > UINT64_MAX / t->size) return 0;
+    return blocks * t->size;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Scalar conversions. */
+static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+uint16_t sn_fp32_to_fp16(float f) {
+    const uint32_t u = f2u(f);
+    const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    const uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return sign | 0x7e00u;   /* NaN: ggml emits the canonical quiet NaN */
+    if (a >= 0x477ff000u) return sign | 0x7c00u;  /* >= 65520 rounds to infinity (and Inf) */
+    if (a >= 0x38800000u) {                       /* result is a normal half (|f| >= 2^-14) */
+        uint32_t r = a - 0x38000000u;             /* rebias exponent 127 -> 15 */
+        r += 0x0fffu + ((r >> 13) & 1u);          /* round to nearest, ties to even */
+        return sign | (uint16_t)(r >> 13);        /* a carry into the exponent is correct */
+    }
+    /* Subnormal half: the result is round_half_even(|f| * 2^24) in units of 2^-24. */
+    const uint32_t e = a >> 23;
+    if (e < 102) return sign;                     /* < 2^-25: rounds to zero */
+    const uint32_t m = (a & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - e;               /* 14..24 */
+    uint32_t q = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1u))) q++;
+    return sign | (uint16_t)q;                    /* q == 0x400 is the smallest normal: fine */
+}
+
+float sn_fp16_to_fp32(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0) {
+        float v = (float)m * 0x1p-24f;            /* exact: m < 2^10 */
+        return u2f(f2u(v) | sign);
+    }
+    if (e == 31) return u2f(sign | 0x7f800000u | (m ? 0x400000u | (m << 13) : 0u)); /* NaN quiet */
+    return u2f(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+uint16_t sn_fp32_to_bf16(float f) {
+    const uint32_t u = f2u(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64u); /* quiet NaN */
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float sn_bf16_to_fp32(uint16_t h) { return u2f((uint32_t)h << 16); }
+
+/* ------------------------------------------------------------------------------------------------
+ * Row conversions: AVX-512 / F16C / AVX2 when the CPU has them, scalar otherwise. The SIMD code
+ * must equal the scalar functions bit for bit: hardware vcvtps2ph keeps NaN payloads while ggml
+ * canonicalises them, so NaN lanes are patched from the scalar path. */
+static void f32_to_f16_scalar(const float *x, uint16_t *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_fp16(x[i]);
+}
+static void f16_to_f32_scalar(const uint16_t *x, float *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = sn_fp16_to_fp32(x[i]);
+}
+static void f32_to_bf16_scalar(const float *x, uint16_t *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_bf16(x[i]);
+}
+
+#ifdef SN_X86
+__attribute__((target("avx512f"))) static void f32_to_f16_avx512(const float *x, uint16_t *y,
+                                                                  size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm256_storeu_si256((__m256i *)(void *)(y + i), h);
+        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        while (nan) {
+            int l = __builtin_ctz(nan);
+            y[i + (size_t)l] = sn_fp32_to_fp16(x[i + (size_t)l]);
+            nan &= (__mmask16)(nan - 1);
+        }
+    }
+    f32_to_f16_scalar(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *x, uint16_t *y,
+                                                                 size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), h);
+        int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        while (nan) {
+            int l = __builtin_ctz((unsigned)nan);
+            y[i + (size_t)l] = sn_fp32_to_fp16(x[i + (size_t)l]);
+            nan &= nan - 1;
+        }
+    }
+    f32_to_f16_scalar(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx512f"))) static void f16_to_f32_avx512(const uint16_t *x, float *y,
+                                                                  size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
+        _mm512_storeu_ps(y + i, _mm512_cvtph_ps(h));
+    }
+    f16_to_f32_scalar(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *x, float *y,
+                                                                 size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+    }
+    f16_to_f32_scalar(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx512f,avx512bw"))) static void f32_to_bf16_avx512(const float *x,
+                                                                            uint16_t *y, size_t n) {
+    const __m512i absmask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(64);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i u = _mm512_loadu_si512((const void *)(x + i));
+        __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, absmask), inf);
+        __m512i hi = _mm512_srli_epi32(u, 16);
+        __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(hi, one)));
+        r = _mm512_srli_epi32(r, 16);
+        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, quiet));
+        _mm256_storeu_si256((__m256i *)(void *)(y + i), _mm512_cvtepi32_epi16(r));
+    }
+    f32_to_bf16_scalar(x + i, y + i, n - i);
+}
+
+__attribute__((target("avx2"))) static void f32_to_bf16_avx2(const float *x, uint16_t *y,
+                                                              size_t n) {
+    const __m256i absmask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i bias = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
+    const __m256i quiet = _mm256_set1_epi32(64);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i out[2];
+        for (int k = 0; k < 2; k++) {
+            __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(x + i + 8 * (size_t)k));
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absmask), inf);
+            __m256i hi = _mm256_srli_epi32(u, 16);
+            __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(hi, one)));
+            r = _mm256_srli_epi32(r, 16);
+            out[k] = _mm256_blendv_epi8(r, _mm256_or_si256(hi, quiet), nan);
+        }
+        /* packus works per 128-bit lane: reorder the 64-bit quarters afterwards */
+        __m256i p = _mm256_packus_epi32(out[0], out[1]);
+        p = _mm256_permute4x64_epi64(p, 0xd8);
+        _mm256_storeu_si256((__m256i *)(void *)(y + i), p);
+    }
+    f32_to_bf16_scalar(x + i, y + i, n - i);
+}
+#endif
+
+void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
+#ifdef SN_X86
+    if (__builtin_cpu_supports("avx512f")) { f32_to_f16_avx512(x, y, n); return; }
+    if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) {
+        f32_to_f16_f16c(x, y, n);
+        return;
+    }
+#endif
+    f32_to_f16_scalar(x, y, n);
+}
+
+void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
+#ifdef SN_X86
+    if (__builtin_cpu_supports("avx512f")) { f16_to_f32_avx512(x, y, n); return; }
+    if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) {
+        f16_to_f32_f16c(x, y, n);
+        return;
+    }
+#endif
+    f16_to_f32_scalar(x, y, n);
+}
+
+void sn_fp32_to_bf16_row(const float *x, uint16_t *y, size_t n) {
+#ifdef SN_X86
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+        f32_to_bf16_avx512(x, y, n);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2")) { f32_to_bf16_avx2(x, y, n); return; }
+#endif
+    f32_to_bf16_scalar(x, y, n);
+}
+
+void sn_bf16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
+    /* a shift; the compiler vectorises this well enough */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = (uint32_t)x[i] << 16;
+        memcpy(&y[i], &u, 4);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Quantizer helpers. */
+
+/* C's float -> int8_t cast as ggml's x86 build performs it: convert to int32 (out of range and NaN
+ * give INT32_MIN, the "integer indefinite" value) and keep the low byte. */
+static inline int8_t cast_i8(float v) {
+    int32_t i;
+    if (v >= -2147483648.0f && v < 2147483648.0f) i = (int32_t)v;
+    else i = INT32_MIN;
+    return (int8_t)(uint8_t)((uint32_t)i & 0xffu);
+}
+
+/* Round to nearest, ties to even, by adding 1.5*2^23 and reading the mantissa (ggml's
+ * nearest_int; only meaningful for |f| <= 2^22, like the original). */
+static inline int nearest_int(float f) {
+    float v = f + 12582912.f;
+    int32_t i;
+    memcpy(&i, &v, 4);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+#define SN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GROUP_MAX_EPS 1e-15f
+
+/* ------------------------------------------------------------------------------------------------
+ * Q8_0: d = max|x| / 127, q = roundf(x / d). */
+void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
+    sn_block_q8_0 *y = vy;
+    const int64_t nb = k / SN_QK8_0;
+    for (int64_t i = 0; i < nb; i++) {
+        const float *xb = x + i * SN_QK8_0;
+        float amax = 0.0f;
+        for (int j = 0; j < SN_QK8_0; j++) amax = SN_MAX(amax, fabsf(xb[j])); /* NaN semantics too */
+        const float d = amax / 127;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = sn_fp32_to_fp16(d);
+        for (int j = 0; j < SN_QK8_0; j++) y[i].qs[j] = cast_i8(roundf(xb[j] * id));
+    }
+}
+
+/* Q4_0: d = (signed value of largest magnitude) / -8, q = min(15, (int8)(x/d + 8.5)). */
+void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
+    sn_block_q4_0 *y = vy;
+    const int64_t nb = k / SN_QK4_0;
+    for (int64_t i = 0; i < nb; i++) {
+        const float *xb = x + i * SN_QK4_0;
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < SN_QK4_0; j++) {
+            if (amax < fabsf(xb[j])) { amax = fabsf(xb[j]); max = xb[j]; }
+        }
+        const float d = max / -8;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = sn_fp32_to_fp16(d);
+        for (int j = 0; j < SN_QK4_0 / 2; j++) {
+            const float x0 = xb[j] * id, x1 = xb[j + SN_QK4_0 / 2] * id;
+            const uint8_t q0 = (uint8_t)SN_MIN(15, (int)cast_i8(x0 + 8.5f));
+            const uint8_t q1 = (uint8_t)SN_MIN(15, (int)cast_i8(x1 + 8.5f));
+            y[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
+        }
+    }
+}
+
+/* Scale + min search for an asymmetric n-level quantization (ggml's make_qkx2_quants): start from
+ * the min/max grid, then try nstep+1 slightly different scales and keep the weighted least-squares
+ * fit with the smallest weighted error. Returns the scale; *the_min receives -min (>= 0). */
+static float qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L,
+                         float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep) {
+    float min = x[0], max = x[0];
+    float sum_w = w[0];
+    float sum_x = sum_w * x[0];
+    for (int i = 1; i < n; i++) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        sum_w += w[i];
+        sum_x += w[i] * x[i];
+    }
+    if (min > 0) min = 0;
+    if (max == min) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        *the_min = -min;
+        return 0.f;
+    }
+    float iscale = nmax / (max - min);
+    float scale = 1 / iscale;
+    float best_error = 0;
+    for (int i = 0; i < n; i++) {
+        int l = nearest_int(iscale * (x[i] - min));
+        L[i] = (uint8_t)SN_MAX(0, SN_MIN(nmax, l));
+        float diff = scale * L[i] + min - x[i];
+        diff = diff * diff;
+        best_error += w[i] * diff;
+    }
+    if (nstep < 1) {
+        *the_min = -min;
+        return scale;
+    }
+    for (int is = 0; is <= nstep; is++) {
+        iscale = (rmin + rdelta * is + nmax) / (max - min);
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n; i++) {
+            int l = nearest_int(iscale * (x[i] - min));
+            l = SN_MAX(0, SN_MIN(nmax, l));
+            Laux[i] = (uint8_t)l;
+            sum_l += w[i] * l;
+            sum_l2 += w[i] * l * l;
+            sum_xl += w[i] * l * x[i];
+        }
+        float D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D > 0) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+            if (this_min > 0) {
+                this_min = 0;
+                this_scale = sum_xl / sum_l2;
+            }
+            float cur_error = 0;
+            for (int i = 0; i < n; i++) {
+                float diff = this_scale * Laux[i] + this_min - x[i];
+                diff = diff * diff;
+                cur_error += w[i] * diff;
+            }
+            if (cur_error < best_error) {
+                for (int i = 0; i < n; i++) L[i] = Laux[i];
+                best_error = cur_error;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+/* Symmetric quantization to [-nmax, nmax-1] with an x^2-weighted scale search (ggml's
+ * make_qx_quants with rmse_type 1 and no importance weights); L holds q + nmax. */
+static float qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) {
+    float max = 0, amax = 0;
+    for (int i = 0; i < n; i++) {
+        float ax = fabsf(x[i]);
+        if (ax > amax) { amax = ax; max = x[i]; }
+    }
+    if (amax < GROUP_MAX_EPS) {
+        for (int i = 0; i < n; i++) L[i] = 0;
+        return 0.f;
+    }
+    float iscale = -nmax / max;
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; i++) {
+        int l = nearest_int(iscale * x[i]);
+        l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
+        L[i] = (int8_t)(l + nmax);
+        float w = x[i] * x[i];
+        sumlx += w * x[i] * l;
+        suml2 += w * l * l;
+    }
+    float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
+    float best = scale * sumlx;
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0) continue;
+        iscale = -(nmax + 0.1f * is) / max;
+        sumlx = suml2 = 0;
+        for (int i = 0; i < n; i++) {
+            int l = nearest_int(iscale * x[i]);
+            l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
+            float w = x[i] * x[i];
+            sumlx += w * x[i] * l;
+            suml2 += w * l * l;
+        }
+        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; i++) {
+                int l = nearest_int(iscale * x[i]);
+                L[i] = (int8_t)(nmax + SN_MAX(-nmax, SN_MIN(nmax - 1, l)));
+            }
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
+static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
+/* Q4_K: 8 sub-blocks of 32 with 6-bit scales and mins relative to fp16 d and dmin. */
+void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) {
+    sn_block_q4_K *y = vy;
+    const int64_t nb = k / SN_QK_K;
+    uint8_t L[SN_QK_K], Laux[32];
+    float weights[32], mins[SN_QK_K / 32], scales[SN_QK_K / 32];
+    for (int64_t i = 0; i < nb; i++) {
+        float max_scale = 0, max_min = 0;
+        for (int j = 0; j < SN_QK_K / 32; j++) {
+            const float *xs = x + 32 * j;
+            float sum_x2 = 0;
+            for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
+            float av_x = sqrtf(sum_x2 / 32);
+            for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(xs[l]);
+            scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
+            if (scales[j] > max_scale) max_scale = scales[j];
+            if (mins[j] > max_min) max_min = mins[j];
+        }
+        float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+        float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+        memset(y[i].scales, 0, sizeof y[i].scales);
+        for (int j = 0; j < SN_QK_K / 32; j++) {
+            uint8_t ls = (uint8_t)nearest_int(inv_scale * scales[j]);
+            uint8_t lm = (uint8_t)nearest_int(inv_min * mins[j]);
+            ls = SN_MIN(63, ls);
+            lm = SN_MIN(63, lm);
+            if (j < 4) {
+                y[i].scales[j] = ls;
+                y[i].scales[j + 4] = lm;
+            } else {
+                y[i].scales[j + 4] = (uint8_t)((ls & 0xF) | ((lm & 0xF) << 4));
+                y[i].scales[j - 4] |= (uint8_t)((ls >> 4) << 6);
+                y[i].scales[j] |= (uint8_t)((lm >> 4) << 6);
+            }
+        }
+        y[i].d = sn_fp32_to_fp16(max_scale / 63.f);
+        y[i].dmin = sn_fp32_to_fp16(max_min / 63.f);
+        for (int j = 0; j < SN_QK_K / 32; j++) {
+            uint8_t sc, m;
+            scale_min_k4(j, y[i].scales, &sc, &m);
+            const float d = sn_fp16_to_fp32(y[i].d) * sc;
+            if (d == 0.0f) continue;   /* keep the levels found above, as ggml does */
+            const float dm = sn_fp16_to_fp32(y[i].dmin) * m;
+            for (int ii = 0; ii < 32; ii++) {
+                int l = nearest_int((x[32 * j + ii] + dm) / d);
+                L[32 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(15, l));
+            }
+        }
+        uint8_t *q = y[i].qs;
+        for (int j = 0; j < SN_QK_K; j += 64) {
+            for (int l = 0; l < 32; l++) q[l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 4));
+            q += 32;
+        }
+        x += SN_QK_K;
+    }
+}
+
+/* Q6_K: 16 sub-blocks of 16 with int8 scales relative to one fp16 d; 6-bit levels split into
+ * 4 low bits (ql) and 2 high bits (qh). */
+void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
+    sn_block_q6_K *y = vy;
+    const int64_t nb = k / SN_QK_K;
+    int8_t L[SN_QK_K];
+    float scales[SN_QK_K / 16];
+    for (int64_t i = 0; i < nb; i++) {
+        float max_scale = 0, max_abs_scale = 0;
+        for (int ib = 0; ib < SN_QK_K / 16; ib++) {
+            const float scale = qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
+            scales[ib] = scale;
+            const float abs_scale = fabsf(scale);
+            if (abs_scale > max_abs_scale) {
+                max_abs_scale = abs_scale;
+                max_scale = scale;
+            }
+        }
+        if (max_abs_scale < GROUP_MAX_EPS) {
+            memset(&y[i], 0, sizeof y[i]);
+            y[i].d = sn_fp32_to_fp16(0.f);
+            x += SN_QK_K;
+            continue;
+        }
+        float iscale = -128.f / max_scale;
+        y[i].d = sn_fp32_to_fp16(1 / iscale);
+        for (int ib = 0; ib < SN_QK_K / 16; ib++)
+            y[i].scales[ib] = (int8_t)SN_MIN(127, nearest_int(iscale * scales[ib]));
+        for (int j = 0; j < SN_QK_K / 16; j++) {
+            float d = sn_fp16_to_fp32(y[i].d) * y[i].scales[j];
+            if (d == 0.0f) continue;
+            for (int ii = 0; ii < 16; ii++) {
+                int l = nearest_int(x[16 * j + ii] / d);
+                l = SN_MAX(-32, SN_MIN(31, l));
+                L[16 * j + ii] = (int8_t)(l + 32);
+            }
+        }
+        uint8_t *ql = y[i].ql, *qh = y[i].qh;
+        for (int j = 0; j < SN_QK_K; j += 128) {
+            for (int l = 0; l < 32; l++) {
+                const uint8_t q1 = L[j + l + 0] & 0xF, q2 = L[j + l + 32] & 0xF;
+                const uint8_t q3 = L[j + l + 64] & 0xF, q4 = L[j + l + 96] & 0xF;
+                ql[l + 0] = (uint8_t)(q1 | (q3 << 4));
+                ql[l + 32] = (uint8_t)(q2 | (q4 << 4));
+                qh[l] = (uint8_t)((L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) |
+                                  ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6));
+            }
+            ql += 64;
+            qh += 32;
+        }
+        x += SN_QK_K;
+    }
+}
+
+/* Q8_K: the activation format of the K-quant dot products (float d, 16 partial sums). */
+void sn_quantize_row_q8_K(const float *x, void *vy, int64_t k) {
+    sn_block_q8_K *y = vy;
+    const int64_t nb = k / SN_QK_K;
+    for (int64_t i = 0; i < nb; i++) {
+        float max = 0, amax = 0;
+        for (int j = 0; j < SN_QK_K; j++) {
+            float ax = fabsf(x[j]);
+            if (ax > amax) { amax = ax; max = x[j]; }
+        }
+        if (amax == 0.0f) {
+            y[i].d = 0;
+            memset(y[i].qs, 0, sizeof y[i].qs);
+            memset(y[i].bsums, 0, sizeof y[i].bsums); /* ggml leaves these unset */
+            x += SN_QK_K;
+            continue;
+        }
+        const float iscale = -127.f / max;
+        for (int j = 0; j < SN_QK_K; j++) {
+            int v = nearest_int(iscale * x[j]);
+            y[i].qs[j] = (int8_t)SN_MIN(127, v);
+        }
+        for (int j = 0; j < SN_QK_K / 16; j++) {
+            int sum = 0;
+            for (int ii = 0; ii < 16; ii++) sum += y[i].qs[j * 16 + ii];
+            y[i].bsums[j] = (int16_t)sum;
+        }
+        y[i].d = 1 / iscale;
+        x += SN_QK_K;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Dequantization. */
+static void dequant_q8_0(const sn_block_q8_0 *x, float *y, int64_t k) {
+    for (int64_t i = 0; i < k / SN_QK8_0; i++) {
+        const float d = sn_fp16_to_fp32(x[i].d);
+        for (int j = 0; j < SN_QK8_0; j++) y[i * SN_QK8_0 + j] = x[i].qs[j] * d;
+    }
+}
+
+static void dequant_q4_0(const sn_block_q4_0 *x, float *y, int64_t k) {
+    for (int64_t i = 0; i < k / SN_QK4_0; i++) {
+        const float d = sn_fp16_to_fp32(x[i].d);
+        for (int j = 0; j < SN_QK4_0 / 2; j++) {
+            const int x0 = (x[i].qs[j] & 0x0F) - 8, x1 = (x[i].qs[j] >> 4) - 8;
+            y[i * SN_QK4_0 + j] = x0 * d;
+            y[i * SN_QK4_0 + j + SN_QK4_0 / 2] = x1 * d;
+        }
+    }
+}
+
+static void dequant_q4_K(const sn_block_q4_K *x, float *y, int64_t k) {
+    for (int64_t i = 0; i < k / SN_QK_K; i++) {
+        const uint8_t *q = x[i].qs;
+        const float d = sn_fp16_to_fp32(x[i].d), min = sn_fp16_to_fp32(x[i].dmin);
+        int is = 0;
+        for (int j = 0; j < SN_QK_K; j += 64) {
+            uint8_t sc, m;
+            scale_min_k4(is + 0, x[i].scales, &sc, &m);
+            const float d1 = d * sc, m1 = min * m;
+            scale_min_k4(is + 1, x[i].scales, &sc, &m);
+            const float d2 = d * sc, m2 = min * m;
+            for (int l = 0; l < 32; l++) *y++ = d1 * (q[l] & 0xF) - m1;
+            for (int l = 0; l < 32; l++) *y++ = d2 * (q[l] >> 4) - m2;
+            q += 32;
+            is += 2;
+        }
+    }
+}
+
+static void dequant_q6_K(const sn_block_q6_K *x, float *y, int64_t k) {
+    for (int64_t i = 0; i < k / SN_QK_K; i++) {
+        const float d = sn_fp16_to_fp32(x[i].d);
+        const uint8_t *ql = x[i].ql, *qh = x[i].qh;
+        const int8_t *sc = x[i].scales;
+        for (int n = 0; n < SN_QK_K; n += 128) {
+            for (int l = 0; l < 32; l++) {
+                int is = l / 16;
+                const int8_t q1 = (int8_t)((ql[l + 0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+                const int8_t q2 = (int8_t)((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                const int8_t q3 = (int8_t)((ql[l + 0] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                const int8_t q4 = (int8_t)((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                y[l + 0] = d * sc[is + 0] * q1;
+                y[l + 32] = d * sc[is + 2] * q2;
+                y[l + 64] = d * sc[is + 4] * q3;
+                y[l + 96] = d * sc[is + 6] * q4;
+            }
+            y += 128;
+            ql += 64;
+            qh += 32;
+            sc += 8;
+        }
+    }
+}
+
+int sn_dequantize_row(int type, const void *x, float *y, int64_t k) {
+    if (k < 0) return -1;
+    const uint32_t blck = sn_ggml_blck_size(type);
+    if (blck == 0 || (uint64_t)k % blck != 0) return -1;
+    switch (type) {
+    case SN_GGML_F32: memcpy(y, x, (size_t)k * sizeof(float)); return 0;
+    case SN_GGML_F16: sn_fp16_to_fp32_row(x, y, (size_t)k); return 0;
+    case SN_GGML_BF16: sn_bf16_to_fp32_row(x, y, (size_t)k); return 0;
+    case SN_GGML_Q8_0: dequant_q8_0(x, y, k); return 0;
+    case SN_GGML_Q4_0: dequant_q4_0(x, y, k); return 0;
+    case SN_GGML_Q4_K: dequant_q4_K(x, y, k); return 0;
+    case SN_GGML_Q6_K: dequant_q6_K(x, y, k); return 0;
+    default: return -1;
+    }
+}

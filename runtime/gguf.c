@@ -1,0 +1,1069 @@
+/* gguf.c - GGUF reader (mmap, validated up front) and streaming writer; the format is in gguf.h.
+ *
+ * The reader walks the header once, checking every count, length, type, shape and offset against
+ * the bytes that are actually there (the rules of llama.cpp's ggml/src/gguf.cpp, plus UTF-8 checks
+ * on keys and tensor names), and records pointers into the mapping. Nothing is allocated from a
+ * count before the count is known to fit in the file, so a hostile header cannot make us allocate
+ * more than a small multiple of the file size. The writer produces the same bytes as gguf-py's
+ * GGUFWriter (header, KVs in order, tensor infos, zero padding to ALIGN, padded tensor data) and
+ * streams tensor data through one large buffer, never holding a tensor. */
+#include "gguf.h"
+
+#include "ggml_types.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GGUF_MAGIC 0x46554747u /* "GGUF" little-endian */
+#define GGUF_VERSION 3u
+#define MAX_STRING_LEN (UINT64_C(1) << 30) /* sanity bound on any single string (1 GiB) */
+
+static const char *const k_type_names[SN_GGUF_TYPE_COUNT] = {
+    "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "arr", "u64", "i64", "f64"};
+static const uint8_t k_type_size[SN_GGUF_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+
+const char *sn_gguf_type_name(sn_gguf_type t) {
+    return (unsigned)t < SN_GGUF_TYPE_COUNT ? k_type_names[t] : "invalid";
+}
+
+static uint64_t pad_to(uint64_t x, uint64_t align) { return (x + align - 1) / align * align; }
+
+/* Valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF) and no NUL byte. Returns the index of the
+ * first bad byte, or len when the string is clean. */
+static uint64_t utf8_bad_at(const uint8_t *s, uint64_t len) {
+    uint64_t i = 0;
+    while (i < len) {
+        uint8_t c = s[i];
+        if (c == 0) return i;
+        if (c < 0x80) { i++; continue; }
+        uint32_t need, cp;
+        if (c >= 0xC2 && c <= 0xDF) { need = 1; cp = c & 0x1Fu; }
+        else if (c >= 0xE0 && c <= 0xEF) { need = 2; cp = c & 0x0Fu; }
+        else if (c >= 0xF0 && c <= 0xF4) { need = 3; cp = c & 0x07u; }
+        else return i;
+        if (len - i <= need) return i;
+        for (uint32_t k = 1; k <= need; k++) {
+            uint8_t cc = s[i + k];
+            if ((cc & 0xC0) != 0x80) return i;
+            cp = (cp << 6) | (cc & 0x3Fu);
+        }
+        if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += need + 1;
+    }
+    return len;
+}
+
+/* FNV-1a; used by the name -> index tables. */
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+/* Open-addressing table of indices into an array of names (lookup by NUL-terminated name). */
+typedef struct { int64_t *slot; uint64_t cap; } name_index;
+
+static int index_init(name_index *ix, uint64_t n) {
+    uint64_t cap = 16;
+    while (cap < 2 * n + 2) cap <<= 1;
+    ix->slot = malloc(cap * sizeof *ix->slot);
+    if (!ix->slot) return -1;
+    for (uint64_t i = 0; i < cap; i++) ix->slot[i] = -1;
+    ix->cap = cap;
+    return 0;
+}
+
+/* Returns the existing index for name, or inserts idx and returns -1. names(i) gives name i. */
+static int64_t index_put(name_index *ix, const char *name, int64_t idx, const char *const *names,
+                         size_t stride) {
+    uint64_t h = hash_bytes(name, strlen(name)) & (ix->cap - 1);
+    for (;;) {
+        int64_t s = ix->slot[h];
+        if (s < 0) { ix->slot[h] = idx; return -1; }
+        const char *other = *(const char *const *)((const char *)names + (size_t)s * stride);
+        if (strcmp(other, name) == 0) return s;
+        h = (h + 1) & (ix->cap - 1);
+    }
+}
+
+static int64_t index_get(const name_index *ix, const char *name, const char *const *names,
+                         size_t stride) {
+    if (!ix->slot) return -1;
+    uint64_t h = hash_bytes(name, strlen(name)) & (ix->cap - 1);
+    for (;;) {
+        int64_t s = ix->slot[h];
+        if (s < 0) return -1;
+        const char *other = *(const char *const *)((const char *)names + (size_t)s * stride);
+        if (strcmp(other, name) == 0) return s;
+        h = (h + 1) & (ix->cap - 1);
+    }
+}
+
+/* ================================================================================================
+ * Reader */
+typedef struct gguf_kv {
+    char *key;              /* first member: name_index reads it */
+    sn_gguf_type type;      /* SN_GGUF_ARR for arrays */
+    sn_gguf_type arr_type;
+    uint64_t n;             /* array element count (1 for scalars) */
+    const uint8_t *val;     /* scalar bytes / first array element / string length field */
+    uint64_t *str_off;      /* string arrays: file offset of each element's u64 length */
+    uint64_t raw_off, raw_len;
+} gguf_kv;
+
+struct sn_gguf {
+    const uint8_t *base;
+    uint64_t size;
+    void *map;
+    size_t map_len;
+    uint32_t version, alignment;
+    uint64_t data_off;
+    int64_t n_kv, n_tensors;
+    gguf_kv *kv;
+    sn_gguf_tensor *t;
+    uint64_t *t_off_pos;    /* file offset of each tensor info's offset field (for errors) */
+    name_index kv_ix, t_ix;
+};
+
+typedef struct {
+    const uint8_t *b;
+    uint64_t size, pos;
+    const char *fname;
+    sn_err *err;
+    char field[256]; /* what is being read, for error messages */
+} cursor;
+
+__attribute__((format(printf, 3, 4))) static sn_status fail(cursor *c, uint64_t off,
+                                                             const char *fmt, ...) {
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sn_err_set(c->err, SN_EFORMAT, "%s: %s: %s (at byte %" PRIu64 ")", c->fname, c->field,
+                      what, off);
+}
+
+static sn_status need(cursor *c, uint64_t n) {
+    if (n > c->size - c->pos)
+        return fail(c, c->pos, "truncated: needs %" PRIu64 " bytes, file has %" PRIu64 " left", n,
+                    c->size - c->pos);
+    return SN_OK;
+}
+
+static sn_status rd_u32(cursor *c, uint32_t *v) {
+    sn_status st = need(c, 4);
+    if (st) return st;
+    memcpy(v, c->b + c->pos, 4);
+    c->pos += 4;
+    return SN_OK;
+}
+
+static sn_status rd_u64(cursor *c, uint64_t *v) {
+    sn_status st = need(c, 8);
+    if (st) return st;
+    memcpy(v, c->b + c->pos, 8);
+    c->pos += 8;
+    return SN_OK;
+}
+
+/* A string: u64 length + bytes. *s points into the buffer. */
+static sn_status rd_str(cursor *c, const uint8_t **s, uint64_t *len) {
+    uint64_t at = c->pos;
+    sn_status st = rd_u64(c, len);
+    if (st) return st;
+    if (*len > MAX_STRING_LEN) return fail(c, at, "string length %" PRIu64 " is absurd", *len);
+    if (*len > c->size - c->pos)
+        return fail(c, at, "string length %" PRIu64 " exceeds the %" PRIu64 " bytes left in the file",
+                    *len, c->size - c->pos);
+    *s = c->b + c->pos;
+    c->pos += *len;
+    return SN_OK;
+}
+
+/* A name (key or tensor name): a string that is valid UTF-8 without NUL; returns a malloc'd copy. */
+static sn_status rd_name(cursor *c, const char *what, uint64_t max_len, char **out) {
+    const uint8_t *s;
+    uint64_t len, at = c->pos;
+    sn_status st = rd_str(c, &s, &len);
+    if (st) return st;
+    if (len == 0 && max_len == 0) return fail(c, at, "%s is empty", what);
+    if (max_len && len >= max_len)
+        return fail(c, at, "%s is %" PRIu64 " bytes, the limit is %" PRIu64, what, len, max_len - 1);
+    uint64_t bad = utf8_bad_at(s, len);
+    if (bad < len)
+        return fail(c, at + 8 + bad, "%s has %s at byte %" PRIu64 " of the name", what,
+                    s[bad] ? "invalid UTF-8" : "a NUL byte", bad);
+    *out = malloc(len + 1);
+    if (!*out) return sn_err_set(c->err, SN_ENOMEM, "%s: out of memory", c->fname);
+    memcpy(*out, s, len);
+    (*out)[len] = 0;
+    return SN_OK;
+}
+
+/* Reads the value of one element of type t (not ARR). */
+static sn_status rd_value(cursor *c, sn_gguf_type t) {
+    if (t == SN_GGUF_STR) {
+        const uint8_t *s;
+        uint64_t len;
+        return rd_str(c, &s, &len);
+    }
+    uint64_t at = c->pos;
+    sn_status st = need(c, k_type_size[t]);
+    if (st) return st;
+    if (t == SN_GGUF_BOOL && c->b[c->pos] > 1)
+        return fail(c, at, "bool value is %u, must be 0 or 1", c->b[c->pos]);
+    c->pos += k_type_size[t];
+    return SN_OK;
+}
+
+static sn_status parse_kv(sn_gguf *g, cursor *c, int64_t i) {
+    gguf_kv *kv = &g->kv[i];
+    kv->raw_off = c->pos;
+    snprintf(c->field, sizeof c->field, "key #%" PRId64, i);
+    sn_status st = rd_name(c, "key", 0, &kv->key);
+    if (st) return st;
+    int64_t dup = index_put(&g->kv_ix, kv->key, i, (const char *const *)&g->kv[0].key, sizeof *kv);
+    if (dup >= 0) return fail(c, kv->raw_off, "duplicate key '%s' (also key #%" PRId64 ")", kv->key, dup);
+
+    snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") type", kv->key, i);
+    uint64_t at = c->pos;
+    uint32_t type;
+    if ((st = rd_u32(c, &type))) return st;
+    if (type >= SN_GGUF_TYPE_COUNT)
+        return fail(c, at, "value type %" PRIu32 " is not a GGUF type (0..12)", type);
+    kv->type = (sn_gguf_type)type;
+    kv->n = 1;
+    if (type != SN_GGUF_ARR) {
+        snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") value", kv->key, i);
+        kv->val = c->b + c->pos;
+        if ((st = rd_value(c, kv->type))) return st;
+        kv->raw_len = c->pos - kv->raw_off;
+        return SN_OK;
+    }
+    at = c->pos;
+    if ((st = rd_u32(c, &type))) return st;
+    if (type == SN_GGUF_ARR) return fail(c, at, "nested arrays are not allowed");
+    if (type >= SN_GGUF_TYPE_COUNT)
+        return fail(c, at, "array element type %" PRIu32 " is not a GGUF type (0..12)", type);
+    kv->arr_type = (sn_gguf_type)type;
+    snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") array count", kv->key, i);
+    at = c->pos;
+    if ((st = rd_u64(c, &kv->n))) return st;
+    uint64_t min_elem = type == SN_GGUF_STR ? 8 : k_type_size[type];
+    if (kv->n > (c->size - c->pos) / min_elem)
+        return fail(c, at, "%" PRIu64 " elements of type %s cannot fit in the %" PRIu64
+                    " bytes left in the file", kv->n, k_type_names[type], c->size - c->pos);
+    kv->val = c->b + c->pos;
+    if (type == SN_GGUF_STR) {
+        kv->str_off = malloc((kv->n ? kv->n : 1) * sizeof *kv->str_off);
+        if (!kv->str_off) return sn_err_set(c->err, SN_ENOMEM, "%s: out of memory", c->fname);
+        for (uint64_t j = 0; j < kv->n; j++) {
+            snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") element %" PRIu64, kv->key,
+                     i, j);
+            kv->str_off[j] = c->pos;
+            if ((st = rd_value(c, SN_GGUF_STR))) return st;
+        }
+    } else if (type == SN_GGUF_BOOL) {
+        for (uint64_t j = 0; j < kv->n; j++) {
+            snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") element %" PRIu64, kv->key,
+                     i, j);
+            if ((st = rd_value(c, SN_GGUF_BOOL))) return st;
+        }
+    } else {
+        c->pos += kv->n * min_elem; /* checked above */
+    }
+    kv->raw_len = c->pos - kv->raw_off;
+    return SN_OK;
+}
+
+static sn_status parse_tensor(sn_gguf *g, cursor *c, int64_t i) {
+    sn_gguf_tensor *t = &g->t[i];
+    uint64_t start = c->pos;
+    snprintf(c->field, sizeof c->field, "tensor #%" PRId64 " name", i);
+    char *name = NULL;
+    sn_status st = rd_name(c, "tensor name", SN_GGUF_MAX_NAME, &name);
+    if (st) return st;
+    t->name = name;
+    int64_t dup = index_put(&g->t_ix, name, i, (const char *const *)&g->t[0].name, sizeof *t);
+    if (dup >= 0)
+        return fail(c, start, "duplicate tensor name '%s' (also tensor #%" PRId64 ")", name, dup);
+
+    snprintf(c->field, sizeof c->field, "tensor '%s' (#%" PRId64 ") n_dims", name, i);
+    uint64_t at = c->pos;
+    if ((st = rd_u32(c, &t->n_dims))) return st;
+    if (t->n_dims < 1 || t->n_dims > SN_GGUF_MAX_DIMS)
+        return fail(c, at, "n_dims is %" PRIu32 ", must be 1..%d", t->n_dims, SN_GGUF_MAX_DIMS);
+    for (uint32_t d = 0; d < SN_GGUF_MAX_DIMS; d++) t->ne[d] = 1;
+    for (uint32_t d = 0; d < t->n_dims; d++) {
+        snprintf(c->field, sizeof c->field, "tensor '%s' (#%" PRId64 ") ne[%" PRIu32 "]", name, i, d);
+        at = c->pos;
+        if ((st = rd_u64(c, &t->ne[d]))) return st;
+        if (t->ne[d] > (uint64_t)INT64_MAX)
+            return fail(c, at, "dimension %" PRIu64 " is negative as int64", t->ne[d]);
+    }
+    snprintf(c->field, sizeof c->field, "tensor '%s' (#%" PRId64 ") shape", name, i);
+    uint64_t nel = 1;
+    int zero = 0;
+    for (uint32_t d = 0; d < SN_GGUF_MAX_DIMS; d++) zero |= t->ne[d] == 0;
+    if (!zero) {
+        for (uint32_t d = 0; d < SN_GGUF_MAX_DIMS; d++) {
+            if (nel > (uint64_t)INT64_MAX / t->ne[d] || nel * t->ne[d] == (uint64_t)INT64_MAX)
+                return fail(c, at, "element count overflows int64 (%" PRIu64 " x %" PRIu64 " x %" PRIu64
+                            " x %" PRIu64 ")", t->ne[0], t->ne[1], t->ne[2], t->ne[3]);
+            nel *= t->ne[d];
+        }
+    } else {
+        nel = 0;
+    }
+
+    snprintf(c->field, sizeof c->field, "tensor '%s' (#%" PRId64 ") type", name, i);
+    at = c->pos;
+    uint32_t type;
+    if ((st = rd_u32(c, &type))) return st;
+    uint32_t blck = sn_ggml_blck_size((int)type);
+    if (type >= SN_GGML_TYPE_COUNT || blck == 0)
+        return fail(c, at, "ggml type %" PRIu32 " is unknown or retired", type);
+    t->type = (int)type;
+    if (t->ne[0] % blck != 0)
+        return fail(c, at, "ne[0] = %" PRIu64 " is not a multiple of the %s block size %" PRIu32,
+                    t->ne[0], sn_ggml_type_name(t->type), blck);
+    uint64_t blocks = nel / blck, tsize = sn_ggml_type_size(t->type);
+    if (blocks > UINT64_MAX / tsize || blocks * tsize > (uint64_t)INT64_MAX)
+        return fail(c, at, "byte size overflows");
+    t->size = blocks * tsize;
+
+    snprintf(c->field, sizeof c->field, "tensor '%s' (#%" PRId64 ") offset", name, i);
+    g->t_off_pos[i] = c->pos;
+    return rd_u64(c, &t->offset);
+}
+
+static void gguf_free(sn_gguf *g) {
+    if (!g) return;
+    if (g->kv)
+        for (int64_t i = 0; i < g->n_kv; i++) { free(g->kv[i].key); free(g->kv[i].str_off); }
+    if (g->t)
+        for (int64_t i = 0; i < g->n_tensors; i++) free((char *)g->t[i].name);
+    free(g->kv);
+    free(g->t);
+    free(g->t_off_pos);
+    free(g->kv_ix.slot);
+    free(g->t_ix.slot);
+    if (g->map) munmap(g->map, g->map_len);
+    free(g);
+}
+
+void sn_gguf_close(sn_gguf *g) { gguf_free(g); }
+
+static sn_status parse(sn_gguf *g, const char *fname, int flags, sn_err *err) {
+    cursor c = {.b = g->base, .size = g->size, .pos = 0, .fname = fname, .err = err};
+    sn_status st;
+    uint32_t magic;
+    snprintf(c.field, sizeof c.field, "magic");
+    if ((st = rd_u32(&c, &magic))) return st;
+    if (magic != GGUF_MAGIC) return fail(&c, 0, "not a GGUF file (bad magic)");
+    snprintf(c.field, sizeof c.field, "version");
+    if ((st = rd_u32(&c, &g->version))) return st;
+    if (g->version == 1) return fail(&c, 4, "GGUF version 1 is no longer supported");
+    if (g->version != 2 && g->version != 3)
+        return fail(&c, 4, "unsupported GGUF version %" PRIu32 " (expected 2 or 3)", g->version);
+
+    uint64_t nt, nkv;
+    snprintf(c.field, sizeof c.field, "n_tensors");
+    if ((st = rd_u64(&c, &nt))) return st;
+    snprintf(c.field, sizeof c.field, "n_kv");
+    if ((st = rd_u64(&c, &nkv))) return st;
+    /* smallest KV: 8-byte length + 1-byte key + u32 type + 1-byte value = 14;
+     * smallest tensor info: 8 + 0 + 4 + 8 + 4 + 8 = 32 */
+    uint64_t left = c.size - c.pos;
+    snprintf(c.field, sizeof c.field, "n_tensors");
+    if (nt > left / 32) return fail(&c, 8, "%" PRIu64 " tensors cannot fit in the file", nt);
+    snprintf(c.field, sizeof c.field, "n_kv");
+    if (nkv > left / 14 || nkv * 14 > left - nt * 32)
+        return fail(&c, 16, "%" PRIu64 " key/value pairs (with %" PRIu64 " tensors) cannot fit in "
+                    "the file", nkv, nt);
+
+    g->kv = calloc(nkv ? nkv : 1, sizeof *g->kv);
+    g->t = calloc(nt ? nt : 1, sizeof *g->t);
+    g->t_off_pos = calloc(nt ? nt : 1, sizeof *g->t_off_pos);
+    if (!g->kv || !g->t || !g->t_off_pos || index_init(&g->kv_ix, nkv) || index_init(&g->t_ix, nt))
+        return sn_err_set(err, SN_ENOMEM, "%s: out of memory", fname);
+    g->n_kv = 0;
+    for (uint64_t i = 0; i < nkv; i++) {
+        g->n_kv = (int64_t)i + 1; /* so gguf_free releases what this KV allocated */
+        if ((st = parse_kv(g, &c, (int64_t)i))) return st;
+    }
+
+    g->alignment = SN_GGUF_DEFAULT_ALIGNMENT;
+    int64_t ai = sn_gguf_find_key(g, "general.alignment");
+    if (ai >= 0) {
+        const gguf_kv *kv = &g->kv[ai];
+        snprintf(c.field, sizeof c.field, "key 'general.alignment'");
+        if (kv->type != SN_GGUF_U32)
+            return fail(&c, kv->raw_off, "must be of type u32 but is %s", k_type_names[kv->type]);
+        uint32_t a;
+        memcpy(&a, kv->val, 4);
+        if (a == 0 || (a & (a - 1)) != 0)
+            return fail(&c, kv->raw_off, "alignment %" PRIu32 " is not a power of two", a);
+        g->alignment = a;
+    }
+
+    g->n_tensors = 0;
+    for (uint64_t i = 0; i < nt; i++) {
+        g->n_tensors = (int64_t)i + 1;
+        if ((st = parse_tensor(g, &c, (int64_t)i))) return st;
+    }
+
+    g->data_off = nt > 0 ? pad_to(c.pos, g->alignment) : c.pos;
+    snprintf(c.field, sizeof c.field, "data section");
+    if (nt > 0 && !(flags & SN_GGUF_NO_DATA) && g->data_off > g->size)
+        return fail(&c, c.pos, "starts at %" PRIu64 ", past the end of the file (%" PRIu64 " bytes)",
+                    g->data_off, g->size);
+    uint64_t expect = 0;
+    for (uint64_t i = 0; i < nt; i++) {
+        sn_gguf_tensor *t = &g->t[i];
+        snprintf(c.field, sizeof c.field, "tensor '%s' (#%" PRIu64 ") offset", t->name, i);
+        if (t->offset != expect)
+            return fail(&c, g->t_off_pos[i], "is %" PRIu64 ", expected %" PRIu64 " (tensor data must be contiguous, "
+                        "in order, each padded to %" PRIu32 " bytes)", t->offset, expect, g->alignment);
+        uint64_t padded = pad_to(t->size, g->alignment);
+        if (padded < t->size || expect > UINT64_MAX - padded || g->data_off > UINT64_MAX - expect - padded)
+            return fail(&c, g->t_off_pos[i], "data size overflows");
+        if (!(flags & SN_GGUF_NO_DATA)) {
+            uint64_t end = g->data_off + t->offset + t->size;
+            if (end > g->size)
+                return fail(&c, g->data_off + t->offset, "data [%" PRIu64 ", %" PRIu64 ") extends past the "
+                            "end of the file (%" PRIu64 " bytes)", g->data_off + t->offset, end, g->size);
+            t->data = g->base + g->data_off + t->offset;
+        }
+        expect += padded;
+    }
+    return SN_OK;
+}
+
+sn_status sn_gguf_open_mem(const void *buf, uint64_t size, int flags, sn_gguf **out, sn_err *err) {
+    *out = NULL;
+    if (!buf && size) return sn_err_set(err, SN_EINVAL, "sn_gguf_open_mem: NULL buffer");
+    sn_gguf *g = calloc(1, sizeof *g);
+    if (!g) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    g->base = buf;
+    g->size = size;
+    sn_status st = parse(g, "<memory>", flags, err);
+    if (st) { gguf_free(g); return st; }
+    *out = g;
+    return SN_OK;
+}
+
+sn_status sn_gguf_open(const char *path, int flags, sn_gguf **out, sn_err *err) {
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: not a regular file", path);
+    }
+    sn_gguf *g = calloc(1, sizeof *g);
+    if (!g) { close(fd); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+    g->size = (uint64_t)sb.st_size;
+    static const uint8_t empty[1];
+    if (g->size > 0) {
+        void *m = mmap(NULL, (size_t)g->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            free(g);
+            return sn_err_set(err, SN_EIO, "%s: cannot mmap: %s", path, strerror(e));
+        }
+        g->map = m;
+        g->map_len = (size_t)g->size;
+        g->base = m;
+    } else {
+        g->base = empty;
+    }
+    close(fd);
+    sn_status st = parse(g, path, flags, err);
+    if (st) { gguf_free(g); return st; }
+    *out = g;
+    return SN_OK;
+}
+
+uint32_t sn_gguf_version(const sn_gguf *g) { return g->version; }
+uint32_t sn_gguf_alignment(const sn_gguf *g) { return g->alignment; }
+uint64_t sn_gguf_data_offset(const sn_gguf *g) { return g->data_off; }
+uint64_t sn_gguf_file_size(const sn_gguf *g) { return g->size; }
+int64_t sn_gguf_n_kv(const sn_gguf *g) { return g->n_kv; }
+int64_t sn_gguf_n_tensors(const sn_gguf *g) { return g->n_tensors; }
+
+int64_t sn_gguf_find_key(const sn_gguf *g, const char *key) {
+    if (!key || g->n_kv == 0) return -1;
+    return index_get(&g->kv_ix, key, (const char *const *)&g->kv[0].key, sizeof(gguf_kv));
+}
+
+int64_t sn_gguf_find_tensor(const sn_gguf *g, const char *name) {
+    if (!name || g->n_tensors == 0) return -1;
+    return index_get(&g->t_ix, name, (const char *const *)&g->t[0].name, sizeof(sn_gguf_tensor));
+}
+
+static const gguf_kv *kv_at(const sn_gguf *g, int64_t i) {
+    return (i >= 0 && i < g->n_kv) ? &g->kv[i] : NULL;
+}
+
+const char *sn_gguf_key(const sn_gguf *g, int64_t i) {
+    const gguf_kv *kv = kv_at(g, i);
+    return kv ? kv->key : NULL;
+}
+
+sn_gguf_type sn_gguf_kv_type(const sn_gguf *g, int64_t i) {
+    const gguf_kv *kv = kv_at(g, i);
+    return kv ? kv->type : SN_GGUF_TYPE_COUNT;
+}
+
+/* Copies the scalar of KV i if it has type t; else zero-fills. */
+static void get_scalar(const sn_gguf *g, int64_t i, sn_gguf_type t, void *dst) {
+    const gguf_kv *kv = kv_at(g, i);
+    if (kv && kv->type == t) memcpy(dst, kv->val, k_type_size[t]);
+    else memset(dst, 0, k_type_size[t]);
+}
+
+#define SN_GETTER(fn, ctype, T)                                   \
+    ctype fn(const sn_gguf *g, int64_t i) {                       \
+        ctype v;                                                  \
+        get_scalar(g, i, T, &v);                                  \
+        return v;                                                 \
+    }
+SN_GETTER(sn_gguf_get_u8, uint8_t, SN_GGUF_U8)
+SN_GETTER(sn_gguf_get_i8, int8_t, SN_GGUF_I8)
+SN_GETTER(sn_gguf_get_u16, uint16_t, SN_GGUF_U16)
+SN_GETTER(sn_gguf_get_i16, int16_t, SN_GGUF_I16)
+SN_GETTER(sn_gguf_get_u32, uint32_t, SN_GGUF_U32)
+SN_GETTER(sn_gguf_get_i32, int32_t, SN_GGUF_I32)
+SN_GETTER(sn_gguf_get_f32, float, SN_GGUF_F32)
+SN_GETTER(sn_gguf_get_u64, uint64_t, SN_GGUF_U64)
+SN_GETTER(sn_gguf_get_i64, int64_t, SN_GGUF_I64)
+SN_GETTER(sn_gguf_get_f64, double, SN_GGUF_F64)
+#undef SN_GETTER
+
+int sn_gguf_get_bool(const sn_gguf *g, int64_t i) {
+    uint8_t v;
+    get_scalar(g, i, SN_GGUF_BOOL, &v);
+    return v != 0;
+}
+
+static sn_gguf_str str_at(const uint8_t *p) {
+    sn_gguf_str s;
+    memcpy(&s.len, p, 8);
+    s.ptr = (const char *)p + 8;
+    return s;
+}
+
+sn_gguf_str sn_gguf_get_str(const sn_gguf *g, int64_t i) {
+    const gguf_kv *kv = kv_at(g, i);
+    if (!kv || kv->type != SN_GGUF_STR) return (sn_gguf_str){"", 0};
+    return str_at(kv->val);
+}
+
+sn_gguf_type sn_gguf_arr_type(const sn_gguf *g, int64_t i) {
+    const gguf_kv *kv = kv_at(g, i);
+    return kv && kv->type == SN_GGUF_ARR ? kv->arr_type : SN_GGUF_TYPE_COUNT;
+}
+
+uint64_t sn_gguf_arr_n(const sn_gguf *g, int64_t i) {
+    const gguf_kv *kv = kv_at(g, i);
+    return kv && kv->type == SN_GGUF_ARR ? kv->n : 0;
+}
+
+const void *sn_gguf_arr_data(const sn_gguf *g, int64_t i) {
+    const gguf_kv *kv = kv_at(g, i);
+    if (!kv || kv->type != SN_GGUF_ARR || kv->arr_type == SN_GGUF_STR) return NULL;
+    return kv->val;
+}
+
+sn_gguf_str sn_gguf_arr_str(const sn_gguf *g, int64_t i, uint64_t j) {
+    const gguf_kv *kv = kv_at(g, i);
+    if (!kv || kv->type != SN_GGUF_ARR || kv->arr_type != SN_GGUF_STR || j >= kv->n)
+        return (sn_gguf_str){"", 0};
+    return str_at(g->base + kv->str_off[j]);
+}
+
+const void *sn_gguf_kv_raw(const sn_gguf *g, int64_t i, uint64_t *len) {
+    const gguf_kv *kv = kv_at(g, i);
+    if (!kv) { if (len) *len = 0; return NULL; }
+    if (len) *len = kv->raw_len;
+    return g->base + kv->raw_off;
+}
+
+uint32_t sn_gguf_u32_or(const sn_gguf *g, const char *key, uint32_t dflt) {
+    int64_t i = sn_gguf_find_key(g, key);
+    return i >= 0 && g->kv[i].type == SN_GGUF_U32 ? sn_gguf_get_u32(g, i) : dflt;
+}
+
+float sn_gguf_f32_or(const sn_gguf *g, const char *key, float dflt) {
+    int64_t i = sn_gguf_find_key(g, key);
+    return i >= 0 && g->kv[i].type == SN_GGUF_F32 ? sn_gguf_get_f32(g, i) : dflt;
+}
+
+int sn_gguf_bool_or(const sn_gguf *g, const char *key, int dflt) {
+    int64_t i = sn_gguf_find_key(g, key);
+    return i >= 0 && g->kv[i].type == SN_GGUF_BOOL ? sn_gguf_get_bool(g, i) : dflt;
+}
+
+char *sn_gguf_str_dup(const sn_gguf *g, const char *key) {
+    int64_t i = sn_gguf_find_key(g, key);
+    if (i < 0 || g->kv[i].type != SN_GGUF_STR) return NULL;
+    sn_gguf_str s = sn_gguf_get_str(g, i);
+    char *r = malloc(s.len + 1);
+    if (!r) return NULL;
+    memcpy(r, s.ptr, s.len);
+    r[s.len] = 0;
+    return r;
+}
+
+const sn_gguf_tensor *sn_gguf_tensor_at(const sn_gguf *g, int64_t i) {
+    return (i >= 0 && i < g->n_tensors) ? &g->t[i] : NULL;
+}
+
+/* ================================================================================================
+ * Writer */
+#define WBUF_SIZE (4u << 20)
+
+typedef struct { char *key; uint8_t *enc; uint64_t len; } wkv; /* enc = key str + type + value */
+typedef struct { char *name; uint32_t n_dims; uint64_t ne[4]; int type; uint64_t size, offset; } wtensor;
+
+struct sn_gguf_writer {
+    wkv *kv;
+    int64_t n_kv, cap_kv;
+    wtensor *t;
+    int64_t n_t, cap_t;
+    name_index t_ix;
+    uint32_t alignment;     /* fixed at begin() */
+    /* streaming state */
+    int fd;
+    char *path;
+    uint8_t *buf;
+    size_t buf_len;
+    uint64_t written;       /* bytes handed to the file so far (incl. buffered) */
+    int64_t cur;            /* tensor being written */
+    uint64_t cur_bytes;
+    int state;              /* 0 building, 1 streaming, 2 finished/failed */
+};
+
+sn_gguf_writer *sn_gguf_writer_new(void) {
+    sn_gguf_writer *w = calloc(1, sizeof *w);
+    if (w) w->fd = -1;
+    return w;
+}
+
+void sn_gguf_writer_free(sn_gguf_writer *w) {
+    if (!w) return;
+    for (int64_t i = 0; i < w->n_kv; i++) { free(w->kv[i].key); free(w->kv[i].enc); }
+    for (int64_t i = 0; i < w->n_t; i++) free(w->t[i].name);
+    free(w->kv);
+    free(w->t);
+    free(w->t_ix.slot);
+    free(w->buf);
+    free(w->path);
+    if (w->fd >= 0) close(w->fd);
+    free(w);
+}
+
+static int64_t wkv_find(const sn_gguf_writer *w, const char *key) {
+    for (int64_t i = 0; i < w->n_kv; i++)
+        if (strcmp(w->kv[i].key, key) == 0) return i;
+    return -1;
+}
+
+int sn_gguf_writer_has_key(const sn_gguf_writer *w, const char *key) { return wkv_find(w, key) >= 0; }
+
+sn_status sn_gguf_writer_remove_key(sn_gguf_writer *w, const char *key) {
+    if (w->state != 0) return SN_EINVAL;
+    int64_t i = wkv_find(w, key);
+    if (i < 0) return SN_EINVAL;
+    free(w->kv[i].key);
+    free(w->kv[i].enc);
+    memmove(&w->kv[i], &w->kv[i + 1], (size_t)(w->n_kv - i - 1) * sizeof *w->kv);
+    w->n_kv--;
+    return SN_OK;
+}
+
+/* A growable byte string used to encode one KV. */
+typedef struct { uint8_t *p; uint64_t len, cap; int oom; } bytes;
+
+static void b_put(bytes *b, const void *src, uint64_t n) {
+    if (b->oom) return;
+    if (b->len + n > b->cap) {
+        uint64_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n) cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->p + b->len, src, n);
+    b->len += n;
+}
+static void b_u32(bytes *b, uint32_t v) { b_put(b, &v, 4); }
+static void b_u64(bytes *b, uint64_t v) { b_put(b, &v, 8); }
+static void b_str(bytes *b, const char *s, uint64_t n) { b_u64(b, n); b_put(b, s, n); }
+
+static int key_ok(const char *key) {
+    size_t n = key ? strlen(key) : 0;
+    return n > 0 && utf8_bad_at((const uint8_t *)key, n) == n;
+}
+
+/* Takes ownership of b: stores it as the encoding of key (in place if the key exists). */
+static sn_status put_kv(sn_gguf_writer *w, const char *key, bytes *b) {
+    if (b->oom) { free(b->p); return SN_ENOMEM; }
+    int64_t i = wkv_find(w, key);
+    if (i >= 0) {
+        free(w->kv[i].enc);
+        w->kv[i].enc = b->p;
+        w->kv[i].len = b->len;
+        return SN_OK;
+    }
+    if (w->n_kv == w->cap_kv) {
+        int64_t cap = w->cap_kv ? w->cap_kv * 2 : 32;
+        wkv *kv = realloc(w->kv, (size_t)cap * sizeof *kv);
+        if (!kv) { free(b->p); return SN_ENOMEM; }
+        w->kv = kv;
+        w->cap_kv = cap;
+    }
+    char *k = strdup(key);
+    if (!k) { free(b->p); return SN_ENOMEM; }
+    w->kv[w->n_kv++] = (wkv){k, b->p, b->len};
+    return SN_OK;
+}
+
+static sn_status set_scalar(sn_gguf_writer *w, const char *key, sn_gguf_type t, const void *v) {
+    if (w->state != 0 || !key_ok(key)) return SN_EINVAL;
+    bytes b = {0};
+    b_str(&b, key, strlen(key));
+    b_u32(&b, (uint32_t)t);
+    b_put(&b, v, k_type_size[t]);
+    return put_kv(w, key, &b);
+}
+
+sn_status sn_gguf_writer_set_u8(sn_gguf_writer *w, const char *key, uint8_t v) { return set_scalar(w, key, SN_GGUF_U8, &v); }
+sn_status sn_gguf_writer_set_i8(sn_gguf_writer *w, const char *key, int8_t v) { return set_scalar(w, key, SN_GGUF_I8, &v); }
+sn_status sn_gguf_writer_set_u16(sn_gguf_writer *w, const char *key, uint16_t v) { return set_scalar(w, key, SN_GGUF_U16, &v); }
+sn_status sn_gguf_writer_set_i16(sn_gguf_writer *w, const char *key, int16_t v) { return set_scalar(w, key, SN_GGUF_I16, &v); }
+sn_status sn_gguf_writer_set_u32(sn_gguf_writer *w, const char *key, uint32_t v) { return set_scalar(w, key, SN_GGUF_U32, &v); }
+sn_status sn_gguf_writer_set_i32(sn_gguf_writer *w, const char *key, int32_t v) { return set_scalar(w, key, SN_GGUF_I32, &v); }
+sn_status sn_gguf_writer_set_f32(sn_gguf_writer *w, const char *key, float v) { return set_scalar(w, key, SN_GGUF_F32, &v); }
+sn_status sn_gguf_writer_set_u64(sn_gguf_writer *w, const char *key, uint64_t v) { return set_scalar(w, key, SN_GGUF_U64, &v); }
+sn_status sn_gguf_writer_set_i64(sn_gguf_writer *w, const char *key, int64_t v) { return set_scalar(w, key, SN_GGUF_I64, &v); }
+sn_status sn_gguf_writer_set_f64(sn_gguf_writer *w, const char *key, double v) { return set_scalar(w, key, SN_GGUF_F64, &v); }
+
+sn_status sn_gguf_writer_set_bool(sn_gguf_writer *w, const char *key, int v) {
+    uint8_t b = v ? 1 : 0;
+    return set_scalar(w, key, SN_GGUF_BOOL, &b);
+}
+
+sn_status sn_gguf_writer_set_strn(sn_gguf_writer *w, const char *key, const char *v, uint64_t len) {
+    if (w->state != 0 || !key_ok(key) || (!v && len)) return SN_EINVAL;
+    bytes b = {0};
+    b_str(&b, key, strlen(key));
+    b_u32(&b, SN_GGUF_STR);
+    b_str(&b, v, len);
+    return put_kv(w, key, &b);
+}
+
+sn_status sn_gguf_writer_set_str(sn_gguf_writer *w, const char *key, const char *v) {
+    if (!v) return SN_EINVAL;
+    return sn_gguf_writer_set_strn(w, key, v, strlen(v));
+}
+
+sn_status sn_gguf_writer_set_arr(sn_gguf_writer *w, const char *key, sn_gguf_type elem_type,
+                                 const void *data, uint64_t n) {
+    if (w->state != 0 || !key_ok(key) || (unsigned)elem_type >= SN_GGUF_TYPE_COUNT ||
+        elem_type == SN_GGUF_STR || elem_type == SN_GGUF_ARR || (!data && n))
+        return SN_EINVAL;
+    uint64_t es = k_type_size[elem_type];
+    if (n > UINT64_MAX / es) return SN_EINVAL;
+    if (elem_type == SN_GGUF_BOOL)
+        for (uint64_t j = 0; j < n; j++)
+            if (((const uint8_t *)data)[j] > 1) return SN_EINVAL;
+    bytes b = {0};
+    b_str(&b, key, strlen(key));
+    b_u32(&b, SN_GGUF_ARR);
+    b_u32(&b, (uint32_t)elem_type);
+    b_u64(&b, n);
+    b_put(&b, data, n * es);
+    return put_kv(w, key, &b);
+}
+
+sn_status sn_gguf_writer_set_arr_str(sn_gguf_writer *w, const char *key, const char *const *strs,
+                                     const uint64_t *lens, uint64_t n) {
+    if (w->state != 0 || !key_ok(key) || (!strs && n)) return SN_EINVAL;
+    bytes b = {0};
+    b_str(&b, key, strlen(key));
+    b_u32(&b, SN_GGUF_ARR);
+    b_u32(&b, SN_GGUF_STR);
+    b_u64(&b, n);
+    for (uint64_t j = 0; j < n; j++) {
+        if (!strs[j] && (!lens || lens[j])) { free(b.p); return SN_EINVAL; }
+        b_str(&b, strs[j] ? strs[j] : "", lens ? lens[j] : strlen(strs[j]));
+    }
+    return put_kv(w, key, &b);
+}
+
+sn_status sn_gguf_writer_copy_kv(sn_gguf_writer *w, const sn_gguf *g, int64_t i) {
+    uint64_t len;
+    const void *raw = sn_gguf_kv_raw(g, i, &len);
+    if (!raw || w->state != 0) return SN_EINVAL;
+    bytes b = {0};
+    b_put(&b, raw, len);
+    return put_kv(w, sn_gguf_key(g, i), &b);
+}
+
+sn_status sn_gguf_writer_add_tensor(sn_gguf_writer *w, const char *name, uint32_t n_dims,
+                                    const uint64_t *ne, int type, sn_err *err) {
+    if (w->state != 0) return sn_err_set(err, SN_EINVAL, "gguf writer: tensors must be added before begin");
+    size_t nl = name ? strlen(name) : 0;
+    if (nl == 0 || nl >= SN_GGUF_MAX_NAME || utf8_bad_at((const uint8_t *)name, nl) != nl)
+        return sn_err_set(err, SN_EINVAL, "gguf writer: tensor name '%s' must be 1..%d bytes of UTF-8",
+                          name ? name : "(null)", SN_GGUF_MAX_NAME - 1);
+    if (n_dims < 1 || n_dims > SN_GGUF_MAX_DIMS || !ne)
+        return sn_err_set(err, SN_EINVAL, "gguf writer: tensor '%s': n_dims %" PRIu32 " not in 1..4",
+                          name, n_dims);
+    uint32_t blck = sn_ggml_blck_size(type);
+    if (blck == 0)
+        return sn_err_set(err, SN_EINVAL, "gguf writer: tensor '%s': unknown ggml type %d", name, type);
+    if (ne[0] % blck != 0)
+        return sn_err_set(err, SN_EINVAL, "gguf writer: tensor '%s': ne[0]=%" PRIu64 " is not a "
+                          "multiple of the %s block size %" PRIu32, name, ne[0],
+                          sn_ggml_type_name(type), blck);
+    uint64_t nel = 1;
+    for (uint32_t d = 0; d < n_dims; d++) {
+        if (ne[d] > (uint64_t)INT64_MAX || (ne[d] && nel > (uint64_t)INT64_MAX / ne[d]))
+            return sn_err_set(err, SN_EINVAL, "gguf writer: tensor '%s': shape overflows", name);
+        nel *= ne[d];
+    }
+    uint64_t blocks = nel / blck, ts = sn_ggml_type_size(type);
+    if (blocks > (uint64_t)INT64_MAX / ts)
+        return sn_err_set(err, SN_EINVAL, "gguf writer: tensor '%s': byte size overflows", name);
+    if (!w->t_ix.slot && index_init(&w->t_ix, 64)) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if (w->n_t == w->cap_t) {
+        int64_t cap = w->cap_t ? w->cap_t * 2 : 64;
+        wtensor *t = realloc(w->t, (size_t)cap * sizeof *t);
+        if (!t) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        w->t = t;
+        w->cap_t = cap;
+        /* rebuild the index with room for the new capacity */
+        free(w->t_ix.slot);
+        w->t_ix.slot = NULL;
+        if (index_init(&w->t_ix, (uint64_t)cap)) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        for (int64_t i = 0; i < w->n_t; i++)
+            index_put(&w->t_ix, w->t[i].name, i, (const char *const *)&w->t[0].name, sizeof *w->t);
+    }
+    wtensor *t = &w->t[w->n_t];
+    memset(t, 0, sizeof *t);
+    t->name = strdup(name);
+    if (!t->name) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if (index_put(&w->t_ix, t->name, w->n_t, (const char *const *)&w->t[0].name, sizeof *w->t) >= 0) {
+        free(t->name);
+        return sn_err_set(err, SN_EINVAL, "gguf writer: duplicate tensor name '%s'", name);
+    }
+    t->n_dims = n_dims;
+    for (uint32_t d = 0; d < SN_GGUF_MAX_DIMS; d++) t->ne[d] = d < n_dims ? ne[d] : 1;
+    t->type = type;
+    t->size = blocks * ts;
+    return (sn_status)w->n_t++;
+}
+
+uint64_t sn_gguf_writer_tensor_size(const sn_gguf_writer *w, int64_t i) {
+    return (i >= 0 && i < w->n_t) ? w->t[i].size : 0;
+}
+
+/* Alignment from general.alignment if it is a u32 power of two (else 0 = invalid). */
+static uint32_t writer_alignment(const sn_gguf_writer *w) {
+    int64_t i = wkv_find(w, "general.alignment");
+    if (i < 0) return SN_GGUF_DEFAULT_ALIGNMENT;
+    const wkv *kv = &w->kv[i];
+    uint64_t kl;
+    memcpy(&kl, kv->enc, 8);
+    uint32_t type, a;
+    if (kv->len != 8 + kl + 4 + 4) return 0;
+    memcpy(&type, kv->enc + 8 + kl, 4);
+    memcpy(&a, kv->enc + 8 + kl + 4, 4);
+    if (type != SN_GGUF_U32 || a == 0 || (a & (a - 1))) return 0;
+    return a;
+}
+
+static uint64_t header_size(const sn_gguf_writer *w) {
+    uint64_t n = 4 + 4 + 8 + 8;
+    for (int64_t i = 0; i < w->n_kv; i++) n += w->kv[i].len;
+    for (int64_t i = 0; i < w->n_t; i++)
+        n += 8 + strlen(w->t[i].name) + 4 + 8ull * w->t[i].n_dims + 4 + 8;
+    return n;
+}
+
+uint64_t sn_gguf_writer_total_size(const sn_gguf_writer *w) {
+    uint32_t a = writer_alignment(w);
+    if (!a) a = SN_GGUF_DEFAULT_ALIGNMENT;
+    uint64_t n = pad_to(header_size(w), a);
+    for (int64_t i = 0; i < w->n_t; i++) n += pad_to(w->t[i].size, a);
+    return n;
+}
+
+static sn_status w_fail(sn_gguf_writer *w, sn_err *err, sn_status code, const char *what) {
+    int e = errno;
+    w->state = 2;
+    return sn_err_set(err, code, "%s: %s%s%s", w->path ? w->path : "(gguf writer)", what,
+                      code == SN_EIO ? ": " : "", code == SN_EIO ? strerror(e) : "");
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (k == 0) { errno = EIO; return -1; }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int w_flush(sn_gguf_writer *w) {
+    if (w->buf_len && write_all(w->fd, w->buf, w->buf_len)) return -1;
+    w->buf_len = 0;
+    return 0;
+}
+
+static int w_put(sn_gguf_writer *w, const void *src, uint64_t n) {
+    const uint8_t *p = src;
+    while (n > 0) {
+        if (w->buf_len == 0 && n >= WBUF_SIZE) { /* large chunk: skip the copy */
+            size_t k = n > (UINT64_C(1) << 30) ? (size_t)1 << 30 : (size_t)n;
+            if (write_all(w->fd, p, k)) return -1;
+            p += k;
+            n -= k;
+            w->written += k;
+            continue;
+        }
+        size_t k = WBUF_SIZE - w->buf_len;
+        if (k > n) k = (size_t)n;
+        memcpy(w->buf + w->buf_len, p, k);
+        w->buf_len += k;
+        p += k;
+        n -= k;
+        w->written += k;
+        if (w->buf_len == WBUF_SIZE && w_flush(w)) return -1;
+    }
+    return 0;
+}
+
+static int w_zeros(sn_gguf_writer *w, uint64_t n) {
+    static const uint8_t z[256];
+    while (n > 0) {
+        uint64_t k = n > sizeof z ? sizeof z : n;
+        if (w_put(w, z, k)) return -1;
+        n -= k;
+    }
+    return 0;
+}
+
+sn_status sn_gguf_writer_begin(sn_gguf_writer *w, const char *path, sn_err *err) {
+    if (w->state != 0) return sn_err_set(err, SN_EINVAL, "gguf writer: begin called twice");
+    w->alignment = writer_alignment(w);
+    if (!w->alignment)
+        return sn_err_set(err, SN_EINVAL, "%s: general.alignment must be a u32 power of two", path);
+    w->path = strdup(path);
+    w->buf = malloc(WBUF_SIZE);
+    if (!w->path || !w->buf) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0) return w_fail(w, err, SN_EIO, "cannot create");
+    w->state = 1;
+
+    uint64_t offset = 0;
+    for (int64_t i = 0; i < w->n_t; i++) {
+        w->t[i].offset = offset;
+        offset += pad_to(w->t[i].size, w->alignment);
+    }
+    bytes h = {0};
+    b_u32(&h, GGUF_MAGIC);
+    b_u32(&h, GGUF_VERSION);
+    b_u64(&h, (uint64_t)w->n_t);
+    b_u64(&h, (uint64_t)w->n_kv);
+    if (h.oom || w_put(w, h.p, h.len)) { free(h.p); return w_fail(w, err, SN_EIO, "write failed"); }
+    free(h.p);
+    for (int64_t i = 0; i < w->n_kv; i++)
+        if (w_put(w, w->kv[i].enc, w->kv[i].len)) return w_fail(w, err, SN_EIO, "write failed");
+    for (int64_t i = 0; i < w->n_t; i++) {
+        const wtensor *t = &w->t[i];
+        bytes b = {0};
+        b_str(&b, t->name, strlen(t->name));
+        b_u32(&b, t->n_dims);
+        for (uint32_t d = 0; d < t->n_dims; d++) b_u64(&b, t->ne[d]);
+        b_u32(&b, (uint32_t)t->type);
+        b_u64(&b, t->offset);
+        int bad = b.oom || w_put(w, b.p, b.len);
+        free(b.p);
+        if (bad) return w_fail(w, err, SN_EIO, "write failed");
+    }
+    if (w_zeros(w, pad_to(w->written, w->alignment) - w->written))
+        return w_fail(w, err, SN_EIO, "write failed");
+    w->cur = 0;
+    w->cur_bytes = 0;
+    return SN_OK;
+}
+
+sn_status sn_gguf_writer_write(sn_gguf_writer *w, const void *data, uint64_t n, sn_err *err) {
+    if (w->state != 1) return sn_err_set(err, SN_EINVAL, "gguf writer: write outside begin/finish");
+    if (w->cur >= w->n_t)
+        return sn_err_set(err, SN_EINVAL, "%s: data written after the last tensor", w->path);
+    const wtensor *t = &w->t[w->cur];
+    if (n > t->size - w->cur_bytes)
+        return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': %" PRIu64 " bytes written, the tensor "
+                          "has %" PRIu64, w->path, t->name, w->cur_bytes + n, t->size);
+    if (w_put(w, data, n)) return w_fail(w, err, SN_EIO, "write failed");
+    w->cur_bytes += n;
+    return SN_OK;
+}
+
+sn_status sn_gguf_writer_end_tensor(sn_gguf_writer *w, sn_err *err) {
+    if (w->state != 1 || w->cur >= w->n_t)
+        return sn_err_set(err, SN_EINVAL, "gguf writer: end_tensor without a tensor in progress");
+    const wtensor *t = &w->t[w->cur];
+    if (w->cur_bytes != t->size)
+        return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': %" PRIu64 " bytes written, expected %" PRIu64,
+                          w->path, t->name, w->cur_bytes, t->size);
+    if (w_zeros(w, pad_to(t->size, w->alignment) - t->size))
+        return w_fail(w, err, SN_EIO, "write failed");
+    w->cur++;
+    w->cur_bytes = 0;
+    return SN_OK;
+}
+
+sn_status sn_gguf_writer_finish(sn_gguf_writer *w, sn_err *err) {
+    if (w->state != 1) return sn_err_set(err, SN_EINVAL, "gguf writer: finish without begin");
+    if (w->cur != w->n_t)
+        return sn_err_set(err, SN_EINVAL, "%s: finish after %" PRId64 " of %" PRId64 " tensors",
+                          w->path, w->cur, w->n_t);
+    if (w_flush(w)) return w_fail(w, err, SN_EIO, "write failed");
+    if (fsync(w->fd) != 0 && errno != EINVAL && errno != EROFS)
+        return w_fail(w, err, SN_EIO, "fsync failed");
+    int fd = w->fd;
+    w->fd = -1;
+    w->state = 2;
+    if (close(fd) != 0) return w_fail(w, err, SN_EIO, "close failed");
+    return SN_OK;
+}
