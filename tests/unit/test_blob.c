@@ -1,0 +1,188 @@
+/* test_blob.c - the runtime blob format: write/read round trip, INT4 quantizer pinned to exact
+ * integer arithmetic, and every header field / truncation of a valid blob rejected cleanly. */
+#include "blob.h"
+#include "sn_test.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_path[256];
+static uint8_t *g_buf;
+static uint64_t g_len;
+
+static float frand(unsigned *s) { *s = *s * 1103515245u + 12345u; return ((int)((*s >> 8) & 0xffff) - 32768) / 8192.0f; }
+
+static void write_sample(void) {
+    snprintf(g_path, sizeof g_path, "/tmp/sn_test_blob_%d.snb", (int)getpid());
+    sn_err err = {0};
+    sn_blob_writer *w = sn_blob_writer_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    sn_gguf_writer *m = sn_blob_writer_meta(w);
+    sn_gguf_writer_set_str(m, "general.architecture", "llama");
+    sn_gguf_writer_set_u32(m, "llama.block_count", 2);
+    sn_gguf_writer_set_str(m, "sunny.blob.dtype", "int4");
+    uint64_t ne_a[1] = {10}, ne_b[2] = {8, 3}, ne_c[2] = {128, 5};
+    CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "a", SN_BLOB_FP32, SN_BLOB_ROWMAJOR, 1, ne_a, &err), 0);
+    CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "b", SN_BLOB_FP16, SN_BLOB_ROWMAJOR, 2, ne_b, &err), 1);
+    CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "c", SN_BLOB_INT4G64, SN_BLOB_INT4_PLANAR, 2, ne_c, &err), 2);
+    CU_ASSERT(sn_blob_writer_add_tensor(w, "c", SN_BLOB_FP32, SN_BLOB_ROWMAJOR, 1, ne_a, &err) < 0);
+    uint64_t bad[2] = {100, 2}; /* 100 % 64 != 0 */
+    CU_ASSERT(sn_blob_writer_add_tensor(w, "d", SN_BLOB_INT4G64, SN_BLOB_INT4_PLANAR, 2, bad, &err) < 0);
+    CU_ASSERT_EQUAL_FATAL(sn_blob_writer_begin(w, g_path, &err), 0);
+    float a[10];
+    for (int i = 0; i < 10; i++) a[i] = (float)i * 0.5f;
+    CU_ASSERT_EQUAL(sn_blob_writer_write(w, a, sizeof a, &err), 0);
+    CU_ASSERT_EQUAL(sn_blob_writer_end_tensor(w, &err), 0);
+    uint16_t b[24];
+    for (int i = 0; i < 24; i++) b[i] = (uint16_t)(0x3c00 + i);
+    CU_ASSERT_EQUAL(sn_blob_writer_write(w, b, sizeof b, &err), 0);
+    CU_ASSERT_EQUAL(sn_blob_writer_end_tensor(w, &err), 0);
+    uint64_t nb = sn_blob_tensor_nbytes(SN_BLOB_INT4G64, SN_BLOB_INT4_PLANAR, 2, ne_c);
+    uint8_t *c = calloc(1, nb);
+    unsigned s = 7;
+    float row[128];
+    for (int r = 0; r < 5; r++) {
+        for (int j = 0; j < 128; j++) row[j] = frand(&s);
+        sn_blob_quantize_int4_row(row, 128, c + r * 64, (float *)(c + sn_blob_int4_scales_offset(5, 128)) + r * 2);
+    }
+    /* write in two pieces to exercise streaming */
+    CU_ASSERT_EQUAL(sn_blob_writer_write(w, c, 100, &err), 0);
+    CU_ASSERT_EQUAL(sn_blob_writer_write(w, c + 100, nb - 100, &err), 0);
+    CU_ASSERT_EQUAL(sn_blob_writer_end_tensor(w, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(sn_blob_writer_finish(w, &err), 0);
+    sn_blob_writer_free(w);
+    free(c);
+    FILE *f = fopen(g_path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fseek(f, 0, SEEK_END);
+    g_len = (uint64_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    g_buf = malloc(g_len);
+    CU_ASSERT_EQUAL(fread(g_buf, 1, g_len, f), g_len);
+    fclose(f);
+}
+
+static void test_roundtrip(void) {
+    write_sample();
+    sn_err err = {0};
+    sn_blob *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(sn_blob_open(g_path, SN_BLOB_VERIFY, &b, &err), 0);
+    CU_ASSERT(sn_blob_sniff(g_path));
+    const sn_gguf *m = sn_blob_meta(b);
+    CU_ASSERT_EQUAL(sn_gguf_u32_or(m, "llama.block_count", 0), 2);
+    CU_ASSERT_EQUAL(sn_blob_n_tensors(b), 3);
+    const sn_blob_tensor *t = sn_blob_tensor_at(b, sn_blob_find_tensor(b, "a"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(((const float *)t->data)[3], 1.5f);
+    CU_ASSERT_EQUAL((uintptr_t)t->data % 64, 0);
+    t = sn_blob_tensor_at(b, sn_blob_find_tensor(b, "b"));
+    CU_ASSERT_EQUAL(t->ne[0], 8);
+    CU_ASSERT_EQUAL(t->ne[1], 3);
+    CU_ASSERT_EQUAL(((const uint16_t *)t->data)[23], 0x3c00 + 23);
+    CU_ASSERT_EQUAL(sn_blob_find_tensor(b, "zzz"), -1);
+    sn_blob_close(b);
+}
+
+static void test_int4_exact(void) {
+    /* Hand-checked group: amax = 7 -> scale 1; values round half away from zero and clamp. */
+    float x[64] = {0};
+    x[0] = 7.0f; x[1] = -7.0f; x[2] = 2.5f; x[3] = -2.5f; x[4] = 0.49f; x[31] = 3.0f;
+    x[32] = -6.5f; x[33] = 1.0f; x[63] = -0.5f;
+    uint8_t q[32];
+    float sc[1];
+    sn_blob_quantize_int4_row(x, 64, q, sc);
+    CU_ASSERT_EQUAL(sc[0], 1.0f);
+    CU_ASSERT_EQUAL(q[0], (uint8_t)((7 + 8) | ((-7 + 8) << 4)));   /* x0=7, x32=-6.5 -> -7 */
+    CU_ASSERT_EQUAL(q[1], (uint8_t)((-7 + 8) | ((1 + 8) << 4)));
+    CU_ASSERT_EQUAL(q[2] & 15, 3 + 8);   /* 2.5 -> 3 (away from zero) */
+    CU_ASSERT_EQUAL(q[3] & 15, -3 + 8);
+    CU_ASSERT_EQUAL(q[4] & 15, 0 + 8);
+    CU_ASSERT_EQUAL(q[31] & 15, 3 + 8);
+    CU_ASSERT_EQUAL(q[31] >> 4, -1 + 8); /* x63=-0.5 -> -1 */
+    /* all-zero group: scale 0, codes 8 */
+    float z[64] = {0};
+    sn_blob_quantize_int4_row(z, 64, q, sc);
+    CU_ASSERT_EQUAL(sc[0], 0.0f);
+    CU_ASSERT_EQUAL(q[17], 0x88);
+    /* dequant(quant(x)) within half a step */
+    unsigned s = 3;
+    float r[256], y[256];
+    uint8_t q4[128];
+    float sc4[4];
+    for (int i = 0; i < 256; i++) r[i] = frand(&s);
+    sn_blob_quantize_int4_row(r, 256, q4, sc4);
+    sn_blob_dequantize_int4_row(q4, sc4, 256, y);
+    for (int i = 0; i < 256; i++) CU_ASSERT(fabsf(r[i] - y[i]) <= sc4[i / 64] * 0.5f + 1e-6f);
+}
+
+static void test_damaged_header_fields(void) {
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g_buf);
+    sn_err err = {0};
+    sn_blob *b = NULL;
+    CU_ASSERT_EQUAL(sn_blob_open_mem(g_buf, g_len, 0, &b, &err), 0);
+    sn_blob_close(b);
+    uint8_t *m = malloc(g_len);
+    /* every byte of the 64-byte header, flipped: must be rejected (no field is unchecked) */
+    for (int i = 0; i < 64; i++) {
+        memcpy(m, g_buf, g_len);
+        m[i] ^= 0x5a;
+        b = NULL;
+        err.msg[0] = 0;
+        sn_status st = sn_blob_open_mem(m, g_len, 0, &b, &err);
+        CU_ASSERT(st != 0);
+        CU_ASSERT(err.msg[0] != 0);
+        if (st == 0) { printf("header byte %d damage accepted\n", i); sn_blob_close(b); }
+    }
+    /* version bump: message says to regenerate */
+    memcpy(m, g_buf, g_len);
+    m[4] = 2;
+    CU_ASSERT(sn_blob_open_mem(m, g_len, 0, &b, &err) != 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "regenerate"));
+    /* damage in the table or metadata: caught by the header CRC */
+    for (uint64_t i = 64; i < 400 && i < g_len; i += 7) {
+        memcpy(m, g_buf, g_len);
+        m[i] ^= 0x01;
+        b = NULL;
+        if (sn_blob_open_mem(m, g_len, 0, &b, &err) == 0) { CU_FAIL("table damage accepted"); sn_blob_close(b); }
+    }
+    /* tensor data damage: caught only with VERIFY */
+    memcpy(m, g_buf, g_len);
+    m[g_len - 1] ^= 0xff;
+    b = NULL;
+    CU_ASSERT_EQUAL(sn_blob_open_mem(m, g_len, 0, &b, &err), 0);
+    sn_blob_close(b);
+    b = NULL;
+    CU_ASSERT(sn_blob_open_mem(m, g_len, SN_BLOB_VERIFY, &b, &err) != 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "CRC32"));
+    free(m);
+}
+
+static void test_truncation_everywhere(void) {
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g_buf);
+    for (uint64_t n = 0; n < g_len; n++) {
+        uint8_t *m = malloc(n ? n : 1);
+        memcpy(m, g_buf, n);
+        sn_err err = {0};
+        sn_blob *b = NULL;
+        CU_ASSERT(sn_blob_open_mem(m, n, 0, &b, &err) != 0);
+        if (b) sn_blob_close(b);
+        free(m);
+    }
+    sn_err err = {0};
+    sn_blob *b = NULL;
+    CU_ASSERT(sn_blob_open("/nonexistent/x.snb", 0, &b, &err) != 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/x.snb"));
+    unlink(g_path);
+    free(g_buf);
+    g_buf = NULL;
+}
+
+static const sn_test_case cases[] = {
+    {"round trip", test_roundtrip},
+    {"int4 quantizer exact", test_int4_exact},
+    {"damaged header fields rejected", test_damaged_header_fields},
+    {"truncation at every byte rejected", test_truncation_everywhere},
+};
+SN_TEST_MAIN("blob", cases)
