@@ -1,0 +1,3 @@
+module sunny/render_go
+
+go 1.19
