@@ -1,0 +1,34 @@
+/* blob_convert.h - GGUF (or HF folder, via a temporary GGUF) -> sunny runtime blob (docs/BLOB.md).
+ *
+ * Every source tensor is dequantized row by row to f32 (runtime/ggml_types) and rewritten in the
+ * blob's layout: FP32, FP16, or INT4G64 planar for the 2-D weight matrices; norms, biases and the
+ * token embedding stay FP32. A tied model gets an explicit output.weight so the head runs through
+ * the same matrix kernel as every other layer. Output goes to OUT.tmp and is renamed at the end. */
+#ifndef SN_BLOB_CONVERT_H
+#define SN_BLOB_CONVERT_H
+#include "sn_err.h"
+#include <stdint.h>
+
+typedef enum { SN_BLOBTYPE_FP32 = 0, SN_BLOBTYPE_FP16 = 1, SN_BLOBTYPE_INT4 = 2 } sn_blobtype;
+
+int sn_blobtype_parse(const char *s); /* "fp32" | "fp16" | "int4" -> value, else -1 */
+
+typedef struct sn_blob_convert_opts {
+    const char *in_path;   /* a .gguf file or an HF model folder */
+    const char *out_path;
+    sn_blobtype dtype;
+    int head_fp16;         /* int4 only: keep output.weight FP16 instead of INT4 */
+    int n_threads;
+    int force;
+    int verify;            /* reopen with CRC checks and compare every tensor with the source */
+} sn_blob_convert_opts;
+
+typedef struct sn_blob_convert_result {
+    uint64_t n_tensors, bytes, n_int4, n_fp16, n_fp32;
+    double seconds;
+    double verify_max_rel_err; /* int4: max over tensors of max|w - deq(w)| / max|w| */
+} sn_blob_convert_result;
+
+sn_status sn_blob_convert(const sn_blob_convert_opts *o, sn_blob_convert_result *res, sn_err *err);
+
+#endif
