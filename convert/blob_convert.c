@@ -59,21 +59,19 @@ static sn_status write_tensor(sn_blob_writer *w, const job *j, double *max_rel, 
     sn_status st = SN_OK;
     if (!f) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (j->dt == SN_BLOB_INT4G64) {
-        uint64_t nb = sn_blob_tensor_nbytes(SN_BLOB_INT4G64, SN_BLOB_INT4_PLANAR, 2, (uint64_t[]){cols, rows, 1, 1});
+        uint64_t rb = sn_blob_int4_row_bytes(cols), nb = rb * rows;
         uint8_t *buf = malloc(nb);
         float *deq = malloc(cols * sizeof(float));
         if (!buf || !deq) { free(buf); free(deq); free(f); return sn_err_set(err, SN_ENOMEM, "out of memory (%s)", j->name); }
         memset(buf, 0, nb);
-        uint64_t so = sn_blob_int4_scales_offset(rows, cols);
         for (uint64_t r = 0; r < rows; r++) {
             if (sn_dequantize_row(t->type, (const uint8_t *)t->data + r * src_row, f, (int64_t)cols)) {
                 st = sn_err_set(err, SN_EUNSUPPORTED, "tensor '%s': cannot read GGUF type %s", j->name, sn_ggml_type_name(t->type));
                 break;
             }
-            uint8_t *q = buf + r * (cols / 2);
-            float *sc = (float *)(buf + so) + r * (cols / SN_BLOB_INT4_GROUP);
-            sn_blob_quantize_int4_row(f, cols, q, sc);
-            sn_blob_dequantize_int4_row(q, sc, cols, deq);
+            uint8_t *q = buf + r * rb;
+            sn_blob_quantize_int4_row(f, cols, q);
+            sn_blob_dequantize_int4_row(q, cols, deq);
             float amax = 0, emax = 0;
             for (uint64_t c = 0; c < cols; c++) {
                 amax = fmaxf(amax, fabsf(f[c]));
@@ -147,7 +145,7 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
     for (int64_t i = 0; i < nj && !st; i++) {
         const sn_gguf_tensor *t = jobs[i].src;
         st = sn_blob_writer_add_tensor(w, jobs[i].name, jobs[i].dt,
-                                       jobs[i].dt == SN_BLOB_INT4G64 ? SN_BLOB_INT4_PLANAR : SN_BLOB_ROWMAJOR,
+                                       jobs[i].dt == SN_BLOB_INT4G64 ? SN_BLOB_INT4_ROWS : SN_BLOB_ROWMAJOR,
                                        t->n_dims, t->ne, err);
         if (st > 0) st = SN_OK;
         res->n_int4 += jobs[i].dt == SN_BLOB_INT4G64;

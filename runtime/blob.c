@@ -1,7 +1,7 @@
 /* blob.c - reader and streaming writer of sunny's runtime blob (docs/BLOB.md).
  *
  * Why a second format next to GGUF: the blob carries weights in layouts made for sunny's kernels
- * (INT4 groups of 64 with planar nibbles + fp32 scales) that GGUF has no type for. Everything a
+ * (INT4 groups of 64: nibble codes + fp32 scales per row) that GGUF has no type for. Everything a
  * blob says is checked against the file size before use, so a damaged cache file is an error
  * message, never a crash. */
 #include "blob.h"
@@ -45,10 +45,7 @@ static uint32_t crc32_buf(const void *p, uint64_t n) {
     return (uint32_t)c;
 }
 
-uint64_t sn_blob_int4_scales_offset(uint64_t rows, uint64_t cols) {
-    uint64_t q = rows * (cols / 2);
-    return (q + SN_BLOB_ALIGN - 1) / SN_BLOB_ALIGN * SN_BLOB_ALIGN;
-}
+uint64_t sn_blob_int4_row_bytes(uint64_t cols) { return cols / 2 + cols / SN_BLOB_INT4_GROUP * 4; }
 
 uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_dims, const uint64_t *ne) {
     if (n_dims < 1 || n_dims > 4) return 0;
@@ -63,9 +60,8 @@ uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_
     case SN_BLOB_FP32: return lay == SN_BLOB_ROWMAJOR ? n * 4 : 0;
     case SN_BLOB_FP16: return lay == SN_BLOB_ROWMAJOR ? n * 2 : 0;
     case SN_BLOB_INT4G64: {
-        if (lay != SN_BLOB_INT4_PLANAR || n_dims != 2 || ne[0] % SN_BLOB_INT4_GROUP) return 0;
-        uint64_t rows = ne[1], cols = ne[0];
-        return sn_blob_int4_scales_offset(rows, cols) + rows * (cols / SN_BLOB_INT4_GROUP) * 4;
+        if (lay != SN_BLOB_INT4_ROWS || n_dims != 2 || ne[0] % SN_BLOB_INT4_GROUP) return 0;
+        return ne[1] * sn_blob_int4_row_bytes(ne[0]);
     }
     }
     return 0;
@@ -145,7 +141,7 @@ static sn_status parse(sn_blob *b, const char *what, int flags, sn_err *err) {
         t->crc32 = rd32(p + off + 60);
         uint64_t fld = off;
         off += REC_FIXED;
-        if ((uint32_t)t->dtype > SN_BLOB_INT4G64 || (uint32_t)t->layout > SN_BLOB_INT4_PLANAR)
+        if ((uint32_t)t->dtype > SN_BLOB_INT4G64 || (uint32_t)t->layout > SN_BLOB_INT4_ROWS)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has unknown dtype %u / layout %u (offset %llu)", what, nm, (unsigned)t->dtype, (unsigned)t->layout, (unsigned long long)fld);
         for (uint32_t d = t->n_dims; d < 4 && t->n_dims <= 4; d++)
             if (t->ne[d] != 1)
@@ -237,7 +233,8 @@ int64_t sn_blob_find_tensor(const sn_blob *b, const char *name) {
 
 /* ---------------- INT4G64 quantization ---------------- */
 
-void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *q, float *scales) {
+void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *q) {
+    float *scales = (float *)(void *)(q + cols / 2);
     for (uint64_t g = 0; g < cols / SN_BLOB_INT4_GROUP; g++) {
         const float *v = x + g * SN_BLOB_INT4_GROUP;
         float amax = 0.0f;
@@ -254,7 +251,8 @@ void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *q, float 
     }
 }
 
-void sn_blob_dequantize_int4_row(const uint8_t *q, const float *scales, uint64_t cols, float *y) {
+void sn_blob_dequantize_int4_row(const uint8_t *q, uint64_t cols, float *y) {
+    const float *scales = (const float *)(const void *)(q + cols / 2);
     for (uint64_t g = 0; g < cols / SN_BLOB_INT4_GROUP; g++) {
         const uint8_t *o = q + g * 32;
         for (int j = 0; j < 32; j++) {

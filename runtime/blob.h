@@ -21,7 +21,7 @@
 #define SN_BLOB_INT4_GROUP 64
 
 typedef enum { SN_BLOB_FP32 = 0, SN_BLOB_FP16 = 1, SN_BLOB_INT4G64 = 2 } sn_blob_dtype;
-typedef enum { SN_BLOB_ROWMAJOR = 0, SN_BLOB_INT4_PLANAR = 1 } sn_blob_layout;
+typedef enum { SN_BLOB_ROWMAJOR = 0, SN_BLOB_INT4_ROWS = 1 } sn_blob_layout;
 enum { SN_BLOB_FLAG_INT4_HEAD = 1 };
 enum { SN_BLOB_VERIFY = 1 }; /* open flag: check every tensor's CRC32 */
 
@@ -52,8 +52,8 @@ int64_t sn_blob_find_tensor(const sn_blob *b, const char *name);
 const sn_blob_tensor *sn_blob_tensor_at(const sn_blob *b, int64_t i);
 /* Bytes a tensor of this dtype/layout/shape must occupy (0 if the combination is invalid). */
 uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_dims, const uint64_t *ne);
-/* For INT4G64 planar: byte offset of the scale plane within the tensor's data. */
-uint64_t sn_blob_int4_scales_offset(uint64_t rows, uint64_t cols);
+/* INT4G64 rows: bytes of one row of `cols` inputs (cols/2 code bytes + cols/64 fp32 scales). */
+uint64_t sn_blob_int4_row_bytes(uint64_t cols);
 
 /* ---- writer ---- */
 typedef struct sn_blob_writer sn_blob_writer;
@@ -71,9 +71,9 @@ sn_status sn_blob_writer_end_tensor(sn_blob_writer *w, sn_err *err);
 /* Patches the tensor CRCs and the header CRC, fsyncs and closes. */
 sn_status sn_blob_writer_finish(sn_blob_writer *w, sn_err *err);
 
-/* INT4G64 quantization of one row of `cols` floats into its planar parts: `q` gets cols/2 bytes,
- * `scales` cols/64 floats (see docs/BLOB.md). */
-void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *q, float *scales);
-void sn_blob_dequantize_int4_row(const uint8_t *q, const float *scales, uint64_t cols, float *y);
+/* INT4G64 quantization of one row of `cols` floats into sn_blob_int4_row_bytes(cols) bytes:
+ * cols/2 code bytes then cols/64 fp32 scales (see docs/BLOB.md). */
+void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *row);
+void sn_blob_dequantize_int4_row(const uint8_t *row, uint64_t cols, float *y);
 
 #endif

@@ -26,10 +26,10 @@ static void write_sample(void) {
     uint64_t ne_a[1] = {10}, ne_b[2] = {8, 3}, ne_c[2] = {128, 5};
     CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "a", SN_BLOB_FP32, SN_BLOB_ROWMAJOR, 1, ne_a, &err), 0);
     CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "b", SN_BLOB_FP16, SN_BLOB_ROWMAJOR, 2, ne_b, &err), 1);
-    CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "c", SN_BLOB_INT4G64, SN_BLOB_INT4_PLANAR, 2, ne_c, &err), 2);
+    CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "c", SN_BLOB_INT4G64, SN_BLOB_INT4_ROWS, 2, ne_c, &err), 2);
     CU_ASSERT(sn_blob_writer_add_tensor(w, "c", SN_BLOB_FP32, SN_BLOB_ROWMAJOR, 1, ne_a, &err) < 0);
     uint64_t bad[2] = {100, 2}; /* 100 % 64 != 0 */
-    CU_ASSERT(sn_blob_writer_add_tensor(w, "d", SN_BLOB_INT4G64, SN_BLOB_INT4_PLANAR, 2, bad, &err) < 0);
+    CU_ASSERT(sn_blob_writer_add_tensor(w, "d", SN_BLOB_INT4G64, SN_BLOB_INT4_ROWS, 2, bad, &err) < 0);
     CU_ASSERT_EQUAL_FATAL(sn_blob_writer_begin(w, g_path, &err), 0);
     float a[10];
     for (int i = 0; i < 10; i++) a[i] = (float)i * 0.5f;
@@ -39,13 +39,13 @@ static void write_sample(void) {
     for (int i = 0; i < 24; i++) b[i] = (uint16_t)(0x3c00 + i);
     CU_ASSERT_EQUAL(sn_blob_writer_write(w, b, sizeof b, &err), 0);
     CU_ASSERT_EQUAL(sn_blob_writer_end_tensor(w, &err), 0);
-    uint64_t nb = sn_blob_tensor_nbytes(SN_BLOB_INT4G64, SN_BLOB_INT4_PLANAR, 2, ne_c);
+    uint64_t nb = sn_blob_tensor_nbytes(SN_BLOB_INT4G64, SN_BLOB_INT4_ROWS, 2, ne_c);
     uint8_t *c = calloc(1, nb);
     unsigned s = 7;
     float row[128];
     for (int r = 0; r < 5; r++) {
         for (int j = 0; j < 128; j++) row[j] = frand(&s);
-        sn_blob_quantize_int4_row(row, 128, c + r * 64, (float *)(c + sn_blob_int4_scales_offset(5, 128)) + r * 2);
+        sn_blob_quantize_int4_row(row, 128, c + r * sn_blob_int4_row_bytes(128));
     }
     /* write in two pieces to exercise streaming */
     CU_ASSERT_EQUAL(sn_blob_writer_write(w, c, 100, &err), 0);
@@ -90,9 +90,10 @@ static void test_int4_exact(void) {
     float x[64] = {0};
     x[0] = 7.0f; x[1] = -7.0f; x[2] = 2.5f; x[3] = -2.5f; x[4] = 0.49f; x[31] = 3.0f;
     x[32] = -6.5f; x[33] = 1.0f; x[63] = -0.5f;
-    uint8_t q[32];
+    uint8_t q[36];
     float sc[1];
-    sn_blob_quantize_int4_row(x, 64, q, sc);
+    sn_blob_quantize_int4_row(x, 64, q);
+    memcpy(sc, q + 32, 4);
     CU_ASSERT_EQUAL(sc[0], 1.0f);
     CU_ASSERT_EQUAL(q[0], (uint8_t)((7 + 8) | ((-7 + 8) << 4)));   /* x0=7, x32=-6.5 -> -7 */
     CU_ASSERT_EQUAL(q[1], (uint8_t)((-7 + 8) | ((1 + 8) << 4)));
@@ -103,17 +104,19 @@ static void test_int4_exact(void) {
     CU_ASSERT_EQUAL(q[31] >> 4, -1 + 8); /* x63=-0.5 -> -1 */
     /* all-zero group: scale 0, codes 8 */
     float z[64] = {0};
-    sn_blob_quantize_int4_row(z, 64, q, sc);
+    sn_blob_quantize_int4_row(z, 64, q);
+    memcpy(sc, q + 32, 4);
     CU_ASSERT_EQUAL(sc[0], 0.0f);
     CU_ASSERT_EQUAL(q[17], 0x88);
     /* dequant(quant(x)) within half a step */
     unsigned s = 3;
     float r[256], y[256];
-    uint8_t q4[128];
+    uint8_t q4[144];
     float sc4[4];
     for (int i = 0; i < 256; i++) r[i] = frand(&s);
-    sn_blob_quantize_int4_row(r, 256, q4, sc4);
-    sn_blob_dequantize_int4_row(q4, sc4, 256, y);
+    sn_blob_quantize_int4_row(r, 256, q4);
+    memcpy(sc4, q4 + 128, sizeof sc4);
+    sn_blob_dequantize_int4_row(q4, 256, y);
     for (int i = 0; i < 256; i++) CU_ASSERT(fabsf(r[i] - y[i]) <= sc4[i / 64] * 0.5f + 1e-6f);
 }
 
