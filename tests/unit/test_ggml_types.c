@@ -1,0 +1,509 @@
+/* test_ggml_types.c - type table, fp16/bf16 conversions and quantizers against ggml's definitions.
+ *
+ * Expected bytes are worked out by hand from ggml's algorithms (ties, zero blocks, +-max, NaN/Inf
+ * as ggml's x86 build treats them), the fp16 round trip is exhaustive, and the SIMD row converters
+ * are compared lane for lane with the scalar ones. When the npm oracle is installed, the
+ * quantizers and converters are also compared bit for bit with llama.cpp's own libggml-base.so
+ * (tests/node_modules/@node-llama-cpp/linux-x64), which is what llama-quantize runs. */
+#include "ggml_types.h"
+#include "sn_test.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static uint32_t bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float fbits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+static float frand(void) { return (float)((double)(rnd() >> 11) / 9007199254740992.0) * 2.0f - 1.0f; }
+static float gauss(void) { return (frand() + frand() + frand() + frand()) * 0.9f; }
+
+/* ---------------------------------------------------------------------------------------------- */
+static void test_type_table(void) {
+    CU_ASSERT_STRING_EQUAL(sn_ggml_type_name(SN_GGML_F32), "F32");
+    CU_ASSERT_STRING_EQUAL(sn_ggml_type_name(SN_GGML_BF16), "BF16");
+    CU_ASSERT_STRING_EQUAL(sn_ggml_type_name(SN_GGML_Q4_K), "Q4_K");
+    CU_ASSERT_STRING_EQUAL(sn_ggml_type_name(23), "IQ4_XS");
+    CU_ASSERT_STRING_EQUAL(sn_ggml_type_name(42), "Q2_0");
+    CU_ASSERT_EQUAL(sn_ggml_type_from_name("q4_k"), SN_GGML_Q4_K);
+    CU_ASSERT_EQUAL(sn_ggml_type_from_name("Q8_0"), SN_GGML_Q8_0);
+    CU_ASSERT_EQUAL(sn_ggml_type_from_name("Q4_2"), -1);
+    const int retired[] = {4, 5, 31, 32, 33, 36, 37, 38, 43, -1, 1000};
+    for (size_t i = 0; i < sizeof retired / sizeof retired[0]; i++) {
+        CU_ASSERT_PTR_NULL(sn_ggml_type_name(retired[i]));
+        CU_ASSERT_EQUAL(sn_ggml_blck_size(retired[i]), 0);
+        CU_ASSERT_EQUAL(sn_ggml_type_size(retired[i]), 0);
+        CU_ASSERT_EQUAL(sn_ggml_row_size(retired[i], 256), 0);
+    }
+    struct { int t; uint32_t blck; size_t size; } want[] = {
+        {0, 1, 4}, {1, 1, 2}, {2, 32, 18}, {3, 32, 20}, {6, 32, 22}, {7, 32, 24}, {8, 32, 34},
+        {9, 32, 36}, {10, 256, 84}, {11, 256, 110}, {12, 256, 144}, {13, 256, 176}, {14, 256, 210},
+        {15, 256, 292}, {24, 1, 1}, {25, 1, 2}, {26, 1, 4}, {27, 1, 8}, {28, 1, 8}, {30, 1, 2},
+        {34, 256, 54}, {35, 256, 66}, {39, 32, 17}, {40, 64, 36}, {41, 128, 18}, {42, 64, 18}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CU_ASSERT_EQUAL(sn_ggml_blck_size(want[i].t), want[i].blck);
+        CU_ASSERT_EQUAL(sn_ggml_type_size(want[i].t), want[i].size);
+    }
+    int known = 0;
+    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) known += sn_ggml_blck_size(t) != 0;
+    CU_ASSERT_EQUAL(known, 43 - 8);
+    CU_ASSERT_EQUAL(sn_ggml_row_size(SN_GGML_Q4_K, 512), 288);
+    CU_ASSERT_EQUAL(sn_ggml_row_size(SN_GGML_Q4_K, 100), 0);
+    CU_ASSERT_EQUAL(sn_ggml_row_size(SN_GGML_F16, 7), 14);
+    CU_ASSERT_EQUAL(sn_ggml_row_size(SN_GGML_Q8_0, 64), 68);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+static void test_fp16_edges(void) {
+    struct { uint32_t f; uint16_t h; } v[] = {
+        {0x00000000, 0x0000}, {0x80000000, 0x8000}, {0x3F800000, 0x3C00}, {0xBF800000, 0xBC00},
+        {0x477FE000, 0x7BFF},                       /* 65504, the largest half */
+        {0x477FEFFF, 0x7BFF},                       /* just below the 65520 tie */
+        {0x477FF000, 0x7C00},                       /* 65520 ties to even = inf */
+        {0x7F800000, 0x7C00}, {0xFF800000, 0xFC00}, {0x501502F9, 0x7C00}, /* 1e10 */
+        {0x7FC00000, 0x7E00}, {0xFFC00001, 0xFE00}, {0x7F800001, 0x7E00}, {0x7FFFE000, 0x7E00},
+        {0x33800000, 0x0001},                       /* 2^-24, smallest subnormal */
+        {0x33000000, 0x0000},                       /* 2^-25: tie -> even 0 */
+        {0x33000001, 0x0001},
+        {0x33C00000, 0x0002},                       /* 1.5*2^-24: tie -> even 2 */
+        {0x38800000, 0x0400},                       /* 2^-14, smallest normal */
+        {0x3F801000, 0x3C00},                       /* 1+2^-11: tie -> even */
+        {0x3F803000, 0x3C02},                       /* 1+3*2^-11: tie -> even */
+        {0x3F801001, 0x3C01}, {0x00000001, 0x0000}, {0x32800000, 0x0000}, /* 2^-26 */
+        {0xB3C00000, 0x8002},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        uint16_t h = sn_fp32_to_fp16(fbits(v[i].f));
+        if (h != v[i].h) fprintf(stderr, "fp16(%08x) = %04x, want %04x\n", v[i].f, h, v[i].h);
+        CU_ASSERT_EQUAL(h, v[i].h);
+    }
+    /* 1023.5 * 2^-24 is the tie between the largest subnormal and the smallest normal */
+    CU_ASSERT_EQUAL(sn_fp32_to_fp16(ldexpf(1023.5f, -24)), 0x0400);
+    CU_ASSERT_EQUAL(sn_fp32_to_fp16(ldexpf(1022.5f, -24)), 0x03FE);
+    CU_ASSERT_EQUAL(sn_fp32_to_fp16(ldexpf(1021.5f, -24)), 0x03FE);
+
+    CU_ASSERT_EQUAL(bits(sn_fp16_to_fp32(0x0001)), bits(ldexpf(1.0f, -24)));
+    CU_ASSERT_EQUAL(sn_fp16_to_fp32(0x03FF), ldexpf(1023.0f, -24));
+    CU_ASSERT_EQUAL(sn_fp16_to_fp32(0x7BFF), 65504.0f);
+    CU_ASSERT_EQUAL(bits(sn_fp16_to_fp32(0x7C00)), 0x7F800000u);
+    CU_ASSERT_EQUAL(bits(sn_fp16_to_fp32(0x7C01)), 0x7FC02000u); /* signalling NaN comes back quiet */
+    CU_ASSERT_EQUAL(bits(sn_fp16_to_fp32(0xFE00)), 0xFFC00000u);
+    CU_ASSERT_EQUAL(bits(sn_fp16_to_fp32(0x8000)), 0x80000000u);
+}
+
+static void test_fp16_exhaustive_round_trip(void) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = sn_fp16_to_fp32((uint16_t)h);
+        uint16_t back = sn_fp32_to_fp16(f);
+        int is_nan = (h & 0x7C00) == 0x7C00 && (h & 0x3FF);
+        uint16_t want = is_nan ? (uint16_t)((h & 0x8000) | 0x7E00) : (uint16_t)h;
+        if (back != want) bad++;
+        /* the value is what IEEE says it is */
+        if (!is_nan && (h & 0x7C00) != 0x7C00) {
+            int e = (int)((h >> 10) & 0x1F), m = (int)(h & 0x3FF);
+            double val = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+            if (h & 0x8000) val = -val;
+            if ((double)f != val) bad++;
+        }
+        /* and f +- half an ulp rounds to even */
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* midpoints between consecutive positive finite halves round to the even one */
+    int badmid = 0;
+    for (uint32_t h = 0; h < 0x7BFF; h++) {
+        double a = sn_fp16_to_fp32((uint16_t)h), b = sn_fp16_to_fp32((uint16_t)(h + 1));
+        float mid = (float)((a + b) / 2); /* exact in f32 */
+        uint16_t want = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h;
+        if (sn_fp32_to_fp16(mid) != want) badmid++;
+        if (sn_fp32_to_fp16(nextafterf(mid, 1e9f)) != h + 1) badmid++;
+        if (sn_fp32_to_fp16(nextafterf(mid, -1e9f)) != h) badmid++;
+    }
+    CU_ASSERT_EQUAL(badmid, 0);
+}
+
+static void test_bf16(void) {
+    struct { uint32_t f; uint16_t h; } v[] = {
+        {0x3F800000, 0x3F80}, {0x3F808000, 0x3F80}, {0x3F818000, 0x3F82}, {0x3F808001, 0x3F81},
+        {0x7F7FFFFF, 0x7F80}, {0x7F800000, 0x7F80}, {0xFF800000, 0xFF80}, {0x7F800001, 0x7FC0},
+        {0xFF800001, 0xFFC0}, {0x7FC00000, 0x7FC0}, {0x7FA00000, 0x7FE0}, {0x00008000, 0x0000},
+        {0x00018000, 0x0002}, {0x80000000, 0x8000}, {0xC0490FDB, 0xC049},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        CU_ASSERT_EQUAL(sn_fp32_to_bf16(fbits(v[i].f)), v[i].h);
+        CU_ASSERT_EQUAL(bits(sn_bf16_to_fp32(v[i].h)), (uint32_t)v[i].h << 16);
+    }
+}
+
+/* SIMD row converters equal the scalar ones, including NaN payloads, tails and odd alignment. */
+static void test_rows_match_scalar(void) {
+    const size_t n = 100003;
+    float *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+    uint16_t *h = malloc((n + 1) * 2), *h2 = malloc((n + 1) * 2);
+    for (size_t i = 0; i <= n; i++) {
+        uint32_t u = (uint32_t)rnd();
+        switch (i % 7) {
+        case 0: u = (u & 0x807FFFFF) | 0x7F800000; break; /* Inf / NaN with payloads */
+        case 1: u &= 0x807FFFFF; break;                    /* f32 subnormals */
+        case 2: u = (u & 0x87FFFFFF) | 0x30000000; break;  /* around the f16 subnormal range */
+        case 3: u = (u & 0x81FFFFFF) | 0x46000000; break;  /* around 65504 */
+        default: break;
+        }
+        memcpy(&x[i], &u, 4);
+    }
+    int bad = 0;
+    size_t lens[] = {0, 1, 7, 8, 15, 16, 17, 31, 33, 64, 65, 1000, n};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        for (size_t off = 0; off < 2; off++) {
+            size_t len = lens[li] - (lens[li] == n ? off : 0);
+            memset(h, 0, (n + 1) * 2);
+            sn_fp32_to_fp16_row(x + off, h, len);
+            for (size_t i = 0; i < len; i++) bad += h[i] != sn_fp32_to_fp16(x[off + i]);
+            sn_fp32_to_bf16_row(x + off, h, len);
+            for (size_t i = 0; i < len; i++) bad += h[i] != sn_fp32_to_bf16(x[off + i]);
+            for (size_t i = 0; i <= n; i++) h2[i] = (uint16_t)rnd();
+            sn_fp16_to_fp32_row(h2 + off, y, len);
+            for (size_t i = 0; i < len; i++) bad += bits(y[i]) != bits(sn_fp16_to_fp32(h2[off + i]));
+            sn_bf16_to_fp32_row(h2 + off, y, len);
+            for (size_t i = 0; i < len; i++) bad += bits(y[i]) != bits(sn_bf16_to_fp32(h2[off + i]));
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    free(x);
+    free(y);
+    free(h);
+    free(h2);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+static void test_q8_0_hand(void) {
+    float x[32] = {127, -127, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 0, 126.5f, -126.5f, 63.49f, 1e-30f};
+    sn_block_q8_0 b;
+    sn_quantize_row_q8_0(x, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0x3C00); /* d = 127/127 = 1 */
+    const int8_t want[12] = {127, -127, 1, -1, 2, 3, -3, 0, 127, -127, 63, 0}; /* roundf: away from 0 */
+    CU_ASSERT(memcmp(b.qs, want, 12) == 0);
+    for (int j = 12; j < 32; j++) CU_ASSERT_EQUAL(b.qs[j], 0);
+
+    float z[32] = {0};
+    memset(&b, 0x55, sizeof b);
+    sn_quantize_row_q8_0(z, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0);
+    for (int j = 0; j < 32; j++) CU_ASSERT_EQUAL(b.qs[j], 0);
+
+    /* NaN first: MAX(amax, NaN) forgets it, later values win; NaN itself quantizes to 0 */
+    float n1[32] = {NAN, 127};
+    sn_quantize_row_q8_0(n1, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0x3C00);
+    CU_ASSERT_EQUAL(b.qs[0], 0);
+    CU_ASSERT_EQUAL(b.qs[1], 127);
+    /* NaN last: d becomes NaN and every q is 0 */
+    float n2[32] = {127};
+    n2[31] = NAN;
+    sn_quantize_row_q8_0(n2, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0x7E00);
+    for (int j = 0; j < 32; j++) CU_ASSERT_EQUAL(b.qs[j], 0);
+    /* Inf: d = inf, 1/d = 0, everything 0 */
+    float in[32] = {INFINITY, 5};
+    sn_quantize_row_q8_0(in, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0x7C00);
+    CU_ASSERT_EQUAL(b.qs[0], 0);
+    CU_ASSERT_EQUAL(b.qs[1], 0);
+    /* fp16 rounding of d: amax = 1 -> d = 1/127 -> half 0x2008 (0.0078763962) */
+    float s[32] = {1, -0.25f};
+    sn_quantize_row_q8_0(s, &b, 32);
+    CU_ASSERT_EQUAL(b.d, sn_fp32_to_fp16(1.0f / 127));
+    CU_ASSERT_EQUAL(b.d, 0x2008);
+    CU_ASSERT_EQUAL(b.qs[0], 127);
+    CU_ASSERT_EQUAL(b.qs[1], -32); /* -0.25*127 = -31.75 */
+}
+
+static void test_q4_0_hand(void) {
+    sn_block_q4_0 b;
+    float x[32] = {-8, 7, 0, 0.5f, -0.5f, 0.49f, 3.6f, -7.9f};
+    x[16] = 6.5f;
+    x[17] = -3.5f;
+    sn_quantize_row_q4_0(x, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0x3C00); /* max = -8 -> d = 1 */
+    const uint8_t want[16] = {0xF0, 0x5F, 0x88, 0x89, 0x88, 0x88, 0x8C, 0x80,
+                              0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88};
+    CU_ASSERT(memcmp(b.qs, want, 16) == 0);
+
+    float p[32] = {8, -7.6f, -7, 4}; /* positive max -> d = -1; -7.6 clamps to 15 */
+    sn_quantize_row_q4_0(p, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0xBC00);
+    const uint8_t wantp[4] = {0x80, 0x8F, 0x8F, 0x84};
+    CU_ASSERT(memcmp(b.qs, wantp, 4) == 0);
+    for (int j = 4; j < 16; j++) CU_ASSERT_EQUAL(b.qs[j], 0x88);
+
+    float t[32] = {-4, 4}; /* equal magnitudes: the first one sets the sign */
+    sn_quantize_row_q4_0(t, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0x3800); /* 0.5 */
+    CU_ASSERT_EQUAL(b.qs[0], 0x80);
+    CU_ASSERT_EQUAL(b.qs[1], 0x8F);
+
+    float z[32] = {0};
+    sn_quantize_row_q4_0(z, &b, 32);
+    CU_ASSERT_EQUAL(b.d, 0x8000); /* d = 0 / -8 = -0.0 */
+    for (int j = 0; j < 16; j++) CU_ASSERT_EQUAL(b.qs[j], 0x88);
+
+    float dq[32];
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q4_0, &b, dq, 32), 0);
+    for (int j = 0; j < 32; j++) CU_ASSERT_EQUAL(dq[j], 0.0f);
+}
+
+/* Integers 0..15 in every sub-block: the min/max grid fits exactly (scale 1, min 0), so
+ * d = fp16(1/63) = 0x2410, dmin = 0, all 6-bit scales 63, mins 0, levels = the values. */
+static void test_q4_K_hand(void) {
+    float x[256];
+    for (int i = 0; i < 256; i++) x[i] = (float)((i * 7) % 16);
+    sn_block_q4_K b;
+    sn_quantize_row_q4_K(x, &b, 256);
+    CU_ASSERT_EQUAL(b.d, 0x2410);
+    CU_ASSERT_EQUAL(b.dmin, 0x0000);
+    const uint8_t ws[12] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0x0F, 0x0F, 0x0F, 0x0F};
+    CU_ASSERT(memcmp(b.scales, ws, 12) == 0);
+    int bad = 0;
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++) {
+            uint8_t want = (uint8_t)((int)x[64 * c + l] | ((int)x[64 * c + l + 32] << 4));
+            bad += b.qs[32 * c + l] != want;
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    float y[256];
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q4_K, &b, y, 256), 0);
+    for (int i = 0; i < 256; i++) CU_ASSERT_EQUAL(y[i], 0.999755859375f * x[i]); /* 63*d */
+
+    float z[256] = {0};
+    memset(&b, 0x55, sizeof b);
+    sn_quantize_row_q4_K(z, &b, 256);
+    const uint8_t *raw = (const uint8_t *)&b;
+    int nz = 0;
+    for (size_t i = 0; i < sizeof b; i++) nz += raw[i] != 0;
+    CU_ASSERT_EQUAL(nz, 0);
+}
+
+/* Integers -32..31 with -32 in every 16-group: scale 1 per sub-block, d = fp16(-1/128) = 0xA000,
+ * all int8 scales -128, levels = value + 32, split into 4 low bits (ql) and 2 high bits (qh). */
+static void test_q6_K_hand(void) {
+    float x[256];
+    for (int i = 0; i < 256; i++) x[i] = (i % 16 == 0) ? -32.0f : (float)((i * 5) % 64 - 32);
+    sn_block_q6_K b;
+    sn_quantize_row_q6_K(x, &b, 256);
+    CU_ASSERT_EQUAL(b.d, 0xA000);
+    for (int j = 0; j < 16; j++) CU_ASSERT_EQUAL(b.scales[j], -128);
+    int bad = 0;
+    for (int h = 0; h < 2; h++)
+        for (int l = 0; l < 32; l++) {
+            int L[4];
+            for (int k = 0; k < 4; k++) L[k] = (int)x[128 * h + l + 32 * k] + 32;
+            bad += b.ql[64 * h + l] != (uint8_t)((L[0] & 15) | ((L[2] & 15) << 4));
+            bad += b.ql[64 * h + l + 32] != (uint8_t)((L[1] & 15) | ((L[3] & 15) << 4));
+            bad += b.qh[32 * h + l] !=
+                   (uint8_t)((L[0] >> 4) | ((L[1] >> 4) << 2) | ((L[2] >> 4) << 4) | ((L[3] >> 4) << 6));
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    float y[256];
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q6_K, &b, y, 256), 0);
+    for (int i = 0; i < 256; i++) CU_ASSERT_EQUAL(y[i], x[i]);
+
+    float z[256] = {0};
+    memset(&b, 0x55, sizeof b);
+    sn_quantize_row_q6_K(z, &b, 256);
+    const uint8_t *raw = (const uint8_t *)&b;
+    int nz = 0;
+    for (size_t i = 0; i < sizeof b; i++) nz += raw[i] != 0;
+    CU_ASSERT_EQUAL(nz, 0);
+}
+
+static void test_q8_K_hand(void) {
+    float x[256] = {0};
+    x[0] = -127;
+    x[1] = 0.5f;  /* ties to even: 0 */
+    x[2] = 1.5f;  /* 2 */
+    x[3] = 64;
+    sn_block_q8_K b;
+    sn_quantize_row_q8_K(x, &b, 256);
+    CU_ASSERT_EQUAL(b.d, 1.0f); /* iscale = -127/-127 */
+    CU_ASSERT_EQUAL(b.qs[0], -127);
+    CU_ASSERT_EQUAL(b.qs[1], 0);
+    CU_ASSERT_EQUAL(b.qs[2], 2);
+    CU_ASSERT_EQUAL(b.qs[3], 64);
+    CU_ASSERT_EQUAL(b.bsums[0], -127 + 2 + 64);
+    CU_ASSERT_EQUAL(b.bsums[1], 0);
+}
+
+/* dequant(quant(x)) stays within the error the format allows. */
+static void test_quant_error_bounds(void) {
+    enum { N = 8192 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    uint8_t *q = malloc(N * 2);
+    for (int i = 0; i < N; i++) x[i] = gauss() * (i % 512 < 256 ? 1.0f : 0.01f);
+
+    sn_quantize_row_q8_0(x, q, N);
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q8_0, q, y, N), 0);
+    int bad = 0;
+    for (int b = 0; b < N / 32; b++) {
+        float d = sn_fp16_to_fp32(((sn_block_q8_0 *)q)[b].d);
+        for (int j = 0; j < 32; j++) bad += fabsf(y[32 * b + j] - x[32 * b + j]) > 0.57f * d;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+
+    sn_quantize_row_q4_0(x, q, N);
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q4_0, q, y, N), 0);
+    bad = 0;
+    for (int b = 0; b < N / 32; b++) {
+        float d = fabsf(sn_fp16_to_fp32(((sn_block_q4_0 *)q)[b].d));
+        for (int j = 0; j < 32; j++) bad += fabsf(y[32 * b + j] - x[32 * b + j]) > 1.01f * d;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+
+    void (*qf[2])(const float *, void *, int64_t) = {sn_quantize_row_q4_K, sn_quantize_row_q6_K};
+    const int types[2] = {SN_GGML_Q4_K, SN_GGML_Q6_K};
+    const double max_rel_rmse[2] = {0.12, 0.03};
+    for (int k = 0; k < 2; k++) {
+        qf[k](x, q, N);
+        CU_ASSERT_EQUAL(sn_dequantize_row(types[k], q, y, N), 0);
+        for (int blk = 0; blk < N / 256; blk++) {
+            double se = 0, sx = 0;
+            for (int j = 0; j < 256; j++) {
+                double dd = y[256 * blk + j] - x[256 * blk + j];
+                se += dd * dd;
+                sx += (double)x[256 * blk + j] * x[256 * blk + j];
+            }
+            double rel = sqrt(se / sx);
+            if (rel > max_rel_rmse[k]) fprintf(stderr, "type %d block %d rel rmse %g\n", types[k], blk, rel);
+            CU_ASSERT(rel <= max_rel_rmse[k]);
+        }
+    }
+
+    sn_fp32_to_fp16_row(x, (uint16_t *)q, N);
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_F16, q, y, N), 0);
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += fabsf(y[i] - x[i]) > fabsf(x[i]) * 0x1p-11f + 0x1p-25f;
+    CU_ASSERT_EQUAL(bad, 0);
+    sn_fp32_to_bf16_row(x, (uint16_t *)q, N);
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_BF16, q, y, N), 0);
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += fabsf(y[i] - x[i]) > fabsf(x[i]) * 0x1p-8f;
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_F32, x, y, N), 0);
+    CU_ASSERT(memcmp(x, y, N * sizeof *x) == 0);
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q5_0, q, y, 32), -1);
+    CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q8_0, q, y, 33), -1);
+    free(x);
+    free(y);
+    free(q);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Bit-exact comparison with llama.cpp's own libggml-base.so when the npm oracle is installed. */
+typedef void (*quant_fn)(const float *, void *, int64_t);
+typedef void (*row16_fn)(const float *, uint16_t *, int64_t);
+
+static void test_against_libggml(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/"
+             "libggml-base.so", sn_test_src());
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        printf("\n    (oracle libggml-base.so not found at %s: skipping bit-exact comparison)\n", path);
+        return;
+    }
+    struct { const char *sym; quant_fn mine; size_t bsize; int blck; } q[] = {
+        {"quantize_row_q8_0_ref", sn_quantize_row_q8_0, 34, 32},
+        {"quantize_row_q4_0_ref", sn_quantize_row_q4_0, 18, 32},
+        {"quantize_row_q4_K_ref", sn_quantize_row_q4_K, 144, 256},
+        {"quantize_row_q6_K_ref", sn_quantize_row_q6_K, 210, 256},
+        {"quantize_row_q8_K_ref", sn_quantize_row_q8_K, 292, 256},
+    };
+    enum { N = 2048 };
+    float *x = malloc(N * sizeof *x);
+    uint8_t *a = malloc(N * 2), *b = malloc(N * 2);
+    for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
+        quant_fn ref = (quant_fn)dlsym(h, q[k].sym);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+        int bad = 0;
+        for (int it = 0; it < 60; it++) {
+            for (int i = 0; i < N; i++) {
+                float v = frand();
+                switch (it % 7) {
+                case 1: v *= 1e-3f; break;
+                case 2: v = v * v * v * 10; break;
+                case 3: v = (rnd() % 5 == 0) ? 0 : v; break;
+                case 4: v = (float)(int)(v * 8) / 8.0f; break; /* many exact ties */
+                case 5: v = expf(v * 20) * ((rnd() & 1) ? 1 : -1); break;
+                case 6: v = gauss() * 0.02f; break;
+                default: break;
+                }
+                x[i] = v;
+            }
+            if (it == 7) for (int i = 0; i < 256; i++) x[i] = 0;
+            if (it == 8) for (int i = 0; i < 256; i++) x[i] = 1e-40f * (float)(i % 3);
+            if (it == 9) for (int i = 0; i < 256; i++) x[i] = 0.25f;
+            if (it == 10) x[5] = NAN;
+            if (it == 11) x[3] = INFINITY;
+            memset(a, 0, N * 2);
+            memset(b, 0, N * 2);
+            ref(x, a, N);
+            q[k].mine(x, b, N);
+            if (memcmp(a, b, (size_t)N / q[k].blck * q[k].bsize) != 0) {
+                if (!bad) fprintf(stderr, "%s differs from libggml (iteration %d)\n", q[k].sym, it);
+                bad++;
+            }
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    row16_fn f16 = (row16_fn)dlsym(h, "ggml_fp32_to_fp16_row");
+    row16_fn bf16 = (row16_fn)dlsym(h, "ggml_fp32_to_bf16_row_ref");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f16);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bf16);
+    enum { M = 1 << 20 };
+    float *xs = malloc(M * sizeof *xs);
+    uint16_t *p = malloc(M * 2), *r = malloc(M * 2);
+    for (int i = 0; i < M; i++) {
+        uint32_t u = (uint32_t)rnd();
+        if (i & 1) u = (u & 0x8FFFFFFF) | 0x30000000; /* dense around the fp16 range */
+        memcpy(&xs[i], &u, 4);
+    }
+    int bad16 = 0, badb = 0;
+    f16(xs, p, M);
+    sn_fp32_to_fp16_row(xs, r, M);
+    for (int i = 0; i < M; i++) bad16 += p[i] != r[i];
+    bf16(xs, p, M);
+    sn_fp32_to_bf16_row(xs, r, M);
+    for (int i = 0; i < M; i++) badb += p[i] != r[i];
+    CU_ASSERT_EQUAL(bad16, 0);
+    CU_ASSERT_EQUAL(badb, 0);
+    free(xs);
+    free(p);
+    free(r);
+    free(x);
+    free(a);
+    free(b);
+    dlclose(h);
+}
+
+static const sn_test_case cases[] = {
+    {"type table: names, block sizes, retired ids", test_type_table},
+    {"fp16 edge cases (ties, subnormals, overflow, NaN)", test_fp16_edges},
+    {"fp16 exhaustive round trip and midpoints", test_fp16_exhaustive_round_trip},
+    {"bf16 rounding and quiet NaN", test_bf16},
+    {"SIMD row converters equal scalar", test_rows_match_scalar},
+    {"Q8_0 hand-checked blocks", test_q8_0_hand},
+    {"Q4_0 hand-checked blocks", test_q4_0_hand},
+    {"Q4_K hand-checked blocks", test_q4_K_hand},
+    {"Q6_K hand-checked blocks", test_q6_K_hand},
+    {"Q8_K hand-checked block", test_q8_K_hand},
+    {"dequant(quant(x)) error bounds", test_quant_error_bounds},
+    {"bit-exact with llama.cpp's libggml-base.so", test_against_libggml},
+};
+SN_TEST_MAIN("ggml_types", cases)
