@@ -1,10 +1,384 @@
-/* sunny-run.c - placeholder main until the run issue fills it in. */
+/* sunny-run.c - run a Llama-family GGUF with the bundled runtime: tokenize a prompt, evaluate it,
+ * generate (greedy by default), print the text or a JSON record the parity tests read. Thin: flag
+ * parsing and printing only; the work is in runtime/ (model.h, tokenizer.h, sampler.h). */
 #include "cli.h"
+#include "gguf.h"
+#include "model.h"
+#include "sampler.h"
+#include "tokenizer.h"
+
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: sunny-run MODEL.gguf (-p PROMPT | --prompt-ids 1,2,3 | -f FILE) [-n N] [-t THREADS]\n"
+            "                 [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CTX] [--no-bos]\n"
+            "                 [--kv f16|f32] [--ignore-eos] [--json]\n"
+            "       sunny-run MODEL.gguf --tokenize (-p TEXT | -f FILE) [--json]\n"
+            "\n"
+            "Runs a llama / qwen2 / qwen3 GGUF (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) with llama.cpp's\n"
+            "numerics. Default sampling is greedy (--temp 0). --json prints\n"
+            "{\"prompt_ids\":[...],\"ids\":[...],\"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...}.\n"
+            "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+typedef struct {
+    const char *model, *prompt, *prompt_ids, *file;
+    int64_t n_predict, threads, top_k, ctx;
+    double temp, top_p;
+    int64_t seed;
+    int no_bos, json, tokenize, kv_f32, ignore_eos;
+} opts;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    while (b) {
+        size_t r = fread(b + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+        if (n == cap) {
+            char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(b, cap * 2);
+            if (!nb) { free(b); b = NULL; break; }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(b); return NULL; }
+    *len = n;
+    return b;
+}
+
+/* "1,2,3" -> ids; returns count or -1. */
+static int64_t parse_ids(const char *s, int32_t **out) {
+    size_t cap = 16, n = 0;
+    int32_t *ids = malloc(cap * sizeof(*ids));
+    if (!ids) return -1;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || v < 0 || v > INT32_MAX || (*end && *end != ',')) { free(ids); return -1; }
+        if (n == cap) {
+            int32_t *ni = realloc(ids, cap * 2 * sizeof(*ids));
+            if (!ni) { free(ids); return -1; }
+            ids = ni;
+            cap *= 2;
+        }
+        ids[n++] = (int32_t)v;
+        p = *end ? end + 1 : end;
+        if (*end == ',' && !*p) { free(ids); return -1; }
+    }
+    if (n == 0) { free(ids); return -1; }
+    *out = ids;
+    return (int64_t)n;
+}
+
+/* JSON string body: escapes, and replaces invalid UTF-8 with U+FFFD so the output always parses. */
+static void json_str(FILE *f, const char *s, size_t n) {
+    fputc('"', f);
+    for (size_t i = 0; i < n;) {
+        const unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); i++; continue; }
+        if (c < 0x20) { fprintf(f, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\u%04x", c); i++; continue; }
+        if (c < 0x80) { fputc(c, f); i++; continue; }
+        size_t len = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+        if (c >= 0xF5) len = 0;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++) ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
+        if (ok && len == 3) {
+            const unsigned char c1 = (unsigned char)s[i + 1];
+            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+        }
+        if (ok && len == 4) {
+            const unsigned char c1 = (unsigned char)s[i + 1];
+            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+        }
+        if (!ok) { fputs("\xEF\xBF\xBD", f); i++; continue; }
+        fwrite(s + i, 1, len, f);
+        i += len;
+    }
+    fputc('"', f);
+}
+
+static void json_ids(FILE *f, const int32_t *ids, int64_t n) {
+    fputc('[', f);
+    for (int64_t i = 0; i < n; i++) fprintf(f, i ? ",%d" : "%d", ids[i]);
+    fputc(']', f);
+}
+
+static int parse_args(int argc, char **argv, opts *o) {
+    memset(o, 0, sizeof(*o));
+    o->n_predict = 32;
+    o->threads = 1;
+    o->top_k = 40;
+    o->top_p = 0.95;
+    o->seed = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT()                                                              \
+    do {                                                                    \
+        if (i + 1 >= argc) return sn_cli_usage_error("%s needs a value", a); \
+        i++;                                                                \
+    } while (0)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        else if (!strcmp(a, "--version")) { sn_cli_print_version(); exit(0); }
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) { NEXT(); o->prompt = argv[i]; }
+        else if (!strcmp(a, "--prompt-ids")) { NEXT(); o->prompt_ids = argv[i]; }
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) { NEXT(); o->file = argv[i]; }
+        else if (!strcmp(a, "-n")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, 1 << 24, &o->n_predict)) return sn_cli_usage_error("-n: expected a count, got '%s'", argv[i]); }
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, 1024, &o->threads)) return sn_cli_usage_error("-t: expected 1..1024, got '%s'", argv[i]); }
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, (int64_t)1 << 31, &o->ctx)) return sn_cli_usage_error("-c: expected a positive size, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--temp")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->temp) || !(o->temp >= 0)) return sn_cli_usage_error("--temp: expected a number >= 0, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--top-k")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, INT32_MAX, &o->top_k)) return sn_cli_usage_error("--top-k: expected an integer >= 0, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--top-p")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->top_p) || !(o->top_p > 0 && o->top_p <= 1)) return sn_cli_usage_error("--top-p: expected 0 < P <= 1, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--seed")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, UINT32_MAX, &o->seed)) return sn_cli_usage_error("--seed: expected 0..4294967295, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--kv")) {
+            NEXT();
+            if (!strcmp(argv[i], "f16")) o->kv_f32 = 0;
+            else if (!strcmp(argv[i], "f32")) o->kv_f32 = 1;
+            else return sn_cli_usage_error("--kv: expected f16 or f32, got '%s'", argv[i]);
+        }
+        else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
+        else if (!strcmp(a, "--json")) o->json = 1;
+        else if (!strcmp(a, "--tokenize")) o->tokenize = 1;
+        else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
+        else if (a[0] == '-' && a[1]) return sn_cli_usage_error("unknown option '%s'", a);
+        else if (!o->model) o->model = a;
+        else return sn_cli_usage_error("unexpected argument '%s'", a);
+#undef NEXT
+    }
+    if (!o->model) return sn_cli_usage_error("no model given");
+    const int sources = !!o->prompt + !!o->prompt_ids + !!o->file;
+    if (sources != 1) return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f");
+    if (o->tokenize && o->prompt_ids) return sn_cli_usage_error("--tokenize takes -p or -f");
+    return -1;
+}
+
+/* The prompt text from -p or -f (NULL with --prompt-ids). */
+static int prompt_text(const opts *o, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    if (o->prompt) {
+        *len = strlen(o->prompt);
+        *text = malloc(*len + 1);
+        if (!*text) return -1;
+        memcpy(*text, o->prompt, *len + 1);
+    } else if (o->file) {
+        *text = read_file(o->file, len);
+        if (!*text) { sn_cli_errorf("%s: cannot read: %s", o->file, strerror(errno)); return -1; }
+    }
+    return 0;
+}
+
+static int64_t encode(const sn_tokenizer *tok, const char *text, size_t len, int add_special, int32_t **ids, sn_err *err) {
+    size_t cap = len + 16;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        *ids = malloc(cap * sizeof(int32_t));
+        if (!*ids) { sn_err_set(err, SN_ENOMEM, "out of memory"); return -1; }
+        const int64_t n = sn_tok_encode(tok, text, len, add_special, 1, *ids, cap, err);
+        if (n < 0) { free(*ids); *ids = NULL; return -1; }
+        if ((size_t)n <= cap) return n;
+        free(*ids);
+        cap = (size_t)n;
+    }
+    sn_err_set(err, SN_EINVAL, "tokenizer returned inconsistent counts");
+    return -1;
+}
+
+static char *decode(const sn_tokenizer *tok, const int32_t *ids, int64_t n, size_t *len) {
+    size_t cap = 64 + (size_t)n * 8;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        char *b = malloc(cap + 1);
+        if (!b) return NULL;
+        const int64_t r = sn_tok_decode(tok, ids, (size_t)n, 0, b, cap);
+        if (r < 0) { free(b); return NULL; }
+        if ((size_t)r <= cap) { b[r] = 0; *len = (size_t)r; return b; }
+        free(b);
+        cap = (size_t)r;
+    }
+    return NULL;
+}
+
+static int run_tokenize(const opts *o) {
+    sn_err err = {0};
+    sn_gguf *g;
+    if (sn_gguf_open(o->model, SN_GGUF_NO_DATA, &g, &err)) return sn_cli_fail(&err);
+    sn_tokenizer *tok;
+    if (sn_tok_load(g, &tok, &err)) { sn_gguf_close(g); return sn_cli_fail(&err); }
+    char *text;
+    size_t len;
+    int rc = SN_EXIT_FAIL;
+    if (prompt_text(o, &text, &len) == 0) {
+        int32_t *ids;
+        const int64_t n = encode(tok, text, len, !o->no_bos, &ids, &err);
+        if (n < 0) {
+            sn_cli_fail(&err);
+        } else {
+            if (o->json) { fputs("{\"ids\":", stdout); json_ids(stdout, ids, n); fputs("}\n", stdout); }
+            else { for (int64_t i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]); putchar('\n'); }
+            free(ids);
+            rc = SN_EXIT_OK;
+        }
+        free(text);
+    }
+    sn_tok_free(tok);
+    sn_gguf_close(g);
+    return rc;
+}
+
+static int run_generate(const opts *o) {
+    sn_err err = {0};
+    int rc = SN_EXIT_FAIL;
+    sn_gguf *g = NULL;
+    sn_tokenizer *tok = NULL;
+    sn_model *m = NULL;
+    sn_sampler *smp = NULL;
+    int32_t *prompt = NULL, *out = NULL;
+    float *logits = NULL;
+    char *text = NULL, *gen_text = NULL;
+    size_t text_len = 0;
+    int64_t n_prompt;
+
+    /* Tokenizer first (header-only open): the prompt length sizes the context. */
+    if (sn_gguf_open(o->model, SN_GGUF_NO_DATA, &g, &err)) return sn_cli_fail(&err);
+    sn_err terr = {0};
+    if (sn_tok_load(g, &tok, &terr)) tok = NULL;
+    if (o->prompt_ids) {
+        n_prompt = parse_ids(o->prompt_ids, &prompt);
+        if (n_prompt < 0) { rc = sn_cli_usage_error("--prompt-ids: expected comma-separated ids, got '%s'", o->prompt_ids); goto done; }
+    } else {
+        if (!tok) { err = terr; sn_cli_fail(&err); goto done; }
+        if (prompt_text(o, &text, &text_len)) goto done;
+        n_prompt = encode(tok, text, text_len, !o->no_bos, &prompt, &err);
+        if (n_prompt < 0) { sn_cli_fail(&err); goto done; }
+        if (n_prompt == 0) { sn_cli_errorf("the prompt is empty after tokenization"); goto done; }
+    }
+
+    sn_model_params mp;
+    sn_model_params_default(&mp);
+    mp.n_threads = (int)o->threads;
+    mp.kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
+    mp.n_ctx = o->ctx ? o->ctx : n_prompt + o->n_predict;
+    if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
+    if (n_prompt + o->n_predict > m->n_ctx) {
+        sn_cli_errorf("%s: prompt (%lld tokens) + -n %lld exceed the context size %lld", o->model,
+                      (long long)n_prompt, (long long)o->n_predict, (long long)m->n_ctx);
+        goto done;
+    }
+    const int64_t V = sn_model_n_vocab(m);
+    sn_sampler_params sp;
+    sn_sampler_params_default(&sp);
+    sp.temp = (float)o->temp;
+    sp.top_k = (int32_t)o->top_k;
+    sp.top_p = (float)o->top_p;
+    sp.seed = (uint32_t)o->seed;
+    if (sn_sampler_new(&sp, &smp, &err)) { sn_cli_fail(&err); goto done; }
+    logits = malloc((size_t)V * sizeof(float));
+    out = malloc(((size_t)o->n_predict + 1) * sizeof(int32_t));
+    if (!logits || !out) { sn_cli_errorf("out of memory"); goto done; }
+
+    double t0 = now_s();
+    if (sn_model_eval(m, prompt, n_prompt, logits, &err)) { sn_cli_fail(&err); goto done; }
+    const double t_prefill = now_s() - t0;
+    int64_t n_out = 0, n_decode = 0;
+    double t_decode = 0;
+    while (n_out < o->n_predict) {
+        const int32_t id = sn_sampler_sample(smp, logits, V);
+        out[n_out++] = id;
+        if (!o->json) {
+            if (tok) {
+                char piece[256];
+                const int64_t r = sn_tok_piece(tok, id, 0, piece, sizeof(piece));
+                if (r > 0) fwrite(piece, 1, (size_t)(r < (int64_t)sizeof(piece) ? r : (int64_t)sizeof(piece)), stdout);
+            } else {
+                printf(n_out > 1 ? " %d" : "%d", id);
+            }
+            fflush(stdout);
+        }
+        if (!o->ignore_eos && tok && sn_tok_is_eog(tok, id)) break;
+        if (n_out == o->n_predict) break;
+        t0 = now_s();
+        if (sn_model_eval(m, &id, 1, logits, &err)) { sn_cli_fail(&err); goto done; }
+        t_decode += now_s() - t0;
+        n_decode++;
+    }
+    const double pf = t_prefill > 0 ? (double)n_prompt / t_prefill : 0;
+    const double dc = t_decode > 0 ? (double)n_decode / t_decode : 0;
+    if (o->json) {
+        size_t gl = 0;
+        gen_text = tok ? decode(tok, out, n_out, &gl) : NULL;
+        fputs("{\"prompt_ids\":", stdout);
+        json_ids(stdout, prompt, n_prompt);
+        fputs(",\"ids\":", stdout);
+        json_ids(stdout, out, n_out);
+        fputs(",\"text\":", stdout);
+        json_str(stdout, gen_text ? gen_text : "", gen_text ? gl : 0);
+        printf(",\"prefill_tok_s\":%.3f,\"decode_tok_s\":%.3f", pf, dc);
+        /* log-softmax of the logits that chose the last token: the oracle's top_logprobs */
+        if (n_out > 0) {
+            float mx = logits[0];
+            for (int64_t i = 1; i < V; i++) mx = logits[i] > mx ? logits[i] : mx;
+            double sum = 0;
+            for (int64_t i = 0; i < V; i++) sum += exp((double)logits[i] - mx);
+            const double lse = mx + log(sum);
+            int32_t top[8];
+            int nt = 0;
+            for (int k = 0; k < 8 && k < V; k++) {
+                int32_t best = -1;
+                for (int64_t i = 0; i < V; i++) {
+                    int used = 0;
+                    for (int j = 0; j < nt; j++) used |= top[j] == i;
+                    if (!used && (best < 0 || logits[i] > logits[best])) best = (int32_t)i;
+                }
+                top[nt++] = best;
+            }
+            fputs(",\"top_logprobs\":[", stdout);
+            for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], logits[top[k]] - lse);
+            fputs("]", stdout);
+        }
+        fputs(",\"kernels\":", stdout);
+        json_str(stdout, m->k->name, strlen(m->k->name));
+        fputs("}\n", stdout);
+    } else {
+        putchar('\n');
+        fprintf(stderr, "%s: prompt %lld tokens, %.2f tok/s; generated %lld tokens, %.2f tok/s (%s kernels, %d threads)\n",
+                sn_cli_prog(), (long long)n_prompt, pf, (long long)n_out, dc, m->k->name, (int)o->threads);
+    }
+    rc = SN_EXIT_OK;
+done:
+    free(gen_text);
+    free(text);
+    free(prompt);
+    free(out);
+    free(logits);
+    sn_sampler_free(smp);
+    sn_model_free(m);
+    sn_tok_free(tok);
+    sn_gguf_close(g);
+    return rc;
+}
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-run");
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) { sn_cli_print_version(); return 0; }
-    return sn_cli_usage_error("not implemented yet");
+    opts o;
+    const int r = parse_args(argc, argv, &o);
+    if (r >= 0) return r;
+    return o.tokenize ? run_tokenize(&o) : run_generate(&o);
 }

@@ -1,0 +1,26 @@
+/* cpu.h - which x86 instruction sets this process may use.
+ *
+ * SIMD kernels are compiled into every build and chosen at run time. A feature counts only when
+ * CPUID reports it AND the OS saves its register state (XCR0 via XGETBV), so a kernel never raises
+ * SIGILL on a CPU or hypervisor that hides AVX/AVX-512 state. AMX is deliberately not detected:
+ * the runtime never uses it. SN_CPU=scalar|avx2|avx512 in the environment caps the choice (tests,
+ * benchmarks). */
+#ifndef SN_CPU_H
+#define SN_CPU_H
+#include <stdint.h>
+
+enum {
+    SN_CPU_AVX2 = 1u << 0,      /* AVX2 + FMA + F16C, with YMM state enabled */
+    SN_CPU_AVX512 = 1u << 1,    /* AVX-512 F/BW/VL/DQ/CD, with ZMM + opmask state enabled */
+    SN_CPU_AVX512VNNI = 1u << 2,
+    SN_CPU_AVX512BF16 = 1u << 3,
+};
+
+/* Detected features (cached after the first call). */
+uint32_t sn_cpu_features(void);
+/* Features after applying the SN_CPU cap from the environment. */
+uint32_t sn_cpu_usable(void);
+/* "avx512-vnni-bf16", "avx2", "scalar", ... for logs and --json. */
+const char *sn_cpu_describe(uint32_t features);
+
+#endif

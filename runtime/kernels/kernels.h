@@ -1,0 +1,115 @@
+/* kernels.h - the numeric inner loops of the runtime, one table per instruction set.
+ *
+ * Every weight type is multiplied the way ggml's CPU backend does it, so greedy tokens match
+ * llama.cpp: the f32 activation row is first converted to the weight type's "activation type"
+ * (F32 stays F32, F16 -> F16, BF16 -> BF16, Q8_0/Q4_0 -> Q8_0, Q4_K/Q6_K -> Q8_K) and then an
+ * exact integer (or f32-accumulated float) dot product runs per weight row. A table exists for
+ * the scalar reference and for each SIMD level; the SIMD tables are unit-tested against the
+ * scalar one (tests/unit/test_kernels.c) and chosen at run time from CPUID + XCR0 (cpu.h). */
+#ifndef SN_KERNELS_H
+#define SN_KERNELS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ggml_types.h"
+
+/* Converts n floats (n a multiple of the activation type's block size) to an activation row. */
+typedef void (*sn_quant_fn)(const float *x, void *y, int64_t n);
+/* Dot product of one weight row w (n elements of the weight type) with one activation row a. */
+typedef float (*sn_dot_fn)(int64_t n, const void *w, const void *a);
+
+typedef struct sn_kernels {
+    const char *name;                       /* "scalar", "avx2", "avx512" */
+    sn_dot_fn dot[SN_GGML_TYPE_COUNT];       /* indexed by weight type; NULL = not supported */
+    sn_quant_fn quant[SN_GGML_TYPE_COUNT];   /* indexed by activation type (F32, F16, BF16, Q8_0, Q8_K) */
+    /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
+     * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
+    void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
+    void (*scale_f16)(int64_t n, uint16_t *y, float v);
+    void (*mad_f32)(int64_t n, float *y, const float *x, float v);
+} sn_kernels;
+
+/* Activation type for a weight type, or -1 if we cannot multiply that weight type. */
+int sn_kernel_act_type(int wtype);
+/* Bytes of an activation row of n elements for weight type wtype (0 if unsupported). */
+uint64_t sn_kernel_act_row_size(int wtype, int64_t n);
+
+const sn_kernels *sn_kernels_scalar(void);
+const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
+const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
+/* The fastest table this process may use (respects SN_CPU, see cpu.h). */
+const sn_kernels *sn_kernels_best(void);
+
+/* y[t*ldy + r] = dot(W row r, X row t) for rows r in [r0, r1) and activation rows t in [0, T).
+ * W rows are w_row_bytes apart; X holds T activation rows (already converted) x_row_bytes apart.
+ * Rows are processed in small blocks so each weight block is reused across the T tokens. */
+void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_bytes, int64_t n,
+               const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
+               int64_t r1);
+
+/* Small exact helpers shared by kernel files. */
+static inline float sn_k_h2f(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            int e = -1;
+            do { mant <<= 1; e++; } while (!(mant & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ff) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    union { uint32_t u; float f; } v = {bits};
+    return v.f;
+}
+
+/* Round-to-nearest-even f32 -> f16 (what F16C's vcvtps2ph with imm 0 does). */
+static inline uint16_t sn_k_f2h(float f) {
+    union { float f; uint32_t u; } v = {f};
+    const uint32_t x = v.u, sign = (x >> 16) & 0x8000;
+    const uint32_t ax = x & 0x7fffffff;
+    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520 -> inf */
+    if (ax < 0x38800000u) { /* result is subnormal or zero */
+        if (ax < 0x33000000u) return (uint16_t)sign; /* < 2^-25: rounds to 0 */
+        const uint32_t e = ax >> 23, m = (ax & 0x7fffff) | 0x800000;
+        const uint32_t shift = 126 - e; /* 14..24 */
+        uint32_t r = m >> shift;
+        const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((ax >> 13) - (112u << 10));
+    const uint32_t rem = ax & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+
+static inline float sn_k_bf2f(uint16_t h) {
+    union { uint32_t u; float f; } v = {(uint32_t)h << 16};
+    return v.f;
+}
+
+static inline uint16_t sn_k_f2bf(float f) {
+    union { float f; uint32_t u; } v = {f};
+    if ((v.u & 0x7fffffff) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 64); /* quiet NaN */
+    return (uint16_t)((v.u + (0x7fff + ((v.u >> 16) & 1))) >> 16);
+}
+
+/* The 6-bit scale and min of sub-block j of a Q4_K block (scales[12] packing). */
+static inline void sn_k_q4k_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
+    }
+}
+
+#endif

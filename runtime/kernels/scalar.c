@@ -1,0 +1,213 @@
+/* scalar.c - the reference kernels: plain C, obviously correct, ggml's numerics.
+ *
+ * These define what every SIMD table must compute (tests/unit/test_kernels.c) and are what runs on
+ * a CPU without AVX2. Activation conversion mirrors the x86 code path of ggml's CPU backend
+ * (quantize_row_q8_0 scales by 127/amax and rounds half to even; quantize_row_q8_K is ggml's
+ * reference: -127/max with nearest_int). Integer dots are exact; float sums use double. */
+#include "kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- activation conversion ---- */
+
+static void quant_f32(const float *x, void *y, int64_t n) { memcpy(y, x, (size_t)n * sizeof(float)); }
+
+static void quant_f16(const float *x, void *vy, int64_t n) {
+    uint16_t *y = vy;
+    for (int64_t i = 0; i < n; i++) y[i] = sn_k_f2h(x[i]);
+}
+
+static void quant_bf16(const float *x, void *vy, int64_t n) {
+    uint16_t *y = vy;
+    for (int64_t i = 0; i < n; i++) y[i] = sn_k_f2bf(x[i]);
+}
+
+static void quant_q8_0(const float *x, void *vy, int64_t n) {
+    sn_block_q8_0 *y = vy;
+    for (int64_t b = 0; b < n / SN_QK8_0; b++, x += SN_QK8_0) {
+        float amax = 0.0f;
+        for (int j = 0; j < SN_QK8_0; j++) amax = fmaxf(amax, fabsf(x[j]));
+        const float d = amax / 127.f;
+        const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+        y[b].d = sn_k_f2h(d);
+        for (int j = 0; j < SN_QK8_0; j++) y[b].qs[j] = (int8_t)nearbyintf(x[j] * id);
+    }
+}
+
+static int nearest_int(float f) { return (int)nearbyintf(f); }
+
+static void quant_q8_K(const float *x, void *vy, int64_t n) {
+    sn_block_q8_K *y = vy;
+    for (int64_t b = 0; b < n / SN_QK_K; b++, x += SN_QK_K) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < SN_QK_K; j++) {
+            const float ax = fabsf(x[j]);
+            if (ax > amax) { amax = ax; max = x[j]; }
+        }
+        if (amax == 0.0f) {
+            memset(&y[b], 0, sizeof(y[b]));
+            continue;
+        }
+        const float iscale = -127.f / max;
+        for (int j = 0; j < SN_QK_K; j++) {
+            int v = nearest_int(iscale * x[j]);
+            y[b].qs[j] = (int8_t)(v > 127 ? 127 : v);
+        }
+        for (int j = 0; j < SN_QK_K / 16; j++) {
+            int s = 0;
+            for (int i = 0; i < 16; i++) s += y[b].qs[j * 16 + i];
+            y[b].bsums[j] = (int16_t)s;
+        }
+        y[b].d = 1 / iscale;
+    }
+}
+
+/* ---- dots ---- */
+
+static float dot_f32(int64_t n, const void *vw, const void *va) {
+    const float *w = vw, *a = va;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)(w[i] * a[i]);
+    return (float)s;
+}
+
+static float dot_f16(int64_t n, const void *vw, const void *va) {
+    const uint16_t *w = vw, *a = va;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)(sn_k_h2f(w[i]) * sn_k_h2f(a[i]));
+    return (float)s;
+}
+
+static float dot_bf16(int64_t n, const void *vw, const void *va) {
+    const uint16_t *w = vw, *a = va;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
+    return (float)s;
+}
+
+static float dot_q8_0(int64_t n, const void *vw, const void *va) {
+    const sn_block_q8_0 *w = vw, *a = va;
+    float s = 0;
+    for (int64_t b = 0; b < n / SN_QK8_0; b++) {
+        int isum = 0;
+        for (int j = 0; j < SN_QK8_0; j++) isum += w[b].qs[j] * a[b].qs[j];
+        s += (float)isum * (sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d));
+    }
+    return s;
+}
+
+static float dot_q4_0(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_0 *w = vw;
+    const sn_block_q8_0 *a = va;
+    float s = 0;
+    for (int64_t b = 0; b < n / SN_QK4_0; b++) {
+        int isum = 0;
+        for (int j = 0; j < SN_QK4_0 / 2; j++) {
+            isum += ((w[b].qs[j] & 0x0F) - 8) * a[b].qs[j];
+            isum += ((w[b].qs[j] >> 4) - 8) * a[b].qs[j + SN_QK4_0 / 2];
+        }
+        s += (float)isum * (sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d));
+    }
+    return s;
+}
+
+static float dot_q4_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s = 0;
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        const uint8_t *q = w[b].qs;
+        const int8_t *q8 = a[b].qs;
+        int sumi = 0, summ = 0;
+        for (int j = 0; j < SN_QK_K / 64; j++) {
+            uint8_t sc0, m0, sc1, m1;
+            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
+            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
+            int lo = 0, hi = 0;
+            for (int l = 0; l < 32; l++) {
+                lo += (q[l] & 0xF) * q8[l];
+                hi += (q[l] >> 4) * q8[l + 32];
+            }
+            sumi += sc0 * lo + sc1 * hi;
+            summ += m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) +
+                    m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
+            q += 32;
+            q8 += 64;
+        }
+        const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
+        s += d * (float)sumi - dmin * (float)summ;
+    }
+    return s;
+}
+
+static float dot_q6_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q6_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s = 0;
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        const uint8_t *ql = w[b].ql, *qh = w[b].qh;
+        const int8_t *sc = w[b].scales, *q8 = a[b].qs;
+        int sumi = 0;
+        for (int half = 0; half < 2; half++) {
+            int acc[8] = {0};
+            for (int l = 0; l < 32; l++) {
+                const int is = l / 16;
+                const int v1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+                const int v2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                const int v3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                const int v4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                acc[is + 0] += v1 * q8[l];
+                acc[is + 2] += v2 * q8[l + 32];
+                acc[is + 4] += v3 * q8[l + 64];
+                acc[is + 6] += v4 * q8[l + 96];
+            }
+            for (int k = 0; k < 8; k++) sumi += sc[k] * acc[k];
+            ql += 64;
+            qh += 32;
+            sc += 8;
+            q8 += 128;
+        }
+        s += sn_k_h2f(w[b].d) * a[b].d * (float)sumi;
+    }
+    return s;
+}
+
+/* ---- attention helpers ---- */
+
+static void mad_f16(int64_t n, uint16_t *y, const uint16_t *x, float v) {
+    for (int64_t i = 0; i < n; i++) y[i] = sn_k_f2h(fmaf(sn_k_h2f(x[i]), v, sn_k_h2f(y[i])));
+}
+
+static void scale_f16(int64_t n, uint16_t *y, float v) {
+    for (int64_t i = 0; i < n; i++) y[i] = sn_k_f2h(sn_k_h2f(y[i]) * v);
+}
+
+static void mad_f32(int64_t n, float *y, const float *x, float v) {
+    for (int64_t i = 0; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
+}
+
+static sn_kernels g_scalar;
+
+const sn_kernels *sn_kernels_scalar(void) {
+    sn_kernels *k = &g_scalar;
+    if (!k->name) {
+        k->dot[SN_GGML_F32] = dot_f32;
+        k->dot[SN_GGML_F16] = dot_f16;
+        k->dot[SN_GGML_BF16] = dot_bf16;
+        k->dot[SN_GGML_Q8_0] = dot_q8_0;
+        k->dot[SN_GGML_Q4_0] = dot_q4_0;
+        k->dot[SN_GGML_Q4_K] = dot_q4_K;
+        k->dot[SN_GGML_Q6_K] = dot_q6_K;
+        k->quant[SN_GGML_F32] = quant_f32;
+        k->quant[SN_GGML_F16] = quant_f16;
+        k->quant[SN_GGML_BF16] = quant_bf16;
+        k->quant[SN_GGML_Q8_0] = quant_q8_0;
+        k->quant[SN_GGML_Q8_K] = quant_q8_K;
+        k->mad_f16 = mad_f16;
+        k->scale_f16 = scale_f16;
+        k->mad_f32 = mad_f32;
+        __atomic_store_n(&k->name, "scalar", __ATOMIC_RELEASE);
+    }
+    return k;
+}

@@ -1,0 +1,365 @@
+/* model.c - family-independent model loading: mmap the GGUF, read hyperparameters, choose the
+ * family, validate tensors, own the thread pool and kernel table (see model.h). */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const sn_family sn_family_llama;
+
+/* One row per general.architecture value we run. */
+static const struct { const char *arch; const sn_family *fam; } FAMILIES[] = {
+    {"llama", &sn_family_llama},
+    {"qwen2", &sn_family_llama},
+    {"qwen3", &sn_family_llama},
+};
+enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
+
+void sn_model_params_default(sn_model_params *p) {
+    memset(p, 0, sizeof(*p));
+    p->n_threads = 1;
+    p->kv_type = SN_KV_F16;
+}
+
+int sn_model_arch_supported(const char *arch) {
+    for (int i = 0; i < N_FAMILIES; i++)
+        if (strcmp(FAMILIES[i].arch, arch) == 0) return 1;
+    return 0;
+}
+
+const char *sn_model_supported_archs(void) { return "llama, qwen2, qwen3"; }
+
+/* ---- typed metadata access ---- */
+
+/* Reads an integer key of any integer type. 0 = found, 1 = absent, <0 = wrong type/range. */
+static int get_int(const sn_gguf *g, const char *key, int64_t *out) {
+    const int64_t i = sn_gguf_find_key(g, key);
+    if (i < 0) return 1;
+    switch (sn_gguf_kv_type(g, i)) {
+    case SN_GGUF_U8: *out = sn_gguf_get_u8(g, i); return 0;
+    case SN_GGUF_I8: *out = sn_gguf_get_i8(g, i); return 0;
+    case SN_GGUF_U16: *out = sn_gguf_get_u16(g, i); return 0;
+    case SN_GGUF_I16: *out = sn_gguf_get_i16(g, i); return 0;
+    case SN_GGUF_U32: *out = sn_gguf_get_u32(g, i); return 0;
+    case SN_GGUF_I32: *out = sn_gguf_get_i32(g, i); return 0;
+    case SN_GGUF_I64: *out = sn_gguf_get_i64(g, i); return 0;
+    case SN_GGUF_U64: {
+        const uint64_t v = sn_gguf_get_u64(g, i);
+        if (v > (uint64_t)INT64_MAX) return -1;
+        *out = (int64_t)v;
+        return 0;
+    }
+    case SN_GGUF_ARR: { /* per-layer arrays (e.g. head_count_kv): accept when uniform */
+        const uint64_t n = sn_gguf_arr_n(g, i);
+        const sn_gguf_type t = sn_gguf_arr_type(g, i);
+        if (n == 0 || (t != SN_GGUF_U32 && t != SN_GGUF_I32)) return -1;
+        const uint8_t *p = sn_gguf_arr_data(g, i);
+        uint32_t first, v;
+        memcpy(&first, p, 4);
+        for (uint64_t j = 1; j < n; j++) {
+            memcpy(&v, p + 4 * j, 4);
+            if (v != first) return -2;
+        }
+        *out = t == SN_GGUF_I32 ? (int64_t)(int32_t)first : (int64_t)first;
+        return 0;
+    }
+    default: return -1;
+    }
+}
+
+static int get_float(const sn_gguf *g, const char *key, float *out) {
+    const int64_t i = sn_gguf_find_key(g, key);
+    if (i < 0) return 1;
+    switch (sn_gguf_kv_type(g, i)) {
+    case SN_GGUF_F32: *out = sn_gguf_get_f32(g, i); return 0;
+    case SN_GGUF_F64: *out = (float)sn_gguf_get_f64(g, i); return 0;
+    default: return -1;
+    }
+}
+
+static sn_status need_int(sn_model *m, const char *suffix, int required, int64_t lo, int64_t hi,
+                          int64_t *out, sn_err *err) {
+    char key[128];
+    snprintf(key, sizeof(key), "%s.%s", m->hp.arch, suffix);
+    const int r = get_int(m->g, key, out);
+    if (r == 1) {
+        if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing metadata key %s", m->path, key);
+        return SN_OK;
+    }
+    if (r == -2)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: %s varies per layer, which is not supported",
+                          m->path, key);
+    if (r < 0) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not an integer", m->path, key);
+    if (*out < lo || *out > hi)
+        return sn_err_set(err, SN_EFORMAT, "%s: %s = %lld is out of range [%lld, %lld]", m->path, key,
+                          (long long)*out, (long long)lo, (long long)hi);
+    return SN_OK;
+}
+
+static sn_status opt_float(sn_model *m, const char *suffix, float *out, sn_err *err) {
+    char key[128];
+    snprintf(key, sizeof(key), "%s.%s", m->hp.arch, suffix);
+    const int r = get_float(m->g, key, out);
+    if (r < 0) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not a float", m->path, key);
+    if (r == 0 && !isfinite(*out))
+        return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not finite", m->path, key);
+    return SN_OK;
+}
+
+static sn_status read_hparams(sn_model *m, sn_err *err) {
+    sn_hparams *hp = &m->hp;
+    sn_status st;
+    const int64_t BIG = (int64_t)1 << 24;
+    if ((st = need_int(m, "context_length", 1, 1, (int64_t)1 << 31, &hp->n_ctx_train, err))) return st;
+    if ((st = need_int(m, "embedding_length", 1, 1, BIG, &hp->n_embd, err))) return st;
+    if ((st = need_int(m, "block_count", 1, 1, 4096, &hp->n_layer, err))) return st;
+    if ((st = need_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
+    if ((st = need_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
+    hp->n_head_kv = hp->n_head;
+    if ((st = need_int(m, "attention.head_count_kv", 0, 1, 4096, &hp->n_head_kv, err))) return st;
+    hp->head_dim_k = hp->n_embd / hp->n_head;
+    hp->head_dim_v = hp->n_embd / hp->n_head;
+    if ((st = need_int(m, "attention.key_length", 0, 1, 65536, &hp->head_dim_k, err))) return st;
+    if ((st = need_int(m, "attention.value_length", 0, 1, 65536, &hp->head_dim_v, err))) return st;
+    hp->n_rot = hp->head_dim_k;
+    if ((st = need_int(m, "rope.dimension_count", 0, 0, 65536, &hp->n_rot, err))) return st;
+    if (hp->n_head % hp->n_head_kv != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: attention.head_count %lld is not a multiple of head_count_kv %lld",
+                          m->path, (long long)hp->n_head, (long long)hp->n_head_kv);
+    if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2 != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: rope.dimension_count %lld must be even and <= head size %lld",
+                          m->path, (long long)hp->n_rot, (long long)hp->head_dim_k);
+    if (strcmp(hp->arch, "llama") == 0 && hp->n_rot != hp->head_dim_k)
+        return sn_err_set(err, SN_EFORMAT, "%s: invalid n_rot %lld, expected %lld", m->path,
+                          (long long)hp->n_rot, (long long)hp->head_dim_k);
+
+    hp->rms_eps = 1e-5f;
+    char key[128];
+    snprintf(key, sizeof(key), "%s.attention.layer_norm_rms_epsilon", hp->arch);
+    if (get_float(m->g, key, &hp->rms_eps) != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: missing or non-float metadata key %s", m->path, key);
+    if (!(hp->rms_eps >= 0.0f) || !isfinite(hp->rms_eps))
+        return sn_err_set(err, SN_EFORMAT, "%s: %s must be >= 0", m->path, key);
+
+    hp->rope_freq_base = 10000.0f;
+    if ((st = opt_float(m, "rope.freq_base", &hp->rope_freq_base, err))) return st;
+    if (!(hp->rope_freq_base > 0.0f))
+        return sn_err_set(err, SN_EFORMAT, "%s: %s.rope.freq_base must be > 0", m->path, hp->arch);
+
+    /* Scaling type: absent means "linear" (with factor 1 unless given), as llama.cpp reads it. */
+    hp->rope_scaling = SN_ROPE_SCALING_LINEAR;
+    snprintf(key, sizeof(key), "%s.rope.scaling.type", hp->arch);
+    char *stype = sn_gguf_str_dup(m->g, key);
+    if (stype) {
+        if (strcmp(stype, "none") == 0) hp->rope_scaling = SN_ROPE_SCALING_NONE;
+        else if (strcmp(stype, "linear") == 0) hp->rope_scaling = SN_ROPE_SCALING_LINEAR;
+        else if (strcmp(stype, "yarn") == 0) hp->rope_scaling = SN_ROPE_SCALING_YARN;
+        else {
+            st = sn_err_set(err, SN_EUNSUPPORTED, "%s: rope scaling type '%s' is not supported (none, linear, yarn)",
+                            m->path, stype);
+            free(stype);
+            return st;
+        }
+        free(stype);
+    }
+    float factor = 0.0f;
+    snprintf(key, sizeof(key), "%s.rope.scaling.factor", hp->arch);
+    if (sn_gguf_find_key(m->g, key) >= 0) {
+        if ((st = opt_float(m, "rope.scaling.factor", &factor, err))) return st;
+    } else if ((st = opt_float(m, "rope.scale_linear", &factor, err))) {
+        return st;
+    }
+    if (factor < 0.0f) return sn_err_set(err, SN_EFORMAT, "%s: rope scaling factor %g < 0", m->path, factor);
+    hp->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
+    if (hp->rope_scaling == SN_ROPE_SCALING_NONE) hp->rope_freq_scale = 1.0f;
+
+    hp->n_ctx_orig_yarn = hp->n_ctx_train;
+    if ((st = need_int(m, "rope.scaling.original_context_length", 0, 1, (int64_t)1 << 31, &hp->n_ctx_orig_yarn, err)))
+        return st;
+    float rope_attn_factor = 1.0f, ext = -1.0f, yattn = 1.0f, log_mul = 0.0f;
+    hp->yarn_beta_fast = 32.0f;
+    hp->yarn_beta_slow = 1.0f;
+    if ((st = opt_float(m, "rope.scaling.attn_factor", &rope_attn_factor, err))) return st;
+    if ((st = opt_float(m, "rope.scaling.yarn_ext_factor", &ext, err))) return st;
+    if ((st = opt_float(m, "rope.scaling.yarn_attn_factor", &yattn, err))) return st;
+    if ((st = opt_float(m, "rope.scaling.yarn_beta_fast", &hp->yarn_beta_fast, err))) return st;
+    if ((st = opt_float(m, "rope.scaling.yarn_beta_slow", &hp->yarn_beta_slow, err))) return st;
+    if ((st = opt_float(m, "rope.scaling.yarn_log_multiplier", &log_mul, err))) return st;
+    /* Resolve the YaRN factors the way llama_context does. */
+    if (ext < 0.0f) ext = hp->rope_scaling == SN_ROPE_SCALING_YARN ? 1.0f : 0.0f;
+    if (ext != 0.0f) {
+        const float f = 1.0f / hp->rope_freq_scale;
+        float ms = f <= 1.0f ? 1.0f : 0.1f * logf(f) + 1.0f;
+        if (log_mul != 0.0f) {
+            const float ms_all = f <= 1.0f ? 1.0f : 0.1f * log_mul * logf(f) + 1.0f;
+            ms = ms / ms_all;
+        }
+        yattn = ms;
+        yattn *= 1.0f / (1.0f + 0.1f * logf(f));
+    }
+    yattn *= rope_attn_factor;
+    hp->yarn_ext_factor = ext;
+    hp->yarn_attn_factor = yattn;
+    hp->attn_scale = 0.0f;
+    if ((st = opt_float(m, "attention.scale", &hp->attn_scale, err))) return st;
+    return SN_OK;
+}
+
+/* ---- tensor helpers ---- */
+
+sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
+                          const sn_gguf_tensor **out, sn_err *err) {
+    *out = NULL;
+    const int64_t i = sn_gguf_find_tensor(m->g, name);
+    if (i < 0) {
+        if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor %s", m->path, name);
+        return SN_OK;
+    }
+    const sn_gguf_tensor *t = sn_gguf_tensor_at(m->g, i);
+    const int want_dims = ne1 == 1 ? 1 : 2;
+    int64_t have1 = (int64_t)t->ne[1];
+    if ((int)t->n_dims > want_dims && !(t->n_dims == 2 && want_dims == 1 && t->ne[1] == 1))
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s has %u dimensions, expected %d", m->path, name,
+                          t->n_dims, want_dims);
+    if ((int64_t)t->ne[0] != ne0 || have1 != ne1 || t->ne[2] != 1 || t->ne[3] != 1)
+        return sn_err_set(err, SN_EFORMAT,
+                          "%s: tensor %s has shape [%llu, %llu], expected [%lld, %lld] from the hyperparameters",
+                          m->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                          (long long)ne0, (long long)ne1);
+    *out = t;
+    return SN_OK;
+}
+
+sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
+                          sn_matrix *out, sn_err *err) {
+    memset(out, 0, sizeof(*out));
+    const sn_gguf_tensor *t;
+    sn_status st = sn_model_tensor(m, name, n_in, n_out, required, &t, err);
+    if (st || !t) return st;
+    if (!m->k->dot[t->type] || sn_kernel_act_type(t->type) < 0) {
+        const char *tn = sn_ggml_type_name(t->type);
+        return sn_err_set(err, SN_EUNSUPPORTED,
+                          "%s: tensor %s has type %s, which sunny-run does not implement "
+                          "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)",
+                          m->path, name, tn ? tn : "unknown");
+    }
+    const uint64_t rb = sn_ggml_row_size(t->type, (uint64_t)n_in);
+    if (rb == 0 || sn_kernel_act_row_size(t->type, n_in) == 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: row length %lld is not a multiple of the %s block size",
+                          m->path, name, (long long)n_in, sn_ggml_type_name(t->type));
+    if (rb * (uint64_t)n_out != t->size)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: %llu bytes, expected %llu", m->path, name,
+                          (unsigned long long)t->size, (unsigned long long)(rb * (uint64_t)n_out));
+    out->name = t->name;
+    out->data = t->data;
+    out->type = t->type;
+    out->n_in = n_in;
+    out->n_out = n_out;
+    out->row_bytes = rb;
+    return SN_OK;
+}
+
+sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required, const float **out,
+                          float **owned, sn_err *err) {
+    *out = NULL;
+    *owned = NULL;
+    const sn_gguf_tensor *t;
+    sn_status st = sn_model_tensor(m, name, n, 1, required, &t, err);
+    if (st || !t) return st;
+    if (t->type == SN_GGML_F32 && ((uintptr_t)t->data % sizeof(float)) == 0) {
+        *out = t->data;
+        return SN_OK;
+    }
+    if (t->type != SN_GGML_F32 && t->type != SN_GGML_F16 && t->type != SN_GGML_BF16)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: vector tensor %s has type %s (expected F32, F16 or BF16)",
+                          m->path, name, sn_ggml_type_name(t->type) ? sn_ggml_type_name(t->type) : "unknown");
+    float *v = malloc((size_t)n * sizeof(float));
+    if (!v) return sn_err_set(err, SN_ENOMEM, "out of memory converting %s", name);
+    if (sn_dequantize_row(t->type, t->data, v, n) != 0) {
+        free(v);
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: cannot convert tensor %s", m->path, name);
+    }
+    *out = v;
+    *owned = v;
+    return SN_OK;
+}
+
+/* ---- lifecycle ---- */
+
+sn_status sn_model_load(const char *path, const sn_model_params *params, sn_model **out, sn_err *err) {
+    *out = NULL;
+    sn_model_params p;
+    if (params) p = *params;
+    else sn_model_params_default(&p);
+    if (p.n_threads < 1 || p.n_threads > 1024)
+        return sn_err_set(err, SN_EINVAL, "thread count %d out of range", p.n_threads);
+    if (p.kv_type != SN_KV_F16 && p.kv_type != SN_KV_F32)
+        return sn_err_set(err, SN_EINVAL, "unknown KV cache type %d", p.kv_type);
+    if (p.n_ctx < 0) return sn_err_set(err, SN_EINVAL, "context size %lld < 0", (long long)p.n_ctx);
+
+    sn_model *m = calloc(1, sizeof(*m));
+    if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    m->params = p;
+    m->path = strdup(path);
+    if (!m->path) { free(m); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+    sn_status st = sn_gguf_open(path, 0, &m->g, err);
+    if (st) { sn_model_free(m); return st; }
+
+    char *arch = sn_gguf_str_dup(m->g, "general.architecture");
+    if (!arch) {
+        sn_model_free(m);
+        return sn_err_set(err, SN_EFORMAT, "%s: missing metadata key general.architecture", path);
+    }
+    for (int i = 0; i < N_FAMILIES; i++)
+        if (strcmp(FAMILIES[i].arch, arch) == 0) m->fam = FAMILIES[i].fam;
+    if (!m->fam || strlen(arch) >= sizeof(m->hp.arch)) {
+        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: architecture '%s' is not supported (supported: %s)", path,
+                        arch, sn_model_supported_archs());
+        free(arch);
+        sn_model_free(m);
+        return st;
+    }
+    strcpy(m->hp.arch, arch);
+    free(arch);
+    m->k = sn_kernels_best();
+    if ((st = read_hparams(m, err)) != SN_OK) { sn_model_free(m); return st; }
+
+    m->n_ctx = p.n_ctx ? p.n_ctx : 4096;
+    if (m->n_ctx > m->hp.n_ctx_train) m->n_ctx = m->hp.n_ctx_train;
+
+    if ((st = sn_pool_new(p.n_threads, &m->pool, err)) != SN_OK) { sn_model_free(m); return st; }
+    if ((st = m->fam->load(m, err)) != SN_OK) { sn_model_free(m); return st; }
+    *out = m;
+    return SN_OK;
+}
+
+void sn_model_free(sn_model *m) {
+    if (!m) return;
+    if (m->fam && m->impl) m->fam->free(m);
+    sn_pool_free(m->pool);
+    sn_gguf_close(m->g);
+    free(m->path);
+    free(m);
+}
+
+sn_status sn_model_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err) {
+    if (n <= 0) return sn_err_set(err, SN_EINVAL, "no tokens to evaluate");
+    if (n > m->n_ctx - m->n_past)
+        return sn_err_set(err, SN_EINVAL, "context full: %lld + %lld tokens exceed the context size %lld",
+                          (long long)m->n_past, (long long)n, (long long)m->n_ctx);
+    for (int64_t i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= m->hp.n_vocab)
+            return sn_err_set(err, SN_EINVAL, "token id %d at index %lld is outside the vocabulary [0, %lld)",
+                              tokens[i], (long long)i, (long long)m->hp.n_vocab);
+    return m->fam->eval(m, tokens, n, logits, err);
+}
+
+void sn_model_reset(sn_model *m) {
+    m->fam->reset(m);
+    m->n_past = 0;
+}
+
+int64_t sn_model_n_vocab(const sn_model *m) { return m->hp.n_vocab; }
+const sn_gguf *sn_model_gguf(const sn_model *m) { return m->g; }

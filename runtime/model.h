@@ -1,0 +1,101 @@
+/* model.h - a loaded model: the mmapped GGUF, its hyperparameters, and a per-family forward pass.
+ *
+ * The part every architecture shares lives here and in model.c: open the GGUF read-only with mmap,
+ * read the hyperparameters under the "<arch>." keys, pick the family by general.architecture from a
+ * table, and hold the thread pool and kernel table. Each family (model_llama.c for llama, qwen2,
+ * qwen3) supplies an sn_family vtable: load = map and validate its tensors and allocate its state
+ * (a KV cache for transformers; a recurrent family would keep a fixed-size state instead), eval =
+ * append tokens and produce the last token's logits. Adding a family is one new file plus one row
+ * in model.c's table. sn_abi.h wraps this for outside callers; this header is runtime-internal. */
+#ifndef SN_MODEL_H
+#define SN_MODEL_H
+#include "gguf.h"
+#include "kernels/kernels.h"
+#include "sn_err.h"
+#include "threadpool.h"
+#include <stddef.h>
+#include <stdint.h>
+
+enum { SN_KV_F16 = 0, SN_KV_F32 = 1 };
+enum { SN_ROPE_SCALING_NONE = 0, SN_ROPE_SCALING_LINEAR = 1, SN_ROPE_SCALING_YARN = 2 };
+
+typedef struct sn_model_params {
+    int n_threads;   /* >= 1 */
+    int64_t n_ctx;   /* 0 = min(model's context length, 4096); capped at the model's */
+    int kv_type;     /* SN_KV_F16 (default, as llama.cpp) or SN_KV_F32 */
+} sn_model_params;
+
+void sn_model_params_default(sn_model_params *p);
+
+/* Hyperparameters as llama.cpp derives them from the GGUF (defaults included). */
+typedef struct sn_hparams {
+    char arch[32];
+    int64_t n_vocab;        /* rows of token_embd */
+    int64_t n_ctx_train;
+    int64_t n_embd, n_layer, n_ff, n_head, n_head_kv;
+    int64_t head_dim_k, head_dim_v, n_rot;
+    float rms_eps;
+    float rope_freq_base, rope_freq_scale; /* freq_scale = 1/factor */
+    int rope_scaling;                      /* SN_ROPE_SCALING_* */
+    int64_t n_ctx_orig_yarn;
+    float yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow; /* resolved */
+    float attn_scale;                      /* 0 = 1/sqrt(head_dim) */
+} sn_hparams;
+
+typedef struct sn_model sn_model;
+
+typedef struct sn_family {
+    const char *name;
+    sn_status (*load)(sn_model *m, sn_err *err);
+    /* Append n tokens at positions n_past.. and write the last token's logits (n_vocab floats). */
+    sn_status (*eval)(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err);
+    void (*reset)(sn_model *m);
+    void (*free)(sn_model *m);
+    uint64_t (*state_bytes)(const sn_model *m); /* KV cache / recurrent state size */
+} sn_family;
+
+/* A weight matrix: n_out rows of n_in elements, rows contiguous in the mapping. */
+typedef struct sn_matrix {
+    const char *name;
+    const void *data;
+    int type;
+    int64_t n_in, n_out;
+    uint64_t row_bytes;
+} sn_matrix;
+
+struct sn_model {
+    char *path;
+    sn_gguf *g;
+    const sn_family *fam;
+    sn_hparams hp;
+    sn_model_params params;
+    const sn_kernels *k;
+    sn_pool *pool;
+    int64_t n_ctx;   /* positions the state can hold */
+    int64_t n_past;  /* positions filled */
+    void *impl;      /* family-private */
+};
+
+sn_status sn_model_load(const char *path, const sn_model_params *params, sn_model **out, sn_err *err);
+void sn_model_free(sn_model *m);
+/* Checks token ids and context room, then runs the family's eval. */
+sn_status sn_model_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err);
+void sn_model_reset(sn_model *m);
+int64_t sn_model_n_vocab(const sn_model *m);
+const sn_gguf *sn_model_gguf(const sn_model *m);
+/* Is general.architecture = arch one we can run? */
+int sn_model_arch_supported(const char *arch);
+const char *sn_model_supported_archs(void); /* "llama, qwen2, qwen3" */
+
+/* ---- helpers for family files ---- */
+/* Finds tensor name; checks n_dims and ne (ne1 = 1 for vectors). required=0: absent -> *out NULL. */
+sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
+                          const sn_gguf_tensor **out, sn_err *err);
+/* A matrix [n_in x n_out] whose type the kernels can multiply. */
+sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
+                          sn_matrix *out, sn_err *err);
+/* A vector of n floats, converted to f32 if stored as F16/BF16 (*owned set when allocated). */
+sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required, const float **out,
+                          float **owned, sn_err *err);
+
+#endif

@@ -1,0 +1,610 @@
+/* model_llama.c - the forward pass of the Llama family: llama (incl. Llama-3 rope_freqs and
+ * linear/YaRN rope scaling, Mistral), qwen2 (q/k/v biases, NEOX rope) and qwen3 (per-head q/k
+ * RMSNorm, explicit head size). Reads top to bottom like the paper:
+ *
+ *   x = embed(token)
+ *   per layer:  h = rmsnorm(x) * attn_norm;  q,k,v = Wq h, Wk h, Wv h (+ biases)
+ *               [qwen3: q,k = rmsnorm per head * q_norm/k_norm];  rope(q, k);  cache k, v
+ *               x += Wo attention(q, K, V)
+ *               h = rmsnorm(x) * ffn_norm;  x += Wdown (silu(Wgate h) * Wup h)
+ *   logits = Wout (rmsnorm(x_last) * output_norm)
+ *
+ * Numerics follow llama.cpp's CPU graph (see kernels.h for the matmuls): f32 everywhere else,
+ * sums of squares in double, RoPE angles built by repeated multiplication, and attention as
+ * ggml's flash-attention kernel (llama.cpp enables it on CPU by default): for batches under 64
+ * tokens each query is converted to the K cache type, scores are f16 dot products and the
+ * weighted V sum is accumulated in f16; batches of 64+ use the tiled f32 path. Weights are
+ * pointers into the GGUF mapping; nothing is copied except f16/bf16 norm vectors. */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { UBATCH = 512, FA_TILE = 64 };
+
+typedef struct {
+    const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
+    const float *bq, *bk, *bv, *bo;
+    sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+} layer_weights;
+
+typedef struct { /* per-thread attention scratch */
+    uint16_t *q16;   /* query converted to f16 (head_dim_k) */
+    uint16_t *vkq16; /* f16 accumulator (head_dim_v) */
+    float *vkq32;    /* f32 accumulator (head_dim_v) */
+    float *kq;       /* tiled path: FA_TILE scores */
+    float *kf;       /* tiled path: one K row as f32 */
+} attn_scratch;
+
+typedef struct {
+    /* weights */
+    const void *tok_embd;
+    int tok_type;
+    uint64_t tok_row_bytes;
+    const float *output_norm, *rope_freqs;
+    sn_matrix output;
+    layer_weights *layers;
+    float **owned;
+    int n_owned;
+    /* derived */
+    int neox;
+    float corr_dims[2], theta_scale, kq_scale;
+    int64_t n_q, n_kv; /* q and k/v widths */
+    /* state: KV cache [layer][pos][n_kv] */
+    void *kcache, *vcache;
+    size_t kv_elt;
+    /* activations, for up to cap_T tokens */
+    int64_t cap_T;
+    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
+    void *act[SN_GGML_TYPE_COUNT]; /* converted activations by activation type */
+    uint64_t act_cap;
+    float *logits_tmp;
+    attn_scratch *scratch;
+} llama_state;
+
+/* ---- loading ---- */
+
+static sn_status keep_vector(sn_model *m, llama_state *s, const char *name, int64_t n, int required,
+                             const float **out, sn_err *err) {
+    float *owned = NULL;
+    sn_status st = sn_model_vector(m, name, n, required, out, &owned, err);
+    if (st) return st;
+    if (owned) {
+        float **o = realloc(s->owned, (size_t)(s->n_owned + 1) * sizeof(*o));
+        if (!o) { free(owned); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+        s->owned = o;
+        s->owned[s->n_owned++] = owned;
+    }
+    return SN_OK;
+}
+
+static void llama_free(sn_model *m) {
+    llama_state *s = m->impl;
+    if (!s) return;
+    for (int i = 0; i < s->n_owned; i++) free(s->owned[i]);
+    free(s->owned);
+    free(s->layers);
+    free(s->kcache);
+    free(s->vcache);
+    free(s->x); free(s->xb); free(s->q); free(s->k); free(s->v); free(s->att);
+    free(s->hb); free(s->hb2); free(s->rope); free(s->logits_tmp);
+    for (int i = 0; i < SN_GGML_TYPE_COUNT; i++) free(s->act[i]);
+    if (s->scratch) {
+        for (int i = 0; i < sn_pool_size(m->pool); i++) {
+            free(s->scratch[i].q16); free(s->scratch[i].vkq16); free(s->scratch[i].vkq32);
+            free(s->scratch[i].kq); free(s->scratch[i].kf);
+        }
+        free(s->scratch);
+    }
+    free(s);
+    m->impl = NULL;
+}
+
+static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+    return n_dims * logf(n_ctx_orig / (n_rot * 2 * (float)M_PI)) / (2 * logf(base));
+}
+
+static sn_status load_layer(sn_model *m, llama_state *s, int il, sn_err *err) {
+    const sn_hparams *hp = &m->hp;
+    layer_weights *L = &s->layers[il];
+    char name[SN_GGUF_MAX_NAME + 32];
+    sn_status st;
+    const int qwen3 = strcmp(hp->arch, "qwen3") == 0;
+#define NAME(suffix) (snprintf(name, sizeof(name), "blk.%d." suffix, il), name)
+    if ((st = keep_vector(m, s, NAME("attn_norm.weight"), hp->n_embd, 1, &L->attn_norm, err))) return st;
+    if ((st = keep_vector(m, s, NAME("ffn_norm.weight"), hp->n_embd, 1, &L->ffn_norm, err))) return st;
+    if ((st = sn_model_matrix(m, NAME("attn_q.weight"), hp->n_embd, s->n_q, 1, &L->wq, err))) return st;
+    if ((st = sn_model_matrix(m, NAME("attn_k.weight"), hp->n_embd, s->n_kv, 1, &L->wk, err))) return st;
+    if ((st = sn_model_matrix(m, NAME("attn_v.weight"), hp->n_embd, hp->n_head_kv * hp->head_dim_v, 1, &L->wv, err)))
+        return st;
+    if ((st = sn_model_matrix(m, NAME("attn_output.weight"), hp->n_head * hp->head_dim_v, hp->n_embd, 1, &L->wo, err)))
+        return st;
+    if ((st = sn_model_matrix(m, NAME("ffn_gate.weight"), hp->n_embd, hp->n_ff, 1, &L->w_gate, err))) return st;
+    if ((st = sn_model_matrix(m, NAME("ffn_up.weight"), hp->n_embd, hp->n_ff, 1, &L->w_up, err))) return st;
+    if ((st = sn_model_matrix(m, NAME("ffn_down.weight"), hp->n_ff, hp->n_embd, 1, &L->w_down, err))) return st;
+    /* Optional biases: qwen2 has q/k/v biases; any llama GGUF may carry them. */
+    if ((st = keep_vector(m, s, NAME("attn_q.bias"), s->n_q, 0, &L->bq, err))) return st;
+    if ((st = keep_vector(m, s, NAME("attn_k.bias"), s->n_kv, 0, &L->bk, err))) return st;
+    if ((st = keep_vector(m, s, NAME("attn_v.bias"), hp->n_head_kv * hp->head_dim_v, 0, &L->bv, err))) return st;
+    if ((st = keep_vector(m, s, NAME("attn_output.bias"), hp->n_embd, 0, &L->bo, err))) return st;
+    if ((st = keep_vector(m, s, NAME("attn_q_norm.weight"), hp->head_dim_k, qwen3, &L->q_norm, err))) return st;
+    if ((st = keep_vector(m, s, NAME("attn_k_norm.weight"), hp->head_dim_k, qwen3, &L->k_norm, err))) return st;
+    /* Tensors we would silently ignore must not exist. */
+    static const char *unsupported[] = {"attn_qkv.weight", "ffn_gate_inp.weight", "ffn_gate.bias",
+                                        "ffn_up.bias", "ffn_down.bias"};
+    for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
+        snprintf(name, sizeof(name), "blk.%d.%s", il, unsupported[i]);
+        if (sn_gguf_find_tensor(m->g, name) >= 0)
+            return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s is not supported by sunny-run", m->path, name);
+    }
+#undef NAME
+    return SN_OK;
+}
+
+static sn_status llama_load(sn_model *m, sn_err *err) {
+    sn_hparams *hp = &m->hp;
+    llama_state *s = calloc(1, sizeof(*s));
+    if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    m->impl = s;
+    sn_status st;
+    s->n_q = hp->n_head * hp->head_dim_k;
+    s->n_kv = hp->n_head_kv * hp->head_dim_k;
+    if (hp->head_dim_k != hp->head_dim_v)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
+                          (long long)hp->head_dim_k, (long long)hp->head_dim_v);
+
+    /* token_embd decides n_vocab */
+    const int64_t ti = sn_gguf_find_tensor(m->g, "token_embd.weight");
+    if (ti < 0) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor token_embd.weight", m->path);
+    const sn_gguf_tensor *te = sn_gguf_tensor_at(m->g, ti);
+    if (te->n_dims != 2 || te->ne[1] < 1 || te->ne[1] > ((uint64_t)1 << 31))
+        return sn_err_set(err, SN_EFORMAT, "%s: token_embd.weight must be 2-D [n_embd, n_vocab]", m->path);
+    hp->n_vocab = (int64_t)te->ne[1];
+    sn_matrix emb;
+    if ((st = sn_model_matrix(m, "token_embd.weight", hp->n_embd, hp->n_vocab, 1, &emb, err))) return st;
+    s->tok_embd = emb.data;
+    s->tok_type = emb.type;
+    s->tok_row_bytes = emb.row_bytes;
+    const int64_t vi = sn_gguf_find_key(m->g, "tokenizer.ggml.tokens");
+    if (vi >= 0 && sn_gguf_kv_type(m->g, vi) == SN_GGUF_ARR && (int64_t)sn_gguf_arr_n(m->g, vi) > hp->n_vocab)
+        return sn_err_set(err, SN_EFORMAT, "%s: tokenizer has %llu tokens but token_embd.weight only %lld rows",
+                          m->path, (unsigned long long)sn_gguf_arr_n(m->g, vi), (long long)hp->n_vocab);
+
+    if ((st = keep_vector(m, s, "output_norm.weight", hp->n_embd, 1, &s->output_norm, err))) return st;
+    if ((st = sn_model_matrix(m, "output.weight", hp->n_embd, hp->n_vocab, 0, &s->output, err))) return st;
+    if (!s->output.data) s->output = emb; /* tied embeddings */
+    if ((st = keep_vector(m, s, "rope_freqs.weight", hp->n_rot / 2, 0, &s->rope_freqs, err))) return st;
+
+    s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
+    if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int il = 0; il < hp->n_layer; il++)
+        if ((st = load_layer(m, s, il, err))) return st;
+
+    /* RoPE constants as ggml_rope_ext computes them. */
+    s->neox = strcmp(hp->arch, "llama") != 0; /* qwen2/qwen3: NEOX; llama: normal */
+    const int n_dims = (int)hp->n_rot;
+    s->theta_scale = powf(hp->rope_freq_base, -2.0f / n_dims);
+    if (n_dims > 0) {
+        const float start = floorf(yarn_corr_dim(n_dims, (int)hp->n_ctx_orig_yarn, hp->yarn_beta_fast, hp->rope_freq_base));
+        const float end = ceilf(yarn_corr_dim(n_dims, (int)hp->n_ctx_orig_yarn, hp->yarn_beta_slow, hp->rope_freq_base));
+        s->corr_dims[0] = fmaxf(0.0f, start);
+        s->corr_dims[1] = fminf((float)(n_dims - 1), end);
+    }
+    s->kq_scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim_k);
+
+    /* KV cache */
+    s->kv_elt = m->params.kv_type == SN_KV_F32 ? 4 : 2;
+    const uint64_t kv_elems = (uint64_t)hp->n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv;
+    if (kv_elems / (uint64_t)hp->n_layer / (uint64_t)m->n_ctx != (uint64_t)s->n_kv || kv_elems > ((uint64_t)1 << 40))
+        return sn_err_set(err, SN_ENOMEM, "KV cache too large");
+    s->kcache = malloc(kv_elems * s->kv_elt);
+    s->vcache = malloc(kv_elems * s->kv_elt);
+    if (!s->kcache || !s->vcache)
+        return sn_err_set(err, SN_ENOMEM, "out of memory allocating the KV cache (%llu MB); try a smaller -c",
+                          (unsigned long long)(2 * kv_elems * s->kv_elt >> 20));
+
+    const int nth = sn_pool_size(m->pool);
+    s->scratch = calloc((size_t)nth, sizeof(*s->scratch));
+    if (!s->scratch) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int i = 0; i < nth; i++) {
+        attn_scratch *a = &s->scratch[i];
+        a->q16 = malloc((size_t)hp->head_dim_k * 2);
+        a->vkq16 = malloc((size_t)hp->head_dim_v * 2);
+        a->vkq32 = malloc((size_t)hp->head_dim_v * 4);
+        a->kq = malloc(FA_TILE * 4);
+        a->kf = malloc((size_t)hp->head_dim_k * 4);
+        if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    s->logits_tmp = NULL;
+    return SN_OK;
+}
+
+/* Grows the activation buffers to hold T tokens. */
+static sn_status ensure_batch(sn_model *m, llama_state *s, int64_t T, sn_err *err) {
+    if (T <= s->cap_T) return SN_OK;
+    const sn_hparams *hp = &m->hp;
+    const int64_t n_vd = hp->n_head * hp->head_dim_v;
+    const int64_t widest = hp->n_ff > n_vd ? (hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd)
+                                           : (n_vd > hp->n_embd ? n_vd : hp->n_embd);
+    float **bufs[] = {&s->x, &s->xb, &s->q, &s->k, &s->v, &s->att, &s->hb, &s->hb2};
+    const int64_t widths[] = {hp->n_embd, hp->n_embd, s->n_q, s->n_kv, hp->n_head_kv * hp->head_dim_v, n_vd,
+                              hp->n_ff, hp->n_ff};
+    for (int i = 0; i < 8; i++) {
+        free(*bufs[i]);
+        *bufs[i] = malloc((size_t)(T * widths[i]) * sizeof(float));
+        if (!*bufs[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+    }
+    free(s->rope);
+    s->rope = malloc((size_t)(T * (hp->n_rot > 0 ? hp->n_rot : 1)) * sizeof(float));
+    if (!s->rope) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+    /* Converted activations: the largest row any activation type needs, times T. */
+    uint64_t row = 0;
+    const int types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_K};
+    for (int i = 0; i < 5; i++) {
+        const uint64_t r = sn_kernel_act_row_size(types[i], widest - widest % SN_QK_K + SN_QK_K);
+        if (r > row) row = r;
+    }
+    s->act_cap = row;
+    for (int i = 0; i < SN_GGML_TYPE_COUNT; i++) {
+        free(s->act[i]);
+        s->act[i] = NULL;
+    }
+    s->cap_T = T;
+    return SN_OK;
+}
+
+/* ---- parallel regions ---- */
+
+typedef struct {
+    const sn_kernels *k;
+    int n;                  /* matrices sharing the input */
+    const sn_matrix *w[3];
+    const void *x[3];
+    uint64_t x_row[3];
+    float *y[3];
+    int64_t T;
+} matmul_job;
+
+static void matmul_worker(void *arg, int ith, int nth) {
+    const matmul_job *j = arg;
+    for (int i = 0; i < j->n; i++) {
+        const sn_matrix *w = j->w[i];
+        const int64_t per = (w->n_out + nth - 1) / nth;
+        const int64_t r0 = per * ith, r1 = r0 + per < w->n_out ? r0 + per : w->n_out;
+        if (r0 < r1)
+            sn_matmul(j->k, w->type, w->data, w->row_bytes, w->n_in, j->x[i], j->x_row[i], j->T, j->y[i], w->n_out, r0, r1);
+    }
+}
+
+typedef struct {
+    const sn_kernels *k;
+    int at;
+    const float *x;
+    int64_t n, T;
+    void *y;
+    uint64_t y_row;
+} quant_job;
+
+static void quant_worker(void *arg, int ith, int nth) {
+    const quant_job *j = arg;
+    for (int64_t t = ith; t < j->T; t += nth)
+        j->k->quant[j->at](j->x + t * j->n, (char *)j->y + (uint64_t)t * j->y_row, j->n);
+}
+
+/* Returns x [T x n] converted to the activation type of weight type wtype (cached per call site
+ * through `done`, a bitmask of activation types already converted for this x). */
+static const void *activations(sn_model *m, llama_state *s, int wtype, const float *x, int64_t n, int64_t T,
+                               unsigned *done, uint64_t *row) {
+    const int at = sn_kernel_act_type(wtype);
+    *row = sn_kernel_act_row_size(wtype, n);
+    if (at == SN_GGML_F32) return x;
+    if (!s->act[at]) s->act[at] = malloc((size_t)(s->act_cap * (uint64_t)s->cap_T));
+    if (!s->act[at]) return NULL;
+    if (!(*done & (1u << (at & 31)))) {
+        quant_job q = {m->k, at, x, n, T, s->act[at], *row};
+        if (T == 1) quant_worker(&q, 0, 1);
+        else sn_pool_run(m->pool, quant_worker, &q);
+        *done |= 1u << (at & 31);
+    }
+    return s->act[at];
+}
+
+/* y_i = W_i x for up to three matrices with the same input x [T x n]. */
+static sn_status project(sn_model *m, llama_state *s, const float *x, int64_t T, int nw, const sn_matrix *const *w,
+                         float *const *y, sn_err *err) {
+    matmul_job j = {.k = m->k, .n = nw, .T = T};
+    unsigned done = 0;
+    for (int i = 0; i < nw; i++) {
+        j.w[i] = w[i];
+        j.y[i] = y[i];
+        j.x[i] = activations(m, s, w[i]->type, x, w[i]->n_in, T, &done, &j.x_row[i]);
+        if (!j.x[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+    }
+    sn_pool_run(m->pool, matmul_worker, &j);
+    return SN_OK;
+}
+
+/* ---- elementwise pieces, as ggml computes them ---- */
+
+static void rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
+    const float mean = (float)(sum / (double)n);
+    const float scale = 1.0f / sqrtf(mean + eps);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
+}
+
+static void rope_yarn(float theta_extrap, float freq_scale, const float corr_dims[2], int64_t i0, float ext_factor,
+                      float mscale, float *cos_theta, float *sin_theta) {
+    const float theta_interp = freq_scale * theta_extrap;
+    float theta = theta_interp;
+    if (ext_factor != 0.0f) {
+        const float y = (i0 / 2 - corr_dims[0]) / fmaxf(0.001f, corr_dims[1] - corr_dims[0]);
+        const float ramp = 1 - fminf(1, fmaxf(0, y));
+        const float ramp_mix = ramp * ext_factor;
+        theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
+        mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);
+    }
+    *cos_theta = cosf(theta) * mscale;
+    *sin_theta = sinf(theta) * mscale;
+}
+
+/* cos/sin pairs for position p: cache[2i] = cos, cache[2i+1] = sin of pair i. */
+static void rope_cache(const sn_model *m, const llama_state *s, int64_t p, float *cache) {
+    const sn_hparams *hp = &m->hp;
+    float theta = (float)p;
+    for (int64_t i0 = 0; i0 < hp->n_rot; i0 += 2) {
+        const float ff = s->rope_freqs ? s->rope_freqs[i0 / 2] : 1.0f;
+        rope_yarn(theta / ff, hp->rope_freq_scale, s->corr_dims, i0, hp->yarn_ext_factor, hp->yarn_attn_factor,
+                  &cache[i0], &cache[i0 + 1]);
+        theta *= s->theta_scale;
+    }
+}
+
+static void rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache) {
+    if (s->neox) {
+        const int64_t half = n_rot / 2;
+        for (int64_t i0 = 0; i0 < n_rot; i0 += 2) {
+            const float c = cache[i0], sn = cache[i0 + 1];
+            const float x0 = x[i0 / 2], x1 = x[i0 / 2 + half];
+            x[i0 / 2] = x0 * c - x1 * sn;
+            x[i0 / 2 + half] = x0 * sn + x1 * c;
+        }
+    } else {
+        for (int64_t i0 = 0; i0 < n_rot; i0 += 2) {
+            const float c = cache[i0], sn = cache[i0 + 1];
+            const float x0 = x[i0], x1 = x[i0 + 1];
+            x[i0] = x0 * c - x1 * sn;
+            x[i0 + 1] = x0 * sn + x1 * c;
+        }
+    }
+}
+
+static float silu(float x) { return x / (1.0f + expf(-x)); }
+
+/* ---- attention (ggml flash-attention semantics) ---- */
+
+typedef struct {
+    sn_model *m;
+    llama_state *s;
+    int il;
+    int64_t T, pos0;
+} attn_job;
+
+static const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx, int il, int64_t pos) {
+    return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
+}
+
+/* One query row, keys 0..last, the way ggml's one_chunk kernel walks them. */
+static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
+                       int64_t kvh, int64_t last, float *out) {
+    const sn_kernels *k = m->k;
+    const int64_t D = m->hp.head_dim_k, DV = m->hp.head_dim_v;
+    const int f16 = s->kv_elt == 2;
+    const uint64_t off = (uint64_t)(kvh * D) * s->kv_elt;
+    float S = 0.0f, M = -INFINITY;
+    if (f16) {
+        k->quant[SN_GGML_F16](q, sc->q16, D);
+        memset(sc->vkq16, 0, (size_t)DV * 2);
+    } else {
+        memset(sc->vkq32, 0, (size_t)DV * 4);
+    }
+    for (int64_t ic = 0; ic <= last; ic++) {
+        const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic) + off;
+        const char *vr = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic) + off;
+        float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16) : k->dot[SN_GGML_F32](D, kr, q);
+        sc_ = sc_ * s->kq_scale;
+        sc_ += 0.0f; /* causal mask value for visible keys */
+        const float Mold = M;
+        float ms = 1.0f, vs = 1.0f;
+        if (sc_ > M) {
+            M = sc_;
+            ms = expf(Mold - M);
+            if (f16) k->scale_f16(DV, sc->vkq16, ms);
+            else for (int64_t d = 0; d < DV; d++) sc->vkq32[d] *= ms;
+        } else {
+            vs = expf(sc_ - M);
+        }
+        if (f16) k->mad_f16(DV, sc->vkq16, (const uint16_t *)vr, vs);
+        else k->mad_f32(DV, sc->vkq32, (const float *)vr, vs);
+        S = S * ms + vs;
+    }
+    if (f16)
+        for (int64_t d = 0; d < DV; d++) sc->vkq32[d] = sn_k_h2f(sc->vkq16[d]);
+    const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
+    for (int64_t d = 0; d < DV; d++) out[d] = sc->vkq32[d] * S_inv;
+}
+
+/* One query row through ggml's tiled f32 kernel (used when the batch has >= 64 queries). */
+static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
+                             int64_t kvh, int64_t last, float *out) {
+    const int64_t D = m->hp.head_dim_k, DV = m->hp.head_dim_v;
+    const int f16 = s->kv_elt == 2;
+    const uint64_t off = (uint64_t)(kvh * D) * s->kv_elt;
+    float S = 0.0f, M = -INFINITY;
+    float *acc = sc->vkq32;
+    memset(acc, 0, (size_t)DV * 4);
+    for (int64_t ic = 0; ic <= last; ic += FA_TILE) {
+        const int64_t nt = last + 1 - ic < FA_TILE ? last + 1 - ic : FA_TILE;
+        float tmax = -INFINITY;
+        for (int64_t t = 0; t < FA_TILE; t++) {
+            float v = -INFINITY;
+            if (t < nt) {
+                const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic + t) + off;
+                for (int64_t d = 0; d < D; d++) sc->kf[d] = f16 ? sn_k_h2f(((const uint16_t *)kr)[d]) : ((const float *)kr)[d];
+                float a = 0.0f;
+                for (int64_t d = 0; d < D; d++) a = fmaf(q[d], sc->kf[d], a);
+                v = a * s->kq_scale + 0.0f;
+            }
+            sc->kq[t] = v;
+            tmax = fmaxf(tmax, v);
+        }
+        const float Mnew = fmaxf(M, tmax);
+        if (Mnew > M) {
+            const float ms = expf(M - Mnew);
+            for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
+            S *= ms;
+        }
+        M = Mnew;
+        double sum = 0.0;
+        for (int64_t t = 0; t < FA_TILE; t++) {
+            const float e = expf(sc->kq[t] - M);
+            sc->kq[t] = e;
+            sum += (double)e;
+        }
+        S += (float)sum;
+        for (int64_t t = 0; t < nt; t++) {
+            const char *vr = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic + t) + off;
+            const float p = sc->kq[t];
+            if (f16) {
+                const uint16_t *v16 = (const uint16_t *)vr;
+                for (int64_t d = 0; d < DV; d++) acc[d] = fmaf(sn_k_h2f(v16[d]), p, acc[d]);
+            } else {
+                m->k->mad_f32(DV, acc, (const float *)vr, p);
+            }
+        }
+    }
+    const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
+    for (int64_t d = 0; d < DV; d++) out[d] = acc[d] * S_inv;
+}
+
+static void attn_worker(void *arg, int ith, int nth) {
+    const attn_job *j = arg;
+    const sn_model *m = j->m;
+    const llama_state *s = j->s;
+    const sn_hparams *hp = &m->hp;
+    const int64_t rows = j->T * hp->n_head, group = hp->n_head / hp->n_head_kv;
+    attn_scratch *sc = &s->scratch[ith];
+    for (int64_t r = ith; r < rows; r += nth) {
+        const int64_t t = r / hp->n_head, h = r % hp->n_head;
+        const float *q = s->q + t * s->n_q + h * hp->head_dim_k;
+        float *out = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
+        if (j->T >= FA_TILE) attend_row_tiled(m, s, sc, j->il, q, h / group, j->pos0 + t, out);
+        else attend_row(m, s, sc, j->il, q, h / group, j->pos0 + t, out);
+    }
+}
+
+/* ---- the forward pass over one micro-batch ---- */
+
+static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
+    llama_state *s = m->impl;
+    const sn_hparams *hp = &m->hp;
+    const int64_t E = hp->n_embd, pos0 = m->n_past, nv = hp->n_head_kv * hp->head_dim_v;
+    sn_status st;
+    if ((st = ensure_batch(m, s, T, err))) return st;
+
+    for (int64_t t = 0; t < T; t++) {
+        const void *row = (const char *)s->tok_embd + (uint64_t)tokens[t] * s->tok_row_bytes;
+        if (sn_dequantize_row(s->tok_type, row, s->x + t * E, E) != 0)
+            return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
+        if (hp->n_rot > 0) rope_cache(m, s, pos0 + t, s->rope + t * hp->n_rot);
+    }
+
+    for (int il = 0; il < hp->n_layer; il++) {
+        const layer_weights *L = &s->layers[il];
+        for (int64_t t = 0; t < T; t++) rmsnorm(s->xb + t * E, s->x + t * E, L->attn_norm, E, hp->rms_eps);
+        const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *yqkv[3] = {s->q, s->k, s->v};
+        if ((st = project(m, s, s->xb, T, 3, wqkv, yqkv, err))) return st;
+        for (int64_t t = 0; t < T; t++) {
+            float *q = s->q + t * s->n_q, *k = s->k + t * s->n_kv, *v = s->v + t * nv;
+            if (L->bq) for (int64_t i = 0; i < s->n_q; i++) q[i] += L->bq[i];
+            if (L->bk) for (int64_t i = 0; i < s->n_kv; i++) k[i] += L->bk[i];
+            if (L->bv) for (int64_t i = 0; i < nv; i++) v[i] += L->bv[i];
+            if (L->q_norm) {
+                for (int64_t h = 0; h < hp->n_head; h++)
+                    rmsnorm(q + h * hp->head_dim_k, q + h * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->rms_eps);
+                for (int64_t h = 0; h < hp->n_head_kv; h++)
+                    rmsnorm(k + h * hp->head_dim_k, k + h * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->rms_eps);
+            }
+            const float *rc = s->rope + t * hp->n_rot;
+            for (int64_t h = 0; h < hp->n_head; h++) rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
+            for (int64_t h = 0; h < hp->n_head_kv; h++) rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
+            /* store into the cache (f16 rounding as ggml_cpy does) */
+            void *kd = (void *)kv_row(s, s->kcache, m->n_ctx, il, pos0 + t);
+            void *vd = (void *)kv_row(s, s->vcache, m->n_ctx, il, pos0 + t);
+            if (s->kv_elt == 2) {
+                m->k->quant[SN_GGML_F16](k, kd, s->n_kv);
+                m->k->quant[SN_GGML_F16](v, vd, nv);
+            } else {
+                memcpy(kd, k, (size_t)s->n_kv * 4);
+                memcpy(vd, v, (size_t)nv * 4);
+            }
+        }
+        attn_job aj = {m, s, il, T, pos0};
+        sn_pool_run(m->pool, attn_worker, &aj);
+        const sn_matrix *wo[1] = {&L->wo};
+        float *yo[1] = {s->xb};
+        if ((st = project(m, s, s->att, T, 1, wo, yo, err))) return st;
+        for (int64_t t = 0; t < T; t++) {
+            float *x = s->x + t * E, *y = s->xb + t * E;
+            if (L->bo) for (int64_t i = 0; i < E; i++) y[i] += L->bo[i];
+            for (int64_t i = 0; i < E; i++) x[i] = y[i] + x[i];
+        }
+        /* feed-forward */
+        for (int64_t t = 0; t < T; t++) rmsnorm(s->xb + t * E, s->x + t * E, L->ffn_norm, E, hp->rms_eps);
+        const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
+        float *ygu[2] = {s->hb, s->hb2};
+        if ((st = project(m, s, s->xb, T, 2, wgu, ygu, err))) return st;
+        const int64_t F = hp->n_ff;
+        for (int64_t i = 0; i < T * F; i++) s->hb[i] = silu(s->hb[i]) * s->hb2[i];
+        const sn_matrix *wd[1] = {&L->w_down};
+        float *yd[1] = {s->xb};
+        if ((st = project(m, s, s->hb, T, 1, wd, yd, err))) return st;
+        for (int64_t i = 0; i < T * E; i++) s->x[i] = s->xb[i] + s->x[i];
+    }
+    m->n_past += T;
+    if (!logits) return SN_OK;
+    /* only the last token's logits */
+    rmsnorm(s->xb, s->x + (T - 1) * E, s->output_norm, E, hp->rms_eps);
+    const sn_matrix *wout[1] = {&s->output};
+    float *yout[1] = {logits};
+    return project(m, s, s->xb, 1, 1, wout, yout, err);
+}
+
+static sn_status llama_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err) {
+    for (int64_t i = 0; i < n; i += UBATCH) {
+        const int64_t T = n - i < UBATCH ? n - i : UBATCH;
+        sn_status st = forward(m, tokens + i, T, i + T == n ? logits : NULL, err);
+        if (st) return st;
+    }
+    return SN_OK;
+}
+
+static void llama_reset(sn_model *m) { (void)m; /* positions >= n_past are never read */ }
+
+static uint64_t llama_state_bytes(const sn_model *m) {
+    const llama_state *s = m->impl;
+    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv * s->kv_elt;
+}
+
+const sn_family sn_family_llama = {
+    .name = "llama",
+    .load = llama_load,
+    .eval = llama_eval,
+    .reset = llama_reset,
+    .free = llama_free,
+    .state_bytes = llama_state_bytes,
+};

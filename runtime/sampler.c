@@ -1,0 +1,132 @@
+/* sampler.c - greedy and top-k/top-p/min-p/temperature/dist sampling (see sampler.h). */
+#include "sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { int32_t id; float logit, p; } cand;
+
+struct sn_sampler {
+    sn_sampler_params p;
+    uint32_t mt[624];
+    int mti;
+    cand *buf;
+    int64_t cap;
+};
+
+/* ---- mt19937 ---- */
+static void mt_seed(sn_sampler *s, uint32_t seed) {
+    s->mt[0] = seed;
+    for (int i = 1; i < 624; i++) s->mt[i] = 1812433253u * (s->mt[i - 1] ^ (s->mt[i - 1] >> 30)) + (uint32_t)i;
+    s->mti = 624;
+}
+
+static uint32_t mt_next(sn_sampler *s) {
+    if (s->mti >= 624) {
+        for (int i = 0; i < 624; i++) {
+            const uint32_t y = (s->mt[i] & 0x80000000u) | (s->mt[(i + 1) % 624] & 0x7fffffffu);
+            s->mt[i] = s->mt[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+        }
+        s->mti = 0;
+    }
+    uint32_t y = s->mt[s->mti++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/* libstdc++ generate_canonical<double, 53> with a 32-bit engine: two draws. */
+static double uniform01(sn_sampler *s) {
+    const double a = (double)mt_next(s);
+    const double b = (double)mt_next(s);
+    double r = (a + b * 4294967296.0) / 18446744073709551616.0;
+    if (r >= 1.0) r = nextafter(1.0, 0.0);
+    return r;
+}
+
+void sn_sampler_params_default(sn_sampler_params *p) {
+    memset(p, 0, sizeof(*p));
+    p->top_p = 1.0f;
+}
+
+sn_status sn_sampler_new(const sn_sampler_params *p, sn_sampler **out, sn_err *err) {
+    *out = NULL;
+    if (!(p->temp == p->temp) || !(p->top_p == p->top_p) || !(p->min_p == p->min_p))
+        return sn_err_set(err, SN_EINVAL, "sampler parameters must not be NaN");
+    sn_sampler *s = calloc(1, sizeof(*s));
+    if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    s->p = *p;
+    mt_seed(s, p->seed);
+    *out = s;
+    return SN_OK;
+}
+
+void sn_sampler_free(sn_sampler *s) {
+    if (!s) return;
+    free(s->buf);
+    free(s);
+}
+
+int32_t sn_argmax(const float *logits, int64_t n) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (logits[i] > logits[best]) best = i;
+    return (int32_t)best;
+}
+
+static int by_logit_desc(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    if (x->logit > y->logit) return -1;
+    if (x->logit < y->logit) return 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int32_t sn_sampler_sample(sn_sampler *s, const float *logits, int64_t n) {
+    if (s->p.temp <= 0.0f || n <= 1) return sn_argmax(logits, n);
+    if (s->cap < n) {
+        cand *b = realloc(s->buf, (size_t)n * sizeof(*b));
+        if (!b) return sn_argmax(logits, n);
+        s->buf = b;
+        s->cap = n;
+    }
+    cand *c = s->buf;
+    for (int64_t i = 0; i < n; i++) c[i] = (cand){(int32_t)i, logits[i], 0.0f};
+    int64_t size = n;
+    /* Sorted descending once; every later step keeps a prefix. */
+    qsort(c, (size_t)size, sizeof(*c), by_logit_desc);
+    if (s->p.top_k > 0 && s->p.top_k < size) size = s->p.top_k;
+    if (s->p.top_p < 1.0f) {
+        const float max_l = c[0].logit;
+        float sum = 0.0f;
+        for (int64_t i = 0; i < size; i++) { c[i].p = expf(c[i].logit - max_l); sum += c[i].p; }
+        float cum = 0.0f;
+        for (int64_t i = 0; i < size; i++) {
+            cum += c[i].p / sum;
+            if (cum >= s->p.top_p && i + 1 >= 1) { size = i + 1; break; }
+        }
+    }
+    if (s->p.min_p > 0.0f) { /* keep logits >= max + log(min_p) */
+        const float thr = c[0].logit + logf(s->p.min_p);
+        int64_t keep = 1;
+        while (keep < size && c[keep].logit >= thr) keep++;
+        size = keep;
+    }
+    for (int64_t i = 0; i < size; i++) c[i].logit /= s->p.temp;
+    if (size == 1) {
+        (void)uniform01(s); /* llama.cpp draws once per output even then */
+        return c[0].id;
+    }
+    const float max_l = c[0].logit;
+    double sum = 0.0;
+    for (int64_t i = 0; i < size; i++) { c[i].p = expf(c[i].logit - max_l); sum += c[i].p; }
+    const double target = sum * uniform01(s);
+    double run = 0.0;
+    for (int64_t i = 0; i < size; i++) {
+        run += c[i].p;
+        if (run >= target) return c[i].id;
+    }
+    return c[size - 1].id;
+}
