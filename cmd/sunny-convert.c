@@ -1,10 +1,190 @@
-/* sunny-convert.c - placeholder main until the convert issue fills it in. */
+/* sunny-convert.c - the command line of the HF -> GGUF converter.
+ *
+ * Parses flags, installs SIGINT/SIGTERM handlers that ask the library to stop (it then removes its
+ * tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report and the --json
+ * summary. All conversion logic lives in convert/convert.c. */
 #include "cli.h"
+#include "arch.h"
+#include "convert.h"
+#include "ggml_types.h"
+
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static volatile sig_atomic_t g_cancel = 0;
+static void on_signal(int sig) { g_cancel = sig; }
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: sunny-convert MODEL_DIR -o OUT.gguf [options]\n"
+            "Convert a Hugging Face model folder (config.json, *.safetensors, tokenizer files) to GGUF.\n"
+            "Supported architectures: %s.\n\n"
+            "Options:\n"
+            "  -o, --outfile PATH   output GGUF file (required unless --dry-run)\n"
+            "  --outtype TYPE       f32, f16, bf16, q8_0, q4_0 or auto (default auto: the checkpoint's\n"
+            "                       16-bit type, else f16). q4_0 = llama-quantize's MOSTLY_Q4_0 recipe\n"
+            "  --name NAME          general.name (default: from README.md, config.json or the folder)\n"
+            "  -t, --threads N      conversion threads (default: all CPUs)\n"
+            "  --verify             re-read the written GGUF and check every tensor against the source\n"
+            "  --dry-run            print every tensor (HF name -> GGUF name, shape, type, bytes); write nothing\n"
+            "  --force              overwrite OUT.gguf if it exists\n"
+            "  --json               print a JSON summary on stdout\n"
+            "  --pre NAME           force tokenizer.ggml.pre (when the pre-tokenizer is not recognised)\n"
+            "  -h, --help           this text\n"
+            "  --version            print the version\n\n"
+            "Example:\n"
+            "  sunny-convert ./Llama-3.2-1B-Instruct -o llama-3.2-1b-q8_0.gguf --outtype q8_0\n",
+            sn_arch_supported_list());
+}
+
+typedef struct {
+    int tty, json, dry_run, verify;
+    double last;
+} ui_t;
+
+static void on_plan(void *ud, const sn_convert_plan_entry *e) {
+    ui_t *u = ud;
+    if (!u->dry_run) return;
+    char shape[96];
+    size_t k = 0;
+    for (uint32_t d = 0; d < e->n_dims; d++)
+        k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%llu", d ? " x " : "", (unsigned long long)e->ne[d]);
+    printf("%-48s -> %-28s %-6s -> %-5s [%s] %llu bytes\n", e->hf_name, e->gguf_name, e->src_dtype,
+           sn_ggml_type_name(e->type), shape, (unsigned long long)e->bytes);
+}
+
+static void on_progress(void *ud, const sn_convert_progress *p) {
+    ui_t *u = ud;
+    if (!u->tty) return;
+    if (p->seconds - u->last < 0.2 && p->bytes_done < p->bytes_total) return;
+    u->last = p->seconds;
+    double mb = p->bytes_done / 1e6, rate = p->seconds > 0 ? mb / p->seconds : 0;
+    double eta = rate > 0 ? (p->bytes_total - p->bytes_done) / 1e6 / rate : 0;
+    fprintf(stderr, "\r[%zu/%zu] %-28s %8.1f / %.1f MB  %7.1f MB/s  ETA %4.0fs ", p->i_tensor + 1,
+            p->n_tensors, p->gguf_name, mb, p->bytes_total / 1e6, rate, eta);
+    fflush(stderr);
+}
+
+static void on_verify(void *ud, const char *name, int ok, double max_err, double bound) {
+    ui_t *u = ud;
+    if (!ok || !u->json)
+        fprintf(u->json ? stderr : stdout, "verify %-32s %s  max_err %.3g%s\n", name, ok ? "ok  " : "FAIL",
+                max_err, bound > 0 ? "" : " (exact)");
+}
+
+static long peak_rss_mb(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    return ru.ru_maxrss / 1024;
+}
+
+static void json_str(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-convert");
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) { sn_cli_print_version(); return 0; }
-    return sn_cli_usage_error("not implemented yet");
+    sn_convert_opts o;
+    memset(&o, 0, sizeof o);
+    ui_t ui;
+    memset(&ui, 0, sizeof ui);
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return SN_EXIT_OK; }
+        if (!strcmp(a, "--version")) { sn_cli_print_version(); return SN_EXIT_OK; }
+        if (!strcmp(a, "-o") || !strcmp(a, "--outfile") || !strcmp(a, "--outtype") || !strcmp(a, "--name") ||
+            !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "--pre")) {
+            if (i + 1 >= argc) return sn_cli_usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "-o") || !strcmp(a, "--outfile")) o.out_path = v;
+            else if (!strcmp(a, "--name")) o.name = v;
+            else if (!strcmp(a, "--pre")) o.pre_override = v;
+            else if (!strcmp(a, "--outtype")) {
+                int t = sn_outtype_parse(v);
+                if (t < 0) return sn_cli_usage_error("unknown --outtype '%s' (f32, f16, bf16, q8_0, q4_0, auto)", v);
+                o.outtype = (sn_outtype)t;
+            } else {
+                int64_t n;
+                if (sn_cli_parse_i64(v, 1, 64, &n) != 0) return sn_cli_usage_error("%s wants 1..64, got '%s'", a, v);
+                o.n_threads = (int)n;
+            }
+        } else if (!strcmp(a, "--verify")) o.verify = 1;
+        else if (!strcmp(a, "--dry-run")) o.dry_run = 1;
+        else if (!strcmp(a, "--force")) o.force = 1;
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (a[0] == '-' && a[1]) return sn_cli_usage_error("unknown option '%s'", a);
+        else if (!o.model_dir) o.model_dir = a;
+        else return sn_cli_usage_error("unexpected argument '%s' (one MODEL_DIR only)", a);
+    }
+    if (!o.model_dir) return sn_cli_usage_error("missing MODEL_DIR");
+    if (!o.out_path && !o.dry_run) return sn_cli_usage_error("missing -o OUT.gguf");
+    if (o.out_path && o.dry_run && !o.force) {
+        /* a dry run writes nothing, so an existing output is not an error */
+        o.force = 1;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    o.cancel = &g_cancel;
+
+    ui.tty = sn_cli_isatty_stderr() && !json;
+    ui.json = json;
+    ui.dry_run = o.dry_run;
+    o.on_plan = on_plan;
+    o.on_progress = on_progress;
+    o.on_verify = on_verify;
+    o.ud = &ui;
+
+    sn_convert_result r;
+    sn_err err;
+    memset(&err, 0, sizeof err);
+    sn_status st = sn_convert(&o, &r, &err);
+    if (ui.tty && !o.dry_run) fputc('\n', stderr);
+    if (st != SN_OK) {
+        sn_cli_fail(&err);
+        return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
+    }
+    if (o.verify && !json) printf("verify: %zu tensors checked, all match the source\n", r.verify_checked);
+    if (json) {
+        printf("{\"arch\": ");
+        json_str(r.arch);
+        printf(", \"ftype\": ");
+        json_str(r.ftype);
+        printf(", \"n_tensors\": %zu, \"bytes\": %llu, \"src_bytes\": %llu, \"n_params\": %llu, "
+               "\"seconds\": %.3f, \"peak_rss_mb\": %ld, \"output\": ",
+               r.n_tensors, (unsigned long long)r.bytes, (unsigned long long)r.src_bytes,
+               (unsigned long long)r.n_params, r.seconds, peak_rss_mb());
+        if (o.dry_run) printf("null");
+        else json_str(o.out_path);
+        printf(", \"dry_run\": %s, \"tokenizer\": ", o.dry_run ? "true" : "false");
+        json_str(r.vocab_model);
+        printf(", \"pre\": ");
+        json_str(r.vocab_pre);
+        printf(", \"n_vocab\": %d", r.vocab_tokens);
+        if (o.verify) printf(", \"verify\": {\"checked\": %zu, \"failed\": %zu}", r.verify_checked, r.verify_failed);
+        printf("}\n");
+    } else if (o.dry_run) {
+        printf("%zu tensors, %.1f MB of GGUF (%s, %s); nothing written\n", r.n_tensors, r.bytes / 1e6, r.arch, r.ftype);
+    } else if (!ui.tty) {
+        /* silent when not a TTY */
+    } else {
+        fprintf(stderr, "wrote %s: %s %s, %zu tensors, %.1f MB in %.1fs\n", o.out_path, r.arch, r.ftype,
+                r.n_tensors, r.bytes / 1e6, r.seconds);
+    }
+    return SN_EXIT_OK;
 }

@@ -1,0 +1,698 @@
+/* convert.c - the sunny-convert driver: plan everything, write the header, stream the tensors.
+ *
+ * Order of work (each step can fail before anything is written):
+ *   1. config.json, tokenizer presence, architecture lookup, safetensors headers;
+ *   2. the plan: every tensor mapped to its GGUF name, shape checked against the config, output type
+ *      chosen (llama.cpp's rules, see choose_type), byte sizes known;
+ *   3. the GGUF header: general.*, {arch}.*, tokenizer.* and all tensor infos;
+ *   4. tensor data, one tensor at a time, in chunks of rows converted by n threads into one buffer,
+ *      written, and the source pages released so RSS stays flat whatever the model size.
+ * Output goes to OUT.tmp, fsynced and renamed; any failure or cancellation unlinks the tmp. */
+#include "convert.h"
+
+#include "arch.h"
+#include "ggml_types.h"
+#include "safetensors.h"
+#include "vocab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* vocab.c is written in parallel; until it links in, conversion reports it clearly. */
+#pragma weak sn_vocab_write_gguf
+
+#define CHUNK_BYTES (8u << 20) /* output bytes per threaded chunk */
+#define MAX_THREADS 64
+
+/* ---- the architecture table ---- */
+
+static const sn_arch *const k_archs[] = {&sn_arch_llama, &sn_arch_qwen2, &sn_arch_qwen3};
+
+const sn_arch *sn_arch_find(const char *hf_arch) {
+    for (size_t i = 0; i < sizeof(k_archs) / sizeof(k_archs[0]); i++)
+        for (const char *const *h = k_archs[i]->hf_archs; *h; h++)
+            if (strcmp(*h, hf_arch) == 0) return k_archs[i];
+    return NULL;
+}
+
+const char *sn_arch_supported_list(void) {
+    static char buf[512];
+    if (!buf[0]) {
+        size_t k = 0;
+        for (size_t i = 0; i < sizeof(k_archs) / sizeof(k_archs[0]); i++)
+            for (const char *const *h = k_archs[i]->hf_archs; *h; h++)
+                k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", k ? ", " : "", *h);
+    }
+    return buf;
+}
+
+/* ---- outtypes ---- */
+
+static const char *const k_outtype_names[] = {"auto", "f32", "f16", "bf16", "q8_0", "q4_0"};
+
+int sn_outtype_parse(const char *s) {
+    for (int i = 0; i < (int)(sizeof(k_outtype_names) / sizeof(k_outtype_names[0])); i++)
+        if (strcmp(s, k_outtype_names[i]) == 0) return i;
+    return -1;
+}
+
+const char *sn_outtype_name(sn_outtype t) {
+    return (unsigned)t < sizeof(k_outtype_names) / sizeof(k_outtype_names[0]) ? k_outtype_names[t] : "?";
+}
+
+/* ---- the plan ---- */
+
+typedef struct {
+    char hf_name[256];
+    char gguf_name[SN_GGUF_MAX_NAME];
+    const sn_st_tensor *src;      /* NULL for generated tensors */
+    float *gen;                   /* generated data (F32), owned */
+    uint32_t n_dims;
+    uint64_t ne[SN_GGUF_MAX_DIMS];
+    uint64_t n_elems;
+    uint64_t permute_heads;
+    int type;
+    uint64_t bytes;
+} plan_t;
+
+typedef struct {
+    plan_t *t;
+    size_t n, cap;
+} plan_list;
+
+static void plan_free(plan_list *pl) {
+    for (size_t i = 0; i < pl->n; i++) free(pl->t[i].gen);
+    free(pl->t);
+    memset(pl, 0, sizeof(*pl));
+}
+
+static plan_t *plan_push(plan_list *pl) {
+    if (pl->n == pl->cap) {
+        size_t nc = pl->cap ? pl->cap * 2 : 64;
+        plan_t *nt = realloc(pl->t, nc * sizeof(*nt));
+        if (!nt) return NULL;
+        pl->t = nt;
+        pl->cap = nc;
+    }
+    plan_t *p = &pl->t[pl->n++];
+    memset(p, 0, sizeof(*p));
+    return p;
+}
+
+static int ends_with(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int find_plan(const plan_list *pl, const char *gguf_name) {
+    for (size_t i = 0; i < pl->n; i++)
+        if (strcmp(pl->t[i].gguf_name, gguf_name) == 0) return (int)i;
+    return -1;
+}
+
+/* llama.cpp's type rules. The converter (f32/f16/bf16/q8_0): F32 for rank <= 1, *_norm.weight and
+ * names not ending in .weight; the outtype otherwise; F16 when a row is not a multiple of the
+ * quant block. q4_0 follows llama-quantize MOSTLY_Q4_0 run on the f32 conversion: the output
+ * tensor (token_embd when there is no output.weight) -> Q6_K, Q8_0 if ne0 % 256, F16 if ne0 % 32;
+ * every other quantizable matrix -> Q4_0, F16 if ne0 % 32. */
+static int choose_type(sn_outtype ot, const plan_t *p, int has_output) {
+    if (p->n_dims <= 1 || ends_with(p->gguf_name, "_norm.weight") || !ends_with(p->gguf_name, ".weight"))
+        return SN_GGML_F32;
+    uint64_t ne0 = p->ne[0];
+    switch (ot) {
+    case SN_OUTTYPE_F32: return SN_GGML_F32;
+    case SN_OUTTYPE_F16: return SN_GGML_F16;
+    case SN_OUTTYPE_BF16: return SN_GGML_BF16;
+    case SN_OUTTYPE_Q8_0: return ne0 % 32 ? SN_GGML_F16 : SN_GGML_Q8_0;
+    case SN_OUTTYPE_Q4_0: {
+        int is_out = strcmp(p->gguf_name, "output.weight") == 0 ||
+                     (!has_output && strcmp(p->gguf_name, "token_embd.weight") == 0);
+        if (ne0 % 32) return SN_GGML_F16;
+        if (is_out) return ne0 % 256 ? SN_GGML_Q8_0 : SN_GGML_Q6_K;
+        return SN_GGML_Q4_0;
+    }
+    default: return SN_GGML_F16;
+    }
+}
+
+static uint32_t file_type_of(sn_outtype ot) {
+    switch (ot) {
+    case SN_OUTTYPE_F32: return SN_FTYPE_ALL_F32;
+    case SN_OUTTYPE_BF16: return SN_FTYPE_MOSTLY_BF16;
+    case SN_OUTTYPE_Q8_0: return SN_FTYPE_MOSTLY_Q8_0;
+    case SN_OUTTYPE_Q4_0: return SN_FTYPE_MOSTLY_Q4_0;
+    default: return SN_FTYPE_MOSTLY_F16;
+    }
+}
+
+static const char *ftype_label(sn_outtype ot) {
+    switch (ot) {
+    case SN_OUTTYPE_F32: return "F32";
+    case SN_OUTTYPE_BF16: return "BF16";
+    case SN_OUTTYPE_Q8_0: return "Q8_0";
+    case SN_OUTTYPE_Q4_0: return "Q4_0";
+    default: return "F16";
+    }
+}
+
+static char *path_join(const char *dir, const char *name) {
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = malloc(a + b + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, a);
+    size_t k = a;
+    if (k && p[k - 1] != '/') p[k++] = '/';
+    memcpy(p + k, name, b + 1);
+    return p;
+}
+
+static int file_exists(const char *dir, const char *name) {
+    char *p = path_join(dir, name);
+    struct stat sb;
+    int ok = p && stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+    free(p);
+    return ok;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void shape_str(const uint64_t *ne, uint32_t n_dims, int reversed, char *buf, size_t n) {
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, n - k, "[");
+    for (uint32_t i = 0; i < n_dims && k < n; i++) {
+        uint64_t v = reversed ? ne[n_dims - 1 - i] : ne[i];
+        k += (size_t)snprintf(buf + k, n - k, "%s%llu", i ? ", " : "", (unsigned long long)v);
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* Builds the plan: generated tensors first, then safetensors order (llama.cpp's). */
+static sn_status build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_st_model *m, plan_list *pl,
+                            sn_err *err) {
+    sn_arch_extra ex[4];
+    size_t n_ex = 0;
+    memset(ex, 0, sizeof ex);
+    sn_status st = a->extra_tensors(a, cfg, ex, 4, &n_ex, err);
+    if (st != SN_OK) return st;
+    for (size_t i = 0; i < n_ex; i++) {
+        plan_t *p = plan_push(pl);
+        if (!p) {
+            for (size_t j = i; j < n_ex; j++) free(ex[j].data);
+            return sn_err_set(err, SN_ENOMEM, "out of memory");
+        }
+        snprintf(p->hf_name, sizeof p->hf_name, "(generated)");
+        memcpy(p->gguf_name, ex[i].gguf_name, sizeof p->gguf_name);
+        p->gguf_name[sizeof p->gguf_name - 1] = 0;
+        p->gen = ex[i].data;
+        p->n_dims = 1;
+        for (int d = 0; d < SN_GGUF_MAX_DIMS; d++) p->ne[d] = 1;
+        p->ne[0] = ex[i].n;
+        p->n_elems = ex[i].n;
+    }
+    for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
+        const sn_st_tensor *t = sn_st_model_tensor(m, i);
+        sn_arch_tensor at;
+        int r = a->map_tensor(a, cfg, t->name, &at, err);
+        if (r < 0) return sn_err_prefix(err, "%s", t->file);
+        if (r == SN_ARCH_MAP_SKIP) continue;
+        /* HF shape reversed must equal the shape the config implies */
+        int same = t->n_dims == at.n_dims;
+        for (uint32_t d = 0; same && d < t->n_dims; d++)
+            if (t->shape[t->n_dims - 1 - d] != at.ne[d]) same = 0;
+        if (!same) {
+            char got[96], want[96];
+            shape_str(t->shape, t->n_dims, 0, got, sizeof got);
+            shape_str(at.ne, at.n_dims, 1, want, sizeof want);
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has shape %s but config.json implies %s",
+                              t->file, t->name, got, want);
+        }
+        if (at.permute_heads && (t->shape[0] % (2 * at.permute_heads) != 0))
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': %llu rows cannot be split into %llu heads",
+                              t->file, t->name, (unsigned long long)t->shape[0],
+                              (unsigned long long)at.permute_heads);
+        plan_t *p = plan_push(pl);
+        if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        snprintf(p->hf_name, sizeof p->hf_name, "%s", t->name);
+        memcpy(p->gguf_name, at.gguf_name, sizeof p->gguf_name);
+        p->gguf_name[sizeof p->gguf_name - 1] = 0;
+        p->src = t;
+        p->n_dims = at.n_dims;
+        memcpy(p->ne, at.ne, sizeof p->ne);
+        p->n_elems = t->n_elems;
+        p->permute_heads = at.permute_heads;
+    }
+    /* completeness: a model missing a layer tensor would only fail later, inside llama.cpp */
+    for (const char *const *q = a->required; q && *q; q++)
+        if (find_plan(pl, *q) < 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: no tensor maps to %s (is a weight file missing?)",
+                              sn_st_model_file(m, 0), *q);
+    for (int64_t l = 0; l < cfg->n_layers; l++)
+        for (const char *const *q = a->required_per_layer; q && *q; q++) {
+            char nm[SN_GGUF_MAX_NAME + 16];
+            snprintf(nm, sizeof nm, "blk.%lld.%s", (long long)l, *q);
+            if (find_plan(pl, nm) < 0)
+                return sn_err_set(err, SN_EFORMAT, "%s: no tensor maps to %s (layer %lld of %lld is incomplete)",
+                                  sn_st_model_file(m, 0), nm, (long long)l, (long long)cfg->n_layers);
+        }
+    return SN_OK;
+}
+
+/* ---- tensor conversion ---- */
+
+typedef struct {
+    const plan_t *p;
+    uint64_t row_len, n_rows;   /* elements per output row, rows in the tensor */
+    uint64_t row0, nrows;       /* this chunk */
+    uint64_t out_row_bytes;
+    uint8_t *out;
+    float *scratch[MAX_THREADS];
+    int nth;
+} chunk_job;
+
+typedef struct { chunk_job *job; int ith; } chunk_arg;
+
+static const float *row_f32(const plan_t *p, uint64_t src_row, uint64_t row_len, float *scratch) {
+    if (p->gen) return p->gen + src_row * row_len;
+    const sn_st_tensor *t = p->src;
+    const uint8_t *s = t->data + src_row * row_len * sn_st_dtype_size(t->dtype);
+    switch (t->dtype) {
+    case SN_ST_F32: return (const float *)(const void *)s;
+    case SN_ST_F16: sn_fp16_to_fp32_row((const uint16_t *)(const void *)s, scratch, row_len); return scratch;
+    case SN_ST_BF16: sn_bf16_to_fp32_row((const uint16_t *)(const void *)s, scratch, row_len); return scratch;
+    }
+    return scratch;
+}
+
+static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *scratch) {
+    const plan_t *p = j->p;
+    int same_dtype = p->src && ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
+                                (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
+                                (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
+    for (uint64_t r = r0; r < r1; r++) {
+        uint64_t src_row = p->permute_heads ? sn_arch_permute_src(r, j->n_rows, p->permute_heads) : r;
+        uint8_t *dst = j->out + (r - j->row0) * j->out_row_bytes;
+        if (same_dtype) {
+            memcpy(dst, p->src->data + src_row * j->out_row_bytes, j->out_row_bytes);
+            continue;
+        }
+        const float *x = row_f32(p, src_row, j->row_len, scratch);
+        switch (p->type) {
+        case SN_GGML_F32: memcpy(dst, x, j->row_len * 4); break;
+        case SN_GGML_F16: sn_fp32_to_fp16_row(x, (uint16_t *)(void *)dst, j->row_len); break;
+        case SN_GGML_BF16: sn_fp32_to_bf16_row(x, (uint16_t *)(void *)dst, j->row_len); break;
+        case SN_GGML_Q8_0: sn_quantize_row_q8_0(x, dst, (int64_t)j->row_len); break;
+        case SN_GGML_Q4_0: sn_quantize_row_q4_0(x, dst, (int64_t)j->row_len); break;
+        case SN_GGML_Q6_K: sn_quantize_row_q6_K(x, dst, (int64_t)j->row_len); break;
+        default: break;
+        }
+    }
+}
+
+static void *chunk_worker(void *v) {
+    chunk_arg *a = v;
+    chunk_job *j = a->job;
+    uint64_t per = j->nrows / (uint64_t)j->nth, rem = j->nrows % (uint64_t)j->nth;
+    uint64_t i = (uint64_t)a->ith;
+    uint64_t r0 = j->row0 + i * per + (i < rem ? i : rem);
+    uint64_t r1 = r0 + per + (i < rem ? 1 : 0);
+    convert_rows(j, r0, r1, j->scratch[a->ith]);
+    return NULL;
+}
+
+typedef struct {
+    const sn_convert_opts *o;
+    sn_gguf_writer *w;
+    uint8_t *buf;
+    size_t buf_size;
+    float *scratch[MAX_THREADS];
+    int nth;
+    uint64_t done, total;
+    size_t i_tensor, n_tensors;
+    double t0;
+} writer_ctx;
+
+static int cancelled(const writer_ctx *c) { return c->o->cancel && *c->o->cancel; }
+
+static void report(writer_ctx *c, const plan_t *p) {
+    if (!c->o->on_progress) return;
+    sn_convert_progress pr = {c->i_tensor, c->n_tensors, p->gguf_name, c->done, c->total, now_s() - c->t0};
+    c->o->on_progress(c->o->ud, &pr);
+}
+
+static sn_status write_tensor(writer_ctx *c, const plan_t *p, sn_err *err) {
+    /* rows: 1-D permuted tensors (llama q/k biases) are permuted element-wise = rows of length 1 */
+    uint64_t row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
+    uint64_t n_rows = row_len ? p->n_elems / row_len : 0;
+    uint64_t out_row = sn_ggml_row_size(p->type, row_len);
+    if (n_rows && !out_row) return sn_err_set(err, SN_EINVAL, "tensor %s: bad row size", p->gguf_name);
+    int direct = p->src && !p->permute_heads &&
+                 ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
+                  (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
+                  (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
+    if (direct) { /* no conversion: stream straight from the mapping */
+        for (uint64_t off = 0; off < p->src->nbytes; off += CHUNK_BYTES) {
+            if (cancelled(c)) return sn_err_set(err, SN_EIO, "interrupted");
+            uint64_t n = p->src->nbytes - off < CHUNK_BYTES ? p->src->nbytes - off : CHUNK_BYTES;
+            sn_status st = sn_gguf_writer_write(c->w, p->src->data + off, n, err);
+            sn_st_release(p->src, off, n);
+            if (st != SN_OK) return st;
+            c->done += n;
+            report(c, p);
+        }
+        return sn_gguf_writer_end_tensor(c->w, err);
+    }
+    uint64_t rows_per_chunk = out_row ? c->buf_size / out_row : 1;
+    if (rows_per_chunk == 0) rows_per_chunk = 1;
+    if (rows_per_chunk * out_row > c->buf_size) { /* a single huge row */
+        uint8_t *nb = realloc(c->buf, out_row);
+        if (!nb) return sn_err_set(err, SN_ENOMEM, "out of memory for a %llu-byte row", (unsigned long long)out_row);
+        c->buf = nb;
+        c->buf_size = out_row;
+    }
+    for (int t = 0; t < c->nth; t++) {
+        if (!c->scratch[t] || row_len > ((uint64_t *)(void *)c->scratch[t])[-1]) {
+            /* scratch carries its capacity in a header word */
+            uint64_t *raw = c->scratch[t] ? ((uint64_t *)(void *)c->scratch[t]) - 1 : NULL;
+            uint64_t *nr = realloc(raw, sizeof(uint64_t) + row_len * sizeof(float) + 64);
+            if (!nr) return sn_err_set(err, SN_ENOMEM, "out of memory");
+            nr[0] = row_len;
+            c->scratch[t] = (float *)(void *)(nr + 1);
+        }
+    }
+    uint64_t src_row_bytes = p->src ? row_len * sn_st_dtype_size(p->src->dtype) : 0;
+    for (uint64_t r = 0; r < n_rows; r += rows_per_chunk) {
+        if (cancelled(c)) return sn_err_set(err, SN_EIO, "interrupted");
+        chunk_job j;
+        memset(&j, 0, sizeof j);
+        j.p = p;
+        j.row_len = row_len;
+        j.n_rows = n_rows;
+        j.row0 = r;
+        j.nrows = n_rows - r < rows_per_chunk ? n_rows - r : rows_per_chunk;
+        j.out_row_bytes = out_row;
+        j.out = c->buf;
+        j.nth = (uint64_t)c->nth > j.nrows ? (int)j.nrows : c->nth;
+        if (j.nth < 1) j.nth = 1;
+        for (int t = 0; t < j.nth; t++) j.scratch[t] = c->scratch[t];
+        chunk_arg args[MAX_THREADS];
+        pthread_t th[MAX_THREADS];
+        int started = 0;
+        for (int t = 1; t < j.nth; t++) {
+            args[t].job = &j;
+            args[t].ith = t;
+            if (pthread_create(&th[t], NULL, chunk_worker, &args[t]) != 0) break;
+            started = t;
+        }
+        /* threads that failed to start: the caller does their share */
+        args[0].job = &j;
+        args[0].ith = 0;
+        chunk_worker(&args[0]);
+        for (int t = started + 1; t < j.nth; t++) {
+            args[t].job = &j;
+            args[t].ith = t;
+            chunk_worker(&args[t]);
+        }
+        for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+        uint64_t nbytes = j.nrows * out_row;
+        sn_status st = sn_gguf_writer_write(c->w, c->buf, nbytes, err);
+        if (st != SN_OK) return st;
+        if (p->src && !p->permute_heads) sn_st_release(p->src, r * src_row_bytes, j.nrows * src_row_bytes);
+        c->done += nbytes;
+        report(c, p);
+    }
+    if (p->src && p->permute_heads) sn_st_release(p->src, 0, p->src->nbytes);
+    return sn_gguf_writer_end_tensor(c->w, err);
+}
+
+/* ---- verify ---- */
+
+/* Largest error quantization may introduce on a block whose largest |x| is amax. */
+static double quant_bound(int type, double amax) {
+    switch (type) {
+    case SN_GGML_Q8_0: return amax / 127.0 * 0.5 * 1.01 + amax * 1e-3;
+    case SN_GGML_Q4_0: return amax / 8.0 * 1.01 + amax * 1e-3;
+    case SN_GGML_Q6_K: return amax / 31.0 * 1.5 + amax * 4e-3;
+    default: return 0;
+    }
+}
+
+static sn_status verify_file(const sn_convert_opts *o, const plan_list *pl, sn_convert_result *res, sn_err *err) {
+    sn_gguf *g = NULL;
+    sn_status st = sn_gguf_open(o->out_path, 0, &g, err);
+    if (st != SN_OK) return sn_err_prefix(err, "verify");
+    float *a = NULL, *b = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < pl->n && st == SN_OK; i++) {
+        const plan_t *p = &pl->t[i];
+        int64_t k = sn_gguf_find_tensor(g, p->gguf_name);
+        const sn_gguf_tensor *t = k >= 0 ? sn_gguf_tensor_at(g, k) : NULL;
+        int ok = t && t->type == p->type && t->n_dims == p->n_dims;
+        for (uint32_t d = 0; ok && d < p->n_dims; d++) ok = t->ne[d] == p->ne[d];
+        double max_err = 0, bound_seen = 0;
+        uint64_t row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
+        uint64_t n_rows = row_len ? p->n_elems / row_len : 0;
+        if (ok && row_len > cap) {
+            free(a);
+            free(b);
+            cap = row_len;
+            a = malloc(cap * sizeof(float));
+            b = malloc(cap * sizeof(float));
+            if (!a || !b) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); break; }
+        }
+        uint64_t out_row = ok ? sn_ggml_row_size(p->type, row_len) : 0;
+        for (uint64_t r = 0; ok && r < n_rows; r++) {
+            uint64_t src_row = p->permute_heads ? sn_arch_permute_src(r, n_rows, p->permute_heads) : r;
+            const float *x = row_f32(p, src_row, row_len, a);
+            if (sn_dequantize_row(p->type, (const uint8_t *)t->data + r * out_row, b, (int64_t)row_len) != 0) {
+                ok = 0;
+                break;
+            }
+            if (p->type == SN_GGML_F32 || p->type == SN_GGML_F16 || p->type == SN_GGML_BF16) {
+                for (uint64_t e = 0; e < row_len; e++) {
+                    float want = x[e];
+                    if (p->type == SN_GGML_F16) want = sn_fp16_to_fp32(sn_fp32_to_fp16(want));
+                    if (p->type == SN_GGML_BF16) want = sn_bf16_to_fp32(sn_fp32_to_bf16(want));
+                    if (memcmp(&want, &b[e], 4) != 0 && !(isnan(want) && isnan(b[e]))) {
+                        double d = fabs((double)want - (double)b[e]);
+                        if (d > max_err || isnan(d)) max_err = isnan(d) ? INFINITY : d;
+                        ok = 0;
+                    }
+                }
+            } else {
+                uint32_t blk = sn_ggml_blck_size(p->type);
+                for (uint64_t s = 0; s < row_len; s += blk) {
+                    double amax = 0, me = 0;
+                    for (uint64_t e = s; e < s + blk; e++) {
+                        if (fabs(x[e]) > amax) amax = fabs(x[e]);
+                        double d = fabs((double)x[e] - (double)b[e]);
+                        if (d > me || isnan(d)) me = isnan(d) ? INFINITY : d;
+                    }
+                    double bound = quant_bound(p->type, amax);
+                    if (me > max_err) max_err = me;
+                    if (bound > bound_seen) bound_seen = bound;
+                    if (!(me <= bound)) ok = 0;
+                }
+            }
+        }
+        if (p->src) sn_st_release(p->src, 0, p->src->nbytes);
+        res->verify_checked++;
+        if (!ok) {
+            if (!res->verify_failed)
+                snprintf(res->verify_first_bad, sizeof res->verify_first_bad, "%s", p->gguf_name);
+            res->verify_failed++;
+        }
+        if (o->on_verify) o->on_verify(o->ud, p->gguf_name, ok, max_err, bound_seen);
+    }
+    free(a);
+    free(b);
+    sn_gguf_close(g);
+    return st;
+}
+
+/* ---- the driver ---- */
+
+static sn_status check_inputs(const char *dir, sn_err *err) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return sn_err_set(err, SN_EIO, "%s: not a directory", dir);
+    if (!file_exists(dir, "config.json"))
+        return sn_err_set(err, SN_EIO, "%s/config.json: missing (an HF model folder needs config.json)", dir);
+    if (!file_exists(dir, "tokenizer.json") && !file_exists(dir, "tokenizer.model"))
+        return sn_err_set(err, SN_EIO, "%s/tokenizer.json: missing (need tokenizer.json or tokenizer.model)", dir);
+    return SN_OK;
+}
+
+/* general.quantization_version and general.file_type as llama-quantize leaves them: re-set at the
+ * end of the KV list (gguf_set_val removes and appends). */
+static sn_status move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err) {
+    sn_gguf_writer_remove_key(w, key);
+    sn_status st = sn_gguf_writer_set_u32(w, key, v);
+    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
+}
+
+sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *err) {
+    memset(res, 0, sizeof(*res));
+    double t0 = now_s();
+    sn_hf_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    sn_st_model *m = NULL;
+    sn_gguf_writer *w = NULL;
+    plan_list pl = {0};
+    char *tmp = NULL, *cfg_path = NULL;
+    int tmp_created = 0;
+    writer_ctx wc;
+    memset(&wc, 0, sizeof wc);
+    sn_status st;
+
+    if (!o->model_dir || (!o->out_path && !o->dry_run))
+        return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
+    if ((st = check_inputs(o->model_dir, err)) != SN_OK) return st;
+    if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0)
+        return sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+
+    cfg_path = path_join(o->model_dir, "config.json");
+    if (!cfg_path) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if ((st = sn_hf_config_load(cfg_path, &cfg, err)) != SN_OK) goto done;
+    const sn_arch *a = sn_arch_find(cfg.architecture);
+    if (!a) {
+        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: unsupported architecture '%s' (supported: %s)", cfg_path,
+                        cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
+        goto done;
+    }
+    if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
+    if ((st = sn_st_model_open(o->model_dir, &m, err)) != SN_OK) goto done;
+    if ((st = build_plan(a, &cfg, m, &pl, err)) != SN_OK) goto done;
+
+    /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
+    sn_outtype ot = o->outtype;
+    if (ot == SN_OUTTYPE_AUTO) {
+        ot = SN_OUTTYPE_F16;
+        for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
+            const sn_st_tensor *t = sn_st_model_tensor(m, i);
+            if (t->n_dims >= 2 && (t->dtype == SN_ST_F16 || t->dtype == SN_ST_BF16)) {
+                ot = t->dtype == SN_ST_BF16 ? SN_OUTTYPE_BF16 : SN_OUTTYPE_F16;
+                break;
+            }
+        }
+    }
+    int has_output = find_plan(&pl, "output.weight") >= 0;
+    uint64_t n_params = 0, src_bytes = 0;
+    for (size_t i = 0; i < pl.n; i++) {
+        plan_t *p = &pl.t[i];
+        p->type = choose_type(ot, p, has_output);
+        p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
+        n_params += p->n_elems;
+        if (p->src) src_bytes += p->src->nbytes;
+    }
+    uint32_t file_type = file_type_of(ot);
+
+    /* header */
+    w = sn_gguf_writer_new();
+    if (!w) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
+#define SETK(call, key) do { if ((st = (call)) != SN_OK) { sn_err_set(err, st, "cannot set %s", key); goto done; } } while (0)
+    SETK(sn_gguf_writer_set_str(w, "general.architecture", a->gguf_arch), "general.architecture");
+    SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
+    if ((st = sn_metadata_write(o->model_dir, &cfg, o->name, n_params, w, err)) != SN_OK) goto done;
+    if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
+    SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
+    if (!sn_vocab_write_gguf) {
+        st = sn_err_set(err, SN_EUNSUPPORTED, "this build has no tokenizer support (convert/vocab.c missing)");
+        goto done;
+    }
+    sn_vocab_opts vo = {o->pre_override};
+    sn_vocab_report vr;
+    memset(&vr, 0, sizeof vr);
+    if ((st = sn_vocab_write_gguf(o->model_dir, &cfg, w, &vo, &vr, err)) != SN_OK) goto done;
+    snprintf(res->vocab_model, sizeof res->vocab_model, "%s", vr.model);
+    snprintf(res->vocab_pre, sizeof res->vocab_pre, "%s", vr.pre);
+    res->vocab_tokens = vr.n_tokens;
+    if (ot == SN_OUTTYPE_Q4_0) {
+        if ((st = move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) goto done;
+        if ((st = move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) goto done;
+    }
+    for (size_t i = 0; i < pl.n; i++) {
+        plan_t *p = &pl.t[i];
+        sn_status r = sn_gguf_writer_add_tensor(w, p->gguf_name, p->n_dims, p->ne, p->type, err);
+        if (r < 0) { st = r; goto done; }
+    }
+    snprintf(res->arch, sizeof res->arch, "%s", a->gguf_arch);
+    snprintf(res->ftype, sizeof res->ftype, "%s", ftype_label(ot));
+    res->file_type = file_type;
+    res->n_tensors = pl.n;
+    res->src_bytes = src_bytes;
+    res->n_params = n_params;
+    res->bytes = sn_gguf_writer_total_size(w);
+    if (o->on_plan)
+        for (size_t i = 0; i < pl.n; i++) {
+            const plan_t *p = &pl.t[i];
+            sn_convert_plan_entry e = {p->hf_name, p->gguf_name, p->n_dims, {p->ne[0], p->ne[1], p->ne[2], p->ne[3]},
+                                       p->type, p->src ? sn_st_dtype_name(p->src->dtype) : "F32", p->bytes};
+            o->on_plan(o->ud, &e);
+        }
+    if (o->dry_run) { st = SN_OK; goto done; }
+
+    /* data */
+    size_t L = strlen(o->out_path);
+    tmp = malloc(L + 5);
+    if (!tmp) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
+    memcpy(tmp, o->out_path, L);
+    memcpy(tmp + L, ".tmp", 5);
+    tmp_created = 1; /* begin may create it before failing */
+    if ((st = sn_gguf_writer_begin(w, tmp, err)) != SN_OK) goto done;
+    wc.o = o;
+    wc.w = w;
+    wc.nth = o->n_threads > 0 ? o->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (wc.nth < 1) wc.nth = 1;
+    if (wc.nth > MAX_THREADS) wc.nth = MAX_THREADS;
+    wc.buf_size = CHUNK_BYTES;
+    wc.buf = malloc(wc.buf_size);
+    if (!wc.buf) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
+    wc.n_tensors = pl.n;
+    for (size_t i = 0; i < pl.n; i++) wc.total += pl.t[i].bytes;
+    wc.t0 = t0;
+    for (size_t i = 0; i < pl.n; i++) {
+        wc.i_tensor = i;
+        if ((st = write_tensor(&wc, &pl.t[i], err)) != SN_OK) {
+            sn_err_prefix(err, "%s: tensor %s", tmp, pl.t[i].gguf_name);
+            goto done;
+        }
+    }
+    if ((st = sn_gguf_writer_finish(w, err)) != SN_OK) goto done;
+    if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
+    if (rename(tmp, o->out_path) != 0) {
+        st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
+        goto done;
+    }
+    tmp_created = 0;
+    res->seconds = now_s() - t0;
+    if (o->verify) {
+        st = verify_file(o, &pl, res, err);
+        if (st == SN_OK && res->verify_failed)
+            st = sn_err_set(err, SN_EFORMAT, "%s: verify failed: %zu of %zu tensors differ from the source "
+                            "(first: %s)", o->out_path, res->verify_failed, res->verify_checked, res->verify_first_bad);
+    }
+done:
+    if (!res->seconds) res->seconds = now_s() - t0;
+    if (w) sn_gguf_writer_free(w);
+    if (tmp_created && tmp) unlink(tmp);
+    free(tmp);
+    free(wc.buf);
+    for (int t = 0; t < MAX_THREADS; t++)
+        if (wc.scratch[t]) free(((uint64_t *)(void *)wc.scratch[t]) - 1);
+    plan_free(&pl);
+    sn_st_model_close(m);
+    sn_hf_config_free(&cfg);
+    free(cfg_path);
+    return st;
+}

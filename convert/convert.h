@@ -1,0 +1,94 @@
+/* convert.h - HF model folder -> GGUF, in one streaming pass.
+ *
+ * sn_convert() reads config.json and the safetensors (mmapped, never copied whole), maps every
+ * tensor through the architecture table (arch.h), decides each tensor's GGUF type by llama.cpp's
+ * rules, writes the complete header (general.*, {arch}.*, tokenizer.* via vocab.h, tensor infos)
+ * and then converts and writes one tensor at a time, multi-threaded by row ranges, into OUT.tmp,
+ * which is fsynced and renamed to OUT at the end. On any error or cancellation the tmp file is
+ * removed and OUT is untouched. The library never prints: the plan, progress and the verify report
+ * come back through callbacks and the result struct. */
+#ifndef SN_CONVERT_H
+#define SN_CONVERT_H
+#include "gguf.h"
+#include "hf_config.h"
+#include "sn_err.h"
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum sn_outtype {
+    SN_OUTTYPE_AUTO = 0, SN_OUTTYPE_F32, SN_OUTTYPE_F16, SN_OUTTYPE_BF16, SN_OUTTYPE_Q8_0, SN_OUTTYPE_Q4_0
+} sn_outtype;
+
+/* "f32" ... "auto" -> value; -1 if unknown. */
+int sn_outtype_parse(const char *s);
+const char *sn_outtype_name(sn_outtype t);
+
+typedef struct sn_convert_plan_entry {
+    const char *hf_name;         /* "(generated)" for rope_freqs */
+    const char *gguf_name;
+    uint32_t n_dims;
+    uint64_t ne[SN_GGUF_MAX_DIMS];
+    int type;                    /* sn_ggml_type written */
+    const char *src_dtype;       /* "BF16", "F32", ... */
+    uint64_t bytes;              /* bytes in the GGUF (unpadded) */
+} sn_convert_plan_entry;
+
+typedef struct sn_convert_progress {
+    size_t i_tensor, n_tensors;  /* tensor being written (0-based) */
+    const char *gguf_name;
+    uint64_t bytes_done, bytes_total; /* tensor data written so far / in all */
+    double seconds;
+} sn_convert_progress;
+
+typedef struct sn_convert_opts {
+    const char *model_dir;
+    const char *out_path;
+    sn_outtype outtype;
+    const char *name;            /* general.name override or NULL */
+    const char *pre_override;    /* tokenizer pre-tokenizer name or NULL */
+    int n_threads;               /* <= 0: number of online CPUs */
+    int dry_run, force, verify;
+    volatile sig_atomic_t *cancel; /* non-zero -> stop, clean up, return SN_EIO "interrupted" */
+    void (*on_plan)(void *ud, const sn_convert_plan_entry *e);      /* every tensor, before writing */
+    void (*on_progress)(void *ud, const sn_convert_progress *p);    /* after each written chunk */
+    void (*on_verify)(void *ud, const char *gguf_name, int ok, double max_err, double bound);
+    void *ud;
+} sn_convert_opts;
+
+typedef struct sn_convert_result {
+    char arch[32];               /* GGUF architecture */
+    char ftype[16];              /* "F16", "Q4_0", ... (resolved outtype) */
+    uint32_t file_type;          /* general.file_type written */
+    size_t n_tensors;
+    uint64_t bytes;              /* size of the GGUF file */
+    uint64_t src_bytes;          /* tensor bytes read from safetensors */
+    uint64_t n_params;
+    double seconds;              /* wall time of the whole conversion (excluding verify) */
+    char vocab_model[16], vocab_pre[32];
+    int vocab_tokens;
+    /* --verify */
+    size_t verify_checked, verify_failed;
+    char verify_first_bad[128];
+} sn_convert_result;
+
+sn_status sn_convert(const sn_convert_opts *opts, sn_convert_result *res, sn_err *err);
+
+/* ---- internals shared with metadata.c and tests ---- */
+
+/* general.sampling.*, general.name and the other general.* keys llama.cpp's gguf.Metadata derives
+ * from README.md front matter, config.json _name_or_path and the directory name. total_params
+ * drives size_label when the name carries none. */
+sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, const char *name_override,
+                            uint64_t total_params, sn_gguf_writer *w, sn_err *err);
+
+/* gguf.Metadata.get_model_id_components for one id ("org/Name-7B-Instruct"): each out may be
+ * NULL-terminated empty when absent. Exposed for tests. */
+typedef struct sn_model_id_parts {
+    char name[256], org[128], basename[128], finetune[128], version[64], size_label[64];
+} sn_model_id_parts;
+void sn_metadata_id_components(const char *model_id, int64_t total_params, sn_model_id_parts *out);
+/* gguf.utility.model_weight_count_rounded_notation(n, 2), e.g. 7241732096 -> "7.2B". */
+void sn_metadata_size_label(uint64_t n_params, char *out, size_t out_size);
+
+#endif
