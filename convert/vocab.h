@@ -13,6 +13,7 @@
 #define SN_VOCAB_H
 #include "gguf.h"
 #include "sn_err.h"
+#include <stddef.h>
 
 typedef struct { const char *pre_override; } sn_vocab_opts; /* --pre NAME or NULL */
 
@@ -30,5 +31,15 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
 
 /* The pre-tokenizer names sunny can recognise, NULL-terminated (for --pre help and errors). */
 const char *const *sn_vocab_pre_names(void);
+
+/* ---- internals shared with tests (convert/pretok_fingerprint.c) ---- */
+struct cJSON;
+/* Names llama.cpp's pre-tokenizer for a parsed tokenizer.json (+ tokenizer_config.json, may be NULL)
+ * into NAME. Unknown layouts -> SN_EUNSUPPORTED with the regex found and a hint to use --pre. */
+sn_status sn_pretok_fingerprint(const struct cJSON *tokenizer_json,
+                                const struct cJSON *tokenizer_config, const char *what, char *name,
+                                size_t name_size, sn_err *err);
+/* 1 if llama.cpp accepts NAME as tokenizer.ggml.pre. */
+int sn_pretok_known_name(const char *name);
 
 #endif
