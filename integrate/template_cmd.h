@@ -1,0 +1,54 @@
+/* template_cmd.h - the library side of `sunny-integrate template`: find a model's Jinja
+ * chat_template, decide its family (templates/detect.h) and return the Ollama Go template, the
+ * stop list and the evidence, for cmd/ to print and for the Modelfile writer to use.
+ *
+ * For cmd/sunny-integrate.c (`template (MODEL.gguf | MODEL_DIR | --jinja FILE) [--json]`):
+ *     sn_template_result r;
+ *     sn_err err = {0};
+ *     sn_status st = sn_template_resolve(model_or_null, jinja_file_or_null, &r, &err);
+ *     // st == SN_OK: print r.family, r.confidence, r.evidence[], r.template, r.stop[]
+ *     //   or, with --json, puts(json = sn_template_result_json(&r)); free(json);
+ *     // st == SN_EUNSUPPORTED with r.jinja set: template not recognised; err.msg names the
+ *     //   nearest family and --template FILE; r.evidence/r.nearest are still filled (exit 1).
+ *     // other st: bad input (no such file, no chat_template, malformed JSON); err.msg says which.
+ *     sn_template_result_free(&r);   // always, also after errors
+ * Sources, in order: --jinja FILE ("file"); MODEL.gguf key tokenizer.chat_template ("gguf");
+ * MODEL_DIR/chat_template.jinja ("chat_template.jinja"); MODEL_DIR/tokenizer_config.json
+ * chat_template ("tokenizer_config"). With both a model and --jinja, the Jinja comes from the
+ * file and the vocabulary (EOS/EOT/BOS, stop-token check) from the model. */
+#ifndef SN_TEMPLATE_CMD_H
+#define SN_TEMPLATE_CMD_H
+#include "sn_err.h"
+#include <stddef.h>
+
+typedef struct sn_template_result {
+    char *family;         /* detected family, NULL when not recognised */
+    char *nearest;        /* nearest family (== family when recognised), may be NULL */
+    double confidence;    /* 0..1 */
+    char **evidence;      /* human-readable detection facts and warnings */
+    size_t n_evidence;
+    char *template;       /* the Ollama Go TEMPLATE text, NULL when not recognised */
+    char **stop;          /* family stop strings + the model's EOS/EOT token text from its vocab */
+    size_t n_stop;
+    char *params_json;    /* extra Modelfile PARAMETERs as a JSON object ("{}" when none) */
+    const char *source;   /* "gguf" | "tokenizer_config" | "chat_template.jinja" | "file" */
+    char *source_path;    /* the file the Jinja was read from */
+    char *jinja;          /* the Jinja text that was analysed */
+    char *bos_token;      /* token texts from the model when known, else NULL */
+    char *eos_token;
+    char *eot_token;
+    int add_bos;          /* the model's tokenizer adds BOS: 1, 0, or -1 unknown */
+} sn_template_result;
+
+/* path_or_dir: MODEL.gguf or an HF model directory (may be NULL when jinja_file is given).
+ * jinja_file: a Jinja text file overriding the model's template (may be NULL). */
+sn_status sn_template_resolve(const char *path_or_dir, const char *jinja_file,
+                              sn_template_result *out, sn_err *err);
+
+/* {"family","nearest","confidence","evidence":[],"template","stop":[],"params":{},"source",
+ *  "source_path","bos_token","eos_token","eot_token","add_bos"}; malloc'd, NULL on OOM. */
+char *sn_template_result_json(const sn_template_result *r);
+
+void sn_template_result_free(sn_template_result *r);
+
+#endif
