@@ -113,6 +113,8 @@ struct sn_tokenizer {
     int32_t *special;      /* CONTROL/USER_DEFINED/UNKNOWN ids, longest text first */
     size_t n_special;
     int32_t spm_byte[256]; /* SPM byte fallback token per byte, -1 if the vocab has none */
+    uint64_t *pairs;       /* SPM: hashes of adjacent character pairs inside any token (0 = empty) */
+    uint64_t pmask;
     /* BPE pre-tokenizer */
     int n_rx;
     rx_kind rx_kind[MAX_RX];
@@ -803,7 +805,7 @@ static bool spm_try_bigram(const sn_tokenizer *t, const char *s, symvec *sy, hea
     return heap_push(h, (bigram){-(double)t->tok[id].score, l, r, size});
 }
 
-static sn_status spm_tokenize(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
+static sn_status spm_tokenize_chunk(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
     symvec sy = {0};
     heap h = {0};
     sn_status st = SN_OK;
@@ -846,6 +848,63 @@ done:
     free(sy.v);
     free(h.v);
     return st;
+}
+
+/* SPM merges never join two characters that no token contains side by side (every merged symbol
+ * is a token), so the text is cut at such places and each piece is merged on its own: the result is
+ * the same as llama.cpp's one queue over the whole text, with small queues instead of a huge one.
+ * The pair set holds hashes; a collision only means a missed cut, never a wrong one. */
+static uint64_t pair_hash(const char *a, size_t an, const char *b, size_t bn) {
+    uint64_t h = merge_hash(a, an, b, bn);
+    return h ? h : 1;
+}
+
+static bool pair_known(const sn_tokenizer *t, uint64_t h) {
+    for (uint64_t i = h & t->pmask;; i = (i + 1) & t->pmask) {
+        if (t->pairs[i] == h) return true;
+        if (t->pairs[i] == 0) return false;
+    }
+}
+
+static sn_status spm_tokenize(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
+    size_t start = 0, prev = 0, off = 0;
+    while (off < n) {
+        size_t l = utf8_len_lead((unsigned char)s[off]);
+        if (l > n - off) l = n - off;
+        if (off > start && !pair_known(t, pair_hash(s + prev, off - prev, s + off, l))) {
+            sn_status st = spm_tokenize_chunk(t, s + start, off - start, out, err);
+            if (st) return st;
+            start = off;
+        }
+        prev = off;
+        off += l;
+    }
+    return n > start ? spm_tokenize_chunk(t, s + start, n - start, out, err) : SN_OK;
+}
+
+static bool build_pairs(sn_tokenizer *t) {
+    uint64_t total = 0;
+    for (int32_t id = 0; id < t->n_vocab; id++) total += t->tok[id].len;
+    uint64_t ns = slot_count(total + 1);
+    t->pairs = calloc(ns, sizeof *t->pairs);
+    if (!t->pairs) return false;
+    t->pmask = ns - 1;
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        const char *s = t->arena + t->tok[id].off;
+        size_t n = t->tok[id].len, prev = 0, off = 0;
+        while (off < n) {
+            size_t l = utf8_len_lead((unsigned char)s[off]);
+            if (l > n - off) l = n - off;
+            if (off > 0) {
+                uint64_t h = pair_hash(s + prev, off - prev, s + off, l), i = h & t->pmask;
+                while (t->pairs[i] && t->pairs[i] != h) i = (i + 1) & t->pmask;
+                t->pairs[i] = h;
+            }
+            prev = off;
+            off += l;
+        }
+    }
+    return true;
 }
 
 /* BPE merges over one byte-level-encoded pre-token (llama.cpp llm_tokenizer_bpe_session). */
@@ -1223,7 +1282,7 @@ void sn_tok_free(sn_tokenizer *t) {
     for (int k = 0; k < MAX_RX; k++) pcre2_code_free(t->rx_code[k]);
     free(t->arena); free(t->tok); free(t->tslot);
     free(t->marena); free(t->merge); free(t->mslot);
-    free(t->eog); free(t->special);
+    free(t->eog); free(t->special); free(t->pairs);
     free(t);
 }
 
@@ -1476,6 +1535,8 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
             t->n_rx = k + 1;
         }
     }
+
+    if (t->type == T_SPM && !build_pairs(t)) goto oom;
 
     /* SPM byte fallback table (<0xNN>, else the raw byte) */
     for (int b = 0; b < 256; b++) {
