@@ -142,6 +142,21 @@ static int choose_type(sn_outtype ot, const plan_t *p, int has_output) {
     }
 }
 
+/* llama-quantize writes tensors in its loader's map order: layer number ("blk.N.", -1 for the
+ * rest) first, then name. A q4_0 file follows it so it equals llama-quantize's byte for byte. */
+static int layer_of(const char *name) {
+    int l = -1;
+    if (sscanf(name, "blk.%d.", &l) != 1) l = -1;
+    return l;
+}
+
+static int cmp_quantize_order(const void *a, const void *b) {
+    const plan_t *x = a, *y = b;
+    int lx = layer_of(x->gguf_name), ly = layer_of(y->gguf_name);
+    if (lx != ly) return lx < ly ? -1 : 1;
+    return strcmp(x->gguf_name, y->gguf_name);
+}
+
 static uint32_t file_type_of(sn_outtype ot) {
     switch (ot) {
     case SN_OUTTYPE_F32: return SN_FTYPE_ALL_F32;
@@ -586,6 +601,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             }
         }
     }
+    if (ot == SN_OUTTYPE_Q4_0) qsort(pl.t, pl.n, sizeof(*pl.t), cmp_quantize_order);
     int has_output = find_plan(&pl, "output.weight") >= 0;
     uint64_t n_params = 0, src_bytes = 0;
     for (size_t i = 0; i < pl.n; i++) {
