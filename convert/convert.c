@@ -25,9 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* vocab.c is written in parallel; until it links in, conversion reports it clearly. */
-#pragma weak sn_vocab_write_gguf
-
 #define CHUNK_BYTES (8u << 20) /* output bytes per threaded chunk */
 #define MAX_THREADS 64
 
@@ -622,10 +619,6 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     if ((st = sn_metadata_write(o->model_dir, &cfg, o->name, n_params, w, err)) != SN_OK) goto done;
     if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
-    if (!sn_vocab_write_gguf) {
-        st = sn_err_set(err, SN_EUNSUPPORTED, "this build has no tokenizer support (convert/vocab.c missing)");
-        goto done;
-    }
     sn_vocab_opts vo = {o->pre_override};
     sn_vocab_report vr;
     memset(&vr, 0, sizeof vr);
