@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# test_gguf_interop.sh - GGUF files written by sunny's writer are read identically by an independent
+# parser (@huggingface/gguf). gguf_write_sample writes a file using every KV type, arrays (empty
+# ones too) and several tensor types and prints what it wrote; gguf_inspect.mjs parses the file
+# with @huggingface/gguf and compares every key, type, value and tensor info. Run for the default
+# alignment and for general.alignment = 64. (Loading in llama.cpp is covered by the converter tests.)
+set -euo pipefail
+: "${SN_SRC:?SN_SRC must point at the source tree}" "${SN_BUILD:?SN_BUILD must point at the build dir}"
+: "${SN_WORK:?SN_WORK must name a scratch dir}"
+
+if [ ! -d "$SN_SRC/tests/node_modules/@huggingface/gguf" ]; then
+    echo "SKIP: $SN_SRC/tests/node_modules is missing (run 'npm ci' in tests/ to install the oracles)"
+    exit 0
+fi
+command -v node >/dev/null || { echo "FAIL: node is not installed but tests/node_modules is"; exit 1; }
+sample="$SN_BUILD/tests/gguf_write_sample"
+[ -x "$sample" ] || { echo "FAIL: $sample not built"; exit 1; }
+
+work="$SN_WORK/gguf_interop"
+rm -rf "$work"
+mkdir -p "$work"
+cd "$SN_SRC/tests" # node resolves @huggingface/gguf from tests/node_modules
+
+for align in 32 64; do
+    args=()
+    [ "$align" = 32 ] || args=(--align "$align")
+    "$sample" "$work/x$align.gguf" "${args[@]}" > "$work/x$align.expected.json"
+    [ ! -e "$work/x$align.gguf.tmp" ] || { echo "FAIL: writer left $work/x$align.gguf.tmp behind"; exit 1; }
+    node tools/gguf_inspect.mjs "$work/x$align.gguf" --expect "$work/x$align.expected.json"
+    # the comparison can fail: a one-byte change in the expectation must be caught
+    sed 's/"s.u16", "type": 2, "value": "65535"/"s.u16", "type": 2, "value": "65534"/' \
+        "$work/x$align.expected.json" > "$work/x$align.wrong.json"
+    if node tools/gguf_inspect.mjs "$work/x$align.gguf" --expect "$work/x$align.wrong.json" 2>/dev/null; then
+        echo "FAIL: gguf_inspect.mjs accepted a wrong expectation"
+        exit 1
+    fi
+done
+echo "PASS: @huggingface/gguf agrees with gguf_write_sample on every key and tensor info"
