@@ -4,6 +4,9 @@
 // FAMILY is llama3 | qwen3 | llama2. Both sides encode WITHOUT adding BOS/EOS; special-token text is
 // parsed as special on both sides (HF always does; llama.cpp with parse_special=true).
 // Prints one JSON summary line; exits 1 on any mismatch that is not a named known divergence below.
+//   node vocab_parity.mjs --inp-out GGUF INP OUT
+// compares with llama.cpp's own tokenizer test data (models/ggml-vocab-*.gguf.inp/.out: strings
+// separated by "\n__ggml_vocab_test__\n", HF ids per line, no specials parsed, no BOS).
 import { getLlama } from "node-llama-cpp";
 import { readFileSync } from "node:fs";
 
@@ -25,6 +28,27 @@ const KNOWN = {
   ],
   llama2: [],
 };
+
+if (process.argv[2] === "--inp-out") {
+  const [, gguf, inp, outp] = process.argv.slice(2);
+  const texts = readFileSync(inp, "utf8").split("\n__ggml_vocab_test__\n");
+  if (texts.length && texts[texts.length - 1] === "") texts.pop();
+  const want = readFileSync(outp, "utf8").split("\n");
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
+  const model = await llama.loadModel({ modelPath: gguf, vocabOnly: true });
+  let eq = 0;
+  const bad = [];
+  texts.forEach((t, i) => {
+    const exp = want[i].trim() === "" ? [] : want[i].trim().split(/\s+/).map(Number);
+    const got = Array.from(model.tokenize(t, false));
+    if (got.length === exp.length && got.every((x, j) => x === exp[j])) eq++;
+    else bad.push({ text: t, hf: exp, llama: got });
+  });
+  for (const m of bad.slice(0, 10)) console.error("MISMATCH " + JSON.stringify(m));
+  console.log(JSON.stringify({ inp, strings: texts.length, equal: eq, mismatches: bad.length }));
+  await model.dispose();
+  process.exit(bad.length ? 1 : 0);
+}
 
 const [family, ggufPath, corpusPath, ...rest] = process.argv.slice(2);
 const show = rest[0] === "--show" ? Number(rest[1]) : 10;

