@@ -94,9 +94,16 @@ static sn_status merge_text_config(cJSON *root, sn_err *err, const char *what) {
     for (cJSON *it = copy->child; it;) {
         cJSON *next = it->next;
         cJSON *item = cJSON_DetachItemViaPointer(copy, it);
-        const char *k = item->string;
+        /* cJSON frees item->string while renaming: hand it a copy of the key */
+        char *k = strdup(item->string ? item->string : "");
+        if (!k) {
+            cJSON_Delete(item);
+            cJSON_Delete(copy);
+            return sn_err_set(err, SN_ENOMEM, "%s: out of memory", what);
+        }
         if (cJSON_GetObjectItemCaseSensitive(root, k)) cJSON_ReplaceItemInObjectCaseSensitive(root, k, item);
         else cJSON_AddItemToObject(root, k, item);
+        free(k);
         it = next;
     }
     cJSON_Delete(copy);

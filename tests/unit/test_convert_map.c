@@ -1,0 +1,185 @@
+/* test_convert_map.c - HF -> GGUF tensor names, the Llama Q/K permutation, Llama-3 rope_freqs and
+ * the general.* name heuristics, each against an independent computation or llama.cpp's documented
+ * examples. */
+#include "arch.h"
+#include "convert.h"
+#include "sn_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sn_hf_config cfg_of(const char *json) {
+    sn_hf_config c;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_hf_config_parse(json, "config.json", &c, &err), SN_OK);
+    return c;
+}
+
+static const char *LLAMA = "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+                           "\"num_key_value_heads\":2,\"num_hidden_layers\":2,\"intermediate_size\":96,\"vocab_size\":100}";
+
+static void expect_map(const sn_arch *a, const sn_hf_config *c, const char *hf, const char *gguf, uint64_t ne0,
+                       uint64_t ne1, uint64_t heads) {
+    sn_arch_tensor t;
+    sn_err err = {0};
+    int r = a->map_tensor(a, c, hf, &t, &err);
+    CU_ASSERT_EQUAL(r, SN_ARCH_MAP_OK);
+    if (r != SN_ARCH_MAP_OK) { printf("\n  %s: %s\n", hf, err.msg); return; }
+    CU_ASSERT_STRING_EQUAL(t.gguf_name, gguf);
+    CU_ASSERT_EQUAL(t.ne[0], ne0);
+    CU_ASSERT_EQUAL(t.ne[1], ne1);
+    CU_ASSERT_EQUAL(t.permute_heads, heads);
+}
+
+static void test_llama_names(void) {
+    sn_hf_config c = cfg_of(LLAMA);
+    const sn_arch *a = sn_arch_find("LlamaForCausalLM");
+    CU_ASSERT_PTR_EQUAL_FATAL(a, &sn_arch_llama);
+    CU_ASSERT_PTR_EQUAL(sn_arch_find("MistralForCausalLM"), &sn_arch_llama);
+    CU_ASSERT_PTR_NULL(sn_arch_find("GPT2LMHeadModel"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sn_arch_supported_list(), "Qwen3ForCausalLM"));
+    expect_map(a, &c, "model.embed_tokens.weight", "token_embd.weight", 64, 100, 0);
+    expect_map(a, &c, "lm_head.weight", "output.weight", 64, 100, 0);
+    expect_map(a, &c, "model.norm.weight", "output_norm.weight", 64, 1, 0);
+    expect_map(a, &c, "model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight", 64, 64, 4);
+    expect_map(a, &c, "model.layers.1.self_attn.k_proj.weight", "blk.1.attn_k.weight", 64, 32, 2);
+    expect_map(a, &c, "model.layers.0.self_attn.k_proj.bias", "blk.0.attn_k.bias", 32, 1, 2);
+    expect_map(a, &c, "model.layers.0.self_attn.v_proj.weight", "blk.0.attn_v.weight", 64, 32, 0);
+    expect_map(a, &c, "model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", 64, 64, 0);
+    expect_map(a, &c, "model.layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight", 96, 64, 0);
+    expect_map(a, &c, "model.layers.0.mlp.gate_proj.weight", "blk.0.ffn_gate.weight", 64, 96, 0);
+    expect_map(a, &c, "model.layers.0.input_layernorm.weight", "blk.0.attn_norm.weight", 64, 1, 0);
+    expect_map(a, &c, "model.layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight", 64, 1, 0);
+    sn_arch_tensor t;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.0.self_attn.rotary_emb.inv_freq", &t, &err), SN_ARCH_MAP_SKIP);
+    CU_ASSERT(a->map_tensor(a, &c, "model.layers.0.self_attn.q_norm.weight", &t, &err) < 0); /* qwen3 only */
+    CU_ASSERT(a->map_tensor(a, &c, "embed_tokens.weight", &t, &err) < 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot map tensor 'embed_tokens.weight'"));
+    CU_ASSERT(a->map_tensor(a, &c, "model.layers.2.mlp.up_proj.weight", &t, &err) < 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "num_hidden_layers"));
+    sn_hf_config_free(&c);
+}
+
+static void test_qwen_names(void) {
+    sn_hf_config c = cfg_of("{\"architectures\":[\"Qwen3ForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+                            "\"num_key_value_heads\":2,\"head_dim\":32,\"num_hidden_layers\":1,\"intermediate_size\":96}");
+    const sn_arch *a = sn_arch_find("Qwen3ForCausalLM");
+    CU_ASSERT_PTR_EQUAL_FATAL(a, &sn_arch_qwen3);
+    expect_map(a, &c, "model.layers.0.self_attn.q_norm.weight", "blk.0.attn_q_norm.weight", 32, 1, 0);
+    expect_map(a, &c, "model.layers.0.self_attn.k_norm.weight", "blk.0.attn_k_norm.weight", 32, 1, 0);
+    expect_map(a, &c, "model.layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight", 64, 128, 0); /* no permute */
+    expect_map(a, &c, "model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", 128, 64, 0);
+    sn_hf_config_free(&c);
+    c = cfg_of("{\"architectures\":[\"Qwen2ForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+               "\"num_key_value_heads\":2,\"num_hidden_layers\":1,\"intermediate_size\":96}");
+    a = sn_arch_find("Qwen2ForCausalLM");
+    expect_map(a, &c, "model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias", 64, 1, 0);
+    expect_map(a, &c, "model.layers.0.self_attn.v_proj.bias", "blk.0.attn_v.bias", 32, 1, 0);
+    sn_hf_config_free(&c);
+}
+
+/* torch: w.reshape(nh, 2, rows/nh/2, cols).swapaxes(1, 2).reshape(rows, cols), done literally */
+static void test_permutation(void) {
+    enum { NH = 3, HD = 8, ROWS = NH * HD, COLS = 5 };
+    int in[ROWS][COLS], ref[ROWS][COLS], got[ROWS][COLS];
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < COLS; c++) in[r][c] = r * 100 + c;
+    /* view in as [NH][2][HD/2][COLS], write swapped view [NH][HD/2][2][COLS] contiguously */
+    int k = 0;
+    for (int h = 0; h < NH; h++)
+        for (int i = 0; i < HD / 2; i++)
+            for (int j = 0; j < 2; j++, k++)
+                for (int c = 0; c < COLS; c++) ref[k][c] = in[h * HD + j * (HD / 2) + i][c];
+    for (int r = 0; r < ROWS; r++) {
+        uint64_t s = sn_arch_permute_src((uint64_t)r, ROWS, NH);
+        CU_ASSERT_FATAL(s < ROWS);
+        memcpy(got[r], in[s], sizeof got[r]);
+    }
+    CU_ASSERT_EQUAL(memcmp(got, ref, sizeof ref), 0);
+    /* spot values: row 1 of head 0 comes from row HD/2 (the second rotate-half) */
+    CU_ASSERT_EQUAL(sn_arch_permute_src(1, ROWS, NH), HD / 2);
+    CU_ASSERT_EQUAL(sn_arch_permute_src(2, ROWS, NH), 1);
+    CU_ASSERT_EQUAL(sn_arch_permute_src(HD + 3, ROWS, NH), HD + HD / 2 + 1);
+}
+
+/* rope_freqs against the formula in double precision (torch computes in f32: allow 2e-6 relative) */
+static void test_rope_freqs(void) {
+    sn_hf_config c = cfg_of("{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":2048,\"num_attention_heads\":32,"
+                            "\"rope_theta\":500000.0,\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":32.0,"
+                            "\"low_freq_factor\":1.0,\"high_freq_factor\":4.0,\"original_max_position_embeddings\":8192}}");
+    float *v = NULL;
+    uint64_t n = 0;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL_FATAL(sn_arch_llama3_rope_freqs(&c, &v, &n, &err), SN_OK);
+    CU_ASSERT_EQUAL(n, 32);
+    int n1 = 0, nf = 0, nmid = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        double freq = 1.0 / pow(500000.0, (double)(2 * k) / 64.0);
+        double wl = 2 * M_PI / freq, want;
+        if (wl < 8192.0 / 4.0) { want = 1.0; n1++; }
+        else if (wl > 8192.0) { want = 32.0; nf++; }
+        else {
+            double s = (8192.0 / wl - 1.0) / (4.0 - 1.0);
+            want = 1.0 / ((1 - s) / 32.0 + s);
+            nmid++;
+        }
+        CU_ASSERT(fabs(v[k] - want) <= 2e-6 * want);
+    }
+    CU_ASSERT(n1 > 0 && nf > 0 && nmid > 0); /* all three bands exercised */
+    CU_ASSERT_EQUAL(v[0], 1.0f);
+    CU_ASSERT_EQUAL(v[31], 32.0f);
+    free(v);
+    sn_hf_config_free(&c);
+    /* rope_freqs only for llama3 rope type, and only for the llama family */
+    sn_arch_extra ex[2];
+    size_t ne = 9;
+    c = cfg_of(LLAMA);
+    CU_ASSERT_EQUAL(sn_arch_llama.extra_tensors(&sn_arch_llama, &c, ex, 2, &ne, &err), SN_OK);
+    CU_ASSERT_EQUAL(ne, 0);
+    sn_hf_config_free(&c);
+}
+
+static void test_name_heuristics(void) {
+    sn_model_id_parts p;
+    sn_metadata_id_components("Qwen/Qwen2.5-7B-Instruct", 0, &p);
+    CU_ASSERT_STRING_EQUAL(p.name, "Qwen2.5-7B-Instruct");
+    CU_ASSERT_STRING_EQUAL(p.org, "Qwen");
+    CU_ASSERT_STRING_EQUAL(p.basename, "Qwen2.5");
+    CU_ASSERT_STRING_EQUAL(p.finetune, "Instruct");
+    CU_ASSERT_STRING_EQUAL(p.size_label, "7B");
+    sn_metadata_id_components("fla-hub/rwkv7-1.5B-world", 0, &p);
+    CU_ASSERT_STRING_EQUAL(p.basename, "rwkv7");
+    CU_ASSERT_STRING_EQUAL(p.finetune, "world");
+    CU_ASSERT_STRING_EQUAL(p.size_label, "1.5B");
+    sn_metadata_id_components("Mixtral-8x7B-Instruct-v0.1", 0, &p);
+    CU_ASSERT_STRING_EQUAL(p.basename, "Mixtral");
+    CU_ASSERT_STRING_EQUAL(p.size_label, "8x7B");
+    CU_ASSERT_STRING_EQUAL(p.version, "v0.1");
+    sn_metadata_id_components("llama3-tiny-bf16", 0, &p); /* nothing but a basename -> no basename */
+    CU_ASSERT_STRING_EQUAL(p.basename, "");
+    CU_ASSERT_STRING_EQUAL(p.size_label, "");
+    /* a size label far from the real count becomes part of the finetune */
+    sn_metadata_id_components("Model-70B-x", 1000000, &p);
+    CU_ASSERT_STRING_EQUAL(p.size_label, "");
+    CU_ASSERT_STRING_EQUAL(p.finetune, "70b-x");
+    char s[32];
+    sn_metadata_size_label(16810640, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "17M");
+    sn_metadata_size_label(1235814400, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "1.2B");
+    sn_metadata_size_label(494032768, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "494M");
+    sn_metadata_size_label(500, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "0.50K");
+}
+
+static const sn_test_case cases[] = {
+    {"llama name map + shapes", test_llama_names},
+    {"qwen2/qwen3 name map", test_qwen_names},
+    {"Q/K permutation vs reshape/swapaxes", test_permutation},
+    {"llama3 rope_freqs vs formula", test_rope_freqs},
+    {"general.* name heuristics", test_name_heuristics},
+};
+SN_TEST_MAIN("convert_map", cases)
