@@ -1,10 +1,424 @@
-/* sunny-integrate.c - placeholder main until the integrate issue fills it in. */
+/* sunny-integrate.c - install a GGUF into Ollama or LM Studio and prove it token-exact; diagnose the
+ * environment; show the chat template sunny derives. Parses flags, calls integrate/, prints. */
 #include "cli.h"
+#include "doctor.h"
+#include "http.h"
+#include "modelinfo.h"
+#include "ollama.h"
+#include "smoke.h"
+#include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include("template_cmd.h")
+#define SN_HAVE_TEMPLATE_CMD 1
+#include "template_cmd.h"
+#endif
+#endif
+
+static int g_json = 0; /* --json: stdout carries only the final JSON; status goes to stderr */
+
+static FILE *out_stream(void) { return g_json ? stderr : stdout; }
+
+static void status_line(void *ud, const char *line) {
+    (void)ud;
+    fprintf(out_stream(), "  %s\n", line);
+    fflush(out_stream());
+}
+
+static void progress_bar(void *ud, uint64_t done, uint64_t total) {
+    (void)ud;
+    static int last = -1;
+    if (!sn_cli_isatty_stderr() || total == 0) return;
+    int pct = (int)(100.0 * (double)done / (double)total);
+    if (pct == last) return;
+    last = pct;
+    int w = 40, fill = pct * w / 100;
+    fprintf(stderr, "\r  uploading [");
+    for (int i = 0; i < w; i++) fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %3d%% %llu/%llu MiB", pct, (unsigned long long)(done >> 20),
+            (unsigned long long)(total >> 20));
+    if (done >= total) { fputc('\n', stderr); last = -1; }
+    fflush(stderr);
+}
+
+static char *read_text_file(const char *path, sn_err *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno)); return NULL; }
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (!b) break;
+        if (n + 4096 > cap) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) { free(b); b = NULL; break; }
+            b = nb;
+            cap *= 2;
+        }
+        size_t r = fread(b + n, 1, 4096, f);
+        n += r;
+        if (r < 4096) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!b || bad) { free(b); sn_err_set(err, SN_EIO, "%s: read error", path); return NULL; }
+    b[n] = 0;
+    return b;
+}
+
+static int write_file_atomic(const char *path, const char *text, sn_err *err) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return sn_err_set(err, SN_EIO, "%s: %s", tmp, strerror(errno));
+    size_t n = strlen(text);
+    int ok = fwrite(text, 1, n, f) == n;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return sn_err_set(err, SN_EIO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return SN_OK;
+}
+
+/* ================================================================================================
+ * ollama */
+
+static void ollama_usage(FILE *f) {
+    fprintf(f,
+            "usage: sunny-integrate ollama MODEL.gguf --name NAME[:TAG] [--host URL]\n"
+            "         [--template auto|FILE|jinja] [--system TEXT] [--param KEY=VALUE]...\n"
+            "         [--modelfile-out PATH] [--smoke [-n N] [-p PROMPT] [--seed S] [--ctx C]]\n"
+            "         [--run PROMPT] [--dry-run] [--json]\n"
+            "Installs MODEL.gguf into the Ollama server at --host (else OLLAMA_HOST, else\n"
+            "http://127.0.0.1:11434) through its HTTP API, then optionally proves it token-exact.\n");
+}
+
+typedef struct ollama_args {
+    const char *gguf, *name, *host, *tmpl, *system, *mf_out, *prompt, *run;
+    int smoke, dry, n;
+    int64_t seed, ctx;
+    cJSON *params;
+} ollama_args;
+
+static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char **tmpl, cJSON *params,
+                            char *src, size_t src_cap, sn_err *err) {
+    *tmpl = NULL;
+    const char *t = a->tmpl ? a->tmpl : "auto";
+    if (strcmp(t, "jinja") == 0) {
+        snprintf(src, src_cap, "none sent: the server uses the GGUF's own Jinja template (Ollama >= 0.30)%s",
+                 mi->chat_template ? "" : " — but this GGUF has no tokenizer.chat_template!");
+        return SN_OK;
+    }
+    if (strcmp(t, "auto") == 0) {
+#ifdef SN_HAVE_TEMPLATE_CMD
+        return sn_template_for_ollama(a->gguf, tmpl, params, src, src_cap, err);
+#else
+        (void)params;
+        return sn_err_set(err, SN_EUNSUPPORTED,
+                          "--template auto: template detection is not available in this build; pass "
+                          "--template FILE (a Go template) or --template jinja");
+#endif
+    }
+    *tmpl = read_text_file(t, err);
+    if (!*tmpl) return err->code ? err->code : SN_EIO;
+    snprintf(src, src_cap, "from %s", t);
+    return SN_OK;
+}
+
+static int cmd_ollama(int argc, char **argv) {
+    ollama_args a = {.n = 32, .seed = 42, .ctx = 512};
+    a.params = cJSON_CreateObject();
+    sn_err err = {0};
+    int rc = SN_EXIT_FAIL;
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : NULL)
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) { ollama_usage(stdout); cJSON_Delete(a.params); return 0; }
+        else if (!strcmp(s, "--name")) { if (!(a.name = NEXT())) goto missing; }
+        else if (!strcmp(s, "--host")) { if (!(a.host = NEXT())) goto missing; }
+        else if (!strcmp(s, "--template")) { if (!(a.tmpl = NEXT())) goto missing; }
+        else if (!strcmp(s, "--system")) { if (!(a.system = NEXT())) goto missing; }
+        else if (!strcmp(s, "--modelfile-out")) { if (!(a.mf_out = NEXT())) goto missing; }
+        else if (!strcmp(s, "--run")) { if (!(a.run = NEXT())) goto missing; }
+        else if (!strcmp(s, "-p") || !strcmp(s, "--prompt")) { if (!(a.prompt = NEXT())) goto missing; }
+        else if (!strcmp(s, "--smoke")) a.smoke = 1;
+        else if (!strcmp(s, "--dry-run")) a.dry = 1;
+        else if (!strcmp(s, "--json")) g_json = 1;
+        else if (!strcmp(s, "-n") || !strcmp(s, "--seed") || !strcmp(s, "--ctx")) {
+            const char *v = NEXT();
+            int64_t x;
+            if (!v) goto missing;
+            if (sn_cli_parse_i64(v, s[1] == 'n' ? 1 : 0, s[2] == 'c' ? 1 << 20 : (s[1] == 'n' ? 4096 : INT32_MAX), &x)) {
+                cJSON_Delete(a.params);
+                return sn_cli_usage_error("%s: bad value '%s'", s, v);
+            }
+            if (s[1] == 'n') a.n = (int)x;
+            else if (s[2] == 's') a.seed = x;
+            else a.ctx = x;
+        } else if (!strcmp(s, "--param")) {
+            const char *v = NEXT();
+            if (!v) goto missing;
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v) { cJSON_Delete(a.params); return sn_cli_usage_error("--param wants KEY=VALUE, got '%s'", v); }
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+            if (sn_ollama_param_add(a.params, key, eq + 1, &err)) { cJSON_Delete(a.params); return sn_cli_usage_error("%s", err.msg); }
+        } else if (s[0] == '-') {
+            cJSON_Delete(a.params);
+            return sn_cli_usage_error("ollama: unknown option '%s'", s);
+        } else if (!a.gguf) a.gguf = s;
+        else { cJSON_Delete(a.params); return sn_cli_usage_error("ollama: unexpected argument '%s'", s); }
+#undef NEXT
+    }
+    if (!a.gguf) { cJSON_Delete(a.params); return sn_cli_usage_error("ollama: MODEL.gguf is required"); }
+    if (!a.name) { cJSON_Delete(a.params); return sn_cli_usage_error("ollama: --name NAME[:TAG] is required"); }
+    if (sn_ollama_check_name(a.name, &err)) { cJSON_Delete(a.params); return sn_cli_usage_error("%s", err.msg); }
+    if (!a.prompt) a.prompt = "The capital of France is";
+
+    sn_modelinfo mi;
+    if (sn_modelinfo_read(a.gguf, &mi, &err)) { cJSON_Delete(a.params); return sn_cli_fail(&err); }
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "model", a.name);
+    cJSON_AddStringToObject(out, "gguf", a.gguf);
+    cJSON_AddStringToObject(out, "architecture", mi.arch);
+    cJSON_AddStringToObject(out, "quantization", mi.quant);
+    char *tmpl = NULL;
+    char tsrc[512];
+    sn_http *h = NULL;
+    char *body = NULL, *mf = NULL;
+    FILE *o = out_stream();
+    if (resolve_template(&a, &mi, &tmpl, a.params, tsrc, sizeof tsrc, &err)) goto fail;
+    sn_ollama_model_spec spec = {.name = a.name, .gguf_path = a.gguf, .template_text = tmpl,
+                                 .system = a.system, .parameters = a.params, .license = mi.license};
+    fprintf(o, "model   : %s (%s, %s, %.1f MiB)\n", a.gguf, mi.arch, mi.quant, (double)mi.file_size / 1048576.0);
+    fprintf(o, "template: %s\n", tsrc);
+
+    if (a.mf_out) {
+        /* FROM must resolve relative to the Modelfile: ./file when they share a directory. */
+        char from[4096], gdir[4096], mdir[4096];
+        char *gr = realpath(a.gguf, NULL);
+        snprintf(gdir, sizeof gdir, "%s", gr ? gr : a.gguf);
+        char *slash = strrchr(gdir, '/');
+        if (slash) *slash = 0;
+        snprintf(mdir, sizeof mdir, "%s", a.mf_out);
+        char *ms = strrchr(mdir, '/');
+        if (ms) *ms = 0; else snprintf(mdir, sizeof mdir, ".");
+        char *mr = realpath(mdir, NULL);
+        if (gr && mr && strcmp(gdir, mr) == 0) snprintf(from, sizeof from, "./%s", slash ? slash + 1 : a.gguf);
+        else snprintf(from, sizeof from, "%s", gr ? gr : a.gguf);
+        free(gr);
+        free(mr);
+        mf = sn_ollama_modelfile(&spec, from, &err);
+        if (!mf || write_file_atomic(a.mf_out, mf, &err)) goto fail;
+        fprintf(o, "wrote   : %s (for `ollama create %s -f %s`)\n", a.mf_out, a.name, a.mf_out);
+        cJSON_AddStringToObject(out, "modelfile", a.mf_out);
+    }
+
+    sn_ollama_host oh;
+    sn_ollama_parse_host(a.host ? a.host : getenv("OLLAMA_HOST"), &oh);
+    if (sn_http_new(oh.connect_url, &h, &err)) goto fail;
+    fprintf(o, "server  : %s%s\n", oh.connect_url,
+            sn_http_is_loopback(h) ? " (loopback: proxies bypassed)" : "");
+    cJSON_AddStringToObject(out, "host", oh.connect_url);
+    sn_ollama_version ver;
+    if (sn_ollama_probe(h, &ver, &err)) goto fail;
+    fprintf(o, "version : %s\n", ver.raw);
+    cJSON_AddStringToObject(out, "version", ver.raw);
+    int legacy = sn_ollama_version_cmp(&ver, 0, 5, 5) < 0;
+    if (!tmpl && sn_ollama_version_cmp(&ver, 0, 30, 0) < 0)
+        sn_cli_warnf("Ollama %s < 0.30 ignores the GGUF's Jinja template: with --template jinja the model "
+                     "runs with {{ .Prompt }} (raw text, no chat markers); use --template auto or FILE",
+                     ver.raw);
+
+    char hex[65], digest[80];
+    uint64_t fsize = 0;
+    double secs = 0;
+    if (sn_ollama_sha256_file(a.gguf, hex, &fsize, &secs, &err)) goto fail;
+    snprintf(digest, sizeof digest, "sha256:%s", hex);
+    double gbps = secs > 0 ? (double)fsize / secs / 1e9 : 0;
+    fprintf(o, "digest  : %s (%.2f GB/s over %.1f MiB)\n", digest, gbps, (double)fsize / 1048576.0);
+    cJSON_AddStringToObject(out, "digest", digest);
+    cJSON_AddNumberToObject(out, "sha256_gb_per_s", gbps);
+
+    if (legacy) {
+        body = sn_ollama_create_body_legacy(&spec, digest, &err);
+        if (!body) goto fail;
+        fprintf(o, "note    : server < 0.5.5: using the legacy {\"model\",\"modelfile\"} create body\n");
+    } else {
+        body = sn_ollama_create_body(&spec, digest);
+        if (!body) { sn_err_set(&err, SN_ENOMEM, "out of memory"); goto fail; }
+    }
+    if (a.dry) {
+        fprintf(o, "dry run : these requests would be sent (only the version probe was):\n");
+        fprintf(o, "  HEAD %s/api/blobs/%s\n", oh.connect_url, digest);
+        fprintf(o, "  POST %s/api/blobs/%s  <- %llu bytes streamed from %s (only if HEAD says 404)\n",
+                oh.connect_url, digest, (unsigned long long)fsize, a.gguf);
+        fprintf(o, "  POST %s/api/create  %s\n", oh.connect_url, body);
+        fprintf(o, "  POST %s/api/show  {\"model\":\"%s\"}\n", oh.connect_url, a.name);
+        if (a.smoke) fprintf(o, "  POST %s/api/generate  (smoke: raw, temperature 0, top_k 1, seed %lld, num_predict %d, num_ctx %lld)\n",
+                             oh.connect_url, (long long)a.seed, a.n, (long long)a.ctx);
+        cJSON_AddBoolToObject(out, "dry_run", 1);
+        cJSON_AddRawToObject(out, "create_body", body);
+        rc = 0;
+        goto done;
+    }
+
+    int exists = 0;
+    if (sn_ollama_blob_exists(h, digest, &exists, &err)) goto fail;
+    if (exists) fprintf(o, "blob    : already on the server\n");
+    else {
+        fprintf(o, "blob    : uploading %.1f MiB\n", (double)fsize / 1048576.0);
+        if (sn_ollama_blob_upload(h, a.gguf, digest, progress_bar, NULL, status_line, NULL, &err)) goto fail;
+    }
+    cJSON_AddBoolToObject(out, "uploaded", !exists);
+    fprintf(o, "create  : %s\n", a.name);
+    if (sn_ollama_create(h, body, status_line, NULL, &err)) goto fail;
+    cJSON *show = NULL;
+    if (sn_ollama_show(h, a.name, &show, &err)) goto fail;
+    char note[512];
+    sn_status vs = sn_ollama_verify_show(show, &spec, mi.arch, note, sizeof note, &err);
+    cJSON_Delete(show);
+    if (vs) goto fail;
+    fprintf(o, "verified: %s\n", note);
+    cJSON_AddStringToObject(out, "verified", note);
+
+    if (a.run) {
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "model", a.name);
+        cJSON_AddStringToObject(b, "prompt", a.run);
+        cJSON_AddBoolToObject(b, "stream", 0);
+        sn_ollama_gen g;
+        sn_status gs = sn_ollama_generate(h, b, &g, &err);
+        cJSON_Delete(b);
+        if (gs) goto fail;
+        fprintf(o, "run     : %s\n", g.text);
+        cJSON_AddStringToObject(out, "run", g.text);
+        sn_ollama_gen_free(&g);
+    }
+    rc = 0;
+    if (a.smoke) {
+        sn_smoke_opts so = {.gguf_path = a.gguf, .prompt = a.prompt, .n_predict = a.n, .n_ctx = (int)a.ctx, .n_threads = 2};
+        sn_smoke_local ours;
+        if (sn_smoke_run_local(&so, &ours, &err)) goto fail;
+        sn_smoke_result res;
+        sn_status ss = sn_ollama_smoke(h, a.name, a.prompt, a.n, a.seed, (int)a.ctx, &ours, &res, &err);
+        sn_smoke_local_free(&ours);
+        if (ss) goto fail;
+        char line[4096];
+        sn_smoke_format(&res, "ollama", line, sizeof line);
+        fprintf(g_json ? stderr : stdout, "%s\n", line);
+        cJSON *sj = cJSON_AddObjectToObject(out, "smoke");
+        cJSON_AddBoolToObject(sj, "ok", !res.diverged);
+        cJSON_AddNumberToObject(sj, "identical", res.n_identical);
+        cJSON_AddNumberToObject(sj, "compared", res.n_compared);
+        cJSON_AddNumberToObject(sj, "expected", res.n_expected);
+        cJSON_AddBoolToObject(sj, "by_ids", res.by_ids);
+        if (res.diverged || res.tie) {
+            cJSON_AddNumberToObject(sj, "position", res.pos);
+            cJSON_AddNumberToObject(sj, "gap", res.gap);
+        }
+        cJSON_AddStringToObject(sj, "server_text", res.theirs_text);
+        cJSON_AddStringToObject(sj, "sunny_text", res.ours_text);
+        if (res.diverged) rc = SN_EXIT_FAIL;
+        sn_smoke_result_free(&res);
+    }
+    goto done;
+missing:
+    cJSON_Delete(a.params);
+    return sn_cli_usage_error("ollama: %s needs a value", argv[argc - 1]);
+fail:
+    sn_cli_fail(&err);
+    cJSON_AddStringToObject(out, "error", err.msg);
+    rc = SN_EXIT_FAIL;
+done:
+    if (g_json) {
+        char *s = cJSON_Print(out);
+        if (s) printf("%s\n", s);
+        free(s);
+    }
+    cJSON_Delete(out);
+    free(body);
+    free(mf);
+    free(tmpl);
+    sn_http_free(h);
+    sn_modelinfo_free(&mi);
+    cJSON_Delete(a.params);
+    return rc;
+}
+
+/* ================================================================================================
+ * doctor */
+
+static int cmd_doctor(int argc, char **argv) {
+    const char *host = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--host") && i + 1 < argc) host = argv[++i];
+        else if (!strcmp(argv[i], "--json")) g_json = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: sunny-integrate doctor [--host URL] [--json]\n");
+            return 0;
+        } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
+    }
+    cJSON *r = sn_doctor_ollama(host);
+    if (!r) { sn_cli_errorf("out of memory"); return SN_EXIT_FAIL; }
+    int failed = sn_doctor_failed(r);
+    if (g_json) {
+        char *s = cJSON_Print(r);
+        printf("%s\n", s ? s : "{}");
+        free(s);
+    } else {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "checks")) {
+            printf("[%-4s] %-14s %s\n", cJSON_GetObjectItemCaseSensitive(c, "status")->valuestring,
+                   cJSON_GetObjectItemCaseSensitive(c, "check")->valuestring,
+                   cJSON_GetObjectItemCaseSensitive(c, "detail")->valuestring);
+        }
+    }
+    cJSON_Delete(r);
+    return failed ? SN_EXIT_FAIL : 0;
+}
+
+/* ================================================================================================
+ * template */
+
+static int cmd_template(int argc, char **argv) {
+#ifdef SN_HAVE_TEMPLATE_CMD
+    return sn_template_cmd_main(argc, argv, g_json);
+#else
+    (void)argc;
+    (void)argv;
+    sn_cli_errorf("template: not available in this build (the template engine, integrate/template_cmd.h, "
+                  "has not landed yet)");
+    return SN_EXIT_FAIL;
+#endif
+}
+
+/* ================================================================================================ */
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: sunny-integrate <command> [options]\n"
+            "  ollama MODEL.gguf --name NAME[:TAG] ...   install into Ollama over HTTP (+ --smoke)\n"
+            "  lmstudio --gguf MODEL.gguf ...            place into LM Studio's models dir (+ --smoke)\n"
+            "  doctor [--host URL] [--json]              diagnose the Ollama connection\n"
+            "  template (MODEL.gguf|DIR|--jinja FILE)    the Go template + stops sunny derives\n"
+            "Run 'sunny-integrate <command> --help' for details.\n");
+}
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) { sn_cli_print_version(); return 0; }
-    return sn_cli_usage_error("not implemented yet");
+    if (argc < 2) { usage(stderr); return SN_EXIT_USAGE; }
+    const char *c = argv[1];
+    if (!strcmp(c, "--version")) { sn_cli_print_version(); return 0; }
+    if (!strcmp(c, "-h") || !strcmp(c, "--help")) { usage(stdout); return 0; }
+    if (!strcmp(c, "ollama")) return cmd_ollama(argc - 2, argv + 2);
+    if (!strcmp(c, "lmstudio")) { sn_cli_errorf("lmstudio: not yet"); return 1; }
+    if (!strcmp(c, "doctor")) return cmd_doctor(argc - 2, argv + 2);
+    if (!strcmp(c, "template")) return cmd_template(argc - 2, argv + 2);
+    return sn_cli_usage_error("unknown command '%s'", c);
 }

@@ -1,0 +1,404 @@
+/* http.c - libcurl wrapper for integrate/ (see http.h): loopback never proxied, bodies streamed from
+ * files, NDJSON delivered line by line, failures classified for actionable messages. */
+#include "http.h"
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#ifndef SN_VERSION
+#define SN_VERSION "0"
+#endif
+
+#define SN_HTTP_MAX_BODY (64u << 20) /* collected bodies are capped; streams are not */
+
+struct sn_http {
+    char *base;      /* without trailing '/' */
+    char host[256];  /* as in the URL, brackets removed */
+    char scheme[16];
+    int loopback;
+};
+
+static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+int sn_http_host_is_loopback(const char *host) {
+    if (!host || !*host) return 0;
+    char h[256];
+    size_t n = strlen(host);
+    if (n >= sizeof h) return 0;
+    memcpy(h, host, n + 1);
+    if (h[0] == '[' && n >= 2 && h[n - 1] == ']') { /* [::1] */
+        memmove(h, h + 1, n - 2);
+        h[n - 2] = 0;
+        n -= 2;
+    }
+    while (n > 0 && h[n - 1] == '.') h[--n] = 0; /* "localhost." */
+    if (strcasecmp(h, "localhost") == 0) return 1;
+    if (n > 10 && strcasecmp(h + n - 10, ".localhost") == 0) return 1;
+    struct in_addr a4;
+    if (inet_pton(AF_INET, h, &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET6, h, &a6) == 1) {
+        static const unsigned char lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+        if (memcmp(a6.s6_addr, lo, 16) == 0) return 1;
+        static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (memcmp(a6.s6_addr, v4mapped, 12) == 0 && a6.s6_addr[12] == 127) return 1;
+    }
+    return 0;
+}
+
+sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err) {
+    *out = NULL;
+    pthread_once(&g_curl_once, curl_init_once);
+    CURLU *u = curl_url();
+    if (!u) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    char *host = NULL, *scheme = NULL;
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, base_url, 0);
+    if (uc == CURLUE_OK) uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+    if (uc == CURLUE_OK) uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    if (uc != CURLUE_OK) {
+        curl_url_cleanup(u);
+        curl_free(host);
+        curl_free(scheme);
+        return sn_err_set(err, SN_EINVAL, "invalid server URL '%s': %s", base_url,
+                          curl_url_strerror(uc));
+    }
+    sn_http *h = calloc(1, sizeof *h);
+    size_t bl = strlen(base_url);
+    while (bl > 0 && base_url[bl - 1] == '/') bl--;
+    if (h) h->base = strndup(base_url, bl);
+    if (!h || !h->base) {
+        if (h) free(h->base);
+        free(h);
+        curl_url_cleanup(u);
+        curl_free(host);
+        curl_free(scheme);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    const char *hs = host;
+    size_t hl = strlen(hs);
+    if (hl >= 2 && hs[0] == '[' && hs[hl - 1] == ']') { hs++; hl -= 2; }
+    if (hl >= sizeof h->host) hl = sizeof h->host - 1;
+    memcpy(h->host, hs, hl);
+    h->host[hl] = 0;
+    snprintf(h->scheme, sizeof h->scheme, "%s", scheme);
+    h->loopback = sn_http_host_is_loopback(h->host);
+    curl_free(host);
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    *out = h;
+    return SN_OK;
+}
+
+void sn_http_free(sn_http *h) {
+    if (!h) return;
+    free(h->base);
+    free(h);
+}
+
+const char *sn_http_base(const sn_http *h) { return h->base; }
+const char *sn_http_hostname(const sn_http *h) { return h->host; }
+int sn_http_is_loopback(const sn_http *h) { return h->loopback; }
+
+void sn_http_resp_free(sn_http_resp *resp) {
+    if (!resp) return;
+    free(resp->body);
+    resp->body = NULL;
+    resp->len = 0;
+}
+
+/* ---- transfer state ---- */
+typedef struct xfer {
+    CURL *c;
+    const sn_http_req *req;
+    sn_http_resp *resp;
+    size_t cap;
+    int mode;           /* 0 undecided, 1 collect, 2 lines */
+    char *line;         /* partial line in line mode */
+    size_t line_len, line_cap;
+    int aborted;
+    int oom;
+    FILE *upload;
+} xfer;
+
+static int append(char **buf, size_t *len, size_t *cap, const char *p, size_t n) {
+    if (*len + n + 1 > *cap) {
+        size_t nc = *cap ? *cap : 4096;
+        while (nc < *len + n + 1) nc *= 2;
+        char *nb = realloc(*buf, nc);
+        if (!nb) return -1;
+        *buf = nb;
+        *cap = nc;
+    }
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    (*buf)[*len] = 0;
+    return 0;
+}
+
+static int emit_line(xfer *x, char *line, size_t len) {
+    if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
+    if (len == 0) return 0;
+    if (x->req->on_line(x->req->line_ud, line, len)) {
+        x->aborted = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static size_t on_write(char *p, size_t sz, size_t nm, void *ud) {
+    xfer *x = ud;
+    size_t n = sz * nm;
+    if (x->mode == 0) {
+        long st = 0;
+        curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &st);
+        x->mode = (x->req->on_line && st >= 200 && st < 300) ? 2 : 1;
+    }
+    if (x->mode == 1) {
+        if (x->resp->len + n > SN_HTTP_MAX_BODY) return n; /* keep the head, drop the rest */
+        if (append(&x->resp->body, &x->resp->len, &x->cap, p, n)) { x->oom = 1; return 0; }
+        return n;
+    }
+    size_t i = 0;
+    while (i < n) {
+        char *nl = memchr(p + i, '\n', n - i);
+        size_t take = nl ? (size_t)(nl - (p + i)) : n - i;
+        if (append(&x->line, &x->line_len, &x->line_cap, p + i, take)) { x->oom = 1; return 0; }
+        i += take;
+        if (nl) {
+            i++;
+            if (emit_line(x, x->line, x->line_len)) return 0;
+            x->line_len = 0;
+            if (x->line) x->line[0] = 0;
+        }
+    }
+    return n;
+}
+
+static size_t on_read(char *p, size_t sz, size_t nm, void *ud) {
+    xfer *x = ud;
+    size_t n = fread(p, 1, sz * nm, x->upload);
+    if (n == 0 && ferror(x->upload)) return CURL_READFUNC_ABORT;
+    return n;
+}
+
+static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+    (void)dltotal;
+    (void)dlnow;
+    xfer *x = ud;
+    if (x->req->on_progress && ultotal > 0)
+        x->req->on_progress(x->req->progress_ud, (uint64_t)ulnow, (uint64_t)ultotal);
+    return 0;
+}
+
+static sn_http_class classify_status(long st, const char *ctype) {
+    if (ctype && strncasecmp(ctype, "text/html", 9) == 0) return SN_HTTP_PROXY;
+    if (st >= 200 && st < 300) return SN_HTTP_OK;
+    if (st == 403) return SN_HTTP_FORBIDDEN;
+    if (st == 502 || st == 503 || st == 504) return SN_HTTP_PROXY;
+    return SN_HTTP_STATUS;
+}
+
+sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_err *err) {
+    memset(resp, 0, sizeof *resp);
+    xfer x = {0};
+    x.req = req;
+    x.resp = resp;
+    size_t pl = strlen(h->base) + strlen(req->path) + 1;
+    char *url = malloc(pl);
+    CURL *c = curl_easy_init();
+    if (!url || !c) {
+        free(url);
+        if (c) curl_easy_cleanup(c);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    snprintf(url, pl, "%s%s", h->base, req->path);
+    x.c = c;
+    struct curl_slist *hdrs = NULL;
+    hdrs = curl_slist_append(hdrs, "Expect:");
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "sunny-integrate/" SN_VERSION);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 300L);
+    if (req->timeout_s > 0) curl_easy_setopt(c, CURLOPT_TIMEOUT, req->timeout_s);
+    /* The point of this file: a loopback server is never reached through a proxy. */
+    if (h->loopback) curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
+
+    const char *m = req->method ? req->method : "GET";
+    sn_status st = SN_OK;
+    if (strcmp(m, "HEAD") == 0) {
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else if (strcmp(m, "GET") != 0 || req->json || req->upload_path) {
+        if (strcmp(m, "POST") != 0) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
+        if (req->upload_path) {
+            x.upload = fopen(req->upload_path, "rb");
+            struct stat sb;
+            if (!x.upload || fstat(fileno(x.upload), &sb) != 0) {
+                st = sn_err_set(err, SN_EIO, "%s: %s", req->upload_path, strerror(errno));
+                goto done;
+            }
+            hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
+            curl_easy_setopt(c, CURLOPT_POST, 1L);
+            curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+            curl_easy_setopt(c, CURLOPT_READDATA, &x);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)sb.st_size);
+            if (req->on_progress) {
+                curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
+                curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
+                curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+            }
+        } else {
+            const char *b = req->json ? req->json : "";
+            hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, b);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(b));
+        }
+    }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+
+    CURLcode rc = curl_easy_perform(c);
+    if (x.mode == 2 && !x.aborted && x.line_len > 0 && rc == CURLE_OK)
+        emit_line(&x, x.line, x.line_len);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+    char *ct = NULL;
+    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+    if (ct) snprintf(resp->content_type, sizeof resp->content_type, "%s", ct);
+    if (!resp->body) {
+        resp->body = calloc(1, 1);
+        if (!resp->body) x.oom = 1;
+    }
+    if (x.oom) {
+        st = sn_err_set(err, SN_ENOMEM, "out of memory reading the answer of %s", url);
+        goto done;
+    }
+    if (x.aborted) {
+        resp->cls = SN_HTTP_ABORTED;
+        goto done; /* the callback recorded why */
+    }
+    if (rc != CURLE_OK) {
+        snprintf(resp->transport_error, sizeof resp->transport_error, "%s", curl_easy_strerror(rc));
+        int answered = resp->status > 0 && !(resp->status >= 200 && resp->status < 300);
+        if (answered) { /* e.g. the server sent 500 and closed while we were still uploading */
+            resp->cls = classify_status(resp->status, resp->content_type);
+            goto done;
+        }
+        switch (rc) {
+        case CURLE_COULDNT_CONNECT: resp->cls = SN_HTTP_REFUSED; break;
+        case CURLE_COULDNT_RESOLVE_HOST: resp->cls = SN_HTTP_RESOLVE; break;
+        case CURLE_COULDNT_RESOLVE_PROXY: resp->cls = SN_HTTP_PROXY; break;
+        case CURLE_OPERATION_TIMEDOUT: resp->cls = SN_HTTP_TIMEOUT; break;
+        default: resp->cls = SN_HTTP_NETWORK; break;
+        }
+        st = sn_err_set(err, SN_EIO, "%s %s: %s", m, url, curl_easy_strerror(rc));
+        goto done;
+    }
+    resp->cls = classify_status(resp->status, resp->content_type);
+done:
+    if (x.upload) fclose(x.upload);
+    free(x.line);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(c);
+    free(url);
+    return st;
+}
+
+void sn_http_json_error(const char *body, char *buf, size_t cap) {
+    if (cap) buf[0] = 0;
+    if (!body || !*body) return;
+    cJSON *j = cJSON_Parse(body);
+    if (!j) return;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    if (cJSON_IsString(e)) snprintf(buf, cap, "%s", e->valuestring);
+    else if (cJSON_IsObject(e)) { /* LM Studio: {"error":{"message":...}} */
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
+        if (cJSON_IsString(msg)) snprintf(buf, cap, "%s", msg->valuestring);
+    }
+    cJSON_Delete(j);
+}
+
+sn_status sn_http_check(const sn_http *h, const sn_http_resp *resp, const char *server_name,
+                        const char *what, sn_err *err) {
+    if (resp->cls == SN_HTTP_OK) return SN_OK;
+    char e[512];
+    sn_http_json_error(resp->body, e, sizeof e);
+    if (!e[0] && resp->body && resp->len) { /* show the start of a non-JSON body */
+        size_t n = resp->len < 160 ? resp->len : 160;
+        size_t j = 0;
+        for (size_t i = 0; i < n && j + 1 < sizeof e; i++)
+            e[j++] = (resp->body[i] == '\n' || resp->body[i] == '\r') ? ' ' : resp->body[i];
+        e[j] = 0;
+    }
+    switch (resp->cls) {
+    case SN_HTTP_PROXY:
+        if (h->loopback)
+            return sn_err_set(err, SN_EIO,
+                              "%s: something other than %s answered at %s (HTTP %ld, %s%s%s); proxies are "
+                              "bypassed for loopback, so another program owns that port",
+                              what, server_name, h->base, resp->status,
+                              resp->content_type[0] ? resp->content_type : "no content type",
+                              e[0] ? ": " : "", e);
+        return sn_err_set(err, SN_EIO,
+                          "%s: something between you and %s answered (HTTP %ld, %s%s%s) — a proxy? Check "
+                          "http_proxy/HTTPS_PROXY/ALL_PROXY and add the host to NO_PROXY",
+                          what, server_name, resp->status,
+                          resp->content_type[0] ? resp->content_type : "no content type",
+                          e[0] ? ": " : "", e);
+    case SN_HTTP_FORBIDDEN:
+        return sn_err_set(err, SN_EIO,
+                          "%s: %s at %s answered 403 Forbidden%s%s", what, server_name, h->base,
+                          e[0] ? ": " : "", e);
+    default:
+        return sn_err_set(err, SN_EIO, "%s: %s answered HTTP %ld%s%s", what, server_name,
+                          resp->status, e[0] ? ": " : "", e);
+    }
+}
+
+static int no_proxy_matches(const char *host) {
+    const char *np = getenv("no_proxy");
+    if (!np || !*np) np = getenv("NO_PROXY");
+    if (!np || !*np) return 0;
+    size_t hl = strlen(host);
+    const char *p = np;
+    while (*p) {
+        while (*p == ',' || *p == ' ') p++;
+        const char *s = p;
+        while (*p && *p != ',' && *p != ' ') p++;
+        size_t n = (size_t)(p - s);
+        if (n == 0) continue;
+        if (n == 1 && *s == '*') return 1;
+        if (*s == '.') { s++; n--; }
+        if (n == hl && strncasecmp(s, host, n) == 0) return 1;
+        if (hl > n && host[hl - n - 1] == '.' && strncasecmp(host + hl - n, s, n) == 0) return 1;
+    }
+    return 0;
+}
+
+int sn_http_proxy_for(const char *scheme, const char *host, char *var, size_t var_cap, char *val,
+                      size_t val_cap) {
+    /* libcurl: "http_proxy" only in lowercase for http; HTTPS_PROXY any case; ALL_PROXY any case. */
+    const char *http_names[] = {"http_proxy", "all_proxy", "ALL_PROXY", NULL};
+    const char *https_names[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", NULL};
+    const char **names = strcasecmp(scheme, "https") == 0 ? https_names : http_names;
+    if (no_proxy_matches(host)) return 0;
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) {
+            snprintf(var, var_cap, "%s", names[i]);
+            snprintf(val, val_cap, "%s", v);
+            return 1;
+        }
+    }
+    return 0;
+}

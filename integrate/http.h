@@ -1,0 +1,87 @@
+/* http.h - the one libcurl wrapper integrate/ uses to talk to Ollama and LM Studio.
+ *
+ * Why it exists: local model servers are reached through environments full of proxy variables. A
+ * libcurl client honours http_proxy/HTTPS_PROXY/ALL_PROXY even for 127.0.0.1, and the user then sees
+ * a proxy's 502 or an HTML page instead of the server. Here loopback targets (localhost, *.localhost,
+ * 127.0.0.0/8, ::1) never use a proxy, remote hosts honour the proxy variables as libcurl does, and
+ * every failure is classified (refused, timeout, proxy-looking answer, 403 Host rule, HTTP error) so
+ * cmd/ can print an actionable message. Bodies can be streamed from a file (never loaded whole) and
+ * NDJSON responses are delivered line by line. */
+#ifndef SN_HTTP_H
+#define SN_HTTP_H
+#include "sn_err.h"
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum sn_http_class {
+    SN_HTTP_OK = 0,        /* a 2xx answer */
+    SN_HTTP_REFUSED,       /* nothing listens there (connection refused / host unreachable) */
+    SN_HTTP_RESOLVE,       /* host name does not resolve */
+    SN_HTTP_TIMEOUT,
+    SN_HTTP_PROXY,         /* 502/503 or an HTML body: something between us and the server answered */
+    SN_HTTP_FORBIDDEN,     /* 403 (Ollama's Host-header rule, LM Studio auth) */
+    SN_HTTP_STATUS,        /* any other non-2xx answer; resp.body usually has {"error":...} */
+    SN_HTTP_NETWORK,       /* any other transport failure */
+    SN_HTTP_ABORTED        /* the line callback asked to stop */
+} sn_http_class;
+
+typedef struct sn_http sn_http;
+
+/* Called for each complete line of a 2xx response body when set (the trailing '\n' removed, the line
+ * NUL-terminated). Return non-zero to abort the transfer. */
+typedef int (*sn_http_line_fn)(void *ud, const char *line, size_t len);
+/* Upload progress (bytes sent so far, total). */
+typedef void (*sn_http_progress_fn)(void *ud, uint64_t done, uint64_t total);
+
+typedef struct sn_http_req {
+    const char *method;        /* "GET", "HEAD", "POST", "DELETE" */
+    const char *path;          /* appended to the base URL, starts with '/' */
+    const char *json;          /* request body sent as application/json, or NULL */
+    const char *upload_path;   /* stream this file as the raw body (POST), or NULL */
+    sn_http_line_fn on_line;   /* NDJSON consumer, or NULL to collect the body */
+    void *line_ud;
+    sn_http_progress_fn on_progress;
+    void *progress_ud;
+    long timeout_s;            /* whole transfer; 0 = no limit (a 300 s stall limit still applies) */
+} sn_http_req;
+
+typedef struct sn_http_resp {
+    long status;               /* HTTP status, 0 when no answer arrived */
+    sn_http_class cls;
+    char *body;                /* NUL-terminated collected body (non-2xx bodies always collected) */
+    size_t len;
+    char content_type[128];
+    char transport_error[256]; /* libcurl's words when cls is a transport failure */
+} sn_http_resp;
+
+/* base_url: scheme://host[:port][/prefix]. Fails on a URL libcurl cannot parse. */
+sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err);
+void sn_http_free(sn_http *h);
+const char *sn_http_base(const sn_http *h);
+const char *sn_http_hostname(const sn_http *h);
+int sn_http_is_loopback(const sn_http *h);
+
+/* True for localhost, *.localhost, 127.0.0.0/8, ::1 (with or without brackets), ::ffff:127.x. */
+int sn_http_host_is_loopback(const char *host);
+
+/* Performs one request. Returns SN_OK when the exchange completed, whatever the status (check
+ * resp->cls); SN_EIO with a classified message in err for transport failures (resp->cls tells which).
+ * resp must be released with sn_http_resp_free. */
+sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_err *err);
+void sn_http_resp_free(sn_http_resp *resp);
+
+/* Turns a non-OK response into an error message: "<what>: <server> answered HTTP 400: <error field>"
+ * with proxy/403 explanations. Returns SN_OK for a 2xx response. server_name is "Ollama" etc. */
+sn_status sn_http_check(const sn_http *h, const sn_http_resp *resp, const char *server_name,
+                        const char *what, sn_err *err);
+
+/* The value of a top-level "error" string in a JSON body, copied into buf (empty if none). */
+void sn_http_json_error(const char *body, char *buf, size_t cap);
+
+/* Which proxy variable, if any, libcurl would use for this URL's scheme (informational for doctor):
+ * writes the variable name and value; returns 0 if none is set. Honours NO_PROXY/no_proxy loosely
+ * (exact host or suffix match, "*"). */
+int sn_http_proxy_for(const char *scheme, const char *host, char *var, size_t var_cap, char *val,
+                      size_t val_cap);
+
+#endif

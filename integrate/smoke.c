@@ -1,0 +1,269 @@
+/* smoke.c - the parity gate (see smoke.h): our greedy run on the GGUF, compared with a server's. */
+#include "smoke.h"
+#include "model.h"
+#include "tokenizer.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sn_smoke_local_free(sn_smoke_local *l) {
+    if (!l) return;
+    if (l->pieces)
+        for (size_t i = 0; i < l->n; i++) free(l->pieces[i]);
+    free(l->pieces);
+    free(l->prompt_ids);
+    free(l->ids);
+    free(l->gap);
+    free(l->second);
+    free(l->max_abs);
+    free(l->text);
+    if (l->tok) sn_tok_free(l->tok);
+    memset(l, 0, sizeof *l);
+}
+
+static char *piece_of(const sn_tokenizer *t, int32_t id) {
+    char small[64];
+    int64_t n = sn_tok_piece(t, id, 0, small, sizeof small);
+    if (n < 0) return NULL;
+    char *p = malloc((size_t)n + 1);
+    if (!p) return NULL;
+    if ((size_t)n < sizeof small) memcpy(p, small, (size_t)n);
+    else sn_tok_piece(t, id, 0, p, (size_t)n + 1);
+    p[n] = 0;
+    return p;
+}
+
+sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err *err) {
+    memset(out, 0, sizeof *out);
+    sn_model_params mp;
+    sn_model_params_default(&mp);
+    mp.n_threads = o->n_threads > 0 ? o->n_threads : 2;
+    mp.n_ctx = o->n_ctx;
+    sn_model *m = NULL;
+    sn_status st = sn_model_load(o->gguf_path, &mp, &m, err);
+    if (st) return sn_err_prefix(err, "sunny runtime");
+    sn_tokenizer *tok = NULL;
+    if ((st = sn_tok_load(sn_model_gguf(m), &tok, err)) != SN_OK) {
+        sn_model_free(m);
+        return sn_err_prefix(err, "sunny tokenizer");
+    }
+    out->tok = tok;
+    size_t plen = strlen(o->prompt);
+    size_t cap = plen + 16;
+    out->prompt_ids = malloc(cap * sizeof(int32_t));
+    int64_t np = out->prompt_ids ? sn_tok_encode(tok, o->prompt, plen, 1, 1, out->prompt_ids, cap, err) : -1;
+    if (np >= 0 && (size_t)np > cap) {
+        cap = (size_t)np;
+        int32_t *r = realloc(out->prompt_ids, cap * sizeof(int32_t));
+        if (r) out->prompt_ids = r;
+        np = r ? sn_tok_encode(tok, o->prompt, plen, 1, 1, out->prompt_ids, cap, err) : -1;
+    }
+    if (np <= 0) {
+        sn_model_free(m);
+        sn_smoke_local_free(out);
+        return np == 0 ? sn_err_set(err, SN_EINVAL, "the prompt tokenizes to nothing") : SN_EINVAL;
+    }
+    out->n_prompt = (size_t)np;
+    int64_t nv = sn_model_n_vocab(m);
+    size_t N = (size_t)(o->n_predict > 0 ? o->n_predict : 32);
+    float *logits = malloc((size_t)nv * sizeof(float));
+    out->ids = calloc(N, sizeof(int32_t));
+    out->gap = calloc(N, sizeof(float));
+    out->second = calloc(N, sizeof(int32_t));
+    out->max_abs = calloc(N, sizeof(float));
+    out->pieces = calloc(N, sizeof(char *));
+    if (!logits || !out->ids || !out->gap || !out->second || !out->max_abs || !out->pieces) {
+        free(logits);
+        sn_model_free(m);
+        sn_smoke_local_free(out);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    st = sn_model_eval(m, out->prompt_ids, (int64_t)out->n_prompt, logits, err);
+    size_t text_len = 0;
+    while (st == SN_OK && out->n < N) {
+        int32_t best = 0, second = -1;
+        float mx = fabsf(logits[0]);
+        for (int64_t i = 1; i < nv; i++) {
+            float a = fabsf(logits[i]);
+            if (a > mx) mx = a;
+            if (logits[i] > logits[best]) { second = best; best = (int32_t)i; }
+            else if (second < 0 || logits[i] > logits[second]) second = (int32_t)i;
+        }
+        size_t k = out->n++;
+        out->ids[k] = best;
+        out->second[k] = second;
+        out->gap[k] = second >= 0 ? logits[best] - logits[second] : INFINITY;
+        out->max_abs[k] = mx;
+        out->pieces[k] = piece_of(tok, best); /* special tokens render as "" like servers do */
+        if (!out->pieces[k]) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); break; }
+        text_len += strlen(out->pieces[k]);
+        if (sn_tok_is_eog(tok, best) || out->n == N) break;
+        st = sn_model_eval(m, &best, 1, logits, err);
+    }
+    free(logits);
+    sn_model_free(m);
+    if (st == SN_OK) {
+        out->text = malloc(text_len + 1);
+        if (!out->text) st = sn_err_set(err, SN_ENOMEM, "out of memory");
+        else {
+            size_t p = 0;
+            for (size_t i = 0; i < out->n; i++) {
+                size_t l = strlen(out->pieces[i]);
+                memcpy(out->text + p, out->pieces[i], l);
+                p += l;
+            }
+            out->text[p] = 0;
+        }
+    }
+    if (st) {
+        sn_smoke_local_free(out);
+        return sn_err_prefix(err, "sunny runtime");
+    }
+    return SN_OK;
+}
+
+/* Length of the valid UTF-8 character at p (1..4), 0 if the bytes there are not one. */
+static size_t utf8_valid_len(const unsigned char *p, size_t n) {
+    unsigned c = p[0];
+    if (c < 0x80) return 1;
+    size_t l;
+    unsigned min;
+    if (c >= 0xC2 && c <= 0xDF) { l = 2; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { l = 3; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { l = 4; min = 0x10000; }
+    else return 0;
+    if (n < l) return 0;
+    unsigned cp = c & (0x7F >> l);
+    for (size_t i = 1; i < l; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return l;
+}
+
+void sn_smoke_result_free(sn_smoke_result *r) {
+    free(r->ours_text);
+    free(r->theirs_text);
+    r->ours_text = r->theirs_text = NULL;
+}
+
+sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
+                           const int32_t *server_ids, size_t n_server_ids, int server_stopped,
+                           sn_smoke_result *res, sn_err *err) {
+    memset(res, 0, sizeof *res);
+    res->n_expected = (int)ours->n;
+    res->ours_text = strdup(ours->text ? ours->text : "");
+    res->theirs_text = strdup(server_text ? server_text : "");
+    if (!res->ours_text || !res->theirs_text) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    int div_at = -1;
+    if (server_ids) {
+        res->by_ids = 1;
+        size_t n = ours->n < n_server_ids ? ours->n : n_server_ids;
+        for (size_t i = 0; i < n && div_at < 0; i++)
+            if (ours->ids[i] != server_ids[i]) div_at = (int)i;
+        res->n_compared = div_at >= 0 ? div_at + 1 : (int)n;
+        if (div_at < 0 && n_server_ids < ours->n) {
+            /* the server stopped early: fine if it says it hit a stop (string or EOG) */
+            if (!server_stopped) div_at = (int)n_server_ids;
+            else snprintf(res->server_stop, sizeof res->server_stop, "stopped after %zu tokens", n_server_ids);
+        } else if (div_at < 0 && n_server_ids > ours->n && ours->n > 0 &&
+                   !sn_tok_is_eog(ours->tok, ours->ids[ours->n - 1]) && (int)ours->n < res->n_expected) {
+            div_at = (int)ours->n;
+        }
+    } else {
+        /* Text: walk our bytes and the server's. Valid UTF-8 must match byte for byte; a run of bytes
+         * that is not valid UTF-8 on our side (a token boundary inside a character, random models do
+         * that) matches one or more U+FFFD the server substituted. The server omits a matched stop
+         * string and the EOG token, so ending early with a stop is not a divergence. */
+        size_t n_tok = ours->n;
+        if (n_tok > 0 && sn_tok_is_eog(ours->tok, ours->ids[n_tok - 1])) n_tok--;
+        size_t *end_off = calloc(n_tok + 1, sizeof(size_t));
+        size_t bl = 0;
+        for (size_t i = 0; i < n_tok; i++) { bl += strlen(ours->pieces[i]); end_off[i] = bl; }
+        char *B = malloc(bl + 1);
+        if (!end_off || !B) { free(end_off); free(B); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+        size_t p = 0;
+        for (size_t i = 0; i < n_tok; i++) { size_t l = strlen(ours->pieces[i]); memcpy(B + p, ours->pieces[i], l); p += l; }
+        B[bl] = 0;
+        const unsigned char *T = (const unsigned char *)res->theirs_text;
+        size_t tl = strlen(res->theirs_text), bo = 0, to = 0;
+        while (bo < bl && to < tl) {
+            size_t vl = utf8_valid_len((const unsigned char *)B + bo, bl - bo);
+            if (vl > 0) {
+                if (to + vl <= tl && memcmp(B + bo, T + to, vl) == 0) { bo += vl; to += vl; continue; }
+                break;
+            }
+            size_t ib = bo; /* invalid run on our side */
+            while (ib < bl && utf8_valid_len((const unsigned char *)B + ib, bl - ib) == 0) ib++;
+            if (!(to + 3 <= tl && T[to] == 0xEF && T[to + 1] == 0xBF && T[to + 2] == 0xBD)) {
+                if (ib == bl && to == tl) { bo = ib; break; } /* trailing partial char withheld */
+                break;
+            }
+            while (to + 3 <= tl && T[to] == 0xEF && T[to + 1] == 0xBF && T[to + 2] == 0xBD) to += 3;
+            bo = ib;
+        }
+        size_t k = 0; /* tokens fully matched */
+        while (k < n_tok && end_off[k] <= bo) k++;
+        if (bo == bl && to == tl) {
+            res->n_compared = (int)ours->n;
+        } else if (to == tl && server_stopped) {
+            res->n_compared = (int)k;
+            snprintf(res->server_stop, sizeof res->server_stop, "stopped after %zu tokens", k);
+        } else if (bo == bl) {
+            res->n_compared = (int)n_tok + 1;
+            div_at = (int)n_tok; /* the server said more than we did */
+        } else {
+            res->n_compared = (int)k + 1;
+            div_at = (int)k;
+        }
+        free(end_off);
+        free(B);
+    }
+    if (div_at >= 0) {
+        res->pos = div_at;
+        res->n_identical = div_at;
+        if ((size_t)div_at < ours->n) {
+            res->gap = ours->gap[div_at];
+            res->tie = ours->gap[div_at] < 1e-3f * ours->max_abs[div_at];
+        }
+        res->diverged = !res->tie;
+    } else {
+        res->n_identical = res->n_compared;
+    }
+    return SN_OK;
+}
+
+static void show_text(char *dst, size_t cap, const char *s) {
+    size_t j = 0;
+    if (cap < 8) { if (cap) dst[0] = 0; return; }
+    dst[j++] = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p && j + 6 < cap; p++) {
+        if (*p == '\n') { dst[j++] = '\\'; dst[j++] = 'n'; }
+        else if (*p == '"') { dst[j++] = '\\'; dst[j++] = '"'; }
+        else if (*p < 0x20) j += (size_t)snprintf(dst + j, cap - j, "\\x%02x", *p);
+        else dst[j++] = (char)*p;
+    }
+    dst[j++] = '"';
+    dst[j] = 0;
+}
+
+void sn_smoke_format(const sn_smoke_result *r, const char *server_name, char *buf, size_t cap) {
+    char o[1200], t[1200];
+    show_text(o, sizeof o, r->ours_text ? r->ours_text : "");
+    show_text(t, sizeof t, r->theirs_text ? r->theirs_text : "");
+    if (!r->diverged && !r->tie) {
+        snprintf(buf, cap, "[smoke] OK: %d/%d tokens identical%s%s%s (compared %s)", r->n_identical,
+                 r->n_compared, r->server_stop[0] ? " (" : "", r->server_stop,
+                 r->server_stop[0] ? ")" : "", r->by_ids ? "token ids" : "text");
+        return;
+    }
+    snprintf(buf, cap,
+             "[smoke] %s at token %d of %d (%d identical before it, compared %s)\n"
+             "[smoke]   %-6s: %s\n[smoke]   sunny : %s\n"
+             "[smoke]   our top-2 logit gap at that step: %.6g%s",
+             r->tie ? "TIE (not a real divergence)" : "DIVERGED", r->pos, r->n_expected, r->n_identical,
+             r->by_ids ? "token ids" : "text", server_name, t, o, (double)r->gap,
+             r->tie ? " (< 1e-3 x max|logit|: the two candidates are numerically tied)" : "");
+}

@@ -1,0 +1,3 @@
+module sunny/fakeollama
+
+go 1.19

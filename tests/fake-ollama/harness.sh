@@ -1,0 +1,67 @@
+# harness.sh - sourced by tests/integration/test_ollama*.sh and test_lmstudio*.sh: builds the Go fakes
+# into $SN_WORK, starts them on free loopback ports and stops them on exit. Needs lib.sh first.
+export GOCACHE=$SN_WORK/gocache GOPATH=$SN_WORK/gopath GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off
+SN_PIDS=()
+sn_cleanup() { local p; for p in "${SN_PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap sn_cleanup EXIT
+
+need_go() { command -v go >/dev/null || skip "go toolchain missing"; }
+
+# build_go DIR NAME -> $SN_WORK/bin/NAME
+build_go() {
+  mkdir -p "$SN_WORK/bin"
+  (cd "$1" && go build -o "$SN_WORK/bin/$2" .) || { echo "FAIL - go build $1"; exit 1; }
+}
+
+# wait_port FILE -> prints the port once the server wrote it
+wait_port() {
+  local i
+  for i in $(seq 1 100); do [[ -s $1 ]] && { cat "$1"; return 0; }; sleep 0.1; done
+  echo "FAIL - server did not start ($1)" >&2; return 1
+}
+
+# start_fake_ollama DIR [flags...] -> sets FAKE_URL, FAKE_PID; models in DIR/models, log in DIR/log
+start_fake_ollama() {
+  local d=$1; shift
+  rm -rf "$d"; mkdir -p "$d/models"
+  "$SN_WORK/bin/fake-ollama" -models "$d/models" -port-file "$d/port" -log "$d/log" \
+    -worker "$SN_SRC/tests/fake-ollama/worker.mjs" "$@" 2>"$d/stderr" &
+  FAKE_PID=$!; SN_PIDS+=("$FAKE_PID")
+  FAKE_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1
+}
+
+# start_proxy_trap DIR -> sets TRAP_URL, TRAP_COUNT (file)
+start_proxy_trap() {
+  local d=$1
+  rm -rf "$d"; mkdir -p "$d"
+  "$SN_WORK/bin/proxy_trap" -port-file "$d/port" -count-file "$d/count" 2>"$d/stderr" &
+  SN_PIDS+=("$!")
+  TRAP_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1
+  TRAP_COUNT=$d/count
+}
+
+# every proxy variable libcurl (or anything else) might read
+proxy_env_on() {
+  export http_proxy=$TRAP_URL HTTP_PROXY=$TRAP_URL https_proxy=$TRAP_URL HTTPS_PROXY=$TRAP_URL \
+         ALL_PROXY=$TRAP_URL all_proxy=$TRAP_URL
+  unset NO_PROXY no_proxy
+}
+proxy_env_off() { unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY ALL_PROXY all_proxy; }
+
+# rt_gguf FAMILY SEED -> an f32 GGUF written by the runtime's test writer (independent of sunny-convert)
+rt_gguf() {
+  local fam=$1 seed=$2 d=$SN_WORK/fixtures/$1-tiny-seed$2 out=$SN_WORK/gguf/rt-$1-seed$2.gguf
+  mkdir -p "$SN_WORK/gguf"
+  if [[ ! -f $out ]]; then
+    if [[ ! -f $d/.done ]]; then
+      rm -rf "$d"
+      $PY "$SN_SRC/tests/fixtures/gen_model.py" --family "$fam" --seed "$seed" --out "$d" >/dev/null || return 1
+      touch "$d/.done"
+    fi
+    $PY "$SN_SRC/tests/tools/rt_hf2gguf.py" "$d" "$out.tmp" >/dev/null && mv "$out.tmp" "$out" || return 1
+  fi
+  echo "$out"
+}
+
+# jget JSON_FILE PYTHON_EXPR(j) -> prints the value
+jget() { $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }

@@ -1,0 +1,1007 @@
+// fake-ollama - an Ollama HTTP API stand-in for sunny's tests (no real Ollama exists in CI).
+//
+// It follows shared/reference/ollama.md: blob digests "sha256:<64 hex>" validated by regex and compared
+// literally, HEAD/POST /api/blobs with 200/201/404/400, /api/create with the >= 0.5.5 JSON body (and the
+// "neither 'from' or 'files' was specified" answer to a legacy body) or, with -version < 0.5.5, only
+// the legacy {"modelfile"} body ("path or Modelfile are required" otherwise), NDJSON streams where
+// errors can arrive mid-stream under HTTP 200, parameters stored verbatim and typed only at generate
+// time like api.Options.FromMap (wrong type -> 500), raw+template -> 400, _debug_render_only,
+// /api/show, /api/tags, /api/delete. Templates are rendered with Go's text/template. Generation is
+// delegated to llama.cpp through a node-llama-cpp worker process (worker.mjs).
+//
+// Failure injection: -fail-upload N (first N uploads get a 500 after part of the body), -digest-mismatch,
+// -create-error MSG (error line mid-create-stream), -serve-gguf PATH (generate with another GGUF),
+// -no-context (omit "context" ids). -log FILE records "METHOD PATH" per request.
+// -parse-modelfile FILE: parse a Modelfile like Ollama's parser and print its commands as JSON.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+)
+
+var (
+	flagAddr       = flag.String("addr", "127.0.0.1:0", "listen address")
+	flagPortFile   = flag.String("port-file", "", "write the chosen port here")
+	flagModels     = flag.String("models", "", "models dir (blobs/ and manifests/)")
+	flagVersion    = flag.String("version", "0.33.0", "version to report")
+	flagWorker     = flag.String("worker", "", "path of worker.mjs")
+	flagNode       = flag.String("node", "node", "node binary")
+	flagFailUpload = flag.Int("fail-upload", 0, "answer 500 mid-body to the first N blob uploads")
+	flagMismatch   = flag.Bool("digest-mismatch", false, "corrupt every received blob")
+	flagCreateErr  = flag.String("create-error", "", "emit this error line mid-create-stream")
+	flagServeGGUF  = flag.String("serve-gguf", "", "generate with this GGUF instead of the model's")
+	flagNoContext  = flag.Bool("no-context", false, "omit context ids from generate answers")
+	flagLog        = flag.String("log", "", "append METHOD PATH per request to this file")
+	flagParseMF    = flag.String("parse-modelfile", "", "parse this Modelfile, print JSON, exit")
+	flagForbid     = flag.Bool("forbid", false, "answer a bare 403 to every request (Host-header rule)")
+)
+
+var digestRe = regexp.MustCompile(`^sha256[:-][0-9a-fA-F]{64}$`)
+
+type model struct {
+	Name       string                 `json:"name"`
+	Digest     string                 `json:"digest"` // blob digest of the GGUF
+	Template   string                 `json:"template"`
+	System     string                 `json:"system"`
+	Params     map[string]interface{} `json:"params"`
+	License    []string               `json:"license"`
+	Arch       string                 `json:"arch"`
+	Quant      string                 `json:"quant"`
+	Size       int64                  `json:"size"`
+	ModifiedAt time.Time              `json:"modified_at"`
+}
+
+type server struct {
+	mu          sync.Mutex
+	models      map[string]*model
+	uploads     int
+	worker      *worker
+	legacyOnly  bool
+	newEngine   bool // >= 0.30: "validating GGUF model" step
+	requestsLog *os.File
+}
+
+func versionLess(v string, maj, min, pat int) bool {
+	var a, b, c int
+	fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d.%d", &a, &b, &c)
+	if a == 0 && b == 0 && c == 0 {
+		return false
+	}
+	if a != maj {
+		return a < maj
+	}
+	if b != min {
+		return b < min
+	}
+	return c < pat
+}
+
+func writeJSON(w http.ResponseWriter, code int, v interface{}) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func errJSON(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func blobPath(digest string) string {
+	return filepath.Join(*flagModels, "blobs", strings.Replace(digest, ":", "-", 1))
+}
+
+// ---- names (types/model/name.go, simplified) ----
+var namePartRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,79}$`)
+
+func normName(n string) (string, bool) {
+	if n == "" {
+		return "", false
+	}
+	tag := "latest"
+	base := n
+	if i := strings.LastIndex(n, ":"); i > strings.LastIndex(n, "/") {
+		base, tag = n[:i], n[i+1:]
+	}
+	parts := strings.Split(base, "/")
+	if len(parts) > 3 {
+		return "", false
+	}
+	for _, p := range parts {
+		if !namePartRe.MatchString(p) {
+			return "", false
+		}
+	}
+	if !namePartRe.MatchString(tag) {
+		return "", false
+	}
+	return strings.ToLower(base + ":" + tag), true
+}
+
+// ---- handlers ----
+func (s *server) root(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		errJSON(w, 404, "404 page not found")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, "Ollama is running")
+}
+
+func (s *server) version(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]string{"version": *flagVersion})
+}
+
+func (s *server) blobs(w http.ResponseWriter, r *http.Request) {
+	digest := strings.TrimPrefix(r.URL.Path, "/api/blobs/")
+	if !digestRe.MatchString(digest) {
+		errJSON(w, 400, "invalid digest format")
+		return
+	}
+	switch r.Method {
+	case http.MethodHead:
+		if _, err := os.Stat(blobPath(digest)); err != nil {
+			errJSON(w, 404, fmt.Sprintf("blob %q not found", digest))
+			return
+		}
+		w.WriteHeader(200)
+	case http.MethodPost:
+		if _, err := os.Stat(blobPath(digest)); err == nil {
+			w.WriteHeader(200) // already present: answer without reading the body
+			return
+		}
+		s.mu.Lock()
+		s.uploads++
+		n := s.uploads
+		s.mu.Unlock()
+		if n <= *flagFailUpload {
+			// read part of the body, then fail like a full disk would
+			io.CopyN(io.Discard, r.Body, 64<<10)
+			w.Header().Set("Connection", "close")
+			errJSON(w, 500, "write /models/blobs/sha256-tmp: no space left on device")
+			return
+		}
+		os.MkdirAll(filepath.Join(*flagModels, "blobs"), 0o755)
+		tmp, err := os.CreateTemp(filepath.Join(*flagModels, "blobs"), "sha256-")
+		if err != nil {
+			errJSON(w, 500, err.Error())
+			return
+		}
+		h := sha256.New()
+		_, err = io.Copy(io.MultiWriter(tmp, h), r.Body)
+		tmp.Close()
+		if err != nil {
+			os.Remove(tmp.Name())
+			errJSON(w, 500, err.Error())
+			return
+		}
+		if *flagMismatch {
+			h.Write([]byte{0})
+		}
+		got := fmt.Sprintf("sha256:%x", h.Sum(nil))
+		if got != digest { // literal comparison, as the real server does
+			os.Remove(tmp.Name())
+			errJSON(w, 400, fmt.Sprintf("digest mismatch, expected %q, got %q", digest, got))
+			return
+		}
+		if err := os.Rename(tmp.Name(), blobPath(digest)); err != nil {
+			errJSON(w, 500, err.Error())
+			return
+		}
+		w.WriteHeader(201)
+	default:
+		errJSON(w, 405, "method not allowed")
+	}
+}
+
+type ndjson struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func (n *ndjson) send(v interface{}) {
+	b, _ := json.Marshal(v)
+	n.w.Write(append(b, '\n'))
+	if n.f != nil {
+		n.f.Flush()
+	}
+}
+
+type createReq struct {
+	Model      string                 `json:"model"`
+	Name       string                 `json:"name"`
+	From       string                 `json:"from"`
+	Files      map[string]string      `json:"files"`
+	Template   string                 `json:"template"`
+	System     string                 `json:"system"`
+	Parameters map[string]interface{} `json:"parameters"`
+	License    interface{}            `json:"license"`
+	Stream     *bool                  `json:"stream"`
+	Modelfile  string                 `json:"modelfile"` // only understood in legacy mode
+	Path       string                 `json:"path"`
+}
+
+func (s *server) create(w http.ResponseWriter, r *http.Request) {
+	var req createReq
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		errJSON(w, 400, err.Error())
+		return
+	}
+	name := req.Model
+	if name == "" {
+		name = req.Name
+	}
+	full, ok := normName(name)
+	if !ok {
+		errJSON(w, 400, "invalid model name")
+		return
+	}
+	m := &model{Name: full, Params: map[string]interface{}{}, ModifiedAt: time.Now()}
+	var fileName, digest string
+	if s.legacyOnly {
+		if req.Modelfile == "" && req.Path == "" {
+			errJSON(w, 400, "path or Modelfile are required")
+			return
+		}
+		cmds, err := parseModelfile(req.Modelfile)
+		if err != nil {
+			errJSON(w, 400, err.Error())
+			return
+		}
+		for _, c := range cmds {
+			switch c.Name {
+			case "model":
+				digest = strings.TrimPrefix(c.Args, "@")
+				fileName = c.Args
+			case "template":
+				m.Template = c.Args
+			case "system":
+				m.System = c.Args
+			case "license":
+				m.License = append(m.License, c.Args)
+			default:
+				v, err := formatParam(c.Name, c.Args)
+				if err != nil {
+					errJSON(w, 400, err.Error())
+					return
+				}
+				if arr, ok := v.([]string); ok {
+					old, _ := m.Params[c.Name].([]string)
+					m.Params[c.Name] = append(old, arr...)
+				} else {
+					m.Params[c.Name] = v
+				}
+			}
+		}
+		if !digestRe.MatchString(digest) {
+			errJSON(w, 400, fmt.Sprintf("pull model manifest: file does not exist (FROM %s)", fileName))
+			return
+		}
+	} else {
+		if req.From == "" && len(req.Files) == 0 {
+			errJSON(w, 400, "neither 'from' or 'files' was specified")
+			return
+		}
+		if req.From != "" {
+			errJSON(w, 400, "fake-ollama: 'from' is not supported")
+			return
+		}
+		for k, v := range req.Files {
+			if filepath.IsAbs(k) || strings.Contains(k, "..") || k == "" {
+				errJSON(w, 400, "file path must be relative")
+				return
+			}
+			fileName, digest = k, v
+		}
+		if len(req.Files) != 1 {
+			errJSON(w, 400, "fake-ollama: exactly one file expected")
+			return
+		}
+		m.Template = req.Template
+		m.System = req.System
+		if req.Parameters != nil {
+			m.Params = req.Parameters // stored verbatim; typed at generate time
+		}
+		switch l := req.License.(type) {
+		case string:
+			m.License = []string{l}
+		case []interface{}:
+			for _, x := range l {
+				if s, ok := x.(string); ok {
+					m.License = append(m.License, s)
+				}
+			}
+		}
+	}
+	if m.Template != "" {
+		if _, err := template.New("").Option("missingkey=zero").Parse(m.Template); err != nil {
+			errJSON(w, 400, "template error: "+err.Error())
+			return
+		}
+	}
+	bp := blobPath(strings.Replace(digest, "-", ":", 1))
+	st, err := os.Stat(bp)
+	if err != nil {
+		errJSON(w, 400, fmt.Sprintf("blob %s not found: upload it with POST /api/blobs first", digest))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(200)
+	f, _ := w.(http.Flusher)
+	out := &ndjson{w, f}
+	out.send(map[string]string{"status": "parsing GGUF"})
+	if !isGGUF(bp) {
+		out.send(map[string]string{"error": "supplied file was not in GGUF format"})
+		return
+	}
+	info, err := readGGUF(bp)
+	if err != nil {
+		out.send(map[string]string{"error": err.Error()})
+		return
+	}
+	if *flagCreateErr != "" {
+		out.send(map[string]string{"error": *flagCreateErr})
+		return
+	}
+	if s.newEngine {
+		out.send(map[string]interface{}{"status": "validating GGUF model", "digest": "0000000000000000000", "total": st.Size(), "completed": st.Size()})
+	}
+	out.send(map[string]string{"status": "using existing layer " + digest})
+	m.Digest = digest
+	m.Arch = info.Arch
+	m.Quant = info.quant()
+	m.Size = st.Size()
+	for _, what := range []string{"template", "system", "params", "license"} {
+		_ = what
+		out.send(map[string]string{"status": fmt.Sprintf("creating new layer sha256:%x", sha256.Sum256([]byte(what+m.Name)))})
+	}
+	out.send(map[string]string{"status": "writing manifest"})
+	s.mu.Lock()
+	s.models[full] = m
+	s.mu.Unlock()
+	os.MkdirAll(filepath.Join(*flagModels, "manifests"), 0o755)
+	if b, err := json.Marshal(m); err == nil {
+		os.WriteFile(filepath.Join(*flagModels, "manifests", strings.NewReplacer("/", "_", ":", "_").Replace(full)+".json"), b, 0o644)
+	}
+	out.send(map[string]string{"status": "success"})
+}
+
+func (s *server) lookup(name string) *model {
+	full, ok := normName(name)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.models[full]
+}
+
+// formatted like Ollama's show: `stop                           "<|im_end|>"`
+func formatParams(p map[string]interface{}) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		switch v := p[k].(type) {
+		case []interface{}:
+			for _, x := range v {
+				fmt.Fprintf(&sb, "%-30s %q\n", k, fmt.Sprint(x))
+			}
+		case []string:
+			for _, x := range v {
+				fmt.Fprintf(&sb, "%-30s %q\n", k, x)
+			}
+		default:
+			fmt.Fprintf(&sb, "%-30s %v\n", k, v)
+		}
+	}
+	return strings.TrimSuffix(sb.String(), "\n")
+}
+
+func (s *server) show(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+		Name  string `json:"name"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	n := req.Model
+	if n == "" {
+		n = req.Name
+	}
+	m := s.lookup(n)
+	if m == nil {
+		errJSON(w, 404, fmt.Sprintf("model '%s' not found", n))
+		return
+	}
+	mf := fmt.Sprintf("# Modelfile generated by \"ollama show\"\nFROM %s\n", blobPath(m.Digest))
+	if m.Template != "" {
+		mf += fmt.Sprintf("TEMPLATE \"\"\"%s\"\"\"\n", m.Template)
+	}
+	writeJSON(w, 200, map[string]interface{}{
+		"license":    strings.Join(m.License, "\n"),
+		"modelfile":  mf,
+		"parameters": formatParams(m.Params),
+		"template":   m.Template,
+		"system":     m.System,
+		"details": map[string]interface{}{"parent_model": "", "format": "gguf", "family": m.Arch,
+			"families": []string{m.Arch}, "parameter_size": "", "quantization_level": m.Quant},
+		"model_info":  map[string]interface{}{"general.architecture": m.Arch},
+		"modified_at": m.ModifiedAt,
+	})
+}
+
+func (s *server) tags(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := []map[string]interface{}{}
+	for _, m := range s.models {
+		list = append(list, map[string]interface{}{"name": m.Name, "model": m.Name, "modified_at": m.ModifiedAt,
+			"size": m.Size, "digest": fmt.Sprintf("%x", sha256.Sum256([]byte(m.Name+m.Digest))),
+			"details": map[string]interface{}{"format": "gguf", "family": m.Arch, "families": []string{m.Arch},
+				"quantization_level": m.Quant}})
+	}
+	writeJSON(w, 200, map[string]interface{}{"models": list})
+}
+
+func (s *server) del(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodDelete {
+		errJSON(w, 405, "method not allowed")
+		return
+	}
+	var req struct {
+		Model string `json:"model"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	full, ok := normName(req.Model)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok || s.models[full] == nil {
+		errJSON(w, 404, fmt.Sprintf("model '%s' not found", req.Model))
+		return
+	}
+	delete(s.models, full)
+	w.WriteHeader(200)
+}
+
+// ---- options typing: api.Options.FromMap ----
+type optKind int
+
+const (
+	kInt optKind = iota
+	kFloat
+	kBool
+	kStrings
+)
+
+var optKinds = map[string]optKind{
+	"num_ctx": kInt, "num_batch": kInt, "num_gpu": kInt, "main_gpu": kInt, "use_mmap": kBool, "num_thread": kInt,
+	"num_keep": kInt, "seed": kInt, "num_predict": kInt, "top_k": kInt, "top_p": kFloat, "min_p": kFloat,
+	"typical_p": kFloat, "repeat_last_n": kInt, "temperature": kFloat, "repeat_penalty": kFloat,
+	"presence_penalty": kFloat, "frequency_penalty": kFloat, "stop": kStrings,
+}
+
+type options struct {
+	NumCtx, Seed, NumPredict, TopK, RepeatLastN int
+	Temperature, TopP, MinP, RepeatPenalty      float64
+	Stop                                        []string
+}
+
+func defaultOptions() options {
+	return options{NumCtx: 4096, Seed: -1, NumPredict: -1, TopK: 40, RepeatLastN: 64, Temperature: 0.8,
+		TopP: 0.9, MinP: 0.0, RepeatPenalty: 1.1}
+}
+
+func (o *options) fromMap(m map[string]interface{}) error {
+	for k, v := range m {
+		kind, ok := optKinds[k]
+		if !ok || v == nil {
+			continue // unknown options are logged and ignored
+		}
+		switch kind {
+		case kInt:
+			f, ok := v.(float64)
+			if !ok {
+				return fmt.Errorf("option %q must be of type integer", k)
+			}
+			n := int(f)
+			switch k {
+			case "num_ctx":
+				o.NumCtx = n
+			case "seed":
+				o.Seed = n
+			case "num_predict":
+				o.NumPredict = n
+			case "top_k":
+				o.TopK = n
+			case "repeat_last_n":
+				o.RepeatLastN = n
+			}
+		case kFloat:
+			f, ok := v.(float64)
+			if !ok {
+				return fmt.Errorf("option %q must be of type float32", k)
+			}
+			switch k {
+			case "temperature":
+				o.Temperature = f
+			case "top_p":
+				o.TopP = f
+			case "min_p":
+				o.MinP = f
+			case "repeat_penalty":
+				o.RepeatPenalty = f
+			}
+		case kBool:
+			if _, ok := v.(bool); !ok {
+				return fmt.Errorf("option %q must be of type boolean", k)
+			}
+		case kStrings:
+			arr, ok := v.([]interface{})
+			if !ok {
+				return fmt.Errorf("option %q must be of type array", k)
+			}
+			o.Stop = nil
+			for _, x := range arr {
+				s, ok := x.(string)
+				if !ok {
+					return fmt.Errorf("option %q must be of an array of strings", k)
+				}
+				o.Stop = append(o.Stop, s)
+			}
+		}
+	}
+	return nil
+}
+
+// ---- template rendering (Ollama's data shape, legacy cut at .Response) ----
+type message struct {
+	Role    string
+	Content string
+}
+
+func render(tmpl, system, prompt string) (string, error) {
+	t, err := template.New("").Option("missingkey=zero").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var msgs []message
+	if system != "" {
+		msgs = append(msgs, message{"system", system})
+	}
+	msgs = append(msgs, message{"user", prompt})
+	data := map[string]interface{}{"System": system, "Prompt": prompt, "Response": "", "Messages": msgs}
+	if !strings.Contains(tmpl, ".Messages") {
+		// legacy mode: the last turn is cut at the .Response node
+		if i := strings.Index(tmpl, "{{ .Response }}"); i >= 0 {
+			if t, err = template.New("").Option("missingkey=zero").Parse(tmpl[:i]); err != nil {
+				return "", err
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+type genReq struct {
+	Model       string                 `json:"model"`
+	Prompt      string                 `json:"prompt"`
+	System      string                 `json:"system"`
+	Template    string                 `json:"template"`
+	Context     []int                  `json:"context"`
+	Raw         bool                   `json:"raw"`
+	Stream      *bool                  `json:"stream"`
+	Options     map[string]interface{} `json:"options"`
+	DebugRender bool                   `json:"_debug_render_only"`
+}
+
+func (s *server) generate(w http.ResponseWriter, r *http.Request) {
+	var req genReq
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		errJSON(w, 400, err.Error())
+		return
+	}
+	m := s.lookup(req.Model)
+	if m == nil {
+		errJSON(w, 404, fmt.Sprintf("model %q not found, try pulling it first", req.Model))
+		return
+	}
+	if req.Raw && (req.Template != "" || req.System != "" || len(req.Context) > 0) {
+		errJSON(w, 400, "raw mode does not support template, system, or context")
+		return
+	}
+	opts := defaultOptions()
+	if err := opts.fromMap(m.Params); err != nil {
+		errJSON(w, 500, err.Error())
+		return
+	}
+	if err := opts.fromMap(req.Options); err != nil {
+		errJSON(w, 500, err.Error())
+		return
+	}
+	prompt := req.Prompt
+	if !req.Raw {
+		tmpl := req.Template
+		if tmpl == "" {
+			tmpl = m.Template
+		}
+		if tmpl == "" {
+			tmpl = "{{ .Prompt }}"
+		}
+		system := req.System
+		if system == "" {
+			system = m.System
+		}
+		var err error
+		if prompt, err = render(tmpl, system, req.Prompt); err != nil {
+			errJSON(w, 500, "template: "+err.Error())
+			return
+		}
+	}
+	if req.DebugRender {
+		writeJSON(w, 200, map[string]interface{}{"model": req.Model, "created_at": time.Now(), "response": "",
+			"done": true, "_debug_info": map[string]interface{}{"rendered_template": prompt, "image_count": 0}})
+		return
+	}
+	gguf := blobPath(m.Digest)
+	if *flagServeGGUF != "" {
+		gguf = *flagServeGGUF
+	}
+	if s.worker == nil {
+		errJSON(w, 500, "fake-ollama: no -worker configured")
+		return
+	}
+	nPredict := opts.NumPredict
+	if nPredict < 0 {
+		nPredict = 128
+	}
+	res, err := s.worker.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": nPredict,
+		"temperature": opts.Temperature, "top_k": opts.TopK, "top_p": opts.TopP, "min_p": opts.MinP,
+		"seed": opts.Seed, "num_ctx": opts.NumCtx, "repeat_penalty": opts.RepeatPenalty,
+		"repeat_last_n": opts.RepeatLastN})
+	if err != nil {
+		errJSON(w, 500, "llama runner process has terminated: "+err.Error())
+		return
+	}
+	// stop strings: cut at the earliest match, keep only the ids whose text was emitted
+	text := ""
+	ids := []int{}
+	reason := "length"
+	if res.StopReason == "eog" {
+		reason = "stop"
+	}
+	full := strings.Join(res.Pieces, "")
+	cut := -1
+	for _, st := range opts.Stop {
+		if st == "" {
+			continue
+		}
+		if i := strings.Index(full, st); i >= 0 && (cut < 0 || i < cut) {
+			cut = i
+		}
+	}
+	if cut >= 0 {
+		reason = "stop"
+		text = full[:cut]
+		off := 0
+		for i, p := range res.Pieces {
+			if off+len(p) > cut {
+				break
+			}
+			off += len(p)
+			ids = append(ids, res.IDs[i])
+		}
+	} else {
+		text = full
+		ids = res.IDs
+	}
+	resp := map[string]interface{}{"model": req.Model, "created_at": time.Now(), "response": text, "done": true,
+		"done_reason": reason, "eval_count": len(ids), "prompt_eval_count": len(res.PromptIDs)}
+	if !req.Raw && !*flagNoContext {
+		resp["context"] = append(append([]int{}, res.PromptIDs...), ids...)
+	}
+	if req.Stream == nil || *req.Stream {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(200)
+		f, _ := w.(http.Flusher)
+		out := &ndjson{w, f}
+		for _, p := range res.Pieces[:len(ids)] {
+			out.send(map[string]interface{}{"model": req.Model, "response": p, "done": false})
+		}
+		resp["response"] = ""
+		out.send(resp)
+		return
+	}
+	writeJSON(w, 200, resp)
+}
+
+// ---- the node worker ----
+type workerRes struct {
+	ID         int      `json:"id"`
+	PromptIDs  []int    `json:"prompt_ids"`
+	IDs        []int    `json:"ids"`
+	Pieces     []string `json:"pieces"`
+	Text       string   `json:"text"`
+	StopReason string   `json:"stop_reason"`
+	Error      string   `json:"error"`
+}
+
+type worker struct {
+	mu  sync.Mutex
+	in  io.WriteCloser
+	out *bufio.Reader
+	cmd *exec.Cmd
+	id  int
+}
+
+func startWorker(node, script string) (*worker, error) {
+	cmd := exec.Command(node, script)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &worker{in: in, out: bufio.NewReaderSize(out, 1<<20), cmd: cmd}, nil
+}
+
+func (wk *worker) call(req map[string]interface{}) (*workerRes, error) {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	wk.id++
+	req["id"] = wk.id
+	b, _ := json.Marshal(req)
+	if _, err := wk.in.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	line, err := wk.out.ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("worker: %v", err)
+	}
+	var res workerRes
+	if err := json.Unmarshal(line, &res); err != nil {
+		return nil, err
+	}
+	if res.Error != "" {
+		return nil, errors.New(res.Error)
+	}
+	return &res, nil
+}
+
+// ---- Modelfile parsing (same observable rules as parser/parser.go) ----
+type command struct {
+	Name string `json:"name"`
+	Args string `json:"args"`
+}
+
+func unquote(s string) (string, bool) {
+	if len(s) >= 3 && s[:3] == `"""` {
+		if len(s) >= 6 && s[len(s)-3:] == `"""` {
+			return s[3 : len(s)-3], true
+		}
+		return "", false
+	}
+	if len(s) >= 1 && s[0] == '"' {
+		if len(s) >= 2 && s[len(s)-1] == '"' {
+			return s[1 : len(s)-1], true
+		}
+		return "", false
+	}
+	return s, true
+}
+
+func parseModelfile(text string) ([]command, error) {
+	var cmds []command
+	rs := []rune(text)
+	i := 0
+	isSpace := func(r rune) bool { return r == ' ' || r == '\t' }
+	isNL := func(r rune) bool { return r == '\n' || r == '\r' }
+	for i < len(rs) {
+		for i < len(rs) && (isSpace(rs[i]) || isNL(rs[i])) {
+			i++
+		}
+		if i >= len(rs) {
+			break
+		}
+		if rs[i] == '#' {
+			for i < len(rs) && !isNL(rs[i]) {
+				i++
+			}
+			continue
+		}
+		st := i
+		for i < len(rs) && ((rs[i] >= 'a' && rs[i] <= 'z') || (rs[i] >= 'A' && rs[i] <= 'Z')) {
+			i++
+		}
+		word := strings.ToLower(string(rs[st:i]))
+		if i >= len(rs) || !isSpace(rs[i]) {
+			return nil, fmt.Errorf("command must be one of \"from\", \"license\", \"template\", \"system\", \"adapter\", \"parameter\", or \"message\"")
+		}
+		i++
+		name := word
+		switch word {
+		case "from":
+			name = "model"
+		case "parameter":
+			st = i
+			for i < len(rs) && (rs[i] == '_' || (rs[i] >= '0' && rs[i] <= '9') || (rs[i] >= 'a' && rs[i] <= 'z') || (rs[i] >= 'A' && rs[i] <= 'Z')) {
+				i++
+			}
+			name = string(rs[st:i])
+			if i >= len(rs) || !isSpace(rs[i]) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			i++
+		case "license", "template", "system", "adapter", "message":
+		default:
+			return nil, fmt.Errorf("command must be one of \"from\", \"license\", \"template\", \"system\", \"adapter\", \"parameter\", or \"message\"")
+		}
+		var b strings.Builder
+		done := false
+		for i < len(rs) {
+			r := rs[i]
+			i++
+			if isNL(r) || isSpace(r) {
+				if v, ok := unquote(strings.TrimSpace(b.String())); ok && !isSpace(r) {
+					cmds = append(cmds, command{name, v})
+					done = true
+					break
+				}
+				b.WriteRune(r)
+				continue
+			}
+			if strconv.IsPrint(r) {
+				b.WriteRune(r)
+			}
+		}
+		if !done {
+			v, ok := unquote(strings.TrimSpace(b.String()))
+			if !ok {
+				return nil, io.ErrUnexpectedEOF
+			}
+			cmds = append(cmds, command{name, v})
+		}
+	}
+	hasFrom := false
+	for _, c := range cmds {
+		if c.Name == "model" {
+			hasFrom = true
+		}
+	}
+	if !hasFrom {
+		return nil, errors.New("no FROM line")
+	}
+	return cmds, nil
+}
+
+// api.FormatParams for the legacy path: typed by the Options field.
+func formatParam(k, v string) (interface{}, error) {
+	kind, ok := optKinds[k]
+	if !ok {
+		return nil, fmt.Errorf("unknown parameter '%s'", k)
+	}
+	switch kind {
+	case kInt:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("invalid int value [%s]", v)
+		}
+		return float64(n), nil
+	case kFloat:
+		f, err := strconv.ParseFloat(v, 32)
+		if err != nil {
+			return nil, fmt.Errorf("invalid float value [%s]", v)
+		}
+		return f, nil
+	case kBool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("invalid bool value [%s]", v)
+		}
+		return b, nil
+	default:
+		return []interface{}{v}, nil
+	}
+}
+
+func main() {
+	flag.Parse()
+	if *flagParseMF != "" {
+		b, err := os.ReadFile(*flagParseMF)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		cmds, err := parseModelfile(string(b))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "parse error:", err)
+			os.Exit(1)
+		}
+		json.NewEncoder(os.Stdout).Encode(cmds)
+		return
+	}
+	if *flagModels == "" {
+		fmt.Fprintln(os.Stderr, "-models DIR is required")
+		os.Exit(2)
+	}
+	s := &server{models: map[string]*model{}}
+	s.legacyOnly = versionLess(*flagVersion, 0, 5, 5)
+	s.newEngine = !versionLess(*flagVersion, 0, 30, 0)
+	if *flagWorker != "" {
+		wk, err := startWorker(*flagNode, *flagWorker)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		s.worker = wk
+	}
+	if *flagLog != "" {
+		f, err := os.OpenFile(*flagLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err == nil {
+			s.requestsLog = f
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", s.root)
+	mux.HandleFunc("/api/version", s.version)
+	mux.HandleFunc("/api/blobs/", s.blobs)
+	mux.HandleFunc("/api/create", s.create)
+	mux.HandleFunc("/api/show", s.show)
+	mux.HandleFunc("/api/tags", s.tags)
+	mux.HandleFunc("/api/delete", s.del)
+	mux.HandleFunc("/api/generate", s.generate)
+	var logMu sync.Mutex
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.requestsLog != nil {
+			logMu.Lock()
+			fmt.Fprintf(s.requestsLog, "%s %s\n", r.Method, r.URL.Path)
+			logMu.Unlock()
+		}
+		if *flagForbid {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", *flagAddr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if *flagPortFile != "" {
+		os.WriteFile(*flagPortFile+".tmp", []byte(strconv.Itoa(port)), 0o644)
+		os.Rename(*flagPortFile+".tmp", *flagPortFile)
+	}
+	fmt.Fprintf(os.Stderr, "fake-ollama %s listening on 127.0.0.1:%d\n", *flagVersion, port)
+	http.Serve(ln, handler)
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# test_ollama_install.sh - sunny-integrate ollama against the fake Ollama (tests/fake-ollama), with
+# every proxy variable pointing at a trap that must see zero requests: dry run, install, typed
+# parameters (the fake rejects wrong types at generate time), Modelfile round trip through an
+# Ollama-rules parser, old-server (0.5.4) legacy body, and failure injection (server down, 500
+# mid-upload, digest mismatch, error line mid-create, 403, proxy answering, divergent model).
+# Uses GGUFs from the runtime's own test writer, so it does not depend on sunny-convert.
+source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
+need_go
+need_oracle
+SI=$SN_BIN/sunny-integrate
+W=$SN_WORK/ollama-install
+rm -rf "$W"; mkdir -p "$W"
+build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap
+G=$(rt_gguf llama3 1234) || { bad "fixture GGUF"; finish; }
+G2=$(rt_gguf llama3 999) || { bad "second fixture GGUF"; finish; }
+printf '{{- if .System }}<|start_header_id|>system<|end_header_id|>\n\n{{ .System }}<|eot_id|>{{ end }}<|start_header_id|>user<|end_header_id|>\n\n{{ .Prompt }}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n' > "$W/l3.gotmpl"
+TP=(--template "$W/l3.gotmpl")
+
+start_proxy_trap "$W/trap"
+proxy_env_on
+unset OLLAMA_HOST
+
+# --- dry run: only the version probe is sent, nothing lands on the server
+start_fake_ollama "$W/f1"
+out=$("$SI" ollama "$G" --name tiny:dry --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --dry-run 2>&1); rc=$?
+[[ $rc == 0 ]] && ok "dry run exits 0" || bad "dry run rc=$rc: $out"
+[[ $(cat "$W/f1/log") == "GET /api/version" ]] && ok "dry run sent only GET /api/version" || bad "dry run sent: $(cat "$W/f1/log")"
+grep -q '"stop":\["<|eot_id|>"\]' <<<"$out" && ok "dry run prints the create body with typed stop" || bad "dry run body: $out"
+[[ -z $(ls "$W/f1/models/blobs" 2>/dev/null) ]] && ok "dry run uploaded nothing" || bad "dry run left blobs"
+
+# --- install with typed parameters; the fake types them at generate time (--run generates)
+out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --system "Be terse." \
+      --param stop='<|eot_id|>' --param stop='<|start_header_id|>' --param num_ctx=512 --param temperature=0 \
+      --param top_k=1 --param repeat_penalty=1.0 --run "Hello" 2>&1); rc=$?
+[[ $rc == 0 ]] && ok "install + --run exits 0 (parameter types accepted at generate time)" || bad "install rc=$rc: $out"
+hex=$(sha256sum "$G" | cut -d' ' -f1)
+[[ -f $W/f1/models/blobs/sha256-$hex ]] && ok "blob stored under sha256-<hex of the whole file>" || bad "blob sha256-$hex missing"
+grep -q "verified: family llama" <<<"$out" && ok "/api/show verified family/template/stops" || bad "no verification line: $out"
+tags=$(curl -sS --noproxy '*' "$FAKE_URL/api/tags")
+grep -q '"name":"tiny:f32"' <<<"$tags" && ok "/api/tags lists tiny:f32" || bad "tags: $tags"
+# the template really renders as sent (_debug_render_only)
+r=$(curl -sS --noproxy '*' "$FAKE_URL/api/generate" -d '{"model":"tiny:f32","prompt":"Hi","_debug_render_only":true,"stream":false}')
+want=$'<|start_header_id|>system<|end_header_id|>\n\nBe terse.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n'
+got=$($PY -c 'import json,sys; print(json.loads(sys.argv[1])["_debug_info"]["rendered_template"], end="")' "$r"; printf x)
+[[ $got == "${want}x" ]] && ok "_debug_render_only renders the installed template + system" || bad "rendered: $got"
+# negative controls: the fake must reject what a careless client sends
+curl -sS --noproxy '*' "$FAKE_URL/api/create" -d "{\"model\":\"bad:types\",\"files\":{\"x.gguf\":\"sha256:$hex\"},\"parameters\":{\"stop\":\"<|eot_id|>\",\"num_ctx\":\"4096\"}}" >/dev/null
+r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/generate" -d '{"model":"bad:types","prompt":"x","stream":false}')
+[[ $r == *'must be of type'*' 500' ]] && ok "fake rejects string-typed parameters at generate time (500)" || bad "fake accepted wrong types: $r"
+r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/generate" -d '{"model":"tiny:f32","prompt":"x","raw":true,"template":"{{ .Prompt }}","stream":false}')
+[[ $r == *' 400' ]] && ok "raw + template is a 400" || bad "raw+template: $r"
+r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/create" -d '{"model":"x","modelfile":"FROM ./x.gguf"}')
+[[ $r == *"neither 'from' or 'files' was specified"*' 400' ]] && ok "legacy body on a new server: neither 'from' or 'files'" || bad "legacy on new: $r"
+r=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -I "$FAKE_URL/api/blobs/sha256-$hex")
+[[ $r == 200 ]] && ok "HEAD with sha256- form passes the regex" || bad "HEAD sha256-: $r"
+r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/blobs/sha256:${hex^^}" --data-binary @"$W/l3.gotmpl")
+[[ $r == *'digest mismatch'*' 400' ]] && ok "uppercase digest always mismatches (literal compare)" || bad "uppercase: $r"
+
+# --- smoke parity (runtime vs llama.cpp in the fake), then a divergent model
+out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --smoke -n 16 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical' <<<"$out" && ok "smoke OK 16/16" || bad "smoke rc=$rc: $out"
+kill "$FAKE_PID"
+start_fake_ollama "$W/f2" -serve-gguf "$G2"
+out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --smoke -n 16 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED at token' <<<"$out" && grep -q 'top-2 logit gap' <<<"$out" \
+  && ok "divergent model: smoke exits 1 with position, texts and gap" || bad "divergent rc=$rc: $out"
+kill "$FAKE_PID"
+
+# --- Modelfile: written with Ollama's quoting, read back by an Ollama-rules parser
+start_fake_ollama "$W/f3"
+out=$("$SI" ollama "$G" --name tiny:mf --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --param num_ctx=2048 \
+      --system '  padded "quoted" system  ' --modelfile-out "$W/Modelfile" --dry-run 2>&1); rc=$?
+[[ $rc == 0 && -f $W/Modelfile ]] && ok "--modelfile-out written" || bad "modelfile rc=$rc: $out"
+"$SN_WORK/bin/fake-ollama" -parse-modelfile "$W/Modelfile" > "$W/mf.json" || bad "Modelfile does not parse"
+$PY - "$W/mf.json" "$W/l3.gotmpl" <<'EOF' && ok "Modelfile round-trips: template, system, stop, num_ctx" || bad "Modelfile round trip: $(cat "$W/mf.json")"
+import json, sys
+c = json.load(open(sys.argv[1])); t = open(sys.argv[2]).read()
+d = {}
+for x in c: d.setdefault(x["name"], []).append(x["args"])
+assert d["template"] == [t], d["template"]
+assert d["system"] == ['  padded "quoted" system  '], d["system"]
+assert d["stop"] == ["<|eot_id|>"] and d["num_ctx"] == ["2048"], d
+assert d["model"][0].endswith(".gguf")
+EOF
+printf 'a """ b\n{{ .Prompt }}' > "$W/bad.gotmpl"
+out=$("$SI" ollama "$G" --name tiny:mf --host "$FAKE_URL" --template "$W/bad.gotmpl" --modelfile-out "$W/Modelfile2" --dry-run 2>&1); rc=$?
+[[ $rc == 1 && ! -e $W/Modelfile2 ]] && grep -q '"""' <<<"$out" && ok "template with \"\"\" refused for a Modelfile, nothing written" || bad "triple quote rc=$rc: $out"
+kill "$FAKE_PID"
+
+# --- old server (0.5.4): legacy {"model","modelfile"} body
+start_fake_ollama "$W/f4" -version 0.5.4
+r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/create" -d "{\"model\":\"x\",\"files\":{\"x.gguf\":\"sha256:$hex\"}}")
+[[ $r == *'path or Modelfile are required'*' 400' ]] && ok "0.5.4 fake rejects the JSON body like the real one" || bad "old server: $r"
+out=$("$SI" ollama "$G" --name tiny:old --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --param num_ctx=512 --run Hi 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "legacy" <<<"$out" && ok "0.5.4: installed through the legacy Modelfile body" || bad "old install rc=$rc: $out"
+kill "$FAKE_PID"
+
+# --- failure injection
+start_fake_ollama "$W/f5" -fail-upload 1
+out=$("$SI" ollama "$G" --name tiny:retry --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "retrying once" <<<"$out" && ok "500 mid-upload: retried once and succeeded" || bad "retry rc=$rc: $out"
+kill "$FAKE_PID"
+start_fake_ollama "$W/f6" -fail-upload 2
+out=$("$SI" ollama "$G" --name tiny:retry --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "no space left" <<<"$out" && ok "500 twice: fails with the server's error" || bad "double failure rc=$rc: $out"
+kill "$FAKE_PID"
+start_fake_ollama "$W/f7" -digest-mismatch
+out=$("$SI" ollama "$G" --name tiny:dm --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "digest mismatch" <<<"$out" && ok "digest mismatch reported as such" || bad "mismatch rc=$rc: $out"
+kill "$FAKE_PID"
+start_fake_ollama "$W/f8" -create-error "failed to validate GGUF with llama-quantize without compatibility patches: llama-quantize failed: exit status 1"
+out=$("$SI" ollama "$G" --name tiny:ce --host "$FAKE_URL" "${TP[@]}" --json 2>"$W/ce.err"); rc=$?
+[[ $rc == 1 ]] && grep -q "mid-stream" "$W/ce.err" && grep -q "llama-quantize failed" "$W/ce.err" \
+  && ok "error line mid-create (HTTP 200) fails the install" || bad "create error rc=$rc: $(cat "$W/ce.err")"
+grep -q '"error"' <<<"$out" && ok "--json carries the error" || bad "--json output: $out"
+kill "$FAKE_PID"
+start_fake_ollama "$W/f9" -forbid
+out=$("$SI" ollama "$G" --name tiny:x --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "Host header" <<<"$out" && ok "403 explained as the Host-header rule" || bad "403 rc=$rc: $out"
+kill "$FAKE_PID"
+dead=${FAKE_URL}
+out=$("$SI" ollama "$G" --name tiny:x --host "$dead" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "no Ollama server at" <<<"$out" && grep -q "ollama serve" <<<"$out" \
+  && ok "server down: actionable message" || bad "down rc=$rc: $out"
+out=$(OLLAMA_HOST=${dead#http://} "$SI" doctor 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "proxies\|never proxies" <<<"$out" && ok "doctor: server down fails, loopback proxy explained" || bad "doctor rc=$rc: $out"
+
+# --- the trap saw nothing: loopback never went through a proxy
+[[ $(cat "$TRAP_COUNT") == 0 ]] && ok "proxy trap recorded 0 requests" || bad "proxy trap saw $(cat "$TRAP_COUNT") request(s)"
+# --- ...while a remote host does honour the proxy variables (and its 502 is explained)
+out=$("$SI" ollama "$G" --name tiny:x --host http://ollama.invalid:11434 "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "a proxy?" <<<"$out" && [[ $(cat "$TRAP_COUNT") -ge 1 ]] \
+  && ok "remote host goes through the proxy; its 502 is explained" || bad "remote via proxy rc=$rc count=$(cat "$TRAP_COUNT"): $out"
+# --- something else answering on the port (HTML 502 from the trap used as the server)
+out=$("$SI" ollama "$G" --name tiny:x --host "$TRAP_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "something other than Ollama" <<<"$out" && ok "HTML/502 answer on loopback explained" || bad "html rc=$rc: $out"
+finish

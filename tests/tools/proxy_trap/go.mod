@@ -1,0 +1,3 @@
+module sunny/proxytrap
+
+go 1.19

@@ -1,0 +1,175 @@
+/* test_integrate_ollama.c - OLLAMA_HOST parsing against Ollama's own envconfig test table (plus
+ * ConnectableHost mapping), Modelfile quoting as Ollama's parser reads it, parameter typing, name
+ * grammar and loopback detection. Pure functions; no server needed. */
+#include "http.h"
+#include "ollama.h"
+#include "sn_test.h"
+#include <stdlib.h>
+#include <string.h>
+
+static void test_host_table(void) {
+    /* envconfig/config_test.go TestHost, plus the ollama.com and bracket-less IPv6 cases. */
+    static const struct { const char *in, *want; } t[] = {
+        {"", "http://127.0.0.1:11434"},
+        {"1.2.3.4", "http://1.2.3.4:11434"},
+        {":1234", "http://:1234"},
+        {"1.2.3.4:1234", "http://1.2.3.4:1234"},
+        {"example.com", "http://example.com:11434"},
+        {"example.com:1234", "http://example.com:1234"},
+        {":0", "http://:0"},
+        {":66000", "http://:11434"},
+        {":-1", "http://:11434"},
+        {"[::1]", "http://[::1]:11434"},
+        {"[::]", "http://[::]:11434"},
+        {"::1", "http://[::1]:11434"},
+        {"[::1]:1337", "http://[::1]:1337"},
+        {" 1.2.3.4 ", "http://1.2.3.4:11434"},
+        {"\"1.2.3.4\"", "http://1.2.3.4:11434"},
+        {" \" 1.2.3.4 \" ", "http://1.2.3.4:11434"},
+        {"'1.2.3.4'", "http://1.2.3.4:11434"},
+        {"http://1.2.3.4", "http://1.2.3.4:80"},
+        {"http://1.2.3.4:4321", "http://1.2.3.4:4321"},
+        {"https://1.2.3.4", "https://1.2.3.4:443"},
+        {"https://1.2.3.4:4321", "https://1.2.3.4:4321"},
+        {"https://example.com/ollama", "https://example.com:443/ollama"},
+        {"ollama.com", "https://ollama.com:443"},
+        {"0.0.0.0", "http://0.0.0.0:11434"},
+        {"0.0.0.0:8080", "http://0.0.0.0:8080"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        sn_ollama_host h;
+        sn_ollama_parse_host(t[i].in, &h);
+        if (strcmp(h.url, t[i].want) != 0) fprintf(stderr, "OLLAMA_HOST=[%s]: got %s want %s\n", t[i].in, h.url, t[i].want);
+        CU_ASSERT_STRING_EQUAL(h.url, t[i].want);
+    }
+    sn_ollama_host h;
+    sn_ollama_parse_host(NULL, &h);
+    CU_ASSERT_STRING_EQUAL(h.url, "http://127.0.0.1:11434");
+}
+
+static void test_connectable(void) {
+    static const struct { const char *in, *want; } t[] = {
+        {"0.0.0.0", "http://127.0.0.1:11434"},
+        {"0.0.0.0:9999", "http://127.0.0.1:9999"},
+        {"[::]", "http://[::1]:11434"},
+        {":1234", "http://127.0.0.1:1234"},
+        {"1.2.3.4", "http://1.2.3.4:11434"},
+        {"https://example.com/ollama", "https://example.com:443/ollama"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        sn_ollama_host h;
+        sn_ollama_parse_host(t[i].in, &h);
+        CU_ASSERT_STRING_EQUAL(h.connect_url, t[i].want);
+    }
+}
+
+static void test_loopback(void) {
+    CU_ASSERT(sn_http_host_is_loopback("localhost"));
+    CU_ASSERT(sn_http_host_is_loopback("LOCALHOST"));
+    CU_ASSERT(sn_http_host_is_loopback("foo.localhost"));
+    CU_ASSERT(sn_http_host_is_loopback("127.0.0.1"));
+    CU_ASSERT(sn_http_host_is_loopback("127.255.3.4"));
+    CU_ASSERT(sn_http_host_is_loopback("::1"));
+    CU_ASSERT(sn_http_host_is_loopback("[::1]"));
+    CU_ASSERT(sn_http_host_is_loopback("::ffff:127.0.0.1"));
+    CU_ASSERT(!sn_http_host_is_loopback("128.0.0.1"));
+    CU_ASSERT(!sn_http_host_is_loopback("0.0.0.0"));
+    CU_ASSERT(!sn_http_host_is_loopback("example.com"));
+    CU_ASSERT(!sn_http_host_is_loopback("localhost.example.com"));
+    CU_ASSERT(!sn_http_host_is_loopback("10.0.0.1"));
+}
+
+static void test_params(void) {
+    sn_err e = {0};
+    cJSON *p = cJSON_CreateObject();
+    CU_ASSERT_EQUAL(sn_ollama_param_add(p, "stop", "<|im_end|>", &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_ollama_param_add(p, "stop", "<|im_start|>", &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_ollama_param_add(p, "num_ctx", "4096", &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_ollama_param_add(p, "temperature", "0.7", &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_ollama_param_add(p, "use_mmap", "false", &e), SN_OK);
+    CU_ASSERT_NOT_EQUAL(sn_ollama_param_add(p, "num_ctx", "4k", &e), SN_OK);
+    CU_ASSERT_NOT_EQUAL(sn_ollama_param_add(p, "bogus", "1", &e), SN_OK);
+    CU_ASSERT_NOT_EQUAL(sn_ollama_param_add(p, "mirostat", "1", &e), SN_OK);
+    char *s = cJSON_PrintUnformatted(p);
+    CU_ASSERT_STRING_EQUAL(s, "{\"stop\":[\"<|im_end|>\",\"<|im_start|>\"],\"num_ctx\":4096,\"temperature\":0.7,\"use_mmap\":false}");
+    free(s);
+    cJSON_Delete(p);
+}
+
+static void test_modelfile(void) {
+    sn_err e = {0};
+    cJSON *p = cJSON_CreateObject();
+    sn_ollama_param_add(p, "stop", "<|im_end|>", &e);
+    sn_ollama_param_add(p, "stop", " leading space", &e);
+    sn_ollama_param_add(p, "num_ctx", "2048", &e);
+    sn_ollama_model_spec m = {.name = "x", .gguf_path = "/a/b.gguf",
+                              .template_text = "{{ .System }}\n\"{{ .Prompt }}\"", .system = "Be terse.",
+                              .parameters = p, .license = "MIT"};
+    char *mf = sn_ollama_modelfile(&m, "./b.gguf", &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mf);
+    CU_ASSERT_STRING_EQUAL(mf, "FROM ./b.gguf\n"
+                               "TEMPLATE \"\"\"{{ .System }}\n\"{{ .Prompt }}\"\"\"\"\n"
+                               "SYSTEM Be terse.\n"
+                               "PARAMETER stop <|im_end|>\n"
+                               "PARAMETER stop \" leading space\"\n"
+                               "PARAMETER num_ctx 2048\n"
+                               "LICENSE MIT\n");
+    free(mf);
+    m.template_text = "a \"\"\" b\nc";
+    CU_ASSERT_PTR_NULL(sn_ollama_modelfile(&m, "./b.gguf", &e));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "\"\"\""));
+    m.template_text = "bell\a";
+    CU_ASSERT_PTR_NULL(sn_ollama_modelfile(&m, "./b.gguf", &e));
+    m.template_text = "multi\nline";
+    mf = sn_ollama_modelfile(&m, "./b.gguf", &e);
+    CU_ASSERT_PTR_NOT_NULL(mf && strstr(mf, "TEMPLATE \"multi\nline\"\n"));
+    free(mf);
+    cJSON_Delete(p);
+}
+
+static void test_names_versions(void) {
+    sn_err e = {0};
+    CU_ASSERT_EQUAL(sn_ollama_check_name("tinyq:q8", &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_ollama_check_name("me/tiny-model_1.5:latest", &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_ollama_check_name("hf.co/user/repo:Q8_0", &e), SN_OK);
+    CU_ASSERT_NOT_EQUAL(sn_ollama_check_name("-bad", &e), SN_OK);
+    CU_ASSERT_NOT_EQUAL(sn_ollama_check_name("a b", &e), SN_OK);
+    CU_ASSERT_NOT_EQUAL(sn_ollama_check_name("ns.x/model", &e), SN_OK);
+    CU_ASSERT_NOT_EQUAL(sn_ollama_check_name("model:", &e), SN_OK);
+    sn_ollama_version v;
+    sn_ollama_version_parse("0.5.4", &v);
+    CU_ASSERT(sn_ollama_version_cmp(&v, 0, 5, 5) < 0);
+    sn_ollama_version_parse("0.33.0-rc2", &v);
+    CU_ASSERT(sn_ollama_version_cmp(&v, 0, 30, 0) > 0);
+    sn_ollama_version_parse("0.0.0", &v);
+    CU_ASSERT(sn_ollama_version_cmp(&v, 0, 5, 5) > 0);
+}
+
+static void test_create_body(void) {
+    sn_err e = {0};
+    cJSON *p = cJSON_CreateObject();
+    sn_ollama_param_add(p, "stop", "<|eot_id|>", &e);
+    sn_ollama_param_add(p, "num_ctx", "4096", &e);
+    sn_ollama_model_spec m = {.name = "t:q8", .gguf_path = "/x/tiny-q8_0.gguf", .template_text = "{{ .Prompt }}",
+                              .parameters = p, .license = "Apache-2.0"};
+    char *b = sn_ollama_create_body(&m, "sha256:abc");
+    CU_ASSERT_STRING_EQUAL(b, "{\"model\":\"t:q8\",\"files\":{\"tiny-q8_0.gguf\":\"sha256:abc\"},\"template\":"
+                              "\"{{ .Prompt }}\",\"parameters\":{\"stop\":[\"<|eot_id|>\"],\"num_ctx\":4096},"
+                              "\"license\":[\"Apache-2.0\"],\"stream\":true}");
+    free(b);
+    b = sn_ollama_create_body_legacy(&m, "sha256:abc", &e);
+    CU_ASSERT_PTR_NOT_NULL(b && strstr(b, "\"modelfile\":\"FROM @sha256:abc\\nTEMPLATE {{ .Prompt }}\\n"));
+    free(b);
+    cJSON_Delete(p);
+}
+
+static const sn_test_case cases[] = {
+    {"OLLAMA_HOST table", test_host_table},
+    {"ConnectableHost", test_connectable},
+    {"loopback", test_loopback},
+    {"parameter types", test_params},
+    {"Modelfile quoting", test_modelfile},
+    {"names and versions", test_names_versions},
+    {"create bodies", test_create_body},
+};
+SN_TEST_MAIN("integrate_ollama", cases)
