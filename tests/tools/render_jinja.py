@@ -13,7 +13,8 @@ Ollama prepend the BOS *token*, so the prompt text must not contain it. --strip-
 leading bos_token from the rendering; that stripped text is what our Go template must produce.
 
 Usage:
-  render_jinja.py render --template FILE [--bos S] [--eos S] [--strip-bos] --conversations F --out DIR
+  render_jinja.py render --template FILE [--bos S] [--eos S] [--strip-bos] [--kwargs JSON]
+                         --conversations F --out DIR
       FILE is a tokenizer_config.json (chat_template, bos_token, eos_token) or a raw .jinja text.
       Writes DIR/NAME.txt, or DIR/NAME.err holding the exception text when the template raises.
   render_jinja.py transform KIND --conversations F --out FILE
@@ -95,7 +96,8 @@ def cmd_render(a):
     for c in convs:
         base = os.path.join(a.out, c["name"])
         try:
-            text = render(template, bos, eos, c["messages"], c.get("kwargs", {}))
+            kwargs = dict(json.loads(a.kwargs), **c.get("kwargs", {}))
+            text = render(template, bos, eos, c["messages"], kwargs)
         except (TemplateError, jinja2.TemplateError) as e:
             with open(base + ".err", "w", encoding="utf-8") as f:
                 f.write(f"{type(e).__name__}: {e}\n")
@@ -173,6 +175,8 @@ def main():
     r.add_argument("--bos")
     r.add_argument("--eos")
     r.add_argument("--strip-bos", action="store_true")
+    r.add_argument("--kwargs", default="{}",
+                   help="JSON object of extra template variables (a conversation's kwargs win)")
     r.add_argument("--conversations", required=True)
     r.add_argument("--out", required=True)
     t = sub.add_parser("transform")

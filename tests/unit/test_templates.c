@@ -54,7 +54,7 @@ static void load(void) {
 
 static void test_families_loaded(void) {
     load();
-    static const char *want[] = {"llama3-instruct", "llama2-chat", "mistral-instruct",
+    static const char *want[] = {"llama3-instruct", "llama3.1-instruct", "llama2-chat", "mistral-instruct",
                                  "mistral-instruct-v3", "chatml", "chatml-qwen2", "chatml-qwen2.5",
                                  "chatml-qwen3", "gemma-instruct", "gemma3-instruct", "phi-3",
                                  "zephyr", "alpaca", "vicuna", "rwkv-world", "raw"};
@@ -117,6 +117,8 @@ static void test_detect_real_configs(void) {
 static void test_detect_written_jinja(void) {
     load();
     static const struct { const char *file, *family, *bos, *sys; } cases[] = {
+        {"llama3.1-instruct", "llama3.1-instruct", "start", "turn"},
+        {"llama3.2-instruct", "llama3.1-instruct", "start", "turn"},
         {"llama2-chat", "llama2-chat", "per-turn", "first-user"},
         {"mistral-instruct", "mistral-instruct", "start", "reject"},
         {"mistral-instruct-v3", "mistral-instruct-v3", "start", "last-user"},
@@ -175,12 +177,12 @@ static void expect_unknown(const char *jinja, const char *nearest) {
 
 static void test_detect_unknown(void) {
     load();
-    /* Llama 3.1 style: date header the llama3-instruct template does not write */
+    /* Llama 3.1-like date header without the "Today Date" line: neither llama3 family fits */
     expect_unknown("{{- bos_token }}{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}"
                    "{{- \"Cutting Knowledge Date: December 2023\\n\" }}{%- for message in messages %}"
                    "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + "
                    "message['content'] | trim + '<|eot_id|>' }}{%- endfor %}",
-                   "llama3-instruct");
+                   "llama3.1-instruct");
     /* Command-R: none of our markers */
     expect_unknown("{{ bos_token }}{% for message in messages %}{{ '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>'"
                    " + message['content'] + '<|END_OF_TURN_TOKEN|>' }}{% endfor %}", NULL);
