@@ -282,6 +282,10 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
         add_line(&ev, "Jinja has a tool-calling branch; the Go template renders no tools");
         unexpressed++;
     }
+    if (has(j, "strftime_now")) {
+        add_line(&ev, "Jinja writes today's date (strftime_now); a Go template can only write a fixed date");
+        unexpressed++;
+    }
     if (has(j, "enable_thinking")) add_line(&ev, "thinking toggle: enable_thinking=false maps to Ollama think=false");
     if (has(j, "</think>") && has(j, "split")) {
         add_line(&ev, "Jinja strips <think> reasoning from past assistant turns");
@@ -316,8 +320,8 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
     }
     return sn_err_set(err, SN_EUNSUPPORTED,
                       "chat template not recognised: nearest family is %s (%zu/%zu markers), but %s%s; "
-                      "write an Ollama Go template (start from `sunny-integrate template --family %s`) "
-                      "and pass --template FILE",
+                      "write an Ollama Go template for it (sunny's %s.gotmpl is a starting point) and "
+                      "pass --template FILE",
                       near->name, nc.matched, near->n_require, why, what, near->name);
 }
 

@@ -154,6 +154,11 @@ static void test_evidence_names_differences(void) {
     CU_ASSERT(d.confidence < 1.0);
     sn_tmpl_detection_free(&d);
     free(t);
+    t = slurp("templates/jinja/llama3.2-instruct.jinja");
+    CU_ASSERT_EQUAL_FATAL(sn_tmpl_detect(set, t, &d, &err), SN_OK);
+    CU_ASSERT(has_evidence(&d, "strftime_now"));
+    sn_tmpl_detection_free(&d);
+    free(t);
     t = slurp("templates/jinja/chatml.jinja");
     CU_ASSERT_EQUAL_FATAL(sn_tmpl_detect(set, t, &d, &err), SN_OK);
     CU_ASSERT(d.confidence == 1.0);
