@@ -13,12 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__has_include)
-#if __has_include("template_cmd.h")
-#define SN_HAVE_TEMPLATE_CMD 1
 #include "template_cmd.h"
-#endif
-#endif
 
 static int g_json = 0; /* --json: stdout carries only the final JSON; status goes to stderr */
 
@@ -105,6 +100,9 @@ typedef struct ollama_args {
     cJSON *params;
 } ollama_args;
 
+/* --template: "jinja" sends none; "auto" detects the family from the GGUF's Jinja; a *.jinja FILE is
+ * detected the same way; any other FILE is a Go template sent as is. Detected stops/params are merged
+ * under the user's --param values. */
 static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char **tmpl, cJSON *params,
                             char *src, size_t src_cap, sn_err *err) {
     *tmpl = NULL;
@@ -114,20 +112,35 @@ static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char *
                  mi->chat_template ? "" : " — but this GGUF has no tokenizer.chat_template!");
         return SN_OK;
     }
-    if (strcmp(t, "auto") == 0) {
-#ifdef SN_HAVE_TEMPLATE_CMD
-        return sn_template_for_ollama(a->gguf, tmpl, params, src, src_cap, err);
-#else
-        (void)params;
-        return sn_err_set(err, SN_EUNSUPPORTED,
-                          "--template auto: template detection is not available in this build; pass "
-                          "--template FILE (a Go template) or --template jinja");
-#endif
+    size_t tl = strlen(t);
+    int jinja_file = tl > 6 && strcmp(t + tl - 6, ".jinja") == 0;
+    if (strcmp(t, "auto") != 0 && !jinja_file) {
+        *tmpl = read_text_file(t, err);
+        if (!*tmpl) return err->code ? err->code : SN_EIO;
+        snprintf(src, src_cap, "Go template from %s", t);
+        return SN_OK;
     }
-    *tmpl = read_text_file(t, err);
-    if (!*tmpl) return err->code ? err->code : SN_EIO;
-    snprintf(src, src_cap, "from %s", t);
-    return SN_OK;
+    sn_template_result r;
+    sn_status st = sn_template_resolve(a->gguf, jinja_file ? t : NULL, &r, err);
+    if (st != SN_OK) {
+        sn_template_result_free(&r);
+        if (st == SN_EUNSUPPORTED) return st;
+        return sn_err_prefix(err, "--template %s", t);
+    }
+    *tmpl = strdup(r.template);
+    for (size_t i = 0; i < r.n_stop && st == SN_OK; i++) st = sn_ollama_param_add(params, "stop", r.stop[i], err);
+    cJSON *extra = r.params_json ? cJSON_Parse(r.params_json) : NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, extra) {
+        if (!it->string || cJSON_GetObjectItemCaseSensitive(params, it->string)) continue;
+        cJSON_AddItemToObject(params, it->string, cJSON_Duplicate(it, 1));
+    }
+    cJSON_Delete(extra);
+    snprintf(src, src_cap, "%s (detected from %s, confidence %.2f, %zu stop value(s))", r.family, r.source,
+             r.confidence, r.n_stop);
+    sn_template_result_free(&r);
+    if (!*tmpl && st == SN_OK) st = sn_err_set(err, SN_ENOMEM, "out of memory");
+    return st;
 }
 
 static int cmd_ollama(int argc, char **argv) {
@@ -387,15 +400,44 @@ static int cmd_doctor(int argc, char **argv) {
  * template */
 
 static int cmd_template(int argc, char **argv) {
-#ifdef SN_HAVE_TEMPLATE_CMD
-    return sn_template_cmd_main(argc, argv, g_json);
-#else
-    (void)argc;
-    (void)argv;
-    sn_cli_errorf("template: not available in this build (the template engine, integrate/template_cmd.h, "
-                  "has not landed yet)");
-    return SN_EXIT_FAIL;
-#endif
+    const char *model = NULL, *jinja = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) g_json = 1;
+        else if (!strcmp(argv[i], "--jinja")) {
+            if (i + 1 >= argc) return sn_cli_usage_error("template: --jinja needs a FILE");
+            jinja = argv[++i];
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: sunny-integrate template (MODEL.gguf | MODEL_DIR | --jinja FILE) [--json]\n"
+                   "Detects the chat-template family and prints the Ollama Go template and stop list.\n");
+            return 0;
+        } else if (argv[i][0] == '-') return sn_cli_usage_error("template: unknown option '%s'", argv[i]);
+        else if (!model) model = argv[i];
+        else return sn_cli_usage_error("template: unexpected argument '%s'", argv[i]);
+    }
+    if (!model && !jinja) return sn_cli_usage_error("template: MODEL.gguf, MODEL_DIR or --jinja FILE is required");
+    sn_template_result r;
+    sn_err err = {0};
+    sn_status st = sn_template_resolve(model, jinja, &r, &err);
+    int rc = 0;
+    if (g_json && (st == SN_OK || st == SN_EUNSUPPORTED)) {
+        char *js = sn_template_result_json(&r);
+        if (js) printf("%s\n", js);
+        free(js);
+    }
+    if (st != SN_OK) {
+        if (!g_json && st == SN_EUNSUPPORTED)
+            for (size_t i = 0; i < r.n_evidence; i++) fprintf(stderr, "  evidence: %s\n", r.evidence[i]);
+        rc = sn_cli_fail(&err);
+    } else if (!g_json) {
+        printf("family    : %s (confidence %.2f)\n", r.family, r.confidence);
+        printf("source    : %s%s%s\n", r.source, r.source_path ? " " : "", r.source_path ? r.source_path : "");
+        for (size_t i = 0; i < r.n_evidence; i++) printf("evidence  : %s\n", r.evidence[i]);
+        printf("stop      :");
+        for (size_t i = 0; i < r.n_stop; i++) printf(" \"%s\"", r.stop[i]);
+        printf("\nparams    : %s\ntemplate  :\n%s\n", r.params_json ? r.params_json : "{}", r.template);
+    }
+    sn_template_result_free(&r);
+    return rc;
 }
 
 /* ================================================================================================ */
