@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define GGUF_MAGIC 0x46554747u /* "GGUF" little-endian */
@@ -948,26 +949,36 @@ static int w_flush(sn_gguf_writer *w) {
     return 0;
 }
 
+/* Appends n bytes. Small pieces are copied into the buffer; a piece that would overflow it goes out
+ * together with the buffered bytes in one writev, without being copied. */
 static int w_put(sn_gguf_writer *w, const void *src, uint64_t n) {
     const uint8_t *p = src;
-    while (n > 0) {
-        if (w->buf_len == 0 && n >= WBUF_SIZE) { /* large chunk: skip the copy */
-            size_t k = n > (UINT64_C(1) << 30) ? (size_t)1 << 30 : (size_t)n;
-            if (write_all(w->fd, p, k)) return -1;
-            p += k;
-            n -= k;
-            w->written += k;
-            continue;
-        }
-        size_t k = WBUF_SIZE - w->buf_len;
-        if (k > n) k = (size_t)n;
-        memcpy(w->buf + w->buf_len, p, k);
-        w->buf_len += k;
-        p += k;
-        n -= k;
-        w->written += k;
-        if (w->buf_len == WBUF_SIZE && w_flush(w)) return -1;
+    w->written += n;
+    if (w->buf_len + n <= WBUF_SIZE) {
+        if (n) memcpy(w->buf + w->buf_len, p, (size_t)n);
+        w->buf_len += (size_t)n;
+        return 0;
     }
+    struct iovec iov[2] = {{w->buf, w->buf_len}, {(void *)p, 0}};
+    while (n > 0 || iov[0].iov_len > 0) {
+        size_t k = n > (UINT64_C(1) << 30) ? (size_t)1 << 30 : (size_t)n;
+        iov[1].iov_base = (void *)p;
+        iov[1].iov_len = k;
+        ssize_t r = writev(w->fd, iov[0].iov_len ? iov : iov + 1, iov[0].iov_len ? 2 : 1);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) { errno = EIO; return -1; }
+        size_t got = (size_t)r;
+        size_t from_buf = got < iov[0].iov_len ? got : iov[0].iov_len;
+        iov[0].iov_base = (uint8_t *)iov[0].iov_base + from_buf;
+        iov[0].iov_len -= from_buf;
+        got -= from_buf;
+        p += got;
+        n -= got;
+    }
+    w->buf_len = 0;
     return 0;
 }
 
