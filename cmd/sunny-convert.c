@@ -48,7 +48,7 @@ typedef struct {
 
 static void on_plan(void *ud, const sn_convert_plan_entry *e) {
     ui_t *u = ud;
-    if (!u->dry_run) return;
+    if (!u->dry_run || u->json) return;
     char shape[96];
     size_t k = 0;
     for (uint32_t d = 0; d < e->n_dims; d++)
@@ -166,9 +166,9 @@ int main(int argc, char **argv) {
         printf(", \"ftype\": ");
         json_str(r.ftype);
         printf(", \"n_tensors\": %zu, \"bytes\": %llu, \"src_bytes\": %llu, \"n_params\": %llu, "
-               "\"seconds\": %.3f, \"peak_rss_mb\": %ld, \"output\": ",
+               "\"seconds\": %.3f, \"data_seconds\": %.3f, \"sync_seconds\": %.3f, \"peak_rss_mb\": %ld, \"output\": ",
                r.n_tensors, (unsigned long long)r.bytes, (unsigned long long)r.src_bytes,
-               (unsigned long long)r.n_params, r.seconds, peak_rss_mb());
+               (unsigned long long)r.n_params, r.seconds, r.data_seconds, r.sync_seconds, peak_rss_mb());
         if (o.dry_run) printf("null");
         else json_str(o.out_path);
         printf(", \"dry_run\": %s, \"tokenizer\": ", o.dry_run ? "true" : "false");

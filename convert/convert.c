@@ -658,6 +658,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     memcpy(tmp, o->out_path, L);
     memcpy(tmp + L, ".tmp", 5);
     tmp_created = 1; /* begin may create it before failing */
+    double t_data = now_s();
     if ((st = sn_gguf_writer_begin(w, tmp, err)) != SN_OK) goto done;
     wc.o = o;
     wc.w = w;
@@ -677,7 +678,10 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             goto done;
         }
     }
+    double t_sync = now_s();
+    res->data_seconds = t_sync - t_data;
     if ((st = sn_gguf_writer_finish(w, err)) != SN_OK) goto done;
+    res->sync_seconds = now_s() - t_sync;
     if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
     if (rename(tmp, o->out_path) != 0) {
         st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));

@@ -65,6 +65,8 @@ typedef struct sn_convert_result {
     uint64_t src_bytes;          /* tensor bytes read from safetensors */
     uint64_t n_params;
     double seconds;              /* wall time of the whole conversion (excluding verify) */
+    double data_seconds;         /* of which streaming tensor data (header + vocab excluded) */
+    double sync_seconds;         /* of which the final fsync (disk-bound, not CPU) */
     char vocab_model[16], vocab_pre[32];
     int vocab_tokens;
     /* --verify */
