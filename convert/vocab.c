@@ -1266,6 +1266,8 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         rep->n_tokens = (int)p.t.n;
     }
 out:
+    /* name the folder once, unless the message already carries a full path */
+    if (st && err && strncmp(err->msg, model_dir, strlen(model_dir)) != 0) sn_err_prefix(err, "%s", model_dir);
     free(spm_path);
     free(tj_path);
     cJSON_Delete(in.tok_json);
