@@ -37,6 +37,26 @@ static void add_line(strlist *l, const char *fmt, ...) {
 
 static int has(const char *j, const char *s) { return strstr(j, s) != NULL; }
 
+/* Like has(), but "ROLE" in MARKER stands for a role expression written generically, e.g.
+ * "<|im_start|>ROLE" matches '<|im_start|>' + message['role'] and <|im_start|>{{ message.role }}. */
+static int has_marker(const char *j, const char *marker) {
+    const char *r = strstr(marker, "ROLE");
+    if (!r) return has(j, marker);
+    size_t plen = (size_t)(r - marker);
+    static const char *exprs[] = {"message['role']", "message[\"role\"]", "message.role", "role"};
+    char prefix[128];
+    if (plen == 0 || plen >= sizeof prefix) return 0;
+    memcpy(prefix, marker, plen);
+    prefix[plen] = 0;
+    for (const char *p = strstr(j, prefix); p; p = strstr(p + 1, prefix)) {
+        const char *q = p + plen;
+        while (*q && strchr(" '\"+{}-", *q)) q++;
+        for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++)
+            if (strncmp(q, exprs[i], strlen(exprs[i])) == 0) return 1;
+    }
+    return 0;
+}
+
 /* Reads the quoted Jinja string literal starting at *p (a ' or "), unescaping \n \t \\ \' \".
  * Returns a malloc'd string or NULL. */
 static char *read_literal(const char *p, const char **end) {
@@ -167,6 +187,7 @@ static int in_list(char **v, size_t n, const char *s) {
 }
 
 typedef struct {
+    int system_turn_ok;    /* system written as a turn with one of the family's system markers */
     size_t matched;        /* required markers present */
     const char *forbidden; /* first forbidden marker present */
     const char *missing;   /* first required marker absent */
@@ -177,13 +198,16 @@ static candidate check(const sn_tmpl_family *f, const char *j, const char *bos, 
                        const char *gen) {
     candidate c = {0};
     for (size_t i = 0; i < f->n_require; i++) {
-        if (has(j, f->require[i])) c.matched++;
+        if (has_marker(j, f->require[i])) c.matched++;
         else if (!c.missing) c.missing = f->require[i];
     }
     for (size_t i = 0; i < f->n_forbid && !c.forbidden; i++)
-        if (has(j, f->forbid[i])) c.forbidden = f->forbid[i];
+        if (has_marker(j, f->forbid[i])) c.forbidden = f->forbid[i];
     c.bos_ok = in_list(f->bos, f->n_bos, bos);
-    c.system_ok = in_list(f->system, f->n_system, sys);
+    c.system_turn_ok = strcmp(sys, "turn") != 0 || f->n_system_any == 0;
+    for (size_t i = 0; i < f->n_system_any && !c.system_turn_ok; i++)
+        c.system_turn_ok = has_marker(j, f->system_any[i]);
+    c.system_ok = in_list(f->system, f->n_system, sys) && c.system_turn_ok;
     c.gen_ok = !gen || has(f->gotmpl, gen);
     return c;
 }
@@ -224,7 +248,7 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
             else if (f->n_require == best->n_require) ties++;
         }
         if (f->n_require) {
-            double s = (double)c.matched / (double)f->n_require - (c.forbidden ? 0.5 : 0) +
+            double s = (double)c.matched / (double)f->n_require - (c.forbidden ? 0.3 : 0) +
                        0.01 * (double)f->n_require + 0.1 * (c.bos_ok + c.system_ok + c.gen_ok);
             if (s > near_score) { near_score = s; near = f; nc = c; }
         }
@@ -232,7 +256,10 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
     if (!best && is_raw(j)) {
         for (size_t i = 0; i < sn_tmpl_count(set); i++)
             if (sn_tmpl_at(set, i)->raw) best = sn_tmpl_at(set, i);
-        if (best) add_line(&ev, "template only concatenates message contents (no markers, no literal text)");
+        if (best) {
+            add_line(&ev, "template only concatenates message contents (no markers, no literal text)");
+            bc = (candidate){.system_turn_ok = 1, .bos_ok = 1, .system_ok = 1, .gen_ok = 1};
+        }
     }
 
     const sn_tmpl_family *f = best ? best : near;
@@ -241,7 +268,7 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
         char found[512] = "";
         size_t len = 0;
         for (size_t i = 0; i < f->n_require; i++) {
-            if (!has(j, f->require[i])) continue;
+            if (!has_marker(j, f->require[i])) continue;
             int w = snprintf(found + len, sizeof found - len, "%s%s", len ? ", " : "", f->require[i]);
             if (w < 0 || (size_t)w >= sizeof found - len) break;
             len += (size_t)w;
@@ -261,7 +288,11 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
              : !strcmp(out->system, "last-user") ? "folded into the last user turn"
                                                  : "rendered as its own turn");
     if (f && !c.bos_ok) add_line(&ev, "BOS placement '%s' does not fit %s", out->bos, f->name);
-    if (f && !c.system_ok) add_line(&ev, "system handling '%s' does not fit %s", out->system, f->name);
+    if (f && !c.system_turn_ok)
+        add_line(&ev, "a system message is not written as a %s system turn (none of: %s%s)", f->name,
+                 f->system_any[0], f->n_system_any > 1 ? ", ..." : "");
+    else if (f && !c.system_ok)
+        add_line(&ev, "system handling '%s' does not fit %s", out->system, f->name);
     if (out->generation_prompt) {
         add_line(&ev, "generation prompt: \"%s\"%s", genq,
                  f && c.gen_ok ? " (produced by the Go template)" : "");
@@ -306,8 +337,8 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
         out->confidence = conf < 0.5 ? 0.5 : conf;
         return SN_OK;
     }
-    out->nearest = near;
-    if (!near || nc.matched == 0)
+    out->nearest = near && nc.matched > 0 ? near : NULL;
+    if (!out->nearest)
         return sn_err_set(err, SN_EUNSUPPORTED,
                           "chat template not recognised: it uses none of the markers of sunny's %zu "
                           "families; write an Ollama Go template for it and pass --template FILE",
@@ -315,8 +346,9 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
     const char *why = nc.forbidden ? "it also contains " : nc.missing ? "it lacks " : "";
     const char *what = nc.forbidden ? nc.forbidden : nc.missing ? nc.missing : "";
     if (!*why) {
-        why = !nc.bos_ok ? "BOS placement is " : !nc.system_ok ? "system handling is " : "generation prompt is ";
-        what = !nc.bos_ok ? out->bos : !nc.system_ok ? out->system : genq;
+        why = !nc.bos_ok ? "BOS placement is " : !nc.system_turn_ok ? "a system message is not written as "
+              : !nc.system_ok ? "system handling is " : "generation prompt is ";
+        what = !nc.bos_ok ? out->bos : !nc.system_turn_ok ? "a system turn" : !nc.system_ok ? out->system : genq;
     }
     return sn_err_set(err, SN_EUNSUPPORTED,
                       "chat template not recognised: nearest family is %s (%zu/%zu markers), but %s%s; "

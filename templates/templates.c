@@ -39,6 +39,7 @@ static void family_free(sn_tmpl_family *f) {
     free_strv(f->forbid, f->n_forbid);
     free_strv(f->bos, f->n_bos);
     free_strv(f->system, f->n_system);
+    free_strv(f->system_any, f->n_system_any);
 }
 
 /* Copies the string array FIELD of OBJ (absent = empty). */
@@ -106,7 +107,8 @@ static sn_status parse_family(const struct sn_embedded_file *jf, sn_tmpl_family 
         (st = get_strv(detect, jf->name, "require", &f->require, &f->n_require, err)) ||
         (st = get_strv(detect, jf->name, "forbid", &f->forbid, &f->n_forbid, err)) ||
         (st = get_strv(detect, jf->name, "bos", &f->bos, &f->n_bos, err)) ||
-        (st = get_strv(detect, jf->name, "system", &f->system, &f->n_system, err)))
+        (st = get_strv(detect, jf->name, "system", &f->system, &f->n_system, err)) ||
+        (st = get_strv(detect, jf->name, "system_any", &f->system_any, &f->n_system_any, err)))
         goto out;
 out:
     cJSON_Delete(root);

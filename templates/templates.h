@@ -7,7 +7,7 @@
  *                    tests/integration/test_templates_render.sh;
  *   <family>.json    {"family", "description", "stop": [...], "params": {...}, "add_bos": bool,
  *                     "detect": {"require": [...], "forbid": [...], "bos": [...], "system": [...],
- *                     "raw": bool}} - stop strings as
+ *                     "system_any": [...], "raw": bool}} - stop strings as
  *                    they appear in the model's vocab, extra Modelfile PARAMETERs, whether the
  *                    tokenizer (not the template) supplies BOS, and the markers detect.c matches.
  * Adding a family means adding the two files (and a Jinja + a row in the render test). */
@@ -40,6 +40,9 @@ typedef struct sn_tmpl_family {
     char **system;       /* detection: allowed system handling: "turn" | "first-user" |
                           * "last-user" | "reject" (see detect.h) */
     size_t n_system;
+    char **system_any;   /* detection: when system is "turn", one of these must occur ("ROLE" = a
+                          * role written generically, e.g. "<|im_start|>ROLE") */
+    size_t n_system_any;
     int raw;             /* detection: plain concatenation of contents */
 } sn_tmpl_family;
 

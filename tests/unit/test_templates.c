@@ -174,6 +174,7 @@ static void expect_unknown(const char *jinja, const char *nearest) {
     CU_ASSERT(strstr(err.msg, "--template FILE") != NULL);
     if (nearest) {
         CU_ASSERT_PTR_NOT_NULL(d.nearest);
+        if (d.nearest && strcmp(d.nearest->name, nearest) != 0) fprintf(stderr, "\nnearest %s: %s\n", d.nearest->name, err.msg);
         if (d.nearest) CU_ASSERT_STRING_EQUAL(d.nearest->name, nearest);
         CU_ASSERT(strstr(err.msg, nearest) != NULL);
     }
@@ -191,12 +192,29 @@ static void test_detect_unknown(void) {
     /* Command-R: none of our markers */
     expect_unknown("{{ bos_token }}{% for message in messages %}{{ '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>'"
                    " + message['content'] + '<|END_OF_TURN_TOKEN|>' }}{% endfor %}", NULL);
-    /* ChatML with a foreign default system prompt: nearest is the ChatML family that injects one */
+    /* ChatML with a foreign default system prompt */
     expect_unknown("{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
                    "{{ '<|im_start|>system\\nYou are DBRX.<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + "
                    "message['role'] + '\\n' + message['content'] + '<|im_end|>\\n'}}{% endfor %}"
                    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
-                   "chatml-qwen2");
+                   "chatml");
+    /* ChatML markers, but the system message is written raw, not as an <|im_start|>system turn */
+    expect_unknown("{% if messages[0]['role'] == 'system' %}{{ messages[0]['content'] }}{% endif %}"
+                   "{% for message in messages %}{% if message['role'] == 'user' %}{{ '<|im_start|>user\\n' + "
+                   "message['content'] + '<|im_end|>\\n<|im_start|>assistant\\n' }}{% elif message['role'] == "
+                   "'assistant' %}{{ message['content'] + '<|im_end|>\\n' }}{% endif %}{% endfor %}",
+                   "chatml");
+    /* Phi-3 markers, but system messages are silently dropped */
+    expect_unknown("{% for message in messages %}{% if (message['role'] == 'user') %}{{'<|user|>' + '\\n' + "
+                   "message['content'] + '<|end|>' + '\\n' + '<|assistant|>' + '\\n'}}{% elif "
+                   "(message['role'] == 'assistant') %}{{message['content'] + '<|end|>' + '\\n'}}{% endif %}"
+                   "{% endfor %}",
+                   "phi-3");
+    /* Mistral v0.1 with a space after </s>: not what the mistral-instruct template writes */
+    expect_unknown("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
+                   "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ "
+                   "message['content'] + eos_token + ' ' }}{% endif %}{% endfor %}",
+                   "mistral-instruct");
     /* text around the contents is not raw: never fall back to {{ .Prompt }} silently */
     expect_unknown("{% for message in messages %}Q: {{ message['content'] }}\n{% endfor %}A:", NULL);
     expect_unknown("", NULL);
