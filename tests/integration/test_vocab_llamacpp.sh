@@ -73,6 +73,14 @@ if [[ -d $LCPP/models ]]; then
   else
     bad "llama3 arrays differ from ggml-vocab-llama-bpe.gguf"
   fi
+  # Qwen1.5 (llama.cpp's qwen2 vocab GGUF) and Qwen3 share the 151643 base tokens and all merges.
+  if $GG compare-prefix "$W/qwen3.gguf" "$M/ggml-vocab-qwen2.gguf" 151643 tokenizer.ggml.tokens \
+      tokenizer.ggml.token_type && $GG compare "$W/qwen3.gguf" "$M/ggml-vocab-qwen2.gguf" tokenizer.ggml.merges \
+      tokenizer.ggml.pre tokenizer.ggml.model; then
+    ok "qwen3: base tokens/types, merges, model, pre identical to llama.cpp's ggml-vocab-qwen2.gguf"
+  else
+    bad "qwen3 differs from ggml-vocab-qwen2.gguf"
+  fi
   res=$($PARITY --inp-out "$W/llama3.gguf" "$M/ggml-vocab-llama-bpe.gguf.inp" "$M/ggml-vocab-llama-bpe.gguf.out" 2>/dev/null) \
     && ok "llama3 vs llama.cpp test ids: $res" || bad "llama3 vs ggml-vocab-llama-bpe.gguf.out: $res"
   # SentencePiece path: rebuild the Llama-2 tokenizer.model from llama.cpp's vocab GGUF, convert it

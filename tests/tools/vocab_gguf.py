@@ -6,6 +6,7 @@
                               made from a real tokenizer.model (models/ggml-vocab-llama-spm.gguf), so
                               our SPM path can be checked against llama.cpp's output for that model.
   compare A.gguf B.gguf KEY.. exit 1 unless every KEY has the same type and value in both files.
+  compare-prefix A.gguf B.gguf N KEY..   same for the first N elements of array KEYs.
   dump A.gguf                 print tokenizer.* keys (arrays summarised).
 No gguf-py needed: a ~50-line reader is enough for KV data.
 """
@@ -123,6 +124,16 @@ def main():
                     print(f"  {k}: {len(va[1])} vs {len(vb[1])} elements, {len(d)} differ, first {d[:5]}")
                 else:
                     print(f"  {k}: {a[k]!r} vs {b[k]!r}")
+                bad += 1
+        sys.exit(1 if bad else 0)
+    elif cmd == "compare-prefix" and len(sys.argv) >= 6:
+        a, b, n = read_kv(sys.argv[2]), read_kv(sys.argv[3]), int(sys.argv[4])
+        bad = 0
+        for k in sys.argv[5:]:
+            va, vb = a.get(k), b.get(k)
+            if not va or not vb or va[0] != vb[0] or len(va[1][1]) < n or len(vb[1][1]) < n \
+                    or va[1][0] != vb[1][0] or va[1][1][:n] != vb[1][1][:n]:
+                print(f"  {k}: first {n} elements differ (or key missing)")
                 bad += 1
         sys.exit(1 if bad else 0)
     elif cmd == "dump" and len(sys.argv) == 3:
