@@ -189,6 +189,7 @@ static int in_list(char **v, size_t n, const char *s) {
 typedef struct {
     int system_turn_ok;    /* system written as a turn with one of the family's system markers */
     size_t matched;        /* required markers present */
+    size_t matched_text;   /* ... of which literal text, not just Jinja variable names */
     const char *forbidden; /* first forbidden marker present */
     const char *missing;   /* first required marker absent */
     int bos_ok, system_ok, gen_ok;
@@ -198,8 +199,12 @@ static candidate check(const sn_tmpl_family *f, const char *j, const char *bos, 
                        const char *gen) {
     candidate c = {0};
     for (size_t i = 0; i < f->n_require; i++) {
-        if (has_marker(j, f->require[i])) c.matched++;
-        else if (!c.missing) c.missing = f->require[i];
+        if (has_marker(j, f->require[i])) {
+            c.matched++;
+            c.matched_text += strspn(f->require[i], "abcdefghijklmnopqrstuvwxyz_.") != strlen(f->require[i]);
+        } else if (!c.missing) {
+            c.missing = f->require[i];
+        }
     }
     for (size_t i = 0; i < f->n_forbid && !c.forbidden; i++)
         if (has_marker(j, f->forbid[i])) c.forbidden = f->forbid[i];
@@ -247,7 +252,7 @@ sn_status sn_tmpl_detect(const sn_tmpl_set *set, const char *j, sn_tmpl_detectio
             if (!best || f->n_require > best->n_require) { best = f; bc = c; ties = 0; }
             else if (f->n_require == best->n_require) ties++;
         }
-        if (f->n_require) {
+        if (f->n_require && c.matched_text > 0) {
             double s = (double)c.matched / (double)f->n_require - (c.forbidden ? 0.3 : 0) +
                        0.01 * (double)f->n_require + 0.1 * (c.bos_ok + c.system_ok + c.gen_ok);
             if (s > near_score) { near_score = s; near = f; nc = c; }
