@@ -159,7 +159,9 @@ int main(int argc, char **argv) {
         sn_cli_fail(&err);
         return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
     }
-    if (o.verify && !json) printf("verify: %zu tensors checked, all match the source\n", r.verify_checked);
+    if (o.verify && !json)
+        printf("verify: %zu tensors and %zu tokenizer keys checked, all match the source\n", r.verify_checked,
+               r.verify_keys_checked);
     if (json) {
         printf("{\"arch\": ");
         json_str(r.arch);
@@ -176,7 +178,9 @@ int main(int argc, char **argv) {
         printf(", \"pre\": ");
         json_str(r.vocab_pre);
         printf(", \"n_vocab\": %d", r.vocab_tokens);
-        if (o.verify) printf(", \"verify\": {\"checked\": %zu, \"failed\": %zu}", r.verify_checked, r.verify_failed);
+        if (o.verify)
+            printf(", \"verify\": {\"checked\": %zu, \"failed\": %zu, \"keys_checked\": %zu, \"keys_failed\": %zu}",
+                   r.verify_checked, r.verify_failed, r.verify_keys_checked, r.verify_keys_failed);
         printf("}\n");
     } else if (o.dry_run) {
         printf("%zu tensors, %.1f MB of GGUF (%s, %s); nothing written\n", r.n_tensors, r.bytes / 1e6, r.arch, r.ftype);

@@ -532,6 +532,47 @@ static sn_status verify_file(const sn_convert_opts *o, const plan_list *pl, sn_c
     return st;
 }
 
+/* Tokenizer keys: the vocabulary is written again, alone, into a header-only GGUF next to OUT, and
+ * every KV it holds must be present in OUT with identical bytes (type and value). */
+static sn_status verify_tokenizer(const sn_convert_opts *o, const sn_hf_config *cfg, sn_convert_result *res,
+                                  sn_err *err) {
+    size_t L = strlen(o->out_path);
+    char *ref = malloc(L + 16);
+    if (!ref) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    snprintf(ref, L + 16, "%s.vocab.tmp", o->out_path);
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_gguf *a = NULL, *b = NULL;
+    sn_vocab_opts vo = {o->pre_override};
+    sn_vocab_report vr;
+    sn_status st = w ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
+    if (st == SN_OK) st = sn_vocab_write_gguf(o->model_dir, cfg, w, &vo, &vr, err);
+    if (st == SN_OK) st = sn_gguf_writer_begin(w, ref, err);
+    if (st == SN_OK) st = sn_gguf_writer_finish(w, err);
+    if (st == SN_OK) st = sn_gguf_open(ref, SN_GGUF_NO_DATA, &a, err);
+    if (st == SN_OK) st = sn_gguf_open(o->out_path, SN_GGUF_NO_DATA, &b, err);
+    for (int64_t i = 0; st == SN_OK && i < sn_gguf_n_kv(a); i++) {
+        const char *key = sn_gguf_key(a, i);
+        int64_t j = sn_gguf_find_key(b, key);
+        uint64_t la = 0, lb = 0;
+        const void *ra = sn_gguf_kv_raw(a, i, &la);
+        const void *rb = j >= 0 ? sn_gguf_kv_raw(b, j, &lb) : NULL;
+        int ok = rb && la == lb && memcmp(ra, rb, la) == 0;
+        res->verify_keys_checked++;
+        if (!ok) {
+            if (!res->verify_failed && !res->verify_keys_failed)
+                snprintf(res->verify_first_bad, sizeof res->verify_first_bad, "%s", key);
+            res->verify_keys_failed++;
+        }
+        if (o->on_verify) o->on_verify(o->ud, key, ok, 0, 0);
+    }
+    sn_gguf_close(a);
+    sn_gguf_close(b);
+    if (w) sn_gguf_writer_free(w);
+    unlink(ref);
+    free(ref);
+    return st;
+}
+
 /* ---- the driver ---- */
 
 static sn_status check_inputs(const char *dir, sn_err *err) {
@@ -691,9 +732,12 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     res->seconds = now_s() - t0;
     if (o->verify) {
         st = verify_file(o, &pl, res, err);
-        if (st == SN_OK && res->verify_failed)
-            st = sn_err_set(err, SN_EFORMAT, "%s: verify failed: %zu of %zu tensors differ from the source "
-                            "(first: %s)", o->out_path, res->verify_failed, res->verify_checked, res->verify_first_bad);
+        if (st == SN_OK) st = verify_tokenizer(o, &cfg, res, err);
+        if (st == SN_OK && (res->verify_failed || res->verify_keys_failed))
+            st = sn_err_set(err, SN_EFORMAT, "%s: verify failed: %zu of %zu tensors and %zu of %zu tokenizer keys "
+                            "differ from the source (first: %s)", o->out_path, res->verify_failed,
+                            res->verify_checked, res->verify_keys_failed, res->verify_keys_checked,
+                            res->verify_first_bad);
     }
 done:
     if (!res->seconds) res->seconds = now_s() - t0;

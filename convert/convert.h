@@ -52,6 +52,7 @@ typedef struct sn_convert_opts {
     volatile sig_atomic_t *cancel; /* non-zero -> stop, clean up, return SN_EIO "interrupted" */
     void (*on_plan)(void *ud, const sn_convert_plan_entry *e);      /* every tensor, before writing */
     void (*on_progress)(void *ud, const sn_convert_progress *p);    /* after each written chunk */
+    /* per tensor (max_err, bound: 0 = exact) and per tokenizer key (both 0) */
     void (*on_verify)(void *ud, const char *gguf_name, int ok, double max_err, double bound);
     void *ud;
 } sn_convert_opts;
@@ -70,7 +71,8 @@ typedef struct sn_convert_result {
     char vocab_model[16], vocab_pre[32];
     int vocab_tokens;
     /* --verify */
-    size_t verify_checked, verify_failed;
+    size_t verify_checked, verify_failed;           /* tensors */
+    size_t verify_keys_checked, verify_keys_failed; /* tokenizer.* keys */
     char verify_first_bad[128];
 } sn_convert_result;
 
