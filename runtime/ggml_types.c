@@ -77,6 +77,15 @@ uint64_t sn_ggml_row_size(int type, uint64_t ne0) {
     return blocks * t->size;
 }
 
+/* SIMD paths may be switched off (tests compare them with the scalar twins). */
+static int g_simd = 1;
+int sn_ggml_simd(int enable) {
+    int old = g_simd;
+    g_simd = enable != 0;
+    return old;
+}
+#define CPU_HAS(feature) (g_simd && __builtin_cpu_supports(feature))
+
 /* ------------------------------------------------------------------------------------------------
  * Scalar conversions. */
 static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -237,8 +246,8 @@ __attribute__((target("avx2"))) static void f32_to_bf16_avx2(const float *x, uin
 
 void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
-    if (__builtin_cpu_supports("avx512f")) { f32_to_f16_avx512(x, y, n); return; }
-    if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) {
+    if (CPU_HAS("avx512f")) { f32_to_f16_avx512(x, y, n); return; }
+    if (CPU_HAS("f16c") && CPU_HAS("avx")) {
         f32_to_f16_f16c(x, y, n);
         return;
     }
@@ -248,8 +257,8 @@ void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
 
 void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
 #ifdef SN_X86
-    if (__builtin_cpu_supports("avx512f")) { f16_to_f32_avx512(x, y, n); return; }
-    if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) {
+    if (CPU_HAS("avx512f")) { f16_to_f32_avx512(x, y, n); return; }
+    if (CPU_HAS("f16c") && CPU_HAS("avx")) {
         f16_to_f32_f16c(x, y, n);
         return;
     }
@@ -259,11 +268,11 @@ void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
 
 void sn_fp32_to_bf16_row(const float *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+    if (CPU_HAS("avx512f") && CPU_HAS("avx512bw")) {
         f32_to_bf16_avx512(x, y, n);
         return;
     }
-    if (__builtin_cpu_supports("avx2")) { f32_to_bf16_avx2(x, y, n); return; }
+    if (CPU_HAS("avx2")) { f32_to_bf16_avx2(x, y, n); return; }
 #endif
     f32_to_bf16_scalar(x, y, n);
 }
@@ -303,18 +312,64 @@ static inline int nearest_int(float f) {
 
 /* ------------------------------------------------------------------------------------------------
  * Q8_0: d = max|x| / 127, q = roundf(x / d). */
-void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
-    sn_block_q8_0 *y = vy;
-    const int64_t nb = k / SN_QK8_0;
+static void q8_0_block(const float *xb, sn_block_q8_0 *y) {
+    float amax = 0.0f;
+    for (int j = 0; j < SN_QK8_0; j++) amax = SN_MAX(amax, fabsf(xb[j])); /* NaN semantics too */
+    const float d = amax / 127;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y->d = sn_fp32_to_fp16(d);
+    for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(roundf(xb[j] * id));
+}
+
+#ifdef SN_X86
+/* Same arithmetic 8 lanes at a time. roundf (half away from zero) is t = trunc(v) plus sign(v)
+ * when |v - t| >= 0.5 (v - t is exact); NaN/out-of-range lanes convert to INT32_MIN like the
+ * scalar cast. Blocks containing NaN take the scalar path: ggml's sequential MAX forgets a NaN
+ * in a way a vector max cannot reproduce. */
+__attribute__((target("avx2"))) static void q8_0_row_avx2(const float *x, sn_block_q8_0 *y,
+                                                           int64_t nb) {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 signmask = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 one = _mm256_set1_ps(1.0f);
     for (int64_t i = 0; i < nb; i++) {
         const float *xb = x + i * SN_QK8_0;
+        __m256 v[4], m = _mm256_setzero_ps(), nan = _mm256_setzero_ps();
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm256_loadu_ps(xb + 8 * k);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[k], v[k], _CMP_UNORD_Q));
+            m = _mm256_max_ps(m, _mm256_and_ps(v[k], absmask));
+        }
+        if (_mm256_movemask_ps(nan)) { q8_0_block(xb, &y[i]); continue; }
+        float lanes[8];
+        _mm256_storeu_ps(lanes, m);
         float amax = 0.0f;
-        for (int j = 0; j < SN_QK8_0; j++) amax = SN_MAX(amax, fabsf(xb[j])); /* NaN semantics too */
+        for (int k = 0; k < 8; k++) amax = SN_MAX(amax, lanes[k]);
         const float d = amax / 127;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = sn_fp32_to_fp16(d);
-        for (int j = 0; j < SN_QK8_0; j++) y[i].qs[j] = cast_i8(roundf(xb[j] * id));
+        const __m256 vid = _mm256_set1_ps(id);
+        int32_t q[32];
+        for (int k = 0; k < 4; k++) {
+            __m256 p = _mm256_mul_ps(v[k], vid);
+            __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            __m256 frac = _mm256_and_ps(_mm256_sub_ps(p, t), absmask);
+            __m256 step = _mm256_or_ps(_mm256_and_ps(p, signmask), one);
+            step = _mm256_and_ps(step, _mm256_cmp_ps(frac, half, _CMP_GE_OQ));
+            __m256i r = _mm256_cvttps_epi32(_mm256_add_ps(t, step));
+            _mm256_storeu_si256((__m256i *)(void *)(q + 8 * k), r);
+        }
+        for (int j = 0; j < 32; j++) y[i].qs[j] = (int8_t)(uint8_t)((uint32_t)q[j] & 0xffu);
     }
+}
+#endif
+
+void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
+    sn_block_q8_0 *y = vy;
+    const int64_t nb = k / SN_QK8_0;
+#ifdef SN_X86
+    if (CPU_HAS("avx2")) { q8_0_row_avx2(x, y, nb); return; }
+#endif
+    for (int64_t i = 0; i < nb; i++) q8_0_block(x + i * SN_QK8_0, &y[i]);
 }
 
 /* Q4_0: d = (signed value of largest magnitude) / -8, q = min(15, (int8)(x/d + 8.5)). */
@@ -457,6 +512,177 @@ static float qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) {
     return scale;
 }
 
+#ifdef SN_X86
+/* Lane-parallel twins of qkx2_quants and qx_quants_rmse1: lane j runs sub-block j, and every lane
+ * performs exactly the scalar operations in the scalar order (no FMA, no reassociation, ordered
+ * compares where C compares), so the results are bit-identical; only independent sub-blocks run
+ * side by side. xt/wt are transposed: element i of sub-block j is at [i*8 + j]. */
+#define LANES 8
+
+__attribute__((target("avx2"))) static inline __m256i nearest_int8(__m256 f) {
+    __m256i i = _mm256_castps_si256(_mm256_add_ps(f, _mm256_set1_ps(12582912.f)));
+    return _mm256_sub_epi32(_mm256_and_si256(i, _mm256_set1_epi32(0x007fffff)),
+                            _mm256_set1_epi32(0x00400000));
+}
+
+__attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes, __m256 no) {
+    return _mm256_blendv_ps(no, yes, mask);
+}
+
+__attribute__((target("avx2"))) static void qkx2_quants_x8(int n, int nmax, const float *xt,
+                                                            const float *wt, int32_t *Lt,
+                                                            float *the_min, float *scale_out,
+                                                            float rmin, float rdelta, int nstep) {
+    int32_t Laux[32 * LANES];
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256i izero = _mm256_setzero_si256(), inmax = _mm256_set1_epi32(nmax);
+    __m256 min = _mm256_loadu_ps(xt), max = min;
+    __m256 sum_w = _mm256_loadu_ps(wt);
+    __m256 sum_x = _mm256_mul_ps(sum_w, min);
+    for (int i = 1; i < n; i++) {
+        __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
+        min = _mm256_min_ps(x, min);  /* x < min ? x : min */
+        max = _mm256_max_ps(x, max);  /* x > max ? x : max */
+        sum_w = _mm256_add_ps(sum_w, w);
+        sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(w, x));
+    }
+    min = sel(_mm256_cmp_ps(min, zero, _CMP_GT_OQ), zero, min);
+    const __m256 flat = _mm256_cmp_ps(max, min, _CMP_EQ_OQ);
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)nmax), _mm256_sub_ps(max, min));
+    __m256 scale = _mm256_div_ps(_mm256_set1_ps(1.0f), iscale);
+    __m256 best_error = zero;
+    for (int i = 0; i < n; i++) {
+        __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
+        __m256i l = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(x, min)));
+        l = _mm256_max_epi32(izero, _mm256_min_epi32(inmax, l));
+        _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES), l);
+        __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(l)), min), x);
+        diff = _mm256_mul_ps(diff, diff);
+        best_error = _mm256_add_ps(best_error, _mm256_mul_ps(w, diff));
+    }
+    if (nstep >= 1) {
+        for (int is = 0; is <= nstep; is++) {
+            const float num = rmin + rdelta * (float)is + (float)nmax;
+            iscale = _mm256_div_ps(_mm256_set1_ps(num), _mm256_sub_ps(max, min)); /* min moves */
+            __m256 sum_l = zero, sum_l2 = zero, sum_xl = zero;
+            for (int i = 0; i < n; i++) {
+                __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
+                __m256i li = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(x, min)));
+                li = _mm256_max_epi32(izero, _mm256_min_epi32(inmax, li));
+                _mm256_storeu_si256((__m256i *)(void *)(Laux + i * LANES), li);
+                __m256 l = _mm256_cvtepi32_ps(li), wl = _mm256_mul_ps(w, l);
+                sum_l = _mm256_add_ps(sum_l, wl);
+                sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, l));
+                sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, x));
+            }
+            __m256 D = _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_l2), _mm256_mul_ps(sum_l, sum_l));
+            __m256 dpos = _mm256_cmp_ps(D, zero, _CMP_GT_OQ);
+            if (_mm256_movemask_ps(dpos) == 0) continue;
+            __m256 this_scale = _mm256_div_ps(
+                _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_xl), _mm256_mul_ps(sum_x, sum_l)), D);
+            __m256 this_min = _mm256_div_ps(
+                _mm256_sub_ps(_mm256_mul_ps(sum_l2, sum_x), _mm256_mul_ps(sum_l, sum_xl)), D);
+            __m256 mpos = _mm256_cmp_ps(this_min, zero, _CMP_GT_OQ);
+            this_min = sel(mpos, zero, this_min);
+            this_scale = sel(mpos, _mm256_div_ps(sum_xl, sum_l2), this_scale);
+            __m256 cur_error = zero;
+            for (int i = 0; i < n; i++) {
+                __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
+                __m256 l = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(Laux + i * LANES)));
+                __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(this_scale, l), this_min), x);
+                diff = _mm256_mul_ps(diff, diff);
+                cur_error = _mm256_add_ps(cur_error, _mm256_mul_ps(w, diff));
+            }
+            __m256 take = _mm256_and_ps(dpos, _mm256_cmp_ps(cur_error, best_error, _CMP_LT_OQ));
+            take = _mm256_andnot_ps(flat, take); /* flat lanes returned early in the scalar code */
+            int tm = _mm256_movemask_ps(take);
+            if (!tm) continue;
+            for (int i = 0; i < n; i++) {
+                __m256i old = _mm256_loadu_si256((const __m256i *)(const void *)(Lt + i * LANES));
+                __m256i nw = _mm256_loadu_si256((const __m256i *)(const void *)(Laux + i * LANES));
+                _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES),
+                                    _mm256_blendv_epi8(old, nw, _mm256_castps_si256(take)));
+            }
+            best_error = sel(take, cur_error, best_error);
+            scale = sel(take, this_scale, scale);
+            min = sel(take, this_min, min);
+        }
+    }
+    /* flat sub-blocks: all levels 0, scale 0 */
+    scale = sel(flat, zero, scale);
+    for (int i = 0; i < n; i++) {
+        __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(Lt + i * LANES));
+        _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES),
+                            _mm256_andnot_si256(_mm256_castps_si256(flat), l));
+    }
+    _mm256_storeu_ps(the_min, _mm256_xor_ps(min, _mm256_set1_ps(-0.0f)));
+    _mm256_storeu_ps(scale_out, scale);
+}
+
+__attribute__((target("avx2"))) static void qx_quants_rmse1_x8(int n, int nmax, const float *xt,
+                                                               int32_t *Lt, float *scale_out) {
+    int32_t Laux[16 * LANES];
+    const __m256 zero = _mm256_setzero_ps(), absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1), off = _mm256_set1_epi32(nmax);
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; i++) {
+        __m256 x = _mm256_loadu_ps(xt + i * LANES), ax = _mm256_and_ps(x, absmask);
+        __m256 gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = sel(gt, ax, amax);
+        max = sel(gt, x, max);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max);
+    __m256 sumlx = zero, suml2 = zero;
+    for (int i = 0; i < n; i++) {
+        __m256 x = _mm256_loadu_ps(xt + i * LANES);
+        __m256i li = nearest_int8(_mm256_mul_ps(iscale, x));
+        li = _mm256_max_epi32(lo, _mm256_min_epi32(hi, li));
+        _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES), _mm256_add_epi32(li, off));
+        __m256 l = _mm256_cvtepi32_ps(li), w = _mm256_mul_ps(x, x);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, x), l));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, l), l));
+    }
+    __m256 nz = _mm256_cmp_ps(suml2, zero, _CMP_NEQ_UQ); /* C truthiness: NaN counts as true */
+    __m256 scale = sel(nz, _mm256_div_ps(sumlx, suml2), zero);
+    __m256 best = _mm256_mul_ps(scale, sumlx);
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0) continue;
+        const float num = -((float)nmax + 0.1f * (float)is);
+        iscale = _mm256_div_ps(_mm256_set1_ps(num), max);
+        sumlx = suml2 = zero;
+        for (int i = 0; i < n; i++) {
+            __m256 x = _mm256_loadu_ps(xt + i * LANES);
+            __m256i li = nearest_int8(_mm256_mul_ps(iscale, x));
+            li = _mm256_max_epi32(lo, _mm256_min_epi32(hi, li));
+            _mm256_storeu_si256((__m256i *)(void *)(Laux + i * LANES), _mm256_add_epi32(li, off));
+            __m256 l = _mm256_cvtepi32_ps(li), w = _mm256_mul_ps(x, x);
+            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, x), l));
+            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, l), l));
+        }
+        __m256 take = _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_GT_OQ),
+                                    _mm256_cmp_ps(_mm256_mul_ps(sumlx, sumlx),
+                                                  _mm256_mul_ps(best, suml2), _CMP_GT_OQ));
+        if (!_mm256_movemask_ps(take)) continue;
+        for (int i = 0; i < n; i++) {
+            __m256i old = _mm256_loadu_si256((const __m256i *)(const void *)(Lt + i * LANES));
+            __m256i nw = _mm256_loadu_si256((const __m256i *)(const void *)(Laux + i * LANES));
+            _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES),
+                                _mm256_blendv_epi8(old, nw, _mm256_castps_si256(take)));
+        }
+        scale = sel(take, _mm256_div_ps(sumlx, suml2), scale);
+        best = sel(take, _mm256_mul_ps(scale, sumlx), best);
+    }
+    scale = sel(tiny, zero, scale);
+    for (int i = 0; i < n; i++) {
+        __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(Lt + i * LANES));
+        _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES),
+                            _mm256_andnot_si256(_mm256_castps_si256(tiny), l));
+    }
+    _mm256_storeu_ps(scale_out, scale);
+}
+#endif
+
 static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
     if (j < 4) {
         *d = q[j] & 63;
@@ -473,15 +699,41 @@ void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) {
     const int64_t nb = k / SN_QK_K;
     uint8_t L[SN_QK_K], Laux[32];
     float weights[32], mins[SN_QK_K / 32], scales[SN_QK_K / 32];
+#ifdef SN_X86
+    const int lanes = CPU_HAS("avx2");
+    float xt[32 * 8], wt[32 * 8];
+    int32_t Lt[32 * 8];
+#endif
     for (int64_t i = 0; i < nb; i++) {
         float max_scale = 0, max_min = 0;
+#ifdef SN_X86
+        if (lanes) {
+            for (int j = 0; j < SN_QK_K / 32; j++) {
+                const float *xs = x + 32 * j;
+                float sum_x2 = 0;
+                for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
+                float av_x = sqrtf(sum_x2 / 32);
+                for (int l = 0; l < 32; l++) {
+                    xt[l * 8 + j] = xs[l];
+                    wt[l * 8 + j] = av_x + fabsf(xs[l]);
+                }
+            }
+            qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);
+            for (int j = 0; j < SN_QK_K / 32; j++)
+                for (int l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)Lt[l * 8 + j];
+        } else
+#endif
+        {
+            for (int j = 0; j < SN_QK_K / 32; j++) {
+                const float *xs = x + 32 * j;
+                float sum_x2 = 0;
+                for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
+                float av_x = sqrtf(sum_x2 / 32);
+                for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(xs[l]);
+                scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
+            }
+        }
         for (int j = 0; j < SN_QK_K / 32; j++) {
-            const float *xs = x + 32 * j;
-            float sum_x2 = 0;
-            for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
-            float av_x = sqrtf(sum_x2 / 32);
-            for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(xs[l]);
-            scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
@@ -531,11 +783,30 @@ void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
     const int64_t nb = k / SN_QK_K;
     int8_t L[SN_QK_K];
     float scales[SN_QK_K / 16];
+#ifdef SN_X86
+    const int lanes = CPU_HAS("avx2");
+    float xt[16 * 8];
+    int32_t Lt[16 * 8];
+#endif
     for (int64_t i = 0; i < nb; i++) {
         float max_scale = 0, max_abs_scale = 0;
+#ifdef SN_X86
+        if (lanes) {
+            for (int half = 0; half < 2; half++) {
+                for (int j = 0; j < 8; j++)
+                    for (int l = 0; l < 16; l++) xt[l * 8 + j] = x[16 * (8 * half + j) + l];
+                qx_quants_rmse1_x8(16, 32, xt, Lt, scales + 8 * half);
+                for (int j = 0; j < 8; j++)
+                    for (int l = 0; l < 16; l++) L[16 * (8 * half + j) + l] = (int8_t)Lt[l * 8 + j];
+            }
+        } else
+#endif
+        {
+            for (int ib = 0; ib < SN_QK_K / 16; ib++)
+                scales[ib] = qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
+        }
         for (int ib = 0; ib < SN_QK_K / 16; ib++) {
-            const float scale = qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
-            scales[ib] = scale;
+            const float scale = scales[ib];
             const float abs_scale = fabsf(scale);
             if (abs_scale > max_abs_scale) {
                 max_abs_scale = abs_scale;

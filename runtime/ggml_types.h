@@ -62,6 +62,10 @@ void sn_quantize_row_q4_0(const float *x, void *y, int64_t k);
 void sn_quantize_row_q4_K(const float *x, void *y, int64_t k);
 void sn_quantize_row_q6_K(const float *x, void *y, int64_t k);
 void sn_quantize_row_q8_K(const float *x, void *y, int64_t k);
+/* Allows (1, the default) or forbids (0) the SIMD paths of the functions above; results are
+ * identical either way. For tests and benchmarks; not thread-safe. Returns the previous setting. */
+int sn_ggml_simd(int enable);
+
 /* Dequantize any supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) to f32.
  * Returns 0, or -1 for a type without a dequantizer. */
 int sn_dequantize_row(int type, const void *x, float *y, int64_t k);

@@ -404,6 +404,65 @@ static void test_quant_error_bounds(void) {
     free(q);
 }
 
+/* The SIMD quantizers (sub-blocks in parallel lanes) equal the scalar ones on awkward inputs:
+ * NaN/Inf, flat sub-blocks (constant negative, zero, constant positive), ties, subnormals. */
+static void test_simd_quantizers_match_scalar(void) {
+    enum { N = 256 * 24 };
+    float *x = malloc(N * sizeof *x);
+    uint8_t *a = malloc(N * 2), *b = malloc(N * 2);
+    void (*qf[])(const float *, void *, int64_t) = {sn_quantize_row_q8_0, sn_quantize_row_q4_0,
+                                                    sn_quantize_row_q4_K, sn_quantize_row_q6_K,
+                                                    sn_quantize_row_q8_K};
+    const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 144, N / 256 * 210, N / 256 * 292};
+    const char *names[] = {"q8_0", "q4_0", "q4_K", "q6_K", "q8_K"};
+    for (int round = 0; round < 6; round++) {
+        for (int i = 0; i < N; i++) {
+            int blk = i / 256, sub = (i / 16) % 16;
+            float v = gauss() * (round == 1 ? 1e-30f : 1.0f);
+            switch ((blk + round) % 8) {
+            case 1: v = (sub % 2) ? -0.75f : v; break;                 /* constant negative runs */
+            case 2: v = (sub % 3) ? 0.0f : v; break;                   /* zero runs */
+            case 3: v = (sub % 2) ? 2.5f : v; break;                   /* constant positive runs */
+            case 4: v = (float)(int)(v * 4) / 4.0f; break;             /* ties */
+            case 5: v = (i % 97 == 0) ? NAN : v; break;
+            case 6: v = (i % 89 == 0) ? ((i & 1) ? INFINITY : -INFINITY) : v; break;
+            case 7: v = ldexpf(v, -130); break;                        /* subnormals */
+            default: break;
+            }
+            x[i] = v;
+        }
+        for (int k = 0; k < 5; k++) {
+            memset(a, 0, N * 2);
+            memset(b, 0, N * 2);
+            int old = sn_ggml_simd(0);
+            qf[k](x, a, N);
+            sn_ggml_simd(1);
+            qf[k](x, b, N);
+            sn_ggml_simd(old);
+            int same = memcmp(a, b, bytes[k]) == 0;
+            if (!same) fprintf(stderr, "\n  %s: SIMD differs from scalar (round %d)\n", names[k], round);
+            CU_ASSERT(same);
+        }
+    }
+    /* row converters with SIMD off equal themselves with SIMD on */
+    uint16_t *h1 = (uint16_t *)a, *h2 = (uint16_t *)b;
+    for (int i = 0; i < N; i++) { uint32_t u = (uint32_t)rnd(); memcpy(&x[i], &u, 4); }
+    int old = sn_ggml_simd(0);
+    sn_fp32_to_fp16_row(x, h1, N);
+    sn_ggml_simd(1);
+    sn_fp32_to_fp16_row(x, h2, N);
+    CU_ASSERT(memcmp(h1, h2, N * 2) == 0);
+    sn_ggml_simd(0);
+    sn_fp32_to_bf16_row(x, h1, N);
+    sn_ggml_simd(1);
+    sn_fp32_to_bf16_row(x, h2, N);
+    CU_ASSERT(memcmp(h1, h2, N * 2) == 0);
+    sn_ggml_simd(old);
+    free(x);
+    free(a);
+    free(b);
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Bit-exact comparison with llama.cpp's own libggml-base.so when the npm oracle is installed. */
 typedef void (*quant_fn)(const float *, void *, int64_t);
@@ -504,6 +563,7 @@ static const sn_test_case cases[] = {
     {"Q6_K hand-checked blocks", test_q6_K_hand},
     {"Q8_K hand-checked block", test_q8_K_hand},
     {"dequant(quant(x)) error bounds", test_quant_error_bounds},
+    {"SIMD quantizers equal the scalar ones", test_simd_quantizers_match_scalar},
     {"bit-exact with llama.cpp's libggml-base.so", test_against_libggml},
 };
 SN_TEST_MAIN("ggml_types", cases)
