@@ -228,6 +228,14 @@ static sn_status rd_value(cursor *c, sn_gguf_type t) {
     return SN_OK;
 }
 
+/* Array elements are read without formatting a field name each time (tokenizer arrays have 10^5
+ * strings); on failure the element is read again with the field named, to produce the message. */
+static sn_status elem_fail(cursor *c, const gguf_kv *kv, int64_t i, uint64_t j, sn_gguf_type t) {
+    c->pos = t == SN_GGUF_STR ? kv->str_off[j] : (uint64_t)(kv->val - c->b) + j;
+    snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") element %" PRIu64, kv->key, i, j);
+    return rd_value(c, t);
+}
+
 static sn_status parse_kv(sn_gguf *g, cursor *c, int64_t i) {
     gguf_kv *kv = &g->kv[i];
     kv->raw_off = c->pos;
@@ -270,17 +278,12 @@ static sn_status parse_kv(sn_gguf *g, cursor *c, int64_t i) {
         kv->str_off = malloc((kv->n ? kv->n : 1) * sizeof *kv->str_off);
         if (!kv->str_off) return sn_err_set(c->err, SN_ENOMEM, "%s: out of memory", c->fname);
         for (uint64_t j = 0; j < kv->n; j++) {
-            snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") element %" PRIu64, kv->key,
-                     i, j);
             kv->str_off[j] = c->pos;
-            if ((st = rd_value(c, SN_GGUF_STR))) return st;
+            if (rd_value(c, SN_GGUF_STR)) return elem_fail(c, kv, i, j, SN_GGUF_STR);
         }
     } else if (type == SN_GGUF_BOOL) {
-        for (uint64_t j = 0; j < kv->n; j++) {
-            snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") element %" PRIu64, kv->key,
-                     i, j);
-            if ((st = rd_value(c, SN_GGUF_BOOL))) return st;
-        }
+        for (uint64_t j = 0; j < kv->n; j++)
+            if (rd_value(c, SN_GGUF_BOOL)) return elem_fail(c, kv, i, j, SN_GGUF_BOOL);
     } else {
         c->pos += kv->n * min_elem; /* checked above */
     }
