@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "doctor.h"
 #include "http.h"
+#include "lmstudio.h"
 #include "modelinfo.h"
 #include "ollama.h"
 #include "smoke.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "template_cmd.h"
@@ -365,6 +367,145 @@ done:
 }
 
 /* ================================================================================================
+ * lmstudio */
+
+static void note_line(void *ud, const char *line) {
+    (void)ud;
+    if (strncmp(line, "warning: ", 9) == 0) sn_cli_warnf("%s", line + 9);
+    else fprintf(out_stream(), "  %s\n", line);
+}
+
+static void lms_usage(FILE *f) {
+    fprintf(f,
+            "usage: sunny-integrate lmstudio --gguf MODEL.gguf [--models-dir DIR] [--publisher P] [--repo R]\n"
+            "         [--mmproj FILE] [--mode hardlink|copy|symlink|move] [--force] [--dry-run]\n"
+            "         [--smoke [-n N] [-p PROMPT] [--seed S] [--ctx C]] [--host URL] [--json]\n"
+            "Places MODEL.gguf at <models>/<publisher>/<repo>/<name>-<QUANT>.gguf where LM Studio indexes it\n"
+            "(models dir resolved like lms), then optionally proves the server token-exact.\n");
+}
+
+static int cmd_lmstudio(int argc, char **argv) {
+    const char *gguf = NULL, *dir = NULL, *pub = NULL, *repo = NULL, *mmproj = NULL, *host = NULL;
+    const char *prompt = "The capital of France is";
+    int smoke = 0, n = 32, force = 0, dry = 0;
+    int64_t seed = 42, ctx = 512;
+    sn_lms_mode mode = SN_LMS_HARDLINK;
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        const char **dst = NULL;
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) { lms_usage(stdout); return 0; }
+        else if (!strcmp(s, "--gguf")) dst = &gguf;
+        else if (!strcmp(s, "--models-dir")) dst = &dir;
+        else if (!strcmp(s, "--publisher")) dst = &pub;
+        else if (!strcmp(s, "--repo")) dst = &repo;
+        else if (!strcmp(s, "--mmproj")) dst = &mmproj;
+        else if (!strcmp(s, "--host")) dst = &host;
+        else if (!strcmp(s, "-p") || !strcmp(s, "--prompt")) dst = &prompt;
+        else if (!strcmp(s, "--smoke")) { smoke = 1; continue; }
+        else if (!strcmp(s, "--force")) { force = 1; continue; }
+        else if (!strcmp(s, "--dry-run")) { dry = 1; continue; }
+        else if (!strcmp(s, "--json")) { g_json = 1; continue; }
+        else if (!strcmp(s, "--mode")) {
+            if (i + 1 >= argc) return sn_cli_usage_error("lmstudio: --mode needs a value");
+            const char *m = argv[++i];
+            if (!strcmp(m, "hardlink")) mode = SN_LMS_HARDLINK;
+            else if (!strcmp(m, "copy")) mode = SN_LMS_COPY;
+            else if (!strcmp(m, "symlink")) mode = SN_LMS_SYMLINK;
+            else if (!strcmp(m, "move")) mode = SN_LMS_MOVE;
+            else return sn_cli_usage_error("lmstudio: --mode must be hardlink, copy, symlink or move, not '%s'", m);
+            continue;
+        } else if (!strcmp(s, "-n") || !strcmp(s, "--seed") || !strcmp(s, "--ctx")) {
+            int64_t x;
+            if (i + 1 >= argc || sn_cli_parse_i64(argv[i + 1], s[1] == 'n' ? 1 : 0, s[1] == 'n' ? 4096 : (s[2] == 'c' ? 1 << 20 : INT32_MAX), &x))
+                return sn_cli_usage_error("lmstudio: %s needs a number in range", s);
+            i++;
+            if (s[1] == 'n') n = (int)x;
+            else if (s[2] == 's') seed = x;
+            else ctx = x;
+            continue;
+        } else return sn_cli_usage_error("lmstudio: unknown argument '%s'", s);
+        if (i + 1 >= argc) return sn_cli_usage_error("lmstudio: %s needs a value", s);
+        *dst = argv[++i];
+    }
+    if (!gguf) return sn_cli_usage_error("lmstudio: --gguf MODEL.gguf is required");
+    sn_err err = {0};
+    if (pub && sn_lms_check_name("--publisher", pub, &err)) return sn_cli_usage_error("%s", err.msg);
+    if (repo && sn_lms_check_name("--repo", repo, &err)) return sn_cli_usage_error("%s", err.msg);
+    FILE *o = out_stream();
+    cJSON *out = cJSON_CreateObject();
+    sn_http *h = NULL;
+    int rc = SN_EXIT_FAIL;
+    sn_lms_dirs d;
+    if (sn_lms_resolve_models_dir(dir, NULL, &d, &err)) goto fail;
+    fprintf(o, "models dir: %s (%s)\n", d.models, d.why);
+    cJSON_AddStringToObject(out, "models_dir", d.models);
+    cJSON_AddStringToObject(out, "models_dir_reason", d.why);
+    if (dir && !dry) {
+        struct stat st;
+        if (stat(dir, &st) != 0 && mkdir(dir, 0755) != 0) {
+            sn_err_set(&err, SN_EIO, "--models-dir %s: %s", dir, strerror(errno));
+            goto fail;
+        }
+    }
+    sn_lms_place_opts po = {.gguf = gguf, .mmproj = mmproj, .models_dir = d.models, .publisher = pub,
+                            .repo = repo, .mode = mode, .force = force, .dry_run = dry, .note = note_line,
+                            .progress = progress_bar};
+    sn_lms_placed pl;
+    if (sn_lms_place(&po, &pl, &err)) goto fail;
+    fprintf(o, "%s: %s (%s, %s%s)\n", dry ? "would place" : "placed", pl.target, pl.arch, pl.quant,
+            pl.fell_back_to_copy ? ", copied: other filesystem" : "");
+    cJSON_AddStringToObject(out, "path", pl.target);
+    cJSON_AddStringToObject(out, "model_path", pl.rel_path);
+    cJSON_AddStringToObject(out, "architecture", pl.arch);
+    cJSON_AddStringToObject(out, "quantization", pl.quant);
+    cJSON_AddBoolToObject(out, "dry_run", dry);
+    cJSON_AddBoolToObject(out, "copied_instead_of_link", pl.fell_back_to_copy);
+    rc = 0;
+    if (smoke && !dry) {
+        const char *url = host ? host : "http://127.0.0.1:1234";
+        if (sn_http_new(url, &h, &err)) goto fail;
+        char ver[64];
+        if (sn_lms_probe(h, ver, sizeof ver, &err)) goto fail;
+        fprintf(o, "server  : %s (LM Studio%s%s)\n", url, ver[0] ? " " : "", ver);
+        sn_smoke_opts so = {.gguf_path = pl.target, .prompt = prompt, .n_predict = n, .n_ctx = (int)ctx, .n_threads = 2};
+        sn_smoke_local ours;
+        if (sn_smoke_run_local(&so, &ours, &err)) goto fail;
+        char id[256];
+        sn_smoke_result res;
+        sn_status ss = sn_lms_load(h, &pl, "sunny-smoke", (int)ctx, id, sizeof id, note_line, NULL, &err);
+        if (!ss) ss = sn_lms_smoke(h, id, pl.arch, prompt, n, seed, &ours, &res, note_line, NULL, &err);
+        sn_smoke_local_free(&ours);
+        if (ss) goto fail;
+        char line[4096];
+        sn_smoke_format(&res, "lmstud", line, sizeof line);
+        fprintf(g_json ? stderr : stdout, "%s\n", line);
+        cJSON *sj = cJSON_AddObjectToObject(out, "smoke");
+        cJSON_AddBoolToObject(sj, "ok", !res.diverged);
+        cJSON_AddNumberToObject(sj, "identical", res.n_identical);
+        cJSON_AddNumberToObject(sj, "compared", res.n_compared);
+        cJSON_AddNumberToObject(sj, "expected", res.n_expected);
+        cJSON_AddStringToObject(sj, "server_text", res.theirs_text);
+        cJSON_AddStringToObject(sj, "sunny_text", res.ours_text);
+        if (res.diverged) rc = SN_EXIT_FAIL;
+        sn_smoke_result_free(&res);
+    }
+    goto done;
+fail:
+    sn_cli_fail(&err);
+    cJSON_AddStringToObject(out, "error", err.msg);
+    rc = SN_EXIT_FAIL;
+done:
+    if (g_json) {
+        char *js = cJSON_Print(out);
+        if (js) printf("%s\n", js);
+        free(js);
+    }
+    cJSON_Delete(out);
+    sn_http_free(h);
+    return rc;
+}
+
+/* ================================================================================================
  * doctor */
 
 static int cmd_doctor(int argc, char **argv) {
@@ -459,7 +600,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "--version")) { sn_cli_print_version(); return 0; }
     if (!strcmp(c, "-h") || !strcmp(c, "--help")) { usage(stdout); return 0; }
     if (!strcmp(c, "ollama")) return cmd_ollama(argc - 2, argv + 2);
-    if (!strcmp(c, "lmstudio")) { sn_cli_errorf("lmstudio: not yet"); return 1; }
+    if (!strcmp(c, "lmstudio")) return cmd_lmstudio(argc - 2, argv + 2);
     if (!strcmp(c, "doctor")) return cmd_doctor(argc - 2, argv + 2);
     if (!strcmp(c, "template")) return cmd_template(argc - 2, argv + 2);
     return sn_cli_usage_error("unknown command '%s'", c);

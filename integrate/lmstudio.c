@@ -1,0 +1,711 @@
+/* lmstudio.c - LM Studio models-dir resolution, placement and smoke test (see lmstudio.h and
+ * shared/reference/lmstudio.md). */
+#include "lmstudio.h"
+#include "modelinfo.h"
+#include "smoke.h"
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) {
+    if (!fn) return;
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fn(ud, buf);
+}
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int path_exists(const char *p) {
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Models dir: findLMStudioHome() + resolveModelsFolderPath(), read-only. */
+
+sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home, sn_lms_dirs *o,
+                                    sn_err *err) {
+    memset(o, 0, sizeof *o);
+    if (flag_dir) {
+        snprintf(o->models, sizeof o->models, "%s", flag_dir);
+        snprintf(o->why, sizeof o->why, "--models-dir");
+        return SN_OK;
+    }
+    const char *h = user_home ? user_home : getenv("HOME");
+    if (!h || !*h)
+        return sn_err_set(err, SN_EINVAL, "HOME is not set; pass --models-dir DIR");
+    char H[PATH_MAX];
+    if (!realpath(h, H)) snprintf(H, sizeof H, "%s", h); /* lms uses realpath(os.homedir()) */
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/.lmstudio-home-pointer", H);
+    FILE *f = fopen(p, "r");
+    if (f) {
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *s = buf, *e = buf + n;
+        while (s < e && isspace((unsigned char)*s)) s++;
+        while (e > s && isspace((unsigned char)e[-1])) e--;
+        *e = 0;
+        if (!*s)
+            return sn_err_set(err, SN_EFORMAT, "%s is empty; it should hold the LM Studio home path "
+                              "(or pass --models-dir)", p);
+        snprintf(o->home, sizeof o->home, "%s", s);
+        snprintf(o->why, sizeof o->why, "home %s from %s", o->home, p);
+    } else {
+        snprintf(p, sizeof p, "%s/.cache/lm-studio", H);
+        if (path_exists(p)) {
+            snprintf(o->home, sizeof o->home, "%s", p);
+            snprintf(o->why, sizeof o->why, "home %s (legacy location; no ~/.lmstudio-home-pointer)", p);
+        } else {
+            snprintf(p, sizeof p, "%s/.lmstudio", H);
+            if (!path_exists(p))
+                return sn_err_set(err, SN_EINVAL,
+                                  "no LM Studio home found (no %s/.lmstudio-home-pointer, %s/.cache/lm-studio "
+                                  "or %s/.lmstudio): is LM Studio installed and started once? Pass "
+                                  "--models-dir DIR to place the file anyway",
+                                  H, H, H);
+            snprintf(o->home, sizeof o->home, "%s", p);
+            snprintf(o->why, sizeof o->why, "home %s (no ~/.lmstudio-home-pointer)", p);
+        }
+    }
+    char sp[sizeof o->home + 32];
+    snprintf(sp, sizeof sp, "%s/settings.json", o->home);
+    char *txt = NULL;
+    f = fopen(sp, "rb");
+    const char *why2 = "no settings.json";
+    if (f) {
+        struct stat st;
+        if (fstat(fileno(f), &st) == 0 && st.st_size < (16 << 20)) {
+            txt = malloc((size_t)st.st_size + 1);
+            if (txt) {
+                size_t n = fread(txt, 1, (size_t)st.st_size, f);
+                txt[n] = 0;
+            }
+        }
+        fclose(f);
+        why2 = "settings.json unreadable";
+    } else if (errno != ENOENT) {
+        why2 = "settings.json unreadable";
+    }
+    cJSON *j = txt ? cJSON_Parse(txt) : NULL;
+    free(txt);
+    const cJSON *df = j ? cJSON_GetObjectItemCaseSensitive(j, "downloadsFolder") : NULL;
+    size_t wl = strlen(o->why);
+    if (cJSON_IsString(df) && df->valuestring[0]) {
+        snprintf(o->models, sizeof o->models, "%s", df->valuestring);
+        snprintf(o->why + wl, sizeof o->why - wl, "; models dir from %s downloadsFolder", sp);
+    } else {
+        snprintf(o->models, sizeof o->models, "%s/models", o->home);
+        snprintf(o->why + wl, sizeof o->why - wl, "; models dir <home>/models (%s)",
+                 j ? "settings.json has no string downloadsFolder" : why2);
+    }
+    cJSON_Delete(j);
+    return SN_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Names */
+
+sn_status sn_lms_check_name(const char *what, const char *n, sn_err *err) {
+    size_t l = strlen(n);
+    if (l == 0) return sn_err_set(err, SN_EINVAL, "%s is empty", what);
+    if (l > 100) return sn_err_set(err, SN_EINVAL, "%s '%s' is longer than 100 characters", what, n);
+    if (n[0] == '.' || n[l - 1] == '.')
+        return sn_err_set(err, SN_EINVAL, "%s '%s' starts or ends with '.'", what, n);
+    if (n[0] == ' ' || n[l - 1] == ' ')
+        return sn_err_set(err, SN_EINVAL, "%s '%s' starts or ends with a space", what, n);
+    if (strstr(n, ".."))
+        return sn_err_set(err, SN_EINVAL, "%s '%s' contains '..'", what, n);
+    for (size_t i = 0; i < l; i++) {
+        unsigned char c = (unsigned char)n[i];
+        if (c < 0x20 || c == 0x7f)
+            return sn_err_set(err, SN_EINVAL, "%s contains a control character at byte %zu", what, i);
+        if (strchr("/<>:\"\\|?*", c))
+            return sn_err_set(err, SN_EINVAL, "%s '%s' contains '%c' (not allowed: / < > : \" \\ | ? *)",
+                              what, n, c);
+    }
+    return SN_OK;
+}
+
+/* [A-Za-z0-9_-] only (dots break LM Studio's shard grouping), runs of '-' collapsed. */
+static void sanitize(const char *in, char *out, size_t cap) {
+    size_t j = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && j + 1 < cap; p++) {
+        char c = (isalnum(*p) || *p == '_') ? (char)*p : '-';
+        if (c == '-' && (j == 0 || out[j - 1] == '-')) continue;
+        out[j++] = c;
+    }
+    while (j > 0 && out[j - 1] == '-') j--;
+    out[j] = 0;
+    if (j == 0) snprintf(out, cap, "model");
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Checks on the GGUF */
+
+static int check_jinja(const char *t, sn_lms_note_fn note, void *ud) {
+    static const struct { const char *pat, *what; } k[] = {
+        {"|safe", "the 'safe' filter (\"Unknown StringValue filter: safe\")"},
+        {"| safe", "the 'safe' filter (\"Unknown StringValue filter: safe\")"},
+        {"is sequence", "the 'sequence' test (\"Unknown test: sequence\")"},
+        {"is not sequence", "the 'sequence' test (\"Unknown test: sequence\")"},
+        {"{% generation %}", "the HF-only {% generation %} tag"},
+        {"{%- generation", "the HF-only {% generation %} tag"},
+        {".strftime(", "Python's strftime"},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strstr(t, k[i].pat)) {
+            notef(note, ud, "warning: the chat template uses %s, which LM Studio's JS Jinja renderer "
+                  "rejects at request time; chat will fail until you override the template in My Models "
+                  "(raw completions still work)", k[i].what);
+            n++;
+        }
+    return n;
+}
+
+/* "<stem>-00001-of-00003.gguf" -> part 1 of 3, stem length. */
+static int split_parts(const char *base, int *part, int *count, size_t *stem_len) {
+    size_t l = strlen(base);
+    if (l < 21 || strcmp(base + l - 5, ".gguf") != 0) return 0;
+    const char *s = base + l - 5 - 15; /* "-00001-of-00003" */
+    if (s[0] != '-' || strncmp(s + 6, "-of-", 4) != 0) return 0;
+    for (int i = 1; i < 6; i++) if (!isdigit((unsigned char)s[i])) return 0;
+    for (int i = 10; i < 15; i++) if (!isdigit((unsigned char)s[i])) return 0;
+    *part = atoi(s + 1);
+    *count = atoi(s + 10);
+    *stem_len = (size_t)(s - base);
+    return *count >= 1;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Placement */
+
+static sn_status copy_file(const char *src, const char *dst, sn_http_progress_fn prog, void *ud,
+                           sn_err *err) {
+    char part[PATH_MAX + 8];
+    snprintf(part, sizeof part, "%s.part", dst);
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) return sn_err_set(err, SN_EIO, "%s: %s", src, strerror(errno));
+    struct stat st;
+    fstat(in, &st);
+    int out = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        close(in);
+        return sn_err_set(err, SN_EIO, "%s: %s", part, strerror(errno));
+    }
+    const size_t bs = 4u << 20;
+    char *buf = malloc(bs);
+    uint64_t done = 0, total = (uint64_t)st.st_size;
+    sn_status rc = buf ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
+    while (rc == SN_OK) {
+        ssize_t n = read(in, buf, bs);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { rc = sn_err_set(err, SN_EIO, "%s: read at %llu: %s", src, (unsigned long long)done, strerror(errno)); break; }
+        if (n == 0) break;
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = write(out, buf + w, (size_t)(n - w));
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0) { rc = sn_err_set(err, SN_EIO, "%s: write at %llu: %s", part, (unsigned long long)(done + (uint64_t)w), strerror(errno)); break; }
+            w += k;
+        }
+        done += (uint64_t)n;
+        if (prog) prog(ud, done, total);
+    }
+    free(buf);
+    close(in);
+    if (rc == SN_OK && fsync(out) != 0) rc = sn_err_set(err, SN_EIO, "%s: fsync: %s", part, strerror(errno));
+    if (close(out) != 0 && rc == SN_OK) rc = sn_err_set(err, SN_EIO, "%s: close: %s", part, strerror(errno));
+    if (rc == SN_OK && rename(part, dst) != 0) rc = sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
+    if (rc != SN_OK) unlink(part);
+    return rc;
+}
+
+static const char *mode_name(sn_lms_mode m) {
+    switch (m) {
+    case SN_LMS_HARDLINK: return "hard link";
+    case SN_LMS_COPY: return "copy";
+    case SN_LMS_SYMLINK: return "symbolic link";
+    default: return "move";
+    }
+}
+
+/* Places one file; replaces dst atomically when force (the caller checked existence). */
+static sn_status place_one(const sn_lms_place_opts *o, const char *src, const char *dst,
+                           sn_lms_placed *out, sn_err *err) {
+    char tmp[PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s.sunny-tmp", dst);
+    unlink(tmp);
+    switch (o->mode) {
+    case SN_LMS_HARDLINK:
+        if (link(src, tmp) == 0) {
+            if (rename(tmp, dst) != 0) {
+                unlink(tmp);
+                return sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
+            }
+            return SN_OK;
+        }
+        if (errno != EXDEV && errno != EPERM && errno != EMLINK)
+            return sn_err_set(err, SN_EIO, "hard link %s -> %s: %s", src, dst, strerror(errno));
+        notef(o->note, o->note_ud, "note: cannot hard-link across filesystems (%s); copying instead",
+              strerror(errno));
+        out->fell_back_to_copy = 1;
+        return copy_file(src, dst, o->progress, o->progress_ud, err);
+    case SN_LMS_COPY:
+        return copy_file(src, dst, o->progress, o->progress_ud, err);
+    case SN_LMS_SYMLINK: {
+        char abs[PATH_MAX];
+        if (!realpath(src, abs)) return sn_err_set(err, SN_EIO, "%s: %s", src, strerror(errno));
+        if (symlink(abs, tmp) != 0) return sn_err_set(err, SN_EIO, "symlink %s: %s", dst, strerror(errno));
+        if (rename(tmp, dst) != 0) {
+            unlink(tmp);
+            return sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
+        }
+        return SN_OK;
+    }
+    case SN_LMS_MOVE:
+        if (rename(src, dst) == 0) return SN_OK;
+        if (errno != EXDEV) return sn_err_set(err, SN_EIO, "move %s -> %s: %s", src, dst, strerror(errno));
+        notef(o->note, o->note_ud, "note: %s is on another filesystem; copying, then removing the source", src);
+        out->fell_back_to_copy = 1;
+        sn_status st = copy_file(src, dst, o->progress, o->progress_ud, err);
+        if (st == SN_OK && unlink(src) != 0)
+            notef(o->note, o->note_ud, "warning: copied, but could not remove %s: %s", src, strerror(errno));
+        return st;
+    }
+    return sn_err_set(err, SN_EINVAL, "unknown placement mode");
+}
+
+static sn_status mkdir_p(const char *dir, sn_err *err) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) return sn_err_set(err, SN_EIO, "mkdir %s: %s", p, strerror(errno));
+        *s = '/';
+    }
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return sn_err_set(err, SN_EIO, "mkdir %s: %s", p, strerror(errno));
+    if (!is_dir(p)) return sn_err_set(err, SN_EIO, "%s exists and is not a directory", p);
+    return SN_OK;
+}
+
+sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *err) {
+    memset(out, 0, sizeof *out);
+    sn_modelinfo mi;
+    sn_status st = sn_modelinfo_read(o->gguf, &mi, err);
+    if (st) return st;
+    int rc = SN_OK;
+    if (!sn_modelinfo_arch_known(mi.arch)) {
+        rc = sn_err_set(err, SN_EUNSUPPORTED,
+                        "%s: architecture '%s' is unknown to llama.cpp, so LM Studio cannot load it "
+                        "(\"unknown model architecture\")", o->gguf, mi.arch);
+        goto done;
+    }
+    if (strcmp(mi.general_type, "mmproj") == 0 || strcmp(mi.general_type, "adapter") == 0) {
+        rc = sn_err_set(err, SN_EINVAL, "%s is a %s GGUF, not a model; pass it with --mmproj next to the model",
+                        o->gguf, mi.general_type);
+        goto done;
+    }
+    snprintf(out->arch, sizeof out->arch, "%s", mi.arch);
+    snprintf(out->quant, sizeof out->quant, "%s", mi.quant);
+    if (!mi.chat_template) {
+        notef(o->note, o->note_ud, "warning: %s has no tokenizer.chat_template: LM Studio falls back to a generic "
+              "Instruct:/Human:/AI: format, chat will be poor (raw completions are unaffected)", o->gguf);
+        out->warnings++;
+    } else {
+        out->warnings += check_jinja(mi.chat_template, o->note, o->note_ud);
+    }
+
+    /* names */
+    char stem[128];
+    sanitize(mi.name, stem, sizeof stem);
+    snprintf(out->publisher, sizeof out->publisher, "%s", o->publisher ? o->publisher : "sunny-local");
+    if (o->repo) snprintf(out->repo, sizeof out->repo, "%s", o->repo);
+    else snprintf(out->repo, sizeof out->repo, "%.120s-GGUF", stem);
+    if ((rc = sn_lms_check_name("--publisher", out->publisher, err)) ||
+        (rc = sn_lms_check_name("--repo", out->repo, err)))
+        goto done;
+
+    /* the files: split parts together, mmproj beside */
+    const char *base = strrchr(o->gguf, '/');
+    base = base ? base + 1 : o->gguf;
+    int part = 0, count = 0;
+    size_t stem_len = 0;
+    int split = split_parts(base, &part, &count, &stem_len);
+    if (split && part != 1) {
+        rc = sn_err_set(err, SN_EINVAL, "%s is part %d of %d; pass the first part (-00001-of-%05d)", o->gguf,
+                        part, count, count);
+        goto done;
+    }
+    int n_files = split ? count : 1;
+    int total = n_files + (o->mmproj ? 1 : 0);
+    char (*srcs)[PATH_MAX] = calloc((size_t)total, PATH_MAX);
+    char (*dsts)[PATH_MAX] = calloc((size_t)total, PATH_MAX);
+    if (!srcs || !dsts) {
+        free(srcs);
+        free(dsts);
+        rc = sn_err_set(err, SN_ENOMEM, "out of memory");
+        goto done;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo);
+    for (int i = 0; i < n_files; i++) {
+        if (split) {
+            snprintf(srcs[i], PATH_MAX, "%.*s%.*s-%05d-of-%05d.gguf", (int)(base - o->gguf), o->gguf,
+                     (int)stem_len, base, i + 1, count);
+            snprintf(dsts[i], PATH_MAX, "%s/%s-%s-%05d-of-%05d.gguf", dir, stem, mi.quant, i + 1, count);
+        } else {
+            snprintf(srcs[i], PATH_MAX, "%s", o->gguf);
+            snprintf(dsts[i], PATH_MAX, "%s/%s-%s.gguf", dir, stem, mi.quant);
+        }
+        if (!path_exists(srcs[i])) {
+            rc = sn_err_set(err, SN_EIO, "split part %s is missing", srcs[i]);
+            break;
+        }
+    }
+    if (rc == SN_OK && o->mmproj) {
+        sn_modelinfo pm;
+        if ((rc = sn_modelinfo_read(o->mmproj, &pm, err)) == SN_OK) {
+            snprintf(srcs[n_files], PATH_MAX, "%s", o->mmproj);
+            snprintf(dsts[n_files], PATH_MAX, "%s/mmproj-%s-%s.gguf", dir, stem, pm.quant);
+            if (strcmp(pm.arch, "clip") != 0 && strcmp(pm.general_type, "mmproj") != 0)
+                notef(o->note, o->note_ud, "warning: %s does not look like a projector (architecture %s)",
+                      o->mmproj, pm.arch);
+            sn_modelinfo_free(&pm);
+        }
+    }
+    const char *fbase = strrchr(dsts[0], '/') + 1;
+    snprintf(out->rel_path, sizeof out->rel_path, "%s/%s/%s", out->publisher, out->repo, fbase);
+    snprintf(out->target, sizeof out->target, "%s", dsts[0]);
+    out->n_files = total;
+    for (int i = 0; rc == SN_OK && i < total; i++) {
+        if (path_exists(dsts[i]) && !o->force)
+            rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
+        /* Placing a file onto its own path would destroy it (symlink to itself, copy onto itself). */
+        char rs[PATH_MAX], rd[PATH_MAX], dd[PATH_MAX];
+        snprintf(dd, sizeof dd, "%s", dsts[i]);
+        char *sl = strrchr(dd, '/');
+        if (rc == SN_OK && sl && realpath(srcs[i], rs)) {
+            *sl = 0;
+            if (realpath(dd, rd)) {
+                size_t l = strlen(rd);
+                snprintf(rd + l, sizeof rd - l, "/%s", sl + 1);
+                if (strcmp(rs, rd) == 0)
+                    rc = sn_err_set(err, SN_EINVAL, "%s is the target itself; nothing to place", srcs[i]);
+            }
+        }
+    }
+    for (int i = 0; rc == SN_OK && i < total; i++)
+        notef(o->note, o->note_ud, "%s %s %s -> %s", o->dry_run ? "would" : "will", mode_name(o->mode), srcs[i], dsts[i]);
+    if (rc == SN_OK && !o->dry_run) {
+        if (!is_dir(o->models_dir))
+            rc = sn_err_set(err, SN_EIO, "the models dir %s does not exist (start LM Studio once, or pass "
+                            "--models-dir)", o->models_dir);
+        if (rc == SN_OK) rc = mkdir_p(dir, err);
+        for (int i = 0; rc == SN_OK && i < total; i++) rc = place_one(o, srcs[i], dsts[i], out, err);
+    }
+    free(srcs);
+    free(dsts);
+done:
+    sn_modelinfo_free(&mi);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Server */
+
+const char *sn_lms_explain(const char *e) {
+    if (!e) return "";
+    if (strcasestr(e, "unknown model architecture"))
+        return "LM Studio's llama.cpp runtime does not know this architecture: update it (`lms runtime ls`, "
+               "`lms runtime update`, or Settings > Runtime)";
+    if (strcasestr(e, "No LM Runtime found"))
+        return "no inference runtime is installed: run `lms runtime get` (LM Studio 0.4.x ships runtimes separately)";
+    if (strcasestr(e, "jinja"))
+        return "LM Studio could not render the chat template: override it in My Models > Prompt Template, "
+               "or re-convert with a template its JS Jinja engine accepts";
+    if (strcasestr(e, "Invalid model identifier") || strcasestr(e, "model_not_found"))
+        return "LM Studio has not indexed the file (yet): press refresh in My Models or restart LM Studio, "
+               "then check `lms ls --json`; the file must sit exactly at <models>/<publisher>/<repo>/<file>.gguf";
+    if (strcasestr(e, "No models loaded"))
+        return "no model is loaded and JIT loading is off: `lms load --exact <path>` or enable JIT loading";
+    return "";
+}
+
+static sn_status lms_err(sn_http *h, const sn_http_resp *r, const char *what, sn_err *err) {
+    if (r->cls == SN_HTTP_OK) return SN_OK;
+    sn_status st = sn_http_check(h, r, "LM Studio", what, err);
+    char e[512];
+    sn_http_json_error(r->body, e, sizeof e);
+    const char *x = sn_lms_explain(e);
+    if (*x) {
+        size_t l = strlen(err->msg);
+        snprintf(err->msg + l, sizeof err->msg - l, " — %s", x);
+    }
+    return st;
+}
+
+static sn_status transport(sn_http *h, const sn_http_resp *r, sn_err *err) {
+    if (r->cls == SN_HTTP_REFUSED)
+        return sn_err_set(err, SN_EIO, "no LM Studio server at %s — start it with `lms server start` (or the "
+                          "app's Developer tab), or pass --host", sn_http_base(h));
+    return sn_err_set(err, SN_EIO, "cannot talk to LM Studio at %s: %s", sn_http_base(h), r->transport_error);
+}
+
+sn_status sn_lms_probe(sn_http *h, char *version, size_t cap, sn_err *err) {
+    if (cap) version[0] = 0;
+    sn_http_req rq = {.method = "GET", .path = "/lmstudio-greeting", .timeout_s = 15};
+    sn_http_resp r;
+    sn_status st = sn_http_do(h, &rq, &r, err);
+    if (st) {
+        if (st != SN_ENOMEM) st = transport(h, &r, err);
+        sn_http_resp_free(&r);
+        return st;
+    }
+    if (r.cls != SN_HTTP_OK) {
+        st = lms_err(h, &r, "GET /lmstudio-greeting", err);
+        if (r.status == 404)
+            st = sn_err_set(err, SN_EIO, "%s answered 404 to /lmstudio-greeting: not an LM Studio server "
+                            "(Ollama listens on 11434, LM Studio on 1234)", sn_http_base(h));
+        sn_http_resp_free(&r);
+        return st;
+    }
+    cJSON *j = cJSON_Parse(r.body);
+    const cJSON *lm = j ? cJSON_GetObjectItemCaseSensitive(j, "lmstudio") : NULL;
+    if (!cJSON_IsTrue(lm)) st = sn_err_set(err, SN_EIO, "%s/lmstudio-greeting did not answer {\"lmstudio\":true}", sn_http_base(h));
+    const cJSON *v = j ? cJSON_GetObjectItemCaseSensitive(j, "version") : NULL;
+    if (cJSON_IsString(v) && cap) snprintf(version, cap, "%s", v->valuestring);
+    cJSON_Delete(j);
+    sn_http_resp_free(&r);
+    return st;
+}
+
+static char *find_on_path(const char *prog) {
+    const char *path = getenv("PATH");
+    if (!path) return NULL;
+    char *copy = strdup(path);
+    char *save = NULL, *res = NULL;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", *d ? d : ".", prog);
+        if (access(p, X_OK) == 0) { res = strdup(p); break; }
+    }
+    free(copy);
+    return res;
+}
+
+/* Runs argv, capturing stdout+stderr (first 4 KiB) into out. Returns the exit status or -1. */
+static int run_capture(char *const argv[], char *out, size_t cap) {
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) { close(fd[0]); close(fd[1]); return -1; }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0) dup2(nul, 0);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    char tmp[1024];
+    ssize_t k;
+    while ((k = read(fd[0], tmp, sizeof tmp)) > 0 || (k < 0 && errno == EINTR)) {
+        if (k <= 0) continue;
+        size_t take = n + (size_t)k < cap - 1 ? (size_t)k : (cap - 1 - n);
+        memcpy(out + n, tmp, take);
+        n += take;
+    }
+    out[n] = 0;
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Finds the key of our file in /api/v0/models: publisher matches and the id is the repo folder
+ * (lowercase, -GGUF stripped), possibly with @quant. */
+static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {
+    sn_http_req rq = {.method = "GET", .path = "/api/v0/models", .timeout_s = 30};
+    sn_http_resp r;
+    sn_err e = {0};
+    if (sn_http_do(h, &rq, &r, &e) || r.cls != SN_HTTP_OK) { sn_http_resp_free(&r); return 0; }
+    char want[160];
+    snprintf(want, sizeof want, "%s", p->repo);
+    size_t wl = strlen(want);
+    if (wl > 5 && strcasecmp(want + wl - 5, "-GGUF") == 0) want[wl - 5] = 0;
+    for (char *c = want; *c; c++) *c = (char)tolower((unsigned char)*c);
+    cJSON *j = cJSON_Parse(r.body);
+    sn_http_resp_free(&r);
+    const cJSON *it;
+    int found = 0;
+    cJSON_ArrayForEach(it, j ? cJSON_GetObjectItemCaseSensitive(j, "data") : NULL) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
+        const cJSON *pub = cJSON_GetObjectItemCaseSensitive(it, "publisher");
+        const cJSON *q = cJSON_GetObjectItemCaseSensitive(it, "quantization");
+        if (!cJSON_IsString(id)) continue;
+        if (cJSON_IsString(pub) && strcasecmp(pub->valuestring, p->publisher) != 0) continue;
+        const char *s = id->valuestring;
+        size_t want_l = strlen(want);
+        int name_ok = strncasecmp(s, want, want_l) == 0 && (s[want_l] == 0 || s[want_l] == '@');
+        int q_ok = !cJSON_IsString(q) || strcasecmp(q->valuestring, p->quant) == 0;
+        if (name_ok && q_ok) {
+            snprintf(key, cap, "%s", s);
+            found = 1;
+            break;
+        }
+    }
+    cJSON_Delete(j);
+    return found;
+}
+
+sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier, int ctx,
+                      char *model_id, size_t cap, sn_lms_note_fn note, void *ud, sn_err *err) {
+    char *lms = find_on_path("lms");
+    if (lms) {
+        char ctxs[32], outb[4096];
+        snprintf(ctxs, sizeof ctxs, "%d", ctx);
+        char *argv[] = {lms, "load", "--exact", (char *)p->rel_path, "--identifier", (char *)identifier,
+                        "--context-length", ctxs, "--ttl", "300", "-y", NULL};
+        notef(note, ud, "loading with %s load --exact %s --identifier %s --context-length %s --ttl 300 -y", lms,
+              p->rel_path, identifier, ctxs);
+        int rc = run_capture(argv, outb, sizeof outb);
+        free(lms);
+        if (rc != 0) {
+            const char *x = sn_lms_explain(outb);
+            return sn_err_set(err, SN_EIO, "`lms load --exact %s` failed (exit %d): %.600s%s%s", p->rel_path, rc,
+                              outb, *x ? " — " : "", x);
+        }
+        snprintf(model_id, cap, "%s", identifier);
+        return SN_OK;
+    }
+    char key[256];
+    if (!find_key(h, p, key, sizeof key))
+        return sn_err_set(err, SN_EIO, "LM Studio does not list %s in /api/v0/models — %s", p->rel_path,
+                          sn_lms_explain("Invalid model identifier"));
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "model", key);
+    cJSON_AddNumberToObject(b, "context_length", ctx);
+    cJSON_AddBoolToObject(b, "echo_load_config", 1);
+    char *body = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    sn_http_req rq = {.method = "POST", .path = "/api/v1/models/load", .json = body, .timeout_s = 600};
+    sn_http_resp r;
+    sn_status st = sn_http_do(h, &rq, &r, err);
+    free(body);
+    if (st) {
+        if (st != SN_ENOMEM) st = transport(h, &r, err);
+    } else if (r.status == 404 || r.status == 405) {
+        notef(note, ud, "no /api/v1/models/load (LM Studio < 0.4): relying on JIT loading of %s", key);
+        snprintf(model_id, cap, "%s", key);
+    } else if (r.cls != SN_HTTP_OK) {
+        st = lms_err(h, &r, "POST /api/v1/models/load", err);
+    } else {
+        cJSON *j = cJSON_Parse(r.body);
+        const cJSON *iid = j ? cJSON_GetObjectItemCaseSensitive(j, "instance_id") : NULL;
+        snprintf(model_id, cap, "%s", cJSON_IsString(iid) ? iid->valuestring : key);
+        notef(note, ud, "loaded %s over REST as %s", key, model_id);
+        cJSON_Delete(j);
+    }
+    sn_http_resp_free(&r);
+    return st;
+}
+
+sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const char *prompt,
+                       int n_predict, int64_t seed, const sn_smoke_local *ours, sn_smoke_result *res,
+                       sn_lms_note_fn note, void *ud, sn_err *err) {
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "model", model_id);
+    cJSON_AddStringToObject(b, "prompt", prompt);
+    cJSON_AddNumberToObject(b, "max_tokens", n_predict);
+    cJSON_AddNumberToObject(b, "temperature", 0);
+    cJSON_AddNumberToObject(b, "top_k", 1);
+    cJSON_AddNumberToObject(b, "top_p", 1.0);
+    cJSON_AddNumberToObject(b, "min_p", 0.0);
+    cJSON_AddNumberToObject(b, "repeat_penalty", 1.0); /* LM Studio's default 1.1 would bend greedy */
+    cJSON_AddNumberToObject(b, "seed", (double)seed);
+    cJSON_AddBoolToObject(b, "stream", 0);
+    char *body = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    const char *paths[] = {"/api/v0/completions", "/v1/completions"};
+    sn_http_resp r = {0};
+    sn_status st = SN_OK;
+    int used = -1;
+    for (int i = 0; i < 2; i++) {
+        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body};
+        st = sn_http_do(h, &rq, &r, err);
+        if (st) break;
+        if (r.status == 404 && i == 0) {
+            char e[256];
+            sn_http_json_error(r.body, e, sizeof e);
+            if (!*sn_lms_explain(e)) { /* the endpoint itself is missing: older server */
+                notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
+                sn_http_resp_free(&r);
+                continue;
+            }
+        }
+        used = i;
+        break;
+    }
+    free(body);
+    if (st) {
+        if (st != SN_ENOMEM) st = transport(h, &r, err);
+        sn_http_resp_free(&r);
+        return st;
+    }
+    if (r.cls != SN_HTTP_OK) {
+        st = lms_err(h, &r, used >= 0 ? paths[used] : "completions", err);
+        sn_http_resp_free(&r);
+        return st;
+    }
+    cJSON *j = cJSON_Parse(r.body);
+    sn_http_resp_free(&r);
+    const cJSON *choices = j ? cJSON_GetObjectItemCaseSensitive(j, "choices") : NULL;
+    const cJSON *c0 = cJSON_GetArrayItem(choices, 0);
+    const cJSON *text = c0 ? cJSON_GetObjectItemCaseSensitive(c0, "text") : NULL;
+    const cJSON *fr = c0 ? cJSON_GetObjectItemCaseSensitive(c0, "finish_reason") : NULL;
+    if (!cJSON_IsString(text)) {
+        cJSON_Delete(j);
+        return sn_err_set(err, SN_EIO, "%s: no choices[0].text in the answer", paths[used]);
+    }
+    const cJSON *mi = cJSON_GetObjectItemCaseSensitive(j, "model_info");
+    const cJSON *ma = mi ? cJSON_GetObjectItemCaseSensitive(mi, "arch") : NULL;
+    if (cJSON_IsString(ma)) {
+        if (strcmp(ma->valuestring, arch) != 0) {
+            st = sn_err_set(err, SN_EIO, "the model that answered has architecture '%s', the GGUF '%s': LM Studio "
+                            "served a different model", ma->valuestring, arch);
+            cJSON_Delete(j);
+            return st;
+        }
+        notef(note, ud, "model_info.arch = %s (matches the GGUF)", ma->valuestring);
+    }
+    int stopped = cJSON_IsString(fr) && strcmp(fr->valuestring, "stop") == 0;
+    st = sn_smoke_compare(ours, text->valuestring, NULL, 0, stopped, res, err);
+    cJSON_Delete(j);
+    return st;
+}

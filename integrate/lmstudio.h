@@ -1,0 +1,85 @@
+/* lmstudio.h - place a GGUF where LM Studio indexes it, and prove the server computes what sunny does.
+ *
+ * Follows shared/reference/lmstudio.md. The models dir is resolved exactly like lms/lmstudio-js
+ * (~/.lmstudio-home-pointer, else ~/.cache/lm-studio, else ~/.lmstudio; then settings.json
+ * "downloadsFolder" when it is a string, else <home>/models) and nothing there is ever created or
+ * modified. Files go exactly two levels deep, <models>/<publisher>/<repo>/<file>.gguf, with names that
+ * pass lms's folder-name rules so nothing can escape the models dir. Placement is a hard link by
+ * default (copy on EXDEV, via <target>.part + rename), or copy/symlink/move on request. The smoke test
+ * probes /lmstudio-greeting, loads the exact file (lms CLI if on PATH, else REST), runs a greedy
+ * completion and compares it with sunny's runtime (smoke.h). Nothing here prints: notes go through a
+ * callback. */
+#ifndef SN_LMSTUDIO_H
+#define SN_LMSTUDIO_H
+#include "http.h"
+#include "sn_err.h"
+#include <stdint.h>
+
+typedef void (*sn_lms_note_fn)(void *ud, const char *line);
+
+typedef struct sn_lms_dirs {
+    char home[4096];    /* LM Studio home, "" when resolved from --models-dir */
+    char models[4096];  /* the models dir */
+    char why[2048];     /* how it was resolved, for the user */
+} sn_lms_dirs;
+
+/* flag_dir: --models-dir or NULL. user_home: $HOME (NULL -> getenv("HOME")). Fails when no LM
+ * Studio home exists and no --models-dir was given. */
+sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home, sn_lms_dirs *out,
+                                    sn_err *err);
+
+/* lms's folder-name rules plus ours (no "..", no control characters). what names the field. */
+sn_status sn_lms_check_name(const char *what, const char *name, sn_err *err);
+
+typedef enum { SN_LMS_HARDLINK = 0, SN_LMS_COPY, SN_LMS_SYMLINK, SN_LMS_MOVE } sn_lms_mode;
+
+typedef struct sn_lms_place_opts {
+    const char *gguf;          /* the model (first part when split) */
+    const char *mmproj;        /* or NULL */
+    const char *models_dir;
+    const char *publisher;     /* NULL -> "sunny-local" */
+    const char *repo;          /* NULL -> "<general.name>-GGUF" */
+    sn_lms_mode mode;
+    int force;
+    int dry_run;
+    sn_lms_note_fn note;       /* plan, fallbacks, warnings */
+    void *note_ud;
+    sn_http_progress_fn progress; /* copy progress */
+    void *progress_ud;
+} sn_lms_place_opts;
+
+typedef struct sn_lms_placed {
+    char publisher[128], repo[128];
+    char rel_path[1024];       /* publisher/repo/file.gguf (what `lms load --exact` wants) */
+    char target[4096];         /* absolute path of the placed model (first part) */
+    char arch[64], quant[16];
+    int n_files;
+    int fell_back_to_copy;
+    int warnings;
+} sn_lms_placed;
+
+/* Validates the GGUF(s), derives names, places the files. */
+sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *err);
+
+/* ---- server ---- */
+/* GET /lmstudio-greeting; *version gets the version when reported. */
+sn_status sn_lms_probe(sn_http *h, char *version, size_t cap, sn_err *err);
+
+/* Loads rel_path under identifier: `lms load --exact` when lms is on PATH (lms_path non-NULL forces a
+ * binary), else POST /api/v1/models/load with the key found in /api/v0/models, else JIT. On success
+ * model_id gets the id to use in completions. */
+sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier, int ctx,
+                      char *model_id, size_t cap, sn_lms_note_fn note, void *ud, sn_err *err);
+
+struct sn_smoke_local;
+struct sn_smoke_result;
+/* Greedy completion (temperature 0, top_k 1, repeat_penalty 1, seed, max_tokens) on /api/v0/completions
+ * (or /v1/completions), model_info.arch checked against arch, compared with ours. */
+sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const char *prompt,
+                       int n_predict, int64_t seed, const struct sn_smoke_local *ours,
+                       struct sn_smoke_result *res, sn_lms_note_fn note, void *ud, sn_err *err);
+
+/* Known LM Studio error texts -> an actionable sentence ("" when unknown). */
+const char *sn_lms_explain(const char *server_error);
+
+#endif

@@ -1,0 +1,3 @@
+module sunny/fakelmstudio
+
+go 1.19

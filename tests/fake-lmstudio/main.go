@@ -1,0 +1,353 @@
+// fake-lmstudio - an LM Studio server stand-in for sunny's tests (shared/reference/lmstudio.md §3).
+//
+// It indexes a models dir the way LM Studio does (only files exactly at <publisher>/<repo>/<file>.gguf;
+// key = repo folder lowercased without "-GGUF", "@<quant>" added when a folder holds several quants;
+// clip/mmproj files are not LLMs), answers /lmstudio-greeting, /v1/models, /api/v0/models,
+// /api/v1/models/load, /v1/completions and /api/v0/completions (v0 adds model_info.arch), and
+// generates with llama.cpp through tests/fake-ollama/worker.mjs. Sampling defaults are LM Studio's
+// (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty 1.1) unless the request says
+// otherwise, so a client that forgets a field diverges. Failure injection: -serve-gguf PATH (answer
+// with another GGUF), -no-v0 (pre-0.3.6: no /api/v0), -no-load (pre-0.4: no /api/v1/models/load),
+// -runtime-error MSG (every completion fails with MSG). -log FILE records "METHOD PATH".
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+var (
+	flagModels   = flag.String("models", "", "models dir")
+	flagPortFile = flag.String("port-file", "", "write the port here")
+	flagWorker   = flag.String("worker", "", "worker.mjs")
+	flagNode     = flag.String("node", "node", "node binary")
+	flagServe    = flag.String("serve-gguf", "", "generate with this GGUF instead")
+	flagNoV0     = flag.Bool("no-v0", false, "no /api/v0 endpoints")
+	flagNoLoad   = flag.Bool("no-load", false, "no /api/v1/models/load")
+	flagRtErr    = flag.String("runtime-error", "", "fail every completion with this message")
+	flagLog      = flag.String("log", "", "request log")
+)
+
+type entry struct {
+	Key, Publisher, Path, Abs, Arch, Quant string
+	MaxCtx                                 int64
+}
+
+type server struct {
+	mu     sync.Mutex
+	loaded map[string]*entry // identifier -> entry
+	wk     *worker
+}
+
+func index() []*entry {
+	var out []*entry
+	pubs, _ := os.ReadDir(*flagModels)
+	for _, p := range pubs {
+		if !p.IsDir() {
+			continue // files at the top level are ignored, as LM Studio does
+		}
+		repos, _ := os.ReadDir(filepath.Join(*flagModels, p.Name()))
+		for _, r := range repos {
+			if !r.IsDir() {
+				continue // one level down: ignored too
+			}
+			dir := filepath.Join(*flagModels, p.Name(), r.Name())
+			files, _ := os.ReadDir(dir)
+			var group []*entry
+			for _, f := range files {
+				if !strings.HasSuffix(f.Name(), ".gguf") || strings.HasPrefix(f.Name(), "mmproj-") {
+					continue
+				}
+				if strings.Contains(f.Name(), "-of-") && !strings.Contains(f.Name(), "-00001-of-") {
+					continue // later shards belong to the first part
+				}
+				abs := filepath.Join(dir, f.Name())
+				info, err := readGGUF(abs)
+				if err != nil || info.Arch == "clip" {
+					continue
+				}
+				ctx, _ := info.KV[info.Arch+".context_length"].(int64)
+				group = append(group, &entry{Publisher: p.Name(), Path: p.Name() + "/" + r.Name() + "/" + f.Name(),
+					Abs: abs, Arch: info.Arch, Quant: info.quant(), MaxCtx: ctx})
+			}
+			base := strings.ToLower(r.Name())
+			base = strings.TrimSuffix(base, "-gguf")
+			for _, e := range group {
+				e.Key = base
+				if len(group) > 1 {
+					e.Key = base + "@" + strings.ToLower(e.Quant)
+				}
+				out = append(out, e)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, code int, v interface{}) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func lmErr(w http.ResponseWriter, code int, msg, ecode string) {
+	writeJSON(w, code, map[string]interface{}{"error": map[string]interface{}{"message": msg,
+		"type": "invalid_request_error", "param": "model", "code": ecode}})
+}
+
+func (s *server) resolve(id string) *entry {
+	s.mu.Lock()
+	if e := s.loaded[id]; e != nil {
+		s.mu.Unlock()
+		return e
+	}
+	s.mu.Unlock()
+	for _, e := range index() {
+		if e.Key == id || e.Path == id {
+			return e
+		}
+	}
+	return nil
+}
+
+func (s *server) greeting(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]interface{}{"lmstudio": true, "version": "0.4.4"})
+}
+
+func (s *server) v1models(w http.ResponseWriter, r *http.Request) {
+	var data []map[string]interface{}
+	for _, e := range index() {
+		data = append(data, map[string]interface{}{"id": e.Key, "object": "model", "owned_by": e.Publisher})
+	}
+	writeJSON(w, 200, map[string]interface{}{"object": "list", "data": data})
+}
+
+func (s *server) v0models(w http.ResponseWriter, r *http.Request) {
+	var data []map[string]interface{}
+	s.mu.Lock()
+	loadedPaths := map[string]bool{}
+	for _, e := range s.loaded {
+		loadedPaths[e.Path] = true
+	}
+	s.mu.Unlock()
+	for _, e := range index() {
+		state := "not-loaded"
+		if loadedPaths[e.Path] {
+			state = "loaded"
+		}
+		data = append(data, map[string]interface{}{"id": e.Key, "object": "model", "type": "llm",
+			"publisher": e.Publisher, "arch": e.Arch, "compatibility_type": "gguf", "quantization": e.Quant,
+			"state": state, "max_context_length": e.MaxCtx})
+	}
+	writeJSON(w, 200, map[string]interface{}{"object": "list", "data": data})
+}
+
+func (s *server) load(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model      string `json:"model"`
+		Identifier string `json:"identifier"`
+		Path       string `json:"path"` // used by tests' fake `lms` to emulate --exact
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	var e *entry
+	for _, x := range index() {
+		if (req.Path != "" && x.Path == req.Path) || (req.Path == "" && x.Key == req.Model) {
+			e = x
+		}
+	}
+	if e == nil {
+		lmErr(w, 404, fmt.Sprintf("Invalid model identifier \"%s\". Please specify a valid downloaded model.", req.Model), "model_not_found")
+		return
+	}
+	id := req.Identifier
+	if id == "" {
+		id = e.Key
+	}
+	s.mu.Lock()
+	s.loaded[id] = e
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]interface{}{"type": "llm", "instance_id": id, "status": "loaded", "load_time_seconds": 0.1})
+}
+
+func num(m map[string]interface{}, k string, d float64) float64 {
+	if v, ok := m[k].(float64); ok {
+		return v
+	}
+	return d
+}
+
+func (s *server) completions(v0 bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]interface{}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			lmErr(w, 400, err.Error(), "invalid_json")
+			return
+		}
+		id, _ := req["model"].(string)
+		e := s.resolve(id)
+		if e == nil {
+			lmErr(w, 404, fmt.Sprintf("Invalid model identifier \"%s\". Please specify a valid downloaded model (e.g., %s).", id, "sunny-local/x"), "model_not_found")
+			return
+		}
+		if *flagRtErr != "" {
+			lmErr(w, 500, *flagRtErr, "runtime_error")
+			return
+		}
+		prompt, _ := req["prompt"].(string)
+		gguf := e.Abs
+		if *flagServe != "" {
+			gguf = *flagServe
+		}
+		maxTok := int(num(req, "max_tokens", -1))
+		if maxTok <= 0 {
+			maxTok = 128
+		}
+		t0 := time.Now()
+		res, err := s.wk.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": maxTok,
+			"temperature": num(req, "temperature", 0.8), "top_k": num(req, "top_k", 40), "top_p": num(req, "top_p", 0.95),
+			"min_p": num(req, "min_p", 0.05), "repeat_penalty": num(req, "repeat_penalty", 1.1), "seed": num(req, "seed", -1),
+			"num_ctx": 2048, "repeat_last_n": 64})
+		if err != nil {
+			lmErr(w, 500, err.Error(), "runtime_error")
+			return
+		}
+		text := res.Text
+		finish := "length"
+		if res.StopReason == "eog" {
+			finish = "stop"
+		}
+		if stops, ok := req["stop"].([]interface{}); ok {
+			for _, x := range stops {
+				if st, ok := x.(string); ok && st != "" {
+					if i := strings.Index(text, st); i >= 0 {
+						text, finish = text[:i], "stop"
+					}
+				}
+			}
+		}
+		out := map[string]interface{}{"id": "cmpl-fake", "object": "text_completion", "created": time.Now().Unix(),
+			"model": id, "choices": []map[string]interface{}{{"index": 0, "text": text, "logprobs": nil, "finish_reason": finish}},
+			"usage": map[string]int{"prompt_tokens": len(res.PromptIDs), "completion_tokens": len(res.IDs),
+				"total_tokens": len(res.PromptIDs) + len(res.IDs)}}
+		if v0 {
+			out["model_info"] = map[string]interface{}{"arch": e.Arch, "quant": e.Quant, "format": "gguf", "context_length": 2048}
+			out["runtime"] = map[string]interface{}{"name": "llama.cpp-linux-x86_64-avx2", "version": "fake", "supported_formats": []string{"gguf"}}
+			out["stats"] = map[string]interface{}{"tokens_per_second": float64(len(res.IDs)) / time.Since(t0).Seconds(),
+				"time_to_first_token": 0.01, "generation_time": time.Since(t0).Seconds(), "stop_reason": "eosFound"}
+		}
+		writeJSON(w, 200, out)
+	}
+}
+
+type workerRes struct {
+	PromptIDs  []int    `json:"prompt_ids"`
+	IDs        []int    `json:"ids"`
+	Pieces     []string `json:"pieces"`
+	Text       string   `json:"text"`
+	StopReason string   `json:"stop_reason"`
+	Error      string   `json:"error"`
+}
+
+type worker struct {
+	mu  sync.Mutex
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func (wk *worker) call(req map[string]interface{}) (*workerRes, error) {
+	if wk == nil {
+		return nil, errors.New("no -worker configured")
+	}
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	wk.id++
+	req["id"] = wk.id
+	b, _ := json.Marshal(req)
+	if _, err := wk.in.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	line, err := wk.out.ReadBytes('\n')
+	if err != nil {
+		return nil, err
+	}
+	var res workerRes
+	if err := json.Unmarshal(line, &res); err != nil {
+		return nil, err
+	}
+	if res.Error != "" {
+		return nil, errors.New(res.Error)
+	}
+	return &res, nil
+}
+
+func main() {
+	flag.Parse()
+	if *flagModels == "" {
+		fmt.Fprintln(os.Stderr, "-models DIR is required")
+		os.Exit(2)
+	}
+	s := &server{loaded: map[string]*entry{}}
+	if *flagWorker != "" {
+		cmd := exec.Command(*flagNode, *flagWorker)
+		cmd.Stderr = os.Stderr
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		s.wk = &worker{in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	}
+	var logf *os.File
+	if *flagLog != "" {
+		logf, _ = os.OpenFile(*flagLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/lmstudio-greeting", s.greeting)
+	mux.HandleFunc("/v1/models", s.v1models)
+	mux.HandleFunc("/v1/completions", s.completions(false))
+	if !*flagNoV0 {
+		mux.HandleFunc("/api/v0/models", s.v0models)
+		mux.HandleFunc("/api/v0/completions", s.completions(true))
+	}
+	if !*flagNoLoad {
+		mux.HandleFunc("/api/v1/models/load", s.load)
+	}
+	var logMu sync.Mutex
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if logf != nil {
+			logMu.Lock()
+			fmt.Fprintf(logf, "%s %s\n", r.Method, r.URL.Path)
+			logMu.Unlock()
+		}
+		mux.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if *flagPortFile != "" {
+		os.WriteFile(*flagPortFile+".tmp", []byte(strconv.Itoa(port)), 0o644)
+		os.Rename(*flagPortFile+".tmp", *flagPortFile)
+	}
+	fmt.Fprintf(os.Stderr, "fake-lmstudio listening on 127.0.0.1:%d\n", port)
+	http.Serve(ln, h)
+}

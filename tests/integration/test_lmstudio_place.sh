@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# test_lmstudio_place.sh - sunny-integrate lmstudio: models-dir resolution in temporary HOMEs (pointer
+# file, ~/.cache/lm-studio, ~/.lmstudio, settings.json with/without downloadsFolder, unreadable or
+# malformed settings, no home at all) with the exact installed path asserted; placement modes
+# (hardlink = same inode, EXDEV fallback to copy on a second filesystem, copy, symlink, move), --force,
+# --dry-run (nothing changes), name/path-escape rejection, split parts and mmproj; then the smoke test
+# against the fake LM Studio (REST load, fake `lms` CLI, JIT, divergent model, runtime errors) with a
+# proxy trap that must see nothing. GGUFs come from the runtime's test writer (no sunny-convert needed).
+source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
+SI=$SN_BIN/sunny-integrate
+W=$SN_WORK/lmstudio-place
+rm -rf "$W"; mkdir -p "$W"
+G=$(rt_gguf llama3 1234) || { bad "fixture GGUF"; finish; }
+NAME=llama3-tiny-seed1234
+REL=sunny-local/$NAME-GGUF/$NAME-F32.gguf
+snap() { (cd "$1" && find . -printf '%p %s %i %l\n' | sort) 2>/dev/null; }
+
+# --- models dir resolution, exactly like lms
+H=$W/h1; mkdir -p "$H/custom-home" "$H/dl"
+printf '  %s\n' "$H/custom-home" > "$H/.lmstudio-home-pointer"
+printf '{"downloadsFolder":"%s","other":1}' "$H/dl" > "$H/custom-home/settings.json"
+before=$(md5sum "$H/.lmstudio-home-pointer" "$H/custom-home/settings.json")
+out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
+[[ $rc == 0 && -f $H/dl/$REL ]] && ok "pointer + settings.downloadsFolder -> $H/dl/$REL" || bad "pointer/downloadsFolder rc=$rc: $out"
+grep -q "downloadsFolder" <<<"$out" && ok "explains why (downloadsFolder)" || bad "no reason printed: $out"
+[[ $(md5sum "$H/.lmstudio-home-pointer" "$H/custom-home/settings.json") == "$before" ]] && ok "pointer and settings untouched" || bad "pointer/settings modified"
+
+H=$W/h2; mkdir -p "$H/custom-home/models"
+echo "$H/custom-home" > "$H/.lmstudio-home-pointer"
+echo '{"downloadsFolder":42}' > "$H/custom-home/settings.json"
+out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
+[[ $rc == 0 && -f $H/custom-home/models/$REL ]] && ok "non-string downloadsFolder -> <home>/models" || bad "non-string rc=$rc: $out"
+
+H=$W/h3; mkdir -p "$H/.cache/lm-studio/models" "$H/.lmstudio/models"
+out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
+[[ $rc == 0 && -f $H/.cache/lm-studio/models/$REL && ! -e $H/.lmstudio/models/sunny-local ]] \
+  && ok "~/.cache/lm-studio wins over ~/.lmstudio without a pointer" || bad ".cache rc=$rc: $out"
+[[ ! -e $H/.lmstudio-home-pointer ]] && ok "no pointer file created (lms would create one)" || bad "pointer created"
+
+H=$W/h4; mkdir -p "$H/.lmstudio/models"
+echo '{not json' > "$H/.lmstudio/settings.json"
+out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
+[[ $rc == 0 && -f $H/.lmstudio/models/$REL ]] && ok "malformed settings.json -> ~/.lmstudio/models" || bad ".lmstudio rc=$rc: $out"
+
+H=$W/h5; mkdir -p "$H/.lmstudio/models" "$H/.lmstudio/settings.json"   # a directory: unreadable as a file
+out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
+[[ $rc == 0 && -f $H/.lmstudio/models/$REL ]] && ok "unreadable settings.json -> <home>/models" || bad "unreadable rc=$rc: $out"
+
+H=$W/h6; mkdir -p "$H"
+out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
+[[ $rc == 1 && -z $(ls -A "$H") ]] && grep -q -- "--models-dir" <<<"$out" \
+  && ok "no LM Studio home: exit 1, asks for --models-dir, creates nothing" || bad "no home rc=$rc: $out $(ls -A "$H")"
+
+# --- placement modes
+M=$W/m; mkdir -p "$M"
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
+[[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") ]] && ok "hardlink (default): same inode" || bad "hardlink rc=$rc: $out"
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "Target file already exists" <<<"$out" && ok "existing target refused without --force" || bad "no-force rc=$rc: $out"
+s0=$(snap "$M")
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --mode copy --force --dry-run 2>&1); rc=$?
+[[ $rc == 0 && $(snap "$M") == "$s0" ]] && grep -q "would copy" <<<"$out" && ok "--dry-run prints the plan, changes nothing" || bad "dry-run rc=$rc: $out"
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --mode copy --force 2>&1); rc=$?
+[[ $rc == 0 && $(stat -c %i "$M/$REL") != $(stat -c %i "$G") ]] && cmp -s "$G" "$M/$REL" && [[ ! -e $M/$REL.part ]] \
+  && ok "copy --force: new inode, identical bytes, no .part left" || bad "copy rc=$rc: $out"
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --mode symlink --force 2>&1); rc=$?
+[[ $rc == 0 && -L $M/$REL && $(readlink "$M/$REL") == $(realpath "$G") ]] && ok "symlink: absolute target" || bad "symlink rc=$rc: $out"
+cp "$G" "$W/movable.gguf"
+out=$("$SI" lmstudio --gguf "$W/movable.gguf" --models-dir "$M" --repo Moved-GGUF --mode move 2>&1); rc=$?
+[[ $rc == 0 && ! -e $W/movable.gguf && -f $M/sunny-local/Moved-GGUF/$NAME-F32.gguf ]] && ok "move: source gone, target placed" || bad "move rc=$rc: $out"
+if [[ -d /dev/shm && $(stat -f -c %T /dev/shm) == tmpfs && $(stat -c %d /dev/shm) != $(stat -c %d "$W") ]]; then
+  X=/dev/shm/sunny-lms-$$; rm -rf "$X"; mkdir -p "$X"
+  out=$("$SI" lmstudio --gguf "$G" --models-dir "$X" 2>&1); rc=$?
+  [[ $rc == 0 ]] && grep -q "copying instead" <<<"$out" && cmp -s "$G" "$X/$REL" && [[ ! -e $X/$REL.part ]] \
+    && ok "hardlink across filesystems (EXDEV) falls back to copy and says so" || bad "EXDEV rc=$rc: $out"
+  rm -rf "$X"
+else
+  echo "SKIP: no second filesystem for the EXDEV case"
+fi
+
+# --- names that could escape the models dir, and bad inputs: exit 2/1, nothing created
+s0=$(snap "$M")
+for bad_name in "../evil" "a/b" ".." ".hidden" "trailing." " lead" 'x:y' 'q?' "$(printf 'ctl\001')"; do
+  out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --publisher "$bad_name" 2>&1); rc=$?
+  [[ $rc == 2 ]] || bad "publisher '$bad_name' accepted (rc=$rc)"
+  out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --repo "$bad_name" 2>&1); rc=$?
+  [[ $rc == 2 ]] || bad "repo '$bad_name' accepted (rc=$rc)"
+done
+[[ $(snap "$M") == "$s0" && ! -e $W/evil ]] && ok "path-escape names rejected (exit 2), nothing created" || bad "escape attempt changed the disk"
+head -c 4096 /dev/urandom > "$W/junk.gguf"
+out=$("$SI" lmstudio --gguf "$W/junk.gguf" --models-dir "$M" 2>&1); rc=$?
+[[ $rc == 1 && $(snap "$M") == "$s0" ]] && ok "not a GGUF: exit 1, nothing placed" || bad "junk rc=$rc: $out"
+grep -q "chat_template" <<<"$("$SI" lmstudio --gguf "$G" --models-dir "$W/m2" --dry-run 2>&1)" \
+  && ok "warns when the GGUF has no tokenizer.chat_template" || bad "no chat_template warning"
+
+# --- split parts placed together, mmproj beside
+mkdir -p "$W/split"; ln -f "$G" "$W/split/big-00001-of-00002.gguf"; ln -f "$G" "$W/split/big-00002-of-00002.gguf"
+out=$("$SI" lmstudio --gguf "$W/split/big-00001-of-00002.gguf" --models-dir "$W/ms" --repo Split-GGUF --mmproj "$G" 2>&1); rc=$?
+D=$W/ms/sunny-local/Split-GGUF
+[[ $rc == 0 && -f $D/$NAME-F32-00001-of-00002.gguf && -f $D/$NAME-F32-00002-of-00002.gguf && -f $D/mmproj-$NAME-F32.gguf ]] \
+  && ok "split parts placed together with the mmproj beside them" || bad "split rc=$rc: $out $(ls "$D" 2>&1)"
+out=$("$SI" lmstudio --gguf "$W/split/big-00002-of-00002.gguf" --models-dir "$W/ms2" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "first part" <<<"$out" && ok "second split part refused" || bad "part 2 rc=$rc: $out"
+
+# --- smoke against the fake LM Studio
+need_oracle
+need_go
+build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
+build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap
+G2=$(rt_gguf llama3 999) || { bad "second fixture GGUF"; finish; }
+start_proxy_trap "$W/trap"
+proxy_env_on
+start_lms() { # DIR MODELS [flags]
+  local d=$1 m=$2; shift 2
+  rm -rf "$d"; mkdir -p "$d"
+  "$SN_WORK/bin/fake-lmstudio" -models "$m" -port-file "$d/port" -log "$d/log" \
+    -worker "$SN_SRC/tests/fake-ollama/worker.mjs" "$@" 2>"$d/stderr" &
+  LMS_PID=$!; SN_PIDS+=("$LMS_PID")
+  LMS_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1
+}
+S=$W/smoke-models
+"$SI" lmstudio --gguf "$G" --models-dir "$S" >/dev/null 2>&1
+mkdir -p "$S/flat-file-is-ignored"; ln -f "$G" "$S/top-level-ignored.gguf"
+start_lms "$W/l1" "$S"
+PATH_NO_LMS=/usr/bin:/bin
+out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical' <<<"$out" && grep -q "loaded .* over REST" <<<"$out" \
+  && grep -q "model_info.arch = llama" <<<"$out" && ok "smoke via REST load: OK 16/16, arch checked" || bad "REST smoke rc=$rc: $out"
+# a fake `lms` CLI on PATH is preferred and called with --exact <publisher/repo/file>
+mkdir -p "$W/bin"
+cat > "$W/bin/lms" <<EOF
+#!/bin/bash
+echo "\$@" > "$W/lms.args"
+[[ \$1 == load && \$2 == --exact ]] || exit 3
+curl -sf --noproxy '*' "$LMS_URL/api/v1/models/load" -d "{\"path\":\"\$3\",\"identifier\":\"\$5\"}" >/dev/null
+EOF
+chmod +x "$W/bin/lms"
+out=$(PATH=$W/bin:$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "OK: 8/8" <<<"$out" && grep -q -- "load --exact $REL --identifier sunny-smoke" "$W/lms.args" \
+  && ok "lms on PATH: lms load --exact $REL --identifier sunny-smoke used" || bad "lms path rc=$rc: $out $(cat "$W/lms.args" 2>&1)"
+kill "$LMS_PID"
+start_lms "$W/l2" "$S" -no-load -no-v0
+out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "does not list" <<<"$out" && ok "old server without /api/v0: cannot find the key, says how to check" || bad "old server rc=$rc: $out"
+kill "$LMS_PID"
+start_lms "$W/l3" "$S" -no-load
+out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "JIT" <<<"$out" && grep -q "OK: 8/8" <<<"$out" && ok "no load endpoint (< 0.4): JIT loading, OK" || bad "JIT rc=$rc: $out"
+kill "$LMS_PID"
+start_lms "$W/l4" "$S" -serve-gguf "$G2"
+out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED at token' <<<"$out" && ok "divergent model: exit 1 with the divergence" || bad "divergent rc=$rc: $out"
+kill "$LMS_PID"
+start_lms "$W/l5" "$S" -runtime-error "No LM Runtime found for model format 'gguf'!"
+out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "lms runtime get" <<<"$out" && ok "'No LM Runtime found' mapped to \`lms runtime get\`" || bad "runtime error rc=$rc: $out"
+kill "$LMS_PID"
+out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "no LM Studio server at" <<<"$out" && ok "server down: actionable message" || bad "down rc=$rc: $out"
+[[ $(cat "$TRAP_COUNT") == 0 ]] && ok "proxy trap recorded 0 requests" || bad "proxy trap saw $(cat "$TRAP_COUNT")"
+finish
