@@ -853,6 +853,28 @@ static sn_status rank_scores(tok_table *t, const cJSON *merges, sn_err *err) {
     return st;
 }
 
+/* Content -> id of tokenizer.json's added tokens (the last entry wins, as in a dict). */
+static sn_status added_map(const cJSON *added, hmap *m, sn_err *err) {
+    if (!hmap_init(m, (size_t)cJSON_GetArraySize(added))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, added) {
+        const char *s = jstr(c, "content");
+        int64_t id;
+        if (!s || !jint(jget(c, "id"), &id)) continue;
+        hent *e = hmap_slot(m, s, strlen(s));
+        *e = (hent){s, strlen(s), id};
+    }
+    return SN_OK;
+}
+
+/* A vocab string that is also an added token under another id: transformers' get_vocab() keeps
+ * only the added one, so the base id has no token (llama.cpp's converter writes [PAD{id}] there).
+ * Writing the string twice would make llama.cpp abort on duplicate tokens. */
+static int shadowed(hmap *m, const char *s, int64_t id) {
+    hent *e = hmap_slot(m, s, strlen(s));
+    return e->s && e->id != id;
+}
+
 /* Content -> id among model.vocab and added_tokens (added win), for special-token lookups. */
 static int64_t lookup_id(const cJSON *vocab, const cJSON *added, const char *content) {
     const cJSON *a;
@@ -894,12 +916,16 @@ static sn_status vocab_llama_hf(plan *p, inputs *in, sn_err *err) {
     tok_table *t = &p->t;
     if ((st = table_alloc(t, n, 1, err))) return st;
     for (size_t i = 0; i < n && !st; i++) st = table_pad(t, i, 0.0f, err);
+    hmap am;
+    if ((st = added_map(added, &am, err))) return st;
     cJSON_ArrayForEach(c, vocab) {
         if (st) break;
         size_t id = (size_t)c->valuedouble;
+        if (shadowed(&am, c->string, (int64_t)id)) continue;
         st = table_set(t, id, c->string, strlen(c->string), err);
         t->types[id] = TT_NORMAL;
     }
+    free(am.e);
     if (st) return st;
     /* all_special_ids: the tokenizer_config special-token attributes + additional_special_tokens;
      * sunny also counts added tokens marked special (HF matches them atomically; see TOKENIZER.md). */
@@ -1078,12 +1104,16 @@ static sn_status vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_e
     tok_table *t = &p->t;
     if ((st = table_alloc(t, (size_t)n, 0, err))) return st;
     for (int64_t i = 0; i < n && !st; i++) st = table_pad(t, (size_t)i, 0, err);
+    hmap am;
+    if ((st = added_map(added, &am, err))) return st;
     cJSON_ArrayForEach(c, vocab) {
         if (st) break;
         size_t id = (size_t)c->valuedouble;
+        if (shadowed(&am, c->string, (int64_t)id)) continue;
         st = table_set(t, id, c->string, strlen(c->string), err);
         t->types[id] = TT_NORMAL;
     }
+    free(am.e);
     cJSON_ArrayForEach(c, added) {
         if (st) break;
         int64_t id = 0;

@@ -240,6 +240,25 @@ static void test_gpt2_llama3_without_ignore_merges_is_smaug(void) {
     sn_gguf_close(g);
 }
 
+static void test_gpt2_added_shadows_base(void) {
+    fresh_dir();
+    /* "he" is both base id 2 and added id 3: only the added one survives (no duplicate strings) */
+    PUT("tokenizer.json",
+        "{\"added_tokens\":[{\"id\":3,\"content\":\"he\",\"special\":false}],"
+        "\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":true},"
+        "\"model\":{\"type\":\"BPE\",\"vocab\":{\"h\":0,\"e\":1,\"he\":2},\"merges\":[\"h e\"]}}");
+    PUT("config.json", "{\"vocab_size\":4}");
+    sn_err err = {0};
+    sn_gguf *g = convert(NULL, NULL, &err, NULL);
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT(kv_str_is(g, "tokenizer.ggml.pre", "gpt-2"));
+    CU_ASSERT(tok_is(g, 2, "[PAD2]"));
+    CU_ASSERT_EQUAL(type_of(g, 2), 5);
+    CU_ASSERT(tok_is(g, 3, "he"));
+    CU_ASSERT_EQUAL(type_of(g, 3), 4);
+    sn_gguf_close(g);
+}
+
 static void test_unknown_pre_and_override(void) {
     fresh_dir();
     put_bpe("\\\\p{L}+|\\\\s+", "", "[\"h e\"]");
@@ -553,6 +572,7 @@ static const sn_test_case cases[] = {
     {"gpt2: llama-bpe tokens, types, padding, merges, ids, order", test_gpt2_llama3},
     {"gpt2: qwen2 pair merges, add_space_prefix by architecture", test_gpt2_qwen_pairs_and_space_prefix},
     {"gpt2: llama3 regex without ignore_merges -> smaug-bpe", test_gpt2_llama3_without_ignore_merges_is_smaug},
+    {"gpt2: added token shadowing a base token", test_gpt2_added_shadows_base},
     {"gpt2: unknown pre-tokenizer error, --pre override", test_unknown_pre_and_override},
     {"pre-tokenizer fingerprints", test_fingerprints},
     {"byte_fallback BPE: merge-rank scores and types", test_llama_hf_rank_scores},
