@@ -18,11 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* llama_token_attr bits */
-enum {
-    A_UNKNOWN = 1 << 0, A_UNUSED = 1 << 1, A_NORMAL = 1 << 2, A_CONTROL = 1 << 3,
-    A_USER_DEFINED = 1 << 4, A_BYTE = 1 << 5, A_LSTRIP = 1 << 7, A_RSTRIP = 1 << 8
-};
+/* llama_token_attr bits (tokenizer.h) */
+#define A_UNKNOWN SN_TOKEN_ATTR_UNKNOWN
+#define A_UNUSED SN_TOKEN_ATTR_UNUSED
+#define A_NORMAL SN_TOKEN_ATTR_NORMAL
+#define A_CONTROL SN_TOKEN_ATTR_CONTROL
+#define A_USER_DEFINED SN_TOKEN_ATTR_USER_DEFINED
+#define A_BYTE SN_TOKEN_ATTR_BYTE
+#define A_LSTRIP SN_TOKEN_ATTR_LSTRIP
+#define A_RSTRIP SN_TOKEN_ATTR_RSTRIP
 
 enum { T_SPM = 1, T_BPE = 2 };
 #define OOR 0xFFFFFFFFu /* "no code point here" in the splitters */
@@ -1276,6 +1280,14 @@ int sn_tok_add_eos(const sn_tokenizer *t) { return t->add_eos; }
 int sn_tok_is_eog(const sn_tokenizer *t, int32_t id) {
     return t && id >= 0 && id < t->n_vocab && t->eog[id];
 }
+uint32_t sn_tok_attr(const sn_tokenizer *t, int32_t id) {
+    return (t && id >= 0 && id < t->n_vocab) ? t->tok[id].attr : 0;
+}
+const char *sn_tok_text(const sn_tokenizer *t, int32_t id, size_t *len) {
+    if (!t || id < 0 || id >= t->n_vocab) return NULL;
+    if (len) *len = t->tok[id].len;
+    return t->arena + t->tok[id].off;
+}
 
 void sn_tok_free(sn_tokenizer *t) {
     if (!t) return;
@@ -1577,7 +1589,8 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
     if ((st = get_bool(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))) goto fail;
 
     /* llama.cpp's fix-ups by token text: EOT/EOM/FIM detection forces CONTROL on the token found
-     * (llama.cpp takes the first in hash-map order; we take the lowest id), then "unused" control
+     * (llama.cpp takes the first match in its hash-map order; we take the first name of the list that
+     * exists, which agrees for Llama 3, Qwen 2/3, Phi-3 and StarCoder vocabs), then "unused" control
      * tokens, the EOG list, and the gpt-oss tokens that must render as USER_DEFINED. */
     {
         static const char *const eot_names[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
@@ -1599,9 +1612,10 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         };
         for (size_t d = 0; d < sizeof det / sizeof det[0]; d++) {
             if (*det[d].id >= 0) continue;
-            for (int32_t id = 0; id < t->n_vocab && *det[d].id < 0; id++)
-                for (const char *const *nm = det[d].names; *nm; nm++)
-                    if (str_eq(t, id, *nm)) { *det[d].id = id; t->tok[id].attr |= A_CONTROL; break; }
+            for (const char *const *nm = det[d].names; *nm && *det[d].id < 0; nm++) {
+                int32_t id = tok_find(t, *nm, strlen(*nm));
+                if (id >= 0) { *det[d].id = id; t->tok[id].attr |= A_CONTROL; }
+            }
         }
         for (int32_t id = 0; id < t->n_vocab; id++)
             if ((t->tok[id].attr & A_CONTROL) && strstr(t->arena + t->tok[id].off, "unused"))

@@ -30,6 +30,17 @@ int sn_tok_add_bos(const sn_tokenizer *t);
 int sn_tok_add_eos(const sn_tokenizer *t);
 /* True for tokens that end generation (eos, eot, eom, and control tokens llama.cpp treats as EOG). */
 int sn_tok_is_eog(const sn_tokenizer *t, int32_t id);
+/* llama_token_attr bits of id after llama.cpp's load-time fix-ups (SN_TOKEN_ATTR_*); 0 if id is invalid. */
+enum {
+    SN_TOKEN_ATTR_UNKNOWN = 1 << 0, SN_TOKEN_ATTR_UNUSED = 1 << 1, SN_TOKEN_ATTR_NORMAL = 1 << 2,
+    SN_TOKEN_ATTR_CONTROL = 1 << 3, SN_TOKEN_ATTR_USER_DEFINED = 1 << 4, SN_TOKEN_ATTR_BYTE = 1 << 5,
+    SN_TOKEN_ATTR_LSTRIP = 1 << 7, SN_TOKEN_ATTR_RSTRIP = 1 << 8
+};
+uint32_t sn_tok_attr(const sn_tokenizer *t, int32_t id);
+/* The token's text as stored in the GGUF (GPT-2 byte-encoded for gpt2 vocabs; "[EMPTY_i]" for an
+ * empty one, as llama.cpp names it), NUL-terminated; *len (if not NULL) gets the length, which
+ * counts any NUL bytes inside. NULL if id is invalid. */
+const char *sn_tok_text(const sn_tokenizer *t, int32_t id, size_t *len);
 
 /* Tokenize len bytes of UTF-8. add_special: add BOS/EOS as the GGUF says. parse_special: recognise
  * control/user-defined token texts in the input. Writes up to cap ids; returns the number of ids

