@@ -379,6 +379,8 @@ static sn_status parse(sn_gguf *g, const char *fname, int flags, sn_err *err) {
     snprintf(c.field, sizeof c.field, "version");
     if ((st = rd_u32(&c, &g->version))) return st;
     if (g->version == 1) return fail(&c, 4, "GGUF version 1 is no longer supported");
+    if (g->version == 0x02000000u || g->version == 0x03000000u)
+        return fail(&c, 4, "big-endian GGUF files are not supported");
     if (g->version != 2 && g->version != 3)
         return fail(&c, 4, "unsupported GGUF version %" PRIu32 " (expected 2 or 3)", g->version);
 

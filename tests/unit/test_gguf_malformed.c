@@ -232,6 +232,8 @@ static void test_header_fields(void) {
     g = (gen){.version = 4};
     expect_bad(&g, "version", "unsupported", 4);
     g = (gen){.version = 0x03000000};
+    expect_bad(&g, "version", "big-endian", 4);
+    g = (gen){.version = 0x7fffffff};
     expect_bad(&g, "version", "unsupported", 4);
     g = (gen){.nt_huge = 1};
     expect_bad(&g, "n_tensors", "cannot fit", 8);
