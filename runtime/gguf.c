@@ -25,7 +25,8 @@
 
 #define GGUF_MAGIC 0x46554747u /* "GGUF" little-endian */
 #define GGUF_VERSION 3u
-#define MAX_STRING_LEN (UINT64_C(1) << 30) /* sanity bound on any single string (1 GiB) */
+#define MAX_STRING_LEN (UINT64_C(1) << 30) /* llama.cpp's limits: 1 GiB per string, */
+#define MAX_ARRAY_LEN (UINT64_C(1) << 30)  /* 2^30 elements per array */
 
 static const char *const k_type_names[SN_GGUF_TYPE_COUNT] = {
     "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "arr", "u64", "i64", "f64"};
@@ -269,6 +270,8 @@ static sn_status parse_kv(sn_gguf *g, cursor *c, int64_t i) {
     snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") array count", kv->key, i);
     at = c->pos;
     if ((st = rd_u64(c, &kv->n))) return st;
+    if (kv->n > MAX_ARRAY_LEN)
+        return fail(c, at, "%" PRIu64 " elements exceed llama.cpp's limit of 2^30", kv->n);
     uint64_t min_elem = type == SN_GGUF_STR ? 8 : k_type_size[type];
     if (kv->n > (c->size - c->pos) / min_elem)
         return fail(c, at, "%" PRIu64 " elements of type %s cannot fit in the %" PRIu64

@@ -32,7 +32,7 @@ static void pad(buf *b, size_t a) { while (b->n % a) p8(b, 0); }
 /* --- the file generator: a valid file unless a knob says otherwise ------------------------------ */
 enum { KV_OK, KV_EMPTY_KEY, KV_DUP_KEY, KV_BAD_TYPE, KV_BAD_ELEM_TYPE, KV_NESTED, KV_BOOL2,
        KV_BOOL_ARR2, KV_HUGE_COUNT, KV_HUGE_STRLEN, KV_HUGE_ELEM_STRLEN, KV_ALIGN_U64, KV_ALIGN_48,
-       KV_ALIGN_0, KV_ALIGN_64, KV_BAD_UTF8_KEY, KV_NUL_KEY, KV_STRLEN_PAST_EOF };
+       KV_ALIGN_0, KV_ALIGN_64, KV_BAD_UTF8_KEY, KV_NUL_KEY, KV_STRLEN_PAST_EOF, KV_FIT_COUNT };
 
 typedef struct { const char *name; uint32_t nd; uint64_t ne[4]; uint32_t type; } tspec;
 
@@ -66,6 +66,7 @@ static void emit_kvs(buf *b, gen *g) {
     case KV_BOOL2: pstr(b, "k"); p32(b, SN_GGUF_BOOL); g->at_field = b->n; p8(b, 2); break;
     case KV_BOOL_ARR2: pstr(b, "k"); p32(b, SN_GGUF_ARR); p32(b, SN_GGUF_BOOL); p64(b, 3); p8(b, 1); p8(b, 0); g->at_field = b->n; p8(b, 7); break;
     case KV_HUGE_COUNT: pstr(b, "k"); p32(b, SN_GGUF_ARR); p32(b, SN_GGUF_U32); g->at_field = b->n; p64(b, UINT64_MAX / 2); p32(b, 1); break;
+    case KV_FIT_COUNT: pstr(b, "k"); p32(b, SN_GGUF_ARR); p32(b, SN_GGUF_U64); g->at_field = b->n; p64(b, 1000); p64(b, 1); break;
     case KV_HUGE_STRLEN: g->at_field = b->n; p64(b, UINT64_MAX); put(b, "kkkk", 4); p32(b, SN_GGUF_U8); p8(b, 0); break;
     case KV_STRLEN_PAST_EOF: pstr(b, "k"); p32(b, SN_GGUF_STR); g->at_field = b->n; p64(b, 1u << 20); put(b, "abc", 3); break;
     case KV_HUGE_ELEM_STRLEN: pstr(b, "k"); p32(b, SN_GGUF_ARR); p32(b, SN_GGUF_STR); p64(b, 2); pstr(b, "a"); g->at_field = b->n; p64(b, (uint64_t)1 << 40); break;
@@ -258,8 +259,10 @@ static void test_kv_fields(void) {
     expect_bad(&g, "key 'k' (#1) value", "must be 0 or 1", AT_ANY);
     g = (gen){.kv_mode = KV_BOOL_ARR2};
     expect_bad(&g, "key 'k' (#1) element 2", "bool value is 7", AT_ANY);
+    g = (gen){.kv_mode = KV_FIT_COUNT};
+    expect_bad(&g, "key 'k' (#1) array count", "cannot fit", AT_FIELD);
     g = (gen){.kv_mode = KV_HUGE_COUNT};
-    expect_bad(&g, "key 'k' (#1) array count", "cannot fit", AT_ANY);
+    expect_bad(&g, "array count", "limit of 2^30", AT_FIELD);
     g = (gen){.kv_mode = KV_HUGE_STRLEN};
     expect_bad(&g, "key #1", "string length", AT_ANY);
     g = (gen){.kv_mode = KV_STRLEN_PAST_EOF};
