@@ -42,6 +42,39 @@ qwen3 Qwen3ForCausalLM 151936 151643 151645 gpt2 qwen2
 llama2 MistralForCausalLM 32000 1 2 llama default
 EOT
 
+# An independent reader (@huggingface/gguf) sees every tokenizer key with the type llama.cpp reads.
+for fam in llama3 qwen3 llama2; do
+  [[ -f $W/$fam.gguf ]] || continue
+  if res=$(node "$SN_SRC/tests/tools/gguf_inspect.mjs" "$W/$fam.gguf" | $PY -c '
+import json, re, sys
+want = {"tokenizer.ggml.model": (8, None), "tokenizer.ggml.pre": (8, None), "tokenizer.ggml.tokens": (9, 8),
+        "tokenizer.ggml.scores": (9, 6), "tokenizer.ggml.token_type": (9, 5), "tokenizer.ggml.merges": (9, 8),
+        "tokenizer.chat_template": (8, None), "tokenizer.chat_templates": (9, 8)}
+d = json.load(sys.stdin)
+n, bad = 0, []
+for kv in d["kv"]:
+    k = kv["key"]
+    if not k.startswith("tokenizer."):
+        continue
+    n += 1
+    if k in want: w = want[k]
+    elif re.fullmatch(r"tokenizer\.ggml\.\w+_token_id", k): w = (4, None)
+    elif re.fullmatch(r"tokenizer\.ggml\.(add_\w+|normalizer\.\w+)", k): w = (7, None)
+    elif k.startswith("tokenizer.chat_template."): w = (8, None)
+    else: w = None
+    if w is None or kv["type"] != w[0] or kv.get("subType") != w[1]:
+        bad.append((k, kv["type"], kv.get("subType"), w))
+toks = next(kv for kv in d["kv"] if kv["key"] == "tokenizer.ggml.tokens")["value"]
+tt = next(kv for kv in d["kv"] if kv["key"] == "tokenizer.ggml.token_type")["value"]
+if len(toks) != len(tt): bad.append(("lengths", len(toks), len(tt)))
+print(f"{n} tokenizer keys, {len(toks)} tokens" if not bad else bad)
+sys.exit(1 if bad else 0)'); then
+    ok "$fam: @huggingface/gguf reads $res with the expected types"
+  else
+    bad "$fam: @huggingface/gguf types: $res"
+  fi
+done
+
 # An unknown pre-tokenizer is an error that shows the regex and suggests --pre; --pre overrides it.
 d=$W/oddpre
 mkdir -p "$d"
