@@ -72,30 +72,44 @@ static uint64_t hash_bytes(const char *s, size_t n) {
     return h;
 }
 
-/* Open-addressing table of indices into an array of names (lookup by NUL-terminated name). */
-typedef struct { int64_t *slot; uint64_t cap; } name_index;
+/* Open-addressing table of indices into an array of names (lookup by NUL-terminated name). The
+ * entries are always 0..count-1, so the table can be rebuilt from the names when it grows; it
+ * grows with the parsed data, never from a count read from the file. */
+typedef struct { int64_t *slot; uint64_t cap, count; } name_index;
 
-static int index_init(name_index *ix, uint64_t n) {
-    uint64_t cap = 16;
-    while (cap < 2 * n + 2) cap <<= 1;
-    ix->slot = malloc(cap * sizeof *ix->slot);
-    if (!ix->slot) return -1;
-    for (uint64_t i = 0; i < cap; i++) ix->slot[i] = -1;
-    ix->cap = cap;
-    return 0;
+static const char *name_at(const char *const *names, size_t stride, int64_t i) {
+    return *(const char *const *)((const char *)names + (size_t)i * stride);
 }
 
-/* Returns the existing index for name, or inserts idx and returns -1. names(i) gives name i. */
+static void index_insert(name_index *ix, const char *name, int64_t idx) {
+    uint64_t h = hash_bytes(name, strlen(name)) & (ix->cap - 1);
+    while (ix->slot[h] >= 0) h = (h + 1) & (ix->cap - 1);
+    ix->slot[h] = idx;
+}
+
+/* Returns the existing index for name, -1 after inserting idx (== count), -2 when out of memory. */
 static int64_t index_put(name_index *ix, const char *name, int64_t idx, const char *const *names,
                          size_t stride) {
+    if ((ix->count + 1) * 2 > ix->cap) {
+        uint64_t cap = ix->cap ? ix->cap * 2 : 16;
+        int64_t *slot = malloc(cap * sizeof *slot);
+        if (!slot) return -2;
+        for (uint64_t i = 0; i < cap; i++) slot[i] = -1;
+        free(ix->slot);
+        ix->slot = slot;
+        ix->cap = cap;
+        for (uint64_t i = 0; i < ix->count; i++) index_insert(ix, name_at(names, stride, (int64_t)i), (int64_t)i);
+    }
     uint64_t h = hash_bytes(name, strlen(name)) & (ix->cap - 1);
     for (;;) {
         int64_t s = ix->slot[h];
-        if (s < 0) { ix->slot[h] = idx; return -1; }
-        const char *other = *(const char *const *)((const char *)names + (size_t)s * stride);
-        if (strcmp(other, name) == 0) return s;
+        if (s < 0) break;
+        if (strcmp(name_at(names, stride, s), name) == 0) return s;
         h = (h + 1) & (ix->cap - 1);
     }
+    ix->slot[h] = idx;
+    ix->count++;
+    return -1;
 }
 
 static int64_t index_get(const name_index *ix, const char *name, const char *const *names,
@@ -105,8 +119,7 @@ static int64_t index_get(const name_index *ix, const char *name, const char *con
     for (;;) {
         int64_t s = ix->slot[h];
         if (s < 0) return -1;
-        const char *other = *(const char *const *)((const char *)names + (size_t)s * stride);
-        if (strcmp(other, name) == 0) return s;
+        if (strcmp(name_at(names, stride, s), name) == 0) return s;
         h = (h + 1) & (ix->cap - 1);
     }
 }
@@ -244,6 +257,7 @@ static sn_status parse_kv(sn_gguf *g, cursor *c, int64_t i) {
     sn_status st = rd_name(c, "key", 0, &kv->key);
     if (st) return st;
     int64_t dup = index_put(&g->kv_ix, kv->key, i, (const char *const *)&g->kv[0].key, sizeof *kv);
+    if (dup == -2) return sn_err_set(c->err, SN_ENOMEM, "%s: out of memory", c->fname);
     if (dup >= 0) return fail(c, kv->raw_off, "duplicate key '%s' (also key #%" PRId64 ")", kv->key, dup);
 
     snprintf(c->field, sizeof c->field, "key '%s' (#%" PRId64 ") type", kv->key, i);
@@ -303,6 +317,7 @@ static sn_status parse_tensor(sn_gguf *g, cursor *c, int64_t i) {
     if (st) return st;
     t->name = name;
     int64_t dup = index_put(&g->t_ix, name, i, (const char *const *)&g->t[0].name, sizeof *t);
+    if (dup == -2) return sn_err_set(c->err, SN_ENOMEM, "%s: out of memory", c->fname);
     if (dup >= 0)
         return fail(c, start, "duplicate tensor name '%s' (also tensor #%" PRId64 ")", name, dup);
 
@@ -402,13 +417,17 @@ static sn_status parse(sn_gguf *g, const char *fname, int flags, sn_err *err) {
         return fail(&c, 16, "%" PRIu64 " key/value pairs (with %" PRIu64 " tensors) cannot fit in "
                     "the file", nkv, nt);
 
-    g->kv = calloc(nkv ? nkv : 1, sizeof *g->kv);
-    g->t = calloc(nt ? nt : 1, sizeof *g->t);
-    g->t_off_pos = calloc(nt ? nt : 1, sizeof *g->t_off_pos);
-    if (!g->kv || !g->t || !g->t_off_pos || index_init(&g->kv_ix, nkv) || index_init(&g->t_ix, nt))
-        return sn_err_set(err, SN_ENOMEM, "%s: out of memory", fname);
+    /* arrays grow as entries are parsed, so memory follows the bytes actually present */
+    uint64_t cap = 0;
     g->n_kv = 0;
     for (uint64_t i = 0; i < nkv; i++) {
+        if (i == cap) {
+            cap = cap ? (cap * 2 < nkv ? cap * 2 : nkv) : (nkv < 64 ? nkv : 64);
+            gguf_kv *kv = realloc(g->kv, cap * sizeof *kv);
+            if (!kv) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", fname);
+            memset(kv + i, 0, (cap - i) * sizeof *kv);
+            g->kv = kv;
+        }
         g->n_kv = (int64_t)i + 1; /* so gguf_free releases what this KV allocated */
         if ((st = parse_kv(g, &c, (int64_t)i))) return st;
     }
@@ -428,7 +447,17 @@ static sn_status parse(sn_gguf *g, const char *fname, int flags, sn_err *err) {
     }
 
     g->n_tensors = 0;
+    cap = 0;
     for (uint64_t i = 0; i < nt; i++) {
+        if (i == cap) {
+            cap = cap ? (cap * 2 < nt ? cap * 2 : nt) : (nt < 64 ? nt : 64);
+            sn_gguf_tensor *t = realloc(g->t, cap * sizeof *t);
+            if (t) g->t = t;
+            uint64_t *op = realloc(g->t_off_pos, cap * sizeof *op);
+            if (op) g->t_off_pos = op;
+            if (!t || !op) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", fname);
+            memset(t + i, 0, (cap - i) * sizeof *t);
+        }
         g->n_tensors = (int64_t)i + 1;
         if ((st = parse_tensor(g, &c, (int64_t)i))) return st;
     }
@@ -866,26 +895,21 @@ sn_status sn_gguf_writer_add_tensor(sn_gguf_writer *w, const char *name, uint32_
     uint64_t blocks = nel / blck, ts = sn_ggml_type_size(type);
     if (blocks > (uint64_t)INT64_MAX / ts)
         return sn_err_set(err, SN_EINVAL, "gguf writer: tensor '%s': byte size overflows", name);
-    if (!w->t_ix.slot && index_init(&w->t_ix, 64)) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (w->n_t == w->cap_t) {
         int64_t cap = w->cap_t ? w->cap_t * 2 : 64;
         wtensor *t = realloc(w->t, (size_t)cap * sizeof *t);
         if (!t) return sn_err_set(err, SN_ENOMEM, "out of memory");
         w->t = t;
         w->cap_t = cap;
-        /* rebuild the index with room for the new capacity */
-        free(w->t_ix.slot);
-        w->t_ix.slot = NULL;
-        if (index_init(&w->t_ix, (uint64_t)cap)) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        for (int64_t i = 0; i < w->n_t; i++)
-            index_put(&w->t_ix, w->t[i].name, i, (const char *const *)&w->t[0].name, sizeof *w->t);
     }
     wtensor *t = &w->t[w->n_t];
     memset(t, 0, sizeof *t);
     t->name = strdup(name);
     if (!t->name) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    if (index_put(&w->t_ix, t->name, w->n_t, (const char *const *)&w->t[0].name, sizeof *w->t) >= 0) {
+    int64_t dup = index_put(&w->t_ix, t->name, w->n_t, (const char *const *)&w->t[0].name, sizeof *w->t);
+    if (dup != -1) {
         free(t->name);
+        if (dup == -2) return sn_err_set(err, SN_ENOMEM, "out of memory");
         return sn_err_set(err, SN_EINVAL, "gguf writer: duplicate tensor name '%s'", name);
     }
     t->n_dims = n_dims;
