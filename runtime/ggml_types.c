@@ -8,11 +8,20 @@
  * against the scalar functions in tests/unit/test_ggml_types.c. */
 #include "ggml_types.h"
 
+/* Bit-exactness needs every a*b+c rounded twice, as in ggml's own build: never let the compiler
+ * fuse them into FMA (it would under -march=native with GNU C's default -ffp-contract=fast). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <math.h>
 #include <string.h>
 #include <strings.h>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define SN_X86 1
 #endif
@@ -77,14 +86,25 @@ uint64_t sn_ggml_row_size(int type, uint64_t ne0) {
     return blocks * t->size;
 }
 
-/* SIMD paths may be switched off (tests compare them with the scalar twins). */
-static int g_simd = 1;
-int sn_ggml_simd(int enable) {
+/* SIMD level: 0 scalar only, 1 up to AVX2/F16C, 2 also AVX-512 (tests compare every level). */
+static int g_simd = 2;
+int sn_ggml_simd(int level) {
     int old = g_simd;
-    g_simd = enable != 0;
+    g_simd = level < 0 ? 0 : level > 2 ? 2 : level;
     return old;
 }
 #define CPU_HAS(feature) (g_simd && __builtin_cpu_supports(feature))
+#define CPU_HAS512(feature) (g_simd >= 2 && __builtin_cpu_supports(feature))
+
+#ifdef SN_X86
+/* F16C by CPUID (some compilers' __builtin_cpu_supports does not know "f16c"); the OS side is
+ * the AVX state, which __builtin_cpu_supports("avx") checks. */
+static int has_f16c(void) {
+    unsigned a, b, c, d;
+    if (!g_simd || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    return (c & (1u << 29)) != 0 && __builtin_cpu_supports("avx");
+}
+#endif
 
 /* ------------------------------------------------------------------------------------------------
  * Scalar conversions. */
@@ -246,8 +266,8 @@ __attribute__((target("avx2"))) static void f32_to_bf16_avx2(const float *x, uin
 
 void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
-    if (CPU_HAS("avx512f")) { f32_to_f16_avx512(x, y, n); return; }
-    if (CPU_HAS("f16c") && CPU_HAS("avx")) {
+    if (CPU_HAS512("avx512f")) { f32_to_f16_avx512(x, y, n); return; }
+    if (has_f16c()) {
         f32_to_f16_f16c(x, y, n);
         return;
     }
@@ -257,8 +277,8 @@ void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
 
 void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
 #ifdef SN_X86
-    if (CPU_HAS("avx512f")) { f16_to_f32_avx512(x, y, n); return; }
-    if (CPU_HAS("f16c") && CPU_HAS("avx")) {
+    if (CPU_HAS512("avx512f")) { f16_to_f32_avx512(x, y, n); return; }
+    if (has_f16c()) {
         f16_to_f32_f16c(x, y, n);
         return;
     }
@@ -268,7 +288,7 @@ void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
 
 void sn_fp32_to_bf16_row(const float *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
-    if (CPU_HAS("avx512f") && CPU_HAS("avx512bw")) {
+    if (CPU_HAS512("avx512f") && CPU_HAS512("avx512bw")) {
         f32_to_bf16_avx512(x, y, n);
         return;
     }

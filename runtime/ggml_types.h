@@ -62,9 +62,10 @@ void sn_quantize_row_q4_0(const float *x, void *y, int64_t k);
 void sn_quantize_row_q4_K(const float *x, void *y, int64_t k);
 void sn_quantize_row_q6_K(const float *x, void *y, int64_t k);
 void sn_quantize_row_q8_K(const float *x, void *y, int64_t k);
-/* Allows (1, the default) or forbids (0) the SIMD paths of the functions above; results are
- * identical either way. For tests and benchmarks; not thread-safe. Returns the previous setting. */
-int sn_ggml_simd(int enable);
+/* Limits the SIMD paths of the functions above: 0 scalar only, 1 up to AVX2/F16C, 2 (default)
+ * also AVX-512. Results are identical at every level. For tests and benchmarks; not thread-safe.
+ * Returns the previous level. */
+int sn_ggml_simd(int level);
 
 /* Dequantize any supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) to f32.
  * Returns 0, or -1 for a type without a dequantizer. */

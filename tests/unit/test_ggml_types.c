@@ -444,20 +444,34 @@ static void test_simd_quantizers_match_scalar(void) {
             CU_ASSERT(same);
         }
     }
-    /* row converters with SIMD off equal themselves with SIMD on */
+    /* row converters: every SIMD level equals the scalar level (AVX-512, then AVX2/F16C) */
     uint16_t *h1 = (uint16_t *)a, *h2 = (uint16_t *)b;
+    float *f1 = malloc(N * sizeof *f1), *f2 = malloc(N * sizeof *f2);
     for (int i = 0; i < N; i++) { uint32_t u = (uint32_t)rnd(); memcpy(&x[i], &u, 4); }
     int old = sn_ggml_simd(0);
-    sn_fp32_to_fp16_row(x, h1, N);
-    sn_ggml_simd(1);
-    sn_fp32_to_fp16_row(x, h2, N);
-    CU_ASSERT(memcmp(h1, h2, N * 2) == 0);
-    sn_ggml_simd(0);
-    sn_fp32_to_bf16_row(x, h1, N);
-    sn_ggml_simd(1);
-    sn_fp32_to_bf16_row(x, h2, N);
-    CU_ASSERT(memcmp(h1, h2, N * 2) == 0);
+    for (int level = 1; level <= 2; level++) {
+        for (int off = 0; off < 3; off++) {
+            size_t n = (size_t)N - 16 - (size_t)off;
+            sn_ggml_simd(0);
+            sn_fp32_to_fp16_row(x + off, h1, n);
+            sn_ggml_simd(level);
+            sn_fp32_to_fp16_row(x + off, h2, n);
+            CU_ASSERT(memcmp(h1, h2, n * 2) == 0);
+            sn_ggml_simd(0);
+            sn_fp32_to_bf16_row(x + off, h1, n);
+            sn_ggml_simd(level);
+            sn_fp32_to_bf16_row(x + off, h2, n);
+            CU_ASSERT(memcmp(h1, h2, n * 2) == 0);
+            sn_ggml_simd(0);
+            sn_fp16_to_fp32_row((const uint16_t *)(const void *)x + off, f1, n);
+            sn_ggml_simd(level);
+            sn_fp16_to_fp32_row((const uint16_t *)(const void *)x + off, f2, n);
+            CU_ASSERT(memcmp(f1, f2, n * 4) == 0);
+        }
+    }
     sn_ggml_simd(old);
+    free(f1);
+    free(f2);
     free(x);
     free(a);
     free(b);
