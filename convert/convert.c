@@ -342,56 +342,186 @@ static void *chunk_worker(void *v) {
     return NULL;
 }
 
+/* Writing is pipelined: a writer thread drains a FIFO of operations so converting chunk k+1 (the
+ * worker threads) overlaps writing chunk k (a kernel copy into the page cache that costs as much as
+ * an f16 conversion). Two output buffers alternate; one is refilled only after the writer is done
+ * with it. The first write error stops all later writes and is reported to the producer. */
+enum { OP_WRITE, OP_END_TENSOR, OP_STOP };
+typedef struct {
+    int kind;
+    const uint8_t *data;
+    uint64_t n;
+    int buf;                      /* output buffer to free after the write, -1 for mapped data */
+    const sn_st_tensor *rel;      /* mapped source range to release after the write */
+    uint64_t roff, rlen;
+    const char *name;
+    size_t i_tensor;
+} wop;
+#define QCAP 8
+
 typedef struct {
     const sn_convert_opts *o;
     sn_gguf_writer *w;
-    uint8_t *buf;
-    size_t buf_size;
+    uint8_t *buf[2];
+    size_t buf_size[2];
+    int buf_busy[2];
+    int cur;
     float *scratch[MAX_THREADS];
     int nth;
-    uint64_t done, total;
-    size_t i_tensor, n_tensors;
+    uint64_t total, done;
+    size_t n_tensors;
     double t0;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    wop q[QCAP];
+    int qh, qn;
+    pthread_t th;
+    int th_started;
+    sn_status wst;
+    sn_err werr;
 } writer_ctx;
 
 static int cancelled(const writer_ctx *c) { return c->o->cancel && *c->o->cancel; }
 
-static void report(writer_ctx *c, const plan_t *p) {
-    if (!c->o->on_progress) return;
-    sn_convert_progress pr = {c->i_tensor, c->n_tensors, p->gguf_name, c->done, c->total, now_s() - c->t0};
-    c->o->on_progress(c->o->ud, &pr);
+static void *writer_main(void *v) {
+    writer_ctx *c = v;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (c->qn == 0) pthread_cond_wait(&c->cv, &c->mu);
+        wop op = c->q[c->qh];
+        sn_status failed = c->wst;
+        pthread_mutex_unlock(&c->mu);
+        if (op.kind == OP_STOP) return NULL;
+        sn_status st = SN_OK;
+        if (failed == SN_OK) {
+            if (op.kind == OP_WRITE) {
+                st = sn_gguf_writer_write(c->w, op.data, op.n, &c->werr);
+                if (op.rel) sn_st_release(op.rel, op.roff, op.rlen);
+            } else
+                st = sn_gguf_writer_end_tensor(c->w, &c->werr);
+        }
+        pthread_mutex_lock(&c->mu);
+        if (op.kind == OP_WRITE && st == SN_OK && failed == SN_OK) c->done += op.n;
+        uint64_t done = c->done;
+        c->qh = (c->qh + 1) % QCAP;
+        c->qn--;
+        if (op.buf >= 0) c->buf_busy[op.buf] = 0;
+        if (st != SN_OK && c->wst == SN_OK) c->wst = st;
+        pthread_cond_broadcast(&c->cv);
+        if (op.kind == OP_WRITE && c->o->on_progress && st == SN_OK) {
+            pthread_mutex_unlock(&c->mu);
+            sn_convert_progress pr = {op.i_tensor, c->n_tensors, op.name, done, c->total, now_s() - c->t0};
+            c->o->on_progress(c->o->ud, &pr);
+            pthread_mutex_lock(&c->mu);
+        }
+    }
 }
 
-static sn_status write_tensor(writer_ctx *c, const plan_t *p, sn_err *err) {
+static sn_status writer_failed(writer_ctx *c, sn_err *err) {
+    if (err) *err = c->werr;
+    return c->wst;
+}
+
+static sn_status enqueue(writer_ctx *c, wop op, sn_err *err) {
+    pthread_mutex_lock(&c->mu);
+    while (c->qn == QCAP && c->wst == SN_OK) pthread_cond_wait(&c->cv, &c->mu);
+    if (c->wst != SN_OK) {
+        sn_status st = writer_failed(c, err);
+        pthread_mutex_unlock(&c->mu);
+        return st;
+    }
+    c->q[(c->qh + c->qn) % QCAP] = op;
+    c->qn++;
+    if (op.buf >= 0) c->buf_busy[op.buf] = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return SN_OK;
+}
+
+/* Waits until output buffer b is free (its last write done). */
+static sn_status acquire_buf(writer_ctx *c, int b, sn_err *err) {
+    pthread_mutex_lock(&c->mu);
+    while (c->buf_busy[b] && c->wst == SN_OK) pthread_cond_wait(&c->cv, &c->mu);
+    sn_status st = c->wst != SN_OK ? writer_failed(c, err) : SN_OK;
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+static sn_status writer_start(writer_ctx *c, sn_err *err) {
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (pthread_create(&c->th, NULL, writer_main, c) != 0) {
+        pthread_cond_destroy(&c->cv);
+        pthread_mutex_destroy(&c->mu);
+        return sn_err_set(err, SN_ENOMEM, "cannot start the writer thread");
+    }
+    c->th_started = 1;
+    return SN_OK;
+}
+
+/* Drains the queue and joins the writer; returns its status. Safe after errors. */
+static sn_status writer_stop(writer_ctx *c, sn_err *err) {
+    if (!c->th_started) return SN_OK;
+    pthread_mutex_lock(&c->mu);
+    while (c->qn == QCAP) pthread_cond_wait(&c->cv, &c->mu);
+    wop stop = {.kind = OP_STOP, .buf = -1};
+    c->q[(c->qh + c->qn) % QCAP] = stop;
+    c->qn++;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->th, NULL);
+    c->th_started = 0;
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    return c->wst != SN_OK ? writer_failed(c, err) : SN_OK;
+}
+
+static void run_chunk(chunk_job *j) {
+    chunk_arg args[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    int started = 0;
+    for (int t = 1; t < j->nth; t++) {
+        args[t].job = j;
+        args[t].ith = t;
+        if (pthread_create(&th[t], NULL, chunk_worker, &args[t]) != 0) break;
+        started = t;
+    }
+    /* the caller is worker 0, and does the share of any thread that failed to start */
+    args[0].job = j;
+    args[0].ith = 0;
+    chunk_worker(&args[0]);
+    for (int t = started + 1; t < j->nth; t++) {
+        args[t].job = j;
+        args[t].ith = t;
+        chunk_worker(&args[t]);
+    }
+    for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+}
+
+static sn_status write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, sn_err *err) {
     /* rows: 1-D permuted tensors (llama q/k biases) are permuted element-wise = rows of length 1 */
     uint64_t row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
     uint64_t n_rows = row_len ? p->n_elems / row_len : 0;
     uint64_t out_row = sn_ggml_row_size(p->type, row_len);
+    sn_status st;
     if (n_rows && !out_row) return sn_err_set(err, SN_EINVAL, "tensor %s: bad row size", p->gguf_name);
+    wop end = {.kind = OP_END_TENSOR, .buf = -1, .name = p->gguf_name, .i_tensor = i_tensor};
     int direct = p->src && !p->permute_heads &&
                  ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
                   (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
                   (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
-    if (direct) { /* no conversion: stream straight from the mapping */
+    if (direct) { /* no conversion: the writer streams straight from the mapping */
         for (uint64_t off = 0; off < p->src->nbytes; off += CHUNK_BYTES) {
             if (cancelled(c)) return sn_err_set(err, SN_EIO, "interrupted");
             uint64_t n = p->src->nbytes - off < CHUNK_BYTES ? p->src->nbytes - off : CHUNK_BYTES;
-            sn_status st = sn_gguf_writer_write(c->w, p->src->data + off, n, err);
-            sn_st_release(p->src, off, n);
-            if (st != SN_OK) return st;
-            c->done += n;
-            report(c, p);
+            wop op = {.kind = OP_WRITE, .data = p->src->data + off, .n = n, .buf = -1, .rel = p->src,
+                      .roff = off, .rlen = n, .name = p->gguf_name, .i_tensor = i_tensor};
+            if ((st = enqueue(c, op, err)) != SN_OK) return st;
         }
-        return sn_gguf_writer_end_tensor(c->w, err);
+        return enqueue(c, end, err);
     }
-    uint64_t rows_per_chunk = out_row ? c->buf_size / out_row : 1;
+    uint64_t rows_per_chunk = out_row ? CHUNK_BYTES / out_row : 1;
     if (rows_per_chunk == 0) rows_per_chunk = 1;
-    if (rows_per_chunk * out_row > c->buf_size) { /* a single huge row */
-        uint8_t *nb = realloc(c->buf, out_row);
-        if (!nb) return sn_err_set(err, SN_ENOMEM, "out of memory for a %llu-byte row", (unsigned long long)out_row);
-        c->buf = nb;
-        c->buf_size = out_row;
-    }
     for (int t = 0; t < c->nth; t++) {
         if (!c->scratch[t] || row_len > ((uint64_t *)(void *)c->scratch[t])[-1]) {
             /* scratch carries its capacity in a header word */
@@ -405,46 +535,38 @@ static sn_status write_tensor(writer_ctx *c, const plan_t *p, sn_err *err) {
     uint64_t src_row_bytes = p->src ? row_len * sn_st_dtype_size(p->src->dtype) : 0;
     for (uint64_t r = 0; r < n_rows; r += rows_per_chunk) {
         if (cancelled(c)) return sn_err_set(err, SN_EIO, "interrupted");
+        int b = c->cur;
+        if ((st = acquire_buf(c, b, err)) != SN_OK) return st;
+        uint64_t nrows = n_rows - r < rows_per_chunk ? n_rows - r : rows_per_chunk;
+        uint64_t nbytes = nrows * out_row;
+        if (nbytes > c->buf_size[b]) { /* first use, or a single row larger than a chunk */
+            uint8_t *nb = realloc(c->buf[b], nbytes);
+            if (!nb) return sn_err_set(err, SN_ENOMEM, "out of memory for %llu bytes", (unsigned long long)nbytes);
+            c->buf[b] = nb;
+            c->buf_size[b] = nbytes;
+        }
         chunk_job j;
         memset(&j, 0, sizeof j);
         j.p = p;
         j.row_len = row_len;
         j.n_rows = n_rows;
         j.row0 = r;
-        j.nrows = n_rows - r < rows_per_chunk ? n_rows - r : rows_per_chunk;
+        j.nrows = nrows;
         j.out_row_bytes = out_row;
-        j.out = c->buf;
+        j.out = c->buf[b];
         j.nth = (uint64_t)c->nth > j.nrows ? (int)j.nrows : c->nth;
         if (j.nth < 1) j.nth = 1;
         for (int t = 0; t < j.nth; t++) j.scratch[t] = c->scratch[t];
-        chunk_arg args[MAX_THREADS];
-        pthread_t th[MAX_THREADS];
-        int started = 0;
-        for (int t = 1; t < j.nth; t++) {
-            args[t].job = &j;
-            args[t].ith = t;
-            if (pthread_create(&th[t], NULL, chunk_worker, &args[t]) != 0) break;
-            started = t;
-        }
-        /* threads that failed to start: the caller does their share */
-        args[0].job = &j;
-        args[0].ith = 0;
-        chunk_worker(&args[0]);
-        for (int t = started + 1; t < j.nth; t++) {
-            args[t].job = &j;
-            args[t].ith = t;
-            chunk_worker(&args[t]);
-        }
-        for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
-        uint64_t nbytes = j.nrows * out_row;
-        sn_status st = sn_gguf_writer_write(c->w, c->buf, nbytes, err);
-        if (st != SN_OK) return st;
-        if (p->src && !p->permute_heads) sn_st_release(p->src, r * src_row_bytes, j.nrows * src_row_bytes);
-        c->done += nbytes;
-        report(c, p);
+        run_chunk(&j);
+        /* the converted rows are in our buffer now: the source pages can go */
+        if (p->src && !p->permute_heads) sn_st_release(p->src, r * src_row_bytes, nrows * src_row_bytes);
+        wop op = {.kind = OP_WRITE, .data = c->buf[b], .n = nbytes, .buf = b, .name = p->gguf_name,
+                  .i_tensor = i_tensor};
+        if ((st = enqueue(c, op, err)) != SN_OK) return st;
+        c->cur ^= 1;
     }
     if (p->src && p->permute_heads) sn_st_release(p->src, 0, p->src->nbytes);
-    return sn_gguf_writer_end_tensor(c->w, err);
+    return enqueue(c, end, err);
 }
 
 /* ---- verify ---- */
@@ -706,19 +828,17 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     wc.nth = o->n_threads > 0 ? o->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (wc.nth < 1) wc.nth = 1;
     if (wc.nth > MAX_THREADS) wc.nth = MAX_THREADS;
-    wc.buf_size = CHUNK_BYTES;
-    wc.buf = malloc(wc.buf_size);
-    if (!wc.buf) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
     wc.n_tensors = pl.n;
     for (size_t i = 0; i < pl.n; i++) wc.total += pl.t[i].bytes;
     wc.t0 = t0;
+    if ((st = writer_start(&wc, err)) != SN_OK) goto done;
     for (size_t i = 0; i < pl.n; i++) {
-        wc.i_tensor = i;
-        if ((st = write_tensor(&wc, &pl.t[i], err)) != SN_OK) {
+        if ((st = write_tensor(&wc, i, &pl.t[i], err)) != SN_OK) {
             sn_err_prefix(err, "%s: tensor %s", tmp, pl.t[i].gguf_name);
             goto done;
         }
     }
+    if ((st = writer_stop(&wc, err)) != SN_OK) goto done;
     double t_sync = now_s();
     res->data_seconds = t_sync - t_data;
     if ((st = sn_gguf_writer_finish(w, err)) != SN_OK) goto done;
@@ -740,11 +860,13 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
                             res->verify_first_bad);
     }
 done:
+    writer_stop(&wc, NULL);
     if (!res->seconds) res->seconds = now_s() - t0;
     if (w) sn_gguf_writer_free(w);
     if (tmp_created && tmp) unlink(tmp);
     free(tmp);
-    free(wc.buf);
+    free(wc.buf[0]);
+    free(wc.buf[1]);
     for (int t = 0; t < MAX_THREADS; t++)
         if (wc.scratch[t]) free(((uint64_t *)(void *)wc.scratch[t]) - 1);
     plan_free(&pl);
