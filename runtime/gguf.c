@@ -197,7 +197,8 @@ static sn_status rd_str(cursor *c, const uint8_t **s, uint64_t *len) {
     uint64_t at = c->pos;
     sn_status st = rd_u64(c, len);
     if (st) return st;
-    if (*len > MAX_STRING_LEN) return fail(c, at, "string length %" PRIu64 " is absurd", *len);
+    if (*len > MAX_STRING_LEN)
+        return fail(c, at, "string length %" PRIu64 " exceeds llama.cpp's limit of 1 GiB", *len);
     if (*len > c->size - c->pos)
         return fail(c, at, "string length %" PRIu64 " exceeds the %" PRIu64 " bytes left in the file",
                     *len, c->size - c->pos);
