@@ -66,6 +66,17 @@ for fam in llama3 qwen3 llama2; do
   same "$fam corpus no-special" --corpus "$CORPUS" --no-parse-special
   same "$fam corpus decode" --corpus "$CORPUS" --decode
 
+  # detokenizer on random id sequences (partial UTF-8, control tokens, byte tokens, space cleanup)
+  nv=$(sed -n 's/^{"n_vocab":\([0-9]*\),.*/\1/p' "$W/$fam.info.json")
+  $TO randids "${nv:-1000}" 2000 >"$W/$fam.ids"
+  for plain in "" --plain; do
+    $TO detok "$gguf" "$W/$fam.ids" $plain >"$W/$fam.detok$plain.exp" 2>/dev/null &&
+      "$TOOLS/tok_dump" "$gguf" --ids $plain "$W/$fam.ids" >"$W/$fam.detok$plain.got" &&
+      out=$($TO compare "$W/$fam.detok$plain.exp" "$W/$fam.detok$plain.got" "$W/$fam.ids" --label "$fam detok$plain" --max 5) &&
+      ok "$fam random ids ${plain:-(specials rendered)}: $(tail -1 <<<"$out")" ||
+      { bad "$fam: detokenizing random ids differs from llama.cpp ($plain)"; echo "$out"; }
+  done
+
   # HF: information only (see docs/TOKENIZER.md, "Where llama.cpp and HF disagree")
   if out=$($TO hfdiff "$gguf" "${hfpkg[$fam]}" --corpus "$CORPUS" 2>/dev/null); then
     echo "info - $fam llama.cpp vs HF: $out"

@@ -1,6 +1,8 @@
 /* tok_dump.c - sunny's tokenizer on a GGUF, one input string per line, for parity tests.
  *
  *   tok_dump GGUF [--corpus|--json] [--no-parse-special] [--add-special] [--decode] [--bench N] [FILE]
+ *   tok_dump GGUF --ids [--plain] [FILE]   lines are JSON id arrays; prints each detokenized as a
+ *                            JSON string (special tokens rendered unless --plain)
  *   tok_dump GGUF --info     one JSON object: special ids, add_bos/add_eos, every token's attribute
  *                            bits and the end-of-generation ids (compared with llama.cpp's by
  *                            tok_oracle.mjs info)
@@ -109,9 +111,32 @@ static int usage(void) {
     return 2;
 }
 
+/* Parses "[1,2,3]" into ids; returns the count or -1. */
+static long parse_ids(const char *s, int32_t **ids, size_t *cap) {
+    size_t n = 0;
+    while (*s == ' ') s++;
+    if (*s++ != '[') return -1;
+    for (;;) {
+        while (*s == ' ' || *s == ',') s++;
+        if (*s == ']') return (long)n;
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s) return -1;
+        s = end;
+        if (n == *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            int32_t *p = realloc(*ids, *cap * sizeof **ids);
+            if (!p) return -1;
+            *ids = p;
+        }
+        (*ids)[n++] = (int32_t)v;
+    }
+}
+
 int main(int argc, char **argv) {
     const char *path = NULL, *file = NULL;
-    int mode = 0, parse_special = 1, add_special = 0, decode = 0, bench = 0, info = 0; /* mode 0 raw, 1 corpus, 2 json */
+    int mode = 0, parse_special = 1, add_special = 0, decode = 0, bench = 0, info = 0, plain = 0;
+    /* mode 0 raw, 1 corpus, 2 json, 3 id arrays */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--corpus")) mode = 1;
         else if (!strcmp(argv[i], "--json")) mode = 2;
@@ -119,6 +144,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--add-special")) add_special = 1;
         else if (!strcmp(argv[i], "--decode")) decode = 1;
         else if (!strcmp(argv[i], "--info")) info = 1;
+        else if (!strcmp(argv[i], "--ids")) mode = 3;
+        else if (!strcmp(argv[i], "--plain")) plain = 1;
         else if (!strcmp(argv[i], "--bench") && i + 1 < argc) bench = atoi(argv[++i]);
         else if (argv[i][0] == '-' && argv[i][1]) return usage();
         else if (!path) path = argv[i];
@@ -161,6 +188,22 @@ int main(int argc, char **argv) {
     while ((got = getline(&line, &lcap, in)) >= 0) {
         size_t n = (size_t)got;
         if (n && line[n - 1] == '\n') n--;
+        if (mode == 3) {
+            line[n] = 0;
+            long k = parse_ids(line, &ids, &icap);
+            if (k < 0) { fprintf(stderr, "tok_dump: bad id array line\n"); rc = 1; break; }
+            int64_t m = sn_tok_decode(t, ids, (size_t)k, !plain, dec, dcap);
+            if (m >= 0 && (size_t)m > dcap) {
+                dcap = (size_t)m + 16;
+                dec = realloc(dec, dcap);
+                if (!dec) { rc = 1; break; }
+                m = sn_tok_decode(t, ids, (size_t)k, !plain, dec, dcap);
+            }
+            if (m < 0) { fprintf(stderr, "tok_dump: decode failed (%d)\n", (int)m); rc = 1; break; }
+            print_json_str(dec, (size_t)m);
+            putchar('\n');
+            continue;
+        }
         if (mode == 1) {
             if (n == 0 || line[0] == '#') continue;
             n = corpus_unescape(line, n);
