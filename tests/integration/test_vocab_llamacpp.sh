@@ -132,6 +132,13 @@ if [[ -d $LCPP/models ]]; then
   else
     bad "SPM fixture: $out"
   fi
+  # Special tokens, add_* flags, chat templates, normalizer flags: sunny vs gguf-py's SpecialVocab itself
+  # on 20 folders built to hit its branches (TemplateProcessing/Roberta/eot/sep/cls, template sources).
+  if out=$($PY "$SN_SRC/tests/tools/vocab_specialvocab_diff.py" "$LCPP/gguf-py" "$VO" "$W/specialvocab" "$L" 2>&1); then
+    ok "SpecialVocab keys identical to gguf-py on $(grep -c '^ok' <<<"$out") folders"
+  else
+    bad "SpecialVocab differs from gguf-py:"$'\n'"$(grep -A2 FAIL <<<"$out")"
+  fi
 else
   echo "SKIP: llama.cpp source tree not at $LCPP (set LLAMA_CPP_SRC): converter-output comparisons"
 fi
