@@ -6,6 +6,8 @@
 #include "sn_test.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,7 +177,57 @@ static void test_name_heuristics(void) {
     CU_ASSERT_STRING_EQUAL(s, "0.50K");
 }
 
+/* general.* from a README front matter + generation_config.json, read back from a written header */
+static void test_metadata_keys(void) {
+    char dir[128], path[256];
+    snprintf(dir, sizeof dir, "/tmp/sn_test_meta_%d/Qwen2.5-0.5B-Instruct", (int)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/README.md", dir);
+    FILE *f = fopen(path, "w");
+    fputs("---\nlicense: apache-2.0\nlanguage:\n- en\n- zh\ntags:\n  - chat\npipeline_tag: text-generation\n"
+          "base_model: Qwen/Qwen2.5-0.5B\n---\n# Qwen2.5\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/generation_config.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"temperature\": 0.7, \"top_k\": 20, \"top_p\": 0.8, \"repetition_penalty\": 1.05, \"do_sample\": true}", f);
+    fclose(f);
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_err err = {0};
+    CU_ASSERT_EQUAL_FATAL(sn_metadata_write(dir, NULL, NULL, 494032768, w, &err), SN_OK);
+    snprintf(path, sizeof path, "%s/meta.gguf", dir);
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_finish(w, &err), SN_OK);
+    sn_gguf_writer_free(w);
+    sn_gguf *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_open(path, 0, &g, &err), SN_OK);
+    char *s;
+    CU_ASSERT_STRING_EQUAL((s = sn_gguf_str_dup(g, "general.name")) ? s : "", "Qwen2.5 0.5B Instruct"); free(s);
+    CU_ASSERT_STRING_EQUAL((s = sn_gguf_str_dup(g, "general.basename")) ? s : "", "Qwen2.5"); free(s);
+    CU_ASSERT_STRING_EQUAL((s = sn_gguf_str_dup(g, "general.finetune")) ? s : "", "Instruct"); free(s);
+    CU_ASSERT_STRING_EQUAL((s = sn_gguf_str_dup(g, "general.size_label")) ? s : "", "0.5B"); free(s);
+    CU_ASSERT_STRING_EQUAL((s = sn_gguf_str_dup(g, "general.license")) ? s : "", "apache-2.0"); free(s);
+    CU_ASSERT_STRING_EQUAL((s = sn_gguf_str_dup(g, "general.base_model.0.name")) ? s : "", "Qwen2.5 0.5B"); free(s);
+    CU_ASSERT_STRING_EQUAL((s = sn_gguf_str_dup(g, "general.base_model.0.repo_url")) ? s : "",
+                           "https://huggingface.co/Qwen/Qwen2.5-0.5B"); free(s);
+    int64_t k = sn_gguf_find_key(g, "general.sampling.top_k");
+    CU_ASSERT_TRUE(k >= 0 && sn_gguf_kv_type(g, k) == SN_GGUF_I32 && sn_gguf_get_i32(g, k) == 20);
+    k = sn_gguf_find_key(g, "general.sampling.penalty_repeat");
+    CU_ASSERT_TRUE(k >= 0 && sn_gguf_kv_type(g, k) == SN_GGUF_F32 && sn_gguf_get_f32(g, k) == 1.05f);
+    k = sn_gguf_find_key(g, "general.tags");
+    CU_ASSERT_TRUE(k >= 0 && sn_gguf_arr_n(g, k) == 2); /* tags + pipeline_tag */
+    k = sn_gguf_find_key(g, "general.languages");
+    CU_ASSERT_TRUE(k >= 0 && sn_gguf_arr_n(g, k) == 2);
+    /* order: sampling keys come before general.name, as gguf.Metadata writes them */
+    CU_ASSERT_TRUE(sn_gguf_find_key(g, "general.sampling.temp") < sn_gguf_find_key(g, "general.name"));
+    sn_gguf_close(g);
+    snprintf(cmd, sizeof cmd, "rm -rf /tmp/sn_test_meta_%d", (int)getpid());
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 static const sn_test_case cases[] = {
+    {"general.* from README + generation_config", test_metadata_keys},
     {"llama name map + shapes", test_llama_names},
     {"qwen2/qwen3 name map", test_qwen_names},
     {"Q/K permutation vs reshape/swapaxes", test_permutation},
