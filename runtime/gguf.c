@@ -697,6 +697,7 @@ struct sn_gguf_writer {
     uint8_t *buf;
     size_t buf_len;
     uint64_t written;       /* bytes handed to the file so far (incl. buffered) */
+    uint64_t synced;        /* file bytes whose writeback has been started */
     int64_t cur;            /* tensor being written */
     uint64_t cur_bytes;
     int state;              /* 0 building, 1 streaming, 2 finished/failed */
@@ -976,9 +977,25 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
     return 0;
 }
 
+/* Starts writeback of what the kernel holds so far, every 64 MiB: multi-GB outputs then stream to
+ * disk while we compute instead of piling up dirty pages for the final fsync. Advisory only. */
+static void w_writeback(sn_gguf_writer *w) {
+#ifdef SYNC_FILE_RANGE_WRITE
+    uint64_t in_kernel = w->written - w->buf_len;
+    if (in_kernel - w->synced >= (UINT64_C(64) << 20)) {
+        (void)sync_file_range(w->fd, (off_t)w->synced, (off_t)(in_kernel - w->synced),
+                              SYNC_FILE_RANGE_WRITE);
+        w->synced = in_kernel;
+    }
+#else
+    (void)w;
+#endif
+}
+
 static int w_flush(sn_gguf_writer *w) {
     if (w->buf_len && write_all(w->fd, w->buf, w->buf_len)) return -1;
     w->buf_len = 0;
+    w_writeback(w);
     return 0;
 }
 
@@ -1012,6 +1029,7 @@ static int w_put(sn_gguf_writer *w, const void *src, uint64_t n) {
         n -= got;
     }
     w->buf_len = 0;
+    w_writeback(w);
     return 0;
 }
 
