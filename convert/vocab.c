@@ -1241,6 +1241,11 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         int64_t vs;
         if (jint(jget(in.config, "vocab_size"), &vs) && vs > 0) in.vocab_size = vs;
         else if (cfg && cfg->vocab_size > 0) in.vocab_size = cfg->vocab_size;
+        if (in.vocab_size > INT32_MAX) {
+            st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %" PRId64 " is larger than 2^31-1",
+                            in.vocab_size);
+            goto out;
+        }
         const cJSON *archs = jget(in.config, "architectures");
         const cJSON *a0 = cJSON_GetArrayItem(archs, 0);
         const char *arch = cJSON_IsString(a0) ? a0->valuestring : (cfg ? cfg->architecture : NULL);
