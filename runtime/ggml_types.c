@@ -393,25 +393,75 @@ void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
 }
 
 /* Q4_0: d = (signed value of largest magnitude) / -8, q = min(15, (int8)(x/d + 8.5)). */
-void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
-    sn_block_q4_0 *y = vy;
-    const int64_t nb = k / SN_QK4_0;
+static void q4_0_block(const float *xb, sn_block_q4_0 *y) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < SN_QK4_0; j++) {
+        if (amax < fabsf(xb[j])) { amax = fabsf(xb[j]); max = xb[j]; }
+    }
+    const float d = max / -8;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y->d = sn_fp32_to_fp16(d);
+    for (int j = 0; j < SN_QK4_0 / 2; j++) {
+        const float x0 = xb[j] * id, x1 = xb[j + SN_QK4_0 / 2] * id;
+        const uint8_t q0 = (uint8_t)SN_MIN(15, (int)cast_i8(x0 + 8.5f));
+        const uint8_t q1 = (uint8_t)SN_MIN(15, (int)cast_i8(x1 + 8.5f));
+        y->qs[j] = (uint8_t)(q0 | (q1 << 4));
+    }
+}
+
+#ifdef SN_X86
+/* Same arithmetic 8 lanes at a time. The scalar scan keeps the first element of largest
+ * magnitude and never picks a NaN; max_ps(|v|, acc) ignores NaN the same way, and the first lane
+ * equal to the maximum is the one the scan keeps. The (int8_t) cast is x86's: int32 conversion
+ * (INT32_MIN for NaN/out of range), low byte, sign-extended. */
+__attribute__((target("avx2"))) static void q4_0_row_avx2(const float *x, sn_block_q4_0 *y,
+                                                           int64_t nb) {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 bias = _mm256_set1_ps(8.5f);
+    const __m256i fifteen = _mm256_set1_epi32(15), lowbyte = _mm256_set1_epi32(0xff);
     for (int64_t i = 0; i < nb; i++) {
         const float *xb = x + i * SN_QK4_0;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < SN_QK4_0; j++) {
-            if (amax < fabsf(xb[j])) { amax = fabsf(xb[j]); max = xb[j]; }
+        __m256 v[4], m = _mm256_setzero_ps();
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm256_loadu_ps(xb + 8 * k);
+            m = _mm256_max_ps(_mm256_and_ps(v[k], absmask), m); /* NaN -> keeps m */
+        }
+        float lanes[8];
+        _mm256_storeu_ps(lanes, m);
+        float amax = 0.0f;
+        for (int k = 0; k < 8; k++) amax = lanes[k] > amax ? lanes[k] : amax;
+        float max = 0.0f;
+        if (amax > 0.0f) {
+            for (int j = 0; j < SN_QK4_0; j++)
+                if (fabsf(xb[j]) == amax) { max = xb[j]; break; }
         }
         const float d = max / -8;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = sn_fp32_to_fp16(d);
-        for (int j = 0; j < SN_QK4_0 / 2; j++) {
-            const float x0 = xb[j] * id, x1 = xb[j + SN_QK4_0 / 2] * id;
-            const uint8_t q0 = (uint8_t)SN_MIN(15, (int)cast_i8(x0 + 8.5f));
-            const uint8_t q1 = (uint8_t)SN_MIN(15, (int)cast_i8(x1 + 8.5f));
-            y[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
+        const __m256 vid = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int k = 0; k < 4; k++) {
+            __m256i t = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v[k], vid), bias));
+            t = _mm256_srai_epi32(_mm256_slli_epi32(t, 24), 24); /* (int8_t) */
+            q[k] = _mm256_and_si256(_mm256_min_epi32(t, fifteen), lowbyte); /* (uint8_t)MIN */
         }
+        int32_t out[16];
+        _mm256_storeu_si256((__m256i *)(void *)out,
+                            _mm256_or_si256(q[0], _mm256_slli_epi32(q[2], 4)));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 8),
+                            _mm256_or_si256(q[1], _mm256_slli_epi32(q[3], 4)));
+        for (int j = 0; j < 16; j++) y[i].qs[j] = (uint8_t)out[j];
     }
+}
+#endif
+
+void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
+    sn_block_q4_0 *y = vy;
+    const int64_t nb = k / SN_QK4_0;
+#ifdef SN_X86
+    if (CPU_HAS("avx2")) { q4_0_row_avx2(x, y, nb); return; }
+#endif
+    for (int64_t i = 0; i < nb; i++) q4_0_block(x + i * SN_QK4_0, &y[i]);
 }
 
 /* Scale + min search for an asymmetric n-level quantization (ggml's make_qkx2_quants): start from
