@@ -61,11 +61,11 @@ d=$(mk unknown_tensor); rm "$d/model.safetensors"
 $PY - "$good/model.safetensors" "$d/model.safetensors" <<'EOF'
 import json, struct, sys
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8+n])
-h["model.vision_tower.weight"] = {"dtype": "F32", "shape": [1], "data_offsets": [len(b) - 8 - n, len(b) - 8 - n + 4]}
+h["model.layers.0.self_attn.q_a_proj.weight"] = {"dtype": "F32", "shape": [1], "data_offsets": [len(b) - 8 - n, len(b) - 8 - n + 4]}
 hb = json.dumps(h).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8+n:] + bytes(4))
 EOF
-expect_fail unknown_tensor "$d" "cannot map tensor 'model.vision_tower.weight'" "model.safetensors"
+expect_fail unknown_tensor "$d" "cannot map tensor 'model.layers.0.self_attn.q_a_proj.weight'" "model.safetensors"
 
 d=$(mk shape_mismatch); sed -i 's/"intermediate_size": 384/"intermediate_size": 512/' "$d/config.json"
 expect_fail shape_mismatch "$d" "model.safetensors" "shape" "config.json"

@@ -56,6 +56,9 @@ static void test_llama_names(void) {
     sn_arch_tensor t;
     sn_err err = {0};
     CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.0.self_attn.rotary_emb.inv_freq", &t, &err), SN_ARCH_MAP_SKIP);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.vision_tower.blocks.0.weight", &t, &err), SN_ARCH_MAP_SKIP);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "multi_modal_projector.linear_1.weight", &t, &err), SN_ARCH_MAP_SKIP);
+    expect_map(a, &c, "language_model.model.norm.weight", "output_norm.weight", 64, 1, 0);
     CU_ASSERT(a->map_tensor(a, &c, "model.layers.0.self_attn.q_norm.weight", &t, &err) < 0); /* qwen3 only */
     CU_ASSERT(a->map_tensor(a, &c, "embed_tokens.weight", &t, &err) < 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot map tensor 'embed_tokens.weight'"));
