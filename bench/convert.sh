@@ -30,8 +30,9 @@ cat "$src"/*.safetensors > /dev/null # page cache warm
 params=$("$BIN" "$src" --dry-run --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["n_params"])')
 echo "model: $FAM 200m preset, $params parameters, $((src_bytes / 1000000)) MB bf16 safetensors; threads: 2; $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
 echo "seconds, MB/s: whole run (config + tokenizer ~0.35 s, final fsync included); data: tensor streaming"
-echo "into the page cache only (excludes tokenizer and fsync); fsync: the final flush to disk"
-printf "%-6s %8s %10s %8s %10s %7s %10s %10s %8s\n" type seconds "MB/s(src)" data_s "MB/s(data)" fsync "out MB" "peakRSS" target
+echo "into the page cache only (excludes tokenizer and fsync); fsync: the final flush to disk; cpu_s: user+sys"
+echo "CPU seconds of the whole run (what 2 idle cores would need / 2 as wall time); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-6s %8s %10s %8s %10s %7s %7s %10s %10s %8s\n" type seconds "MB/s(src)" data_s "MB/s(data)" fsync cpu_s "out MB" "peakRSS" target
 for ot in f16 bf16 q8_0 q4_0; do
   out=$W/out-$ot.gguf
   rm -f "$out"
@@ -39,6 +40,7 @@ for ot in f16 bf16 q8_0 q4_0; do
     { echo "$ot: conversion failed"; tail -5 "$W/time-$ot.txt"; continue; }
   secs=$(grep "Elapsed (wall clock)" "$W/time-$ot.txt" | awk -F': ' '{print $2}' |
          awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
+  cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf("%.2f", s) }' "$W/time-$ot.txt")
   rss=$(grep "Maximum resident set size" "$W/time-$ot.txt" | awk '{print $6}')
   osz=$(stat -c %s "$out")
   mbs=$(awk -v b="$src_bytes" -v s="$secs" 'BEGIN { printf("%.0f", (s > 0) ? b / 1e6 / s : 0) }')
@@ -46,6 +48,6 @@ for ot in f16 bf16 q8_0 q4_0; do
   fs=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sync_seconds"])' "$W/json-$ot.txt")
   dmbs=$(awk -v b="$src_bytes" -v s="$ds" 'BEGIN { printf("%.0f", (s > 0) ? b / 1e6 / s : 0) }')
   tgt=$([[ $ot == f16 || $ot == bf16 ]] && echo ">=1000" || echo ">=500")
-  printf "%-6s %8.2f %10s %8.2f %10s %7.2f %10.1f %7d MB %8s\n" "$ot" "$secs" "$mbs" "$ds" "$dmbs" "$fs" "$(awk -v o="$osz" 'BEGIN{print o/1e6}')" $((rss / 1024)) "$tgt"
+  printf "%-6s %8.2f %10s %8.2f %10s %7.2f %7s %10.1f %7d MB %8s\n" "$ot" "$secs" "$mbs" "$ds" "$dmbs" "$fs" "$cpu" "$(awk -v o="$osz" 'BEGIN{print o/1e6}')" $((rss / 1024)) "$tgt"
   rm -f "$out"
 done
