@@ -4,8 +4,9 @@
  * ggml-quants.c quantize_row_*_ref), because the converter's output is compared byte for byte with
  * llama.cpp's. That is why the float expressions below keep ggml's evaluation order, why
  * float->int8 casts are emulated the way x86 performs them, and why nearest_int is the
- * "add 1.5*2^23" trick rather than lrintf. The SIMD row converters are checked lane for lane
- * against the scalar functions in tests/unit/test_ggml_types.c. */
+ * "add 1.5*2^23" trick rather than lrintf. The SIMD versions (row converters; Q8_0/Q4_0 blocks;
+ * Q4_K/Q6_K sub-blocks run side by side in lanes) repeat the scalar operations exactly and are
+ * checked against the scalar twins and against llama.cpp's libggml in tests/unit/test_ggml_types.c. */
 #include "ggml_types.h"
 
 /* Bit-exactness needs every a*b+c rounded twice, as in ggml's own build: never let the compiler
