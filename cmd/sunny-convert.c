@@ -2,9 +2,11 @@
  *
  * Parses flags, installs SIGINT/SIGTERM handlers that ask the library to stop (it then removes its
  * tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report and the --json
- * summary. All conversion logic lives in convert/convert.c. */
+ * summary. All conversion logic lives in convert/convert.c; --blob hands the input (an HF folder or a
+ * GGUF) to convert/blob_convert.c, which writes a runtime blob (docs/BLOB.md) instead. */
 #include "cli.h"
 #include "arch.h"
+#include "blob_convert.h"
 #include "convert.h"
 #include "ggml_types.h"
 
@@ -21,6 +23,8 @@ static void on_signal(int sig) { g_cancel = sig; }
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: sunny-convert MODEL_DIR -o OUT.gguf [options]\n"
+            "       sunny-convert (MODEL_DIR | MODEL.gguf) --blob -o OUT.snb --dtype fp32|fp16|int4\n"
+            "                     [--head fp16|int4] [-t N] [--verify] [--force] [--json]\n"
             "Convert a Hugging Face model folder (config.json, *.safetensors, tokenizer files) to GGUF.\n"
             "Supported architectures: %s.\n\n"
             "Options:\n"
@@ -34,6 +38,9 @@ static void usage(FILE *f) {
             "  --force              overwrite OUT.gguf if it exists\n"
             "  --json               print a JSON summary on stdout\n"
             "  --pre NAME           force tokenizer.ggml.pre (when the pre-tokenizer is not recognised)\n"
+            "  --blob               write a sunny runtime blob (.snb, docs/BLOB.md) for sunny-run instead\n"
+            "  --dtype TYPE         blob weight type: fp32, fp16 or int4 (INT4G64; norms/embedding stay fp32)\n"
+            "  --head TYPE          int4 blobs: output head as int4 (default) or fp16\n"
             "  -h, --help           this text\n"
             "  --version            print the version\n\n"
             "Example:\n"
@@ -76,6 +83,38 @@ static void on_verify(void *ud, const char *name, int ok, double max_err, double
                 max_err, bound > 0 ? "" : " (exact)");
 }
 
+/* --blob: everything after flag parsing for the runtime-blob path. */
+static int run_blob(const sn_blob_convert_opts *bo, int json) {
+    sn_blob_convert_result r;
+    sn_err err;
+    memset(&err, 0, sizeof err);
+    sn_status st = sn_blob_convert(bo, &r, &err);
+    if (st != SN_OK) return sn_cli_fail(&err);
+    if (json) {
+        printf("{\"output\": \"");
+        for (const char *s = bo->out_path; *s; s++) {
+            unsigned char c = (unsigned char)*s;
+            if (c == '"' || c == '\\') printf("\\%c", c);
+            else if (c < 0x20) printf("\\u%04x", c);
+            else putchar(c);
+        }
+        printf("\", \"dtype\": \"%s\", \"n_tensors\": %llu, \"n_int4\": %llu, \"n_fp16\": %llu, \"n_fp32\": %llu, "
+               "\"bytes\": %llu, \"seconds\": %.3f, \"int4_max_rel_err\": %.6g, \"verified\": %s}\n",
+               bo->dtype == SN_BLOBTYPE_FP32 ? "fp32" : bo->dtype == SN_BLOBTYPE_FP16 ? "fp16" : "int4",
+               (unsigned long long)r.n_tensors, (unsigned long long)r.n_int4, (unsigned long long)r.n_fp16,
+               (unsigned long long)r.n_fp32, (unsigned long long)r.bytes, r.seconds, r.verify_max_rel_err,
+               bo->verify ? "true" : "false");
+    } else if (bo->verify) {
+        printf("verify: %s reopened with every CRC32 checked (%llu tensors)\n", bo->out_path,
+               (unsigned long long)r.n_tensors);
+    }
+    if (!json && sn_cli_isatty_stderr())
+        fprintf(stderr, "wrote %s: %llu tensors (%llu int4, %llu fp16, %llu fp32), %.1f MB in %.1fs\n", bo->out_path,
+                (unsigned long long)r.n_tensors, (unsigned long long)r.n_int4, (unsigned long long)r.n_fp16,
+                (unsigned long long)r.n_fp32, r.bytes / 1e6, r.seconds);
+    return SN_EXIT_OK;
+}
+
 static long peak_rss_mb(void) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
@@ -99,28 +138,40 @@ int main(int argc, char **argv) {
     memset(&o, 0, sizeof o);
     ui_t ui;
     memset(&ui, 0, sizeof ui);
-    int json = 0;
+    int json = 0, blob = 0, dtype = -1, head = -1;
+    const char *outtype_flag = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return SN_EXIT_OK; }
         if (!strcmp(a, "--version")) { sn_cli_print_version(); return SN_EXIT_OK; }
         if (!strcmp(a, "-o") || !strcmp(a, "--outfile") || !strcmp(a, "--outtype") || !strcmp(a, "--name") ||
-            !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "--pre")) {
+            !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "--pre") || !strcmp(a, "--dtype") ||
+            !strcmp(a, "--head")) {
             if (i + 1 >= argc) return sn_cli_usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "-o") || !strcmp(a, "--outfile")) o.out_path = v;
             else if (!strcmp(a, "--name")) o.name = v;
             else if (!strcmp(a, "--pre")) o.pre_override = v;
+            else if (!strcmp(a, "--dtype")) {
+                dtype = sn_blobtype_parse(v);
+                if (dtype < 0) return sn_cli_usage_error("unknown --dtype '%s' (fp32, fp16, int4)", v);
+            } else if (!strcmp(a, "--head")) {
+                if (strcmp(v, "fp16") != 0 && strcmp(v, "int4") != 0)
+                    return sn_cli_usage_error("unknown --head '%s' (fp16, int4)", v);
+                head = !strcmp(v, "fp16");
+            }
             else if (!strcmp(a, "--outtype")) {
                 int t = sn_outtype_parse(v);
                 if (t < 0) return sn_cli_usage_error("unknown --outtype '%s' (f32, f16, bf16, q8_0, q4_0, auto)", v);
                 o.outtype = (sn_outtype)t;
+                outtype_flag = a;
             } else {
                 int64_t n;
                 if (sn_cli_parse_i64(v, 1, 64, &n) != 0) return sn_cli_usage_error("%s wants 1..64, got '%s'", a, v);
                 o.n_threads = (int)n;
             }
         } else if (!strcmp(a, "--verify")) o.verify = 1;
+        else if (!strcmp(a, "--blob")) blob = 1;
         else if (!strcmp(a, "--dry-run")) o.dry_run = 1;
         else if (!strcmp(a, "--force")) o.force = 1;
         else if (!strcmp(a, "--json")) json = 1;
@@ -129,6 +180,24 @@ int main(int argc, char **argv) {
         else return sn_cli_usage_error("unexpected argument '%s' (one MODEL_DIR only)", a);
     }
     if (!o.model_dir) return sn_cli_usage_error("missing MODEL_DIR");
+    if (!blob && (dtype >= 0 || head >= 0)) return sn_cli_usage_error("--dtype and --head need --blob");
+    if (blob) {
+        if (dtype < 0) return sn_cli_usage_error("--blob needs --dtype fp32|fp16|int4");
+        if (head >= 0 && dtype != SN_BLOBTYPE_INT4) return sn_cli_usage_error("--head applies to --dtype int4 only");
+        if (!o.out_path) return sn_cli_usage_error("missing -o OUT.snb");
+        if (o.dry_run || outtype_flag || o.name || o.pre_override)
+            return sn_cli_usage_error("--blob cannot be combined with --dry-run, --outtype, --name or --pre");
+        sn_blob_convert_opts bo;
+        memset(&bo, 0, sizeof bo);
+        bo.in_path = o.model_dir;
+        bo.out_path = o.out_path;
+        bo.dtype = (sn_blobtype)dtype;
+        bo.head_fp16 = head == 1;
+        bo.n_threads = o.n_threads;
+        bo.force = o.force;
+        bo.verify = o.verify;
+        return run_blob(&bo, json);
+    }
     if (!o.out_path && !o.dry_run) return sn_cli_usage_error("missing -o OUT.gguf");
     if (o.out_path && o.dry_run && !o.force) {
         /* a dry run writes nothing, so an existing output is not an error */
