@@ -8,6 +8,7 @@
 #include "sn_test.h"
 
 #include "gguf.h"
+#include "spm_model.h"
 #include "vocab.h"
 
 #include <cJSON.h>
@@ -473,6 +474,45 @@ static void test_spm(void) {
     sn_gguf_close(g);
 }
 
+/* The protobuf reader on 3000 deterministic corruptions of a valid model: it must either parse
+ * (every piece inside the buffer) or fail with SN_EFORMAT - never read out of bounds (ASan job). */
+static void test_spm_parser_mutations(void) {
+    pbuf p;
+    fresh_dir();
+    put_spm(&p);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    int ok = 0, bad = 0;
+    for (int it = 0; it < 3000; it++) {
+        unsigned char buf[4096];
+        size_t n = p.n;
+        memcpy(buf, p.b, n);
+        for (int k = 0; k < 1 + it % 4; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t at = (size_t)(x % n);
+            switch ((x >> 32) % 3) {
+            case 0: buf[at] ^= (unsigned char)(1u << ((x >> 40) % 8)); break;
+            case 1: buf[at] = (unsigned char)(x >> 48); break;
+            default: n = at ? at : 1; break; /* truncate */
+            }
+        }
+        sn_spm_model m;
+        sn_err err = {0};
+        sn_status st = sn_spm_parse(buf, n, "fuzz", &m, &err);
+        if (st == SN_OK) {
+            for (size_t i = 0; i < m.n; i++)
+                CU_ASSERT((const unsigned char *)m.pieces[i].piece >= buf &&
+                          (const unsigned char *)m.pieces[i].piece + m.pieces[i].len <= buf + n);
+            sn_spm_free(&m);
+            ok++;
+        } else {
+            CU_ASSERT_EQUAL(st, SN_EFORMAT);
+            CU_ASSERT(strstr(err.msg, "fuzz") != NULL);
+            bad++;
+        }
+    }
+    CU_ASSERT(ok > 0 && bad > 0);
+}
+
 static void test_spm_malformed(void) {
     fresh_dir();
     pbuf p;
@@ -578,6 +618,7 @@ static const sn_test_case cases[] = {
     {"byte_fallback BPE: merge-rank scores and types", test_llama_hf_rank_scores},
     {"SentencePiece tokenizer.model", test_spm},
     {"SentencePiece malformed protobuf", test_spm_malformed},
+    {"SentencePiece parser on 3000 corrupted inputs", test_spm_parser_mutations},
     {"TemplateProcessing eot/eos swap, named chat templates, CodeLlama eot", test_eot_from_template_and_named_templates},
     {"missing and broken files", test_missing_and_broken_files},
 };
