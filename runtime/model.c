@@ -1,6 +1,13 @@
-/* model.c - family-independent model loading: mmap the GGUF, read hyperparameters, choose the
- * family, validate tensors, own the thread pool and kernel table (see model.h). */
+/* model.c - family-independent model loading: mmap the GGUF (or the runtime blob), read
+ * hyperparameters, choose the family, validate tensors, own the thread pool and kernel table
+ * (see model.h). */
 #include "model.h"
+#include "blob.h"
+#include "kernels/int4.h"
+
+#ifndef SN_KTYPE_INT4G64
+#define SN_KTYPE_INT4G64 (-2) /* transitional: INT4 blobs are refused until kernels.h has the type */
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -209,15 +216,90 @@ static sn_status read_hparams(sn_model *m, sn_err *err) {
 
 /* ---- tensor helpers ---- */
 
+const sn_gguf_tensor *sn_model_find_tensor(const sn_model *m, const char *name) {
+    if (m->blob) {
+        const int64_t i = sn_blob_find_tensor(m->blob, name);
+        return i < 0 ? NULL : &m->blob_tensors[i];
+    }
+    const int64_t i = sn_gguf_find_tensor(m->g, name);
+    return i < 0 ? NULL : sn_gguf_tensor_at(m->g, i);
+}
+
+/* Kernel type of a blob dtype/layout pair (-1 if the kernels cannot take it). */
+static int blob_ktype(const sn_blob_tensor *t) {
+    if (t->dtype == SN_BLOB_FP32 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F32;
+    if (t->dtype == SN_BLOB_FP16 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F16;
+    if (t->dtype == SN_BLOB_INT4G64 && t->layout == SN_BLOB_INT4_ROWS) return SN_KTYPE_INT4G64;
+    return -1;
+}
+
+/* Opens path as a blob when its content (or its .snb name) says so; m->g becomes the blob's metadata. */
+static sn_status open_blob(sn_model *m, int flags, sn_err *err) {
+    sn_status st = sn_blob_open(m->path, flags, &m->blob, err);
+    if (st) return st;
+    m->g = (sn_gguf *)sn_blob_meta(m->blob); /* owned by the blob; see sn_model_free */
+    const int64_t n = sn_blob_n_tensors(m->blob);
+    m->blob_tensors = calloc((size_t)(n > 0 ? n : 1), sizeof(*m->blob_tensors));
+    if (!m->blob_tensors) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        const sn_blob_tensor *bt = sn_blob_tensor_at(m->blob, i);
+        sn_gguf_tensor *t = &m->blob_tensors[i];
+        t->name = bt->name;
+        t->n_dims = bt->n_dims;
+        for (int d = 0; d < SN_GGUF_MAX_DIMS; d++) t->ne[d] = bt->ne[d];
+        t->type = blob_ktype(bt);
+        if (t->type < 0)
+            return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s has blob dtype %d / layout %d, which sunny-run cannot use",
+                              m->path, bt->name, (int)bt->dtype, (int)bt->layout);
+        t->offset = bt->offset;
+        t->size = bt->nbytes;
+        t->data = bt->data;
+    }
+    return SN_OK;
+}
+
+static int has_suffix(const char *s, const char *suf) {
+    const size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* A file is read as a blob if it starts with the blob magic, or if it is named *.snb (then anything
+ * else, e.g. a renamed GGUF, is refused by the blob reader rather than silently run). */
+static int is_blob_path(const char *path) { return sn_blob_sniff(path) || has_suffix(path, ".snb"); }
+
+struct sn_model_meta {
+    sn_gguf *g;
+    sn_blob *b;
+};
+
+sn_status sn_model_meta_open(const char *path, sn_model_meta **out, sn_err *err) {
+    *out = NULL;
+    sn_model_meta *mm = calloc(1, sizeof(*mm));
+    if (!mm) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    const sn_status st = is_blob_path(path) ? sn_blob_open(path, 0, &mm->b, err)
+                                            : sn_gguf_open(path, SN_GGUF_NO_DATA, &mm->g, err);
+    if (st) { free(mm); return st; }
+    *out = mm;
+    return SN_OK;
+}
+
+const sn_gguf *sn_model_meta_gguf(const sn_model_meta *mm) { return mm->b ? sn_blob_meta(mm->b) : mm->g; }
+
+void sn_model_meta_close(sn_model_meta *mm) {
+    if (!mm) return;
+    sn_blob_close(mm->b);
+    sn_gguf_close(mm->g);
+    free(mm);
+}
+
 sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
                           const sn_gguf_tensor **out, sn_err *err) {
     *out = NULL;
-    const int64_t i = sn_gguf_find_tensor(m->g, name);
-    if (i < 0) {
+    const sn_gguf_tensor *t = sn_model_find_tensor(m, name);
+    if (!t) {
         if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor %s", m->path, name);
         return SN_OK;
     }
-    const sn_gguf_tensor *t = sn_gguf_tensor_at(m->g, i);
     const int want_dims = ne1 == 1 ? 1 : 2;
     int64_t have1 = (int64_t)t->ne[1];
     if ((int)t->n_dims > want_dims && !(t->n_dims == 2 && want_dims == 1 && t->ne[1] == 1))
@@ -239,16 +321,18 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
     sn_status st = sn_model_tensor(m, name, n_in, n_out, required, &t, err);
     if (st || !t) return st;
     if (!m->k->dot[t->type] || sn_kernel_act_type(t->type) < 0) {
-        const char *tn = sn_ggml_type_name(t->type);
+        const char *tn = t->type == SN_KTYPE_INT4G64 ? "INT4G64" : sn_ggml_type_name(t->type);
         return sn_err_set(err, SN_EUNSUPPORTED,
                           "%s: tensor %s has type %s, which sunny-run does not implement "
                           "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)",
                           m->path, name, tn ? tn : "unknown");
     }
-    const uint64_t rb = sn_ggml_row_size(t->type, (uint64_t)n_in);
+    const int int4 = t->type == SN_KTYPE_INT4G64;
+    const uint64_t rb = int4 ? (n_in % SN_INT4_GROUP ? 0 : sn_int4_w_row_bytes(n_in))
+                             : sn_ggml_row_size(t->type, (uint64_t)n_in);
     if (rb == 0 || sn_kernel_act_row_size(t->type, n_in) == 0)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: row length %lld is not a multiple of the %s block size",
-                          m->path, name, (long long)n_in, sn_ggml_type_name(t->type));
+                          m->path, name, (long long)n_in, int4 ? "INT4G64" : sn_ggml_type_name(t->type));
     if (rb * (uint64_t)n_out != t->size)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: %llu bytes, expected %llu", m->path, name,
                           (unsigned long long)t->size, (unsigned long long)(rb * (uint64_t)n_out));
@@ -304,7 +388,7 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     m->params = p;
     m->path = strdup(path);
     if (!m->path) { free(m); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
-    sn_status st = sn_gguf_open(path, 0, &m->g, err);
+    sn_status st = is_blob_path(path) ? open_blob(m, p.verify ? SN_BLOB_VERIFY : 0, err) : sn_gguf_open(path, 0, &m->g, err);
     if (st) { sn_model_free(m); return st; }
 
     char *arch = sn_gguf_str_dup(m->g, "general.architecture");
@@ -339,7 +423,9 @@ void sn_model_free(sn_model *m) {
     if (!m) return;
     if (m->fam && m->impl) m->fam->free(m);
     sn_pool_free(m->pool);
-    sn_gguf_close(m->g);
+    if (m->blob) sn_blob_close(m->blob); /* also frees m->g, its embedded metadata */
+    else sn_gguf_close(m->g);
+    free(m->blob_tensors);
     free(m->path);
     free(m);
 }
@@ -363,3 +449,4 @@ void sn_model_reset(sn_model *m) {
 
 int64_t sn_model_n_vocab(const sn_model *m) { return m->hp.n_vocab; }
 const sn_gguf *sn_model_gguf(const sn_model *m) { return m->g; }
+const char *sn_model_format(const sn_model *m) { return m->blob ? "blob" : "gguf"; }

@@ -6,7 +6,12 @@
  * qwen3) supplies an sn_family vtable: load = map and validate its tensors and allocate its state
  * (a KV cache for transformers; a recurrent family would keep a fixed-size state instead), eval =
  * append tokens and produce the last token's logits. Adding a family is one new file plus one row
- * in model.c's table. sn_abi.h wraps this for outside callers; this header is runtime-internal. */
+ * in model.c's table. sn_abi.h wraps this for outside callers; this header is runtime-internal.
+ *
+ * The model file may also be a sunny runtime blob (.snb, docs/BLOB.md): model.c then takes the
+ * metadata from the blob's embedded GGUF and serves its tensors through the same sn_gguf_tensor
+ * records (FP32 -> SN_GGML_F32, FP16 -> SN_GGML_F16, INT4G64 -> SN_KTYPE_INT4G64), pointing into
+ * the blob's mapping, so families never need to know which format they got. */
 #ifndef SN_MODEL_H
 #define SN_MODEL_H
 #include "gguf.h"
@@ -23,6 +28,7 @@ typedef struct sn_model_params {
     int n_threads;   /* >= 1 */
     int64_t n_ctx;   /* 0 = min(model's context length, 4096); capped at the model's */
     int kv_type;     /* SN_KV_F16 (default, as llama.cpp) or SN_KV_F32 */
+    int verify;      /* blobs: check every tensor's CRC32 at load (default: header and table only) */
 } sn_model_params;
 
 void sn_model_params_default(sn_model_params *p);
@@ -43,6 +49,7 @@ typedef struct sn_hparams {
 } sn_hparams;
 
 typedef struct sn_model sn_model;
+typedef struct sn_blob sn_blob;
 
 typedef struct sn_family {
     const char *name;
@@ -65,7 +72,9 @@ typedef struct sn_matrix {
 
 struct sn_model {
     char *path;
-    sn_gguf *g;
+    sn_gguf *g;      /* metadata; for a blob, owned by `blob` (its embedded GGUF) */
+    sn_blob *blob;   /* NULL for a GGUF */
+    sn_gguf_tensor *blob_tensors; /* blob only: the table as GGUF-style records, same order */
     const sn_family *fam;
     sn_hparams hp;
     sn_model_params params;
@@ -83,11 +92,21 @@ sn_status sn_model_eval(sn_model *m, const int32_t *tokens, int64_t n, float *lo
 void sn_model_reset(sn_model *m);
 int64_t sn_model_n_vocab(const sn_model *m);
 const sn_gguf *sn_model_gguf(const sn_model *m);
+/* "gguf" or "blob". */
+const char *sn_model_format(const sn_model *m);
+
+/* Only the metadata of a model file (GGUF or blob), e.g. for loading the tokenizer before the model. */
+typedef struct sn_model_meta sn_model_meta;
+sn_status sn_model_meta_open(const char *path, sn_model_meta **out, sn_err *err);
+const sn_gguf *sn_model_meta_gguf(const sn_model_meta *mm);
+void sn_model_meta_close(sn_model_meta *mm);
 /* Is general.architecture = arch one we can run? */
 int sn_model_arch_supported(const char *arch);
 const char *sn_model_supported_archs(void); /* "llama, qwen2, qwen3" */
 
 /* ---- helpers for family files ---- */
+/* The tensor called name (GGUF or blob), or NULL. Families use this, never sn_gguf_find_tensor. */
+const sn_gguf_tensor *sn_model_find_tensor(const sn_model *m, const char *name);
 /* Finds tensor name; checks n_dims and ne (ne1 = 1 for vectors). required=0: absent -> *out NULL. */
 sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
                           const sn_gguf_tensor **out, sn_err *err);
