@@ -1,16 +1,18 @@
 # harness.sh - sourced by tests/integration/test_ollama*.sh and test_lmstudio*.sh: builds the Go fakes
 # into $SN_WORK, starts them on free loopback ports and stops them on exit. Needs lib.sh first.
 export GOCACHE=$SN_WORK/gocache GOPATH=$SN_WORK/gopath GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off
+# one tools dir per test script, so tests running in parallel never overwrite each other's binaries
+SN_TOOLS=$SN_WORK/tools-$(basename "$0" .sh)
 SN_PIDS=()
 sn_cleanup() { local p; for p in "${SN_PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap sn_cleanup EXIT
 
 need_go() { command -v go >/dev/null || skip "go toolchain missing"; }
 
-# build_go DIR NAME -> $SN_WORK/bin/NAME
+# build_go DIR NAME -> $SN_TOOLS/NAME
 build_go() {
-  mkdir -p "$SN_WORK/bin"
-  (cd "$1" && go build -o "$SN_WORK/bin/$2" .) || { echo "FAIL - go build $1"; exit 1; }
+  mkdir -p "$SN_TOOLS"
+  (cd "$1" && go build -o "$SN_TOOLS/$2" .) || { echo "FAIL - go build $1"; exit 1; }
 }
 
 # wait_port FILE -> prints the port once the server wrote it
@@ -24,7 +26,7 @@ wait_port() {
 start_fake_ollama() {
   local d=$1; shift
   rm -rf "$d"; mkdir -p "$d/models"
-  "$SN_WORK/bin/fake-ollama" -models "$d/models" -port-file "$d/port" -log "$d/log" \
+  "$SN_TOOLS/fake-ollama" -models "$d/models" -port-file "$d/port" -log "$d/log" \
     -worker "$SN_SRC/tests/fake-ollama/worker.mjs" "$@" 2>"$d/stderr" &
   FAKE_PID=$!; SN_PIDS+=("$FAKE_PID")
   FAKE_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1
@@ -34,7 +36,7 @@ start_fake_ollama() {
 start_proxy_trap() {
   local d=$1
   rm -rf "$d"; mkdir -p "$d"
-  "$SN_WORK/bin/proxy_trap" -port-file "$d/port" -count-file "$d/count" 2>"$d/stderr" &
+  "$SN_TOOLS/proxy_trap" -port-file "$d/port" -count-file "$d/count" 2>"$d/stderr" &
   SN_PIDS+=("$!")
   TRAP_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1
   TRAP_COUNT=$d/count
@@ -52,14 +54,16 @@ proxy_env_off() { unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY ALL_PROXY 
 rt_gguf() {
   local fam=$1 seed=$2 d=$SN_WORK/fixtures/$1-tiny-seed$2 out=$SN_WORK/gguf/rt-$1-seed$2.gguf
   mkdir -p "$SN_WORK/gguf"
+  exec 9>"$SN_WORK/gguf/.rt_gguf.lock"; flock 9   # tests may run in parallel
   if [[ ! -f $out ]]; then
     if [[ ! -f $d/.done ]]; then
       rm -rf "$d"
       $PY "$SN_SRC/tests/fixtures/gen_model.py" --family "$fam" --seed "$seed" --out "$d" >/dev/null || return 1
       touch "$d/.done"
     fi
-    $PY "$SN_SRC/tests/tools/rt_hf2gguf.py" "$d" "$out.tmp" >/dev/null && mv "$out.tmp" "$out" || return 1
+    $PY "$SN_SRC/tests/tools/rt_hf2gguf.py" "$d" "$out.tmp" >/dev/null && mv "$out.tmp" "$out" || { flock -u 9; return 1; }
   fi
+  flock -u 9
   echo "$out"
 }
 

@@ -114,7 +114,7 @@ proxy_env_on
 start_lms() { # DIR MODELS [flags]
   local d=$1 m=$2; shift 2
   rm -rf "$d"; mkdir -p "$d"
-  "$SN_WORK/bin/fake-lmstudio" -models "$m" -port-file "$d/port" -log "$d/log" \
+  "$SN_TOOLS/fake-lmstudio" -models "$m" -port-file "$d/port" -log "$d/log" \
     -worker "$SN_SRC/tests/fake-ollama/worker.mjs" "$@" 2>"$d/stderr" &
   LMS_PID=$!; SN_PIDS+=("$LMS_PID")
   LMS_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1

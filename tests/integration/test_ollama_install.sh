@@ -74,7 +74,7 @@ start_fake_ollama "$W/f3"
 out=$("$SI" ollama "$G" --name tiny:mf --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --param num_ctx=2048 \
       --system '  padded "quoted" system  ' --modelfile-out "$W/Modelfile" --dry-run 2>&1); rc=$?
 [[ $rc == 0 && -f $W/Modelfile ]] && ok "--modelfile-out written" || bad "modelfile rc=$rc: $out"
-"$SN_WORK/bin/fake-ollama" -parse-modelfile "$W/Modelfile" > "$W/mf.json" || bad "Modelfile does not parse"
+"$SN_TOOLS/fake-ollama" -parse-modelfile "$W/Modelfile" > "$W/mf.json" || bad "Modelfile does not parse"
 $PY - "$W/mf.json" "$W/l3.gotmpl" <<'EOF' && ok "Modelfile round-trips: template, system, stop, num_ctx" || bad "Modelfile round trip: $(cat "$W/mf.json")"
 import json, sys
 c = json.load(open(sys.argv[1])); t = open(sys.argv[2]).read()

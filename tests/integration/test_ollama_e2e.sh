@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_ollama_e2e.sh - the whole path: fixture HF model -> sunny-convert -> sunny-integrate ollama
+# --template auto --smoke against the fake Ollama (llama.cpp inside) -> "[smoke] OK: N/N tokens
+# identical", for llama3 and qwen3 in f16 and q8_0; --run answers through the installed template; and
+# a server that serves a different model must make the smoke fail. Skips when the converter cannot
+# produce the fixture GGUFs yet.
+source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
+need_go
+need_oracle
+SI=$SN_BIN/sunny-integrate
+W=$SN_WORK/ollama-e2e
+rm -rf "$W"; mkdir -p "$W"
+build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap
+declare -A GG
+for fam in llama3 qwen3; do
+  for ot in f16 q8_0; do
+    GG[$fam-$ot]=$(gguf_of "$fam" "$ot") || skip "sunny-convert cannot produce the $fam $ot fixture yet"
+  done
+done
+start_proxy_trap "$W/trap"
+proxy_env_on
+start_fake_ollama "$W/f"
+for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0; do
+  name=e2e-${k//_/-}:latest
+  run=(); [[ $k == llama3-f16 ]] && run=(--param num_predict=8 --run "Say hi")
+  out=$("$SI" ollama "${GG[$k]}" --name "$name" --host "$FAKE_URL" --smoke -n 32 "${run[@]}" --json 2>"$W/$k.err"); rc=$?
+  echo "$out" > "$W/$k.json"
+  if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/$k.err"; then
+    ok "$k: $(grep -o '\[smoke\] OK.*' "$W/$k.err")"
+  else
+    bad "$k: rc=$rc $(tail -5 "$W/$k.err")"
+  fi
+  [[ $(jget "$W/$k.json" 'j["smoke"]["ok"] and j["smoke"]["compared"] > 0') == True ]] && ok "$k: --json smoke summary" || bad "$k: json $(cat "$W/$k.json")"
+  grep -q "detected from gguf" "$W/$k.err" && ok "$k: template auto-detected from the GGUF" || bad "$k: template not detected"
+  [[ $k != llama3-f16 || $(jget "$W/$k.json" '"run" in j') == True ]] && ok "$k: --run answered through the installed template" || bad "$k: no --run answer"
+done
+kill "$FAKE_PID"
+start_fake_ollama "$W/f2" -serve-gguf "${GG[qwen3-q8_0]}"
+out=$("$SI" ollama "${GG[llama3-f16]}" --name e2e-div --host "$FAKE_URL" --smoke -n 32 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "server with a different model: smoke fails" || bad "divergent rc=$rc: $out"
+[[ $(cat "$TRAP_COUNT") == 0 ]] && ok "proxy trap recorded 0 requests" || bad "proxy trap saw $(cat "$TRAP_COUNT")"
+finish
