@@ -999,12 +999,12 @@ static int w_flush(sn_gguf_writer *w) {
     return 0;
 }
 
-/* Appends n bytes. Small pieces are copied into the buffer; a piece that would overflow it goes out
- * together with the buffered bytes in one writev, without being copied. */
+/* Appends n bytes. Small pieces are copied into the buffer; a large piece (>= 1 MiB) or one that
+ * would overflow the buffer goes out together with the buffered bytes in one writev, uncopied. */
 static int w_put(sn_gguf_writer *w, const void *src, uint64_t n) {
     const uint8_t *p = src;
     w->written += n;
-    if (w->buf_len + n <= WBUF_SIZE) {
+    if (n < WBUF_SIZE / 4 && w->buf_len + n <= WBUF_SIZE) {
         if (n) memcpy(w->buf + w->buf_len, p, (size_t)n);
         w->buf_len += (size_t)n;
         return 0;

@@ -363,7 +363,58 @@ static void test_no_data_flag(void) {
     unlink(path);
 }
 
+/* Data larger than the writer's buffer, in pieces that hit every path (copy, flush, writev of
+ * buffer + piece, pieces larger than the buffer), comes back intact and correctly padded. */
+static void test_large_streaming(void) {
+    sn_err e = {0};
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_str(w, "general.architecture", "x"), SN_OK);
+    uint64_t ne_a[1] = {(9u << 20) / 4 + 3}, ne_b[1] = {5}, ne_c[2] = {1u << 20, 7};
+    CU_ASSERT_EQUAL(sn_gguf_writer_add_tensor(w, "a", 1, ne_a, SN_GGML_F32, &e), 0);
+    CU_ASSERT_EQUAL(sn_gguf_writer_add_tensor(w, "b", 1, ne_b, SN_GGML_F16, &e), 1);
+    CU_ASSERT_EQUAL(sn_gguf_writer_add_tensor(w, "c", 2, ne_c, SN_GGML_I8, &e), 2);
+    const char *path = tmp_path("large");
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &e), SN_OK);
+    uint64_t sizes[3] = {ne_a[0] * 4, 10, ne_c[0] * ne_c[1]};
+    const uint64_t pieces[][6] = {{7, 2u << 20, (1u << 20) - 7, 5u << 20, 1, 0},
+                                  {3, 7, 0, 0, 0, 0},
+                                  {1, (6u << 20) - 1, 12345, 0, 0, 0}};
+    uint8_t *data[3];
+    for (int t = 0; t < 3; t++) {
+        data[t] = malloc(sizes[t]);
+        for (uint64_t j = 0; j < sizes[t]; j++) data[t][j] = (uint8_t)((j * 2654435761u) >> 13) ^ (uint8_t)t;
+        uint64_t done = 0;
+        for (int k = 0; k < 6 && pieces[t][k]; k++) {
+            CU_ASSERT_EQUAL(sn_gguf_writer_write(w, data[t] + done, pieces[t][k], &e), SN_OK);
+            done += pieces[t][k];
+        }
+        CU_ASSERT_EQUAL(sn_gguf_writer_write(w, data[t] + done, sizes[t] - done, &e), SN_OK);
+        CU_ASSERT_EQUAL(sn_gguf_writer_end_tensor(w, &e), SN_OK);
+    }
+    CU_ASSERT_EQUAL(sn_gguf_writer_finish(w, &e), SN_OK);
+    uint64_t total = sn_gguf_writer_total_size(w);
+    sn_gguf_writer_free(w);
+    sn_gguf *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_open(path, 0, &g, &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_file_size(g), total);
+    for (int t = 0; t < 3; t++) {
+        const sn_gguf_tensor *ti = sn_gguf_tensor_at(g, t);
+        CU_ASSERT_EQUAL(ti->size, sizes[t]);
+        CU_ASSERT(memcmp(ti->data, data[t], sizes[t]) == 0);
+        /* padding after each tensor is zeros */
+        const uint8_t *end = (const uint8_t *)ti->data + ti->size;
+        uint64_t padn = (32 - ti->size % 32) % 32;
+        int nz = 0;
+        for (uint64_t j = 0; j < padn; j++) nz += end[j] != 0;
+        CU_ASSERT_EQUAL(nz, 0);
+        free(data[t]);
+    }
+    sn_gguf_close(g);
+    unlink(path);
+}
+
 static const sn_test_case cases[] = {
+    {"large tensors stream through every buffer path", test_large_streaming},
     {"writer produces the exact bytes of the format", test_writer_exact_bytes},
     {"round trip of every KV type, arrays and tensors", test_round_trip_all_types},
     {"general.alignment override", test_alignment_override},
