@@ -117,6 +117,12 @@ static void json_str(FILE *f, const char *s, size_t n) {
     fputc('"', f);
 }
 
+static int64_t sn_argmin(const float *x, int64_t n) {
+    int64_t b = 0;
+    for (int64_t i = 1; i < n; i++) b = x[i] < x[b] ? i : b;
+    return b;
+}
+
 static void json_ids(FILE *f, const int32_t *ids, int64_t n) {
     fputc('[', f);
     for (int64_t i = 0; i < n; i++) fprintf(f, i ? ",%d" : "%d", ids[i]);
@@ -349,6 +355,7 @@ static int run_generate(const opts *o) {
                 }
                 top[nt++] = best;
             }
+            printf(",\"max_abs_logit\":%.6f", (double)fmaxf(fabsf(mx), fabsf(logits[sn_argmin(logits, V)])));
             fputs(",\"top_logprobs\":[", stdout);
             for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], logits[top[k]] - lse);
             fputs("]", stdout);

@@ -382,8 +382,6 @@ static void rope_apply(const llama_state *s, float *x, int64_t n_rot, const floa
     }
 }
 
-static float silu(float x) { return x / (1.0f + expf(-x)); }
-
 /* ---- attention (ggml flash-attention semantics) ---- */
 
 typedef struct {
@@ -563,17 +561,27 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             if (L->bo) for (int64_t i = 0; i < E; i++) y[i] += L->bo[i];
             for (int64_t i = 0; i < E; i++) x[i] = y[i] + x[i];
         }
+        /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
+         * inp_out_ids): the last token, or none. This also decides which summation order the
+         * FFN matmuls use there (single-row vs batched), so it matters for exactness. */
+        float *x = s->x;
+        int64_t R = T;
+        if (il == hp->n_layer - 1) {
+            if (!logits) break;
+            x = s->x + (T - 1) * E;
+            R = 1;
+        }
         /* feed-forward */
-        for (int64_t t = 0; t < T; t++) rmsnorm(s->xb + t * E, s->x + t * E, L->ffn_norm, E, hp->rms_eps);
+        for (int64_t t = 0; t < R; t++) rmsnorm(s->xb + t * E, x + t * E, L->ffn_norm, E, hp->rms_eps);
         const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
         float *ygu[2] = {s->hb, s->hb2};
-        if ((st = project(m, s, s->xb, T, 2, wgu, ygu, err))) return st;
+        if ((st = project(m, s, s->xb, R, 2, wgu, ygu, err))) return st;
         const int64_t F = hp->n_ff;
-        for (int64_t i = 0; i < T * F; i++) s->hb[i] = silu(s->hb[i]) * s->hb2[i];
+        for (int64_t t = 0; t < R; t++) sn_swiglu(F, s->hb + t * F, s->hb + t * F, s->hb2 + t * F);
         const sn_matrix *wd[1] = {&L->w_down};
         float *yd[1] = {s->xb};
-        if ((st = project(m, s, s->hb, T, 1, wd, yd, err))) return st;
-        for (int64_t i = 0; i < T * E; i++) s->x[i] = s->xb[i] + s->x[i];
+        if ((st = project(m, s, s->hb, R, 1, wd, yd, err))) return st;
+        for (int64_t i = 0; i < R * E; i++) x[i] = s->xb[i] + x[i];
     }
     m->n_past += T;
     if (!logits) return SN_OK;

@@ -4,6 +4,8 @@
 
 #include "../cpu.h"
 
+#include <math.h>
+
 int sn_kernel_act_type(int wtype) {
     switch (wtype) {
     case SN_GGML_F32: return SN_GGML_F32;
@@ -43,7 +45,7 @@ enum { ROW_BLOCK = 16, TOK_BLOCK = 8 };
 void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_bytes, int64_t n,
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1) {
-    const sn_dot_fn dot = k->dot[wtype];
+    const sn_dot_fn dot = T > 1 ? k->dot_mm[wtype] : k->dot[wtype];
     const char *wb = w, *xb = x;
     if (T == 1) {
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
@@ -61,4 +63,23 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
             }
         }
     }
+}
+
+/* ggml_v_expf (AVX-512 flavour), one lane at a time: same constants, same fused steps. */
+static float v_expf(float x) {
+    const float r = 0x1.8p23f;
+    const float z = fmaf(x, 0x1.715476p+0f, r);
+    const float n = z - r;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));
+    const float u = b * b;
+    const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         fmaf(0x1.ffffecp-1f, b, 1.0f));
+    if (fabsf(n) > 192) return n <= 0 ? INFINITY : 0.0f; /* ggml's out-of-range blend, kept as is */
+    return ldexpf(j, (int)n);
+}
+
+void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
+    const int64_t nv = n & ~(int64_t)15;
+    for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + v_expf(0.0f - gate[i]))) * up[i];
+    for (int64_t i = nv; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
 }

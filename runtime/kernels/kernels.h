@@ -21,6 +21,7 @@ typedef float (*sn_dot_fn)(int64_t n, const void *w, const void *a);
 typedef struct sn_kernels {
     const char *name;                       /* "scalar", "avx2", "avx512" */
     sn_dot_fn dot[SN_GGML_TYPE_COUNT];       /* indexed by weight type; NULL = not supported */
+    sn_dot_fn dot_mm[SN_GGML_TYPE_COUNT];    /* same values, summed in llama.cpp's batched (2+ token) order */
     sn_quant_fn quant[SN_GGML_TYPE_COUNT];   /* indexed by activation type (F32, F16, BF16, Q8_0, Q8_K) */
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
@@ -46,6 +47,10 @@ const sn_kernels *sn_kernels_best(void);
 void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_bytes, int64_t n,
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1);
+
+/* y = silu(gate) * up as ggml_vec_swiglu_f32 computes it on AVX-512 (ggml_v_expf polynomial for
+ * whole chunks of 16, libm expf for the tail). Plain C, identical on every CPU. */
+void sn_swiglu(int64_t n, float *y, const float *gate, const float *up);
 
 /* Small exact helpers shared by kernel files. */
 static inline float sn_k_h2f(uint16_t h) {

@@ -65,36 +65,103 @@ static void quant_q8_K(const float *x, void *vy, int64_t n) {
 
 /* ---- dots ---- */
 
-static float dot_f32(int64_t n, const void *vw, const void *va) {
-    const float *w = vw, *a = va;
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += (double)(w[i] * a[i]);
+/* Float dots reproduce the summation order of ggml's AVX-512 build (what llama.cpp runs on an
+ * AVX-512 machine), so that our results round like llama.cpp's:
+ *  - vec_dot (single-token decode, attention scores): 4 accumulators x 16 lanes over chunks of 64,
+ *    pairwise reduction, _mm512_reduce_add_ps order, the tail added in double;
+ *  - tinyBLAS (llamafile sgemm, batches of 2+ tokens): 1 accumulator x 16 lanes, reduce_add. */
+static float reduce16(const float *v) {
+    float t3[8], t6[4];
+    for (int i = 0; i < 8; i++) t3[i] = v[8 + i] + v[i];
+    for (int i = 0; i < 4; i++) t6[i] = t3[4 + i] + t3[i];
+    return (t6[0] + t6[2]) + (t6[1] + t6[3]);
+}
+
+static float w_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
+static float w_f16(const void *p, int64_t i) { return sn_k_h2f(((const uint16_t *)p)[i]); }
+
+static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
+    float sum[4][16] = {{0}};
+    const int64_t np = n & ~(int64_t)63;
+    for (int64_t i = 0; i < np; i += 64)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 16; l++)
+                sum[j][l] = fmaf(ld(w, i + 16 * j + l), ld(a, i + 16 * j + l), sum[j][l]);
+    for (int l = 0; l < 16; l++) {
+        sum[0][l] += sum[2][l];
+        sum[1][l] += sum[3][l];
+        sum[0][l] += sum[1][l];
+    }
+    double s = np ? (double)reduce16(sum[0]) : 0.0;
+    for (int64_t i = np; i < n; i++) s += (double)(ld(w, i) * ld(a, i));
     return (float)s;
 }
 
-static float dot_f16(int64_t n, const void *vw, const void *va) {
-    const uint16_t *w = vw, *a = va;
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += (double)(sn_k_h2f(w[i]) * sn_k_h2f(a[i]));
-    return (float)s;
+static float dot_mm(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
+    if (n % 16) return dot_vec(n, w, a, ld); /* tinyBLAS declines; ggml falls back to vec_dot */
+    float acc[16] = {0};
+    for (int64_t i = 0; i < n; i += 16)
+        for (int l = 0; l < 16; l++) acc[l] = fmaf(ld(w, i + l), ld(a, i + l), acc[l]);
+    return reduce16(acc);
+}
+
+static float dot_f32(int64_t n, const void *w, const void *a) { return dot_vec(n, w, a, w_f32); }
+static float dot_f16(int64_t n, const void *w, const void *a) { return dot_vec(n, w, a, w_f16); }
+static float dot_f32_mm(int64_t n, const void *w, const void *a) { return dot_mm(n, w, a, w_f32); }
+static float dot_f16_mm(int64_t n, const void *w, const void *a) { return dot_mm(n, w, a, w_f16); }
+
+/* BF16: vdpbf16ps lanes (lane j takes elements 2j+1 then 2j of each 32), two accumulators over
+ * chunks of 64 for vec_dot; one accumulator over chunks of 32 for tinyBLAS. */
+static void dpbf16(float *acc, const uint16_t *w, const uint16_t *a) {
+    for (int j = 0; j < 16; j++) {
+        float t = acc[j] + sn_k_bf2f(w[2 * j + 1]) * sn_k_bf2f(a[2 * j + 1]);
+        acc[j] = t + sn_k_bf2f(w[2 * j]) * sn_k_bf2f(a[2 * j]);
+    }
 }
 
 static float dot_bf16(int64_t n, const void *vw, const void *va) {
     const uint16_t *w = vw, *a = va;
+    float c1[16] = {0}, c2[16] = {0};
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        dpbf16(c1, w + i, a + i);
+        dpbf16(c2, w + i + 32, a + i + 32);
+    }
     double s = 0;
-    for (int64_t i = 0; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
+    s += (double)reduce16(c1);
+    s += (double)reduce16(c2);
+    for (; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
     return (float)s;
+}
+
+static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
+    if (n % 32) return dot_bf16(n, vw, va);
+    const uint16_t *w = vw, *a = va;
+    float acc[16] = {0};
+    for (int64_t i = 0; i < n; i += 32) dpbf16(acc, w + i, a + i);
+    return reduce16(acc);
+}
+
+/* ggml's x86 order (vec_dot and llamafile's tinyBLAS alike): 8 lanes, lane j holding the integer
+ * sum of products 4j..4j+3 of each block, accumulated with fma(d_w*d_a, lane, acc) across blocks,
+ * then reduced as hsum_float_8. Matching it keeps llama.cpp's rounding, not just its value. */
+static float hsum8(const float *a) {
+    const float r0 = a[4] + a[0], r1 = a[5] + a[1], r2 = a[6] + a[2], r3 = a[7] + a[3];
+    return (r0 + r2) + (r1 + r3);
 }
 
 static float dot_q8_0(int64_t n, const void *vw, const void *va) {
     const sn_block_q8_0 *w = vw, *a = va;
-    float s = 0;
+    float acc[8] = {0};
     for (int64_t b = 0; b < n / SN_QK8_0; b++) {
-        int isum = 0;
-        for (int j = 0; j < SN_QK8_0; j++) isum += w[b].qs[j] * a[b].qs[j];
-        s += (float)isum * (sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d));
+        const float d = sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d);
+        for (int j = 0; j < 8; j++) {
+            int l = 0;
+            for (int k = 0; k < 4; k++) l += w[b].qs[4 * j + k] * a[b].qs[4 * j + k];
+            acc[j] = fmaf(d, (float)l, acc[j]);
+        }
     }
-    return s;
+    return hsum8(acc);
 }
 
 static float dot_q4_0(int64_t n, const void *vw, const void *va) {
@@ -107,7 +174,8 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
             isum += ((w[b].qs[j] & 0x0F) - 8) * a[b].qs[j];
             isum += ((w[b].qs[j] >> 4) - 8) * a[b].qs[j + SN_QK4_0 / 2];
         }
-        s += (float)isum * (sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d));
+        /* llama.cpp repacks Q4_0 (q4_0_8x8) on AVX2+: one integer sum per block, fma per block */
+        s = fmaf((float)isum, sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d), s);
     }
     return s;
 }
@@ -199,6 +267,10 @@ const sn_kernels *sn_kernels_scalar(void) {
         k->dot[SN_GGML_Q4_0] = dot_q4_0;
         k->dot[SN_GGML_Q4_K] = dot_q4_K;
         k->dot[SN_GGML_Q6_K] = dot_q6_K;
+        for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
+        k->dot_mm[SN_GGML_F32] = dot_f32_mm;
+        k->dot_mm[SN_GGML_F16] = dot_f16_mm;
+        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
         k->quant[SN_GGML_F32] = quant_f32;
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_BF16] = quant_bf16;

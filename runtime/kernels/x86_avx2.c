@@ -1,4 +1,328 @@
-/* x86_avx2.c - AVX2 + FMA + F16C kernels (placeholder until the SIMD step; see kernels.h). */
+/* x86_avx2.c - AVX2 + FMA + F16C kernels (see kernels.h).
+ *
+ * Each function computes exactly what its twin in scalar.c computes, in the same order, only
+ * faster: the scalar code already follows ggml's AVX-512 summation order (16-lane accumulators are
+ * kept here as pairs of 8-lane registers), so scalar, AVX2 and AVX-512 tables give bit-identical
+ * results and all round like llama.cpp. Compiled for AVX2 via a target pragma and only called
+ * after cpu.c has confirmed AVX2/FMA/F16C and OS support. */
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
 #include "kernels.h"
 
+#include "../cpu.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- activation conversion ---- */
+
+static void quant_f16(const float *x, void *vy, int64_t n) {
+    uint16_t *y = vy;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = sn_k_f2h(x[i]);
+}
+
+static void quant_q8_0(const float *x, void *vy, int64_t n) {
+    sn_block_q8_0 *y = vy;
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / SN_QK8_0; b++, x += SN_QK8_0) {
+        __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8), v2 = _mm256_loadu_ps(x + 16),
+               v3 = _mm256_loadu_ps(x + 24);
+        __m256 mx = _mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1));
+        mx = _mm256_max_ps(mx, _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+        __m128 m4 = _mm_max_ps(_mm256_extractf128_ps(mx, 1), _mm256_castps256_ps128(mx));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        y[b].d = sn_k_f2h(amax / 127.f);
+        const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
+        __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        i0 = _mm256_packs_epi32(i0, i1);
+        i2 = _mm256_packs_epi32(i2, i3);
+        i0 = _mm256_packs_epi16(i0, i2);
+        i0 = _mm256_permutevar8x32_epi32(i0, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)y[b].qs, i0);
+    }
+}
+
+/* ---- float dots in ggml's AVX-512 order (see scalar.c) ---- */
+
+static inline float reduce16(__m256 lo, __m256 hi) {
+    const __m256 t3 = _mm256_add_ps(hi, lo);
+    const __m128 t6 = _mm_add_ps(_mm256_extractf128_ps(t3, 1), _mm256_castps256_ps128(t3));
+    const __m128 t8 = _mm_add_ps(t6, _mm_movehl_ps(t6, t6)); /* [t6_0+t6_2, t6_1+t6_3] */
+    return _mm_cvtss_f32(_mm_add_ss(t8, _mm_movehdup_ps(t8)));
+}
+
+static inline __m256 ld_f32(const void *p, int64_t i) { return _mm256_loadu_ps((const float *)p + i); }
+static inline __m256 ld_f16(const void *p, int64_t i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+}
+
+#define DOT_VEC(NAME, LD, SCAL)                                                                   \
+    static float NAME(int64_t n, const void *w, const void *a) {                                  \
+        __m256 s[4][2];                                                                           \
+        for (int j = 0; j < 4; j++) s[j][0] = s[j][1] = _mm256_setzero_ps();                      \
+        const int64_t np = n & ~(int64_t)63;                                                      \
+        for (int64_t i = 0; i < np; i += 64)                                                      \
+            for (int j = 0; j < 4; j++) {                                                         \
+                s[j][0] = _mm256_fmadd_ps(LD(w, i + 16 * j), LD(a, i + 16 * j), s[j][0]);         \
+                s[j][1] = _mm256_fmadd_ps(LD(w, i + 16 * j + 8), LD(a, i + 16 * j + 8), s[j][1]); \
+            }                                                                                     \
+        for (int h = 0; h < 2; h++) {                                                             \
+            s[0][h] = _mm256_add_ps(s[0][h], s[2][h]);                                            \
+            s[1][h] = _mm256_add_ps(s[1][h], s[3][h]);                                            \
+            s[0][h] = _mm256_add_ps(s[0][h], s[1][h]);                                            \
+        }                                                                                         \
+        double r = np ? (double)reduce16(s[0][0], s[0][1]) : 0.0;                                 \
+        for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));                  \
+        return (float)r;                                                                          \
+    }
+
+#define DOT_MM(NAME, LD, FALLBACK)                                                  \
+    static float NAME(int64_t n, const void *w, const void *a) {                    \
+        if (n % 16) return FALLBACK(n, w, a);                                       \
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();                  \
+        for (int64_t i = 0; i < n; i += 16) {                                       \
+            lo = _mm256_fmadd_ps(LD(w, i), LD(a, i), lo);                           \
+            hi = _mm256_fmadd_ps(LD(w, i + 8), LD(a, i + 8), hi);                   \
+        }                                                                           \
+        return reduce16(lo, hi);                                                    \
+    }
+
+static inline float sc_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
+static inline float sc_f16(const void *p, int64_t i) { return sn_k_h2f(((const uint16_t *)p)[i]); }
+
+DOT_VEC(dot_f32, ld_f32, sc_f32)
+DOT_VEC(dot_f16, ld_f16, sc_f16)
+DOT_MM(dot_f32_mm, ld_f32, dot_f32)
+DOT_MM(dot_f16_mm, ld_f16, dot_f16)
+
+/* BF16 pairs: a 32-bit lane holds element 2j (low half) and 2j+1 (high half). */
+static inline void dpbf16(__m256 *lo, __m256 *hi, const uint16_t *w, const uint16_t *a) {
+    const __m256i mask = _mm256_set1_epi32((int)0xFFFF0000u);
+    for (int h = 0; h < 2; h++) {
+        const __m256i wv = _mm256_loadu_si256((const __m256i *)(w + 16 * h));
+        const __m256i av = _mm256_loadu_si256((const __m256i *)(a + 16 * h));
+        const __m256 wo = _mm256_castsi256_ps(_mm256_and_si256(wv, mask)), ao = _mm256_castsi256_ps(_mm256_and_si256(av, mask));
+        const __m256 we = _mm256_castsi256_ps(_mm256_slli_epi32(wv, 16)), ae = _mm256_castsi256_ps(_mm256_slli_epi32(av, 16));
+        __m256 *acc = h ? hi : lo;
+        *acc = _mm256_add_ps(*acc, _mm256_mul_ps(wo, ao));
+        *acc = _mm256_add_ps(*acc, _mm256_mul_ps(we, ae));
+    }
+}
+
+static float dot_bf16(int64_t n, const void *vw, const void *va) {
+    const uint16_t *w = vw, *a = va;
+    __m256 c1l = _mm256_setzero_ps(), c1h = _mm256_setzero_ps(), c2l = _mm256_setzero_ps(), c2h = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        dpbf16(&c1l, &c1h, w + i, a + i);
+        dpbf16(&c2l, &c2h, w + i + 32, a + i + 32);
+    }
+    double s = 0;
+    s += (double)reduce16(c1l, c1h);
+    s += (double)reduce16(c2l, c2h);
+    for (; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
+    return (float)s;
+}
+
+static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
+    if (n % 32) return dot_bf16(n, vw, va);
+    const uint16_t *w = vw, *a = va;
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n; i += 32) dpbf16(&lo, &hi, w + i, a + i);
+    return reduce16(lo, hi);
+}
+
+/* ---- quantized dots ---- */
+
+static inline float hsum8(__m256 x) {
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+/* 8 int32 lanes, lane j = sum of the products 4j..4j+3 (x, y signed int8 in [-127, 127]). */
+static inline __m256i lane_dot(__m256i x, __m256i y) {
+    const __m256i ax = _mm256_sign_epi8(x, x), sy = _mm256_sign_epi8(y, x);
+    return _mm256_madd_epi16(_mm256_set1_epi16(1), _mm256_maddubs_epi16(ax, sy));
+}
+
+static float dot_q8_0(int64_t n, const void *vw, const void *va) {
+    const sn_block_q8_0 *w = vw, *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / SN_QK8_0; b++) {
+        const __m256 d = _mm256_set1_ps(sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d));
+        const __m256i q = lane_dot(_mm256_loadu_si256((const __m256i *)w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs));
+        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q), acc);
+    }
+    return hsum8(acc);
+}
+
+static inline int hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+static inline __m256i unpack_q4(const uint8_t *qs) { /* 32 nibbles -> int8 in [-8, 7]: low nibbles first */
+    const __m128i raw = _mm_loadu_si128((const __m128i *)qs);
+    const __m256i both = _mm256_insertf128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
+    return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
+}
+
+static float dot_q4_0(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_0 *w = vw;
+    const sn_block_q8_0 *a = va;
+    float s = 0;
+    for (int64_t b = 0; b < n / SN_QK4_0; b++) {
+        /* w in [-8, 7]: sign trick needs |w| <= 127, fine */
+        const int isum = hsum_i32(lane_dot(unpack_q4(w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)));
+        s = fmaf((float)isum, sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d), s);
+    }
+    return s;
+}
+
+/* int8 x int8 (|a| <= 127) products of 32 pairs summed to 8 int32 lanes, w given as unsigned. */
+static inline __m256i udot(__m256i wu, __m256i a) {
+    return _mm256_madd_epi16(_mm256_set1_epi16(1), _mm256_maddubs_epi16(wu, a));
+}
+
+static float dot_q4_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s = 0;
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        const uint8_t *q = w[b].qs;
+        const int8_t *q8 = a[b].qs;
+        int sumi = 0, summ = 0;
+        for (int j = 0; j < SN_QK_K / 64; j++) {
+            uint8_t sc0, m0, sc1, m1;
+            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
+            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
+            const __m256i raw = _mm256_loadu_si256((const __m256i *)q);
+            const int lo = hsum_i32(udot(_mm256_and_si256(raw, m4), _mm256_loadu_si256((const __m256i *)q8)));
+            const int hi = hsum_i32(udot(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), _mm256_loadu_si256((const __m256i *)(q8 + 32))));
+            sumi += sc0 * lo + sc1 * hi;
+            summ += m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) + m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
+            q += 32;
+            q8 += 64;
+        }
+        const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
+        s += d * (float)sumi - dmin * (float)summ;
+    }
+    return s;
+}
+
+static float dot_q6_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q6_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s = 0;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3), m32 = _mm256_set1_epi8(32);
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        const uint8_t *ql = w[b].ql, *qh = w[b].qh;
+        const int8_t *sc = w[b].scales, *q8 = a[b].qs;
+        int sumi = 0;
+        for (int half = 0; half < 2; half++) {
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);        /* ql[0..31] */
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32)); /* ql[32..63] */
+            const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            /* unsigned 6-bit values 0..63 for the four groups of 32 */
+            const __m256i v1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m3), 4));
+            const __m256i v2 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m3), 4));
+            const __m256i v3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m3), 4));
+            const __m256i v4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m3), 4));
+            const __m256i vs[4] = {v1, v2, v3, v4};
+            for (int g = 0; g < 4; g++) {
+                const __m256i y = _mm256_loadu_si256((const __m256i *)(q8 + 32 * g));
+                /* (v - 32) . y = v . y - 32 * sum(y), per 16-element half (one scale each) */
+                const __m256i p = udot(vs[g], y);                 /* 8 lanes of 4 */
+                const __m256i c = udot(m32, y);
+                const __m256i dlt = _mm256_sub_epi32(p, c);
+                const __m128i lo = _mm256_castsi256_si128(dlt), hi = _mm256_extracti128_si256(dlt, 1);
+                __m128i t = _mm_add_epi32(lo, _mm_unpackhi_epi64(lo, lo));
+                const int s0 = _mm_cvtsi128_si32(_mm_add_epi32(t, _mm_shuffle_epi32(t, 1)));
+                t = _mm_add_epi32(hi, _mm_unpackhi_epi64(hi, hi));
+                const int s1 = _mm_cvtsi128_si32(_mm_add_epi32(t, _mm_shuffle_epi32(t, 1)));
+                sumi += sc[2 * g] * s0 + sc[2 * g + 1] * s1;
+            }
+            ql += 64;
+            qh += 32;
+            sc += 8;
+            q8 += 128;
+        }
+        s += sn_k_h2f(w[b].d) * a[b].d * (float)sumi;
+    }
+    return s;
+}
+
+/* ---- attention helpers ---- */
+
+static void mad_f16(int64_t n, uint16_t *y, const uint16_t *x, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 r = _mm256_fmadd_ps(ld_f16(x, i), vv, ld_f16(y, i));
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) y[i] = sn_k_f2h(fmaf(sn_k_h2f(x[i]), v, sn_k_h2f(y[i])));
+}
+
+static void scale_f16(int64_t n, uint16_t *y, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_mul_ps(ld_f16(y, i), vv), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = sn_k_f2h(sn_k_h2f(y[i]) * v);
+}
+
+static void mad_f32(int64_t n, float *y, const float *x, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vv, _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
+}
+
+static sn_kernels g_avx2;
+
+const sn_kernels *sn_kernels_avx2(void) {
+    if (!(sn_cpu_features() & SN_CPU_AVX2)) return NULL;
+    sn_kernels *k = &g_avx2;
+    if (!k->name) {
+        *k = *sn_kernels_scalar();
+        k->dot[SN_GGML_F32] = dot_f32;
+        k->dot[SN_GGML_F16] = dot_f16;
+        k->dot[SN_GGML_BF16] = dot_bf16;
+        k->dot[SN_GGML_Q8_0] = dot_q8_0;
+        k->dot[SN_GGML_Q4_0] = dot_q4_0;
+        k->dot[SN_GGML_Q4_K] = dot_q4_K;
+        k->dot[SN_GGML_Q6_K] = dot_q6_K;
+        for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
+        k->dot_mm[SN_GGML_F32] = dot_f32_mm;
+        k->dot_mm[SN_GGML_F16] = dot_f16_mm;
+        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+        k->quant[SN_GGML_F16] = quant_f16;
+        k->quant[SN_GGML_Q8_0] = quant_q8_0;
+        k->mad_f16 = mad_f16;
+        k->scale_f16 = scale_f16;
+        k->mad_f32 = mad_f32;
+        k->name = "avx2";
+    }
+    return k;
+}
+#pragma GCC pop_options
+#else
+#include "kernels.h"
 const sn_kernels *sn_kernels_avx2(void) { return NULL; }
+#endif

@@ -1,0 +1,178 @@
+/* test_kernels.c - every SIMD kernel against its scalar twin, and the scalar kernels against a
+ * plain double-precision reference.
+ *
+ * The SIMD tables are built to sum in the same order as scalar.c (which follows ggml's AVX-512
+ * order), so they must agree bit for bit; any difference means a SIMD kernel computes something
+ * else. The scalar kernels themselves are checked against dequantize-then-dot in double, so a
+ * wrong block layout cannot hide behind "both agree". Tables the CPU cannot run are skipped. */
+#include "sn_test.h"
+
+#include "cpu.h"
+#include "ggml_types.h"
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static float frand(void) { /* roughly N(0,1)-ish via sum of uniforms */
+    float s = 0;
+    for (int i = 0; i < 4; i++) {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        s += (float)(rng_state >> 40) / (float)(1 << 24) - 0.5f;
+    }
+    return s * 1.7f;
+}
+
+static const int WTYPES[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K};
+enum { NW = sizeof(WTYPES) / sizeof(WTYPES[0]) };
+
+/* Quantize f32 row x (n) to weight type t. */
+static void to_type(int t, const float *x, void *y, int64_t n) {
+    switch (t) {
+    case SN_GGML_F32: memcpy(y, x, (size_t)n * 4); break;
+    case SN_GGML_F16: sn_fp32_to_fp16_row(x, y, (size_t)n); break;
+    case SN_GGML_BF16: sn_fp32_to_bf16_row(x, y, (size_t)n); break;
+    case SN_GGML_Q8_0: sn_quantize_row_q8_0(x, y, n); break;
+    case SN_GGML_Q4_0: sn_quantize_row_q4_0(x, y, n); break;
+    case SN_GGML_Q4_K: sn_quantize_row_q4_K(x, y, n); break;
+    case SN_GGML_Q6_K: sn_quantize_row_q6_K(x, y, n); break;
+    }
+}
+
+/* Dequantize an activation row (activation types only). */
+static void act_to_f32(int at, const void *a, float *y, int64_t n) {
+    if (at == SN_GGML_Q8_K) {
+        const sn_block_q8_K *b = a;
+        for (int64_t i = 0; i < n; i++) y[i] = b[i / 256].d * b[i / 256].qs[i % 256];
+    } else {
+        CU_ASSERT_FATAL(sn_dequantize_row(at, a, y, n) == 0);
+    }
+}
+
+static void check_table(const sn_kernels *k) {
+    const sn_kernels *s = sn_kernels_scalar();
+    const int64_t sizes[] = {256, 512, 768, 1024 + 256, 4096};
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        const int64_t n = sizes[si];
+        float *x = malloc((size_t)n * 4), *wf = malloc((size_t)n * 4);
+        void *w = malloc((size_t)n * 4 + 1024), *a1 = malloc((size_t)n * 4 + 1024), *a2 = malloc((size_t)n * 4 + 1024);
+        for (int rep = 0; rep < 3; rep++) {
+            for (int64_t i = 0; i < n; i++) { x[i] = frand() * (rep == 2 ? 50.f : 1.f); wf[i] = frand() * 0.1f; }
+            if (rep == 1) for (int64_t i = 0; i < 32; i++) x[i] = 0.0f; /* an all-zero block */
+            for (int ti = 0; ti < NW; ti++) {
+                const int t = WTYPES[ti], at = sn_kernel_act_type(t);
+                to_type(t, wf, w, n);
+                const uint64_t ab = sn_kernel_act_row_size(t, n);
+                s->quant[at](x, a1, n);
+                k->quant[at](x, a2, n);
+                CU_ASSERT_EQUAL(memcmp(a1, a2, ab), 0);
+                const float r1 = s->dot[t](n, w, a1), r2 = k->dot[t](n, w, a1);
+                const float m1 = s->dot_mm[t](n, w, a1), m2 = k->dot_mm[t](n, w, a1);
+                if (r1 != r2 || m1 != m2)
+                    printf("\n  %s %s n=%lld: dot %.9g vs %.9g, dot_mm %.9g vs %.9g\n", k->name,
+                           sn_ggml_type_name(t), (long long)n, r1, r2, m1, m2);
+                CU_ASSERT_EQUAL(r1, r2);
+                CU_ASSERT_EQUAL(m1, m2);
+            }
+        }
+        free(x); free(wf); free(w); free(a1); free(a2);
+    }
+    /* attention helpers */
+    for (int64_t n = 1; n < 300; n += 37) {
+        uint16_t *y1 = malloc((size_t)n * 2), *y2 = malloc((size_t)n * 2), *xv = malloc((size_t)n * 2);
+        float *f1 = malloc((size_t)n * 4), *f2 = malloc((size_t)n * 4), *fx = malloc((size_t)n * 4);
+        for (int64_t i = 0; i < n; i++) {
+            y1[i] = y2[i] = sn_fp32_to_fp16(frand());
+            xv[i] = sn_fp32_to_fp16(frand());
+            f1[i] = f2[i] = frand();
+            fx[i] = frand();
+        }
+        s->mad_f16(n, y1, xv, 0.37f); k->mad_f16(n, y2, xv, 0.37f);
+        CU_ASSERT_EQUAL(memcmp(y1, y2, (size_t)n * 2), 0);
+        s->scale_f16(n, y1, 0.81f); k->scale_f16(n, y2, 0.81f);
+        CU_ASSERT_EQUAL(memcmp(y1, y2, (size_t)n * 2), 0);
+        s->mad_f32(n, f1, fx, -1.3f); k->mad_f32(n, f2, fx, -1.3f);
+        CU_ASSERT_EQUAL(memcmp(f1, f2, (size_t)n * 4), 0);
+        free(y1); free(y2); free(xv); free(f1); free(f2); free(fx);
+    }
+}
+
+static void test_scalar_vs_double(void) {
+    const sn_kernels *s = sn_kernels_scalar();
+    const int64_t n = 1024;
+    float *x = malloc(n * 4), *wf = malloc(n * 4), *wd = malloc(n * 4), *ad = malloc(n * 4);
+    void *w = malloc(n * 4), *a = malloc(n * 4 + 1024);
+    for (int64_t i = 0; i < n; i++) { x[i] = frand(); wf[i] = frand() * 0.1f; }
+    for (int ti = 0; ti < NW; ti++) {
+        const int t = WTYPES[ti], at = sn_kernel_act_type(t);
+        to_type(t, wf, w, n);
+        s->quant[at](x, a, n);
+        CU_ASSERT_FATAL(sn_dequantize_row(t, w, wd, n) == 0);
+        act_to_f32(at, a, ad, n);
+        double ref = 0, mag = 0;
+        for (int64_t i = 0; i < n; i++) { ref += (double)wd[i] * ad[i]; mag += fabs((double)wd[i] * ad[i]); }
+        const double got = s->dot[t](n, w, a), got_mm = s->dot_mm[t](n, w, a);
+        if (fabs(got - ref) > 1e-5 * mag + 1e-6)
+            printf("\n  scalar %s: %.9g vs reference %.9g\n", sn_ggml_type_name(t), got, ref);
+        CU_ASSERT(fabs(got - ref) <= 1e-5 * mag + 1e-6);
+        CU_ASSERT(fabs(got_mm - ref) <= 1e-5 * mag + 1e-6);
+    }
+    /* activation quantizers round-trip within their step */
+    sn_block_q8_0 q[1024 / 32];
+    s->quant[SN_GGML_Q8_0](x, q, n);
+    float back[1024];
+    CU_ASSERT_FATAL(sn_dequantize_row(SN_GGML_Q8_0, q, back, n) == 0);
+    for (int64_t i = 0; i < n; i++) {
+        float amax = 0;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[i / 32 * 32 + j]));
+        CU_ASSERT(fabsf(back[i] - x[i]) <= amax / 127.f * 0.5f + amax * 1e-3f);
+    }
+    free(x); free(wf); free(wd); free(ad); free(w); free(a);
+}
+
+static void test_avx2_vs_scalar(void) {
+    const sn_kernels *k = sn_kernels_avx2();
+    if (!k) { printf(" (no AVX2 on this CPU: skipped) "); return; }
+    check_table(k);
+}
+
+static void test_avx512_vs_scalar(void) {
+    const sn_kernels *k = sn_kernels_avx512();
+    if (!k) { printf(" (no AVX-512 on this CPU: skipped) "); return; }
+    check_table(k);
+}
+
+static void test_swiglu(void) {
+    /* ggml_v_expf agrees with expf to a few ulp; silu(x)*g must be close to the libm value */
+    float g[64], u[64], y[64];
+    for (int i = 0; i < 64; i++) { g[i] = frand() * 4; u[i] = frand(); }
+    sn_swiglu(64, y, g, u);
+    for (int i = 0; i < 64; i++) {
+        const float ref = g[i] / (1.0f + expf(-g[i])) * u[i];
+        CU_ASSERT(fabsf(y[i] - ref) <= 1e-6f * fabsf(ref) + 1e-30f);
+    }
+}
+
+static void test_dispatch(void) {
+    const sn_kernels *k = sn_kernels_best();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    const uint32_t f = sn_cpu_usable();
+    const char *want = (f & SN_CPU_AVX512) && sn_kernels_avx512() ? "avx512" : (f & SN_CPU_AVX2) ? "avx2" : "scalar";
+    CU_ASSERT_STRING_EQUAL(k->name, want);
+    CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q4_K), SN_GGML_Q8_K);
+    CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q4_0), SN_GGML_Q8_0);
+    CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q5_K), -1);
+}
+
+static const sn_test_case cases[] = {
+    {"scalar kernels equal a double-precision reference", test_scalar_vs_double},
+    {"AVX2 kernels equal the scalar kernels bit for bit", test_avx2_vs_scalar},
+    {"AVX-512 kernels equal the scalar kernels bit for bit", test_avx512_vs_scalar},
+    {"swiglu follows ggml's expf polynomial", test_swiglu},
+    {"run-time dispatch picks the best usable table", test_dispatch},
+};
+SN_TEST_MAIN("kernels", cases)
