@@ -78,7 +78,8 @@ sn_gguf_str sn_gguf_get_str(const sn_gguf *g, int64_t i);
 /* Arrays */
 sn_gguf_type sn_gguf_arr_type(const sn_gguf *g, int64_t i);
 uint64_t sn_gguf_arr_n(const sn_gguf *g, int64_t i);
-const void *sn_gguf_arr_data(const sn_gguf *g, int64_t i);      /* numeric arrays: raw LE elements */
+const void *sn_gguf_arr_data(const sn_gguf *g, int64_t i);      /* numeric arrays: raw LE elements
+                                                                 * (unaligned: memcpy them out) */
 sn_gguf_str sn_gguf_arr_str(const sn_gguf *g, int64_t i, uint64_t j);
 /* The raw encoded bytes of KV i (key + type + value), for copying into a writer or a blob. */
 const void *sn_gguf_kv_raw(const sn_gguf *g, int64_t i, uint64_t *len);

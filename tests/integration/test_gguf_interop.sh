@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# test_gguf_interop.sh - GGUF files written by sunny's writer are read identically by an independent
-# parser (@huggingface/gguf). gguf_write_sample writes a file using every KV type, arrays (empty
-# ones too) and several tensor types and prints what it wrote; gguf_inspect.mjs parses the file
-# with @huggingface/gguf and compares every key, type, value and tensor info. Run for the default
-# alignment and for general.alignment = 64. (Loading in llama.cpp is covered by the converter tests.)
+# test_gguf_interop.sh - sunny's GGUF writer and reader agree with an independent implementation
+# (@huggingface/gguf). gguf_write_sample writes a file using every KV type, arrays (empty ones too)
+# and several tensor types and prints what it wrote; gguf_inspect.mjs parses the file with
+# @huggingface/gguf and compares every key, type, value and tensor info. In the other direction,
+# @huggingface/gguf's own serializer writes the same KVs and sunny's reader (gguf_write_sample
+# --dump) must see exactly them. Run for the default alignment and for general.alignment = 64.
+# (Loading in llama.cpp is covered by the converter tests.)
 set -euo pipefail
 : "${SN_SRC:?SN_SRC must point at the source tree}" "${SN_BUILD:?SN_BUILD must point at the build dir}"
 : "${SN_WORK:?SN_WORK must name a scratch dir}"
@@ -26,7 +28,16 @@ for align in 32 64; do
     [ "$align" = 32 ] || args=(--align "$align")
     "$sample" "$work/x$align.gguf" "${args[@]}" > "$work/x$align.expected.json"
     [ ! -e "$work/x$align.gguf.tmp" ] || { echo "FAIL: writer left $work/x$align.gguf.tmp behind"; exit 1; }
+    # 1. our writer -> their reader
     node tools/gguf_inspect.mjs "$work/x$align.gguf" --expect "$work/x$align.expected.json"
+    # 2. our writer -> our reader
+    "$sample" --dump "$work/x$align.gguf" > "$work/x$align.ours.json"
+    node tools/gguf_inspect.mjs --same "$work/x$align.ours.json" "$work/x$align.expected.json"
+    # 3. their writer -> our reader
+    node tools/gguf_inspect.mjs --serialize "$work/x$align.expected.json" "$work/hf$align.gguf" \
+        > "$work/hf$align.expected.json"
+    "$sample" --dump "$work/hf$align.gguf" > "$work/hf$align.ours.json"
+    node tools/gguf_inspect.mjs --same "$work/hf$align.ours.json" "$work/hf$align.expected.json"
     # the comparison can fail: a one-byte change in the expectation must be caught
     sed 's/"s.u16", "type": 2, "value": "65535"/"s.u16", "type": 2, "value": "65534"/' \
         "$work/x$align.expected.json" > "$work/x$align.wrong.json"
@@ -35,4 +46,4 @@ for align in 32 64; do
         exit 1
     fi
 done
-echo "PASS: @huggingface/gguf agrees with gguf_write_sample on every key and tensor info"
+echo "PASS: @huggingface/gguf and sunny agree on every key and tensor info, in both directions"

@@ -4,6 +4,7 @@
  * an independent parser (@huggingface/gguf via tests/tools/gguf_inspect.mjs) and compares.
  *
  * Usage: gguf_write_sample OUT.gguf [--align N]
+ *        gguf_write_sample --dump FILE.gguf     prints what sunny's reader sees in FILE, same JSON
  * JSON canon (shared with gguf_inspect.mjs): integers as decimal strings, f32/f64 as their bit
  * patterns in hex, bools as JSON booleans, strings as strings, KV types as GGUF type ids. */
 #include "ggml_types.h"
@@ -28,19 +29,24 @@ static void json_str(const char *s, size_t n) {
     putchar('"');
 }
 
+/* p may be unaligned (array elements inside a GGUF), so every element is memcpy'd. */
 static void json_elem(sn_gguf_type t, const void *p) {
+    union { uint8_t u8; int8_t i8; uint16_t u16; int16_t i16; uint32_t u32; int32_t i32;
+            uint64_t u64; int64_t i64; } v;
+    static const uint8_t sz[13] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    if ((unsigned)t < 13 && sz[t]) memcpy(&v, p, sz[t]);
     switch (t) {
-    case SN_GGUF_U8: printf("\"%u\"", *(const uint8_t *)p); break;
-    case SN_GGUF_I8: printf("\"%d\"", *(const int8_t *)p); break;
-    case SN_GGUF_U16: printf("\"%u\"", *(const uint16_t *)p); break;
-    case SN_GGUF_I16: printf("\"%d\"", *(const int16_t *)p); break;
-    case SN_GGUF_U32: printf("\"%" PRIu32 "\"", *(const uint32_t *)p); break;
-    case SN_GGUF_I32: printf("\"%" PRId32 "\"", *(const int32_t *)p); break;
-    case SN_GGUF_U64: printf("\"%" PRIu64 "\"", *(const uint64_t *)p); break;
-    case SN_GGUF_I64: printf("\"%" PRId64 "\"", *(const int64_t *)p); break;
-    case SN_GGUF_F32: { uint32_t u; memcpy(&u, p, 4); printf("\"0x%08" PRIx32 "\"", u); break; }
-    case SN_GGUF_F64: { uint64_t u; memcpy(&u, p, 8); printf("\"0x%016" PRIx64 "\"", u); break; }
-    case SN_GGUF_BOOL: printf("%s", *(const uint8_t *)p ? "true" : "false"); break;
+    case SN_GGUF_U8: printf("\"%u\"", v.u8); break;
+    case SN_GGUF_I8: printf("\"%d\"", v.i8); break;
+    case SN_GGUF_U16: printf("\"%u\"", v.u16); break;
+    case SN_GGUF_I16: printf("\"%d\"", v.i16); break;
+    case SN_GGUF_U32: printf("\"%" PRIu32 "\"", v.u32); break;
+    case SN_GGUF_I32: printf("\"%" PRId32 "\"", v.i32); break;
+    case SN_GGUF_U64: printf("\"%" PRIu64 "\"", v.u64); break;
+    case SN_GGUF_I64: printf("\"%" PRId64 "\"", v.i64); break;
+    case SN_GGUF_F32: printf("\"0x%08" PRIx32 "\"", v.u32); break;
+    case SN_GGUF_F64: printf("\"0x%016" PRIx64 "\"", v.u64); break;
+    case SN_GGUF_BOOL: printf("%s", v.u8 ? "true" : "false"); break;
     default: printf("null"); break;
     }
 }
@@ -93,9 +99,67 @@ static void arr_str(sn_gguf_writer *w, const char *key, const char *const *s, co
     printf("]}");
 }
 
+/* Our reader's view of a file, in the canon above (so it can be compared with what another
+ * implementation wrote or read). */
+static int dump(const char *path) {
+    static const uint8_t sz[13] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    sn_err e = {0};
+    sn_gguf *g = NULL;
+    if (sn_gguf_open(path, 0, &g, &e)) {
+        fprintf(stderr, "gguf_write_sample: %s\n", e.msg);
+        return 1;
+    }
+    printf("{\n  \"version\": %" PRIu32 ",\n  \"kv\": [", sn_gguf_version(g));
+    for (int64_t i = 0; i < sn_gguf_n_kv(g); i++) {
+        sn_gguf_type t = sn_gguf_kv_type(g, i);
+        kv_head(sn_gguf_key(g, i), t);
+        if (t == SN_GGUF_STR) {
+            sn_gguf_str v = sn_gguf_get_str(g, i);
+            printf("\"value\": ");
+            json_str(v.ptr, v.len);
+        } else if (t == SN_GGUF_ARR) {
+            sn_gguf_type at = sn_gguf_arr_type(g, i);
+            printf("\"subType\": %d, \"value\": [", (int)at);
+            for (uint64_t j = 0; j < sn_gguf_arr_n(g, i); j++) {
+                if (j) printf(", ");
+                if (at == SN_GGUF_STR) {
+                    sn_gguf_str v = sn_gguf_arr_str(g, i, j);
+                    json_str(v.ptr, v.len);
+                } else {
+                    json_elem(at, (const uint8_t *)sn_gguf_arr_data(g, i) + j * sz[at]);
+                }
+            }
+            printf("]");
+        } else {
+            uint8_t v[8];
+            uint64_t rl;
+            const uint8_t *raw = sn_gguf_kv_raw(g, i, &rl);
+            memcpy(v, raw + rl - sz[t], sz[t]); /* a scalar is the last bytes of its KV */
+            printf("\"value\": ");
+            json_elem(t, v);
+        }
+        printf("}");
+    }
+    printf("\n  ],\n  \"tensors\": [");
+    for (int64_t i = 0; i < sn_gguf_n_tensors(g); i++) {
+        const sn_gguf_tensor *t = sn_gguf_tensor_at(g, i);
+        printf("%s\n    {\"name\": ", i ? "," : "");
+        json_str(t->name, strlen(t->name));
+        printf(", \"n_dims\": %" PRIu32 ", \"shape\": [", t->n_dims);
+        for (uint32_t d = 0; d < t->n_dims; d++) printf("%s\"%" PRIu64 "\"", d ? ", " : "", t->ne[d]);
+        printf("], \"dtype\": %d, \"offset\": \"%" PRIu64 "\"}", t->type, t->offset);
+    }
+    printf("\n  ],\n  \"tensor_count\": \"%" PRId64 "\",\n  \"kv_count\": \"%" PRId64 "\",\n",
+           sn_gguf_n_tensors(g), sn_gguf_n_kv(g));
+    printf("  \"tensorDataOffset\": \"%" PRIu64 "\"\n}\n", sn_gguf_data_offset(g));
+    sn_gguf_close(g);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--dump") == 0) return dump(argv[2]);
     if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--align") == 0)) {
-        fprintf(stderr, "usage: gguf_write_sample OUT.gguf [--align N]\n");
+        fprintf(stderr, "usage: gguf_write_sample OUT.gguf [--align N] | --dump FILE.gguf\n");
         return 2;
     }
     const char *out = argv[1];
