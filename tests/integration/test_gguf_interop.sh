@@ -4,7 +4,8 @@
 # and several tensor types and prints what it wrote; gguf_inspect.mjs parses the file with
 # @huggingface/gguf and compares every key, type, value and tensor info. In the other direction,
 # @huggingface/gguf's own serializer writes the same KVs and sunny's reader (gguf_write_sample
-# --dump) must see exactly them. Run for the default alignment and for general.alignment = 64.
+# --dump) must see exactly them, and re-encoding them with our typed setters must give the same
+# bytes. Run for the default alignment and for general.alignment = 64.
 # (Loading in llama.cpp is covered by the converter tests.)
 set -euo pipefail
 : "${SN_SRC:?SN_SRC must point at the source tree}" "${SN_BUILD:?SN_BUILD must point at the build dir}"
@@ -38,6 +39,11 @@ for align in 32 64; do
         > "$work/hf$align.expected.json"
     "$sample" --dump "$work/hf$align.gguf" > "$work/hf$align.ours.json"
     node tools/gguf_inspect.mjs --same "$work/hf$align.ours.json" "$work/hf$align.expected.json"
+    # 4. their writer's bytes == ours for the same KVs (every type encoded and padded identically)
+    "$sample" --reencode "$work/hf$align.gguf" "$work/hf$align.ours.gguf"
+    cmp "$work/hf$align.gguf" "$work/hf$align.ours.gguf" ||
+        { echo "FAIL: sunny's writer encodes the KVs differently from @huggingface/gguf"; exit 1; }
+    echo "OK: sunny's writer reproduces @huggingface/gguf's serialization byte for byte"
     # the comparison can fail: a one-byte change in the expectation must be caught
     sed 's/"s.u16", "type": 2, "value": "65535"/"s.u16", "type": 2, "value": "65534"/' \
         "$work/x$align.expected.json" > "$work/x$align.wrong.json"

@@ -5,6 +5,8 @@
  *
  * Usage: gguf_write_sample OUT.gguf [--align N]
  *        gguf_write_sample --dump FILE.gguf     prints what sunny's reader sees in FILE, same JSON
+ *        gguf_write_sample --reencode IN OUT    rewrites IN's KVs (no tensors) through the typed
+ *                                               setters, to compare our encoding with another's
  * JSON canon (shared with gguf_inspect.mjs): integers as decimal strings, f32/f64 as their bit
  * patterns in hex, bools as JSON booleans, strings as strings, KV types as GGUF type ids. */
 #include "ggml_types.h"
@@ -156,10 +158,74 @@ static int dump(const char *path) {
     return 0;
 }
 
+/* Every KV of IN read with our reader and written again with the typed setters (not copy_kv), so
+ * that OUT's bytes show how our writer encodes each type. */
+static int reencode(const char *in, const char *out) {
+    static const uint8_t sz[13] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    sn_err e = {0};
+    sn_gguf *g = NULL;
+    if (sn_gguf_open(in, 0, &g, &e)) { fprintf(stderr, "gguf_write_sample: %s\n", e.msg); return 1; }
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_status st = SN_OK;
+    for (int64_t i = 0; i < sn_gguf_n_kv(g) && !st; i++) {
+        const char *k = sn_gguf_key(g, i);
+        sn_gguf_type t = sn_gguf_kv_type(g, i);
+        switch (t) {
+        case SN_GGUF_U8: st = sn_gguf_writer_set_u8(w, k, sn_gguf_get_u8(g, i)); break;
+        case SN_GGUF_I8: st = sn_gguf_writer_set_i8(w, k, sn_gguf_get_i8(g, i)); break;
+        case SN_GGUF_U16: st = sn_gguf_writer_set_u16(w, k, sn_gguf_get_u16(g, i)); break;
+        case SN_GGUF_I16: st = sn_gguf_writer_set_i16(w, k, sn_gguf_get_i16(g, i)); break;
+        case SN_GGUF_U32: st = sn_gguf_writer_set_u32(w, k, sn_gguf_get_u32(g, i)); break;
+        case SN_GGUF_I32: st = sn_gguf_writer_set_i32(w, k, sn_gguf_get_i32(g, i)); break;
+        case SN_GGUF_F32: st = sn_gguf_writer_set_f32(w, k, sn_gguf_get_f32(g, i)); break;
+        case SN_GGUF_BOOL: st = sn_gguf_writer_set_bool(w, k, sn_gguf_get_bool(g, i)); break;
+        case SN_GGUF_U64: st = sn_gguf_writer_set_u64(w, k, sn_gguf_get_u64(g, i)); break;
+        case SN_GGUF_I64: st = sn_gguf_writer_set_i64(w, k, sn_gguf_get_i64(g, i)); break;
+        case SN_GGUF_F64: st = sn_gguf_writer_set_f64(w, k, sn_gguf_get_f64(g, i)); break;
+        case SN_GGUF_STR: {
+            sn_gguf_str v = sn_gguf_get_str(g, i);
+            st = sn_gguf_writer_set_strn(w, k, v.ptr, v.len);
+            break;
+        }
+        case SN_GGUF_ARR: {
+            sn_gguf_type at = sn_gguf_arr_type(g, i);
+            uint64_t n = sn_gguf_arr_n(g, i);
+            if (at != SN_GGUF_STR) {
+                void *copy = malloc(n * sz[at] + 1); /* aligned copy of the raw elements */
+                memcpy(copy, sn_gguf_arr_data(g, i), n * sz[at]);
+                st = sn_gguf_writer_set_arr(w, k, at, copy, n);
+                free(copy);
+                break;
+            }
+            const char **strs = malloc((n + 1) * sizeof *strs);
+            uint64_t *lens = malloc((n + 1) * sizeof *lens);
+            for (uint64_t j = 0; j < n; j++) {
+                sn_gguf_str v = sn_gguf_arr_str(g, i, j);
+                strs[j] = v.ptr;
+                lens[j] = v.len;
+            }
+            st = sn_gguf_writer_set_arr_str(w, k, strs, lens, n);
+            free(strs);
+            free(lens);
+            break;
+        }
+        default: st = SN_EINVAL; break;
+        }
+    }
+    if (!st) st = sn_gguf_writer_begin(w, out, &e);
+    if (!st) st = sn_gguf_writer_finish(w, &e);
+    if (st) fprintf(stderr, "gguf_write_sample: re-encoding %s failed: %s\n", in, e.msg);
+    sn_gguf_writer_free(w);
+    sn_gguf_close(g);
+    return st ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--dump") == 0) return dump(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "--reencode") == 0) return reencode(argv[2], argv[3]);
     if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--align") == 0)) {
-        fprintf(stderr, "usage: gguf_write_sample OUT.gguf [--align N] | --dump FILE.gguf\n");
+        fprintf(stderr, "usage: gguf_write_sample OUT.gguf [--align N] | --dump FILE.gguf | "
+                        "--reencode IN.gguf OUT.gguf\n");
         return 2;
     }
     const char *out = argv[1];
