@@ -1,4 +1,241 @@
-/* x86_avx512.c - AVX-512 (F/BW/VL, VNNI, BF16) kernels (placeholder until the SIMD step). */
+/* x86_avx512.c - AVX-512 kernels (F/BW/VL/DQ; VNNI for int8 dots when present).
+ *
+ * Same contract as x86_avx2.c: bit-identical to scalar.c, which follows the summation order of
+ * ggml's AVX-512 build. The float dots here are that order natively (4 x 16-lane accumulators for
+ * vec_dot, one 16-lane accumulator for tinyBLAS); the int8 dots use VPDPBUSD for the exact integer
+ * lane sums and keep ggml's per-block fma chain. Anything not overridden comes from the AVX2 table.
+ * AMX is never used. */
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 #include "kernels.h"
 
+#include "../cpu.h"
+
+#include <immintrin.h>
+#include <math.h>
+
+static inline float reduce512(__m512 v) { /* GCC's _mm512_reduce_add_ps order, spelled out */
+    const __m256 t3 = _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v));
+    const __m128 t6 = _mm_add_ps(_mm256_extractf128_ps(t3, 1), _mm256_castps256_ps128(t3));
+    const __m128 t8 = _mm_add_ps(t6, _mm_movehl_ps(t6, t6));
+    return _mm_cvtss_f32(_mm_add_ss(t8, _mm_movehdup_ps(t8)));
+}
+
+static inline __m512 ld_f32(const void *p, int64_t i) { return _mm512_loadu_ps((const float *)p + i); }
+static inline __m512 ld_f16(const void *p, int64_t i) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i)));
+}
+static inline float sc_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
+static inline float sc_f16(const void *p, int64_t i) { return sn_k_h2f(((const uint16_t *)p)[i]); }
+
+#define DOT_VEC(NAME, LD, SCAL)                                                          \
+    static float NAME(int64_t n, const void *w, const void *a) {                         \
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;                      \
+        const int64_t np = n & ~(int64_t)63;                                             \
+        for (int64_t i = 0; i < np; i += 64) {                                           \
+            s0 = _mm512_fmadd_ps(LD(w, i), LD(a, i), s0);                                \
+            s1 = _mm512_fmadd_ps(LD(w, i + 16), LD(a, i + 16), s1);                      \
+            s2 = _mm512_fmadd_ps(LD(w, i + 32), LD(a, i + 32), s2);                      \
+            s3 = _mm512_fmadd_ps(LD(w, i + 48), LD(a, i + 48), s3);                      \
+        }                                                                                \
+        s0 = _mm512_add_ps(s0, s2);                                                      \
+        s1 = _mm512_add_ps(s1, s3);                                                      \
+        s0 = _mm512_add_ps(s0, s1);                                                      \
+        double r = np ? (double)reduce512(s0) : 0.0;                                     \
+        for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));         \
+        return (float)r;                                                                 \
+    }
+
+#define DOT_MM(NAME, LD, FALLBACK)                                        \
+    static float NAME(int64_t n, const void *w, const void *a) {          \
+        if (n % 16) return FALLBACK(n, w, a);                             \
+        __m512 acc = _mm512_setzero_ps();                                 \
+        for (int64_t i = 0; i < n; i += 16) acc = _mm512_fmadd_ps(LD(w, i), LD(a, i), acc); \
+        return reduce512(acc);                                            \
+    }
+
+DOT_VEC(dot_f32, ld_f32, sc_f32)
+DOT_VEC(dot_f16, ld_f16, sc_f16)
+DOT_MM(dot_f32_mm, ld_f32, dot_f32)
+DOT_MM(dot_f16_mm, ld_f16, dot_f16)
+
+/* BF16 pair lanes as in scalar.c: high half (element 2j+1) first, then the low half. */
+static inline __m512 dpbf16(__m512 acc, const uint16_t *w, const uint16_t *a) {
+    const __m512i mask = _mm512_set1_epi32((int)0xFFFF0000u);
+    const __m512i wv = _mm512_loadu_si512(w), av = _mm512_loadu_si512(a);
+    acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_and_si512(wv, mask)),
+                                           _mm512_castsi512_ps(_mm512_and_si512(av, mask))));
+    return _mm512_add_ps(acc, _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(wv, 16)),
+                                            _mm512_castsi512_ps(_mm512_slli_epi32(av, 16))));
+}
+
+static float dot_bf16(int64_t n, const void *vw, const void *va) {
+    const uint16_t *w = vw, *a = va;
+    __m512 c1 = _mm512_setzero_ps(), c2 = c1;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        c1 = dpbf16(c1, w + i, a + i);
+        c2 = dpbf16(c2, w + i + 32, a + i + 32);
+    }
+    double s = 0;
+    s += (double)reduce512(c1);
+    s += (double)reduce512(c2);
+    for (; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
+    return (float)s;
+}
+
+static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
+    if (n % 32) return dot_bf16(n, vw, va);
+    const uint16_t *w = vw, *a = va;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 32) acc = dpbf16(acc, w + i, a + i);
+    return reduce512(acc);
+}
+
+static void mad_f16(int64_t n, uint16_t *y, const uint16_t *x, float v) {
+    const __m512 vv = _mm512_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(y + i),
+                            _mm512_cvtps_ph(_mm512_fmadd_ps(ld_f16(x, i), vv, ld_f16(y, i)), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = sn_k_f2h(fmaf(sn_k_h2f(x[i]), v, sn_k_h2f(y[i])));
+}
+
+static void scale_f16(int64_t n, uint16_t *y, float v) {
+    const __m512 vv = _mm512_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(_mm512_mul_ps(ld_f16(y, i), vv), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = sn_k_f2h(sn_k_h2f(y[i]) * v);
+}
+
+static void mad_f32(int64_t n, float *y, const float *x, float v) {
+    const __m512 vv = _mm512_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(_mm512_loadu_ps(x + i), vv, _mm512_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
+}
+
+static void quant_f16(const float *x, void *vy, int64_t n) {
+    uint16_t *y = vy;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = sn_k_f2h(x[i]);
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512vnni")
+/* Two blocks per 512-bit VPDPBUSD: the low 8 lanes are block b, the high 8 are block b+1, each lane
+ * the sum of 4 products, exactly the lanes ggml builds with 256-bit VPDPBUSD. */
+static inline __m512i lane_dot2(__m512i x, __m512i y) {
+    const __mmask64 neg = _mm512_movepi8_mask(x);
+    const __m512i ax = _mm512_abs_epi8(x);
+    const __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), ax, sy);
+}
+
+static inline float hsum8(__m256 x) {
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+static inline int hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+static inline __m512i load2_q8(const sn_block_q8_0 *b) { /* qs of blocks b and b+1 */
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)b[0].qs)),
+                              _mm256_loadu_si256((const __m256i *)b[1].qs), 1);
+}
+
+static float dot_q8_0(int64_t n, const void *vw, const void *va) {
+    const sn_block_q8_0 *w = vw, *a = va;
+    const int64_t nb = n / SN_QK8_0;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        const __m512 q = _mm512_cvtepi32_ps(lane_dot2(load2_q8(w + b), load2_q8(a + b)));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d)), _mm512_castps512_ps256(q), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(sn_k_h2f(w[b + 1].d) * sn_k_h2f(a[b + 1].d)), _mm512_extractf32x8_ps(q, 1), acc);
+    }
+    for (; b < nb; b++) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)w[b].qs), y = _mm256_loadu_si256((const __m256i *)a[b].qs);
+        const __m256i q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d)), _mm256_cvtepi32_ps(q), acc);
+    }
+    return hsum8(acc);
+}
+
+static inline __m256i unpack_q4(const uint8_t *qs) {
+    const __m128i raw = _mm_loadu_si128((const __m128i *)qs);
+    const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
+    return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
+}
+
+static float dot_q4_0(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_0 *w = vw;
+    const sn_block_q8_0 *a = va;
+    const int64_t nb = n / SN_QK4_0;
+    float s = 0;
+    int64_t b = 0;
+    /* integer sums of 8 blocks at a time, then ggml's per-block fma chain in order */
+    for (; b + 8 <= nb; b += 8) {
+        int isum[8];
+        for (int k = 0; k < 8; k += 2) {
+            const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_q4(w[b + k].qs)), unpack_q4(w[b + k + 1].qs), 1);
+            const __m512i l = lane_dot2(x, load2_q8(a + b + k));
+            isum[k] = hsum_i32(_mm512_castsi512_si256(l));
+            isum[k + 1] = hsum_i32(_mm512_extracti64x4_epi64(l, 1));
+        }
+        for (int k = 0; k < 8; k++) s = fmaf((float)isum[k], sn_k_h2f(w[b + k].d) * sn_k_h2f(a[b + k].d), s);
+    }
+    for (; b < nb; b++) {
+        const __m256i x = unpack_q4(w[b].qs), y = _mm256_loadu_si256((const __m256i *)a[b].qs);
+        const __m256i q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+        s = fmaf((float)hsum_i32(q), sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d), s);
+    }
+    return s;
+}
+#pragma GCC pop_options
+
+static sn_kernels g_avx512;
+
+const sn_kernels *sn_kernels_avx512(void) {
+    const uint32_t f = sn_cpu_features();
+    if (!(f & SN_CPU_AVX512)) return NULL;
+    const sn_kernels *base = sn_kernels_avx2();
+    if (!base) return NULL;
+    sn_kernels *k = &g_avx512;
+    if (!k->name) {
+        *k = *base;
+        k->dot[SN_GGML_F32] = dot_f32;
+        k->dot[SN_GGML_F16] = dot_f16;
+        k->dot[SN_GGML_BF16] = dot_bf16;
+        if (f & SN_CPU_AVX512VNNI) {
+            k->dot[SN_GGML_Q8_0] = dot_q8_0;
+            k->dot[SN_GGML_Q4_0] = dot_q4_0;
+        }
+        for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
+        k->dot_mm[SN_GGML_F32] = dot_f32_mm;
+        k->dot_mm[SN_GGML_F16] = dot_f16_mm;
+        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+        k->quant[SN_GGML_F16] = quant_f16;
+        k->mad_f16 = mad_f16;
+        k->scale_f16 = scale_f16;
+        k->mad_f32 = mad_f32;
+        k->name = "avx512";
+    }
+    return k;
+}
+#pragma GCC pop_options
+#else
+#include "kernels.h"
 const sn_kernels *sn_kernels_avx512(void) { return NULL; }
+#endif

@@ -1,0 +1,270 @@
+/* test_model.c - loading, validation and the forward pass's invariants on tiny random GGUFs.
+ *
+ * Parity with llama.cpp is tests/integration/test_run_parity.sh; here we check what a user would
+ * notice without an oracle: a malformed or unsupported file is refused with a message naming the
+ * tensor/key (never a crash or a silent wrong answer), results do not depend on the thread count
+ * or on whether the prompt is fed at once or token by token (up to rounding), reset forgets the
+ * context, and the sampler behaves (greedy = argmax, seeded sampling is reproducible). */
+#include "sn_test.h"
+
+#include "ggml_types.h"
+#include "gguf.h"
+#include "model.h"
+#include "sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { E = 64, L = 2, H = 4, KV = 2, HD = 16, FF = 128, V = 96, CTX = 256 };
+
+typedef struct {
+    const char *arch;
+    int wtype;             /* matrix type */
+    const char *skip;      /* tensor to leave out */
+    const char *bad_shape; /* tensor written with a wrong shape */
+} spec;
+
+static uint64_t rs = 88172645463325252ull;
+static float rnd(void) {
+    rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+    return ((float)(rs >> 40) / (float)(1 << 24) - 0.5f) * 2.0f;
+}
+
+typedef struct { char name[64]; int nd; uint64_t ne[2]; int type; } tinfo;
+
+static int write_model(const char *path, const spec *sp) {
+    sn_err err = {0};
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    char key[128];
+    sn_gguf_writer_set_str(w, "general.architecture", sp->arch);
+#define K(s) (snprintf(key, sizeof(key), "%s." s, sp->arch), key)
+    sn_gguf_writer_set_u32(w, K("context_length"), CTX);
+    sn_gguf_writer_set_u32(w, K("embedding_length"), E);
+    sn_gguf_writer_set_u32(w, K("block_count"), L);
+    sn_gguf_writer_set_u32(w, K("feed_forward_length"), FF);
+    sn_gguf_writer_set_u32(w, K("attention.head_count"), H);
+    sn_gguf_writer_set_u32(w, K("attention.head_count_kv"), KV);
+    sn_gguf_writer_set_f32(w, K("attention.layer_norm_rms_epsilon"), 1e-5f);
+    sn_gguf_writer_set_f32(w, K("rope.freq_base"), 10000.0f);
+    if (!strcmp(sp->arch, "qwen3")) sn_gguf_writer_set_u32(w, K("attention.key_length"), HD);
+#undef K
+    tinfo t[64];
+    int n = 0;
+#define ADD(nm, d0, d1, ty) do { snprintf(t[n].name, 64, "%s", nm); t[n].nd = (d1) > 1 ? 2 : 1; \
+        t[n].ne[0] = d0; t[n].ne[1] = d1; t[n].type = ty; n++; } while (0)
+    ADD("token_embd.weight", E, V, sp->wtype);
+    ADD("output_norm.weight", E, 1, SN_GGML_F32);
+    for (int l = 0; l < L; l++) {
+        char b[64];
+#define B(s) (snprintf(b, sizeof(b), "blk.%d." s, l), b)
+        ADD(B("attn_norm.weight"), E, 1, SN_GGML_F32);
+        ADD(B("attn_q.weight"), E, H * HD, sp->wtype);
+        ADD(B("attn_k.weight"), E, KV * HD, sp->wtype);
+        ADD(B("attn_v.weight"), E, KV * HD, sp->wtype);
+        ADD(B("attn_output.weight"), H * HD, E, sp->wtype);
+        ADD(B("ffn_norm.weight"), E, 1, SN_GGML_F32);
+        ADD(B("ffn_gate.weight"), E, FF, sp->wtype);
+        ADD(B("ffn_up.weight"), E, FF, sp->wtype);
+        ADD(B("ffn_down.weight"), FF, E, sp->wtype);
+        if (!strcmp(sp->arch, "qwen2")) {
+            ADD(B("attn_q.bias"), H * HD, 1, SN_GGML_F32);
+            ADD(B("attn_k.bias"), KV * HD, 1, SN_GGML_F32);
+            ADD(B("attn_v.bias"), KV * HD, 1, SN_GGML_F32);
+        }
+        if (!strcmp(sp->arch, "qwen3")) {
+            ADD(B("attn_q_norm.weight"), HD, 1, SN_GGML_F32);
+            ADD(B("attn_k_norm.weight"), HD, 1, SN_GGML_F32);
+        }
+#undef B
+    }
+#undef ADD
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (sp->skip && !strcmp(t[i].name, sp->skip)) continue;
+        if (sp->bad_shape && !strcmp(t[i].name, sp->bad_shape)) t[i].ne[0] += 32;
+        t[kept++] = t[i];
+        if (sn_gguf_writer_add_tensor(w, t[kept - 1].name, (uint32_t)t[kept - 1].nd, t[kept - 1].ne, t[kept - 1].type, &err) < 0)
+            return -1;
+    }
+    if (sn_gguf_writer_begin(w, path, &err)) return -1;
+    for (int i = 0; i < kept; i++) {
+        const uint64_t rows = t[i].ne[1], ne0 = t[i].ne[0];
+        const int is_norm = strstr(t[i].name, "norm") != NULL;
+        float *row = malloc(ne0 * sizeof(float));
+        void *q = malloc(ne0 * 4 + 64);
+        for (uint64_t r = 0; r < rows; r++) {
+            for (uint64_t j = 0; j < ne0; j++) row[j] = is_norm ? 1.0f + 0.2f * rnd() : rnd() * 0.3f;
+            const uint64_t rb = sn_ggml_row_size(t[i].type, ne0);
+            switch (t[i].type) {
+            case SN_GGML_F32: memcpy(q, row, rb); break;
+            case SN_GGML_F16: sn_fp32_to_fp16_row(row, q, ne0); break;
+            case SN_GGML_Q8_0: sn_quantize_row_q8_0(row, q, (int64_t)ne0); break;
+            default: memset(q, 0, rb); break;
+            }
+            if (sn_gguf_writer_write(w, q, rb, &err)) return -1;
+        }
+        free(row);
+        free(q);
+        if (sn_gguf_writer_end_tensor(w, &err)) return -1;
+    }
+    if (sn_gguf_writer_finish(w, &err)) return -1;
+    sn_gguf_writer_free(w);
+    return 0;
+}
+
+static char tmpdir[256];
+static const char *tmp_path(const char *name) {
+    static char p[512];
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/sn_test_model_XXXXXX");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpdir));
+    }
+    snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+    return p;
+}
+
+static sn_model *load(const char *path, int threads, sn_status *st, sn_err *err) {
+    sn_model_params p;
+    sn_model_params_default(&p);
+    p.n_threads = threads;
+    p.n_ctx = CTX;
+    sn_model *m = NULL;
+    *st = sn_model_load(path, &p, &m, err);
+    return m;
+}
+
+static void eval_all(sn_model *m, const int32_t *ids, int n, int one_by_one, float *logits) {
+    sn_err err = {0};
+    if (one_by_one) {
+        for (int i = 0; i < n; i++) CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, ids + i, 1, logits, &err), SN_OK);
+    } else {
+        CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, ids, n, logits, &err), SN_OK);
+    }
+}
+
+static void check_arch(const char *arch, int wtype) {
+    const spec sp = {arch, wtype, NULL, NULL};
+    const char *path = tmp_path("m.gguf");
+    CU_ASSERT_EQUAL_FATAL(write_model(path, &sp), 0);
+    sn_err err = {0};
+    sn_status st;
+    sn_model *m1 = load(path, 1, &st, &err);
+    if (st) printf("\n  load failed: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    sn_model *m3 = load(path, 3, &st, &err);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    CU_ASSERT_EQUAL(sn_model_n_vocab(m1), V);
+    int32_t ids[80];
+    for (int i = 0; i < 80; i++) ids[i] = (i * 37 + 5) % V;
+    float a[V], b[V], c[V];
+    for (int n = 5; n <= 80; n += 75) { /* 5: per-query kernel; 80: tiled kernel for >= 64 */
+        eval_all(m1, ids, n, 0, a);
+        eval_all(m3, ids, n, 0, b);
+        CU_ASSERT_EQUAL(memcmp(a, b, sizeof(a)), 0); /* thread count never changes a result */
+        sn_model_reset(m1);
+        eval_all(m1, ids, n, 1, c);                   /* token by token: same up to rounding */
+        float mx = 0, diff = 0;
+        for (int i = 0; i < V; i++) {
+            CU_ASSERT(isfinite(a[i]));
+            mx = fmaxf(mx, fabsf(a[i]));
+            diff = fmaxf(diff, fabsf(a[i] - c[i]));
+        }
+        CU_ASSERT(mx > 0);
+        CU_ASSERT(diff <= 0.05f * mx + 1e-3f);
+        sn_model_reset(m1);
+        sn_model_reset(m3);
+    }
+    /* reset forgets: the same prompt again gives the same logits */
+    eval_all(m1, ids, 7, 0, a);
+    sn_model_reset(m1);
+    eval_all(m1, ids, 7, 0, b);
+    CU_ASSERT_EQUAL(memcmp(a, b, sizeof(a)), 0);
+    /* context and token checks */
+    int32_t bad = V;
+    CU_ASSERT_EQUAL(sn_model_eval(m1, &bad, 1, a, &err), SN_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "outside the vocabulary"));
+    int32_t many[CTX];
+    memset(many, 0, sizeof(many));
+    CU_ASSERT_EQUAL(sn_model_eval(m1, many, CTX, a, &err), SN_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "context"));
+    sn_model_free(m1);
+    sn_model_free(m3);
+    unlink(path);
+}
+
+static void test_llama_f32(void) { check_arch("llama", SN_GGML_F32); }
+static void test_llama_q8_0(void) { check_arch("llama", SN_GGML_Q8_0); }
+static void test_qwen2_f16(void) { check_arch("qwen2", SN_GGML_F16); }
+static void test_qwen3_f32(void) { check_arch("qwen3", SN_GGML_F32); }
+
+static void expect_refusal(const spec *sp, sn_status code, const char *needle) {
+    const char *path = tmp_path("bad.gguf");
+    CU_ASSERT_EQUAL_FATAL(write_model(path, sp), 0);
+    sn_err err = {0};
+    sn_status st;
+    sn_model *m = load(path, 1, &st, &err);
+    CU_ASSERT_PTR_NULL(m);
+    CU_ASSERT_EQUAL(st, code);
+    if (!strstr(err.msg, needle)) printf("\n  message '%s' lacks '%s'\n", err.msg, needle);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, needle));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path)); /* names the file */
+    sn_model_free(m);
+    unlink(path);
+}
+
+static void test_refusals(void) {
+    const spec missing = {"llama", SN_GGML_F32, "blk.1.ffn_up.weight", NULL};
+    expect_refusal(&missing, SN_EFORMAT, "blk.1.ffn_up.weight");
+    const spec shape = {"llama", SN_GGML_F32, NULL, "blk.0.attn_k.weight"};
+    expect_refusal(&shape, SN_EFORMAT, "blk.0.attn_k.weight");
+    const spec arch = {"mamba", SN_GGML_F32, NULL, NULL};
+    expect_refusal(&arch, SN_EUNSUPPORTED, "mamba");
+    const spec qwen3_no_norm = {"qwen3", SN_GGML_F32, "blk.0.attn_q_norm.weight", NULL};
+    expect_refusal(&qwen3_no_norm, SN_EFORMAT, "attn_q_norm");
+    const spec q5 = {"llama", SN_GGML_Q5_0, NULL, NULL};
+    expect_refusal(&q5, SN_EUNSUPPORTED, "Q5_0");
+    sn_err err = {0};
+    sn_model *m = NULL;
+    CU_ASSERT_NOT_EQUAL(sn_model_load(tmp_path("does-not-exist.gguf"), NULL, &m, &err), SN_OK);
+    CU_ASSERT_PTR_NULL(m);
+}
+
+static void test_sampler(void) {
+    float logits[10] = {0.1f, 3.0f, -1.0f, 3.0f, 2.9f, 0, 0, 0, 0, 0};
+    CU_ASSERT_EQUAL(sn_argmax(logits, 10), 1); /* first of equal maxima, as llama.cpp */
+    sn_sampler_params p;
+    sn_sampler_params_default(&p);
+    sn_sampler *s;
+    sn_err err;
+    CU_ASSERT_EQUAL_FATAL(sn_sampler_new(&p, &s, &err), SN_OK);
+    CU_ASSERT_EQUAL(sn_sampler_sample(s, logits, 10), 1);
+    sn_sampler_free(s);
+    p.temp = 1.0f; p.top_k = 3; p.seed = 42;
+    int32_t seq1[50], seq2[50];
+    CU_ASSERT_EQUAL_FATAL(sn_sampler_new(&p, &s, &err), SN_OK);
+    for (int i = 0; i < 50; i++) seq1[i] = sn_sampler_sample(s, logits, 10);
+    sn_sampler_free(s);
+    CU_ASSERT_EQUAL_FATAL(sn_sampler_new(&p, &s, &err), SN_OK);
+    int seen[10] = {0};
+    for (int i = 0; i < 50; i++) { seq2[i] = sn_sampler_sample(s, logits, 10); seen[seq2[i]]++; }
+    sn_sampler_free(s);
+    CU_ASSERT_EQUAL(memcmp(seq1, seq2, sizeof(seq1)), 0);
+    CU_ASSERT(seen[1] > 0 && seen[3] > 0 && seen[4] > 0);                  /* top-3 all drawn */
+    CU_ASSERT_EQUAL(seen[0] + seen[2] + seen[5] + seen[6] + seen[7] + seen[8] + seen[9], 0);
+    p.top_k = 0; p.top_p = 0.01f; /* nucleus of one */
+    CU_ASSERT_EQUAL_FATAL(sn_sampler_new(&p, &s, &err), SN_OK);
+    for (int i = 0; i < 10; i++) CU_ASSERT_EQUAL(sn_sampler_sample(s, logits, 10), 1);
+    sn_sampler_free(s);
+}
+
+static const sn_test_case cases[] = {
+    {"llama f32: thread-independent, batch == token-by-token, reset, bounds", test_llama_f32},
+    {"llama q8_0: same invariants", test_llama_q8_0},
+    {"qwen2 f16 (q/k/v biases): same invariants", test_qwen2_f16},
+    {"qwen3 f32 (q/k norms): same invariants", test_qwen3_f32},
+    {"bad or unsupported GGUFs are refused naming file and tensor", test_refusals},
+    {"sampler: greedy, seeded top-k, top-p", test_sampler},
+};
+SN_TEST_MAIN("model", cases)
