@@ -623,10 +623,17 @@ static void split_newlines(splitter *s) {
 
 /* One regex pass through PCRE2 over a subject with one or more bytes per code point; map[b] is the
  * code point index of subject byte b (map[len] = n). */
-static bool split_pcre(const pcre2_code *code, const char *subj, const uint32_t *bstart,
-                       const size_t *map, const uvec *in, uvec *out) {
+static int split_pcre(const pcre2_code *code, const char *subj, const uint32_t *bstart,
+                      const size_t *map, const uvec *in, uvec *out) {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
-    if (!md) return false;
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    pcre2_jit_stack *js = pcre2_jit_stack_create(32 * 1024, 64 * 1024 * 1024, NULL); /* grows on demand */
+    if (!md || !mc || !js) {
+        pcre2_match_data_free(md); pcre2_match_context_free(mc); pcre2_jit_stack_free(js);
+        return PCRE2_ERROR_NOMEMORY;
+    }
+    pcre2_jit_stack_assign(mc, NULL, js);
+    int err = 0;
     bool ok = true;
     size_t start = 0; /* in code points */
     for (size_t c = 0; c < in->n && ok; c++) {
@@ -637,7 +644,8 @@ static bool split_pcre(const pcre2_code *code, const char *subj, const uint32_t 
         size_t at = 0, last = 0; /* byte offsets within sub */
         uint32_t flags = 0;
         while (at <= sublen) {
-            int rc = pcre2_match(code, (PCRE2_SPTR)sub, sublen, at, flags, md, NULL);
+            int rc = pcre2_match(code, (PCRE2_SPTR)sub, sublen, at, flags, md, mc);
+            if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) { err = rc; ok = false; break; } /* limits */
             if (rc < 0) {
                 if (flags == 0) break; /* no more matches */
                 /* empty match was last: step one code point and search normally */
@@ -662,7 +670,9 @@ static bool split_pcre(const pcre2_code *code, const char *subj, const uint32_t 
         start += clen;
     }
     pcre2_match_data_free(md);
-    return ok;
+    pcre2_match_context_free(mc);
+    pcre2_jit_stack_free(js);
+    return ok ? 0 : (err ? err : PCRE2_ERROR_NOMEMORY);
 }
 
 /* Splits cp[0..n) into pre-tokens (lengths in code points) with the tokenizer's regex list. */
@@ -715,7 +725,15 @@ static sn_status pretokenize(const sn_tokenizer *t, const uint32_t *cp, size_t n
             }
             bstart[n] = (uint32_t)b;
             map[b] = n;
-            if (!split_pcre(t->rx_code[k], subj, bstart, map, &cur, &nxt)) goto oom;
+            int rc = split_pcre(t->rx_code[k], subj, bstart, map, &cur, &nxt);
+            if (rc == PCRE2_ERROR_NOMEMORY) goto oom;
+            if (rc) {
+                PCRE2_UCHAR msg[256];
+                pcre2_get_error_message(rc, msg, sizeof msg);
+                st = sn_err_set(err, SN_EINVAL, "tokenizer: pre-tokenizer regex %d failed on this text: %s", k,
+                                (const char *)msg);
+                goto done;
+            }
         } else {
             splitter s = {.t = t, .cp = cp, .out = &nxt};
             size_t start = 0;
