@@ -25,6 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Largest vocabulary accepted (real ones are < 300k); keeps ids exact as f32 merge-rank scores. */
+#define SN_VOCAB_MAX (1 << 24)
+
 enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4, TT_UNUSED = 5, TT_BYTE = 6 };
 
 /* ------------------------------------------------------------------------------------------------
@@ -908,8 +911,12 @@ static sn_status vocab_llama_hf(plan *p, inputs *in, sn_err *err) {
     }
     cJSON_ArrayForEach(c, added) {
         int64_t id;
-        if (!jint(jget(c, "id"), &id) || id < 0 || id >= (1ll << 31) || !jstr(c, "content"))
+        if (!jint(jget(c, "id"), &id) || id < 0 || !jstr(c, "content"))
             return sn_err_set(err, SN_EFORMAT, "tokenizer.json: added_tokens entry without a valid id/content");
+        if (id >= SN_VOCAB_MAX || (id >= (int64_t)n_base + cJSON_GetArraySize(added) && id >= in->vocab_size))
+            return sn_err_set(err, SN_EFORMAT,
+                              "tokenizer.json: added token \"%s\" has id %" PRId64 ", beyond the %zu base tokens + "
+                              "added tokens and config.json vocab_size", jstr(c, "content"), id, n_base);
         if ((size_t)id + 1 > n) n = (size_t)id + 1;
     }
     if (in->vocab_size > 0 && (size_t)in->vocab_size > n) n = (size_t)in->vocab_size;
@@ -1083,7 +1090,7 @@ static sn_status vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_e
     const cJSON *c;
     cJSON_ArrayForEach(c, vocab) {
         int64_t id;
-        if (!jint(c, &id) || id < 0 || id >= (1ll << 31))
+        if (!jint(c, &id) || id < 0 || id >= SN_VOCAB_MAX)
             return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.vocab[\"%s\"] is not a valid id",
                               c->string);
         if (id > max_id) max_id = id;
@@ -1091,7 +1098,7 @@ static sn_status vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_e
     cJSON_ArrayForEach(c, added) {
         int64_t id;
         const char *content = jstr(c, "content");
-        if (!jint(jget(c, "id"), &id) || id < 0 || id >= (1ll << 31) || !content)
+        if (!jint(jget(c, "id"), &id) || id < 0 || id >= SN_VOCAB_MAX || !content)
             return sn_err_set(err, SN_EFORMAT, "tokenizer.json: added_tokens entry without a valid id/content");
         if (id > max_id) max_id = id;
         if (!jget(vocab, content)) n_distinct++;
@@ -1241,9 +1248,9 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         int64_t vs;
         if (jint(jget(in.config, "vocab_size"), &vs) && vs > 0) in.vocab_size = vs;
         else if (cfg && cfg->vocab_size > 0) in.vocab_size = cfg->vocab_size;
-        if (in.vocab_size > INT32_MAX) {
-            st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %" PRId64 " is larger than 2^31-1",
-                            in.vocab_size);
+        if (in.vocab_size > SN_VOCAB_MAX) {
+            st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %" PRId64 " is larger than %d",
+                            in.vocab_size, SN_VOCAB_MAX);
             goto out;
         }
         const cJSON *archs = jget(in.config, "architectures");

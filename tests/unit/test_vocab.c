@@ -579,6 +579,71 @@ static void test_eot_from_template_and_named_templates(void) {
     sn_gguf_close(g);
 }
 
+/* Odd but valid JSON in every field we read: an error or a result, never a crash (ASan job). */
+static void test_odd_json_fields(void) {
+    static const char *const tj[] = {
+        "{\"model\":null}",
+        "[]",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":[],\"merges\":[]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-1},\"merges\":[\"a b\"]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":1.5},\"merges\":[\"a b\"]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":\"x\"},\"merges\":[\"a b\"]}}",
+        "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":1e20},\"merges\":[\"a b\"]}}",
+        "{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0.0]]}}",
+        "{\"added_tokens\":\"x\",\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+        "{\"added_tokens\":[{\"id\":\"x\"}],\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+        "{\"added_tokens\":[{\"content\":\"b\"},1],\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+        "{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[1,2]}}",
+        "{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[[\"a\"],[\"a\",\"b\",\"c\"]]}}",
+        "{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"nospace\",\"\"]}}",
+        "{\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":\"x\"},\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+        "{\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"Sequence\",\"pretokenizers\":["
+        "{\"type\":\"Digits\"},{\"type\":\"Digits\"},{\"type\":\"Digits\"},{\"type\":\"Digits\"},{\"type\":\"Digits\"},"
+        "{\"type\":\"Digits\"},{\"type\":\"Digits\"},{\"type\":\"Digits\"},{\"type\":\"Digits\"},{}]}]},"
+        "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+        "{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},\"post_processor\":{\"type\":\"TemplateProcessing\","
+        "\"single\":\"x\",\"pair\":{}},\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+        "{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},\"post_processor\":{\"type\":\"Sequence\","
+        "\"processors\":[1,{\"type\":\"TemplateProcessing\",\"single\":[1,{\"SpecialToken\":{\"id\":5}}],\"pair\":[1,2,3]},"
+        "{\"type\":\"RobertaProcessing\",\"cls\":5,\"sep\":[]}]},"
+        "\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":5},"
+        "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+        "{\"decoder\":null,\"model\":{\"type\":\"BPE\",\"byte_fallback\":true,\"vocab\":{\"a\":0},\"merges\":[[\"a\",5]]}}",
+        "{\"decoder\":{\"type\":\"Sequence\"},\"model\":{\"type\":\"BPE\",\"byte_fallback\":true,\"vocab\":{\"a\":3},\"merges\":[\"a a\"]}}",
+        "{\"decoder\":{\"type\":\"Sequence\"},\"added_tokens\":[{\"id\":2147483647,\"content\":\"x\"}],"
+        "\"model\":{\"type\":\"BPE\",\"byte_fallback\":true,\"vocab\":{\"a\":0},\"merges\":[\"a a\"]}}",
+    };
+    static const char *const tc[] = {
+        "[]", "{\"bos_token\":5,\"eos_token\":{\"content\":7},\"chat_template\":5,\"add_bos_token\":\"yes\"}",
+        "{\"chat_template\":[1,{\"name\":5},{\"name\":\"x\",\"template\":5}],\"additional_special_tokens\":\"x\"}",
+        "{\"added_tokens_decoder\":{\"x\":{}}}", "{\"bos_token\":\"a\",\"cls_token\":{},\"sep_token\":null}",
+    };
+    static const char *const cf[] = {
+        "{\"architectures\":\"x\",\"vocab_size\":-5}", "{\"vocab_size\":1e30}", "[1]",
+        "{\"bos_token_id\":-3}", "{\"bos_token_id\":\"1\",\"eos_token_id\":[1],\"text_config\":5}",
+    };
+    int n_ok = 0, n_err = 0;
+    for (size_t i = 0; i < sizeof tj / sizeof tj[0]; i++)
+        for (size_t j = 0; j < sizeof tc / sizeof tc[0]; j++) {
+            fresh_dir();
+            PUT("tokenizer.json", tj[i]);
+            PUT("tokenizer_config.json", tc[j]);
+            PUT("config.json", cf[(i + j) % (sizeof cf / sizeof cf[0])]);
+            sn_err err = {0};
+            sn_status st;
+            sn_gguf *g = convert(NULL, &st, &err, NULL);
+            if (g) {
+                n_ok++;
+                sn_gguf_close(g);
+            } else {
+                CU_ASSERT(st < 0 && err.msg[0] != 0);
+                n_err++;
+            }
+        }
+    CU_ASSERT(n_err > 0);
+    fprintf(stderr, "(odd json: %d converted, %d refused) ", n_ok, n_err);
+}
+
 static void test_missing_and_broken_files(void) {
     fresh_dir();
     PUT("config.json", "{}");
@@ -620,6 +685,7 @@ static const sn_test_case cases[] = {
     {"SentencePiece malformed protobuf", test_spm_malformed},
     {"SentencePiece parser on 3000 corrupted inputs", test_spm_parser_mutations},
     {"TemplateProcessing eot/eos swap, named chat templates, CodeLlama eot", test_eot_from_template_and_named_templates},
+    {"odd JSON in every field", test_odd_json_fields},
     {"missing and broken files", test_missing_and_broken_files},
 };
 
