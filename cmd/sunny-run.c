@@ -1,4 +1,4 @@
-/* sunny-run.c - run a Llama-family GGUF with the bundled runtime: tokenize a prompt, evaluate it,
+/* sunny-run.c - run a Llama-family GGUF (or a sunny runtime blob, docs/BLOB.md) with the bundled runtime: tokenize a prompt, evaluate it,
  * generate (greedy by default), print the text or a JSON record the parity tests read. Thin: flag
  * parsing and printing only; the work is in runtime/ (model.h, tokenizer.h, sampler.h). */
 #include "cli.h"
@@ -18,8 +18,10 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: sunny-run MODEL.gguf (-p PROMPT | --prompt-ids 1,2,3 | -f FILE) [-n N] [-t THREADS]\n"
             "                 [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CTX] [--no-bos]\n"
-            "                 [--kv f16|f32] [--ignore-eos] [--json]\n"
+            "                 [--kv f16|f32] [--ignore-eos] [--verify] [--json]\n"
             "       sunny-run MODEL.gguf --tokenize (-p TEXT | -f FILE) [--json]\n"
+            "MODEL may also be a runtime blob (OUT.snb from sunny-convert --blob); --verify then checks\n"
+            "every tensor's CRC32 before running (default: header and table only).\n"
             "\n"
             "Runs a llama / qwen2 / qwen3 GGUF (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) with llama.cpp's\n"
             "numerics. Default sampling is greedy (--temp 0). --json prints\n"
@@ -32,7 +34,7 @@ typedef struct {
     int64_t n_predict, threads, top_k, ctx;
     double temp, top_p;
     int64_t seed;
-    int no_bos, json, tokenize, kv_f32, ignore_eos;
+    int no_bos, json, tokenize, kv_f32, ignore_eos, verify;
 } opts;
 
 static double now_s(void) {
@@ -165,6 +167,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--tokenize")) o->tokenize = 1;
         else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
+        else if (!strcmp(a, "--verify")) o->verify = 1;
         else if (a[0] == '-' && a[1]) return sn_cli_usage_error("unknown option '%s'", a);
         else if (!o->model) o->model = a;
         else return sn_cli_usage_error("unexpected argument '%s'", a);
@@ -224,10 +227,10 @@ static char *decode(const sn_tokenizer *tok, const int32_t *ids, int64_t n, size
 
 static int run_tokenize(const opts *o) {
     sn_err err = {0};
-    sn_gguf *g;
-    if (sn_gguf_open(o->model, SN_GGUF_NO_DATA, &g, &err)) return sn_cli_fail(&err);
+    sn_model_meta *g;
+    if (sn_model_meta_open(o->model, &g, &err)) return sn_cli_fail(&err);
     sn_tokenizer *tok;
-    if (sn_tok_load(g, &tok, &err)) { sn_gguf_close(g); return sn_cli_fail(&err); }
+    if (sn_tok_load(sn_model_meta_gguf(g), &tok, &err)) { sn_model_meta_close(g); return sn_cli_fail(&err); }
     char *text;
     size_t len;
     int rc = SN_EXIT_FAIL;
@@ -245,14 +248,14 @@ static int run_tokenize(const opts *o) {
         free(text);
     }
     sn_tok_free(tok);
-    sn_gguf_close(g);
+    sn_model_meta_close(g);
     return rc;
 }
 
 static int run_generate(const opts *o) {
     sn_err err = {0};
     int rc = SN_EXIT_FAIL;
-    sn_gguf *g = NULL;
+    sn_model_meta *g = NULL;
     sn_tokenizer *tok = NULL;
     sn_model *m = NULL;
     sn_sampler *smp = NULL;
@@ -263,9 +266,9 @@ static int run_generate(const opts *o) {
     int64_t n_prompt;
 
     /* Tokenizer first (header-only open): the prompt length sizes the context. */
-    if (sn_gguf_open(o->model, SN_GGUF_NO_DATA, &g, &err)) return sn_cli_fail(&err);
+    if (sn_model_meta_open(o->model, &g, &err)) return sn_cli_fail(&err);
     sn_err terr = {0};
-    if (sn_tok_load(g, &tok, &terr)) tok = NULL;
+    if (sn_tok_load(sn_model_meta_gguf(g), &tok, &terr)) tok = NULL;
     if (o->prompt_ids) {
         n_prompt = parse_ids(o->prompt_ids, &prompt);
         if (n_prompt < 0) { rc = sn_cli_usage_error("--prompt-ids: expected comma-separated ids, got '%s'", o->prompt_ids); goto done; }
@@ -281,6 +284,7 @@ static int run_generate(const opts *o) {
     sn_model_params_default(&mp);
     mp.n_threads = (int)o->threads;
     mp.kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
+    mp.verify = o->verify;
     mp.n_ctx = o->ctx ? o->ctx : n_prompt + o->n_predict;
     if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
     if (n_prompt + o->n_predict > m->n_ctx) {
@@ -336,7 +340,7 @@ static int run_generate(const opts *o) {
         json_ids(stdout, out, n_out);
         fputs(",\"text\":", stdout);
         json_str(stdout, gen_text ? gen_text : "", gen_text ? gl : 0);
-        printf(",\"prefill_tok_s\":%.3f,\"decode_tok_s\":%.3f", pf, dc);
+        printf(",\"prefill_tok_s\":%.3f,\"decode_tok_s\":%.3f,\"format\":\"%s\"", pf, dc, sn_model_format(m));
         /* log-softmax of the logits that chose the last token: the oracle's top_logprobs */
         if (n_out > 0) {
             float mx = logits[0];
@@ -378,7 +382,7 @@ done:
     sn_sampler_free(smp);
     sn_model_free(m);
     sn_tok_free(tok);
-    sn_gguf_close(g);
+    sn_model_meta_close(g);
     return rc;
 }
 
