@@ -229,7 +229,64 @@ static void test_metadata_keys(void) {
     CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
+/* {arch}.* keys: names, value types and the reference converter's order */
+static void check_keys(const sn_arch *a, const char *json, const char *const *want, const int *types) {
+    sn_hf_config c = cfg_of(json);
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_err err = {0};
+    CU_ASSERT_EQUAL_FATAL(a->write_kv(a, &c, 7, w, &err), SN_OK);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/sn_test_kv_%d.gguf", (int)getpid());
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_finish(w, &err), SN_OK);
+    sn_gguf_writer_free(w);
+    sn_gguf *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_open(path, 0, &g, &err), SN_OK);
+    int64_t n = 0;
+    while (want[n]) n++;
+    CU_ASSERT_EQUAL(sn_gguf_n_kv(g), n);
+    for (int64_t i = 0; i < n && i < sn_gguf_n_kv(g); i++) {
+        if (strcmp(sn_gguf_key(g, i), want[i]) != 0) printf("\n  key %lld: %s, want %s\n", (long long)i, sn_gguf_key(g, i), want[i]);
+        CU_ASSERT_STRING_EQUAL(sn_gguf_key(g, i), want[i]);
+        CU_ASSERT_EQUAL(sn_gguf_kv_type(g, i), types[i]);
+    }
+    sn_gguf_close(g);
+    unlink(path);
+    sn_hf_config_free(&c);
+}
+
+static void test_arch_keys(void) {
+    enum { U = SN_GGUF_U32, F = SN_GGUF_F32, S = SN_GGUF_STR };
+    static const char *const llama[] = {
+        "llama.block_count", "llama.context_length", "llama.embedding_length", "llama.feed_forward_length",
+        "llama.attention.head_count", "llama.attention.head_count_kv", "llama.rope.scaling.type",
+        "llama.rope.scaling.factor", "llama.rope.freq_base", "llama.attention.layer_norm_rms_epsilon",
+        "llama.attention.key_length", "llama.attention.value_length", "general.file_type", "llama.vocab_size",
+        "llama.rope.dimension_count", NULL};
+    static const int llama_t[] = {U, U, U, U, U, U, S, F, F, F, U, U, U, U, U};
+    check_keys(&sn_arch_llama, "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+               "\"rope_scaling\":{\"type\":\"linear\",\"factor\":2.0}}", llama, llama_t);
+    static const char *const qwen2[] = {
+        "qwen2.block_count", "qwen2.context_length", "qwen2.embedding_length", "qwen2.feed_forward_length",
+        "qwen2.attention.head_count", "qwen2.attention.head_count_kv", "qwen2.rope.scaling.type",
+        "qwen2.rope.scaling.factor", "qwen2.rope.scaling.original_context_length", "qwen2.rope.scaling.yarn_beta_fast",
+        "qwen2.rope.freq_base", "qwen2.attention.layer_norm_rms_epsilon", "general.file_type", NULL};
+    static const int qwen2_t[] = {U, U, U, U, U, U, S, F, U, F, F, F, U};
+    check_keys(&sn_arch_qwen2, "{\"architectures\":[\"Qwen2ForCausalLM\"],\"rope_scaling\":{\"type\":\"yarn\","
+               "\"factor\":4.0,\"original_max_position_embeddings\":32768,\"beta_fast\":32}}", qwen2, qwen2_t);
+    static const char *const qwen3[] = {
+        "qwen3.block_count", "qwen3.context_length", "qwen3.embedding_length", "qwen3.feed_forward_length",
+        "qwen3.attention.head_count", "qwen3.attention.head_count_kv", "qwen3.rope.freq_base",
+        "qwen3.attention.layer_norm_rms_epsilon", "qwen3.attention.key_length", "qwen3.attention.value_length",
+        "general.file_type", NULL};
+    static const int qwen3_t[] = {U, U, U, U, U, U, F, F, U, U, U};
+    /* llama3 rope type: no scaling keys (rope_freqs tensor instead) */
+    check_keys(&sn_arch_qwen3, "{\"architectures\":[\"Qwen3ForCausalLM\"],\"rope_scaling\":{\"rope_type\":\"llama3\"}}",
+               qwen3, qwen3_t);
+}
+
 static const sn_test_case cases[] = {
+    {"{arch}.* keys, types, order", test_arch_keys},
     {"general.* from README + generation_config", test_metadata_keys},
     {"llama name map + shapes", test_llama_names},
     {"qwen2/qwen3 name map", test_qwen_names},
