@@ -35,8 +35,10 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
         {"intermediate_size", c->intermediate_size}, {"vocab_size", c->vocab_size},
     };
     for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
-        if (req[i].v <= 0 || req[i].v > (int64_t)1 << 40)
-            return sn_err_set(err, SN_EFORMAT, "%s: \"%s\" is missing or not a positive integer", f, req[i].name);
+        if (req[i].v <= 0 || req[i].v > (int64_t)1 << 31) /* bounded so shape products cannot overflow */
+            return sn_err_set(err, SN_EFORMAT, "%s: \"%s\" is missing or not an integer in 1..2^31", f, req[i].name);
+    if (c->head_dim > (int64_t)1 << 31)
+        return sn_err_set(err, SN_EFORMAT, "%s: \"head_dim\" %lld is out of range", f, (long long)c->head_dim);
     if (c->n_heads % c->n_kv_heads != 0)
         return sn_err_set(err, SN_EFORMAT, "%s: num_attention_heads %lld is not a multiple of num_key_value_heads %lld",
                           f, (long long)c->n_heads, (long long)c->n_kv_heads);

@@ -163,7 +163,7 @@ void sn_metadata_id_components(const char *model_id, int64_t total_params, sn_mo
         if (!q) break;
     }
     (void)save;
-    static char partbuf[64][64];
+    char partbuf[64][64];
     for (int i = 0; i < np; i++) {
         char *part = parts[i];
         if (is_version(part)) types[i] |= T_VERSION;
