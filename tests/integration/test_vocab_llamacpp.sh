@@ -132,6 +132,36 @@ if [[ -d $LCPP/models ]]; then
   else
     bad "SPM fixture: $out"
   fi
+  # The fingerprint table against the "original regex from tokenizer.json" comments in llama.cpp's
+  # src/llama-vocab.cpp: a tokenizer.json carrying each must be named as llama.cpp names that type.
+  while read -r ptype want im; do
+    d=$W/fp-$ptype
+    mkdir -p "$d"
+    if ! $PY - "$LCPP/src/llama-vocab.cpp" "$ptype" "$im" "$d" <<'PYEOF'
+import json, re, sys
+src, ptype, im, d = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+blk = src[src.index(f"case LLAMA_VOCAB_PRE_TYPE_{ptype}:"):][:3000]
+regex = re.search(r'//\s*"((?:[^"\\]|\\.)*)"', blk).group(1).replace("\\\\", "\\")
+tj = {"added_tokens": [], "model": {"type": "BPE", "vocab": {"a": 0, "aa": 1}, "merges": ["a a"]},
+      "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+          {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
+          {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}}
+if im:
+    tj["model"]["ignore_merges"] = True
+json.dump(tj, open(d + "/tokenizer.json", "w"))
+json.dump({}, open(d + "/config.json", "w"))
+PYEOF
+    then bad "fingerprint $ptype: cannot extract the regex from llama-vocab.cpp"; continue; fi
+    out=$("$VO" "$d" "$d/out.gguf" 2>&1)
+    [[ $out == *"pre=$want "* ]] && ok "fingerprint: llama.cpp's $ptype regex -> $want" || bad "fingerprint $ptype: $out"
+  done <<'EOT'
+LLAMA3 llama-bpe 1
+QWEN2 qwen2 0
+QWEN35 qwen35 0
+TEKKEN tekken 0
+GPT4O gpt-4o 0
+EOT
+
   # Special tokens, add_* flags, chat templates, normalizer flags: sunny vs gguf-py's SpecialVocab itself
   # on 20 folders built to hit its branches (TemplateProcessing/Roberta/eot/sep/cls, template sources).
   if out=$($PY "$SN_SRC/tests/tools/vocab_specialvocab_diff.py" "$LCPP/gguf-py" "$VO" "$W/specialvocab" "$L" 2>&1); then
