@@ -28,6 +28,16 @@ static void notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) {
     fn(ud, buf);
 }
 
+/* snprintf that reports truncation (-1) instead of silently cutting a path. */
+static int fmt(char *dst, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static int fmt(char *dst, size_t cap, const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(dst, cap, f, ap);
+    va_end(ap);
+    return (n < 0 || (size_t)n >= cap) ? -1 : 0;
+}
+
 static int is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
@@ -70,12 +80,12 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
             return sn_err_set(err, SN_EFORMAT, "%s is empty; it should hold the LM Studio home path "
                               "(or pass --models-dir)", p);
         snprintf(o->home, sizeof o->home, "%s", s);
-        snprintf(o->why, sizeof o->why, "home %s from %s", o->home, p);
+        fmt(o->why, sizeof o->why, "home %s from %s", o->home, p);
     } else {
         snprintf(p, sizeof p, "%s/.cache/lm-studio", H);
         if (path_exists(p)) {
-            snprintf(o->home, sizeof o->home, "%s", p);
-            snprintf(o->why, sizeof o->why, "home %s (legacy location; no ~/.lmstudio-home-pointer)", p);
+            if (fmt(o->home, sizeof o->home, "%s", p)) return sn_err_set(err, SN_EINVAL, "HOME path too long");
+            fmt(o->why, sizeof o->why, "home %s (legacy location; no ~/.lmstudio-home-pointer)", p);
         } else {
             snprintf(p, sizeof p, "%s/.lmstudio", H);
             if (!path_exists(p))
@@ -84,8 +94,8 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
                                   "or %s/.lmstudio): is LM Studio installed and started once? Pass "
                                   "--models-dir DIR to place the file anyway",
                                   H, H, H);
-            snprintf(o->home, sizeof o->home, "%s", p);
-            snprintf(o->why, sizeof o->why, "home %s (no ~/.lmstudio-home-pointer)", p);
+            if (fmt(o->home, sizeof o->home, "%s", p)) return sn_err_set(err, SN_EINVAL, "HOME path too long");
+            fmt(o->why, sizeof o->why, "home %s (no ~/.lmstudio-home-pointer)", p);
         }
     }
     char sp[sizeof o->home + 32];
@@ -115,7 +125,8 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
         snprintf(o->models, sizeof o->models, "%s", df->valuestring);
         snprintf(o->why + wl, sizeof o->why - wl, "; models dir from %s downloadsFolder", sp);
     } else {
-        snprintf(o->models, sizeof o->models, "%s/models", o->home);
+        if (fmt(o->models, sizeof o->models, "%s/models", o->home))
+            return sn_err_set(err, SN_EINVAL, "LM Studio home path too long: %s", o->home);
         snprintf(o->why + wl, sizeof o->why - wl, "; models dir <home>/models (%s)",
                  j ? "settings.json has no string downloadsFolder" : why2);
     }
@@ -369,16 +380,23 @@ sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *e
         goto done;
     }
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo);
+    if (fmt(dir, sizeof dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo)) {
+        free(srcs);
+        free(dsts);
+        rc = sn_err_set(err, SN_EINVAL, "models dir path too long: %s", o->models_dir);
+        goto done;
+    }
     for (int i = 0; i < n_files; i++) {
         if (split) {
-            snprintf(srcs[i], PATH_MAX, "%.*s%.*s-%05d-of-%05d.gguf", (int)(base - o->gguf), o->gguf,
-                     (int)stem_len, base, i + 1, count);
-            snprintf(dsts[i], PATH_MAX, "%s/%s-%s-%05d-of-%05d.gguf", dir, stem, mi.quant, i + 1, count);
+            if (fmt(srcs[i], PATH_MAX, "%.*s%.*s-%05d-of-%05d.gguf", (int)(base - o->gguf), o->gguf,
+                    (int)stem_len, base, i + 1, count) ||
+                fmt(dsts[i], PATH_MAX, "%s/%s-%s-%05d-of-%05d.gguf", dir, stem, mi.quant, i + 1, count))
+                rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
         } else {
-            snprintf(srcs[i], PATH_MAX, "%s", o->gguf);
-            snprintf(dsts[i], PATH_MAX, "%s/%s-%s.gguf", dir, stem, mi.quant);
+            if (fmt(srcs[i], PATH_MAX, "%s", o->gguf) || fmt(dsts[i], PATH_MAX, "%s/%s-%s.gguf", dir, stem, mi.quant))
+                rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
         }
+        if (rc) break;
         if (!path_exists(srcs[i])) {
             rc = sn_err_set(err, SN_EIO, "split part %s is missing", srcs[i]);
             break;
@@ -387,17 +405,22 @@ sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *e
     if (rc == SN_OK && o->mmproj) {
         sn_modelinfo pm;
         if ((rc = sn_modelinfo_read(o->mmproj, &pm, err)) == SN_OK) {
-            snprintf(srcs[n_files], PATH_MAX, "%s", o->mmproj);
-            snprintf(dsts[n_files], PATH_MAX, "%s/mmproj-%s-%s.gguf", dir, stem, pm.quant);
+            if (fmt(srcs[n_files], PATH_MAX, "%s", o->mmproj) ||
+                fmt(dsts[n_files], PATH_MAX, "%s/mmproj-%s-%s.gguf", dir, stem, pm.quant))
+                rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
             if (strcmp(pm.arch, "clip") != 0 && strcmp(pm.general_type, "mmproj") != 0)
                 notef(o->note, o->note_ud, "warning: %s does not look like a projector (architecture %s)",
                       o->mmproj, pm.arch);
             sn_modelinfo_free(&pm);
         }
     }
-    const char *fbase = strrchr(dsts[0], '/') + 1;
-    snprintf(out->rel_path, sizeof out->rel_path, "%s/%s/%s", out->publisher, out->repo, fbase);
-    snprintf(out->target, sizeof out->target, "%s", dsts[0]);
+    if (rc == SN_OK) {
+        const char *fbase = strrchr(dsts[0], '/');
+        fbase = fbase ? fbase + 1 : dsts[0];
+        if (fmt(out->rel_path, sizeof out->rel_path, "%s/%s/%s", out->publisher, out->repo, fbase) ||
+            fmt(out->target, sizeof out->target, "%s", dsts[0]))
+            rc = sn_err_set(err, SN_EINVAL, "path too long: %s", dsts[0]);
+    }
     out->n_files = total;
     for (int i = 0; rc == SN_OK && i < total; i++) {
         if (path_exists(dsts[i]) && !o->force)
@@ -564,7 +587,8 @@ static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {
     sn_http_resp_free(&r);
     const cJSON *it;
     int found = 0;
-    cJSON_ArrayForEach(it, j ? cJSON_GetObjectItemCaseSensitive(j, "data") : NULL) {
+    const cJSON *data = j ? cJSON_GetObjectItemCaseSensitive(j, "data") : NULL;
+    cJSON_ArrayForEach(it, data) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
         const cJSON *pub = cJSON_GetObjectItemCaseSensitive(it, "publisher");
         const cJSON *q = cJSON_GetObjectItemCaseSensitive(it, "quantization");

@@ -59,6 +59,15 @@ r=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -I "$FAKE_URL/api/blob
 r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/blobs/sha256:${hex^^}" --data-binary @"$W/l3.gotmpl")
 [[ $r == *'digest mismatch'*' 400' ]] && ok "uppercase digest always mismatches (literal compare)" || bad "uppercase: $r"
 
+# --- doctor against the live fake: OLLAMA_HOST=0.0.0.0:PORT is a bind address, connect to loopback
+port=${FAKE_URL##*:}
+out=$(OLLAMA_HOST=0.0.0.0:$port "$SI" doctor 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "Ollama 0.33.0 answers at http://127.0.0.1:$port" <<<"$out" && grep -q "bind address" <<<"$out" \
+  && grep -q "never proxies loopback" <<<"$out" && ok "doctor: 0.0.0.0 mapped to loopback, bind-address and proxy explained" || bad "doctor rc=$rc: $out"
+out=$(OLLAMA_HOST="'http://127.0.0.1'" "$SI" doctor --json 2>/dev/null)
+[[ $($PY -c 'import json,sys; j=json.loads(sys.argv[1]); print(j["host"], any(c["check"]=="host-form" and c["status"]=="warn" for c in j["checks"]))' "$out") == "http://127.0.0.1:80 True" ]] \
+  && ok "doctor --json: quoted scheme-without-port means port 80, warned" || bad "doctor json: $out"
+
 # --- smoke parity (runtime vs llama.cpp in the fake), then a divergent model
 out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --smoke -n 16 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical' <<<"$out" && ok "smoke OK 16/16" || bad "smoke rc=$rc: $out"
