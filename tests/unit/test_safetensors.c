@@ -85,6 +85,44 @@ static void test_truncation_every_byte(void) {
     free(b);
 }
 
+/* Random byte flips in the header: every outcome is either a clean error or a file whose tensors all
+ * lie inside the buffer (ASan catches any out-of-bounds read). */
+static void test_random_flips(void) {
+    size_t n;
+    uint8_t *orig = build(GOOD, 28, &n);
+    uint8_t *b = malloc(n);
+    uint32_t rng = 12345;
+    int ok = 0, bad = 0;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(b, orig, n);
+        int flips = 1 + it % 3;
+        for (int k = 0; k < flips; k++) {
+            rng = rng * 1103515245u + 12345u;
+            size_t pos = (rng >> 8) % (8 + strlen(GOOD));
+            rng = rng * 1103515245u + 12345u;
+            b[pos] ^= (uint8_t)(1u << ((rng >> 16) % 8));
+        }
+        sn_st_file *f = NULL;
+        sn_err err = {0};
+        if (sn_st_file_open_mem(b, n, "flip", &f, &err) == SN_OK) {
+            for (size_t i = 0; i < sn_st_file_n_tensors(f); i++) {
+                const sn_st_tensor *t = sn_st_file_tensor(f, i);
+                CU_ASSERT(t->file_offset + t->nbytes <= n);
+                volatile uint8_t sink = t->nbytes ? t->data[t->nbytes - 1] : 0;
+                (void)sink;
+            }
+            sn_st_file_close(f);
+            ok++;
+        } else {
+            CU_ASSERT(err.msg[0] != 0);
+            bad++;
+        }
+    }
+    CU_ASSERT(bad > 0);
+    free(b);
+    free(orig);
+}
+
 static void expect_fail(const char *json, size_t data_len, sn_status code, const char *needle) {
     sn_st_file *f = NULL;
     sn_err err = {0};
@@ -218,6 +256,7 @@ static void test_unindexed_and_duplicates(void) {
 static const sn_test_case cases[] = {
     {"good file", test_good_file},
     {"truncation at every byte", test_truncation_every_byte},
+    {"random header bit flips", test_random_flips},
     {"malformed headers", test_malformed},
     {"header length limit", test_header_length_limit},
     {"sharded folder + index", test_sharded},
