@@ -252,11 +252,34 @@ static inline uint16_t cp_flags(const sn_tokenizer *t, uint32_t cp) {
 #define RXS_NEWLINES "[^\\n]+|[\\n]+"
 #define RXS_GPT4O_CORE "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" RXS_CONTRACT "?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" RXS_CONTRACT "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 
+/* deepseek-llm's letter class, spelled out by code point ranges (UTF-8 escaped) */
+static const char RXS_DEEPSEEK_LLM_LETTERS[] =
+    "\\s?[A-Za-z\xc2\xb5\xc3\x80-\xc3\x96\xc3\x98-\xc3\xb6\xc3\xb8-\xc6\xba\xc6\xbc-\xc6\xbf\xc7"
+    "\x84-\xca\x93\xca\x95-\xca\xaf\xcd\xb0-\xcd\xb3\xcd\xb6\xcd\xb7\xcd\xbb-\xcd\xbd\xcd\xbf\xce"
+    "\x86\xce\x88-\xce\x8a\xce\x8c\xce\x8e-\xce\xa1\xce\xa3-\xcf\xb5\xcf\xb7-\xd2\x81\xd2\x8a-"
+    "\xd4\xaf\xd4\xb1-\xd5\x96\xe1\x82\xa0-\xe1\x83\x85\xe1\x8e\xa0-\xe1\x8f\xb5\xe1\x8f\xb8-\xe1"
+    "\x8f\xbd\xe1\xb2\x90-\xe1\xb2\xba\xe1\xb2\xbd-\xe1\xb2\xbf\xe1\xb4\x80-\xe1\xb4\xab\xe1\xb5"
+    "\xab-\xe1\xb5\xb7\xe1\xb5\xb9-\xe1\xb6\x9a\xe1\xb8\x80-\xe1\xbc\x95\xe1\xbc\x98-\xe1\xbc\x9d"
+    "\xe1\xbc\xa0-\xe1\xbd\x85\xe1\xbd\x88-\xe1\xbd\x8d\xe1\xbd\x90-\xe1\xbd\x97\xe1\xbd\x99\xe1"
+    "\xbd\x9b\xe1\xbd\x9d\xe1\xbd\x9f-\xe1\xbd\xbd\xe1\xbe\x80-\xe1\xbe\xb4\xe1\xbe\xb6-\xe1\xbe"
+    "\xbc\xe1\xbe\xbe\xe1\xbf\x82-\xe1\xbf\x84\xe1\xbf\x86-\xe1\xbf\x8c\xe1\xbf\x90-\xe1\xbf\x93"
+    "\xe1\xbf\x96-\xe1\xbf\x9b\xe1\xbf\xa0-\xe1\xbf\xac\xe1\xbf\xb2-\xe1\xbf\xb4\xe1\xbf\xb6-\xe1"
+    "\xbf\xbc\xe2\x84\x82\xe2\x84\x87\xe2\x84\x8a-\xe2\x84\x93\xe2\x84\x95\xe2\x84\x99-\xe2\x84"
+    "\x9d\xe2\x84\xa4\xe2\x84\xa6\xe2\x84\xa8\xe2\x84\xaa-\xe2\x84\xad\xe2\x84\xaf-\xe2\x84\xb4"
+    "\xe2\x84\xb9\xe2\x84\xbc-\xe2\x84\xbf\xe2\x85\x85-\xe2\x85\x89\xe2\x85\x8e\xe2\x86\x83\xe2"
+    "\x86\x84\xe2\xb0\x80-\xe2\xb1\xbb\xe2\xb1\xbe-\xe2\xb3\xa4\xe2\xb3\xab-\xe2\xb3\xae\xe2\xb3"
+    "\xb2\xe2\xb3\xb3\xea\x99\x80-\xea\x99\xad\xea\x9a\x80-\xea\x9a\x9b\xea\x9c\xa2-\xea\x9d\xaf"
+    "\xea\x9d\xb1-\xea\x9e\x87\xea\x9e\x8b-\xea\x9e\x8e\xea\xad\xb0-\xea\xae\xbf\xef\xac\x80-\xef"
+    "\xac\x86\xef\xac\x93-\xef\xac\x97\xef\xbc\xa1-\xef\xbc\xba\xef\xbd\x81-\xef\xbd\x9a\xf0\x90"
+    "\x90\x80-\xf0\x90\x91\x8f\xf0\x90\x92\xb0-\xf0\x90\x93\x93\xf0\x90\x93\x98-\xf0\x90\x93\xbb"
+    "\xf0\x90\xb2\x80-\xf0\x90\xb2\xb2\xf0\x90\xb3\x80-\xf0\x90\xb3\xb2\xf0\x91\xa2\xa0-\xf0\x91"
+    "\xa3\x9f\xf0\x9e\xa4\x80-\xf0\x9e\xa5\x83]+";
+
 enum {
     RXSET_DEFAULT, RXSET_GPT2, RXSET_LLAMA3, RXSET_QWEN2, RXSET_QWEN35, RXSET_STARCODER,
     RXSET_FALCON, RXSET_TEKKEN, RXSET_DEEPSEEK_CODER, RXSET_DEEPSEEK3, RXSET_PORO, RXSET_VIKING,
     RXSET_GPT4O, RXSET_SEED_CODER, RXSET_BAILINGMOE, RXSET_UFAKZEKA, RXSET_MINICPM5,
-    RXSET_EXAONE_MOE, RXSET_JAIS2, RXSET_LAGUNA, RXSET_CHAMELEON, RXSET_COUNT
+    RXSET_EXAONE_MOE, RXSET_JAIS2, RXSET_LAGUNA, RXSET_CHAMELEON, RXSET_DEEPSEEK_LLM, RXSET_COUNT
 };
 
 static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
@@ -273,6 +296,11 @@ static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
     [RXSET_DEEPSEEK_CODER] = {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
                               "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+",
                               "\\p{N}", NULL},
+    [RXSET_DEEPSEEK_LLM] = {"[\r\n]", RXS_DEEPSEEK_LLM_LETTERS,
+                            "\\s?[!-/:-~\xef\xbc\x81-\xef\xbc\x8f\xef\xbc\x9a-\xef\xbd\x9e\xe2\x80\x98-\xe2\x80\x9f\xe3\x80\x80-\xe3\x80\x82]+",
+                            "\\s+$",
+                            "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+",
+                            "\\p{N}+", NULL},
     [RXSET_DEEPSEEK3] = {"\\p{N}{1,3}",
                          "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
                          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
@@ -311,6 +339,7 @@ static const pre_row PRE_TABLE[] = {
     {"midm-2.0", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
     {"lfm2", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
     {"jina-v5-nano", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
+    {"deepseek-llm", RXSET_DEEPSEEK_LLM, P_KEEP_SPACES},
     {"deepseek-coder", RXSET_DEEPSEEK_CODER, P_KEEP_SPACES},
     {"deepseek-v3", RXSET_DEEPSEEK3, P_KEEP_SPACES},
     {"falcon", RXSET_FALCON, 0},
@@ -382,7 +411,7 @@ static const pre_row PRE_TABLE[] = {
 /* Pre-tokenizers llama.cpp knows but sunny does not implement (custom splitters or whitespace
  * escaping we have not reproduced): refused at load instead of tokenizing differently. */
 static const char *const PRE_UNSUPPORTED[] = {
-    "deepseek-llm", "spark2_5", "youtu", "gemma4", "granite-embed-multi-311m", "sarvam-moe",
+    "spark2_5", "youtu", "gemma4", "granite-embed-multi-311m", "sarvam-moe",
     "whitespace", "granite-embed-multi-97m", "tiny_aya", "cohere2moe", "superbpe", "kimi-k2", "afmoe",
 };
 
