@@ -36,6 +36,28 @@ for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0; do
   grep -q "detected from gguf" "$W/$k.err" && ok "$k: template auto-detected from the GGUF" || bad "$k: template not detected"
   [[ $k != llama3-f16 || $(jget "$W/$k.json" '"run" in j') == True ]] && ok "$k: --run answered through the installed template" || bad "$k: no --run answer"
 done
+# the installed template, rendered by the server's request path (_debug_render_only, Go text/template),
+# equals the model's own Jinja rendered like transformers.apply_chat_template
+cat > "$W/conv.json" <<'JSON'
+{"conversations":[{"name":"system-user","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"What is 2+2?"}]},
+ {"name":"user","messages":[{"role":"user","content":"Hello!"}]}]}
+JSON
+for fam in llama3 qwen3; do
+  $PY "$SN_SRC/tests/tools/render_jinja.py" render --template "$(fixture "$fam")/tokenizer_config.json" --strip-bos \
+      --conversations "$W/conv.json" --out "$W/jinja-$fam" || bad "$fam: render_jinja failed"
+  for conv in system-user user; do
+    sys=""; [[ $conv == system-user ]] && sys="You are a terse assistant."
+    prompt="Hello!"; [[ $conv == system-user ]] && prompt="What is 2+2?"
+    body=$($PY -c 'import json,sys; print(json.dumps({"model":sys.argv[1],"prompt":sys.argv[2],"system":sys.argv[3],"_debug_render_only":True,"stream":False}))' "e2e-$fam-f16:latest" "$prompt" "$sys")
+    curl -sS --noproxy '*' "$FAKE_URL/api/generate" -d "$body" > "$W/render-$fam-$conv.json"
+    if $PY -c 'import json,sys; a=json.load(open(sys.argv[1]))["_debug_info"]["rendered_template"]; b=open(sys.argv[2]).read(); sys.exit(a!=b)' \
+        "$W/render-$fam-$conv.json" "$W/jinja-$fam/$conv.txt"; then
+      ok "$fam: installed template renders '$conv' exactly like the HF Jinja"
+    else
+      bad "$fam: '$conv' rendering differs: $(cat "$W/render-$fam-$conv.json") vs $(cat "$W/jinja-$fam/$conv.txt")"
+    fi
+  done
+done
 kill "$FAKE_PID"
 start_fake_ollama "$W/f2" -serve-gguf "${GG[qwen3-q8_0]}"
 out=$("$SI" ollama "${GG[llama3-f16]}" --name e2e-div --host "$FAKE_URL" --smoke -n 32 2>&1); rc=$?
