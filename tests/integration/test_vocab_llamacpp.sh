@@ -42,6 +42,18 @@ qwen3 Qwen3ForCausalLM 151936 151643 151645 gpt2 qwen2
 llama2 MistralForCausalLM 32000 1 2 llama default
 EOT
 
+# The same through the real converter (sunny-convert on the tiny fixtures of tests/fixtures/gen_model.py):
+# the tokenizer inside a full GGUF must behave exactly like the vocab-only one.
+if [[ -x $SN_BIN/sunny-convert ]]; then
+  for pair in llama3:llama3 qwen3:qwen3 mistral:llama2; do
+    fx=${pair%%:*} fam=${pair##*:}
+    if ! g=$(gguf_of "$fx" f16); then bad "sunny-convert $fx failed"; continue; fi
+    if res=$($PARITY "$fam" "$g" "$CORPUS" 2>/dev/null); then ok "sunny-convert $fx: $res"; else bad "sunny-convert $fx parity: $res"; fi
+  done
+else
+  echo "SKIP: $SN_BIN/sunny-convert not built: full-GGUF parity"
+fi
+
 # An independent reader (@huggingface/gguf) sees every tokenizer key with the type llama.cpp reads.
 for fam in llama3 qwen3 llama2; do
   [[ -f $W/$fam.gguf ]] || continue
