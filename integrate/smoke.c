@@ -168,9 +168,6 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
             /* the server stopped early: fine if it says it hit a stop (string or EOG) */
             if (!server_stopped) div_at = (int)n_server_ids;
             else snprintf(res->server_stop, sizeof res->server_stop, "stopped after %zu tokens", n_server_ids);
-        } else if (div_at < 0 && n_server_ids > ours->n && ours->n > 0 &&
-                   !sn_tok_is_eog(ours->tok, ours->ids[ours->n - 1]) && (int)ours->n < res->n_expected) {
-            div_at = (int)ours->n;
         }
     } else {
         /* Text: walk our bytes and the server's. Valid UTF-8 must match byte for byte; a run of bytes
