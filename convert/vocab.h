@@ -23,7 +23,9 @@ typedef struct {
     int n_tokens;   /* length of tokenizer.ggml.tokens */
 } sn_vocab_report;
 
-struct sn_hf_config; /* convert/hf_config.h; may be NULL: config.json is then read from model_dir */
+struct sn_hf_config; /* convert/hf_config.h; may be NULL. config.json is read raw from model_dir (as
+                     * gguf-py's SpecialVocab does); cfg only supplies vocab_size / architecture
+                     * when the raw file lacks them (transformers' class defaults). */
 
 sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *cfg,
                               sn_gguf_writer *w, const sn_vocab_opts *opts, sn_vocab_report *rep,
