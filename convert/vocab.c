@@ -1083,6 +1083,14 @@ static sn_status vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_e
         snprintf(p->pre, sizeof p->pre, "%s", opts->pre_override);
     } else if ((st = sn_pretok_fingerprint(in->tok_json, in->tok_config, "tokenizer.json", p->pre,
                                            sizeof p->pre, err))) {
+        if (cJSON_IsTrue(jget(model, "byte_fallback")) && err) {
+            /* a SentencePiece-style BPE that is not in the legacy Llama-2 layout (e.g. a Metaspace
+             * pre-tokenizer): neither sunny nor llama.cpp's converter reads it from tokenizer.json */
+            size_t l = strlen(err->msg);
+            snprintf(err->msg + l, sizeof err->msg - l,
+                     "; this is a SentencePiece-style tokenizer (byte_fallback): put the model's "
+                     "tokenizer.model next to it");
+        }
         return st;
     }
     /* vocab_size = config.vocab_size else len(vocab with added tokens) */
