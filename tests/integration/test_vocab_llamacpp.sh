@@ -175,7 +175,7 @@ GPT4O gpt-4o 0
 EOT
 
   # Special tokens, add_* flags, chat templates, normalizer flags: sunny vs gguf-py's SpecialVocab itself
-  # on 20 folders built to hit its branches (TemplateProcessing/Roberta/eot/sep/cls, template sources).
+  # on 21 folders built to hit its branches (TemplateProcessing/Roberta/eot/sep/cls, template sources, merges.txt).
   if out=$($PY "$SN_SRC/tests/tools/vocab_specialvocab_diff.py" "$LCPP/gguf-py" "$VO" "$W/specialvocab" "$L" 2>&1); then
     ok "SpecialVocab keys identical to gguf-py on $(grep -c '^ok' <<<"$out") folders"
   else

@@ -96,6 +96,10 @@ def cases():
     pairs = dict(l3_tj)
     pairs["model"] = dict(l3_tj["model"], merges=[m.split(" ", 1) for m in l3_tj["model"]["merges"]])
     yield "llama3-pair-merges", pairs, l3_tc, l3_cfg, {}
+    nomerge = dict(l3_tj)
+    nomerge["model"] = dict(l3_tj["model"], merges=[])
+    txt = "#version: 0.2\n" + "\n".join(l3_tj["model"]["merges"]) + "\n\n  \nbad line here\n"
+    yield "llama3-merges-txt", nomerge, l3_tc, l3_cfg, {"merges.txt": txt}
 
 
 def reference(d, model, n_tokens):
