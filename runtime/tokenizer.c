@@ -94,7 +94,7 @@ typedef struct {
 enum { P_IGNORE_MERGES = 1, P_ADD_BOS = 2, P_KEEP_SPACES = 4, P_NO_BOS_ID = 8 };
 
 typedef enum { RX_CUSTOM_GPT2, RX_CUSTOM_LLAMA3, RX_CUSTOM_QWEN2, RX_CUSTOM_QWEN35,
-               RX_CUSTOM_NEWLINES, RX_COLLAPSED, RX_UTF } rx_kind;
+               RX_CUSTOM_NEWLINES, RX_CUSTOM_DIGITS3, RX_COLLAPSED, RX_UTF } rx_kind;
 
 struct sn_tokenizer {
     int type;
@@ -124,6 +124,7 @@ struct sn_tokenizer {
     rx_kind rx_kind[MAX_RX];
     pcre2_code *rx_code[MAX_RX];
     bool rx_collapse_needed;
+    uint32_t rx_surrogate[MAX_RX]; /* UTF patterns: stand-in for surrogate code points (see rx_compile) */
     uint16_t ascii_flags[128];
     char byte_enc[256][3]; /* GPT-2 bytes_to_unicode as UTF-8 (NUL-terminated, 1-2 bytes) */
     int16_t byte_dec[0x144]; /* its inverse: code point -> byte, -1 if none */
@@ -279,7 +280,8 @@ enum {
     RXSET_DEFAULT, RXSET_GPT2, RXSET_LLAMA3, RXSET_QWEN2, RXSET_QWEN35, RXSET_STARCODER,
     RXSET_FALCON, RXSET_TEKKEN, RXSET_DEEPSEEK_CODER, RXSET_DEEPSEEK3, RXSET_PORO, RXSET_VIKING,
     RXSET_GPT4O, RXSET_SEED_CODER, RXSET_BAILINGMOE, RXSET_UFAKZEKA, RXSET_MINICPM5,
-    RXSET_EXAONE_MOE, RXSET_JAIS2, RXSET_LAGUNA, RXSET_CHAMELEON, RXSET_DEEPSEEK_LLM, RXSET_COUNT
+    RXSET_EXAONE_MOE, RXSET_JAIS2, RXSET_LAGUNA, RXSET_CHAMELEON, RXSET_DEEPSEEK_LLM, RXSET_SPARK2_5, RXSET_YOUTU,
+    RXSET_GRANITE_EMB, RXSET_SUPERBPE, RXSET_TINY_AYA, RXSET_AFMOE, RXSET_COUNT
 };
 
 static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
@@ -301,6 +303,32 @@ static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
                             "\\s+$",
                             "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+",
                             "\\p{N}+", NULL},
+    [RXSET_SPARK2_5] = {
+        "\\p{N}{1,3}",
+        "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
+        "\\p{N}",
+        NULL},
+    [RXSET_YOUTU] = {
+        "[\xea\xb0\x80-\xed\x9e\xa3\xe3\x84\xb1-\xe3\x86\x8e]+|[\xef\xbc\x81\xe2\x80\xa6\xe2\x80\x9c\xe2\x80\x9d\xe2\x80\x98\xe2\x80\x99\xe2\x80\x94\xef\xbc\x9a\xef\xbc\x9b\xef\xbc\x8c\xe3\x80\x81-\xe3\x80\xbf\xef\xb8\xb0-\xef\xb9\x8f]+|[\xe3\x84\x85-\xe3\x84\xaf]+|[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        NULL},
+    [RXSET_GRANITE_EMB] = {
+        "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        NULL},
+    [RXSET_SUPERBPE] = {
+        "\\p{N}+",
+        "(?=(\\d{3})+(?!\\d))",
+        NULL},
+    [RXSET_TINY_AYA] = {
+        "\\d{1,3}(?=(?:\\d{3})*\\b)",
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        NULL},
+    [RXSET_AFMOE] = {
+        "\\p{AFMoE_digits}",
+        "[\xe4\xb8\x80-\xe9\xbf\xbf\xe3\x90\x80-\xe4\xb6\xbf\xe8\xb1\x88-\xef\xab\xbf\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf\xef\xbd\xa5-\xef\xbe\x9f\xe2\xbc\x80-\xe2\xbf\x9f\xe0\xb9\x80-\xe0\xb9\xbf\xe0\xba\x80-\xe0\xbb\xbf\xe1\x9e\x80-\xe1\x9f\xbf\xe1\x80\x80-\xe1\x82\x9f\xea\xa9\xa0-\xea\xa9\xbf\xea\xa7\xa0-\xea\xa7\xbf\xea\xb0\x80-\xed\x9e\xaf\xe1\x84\x80-\xe1\x87\xbf]+",
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        NULL},
     [RXSET_DEEPSEEK3] = {"\\p{N}{1,3}",
                          "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
                          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
@@ -342,6 +370,13 @@ static const pre_row PRE_TABLE[] = {
     {"deepseek-llm", RXSET_DEEPSEEK_LLM, P_KEEP_SPACES},
     {"deepseek-coder", RXSET_DEEPSEEK_CODER, P_KEEP_SPACES},
     {"deepseek-v3", RXSET_DEEPSEEK3, P_KEEP_SPACES},
+    {"spark2_5", RXSET_SPARK2_5, P_KEEP_SPACES},
+    {"youtu", RXSET_YOUTU, P_KEEP_SPACES | P_IGNORE_MERGES},
+    {"granite-embed-multi-97m", RXSET_GRANITE_EMB, P_KEEP_SPACES | P_IGNORE_MERGES},
+    {"superbpe", RXSET_SUPERBPE, P_KEEP_SPACES},
+    {"tiny_aya", RXSET_TINY_AYA, P_KEEP_SPACES},
+    {"cohere2moe", RXSET_TINY_AYA, P_KEEP_SPACES},
+    {"afmoe", RXSET_AFMOE, P_KEEP_SPACES},
     {"falcon", RXSET_FALCON, 0},
     {"mpt", RXSET_GPT2, 0},
     {"starcoder", RXSET_STARCODER, 0},
@@ -411,8 +446,7 @@ static const pre_row PRE_TABLE[] = {
 /* Pre-tokenizers llama.cpp knows but sunny does not implement (custom splitters or whitespace
  * escaping we have not reproduced): refused at load instead of tokenizing differently. */
 static const char *const PRE_UNSUPPORTED[] = {
-    "spark2_5", "youtu", "gemma4", "granite-embed-multi-311m", "sarvam-moe",
-    "whitespace", "granite-embed-multi-97m", "tiny_aya", "cohere2moe", "superbpe", "kimi-k2", "afmoe",
+    "gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace", "kimi-k2",
 };
 
 /* The \p{..} classes llama.cpp rewrites for its byte-collapsed regex run: each class becomes one
@@ -473,12 +507,45 @@ static bool rx_collapse(const char *rx, bbuf *out) {
     return true;
 }
 
+/* llama.cpp matches these patterns with std::wregex over raw code points, where a surrogate (from
+ * CESU-8-style input) is just a number, e.g. inside afmoe's range U+8C48-U+FAFF. PCRE2's UTF mode
+ * cannot hold surrogates, so they are replaced by a code point that lies in exactly the same
+ * literal ranges of this pattern as U+D800..U+DFFF do (the patterns never name a surrogate alone). */
+static uint32_t surrogate_stand_in(const char *rx) {
+    static const uint32_t cand[] = {0xFFFD, 0xE000, 0xF8FF, 0xFFFE, 0x10FFFD};
+    size_t n = strlen(rx);
+    for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++) {
+        bool fits = true;
+        size_t off = 0;
+        uint32_t prev = OOR;
+        while (off < n && fits) {
+            if (rx[off] == '\\') { off += 2; prev = OOR; continue; }
+            uint32_t cp = utf8_next((const unsigned char *)rx, n, &off);
+            if (cp == '-' && prev != OOR && off < n && rx[off] != ']' && rx[off] != '\\') {
+                uint32_t hi = utf8_next((const unsigned char *)rx, n, &off);
+                bool has_sur = prev <= 0xDFFF && hi >= 0xD800, has_c = prev <= cand[c] && cand[c] <= hi;
+                if (has_sur != has_c) fits = false;
+                prev = OOR;
+                continue;
+            }
+            if (cp == cand[c]) fits = false;
+            prev = cp;
+        }
+        if (fits) return cand[c];
+    }
+    return 0xFFFD;
+}
+
 static sn_status rx_compile(sn_tokenizer *t, int k, const char *rx, sn_err *err) {
     if (!strcmp(rx, RXS_GPT2)) { t->rx_kind[k] = RX_CUSTOM_GPT2; return SN_OK; }
     if (!strcmp(rx, RXS_LLAMA3) || !strcmp(rx, RXS_LLAMA3_ORIG)) { t->rx_kind[k] = RX_CUSTOM_LLAMA3; return SN_OK; }
     if (!strcmp(rx, RXS_QWEN2)) { t->rx_kind[k] = RX_CUSTOM_QWEN2; return SN_OK; }
     if (!strcmp(rx, RXS_QWEN35)) { t->rx_kind[k] = RX_CUSTOM_QWEN35; return SN_OK; }
     if (!strcmp(rx, RXS_NEWLINES)) { t->rx_kind[k] = RX_CUSTOM_NEWLINES; return SN_OK; }
+    if (!strcmp(rx, "\\p{AFMoE_digits}") || !strcmp(rx, "\\d{1,3}(?=(?:\\d{3})*\\b)")) {
+        t->rx_kind[k] = RX_CUSTOM_DIGITS3;
+        return SN_OK;
+    }
     bbuf pat = {0};
     uint32_t opts = PCRE2_DOLLAR_ENDONLY; /* ECMAScript '$' is end of input only */
     if (rx_has_ucat(rx)) {
@@ -492,6 +559,7 @@ static sn_status rx_compile(sn_tokenizer *t, int k, const char *rx, sn_err *err)
         t->rx_kind[k] = RX_UTF;
         opts |= PCRE2_UTF;
         if (!bbuf_add(&pat, rx, strlen(rx))) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+        t->rx_surrogate[k] = surrogate_stand_in(rx);
     }
     int ec = 0;
     PCRE2_SIZE eo = 0;
@@ -641,6 +709,22 @@ static void split_llama3_like(splitter *s, int digits, bool marks) {
     }
 }
 
+/* llama.cpp's AFMoE / tiny_aya digit grouping: a run of \p{N} is cut into len%3 leading digits and
+ * then threes, counted from the right; the text before a run is glued to the run's first group
+ * (llama.cpp emits from the previous cut), and the text after the last run is one piece. */
+static void split_digits3(splitter *s) {
+    size_t pos = s->ini;
+    while (pos < s->end) {
+        if (!(sp_fl(s, pos) & F_N)) { pos++; continue; }
+        size_t first = pos, cnt = 0;
+        while (pos < s->end && (sp_fl(s, pos) & F_N)) { cnt++; pos++; }
+        size_t cur = first, rem = cnt % 3;
+        if (rem) { sp_add(s, cur + rem); cur += rem; }
+        while (cur < first + cnt) { sp_add(s, cur + 3); cur += 3; }
+    }
+    if (s->prev < s->end) sp_add(s, s->end);
+}
+
 static void split_newlines(splitter *s) {
     size_t pos = s->ini;
     while (pos < s->end) {
@@ -746,7 +830,8 @@ static sn_status pretokenize(const sn_tokenizer *t, const uint32_t *cp, size_t n
                     subj[b++] = ch;
                 } else {
                     if (c > 0x7F && (cp_flags(t, c) & SN_UCD_SPACE)) c = 0x0B;
-                    if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) c = 0xFFFD; /* keep PCRE2 UTF valid */
+                    if (c >= 0xD800 && c <= 0xDFFF) c = t->rx_surrogate[k]; /* keep PCRE2 UTF valid */
+                    else if (c > 0x10FFFF) c = 0xFFFD; /* unreachable: rejected before */
                     char tmp[4];
                     int l = utf8_put(c, tmp);
                     for (int j = 0; j < l; j++) { map[b] = i; subj[b++] = tmp[j]; }
@@ -774,6 +859,7 @@ static sn_status pretokenize(const sn_tokenizer *t, const uint32_t *cp, size_t n
                     case RX_CUSTOM_LLAMA3: split_llama3_like(&s, 3, false); break;
                     case RX_CUSTOM_QWEN2: split_llama3_like(&s, 1, false); break;
                     case RX_CUSTOM_QWEN35: split_llama3_like(&s, 1, true); break;
+                    case RX_CUSTOM_DIGITS3: split_digits3(&s); break;
                     default: split_newlines(&s); break;
                 }
                 start = s.end;
