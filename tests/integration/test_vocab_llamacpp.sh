@@ -174,6 +174,14 @@ TEKKEN tekken 0
 GPT4O gpt-4o 0
 EOT
 
+  # Token tables vs llama.cpp's converter functions themselves (_create_vocab_sentencepiece,
+  # get_vocab_base), run with thin transformers/sentencepiece shims (see the script's header).
+  if out=$($PY "$SN_SRC/tests/tools/vocab_converter_diff.py" "$LCPP" "$VO" "$W/convdiff" "$L" 2>&1); then
+    ok "token tables identical to llama.cpp's converter code on $(grep -c '^ok' <<<"$out") folders"
+  else
+    bad "token tables differ from llama.cpp's converter code:"$'\n'"$(grep -E 'FAIL|Error|error' <<<"$out" | head -5)"
+  fi
+
   # Special tokens, add_* flags, chat templates, normalizer flags: sunny vs gguf-py's SpecialVocab itself
   # on 21 folders built to hit its branches (TemplateProcessing/Roberta/eot/sep/cls, template sources, merges.txt).
   if out=$($PY "$SN_SRC/tests/tools/vocab_specialvocab_diff.py" "$LCPP/gguf-py" "$VO" "$W/specialvocab" "$L" 2>&1); then

