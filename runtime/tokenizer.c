@@ -91,7 +91,9 @@ typedef struct {
     int rx;            /* index into RX_SETS */
     unsigned flags;
 } pre_row;
-enum { P_IGNORE_MERGES = 1, P_ADD_BOS = 2, P_KEEP_SPACES = 4, P_NO_BOS_ID = 8 };
+enum { P_IGNORE_MERGES = 1, P_ADD_BOS = 2, P_KEEP_SPACES = 4, P_NO_BOS_ID = 8,
+       P_SPM_STYLE = 16,   /* spaces -> U+2581 before BPE, raw UTF-8 symbols, <0xNN> byte tokens */
+       P_GEMMA4 = 32 };    /* add_bos forced on; an all-newline piece that is a token stays whole */
 
 typedef enum { RX_CUSTOM_GPT2, RX_CUSTOM_LLAMA3, RX_CUSTOM_QWEN2, RX_CUSTOM_QWEN35,
                RX_CUSTOM_NEWLINES, RX_CUSTOM_DIGITS3, RX_COLLAPSED, RX_UTF } rx_kind;
@@ -113,6 +115,7 @@ struct sn_tokenizer {
     int32_t bos, eos, eot, eom, unk, sep, pad, mask;
     int32_t fim_pre, fim_suf, fim_mid, fim_pad, fim_rep, fim_sep;
     bool add_bos, add_eos, add_space_prefix, ignore_merges, clean_spaces;
+    bool spm_style_bpe, gemma4;
     uint8_t *eog;          /* per token: ends generation */
     int32_t *special;      /* CONTROL/USER_DEFINED/UNKNOWN ids, longest text first */
     size_t n_special;
@@ -281,7 +284,7 @@ enum {
     RXSET_FALCON, RXSET_TEKKEN, RXSET_DEEPSEEK_CODER, RXSET_DEEPSEEK3, RXSET_PORO, RXSET_VIKING,
     RXSET_GPT4O, RXSET_SEED_CODER, RXSET_BAILINGMOE, RXSET_UFAKZEKA, RXSET_MINICPM5,
     RXSET_EXAONE_MOE, RXSET_JAIS2, RXSET_LAGUNA, RXSET_CHAMELEON, RXSET_DEEPSEEK_LLM, RXSET_SPARK2_5, RXSET_YOUTU,
-    RXSET_GRANITE_EMB, RXSET_SUPERBPE, RXSET_TINY_AYA, RXSET_AFMOE, RXSET_COUNT
+    RXSET_GRANITE_EMB, RXSET_SUPERBPE, RXSET_TINY_AYA, RXSET_AFMOE, RXSET_NEWLINES, RXSET_COUNT
 };
 
 static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
@@ -350,6 +353,7 @@ static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
                      "\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|"
                      "\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}", NULL},
     [RXSET_LAGUNA] = {RXS_NEWLINES, RXS_QWEN2, NULL},
+    [RXSET_NEWLINES] = {RXS_NEWLINES, NULL},
     [RXSET_CHAMELEON] = {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )",
                          "\\p{N}", "[\\p{P}!-/:-@\\[-`{-~]", RXS_GPT2, NULL},
 };
@@ -441,12 +445,15 @@ static const pre_row PRE_TABLE[] = {
     {"minimax-m2", RXSET_GPT4O, P_KEEP_SPACES},
     {"solar-open", RXSET_QWEN2, P_KEEP_SPACES},
     {"mellum2", RXSET_STARCODER, 0},
+    {"gemma4", RXSET_NEWLINES, P_SPM_STYLE | P_GEMMA4},
+    {"granite-embed-multi-311m", RXSET_NEWLINES, P_SPM_STYLE | P_GEMMA4},
+    {"sarvam-moe", RXSET_NEWLINES, P_SPM_STYLE | P_KEEP_SPACES},
 };
 
 /* Pre-tokenizers llama.cpp knows but sunny does not implement (custom splitters or whitespace
  * escaping we have not reproduced): refused at load instead of tokenizing differently. */
 static const char *const PRE_UNSUPPORTED[] = {
-    "gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace", "kimi-k2",
+    "whitespace", "kimi-k2",
 };
 
 /* The \p{..} classes llama.cpp rewrites for its byte-collapsed regex run: each class becomes one
@@ -1058,6 +1065,11 @@ static bool bpe_word(const sn_tokenizer *t, const char *w, size_t n, symvec *sy,
     if (t->ignore_merges) {
         int32_t id = tok_find(t, w, n);
         if (id >= 0) return ivec_push(out, id);
+    } else if (t->gemma4) {
+        size_t k = 0;
+        while (k < n && w[k] == '\n') k++;
+        int32_t id = k == n ? tok_find(t, w, n) : -1;
+        if (id >= 0) return ivec_push(out, id);
     }
     if (!split_symbols(sy, w, n)) return false;
     h->n = 0;
@@ -1083,9 +1095,17 @@ static bool bpe_word(const sn_tokenizer *t, const char *w, size_t n, symvec *sy,
             if (!ivec_push(out, id)) return false;
             continue;
         }
-        /* llama.cpp then looks up each (already byte-encoded) byte as a one-byte token */
+        /* llama.cpp then looks up each (already byte-encoded) byte as a one-byte token, or as
+         * <0xNN> for SPM-style BPE */
         for (uint32_t j = 0; j < x->n; j++) {
-            int32_t bid = tok_find(t, w + x->off + j, 1);
+            int32_t bid;
+            if (t->spm_style_bpe) {
+                char hx[8];
+                snprintf(hx, sizeof hx, "<0x%02X>", (unsigned)(unsigned char)w[x->off + j]);
+                bid = tok_find(t, hx, 6);
+            } else {
+                bid = tok_find(t, w + x->off + j, 1);
+            }
             if (bid >= 0 && !ivec_push(out, bid)) return false;
         }
     }
@@ -1113,6 +1133,10 @@ static sn_status bpe_tokenize(const sn_tokenizer *t, const char *s, size_t n, iv
                 st = sn_err_set(err, SN_EINVAL, "tokenizer: input decodes to code point U+%X beyond U+10FFFF",
                                 (unsigned)cp.v[i]);
                 goto done;
+            }
+            if (t->spm_style_bpe) {
+                if (!bbuf_add(&word, u, (size_t)l)) goto oom;
+                continue;
             }
             for (int j = 0; j < l; j++) {
                 const char *e = t->byte_enc[(unsigned char)u[j]];
@@ -1227,6 +1251,13 @@ int64_t sn_tok_encode(const sn_tokenizer *t, const char *text, size_t len, int a
                 if (!ok) goto oom;
             }
             st = spm_tokenize(t, s.v ? s.v : "", s.n, &out, err);
+        } else if (t->spm_style_bpe) {
+            s.n = 0;
+            for (size_t j = 0; j < n; j++) {
+                bool ok = p[j] == ' ' ? bbuf_add(&s, "\xe2\x96\x81", 3) : bbuf_add(&s, p + j, 1);
+                if (!ok) goto oom;
+            }
+            st = bpe_tokenize(t, s.v, s.n, &out, err);
         } else {
             st = bpe_tokenize(t, p, n, &out, err);
         }
@@ -1276,7 +1307,7 @@ static bool piece_full(const sn_tokenizer *t, int32_t id, bbuf *b) {
     const char *s = t->arena + ti->off;
     if (ti->attr & (A_UNKNOWN | A_CONTROL | A_USER_DEFINED)) return bbuf_add(b, s, ti->len);
     if (ti->attr & A_NORMAL) {
-        if (t->type == T_SPM) {
+        if (t->type == T_SPM || t->spm_style_bpe) {
             for (size_t i = 0; i < ti->len; i++) {
                 if (i + 2 < ti->len && !memcmp(s + i, "\xe2\x96\x81", 3)) {
                     if (!bbuf_add(b, " ", 1)) return false;
@@ -1495,9 +1526,15 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         t->type = T_SPM;
         t->bos = 1; t->eos = 2; t->unk = 0;
         t->add_space_prefix = true; t->add_bos = true; t->add_eos = false; t->clean_spaces = false;
-    } else if (!strcmp(model, "gpt2")) {
+    } else if (!strcmp(model, "gpt2") || !strcmp(model, "gemma4")) {
         t->type = T_BPE;
         t->bos = 11; t->eos = 11; t->unk = -1;
+        if (!strcmp(model, "gemma4")) { /* llama.cpp: no default ids, pre forced to gemma4 */
+            t->bos = t->eos = -1;
+            free(pre);
+            pre = strdup("gemma4");
+            if (!pre) goto oom;
+        }
         t->add_space_prefix = false; t->clean_spaces = true;
         const pre_row *row = NULL;
         if (!pre || !*pre) row = &PRE_TABLE[0]; /* llama.cpp warns and uses "default" */
@@ -1519,6 +1556,8 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         t->add_bos = row->flags & P_ADD_BOS;
         if (row->flags & P_KEEP_SPACES) t->clean_spaces = false;
         if (row->flags & P_NO_BOS_ID) t->bos = -1;
+        t->spm_style_bpe = row->flags & P_SPM_STYLE;
+        t->gemma4 = row->flags & P_GEMMA4;
     } else {
         st = sn_err_set(err, SN_EUNSUPPORTED, "tokenizer: tokenizer model '%s' is not supported (only llama, gpt2)", model);
         goto fail;
@@ -1720,6 +1759,7 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
     }
     if ((st = get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err))) goto fail;
     if ((st = get_bool(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))) goto fail;
+    if (t->gemma4) t->add_bos = true; /* llama.cpp's Gemma 4 workaround */
 
     /* llama.cpp's fix-ups by token text: EOT/EOM/FIM detection forces CONTROL on the token found
      * (llama.cpp takes the first match in its hash-map order; we take the first name of the list that

@@ -227,6 +227,30 @@ static void test_bpe_decode(void) {
     sn_tok_free(t);
 }
 
+/* SPM-style BPE (gemma4 / sarvam-moe): spaces become U+2581, symbols are raw UTF-8, the pieces are
+ * runs of newlines and of everything else, and bytes fall back to <0xNN> tokens. */
+static void test_spm_style_bpe(void) {
+    const char *toks[] = {"<pad>", "\xe2\x96\x81", "a", "b", "\xe2\x96\x81" "a", "<0x0A>", "\n\n", "<eos>"};
+    const int32_t types[] = {SN_TOKEN_CONTROL, 1, 1, 1, 1, SN_TOKEN_BYTE, 1, SN_TOKEN_CONTROL};
+    const char *merges[] = {"\xe2\x96\x81 a"};
+    vspec v = {.model = "gpt2", .pre = "sarvam-moe", .toks = toks, .n = 8, .types = types, .merges = merges,
+               .nm = 1, .add_bos = -1};
+    sn_tokenizer *t = NULL;
+    sn_err e = {0};
+    CU_ASSERT_EQUAL_FATAL(load(&v, &t, &e), SN_OK);
+    EXPECT_IDS(t, " ab\n", 0, 1, 4, 3, 5);
+    EXPECT_IDS(t, "a\n\n", 0, 1, 2, 5, 5); /* only gemma4 keeps an all-newline token whole */
+    int32_t ids[] = {4, 3, 5};
+    CU_ASSERT_STRING_EQUAL(dec(t, ids, 3, 0), " ab\n");
+    CU_ASSERT(sn_tok_is_eog(t, 7));
+    sn_tok_free(t);
+    v.pre = "gemma4";
+    CU_ASSERT_EQUAL_FATAL(load(&v, &t, &e), SN_OK);
+    EXPECT_IDS(t, "a\n\n", 0, 1, 2, 6);
+    CU_ASSERT(sn_tok_add_bos(t));           /* forced on for gemma4 */
+    sn_tok_free(t);
+}
+
 /* ---- malformed vocabularies --------------------------------------------------------------------- */
 static void expect_load_error(const vspec *v, sn_status code, const char *needle) {
     sn_tokenizer *t = NULL;
@@ -284,6 +308,7 @@ static const sn_test_case cases[] = {
     {"bpe pre-tokenizer boundaries per pre type", test_bpe_pretokenizer_boundaries},
     {"bpe special-token cutting", test_bpe_specials},
     {"bpe detokenize round trips and space cleanup", test_bpe_decode},
+    {"spm-style bpe (gemma4, sarvam-moe)", test_spm_style_bpe},
     {"malformed vocabularies are refused", test_malformed},
 };
 SN_TEST_MAIN("tokenizer", cases)
