@@ -62,6 +62,9 @@ typedef struct {
     uint64_t act_cap;
     float *logits_tmp;
     attn_scratch *scratch;
+    float *kt32, *v32; /* tiled attention: f32 K (transposed) and V of one layer, per kv head */
+    uint64_t kv32_cap;
+    int64_t kt_ld;
 } llama_state;
 
 /* ---- loading ---- */
@@ -90,6 +93,7 @@ static void llama_free(sn_model *m) {
     free(s->vcache);
     free(s->x); free(s->xb); free(s->q); free(s->k); free(s->v); free(s->att);
     free(s->hb); free(s->hb2); free(s->rope); free(s->logits_tmp);
+    free(s->kt32); free(s->v32);
     for (int i = 0; i < SN_GGML_TYPE_COUNT; i++) free(s->act[i]);
     if (s->scratch) {
         for (int i = 0; i < sn_pool_size(m->pool); i++) {
@@ -435,29 +439,24 @@ static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc
     for (int64_t d = 0; d < DV; d++) out[d] = sc->vkq32[d] * S_inv;
 }
 
-/* One query row through ggml's tiled f32 kernel (used when the batch has >= 64 queries). */
-static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
+/* One query row through ggml's tiled f32 kernel (used when the batch has >= 64 queries): scores
+ * for 64 keys at a time from the f32 copies made by prep_worker, softmax chunk sums in double of
+ * ggml_v_expf values, f32 accumulation of V. */
+static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *q,
                              int64_t kvh, int64_t last, float *out) {
-    const int64_t D = m->hp.head_dim_k, DV = m->hp.head_dim_v;
-    const int f16 = s->kv_elt == 2;
-    const uint64_t off = (uint64_t)(kvh * D) * s->kv_elt;
+    const int64_t D = m->hp.head_dim_k, DV = m->hp.head_dim_v, ld = s->kt_ld;
+    const float *kt = s->kt32 + (uint64_t)kvh * (uint64_t)(D * ld);
+    const float *v32 = s->v32 + (uint64_t)kvh * (uint64_t)(ld * DV);
     float S = 0.0f, M = -INFINITY;
-    float *acc = sc->vkq32;
+    float *acc = sc->vkq32, *kq = sc->kq;
     memset(acc, 0, (size_t)DV * 4);
     for (int64_t ic = 0; ic <= last; ic += FA_TILE) {
         const int64_t nt = last + 1 - ic < FA_TILE ? last + 1 - ic : FA_TILE;
+        m->k->kq_tile64(D, q, kt + ic, ld, kq);
         float tmax = -INFINITY;
         for (int64_t t = 0; t < FA_TILE; t++) {
-            float v = -INFINITY;
-            if (t < nt) {
-                const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic + t) + off;
-                for (int64_t d = 0; d < D; d++) sc->kf[d] = f16 ? sn_k_h2f(((const uint16_t *)kr)[d]) : ((const float *)kr)[d];
-                float a = 0.0f;
-                for (int64_t d = 0; d < D; d++) a = fmaf(q[d], sc->kf[d], a);
-                v = a * s->kq_scale + 0.0f;
-            }
-            sc->kq[t] = v;
-            tmax = fmaxf(tmax, v);
+            kq[t] = t < nt ? kq[t] * s->kq_scale + 0.0f : -INFINITY;
+            tmax = fmaxf(tmax, kq[t]);
         }
         const float Mnew = fmaxf(M, tmax);
         if (Mnew > M) {
@@ -467,25 +466,40 @@ static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scrat
         }
         M = Mnew;
         double sum = 0.0;
-        for (int64_t t = 0; t < FA_TILE; t++) {
-            const float e = expf(sc->kq[t] - M);
-            sc->kq[t] = e;
-            sum += (double)e;
+        for (int64_t c = 0; c < FA_TILE; c += 16) {
+            float e[16];
+            for (int j = 0; j < 16; j++) kq[c + j] = e[j] = sn_v_expf(kq[c + j] - M);
+            float t3[8], t6[4];
+            for (int j = 0; j < 8; j++) t3[j] = e[8 + j] + e[j];
+            for (int j = 0; j < 4; j++) t6[j] = t3[4 + j] + t3[j];
+            sum += (double)((t6[0] + t6[2]) + (t6[1] + t6[3]));
         }
-        S += (float)sum;
-        for (int64_t t = 0; t < nt; t++) {
-            const char *vr = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic + t) + off;
-            const float p = sc->kq[t];
-            if (f16) {
-                const uint16_t *v16 = (const uint16_t *)vr;
-                for (int64_t d = 0; d < DV; d++) acc[d] = fmaf(sn_k_h2f(v16[d]), p, acc[d]);
-            } else {
-                m->k->mad_f32(DV, acc, (const float *)vr, p);
-            }
-        }
+        S = (float)((double)S + sum); /* S[tq] += ggml_float: the add happens in double */
+        for (int64_t t = 0; t < nt; t++) m->k->mad_f32(DV, acc, v32 + (ic + t) * DV, kq[t]);
     }
     const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
     for (int64_t d = 0; d < DV; d++) out[d] = acc[d] * S_inv;
+}
+
+/* f32 copies of the visible keys (transposed, for kq_tile64) and values, per kv head. */
+static void prep_worker(void *arg, int ith, int nth) {
+    const attn_job *j = arg;
+    const sn_model *m = j->m;
+    const llama_state *s = j->s;
+    const int64_t D = m->hp.head_dim_k, ld = s->kt_ld, nk = j->pos0 + j->T;
+    for (int64_t h = ith; h < m->hp.n_head_kv; h += nth) {
+        float *kt = s->kt32 + (uint64_t)h * (uint64_t)(D * ld), *v32 = s->v32 + (uint64_t)h * (uint64_t)(ld * D);
+        for (int64_t p = 0; p < nk; p++) {
+            const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, j->il, p) + (uint64_t)(h * D) * s->kv_elt;
+            const char *vr = (const char *)kv_row(s, s->vcache, m->n_ctx, j->il, p) + (uint64_t)(h * D) * s->kv_elt;
+            for (int64_t d = 0; d < D; d++) {
+                kt[d * ld + p] = s->kv_elt == 2 ? sn_k_h2f(((const uint16_t *)kr)[d]) : ((const float *)kr)[d];
+                v32[p * D + d] = s->kv_elt == 2 ? sn_k_h2f(((const uint16_t *)vr)[d]) : ((const float *)vr)[d];
+            }
+        }
+        for (int64_t p = nk; p < ld; p++) /* pad to a whole tile */
+            for (int64_t d = 0; d < D; d++) kt[d * ld + p] = 0.0f;
+    }
 }
 
 static void attn_worker(void *arg, int ith, int nth) {
@@ -499,7 +513,7 @@ static void attn_worker(void *arg, int ith, int nth) {
         const int64_t t = r / hp->n_head, h = r % hp->n_head;
         const float *q = s->q + t * s->n_q + h * hp->head_dim_k;
         float *out = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
-        if (j->T >= FA_TILE) attend_row_tiled(m, s, sc, j->il, q, h / group, j->pos0 + t, out);
+        if (j->T >= FA_TILE) attend_row_tiled(m, s, sc, q, h / group, j->pos0 + t, out);
         else attend_row(m, s, sc, j->il, q, h / group, j->pos0 + t, out);
     }
 }
@@ -552,6 +566,20 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             }
         }
         attn_job aj = {m, s, il, T, pos0};
+        if (T >= FA_TILE) {
+            const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
+            const uint64_t need = (uint64_t)(hp->n_head_kv * hp->head_dim_k * ld);
+            if (need > s->kv32_cap) {
+                free(s->kt32);
+                free(s->v32);
+                s->kt32 = malloc(need * sizeof(float));
+                s->v32 = malloc(need * sizeof(float));
+                if (!s->kt32 || !s->v32) return sn_err_set(err, SN_ENOMEM, "out of memory (attention)");
+                s->kv32_cap = need;
+            }
+            s->kt_ld = ld;
+            sn_pool_run(m->pool, prep_worker, &aj);
+        }
         sn_pool_run(m->pool, attn_worker, &aj);
         const sn_matrix *wo[1] = {&L->wo};
         float *yo[1] = {s->xb};

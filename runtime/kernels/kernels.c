@@ -51,8 +51,22 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }
-    /* Tile rows x tokens so a block of weight rows stays in cache while it meets every token. */
-    for (int64_t rb = r0; rb < r1; rb += ROW_BLOCK) {
+    /* Full 4x4 tiles through the table's register-tiled kernel when it has one; the rest (and
+     * tables without one) row by row, tiled so a block of weight rows stays in cache while it
+     * meets every token. Both compute each output in dot_mm's order. */
+    int64_t rt = r0;
+    if (k->gemm4x4[wtype]) {
+        const int64_t rfull = r0 + (r1 - r0) / 4 * 4, tfull = T / 4 * 4;
+        for (int64_t rb = r0; rb < rfull; rb += ROW_BLOCK)
+            for (int64_t t = 0; t < tfull; t += 4)
+                for (int64_t r = rb; r < rb + ROW_BLOCK && r < rfull; r += 4)
+                    k->gemm4x4[wtype](n, wb + (uint64_t)r * w_row_bytes, w_row_bytes, xb + (uint64_t)t * x_row_bytes,
+                                      x_row_bytes, y + t * ldy + r, ldy);
+        for (int64_t r = r0; r < rfull; r++) /* leftover tokens */
+            for (int64_t t = tfull; t < T; t++) y[t * ldy + r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb + (uint64_t)t * x_row_bytes);
+        rt = rfull;
+    }
+    for (int64_t rb = rt; rb < r1; rb += ROW_BLOCK) {
         const int64_t re = rb + ROW_BLOCK < r1 ? rb + ROW_BLOCK : r1;
         for (int64_t tb = 0; tb < T; tb += TOK_BLOCK) {
             const int64_t te = tb + TOK_BLOCK < T ? tb + TOK_BLOCK : T;
@@ -66,7 +80,7 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
 }
 
 /* ggml_v_expf (AVX-512 flavour), one lane at a time: same constants, same fused steps. */
-static float v_expf(float x) {
+float sn_v_expf(float x) {
     const float r = 0x1.8p23f;
     const float z = fmaf(x, 0x1.715476p+0f, r);
     const float n = z - r;
@@ -74,12 +88,12 @@ static float v_expf(float x) {
     const float u = b * b;
     const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
                          fmaf(0x1.ffffecp-1f, b, 1.0f));
-    if (fabsf(n) > 192) return n <= 0 ? INFINITY : 0.0f; /* ggml's out-of-range blend, kept as is */
+    if (fabsf(n) > 192) return n <= 0 ? 0.0f : INFINITY; /* ggml's out-of-range blend */
     return ldexpf(j, (int)n);
 }
 
 void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
     const int64_t nv = n & ~(int64_t)15;
-    for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + v_expf(0.0f - gate[i]))) * up[i];
+    for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + sn_v_expf(0.0f - gate[i]))) * up[i];
     for (int64_t i = nv; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
 }

@@ -23,11 +23,18 @@ typedef struct sn_kernels {
     sn_dot_fn dot[SN_GGML_TYPE_COUNT];       /* indexed by weight type; NULL = not supported */
     sn_dot_fn dot_mm[SN_GGML_TYPE_COUNT];    /* same values, summed in llama.cpp's batched (2+ token) order */
     sn_quant_fn quant[SN_GGML_TYPE_COUNT];   /* indexed by activation type (F32, F16, BF16, Q8_0, Q8_K) */
+    /* Optional register-tiled matmul for batches: y[t*ldy + r] = dot_mm(row r, act t) for
+     * r < 4, t < 4 (a full 4x4 tile), in exactly dot_mm's per-element order. NULL = use dot_mm. */
+    void (*gemm4x4[SN_GGML_TYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
+                                         uint64_t x_row, float *y, int64_t ldy);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
     void (*scale_f16)(int64_t n, uint16_t *y, float v);
     void (*mad_f32)(int64_t n, float *y, const float *x, float v);
+    /* Scores of one query against 64 keys stored transposed (kt[d * ld + j]), each summed over
+     * d in order with fma, as ggml's simd_gemm does in the tiled flash-attention kernel. */
+    void (*kq_tile64)(int64_t D, const float *q, const float *kt, int64_t ld, float *out);
 } sn_kernels;
 
 /* Activation type for a weight type, or -1 if we cannot multiply that weight type. */
@@ -51,6 +58,8 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
 /* y = silu(gate) * up as ggml_vec_swiglu_f32 computes it on AVX-512 (ggml_v_expf polynomial for
  * whole chunks of 16, libm expf for the tail). Plain C, identical on every CPU. */
 void sn_swiglu(int64_t n, float *y, const float *gate, const float *up);
+/* ggml_v_expf's value for one float (its polynomial, not libm's expf). */
+float sn_v_expf(float x);
 
 /* Small exact helpers shared by kernel files. */
 static inline float sn_k_h2f(uint16_t h) {

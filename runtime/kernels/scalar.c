@@ -180,10 +180,13 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
+/* Q4_K as llama.cpp runs it on AVX2+ (repacked q4_K_8x8): one integer sum of scale * dot and one
+ * of min * bsum per block, each accumulated with fma(sum, d_w * d_a) across blocks, subtracted at
+ * the end. */
 static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q4_K *w = vw;
     const sn_block_q8_K *a = va;
-    float s = 0;
+    float s1 = 0, s2 = 0;
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
         const uint8_t *q = w[b].qs;
         const int8_t *q8 = a[b].qs;
@@ -203,42 +206,45 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
             q += 32;
             q8 += 64;
         }
-        const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
-        s += d * (float)sumi - dmin * (float)summ;
+        s1 = fmaf((float)sumi, sn_k_h2f(w[b].d) * a[b].d, s1);
+        s2 = fmaf((float)summ, sn_k_h2f(w[b].dmin) * a[b].d, s2);
     }
-    return s;
+    return s1 - s2;
+}
+
+/* Q6_K as ggml_vec_dot_q6_K_q8_K (AVX2): 8 integer lanes per block, lane L holding
+ * sum_g scale(g, L/4) * (elements 4L..4L+3 of 32-group g, 6-bit values unsigned) minus
+ * 32 * (bsums[2L] * sc[2L] + bsums[2L+1] * sc[2L+1]); then fma(d, lane) and hsum8. */
+static inline int q6_value(const sn_block_q6_K *x, int g, int e) {
+    const int j = g / 4, k = g % 4;
+    const uint8_t *ql = x->ql + 64 * j, *qh = x->qh + 32 * j;
+    switch (k) {
+    case 0: return (ql[e] & 0xF) | (((qh[e] >> 0) & 3) << 4);
+    case 1: return (ql[e + 32] & 0xF) | (((qh[e] >> 2) & 3) << 4);
+    case 2: return (ql[e] >> 4) | (((qh[e] >> 4) & 3) << 4);
+    default: return (ql[e + 32] >> 4) | (((qh[e] >> 6) & 3) << 4);
+    }
 }
 
 static float dot_q6_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q6_K *w = vw;
     const sn_block_q8_K *a = va;
-    float s = 0;
+    float acc[8] = {0};
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        const uint8_t *ql = w[b].ql, *qh = w[b].qh;
         const int8_t *sc = w[b].scales, *q8 = a[b].qs;
-        int sumi = 0;
-        for (int half = 0; half < 2; half++) {
-            int acc[8] = {0};
-            for (int l = 0; l < 32; l++) {
-                const int is = l / 16;
-                const int v1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-                const int v2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-                const int v3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-                const int v4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-                acc[is + 0] += v1 * q8[l];
-                acc[is + 2] += v2 * q8[l + 32];
-                acc[is + 4] += v3 * q8[l + 64];
-                acc[is + 6] += v4 * q8[l + 96];
+        const float d = a[b].d * sn_k_h2f(w[b].d);
+        for (int L = 0; L < 8; L++) {
+            int lane = 0;
+            for (int g = 0; g < 8; g++) {
+                int p = 0;
+                for (int i = 0; i < 4; i++) p += q6_value(&w[b], g, 4 * L + i) * q8[32 * g + 4 * L + i];
+                lane += sc[2 * g + L / 4] * p;
             }
-            for (int k = 0; k < 8; k++) sumi += sc[k] * acc[k];
-            ql += 64;
-            qh += 32;
-            sc += 8;
-            q8 += 128;
+            lane -= 32 * (a[b].bsums[2 * L] * sc[2 * L] + a[b].bsums[2 * L + 1] * sc[2 * L + 1]);
+            acc[L] = fmaf(d, (float)lane, acc[L]);
         }
-        s += sn_k_h2f(w[b].d) * a[b].d * (float)sumi;
     }
-    return s;
+    return hsum8(acc);
 }
 
 /* ---- attention helpers ---- */
@@ -253,6 +259,12 @@ static void scale_f16(int64_t n, uint16_t *y, float v) {
 
 static void mad_f32(int64_t n, float *y, const float *x, float v) {
     for (int64_t i = 0; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
+}
+
+static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
+    for (int j = 0; j < 64; j++) out[j] = 0.0f;
+    for (int64_t d = 0; d < D; d++)
+        for (int j = 0; j < 64; j++) out[j] = fmaf(kt[d * ld + j], q[d], out[j]);
 }
 
 static sn_kernels g_scalar;
@@ -279,6 +291,7 @@ const sn_kernels *sn_kernels_scalar(void) {
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;
+        k->kq_tile64 = kq_tile64;
         __atomic_store_n(&k->name, "scalar", __ATOMIC_RELEASE);
     }
     return k;

@@ -201,7 +201,7 @@ static inline __m256i udot(__m256i wu, __m256i a) {
 static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q4_K *w = vw;
     const sn_block_q8_K *a = va;
-    float s = 0;
+    float s = 0, s2 = 0;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
         const uint8_t *q = w[b].qs;
@@ -219,52 +219,48 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
             q += 32;
             q8 += 64;
         }
-        const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
-        s += d * (float)sumi - dmin * (float)summ;
+        s = fmaf((float)sumi, sn_k_h2f(w[b].d) * a[b].d, s);
+        s2 = fmaf((float)summ, sn_k_h2f(w[b].dmin) * a[b].d, s2);
     }
-    return s;
+    return s - s2;
 }
 
 static float dot_q6_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q6_K *w = vw;
     const sn_block_q8_K *a = va;
-    float s = 0;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3), m32 = _mm256_set1_epi8(32);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
+    __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
         const uint8_t *ql = w[b].ql, *qh = w[b].qh;
         const int8_t *sc = w[b].scales, *q8 = a[b].qs;
-        int sumi = 0;
+        __m256i lanes = _mm256_setzero_si256();
         for (int half = 0; half < 2; half++) {
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);        /* ql[0..31] */
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32)); /* ql[32..63] */
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
             const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
-            /* unsigned 6-bit values 0..63 for the four groups of 32 */
             const __m256i v1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m3), 4));
             const __m256i v2 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m3), 4));
             const __m256i v3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m3), 4));
             const __m256i v4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m3), 4));
             const __m256i vs[4] = {v1, v2, v3, v4};
-            for (int g = 0; g < 4; g++) {
-                const __m256i y = _mm256_loadu_si256((const __m256i *)(q8 + 32 * g));
-                /* (v - 32) . y = v . y - 32 * sum(y), per 16-element half (one scale each) */
-                const __m256i p = udot(vs[g], y);                 /* 8 lanes of 4 */
-                const __m256i c = udot(m32, y);
-                const __m256i dlt = _mm256_sub_epi32(p, c);
-                const __m128i lo = _mm256_castsi256_si128(dlt), hi = _mm256_extracti128_si256(dlt, 1);
-                __m128i t = _mm_add_epi32(lo, _mm_unpackhi_epi64(lo, lo));
-                const int s0 = _mm_cvtsi128_si32(_mm_add_epi32(t, _mm_shuffle_epi32(t, 1)));
-                t = _mm_add_epi32(hi, _mm_unpackhi_epi64(hi, hi));
-                const int s1 = _mm_cvtsi128_si32(_mm_add_epi32(t, _mm_shuffle_epi32(t, 1)));
-                sumi += sc[2 * g] * s0 + sc[2 * g + 1] * s1;
+            for (int k = 0; k < 4; k++) {
+                const int g = 4 * half + k;
+                const __m256i p = udot(vs[k], _mm256_loadu_si256((const __m256i *)(q8 + 32 * k)));
+                const __m256i scv = _mm256_setr_epi32(sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g + 1], sc[2 * g + 1],
+                                                      sc[2 * g + 1], sc[2 * g + 1]);
+                lanes = _mm256_add_epi32(lanes, _mm256_mullo_epi32(p, scv));
             }
             ql += 64;
             qh += 32;
-            sc += 8;
             q8 += 128;
         }
-        s += sn_k_h2f(w[b].d) * a[b].d * (float)sumi;
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)a[b].bsums);
+        const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(bs, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)sc))), 5);
+        lanes = _mm256_sub_epi32(lanes, corr);
+        const float d = a[b].d * sn_k_h2f(w[b].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
     }
-    return s;
+    return hsum8(acc);
 }
 
 /* ---- attention helpers ---- */

@@ -55,10 +55,44 @@ static inline float sc_f16(const void *p, int64_t i) { return sn_k_h2f(((const u
         return reduce512(acc);                                            \
     }
 
+/* 4 rows x 4 tokens, one 16-lane accumulator per output: tinyBLAS's per-element order. */
+#define GEMM_FLOAT(NAME, LD, TY, FALLBACK)                                                            \
+    static void NAME(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, \
+                     int64_t ldy) {                                                                  \
+        if (n % 16) {                                                                                \
+            for (int t = 0; t < 4; t++)                                                              \
+                for (int r = 0; r < 4; r++)                                                          \
+                    y[t * ldy + r] = FALLBACK(n, (const char *)w + r * w_row, (const char *)x + t * x_row); \
+            return;                                                                                  \
+        }                                                                                            \
+        const TY *wr[4], *xr[4];                                                                     \
+        for (int i = 0; i < 4; i++) {                                                                \
+            wr[i] = (const TY *)((const char *)w + i * w_row);                                       \
+            xr[i] = (const TY *)((const char *)x + i * x_row);                                       \
+        }                                                                                            \
+        __m512 c[4][4];                                                                              \
+        for (int t = 0; t < 4; t++)                                                                  \
+            for (int r = 0; r < 4; r++) c[t][r] = _mm512_setzero_ps();                               \
+        for (int64_t i = 0; i < n; i += 16) {                                                        \
+            const __m512 a0 = LD(wr[0], i), a1 = LD(wr[1], i), a2 = LD(wr[2], i), a3 = LD(wr[3], i); \
+            for (int t = 0; t < 4; t++) {                                                            \
+                const __m512 b = LD(xr[t], i);                                                       \
+                c[t][0] = _mm512_fmadd_ps(a0, b, c[t][0]);                                           \
+                c[t][1] = _mm512_fmadd_ps(a1, b, c[t][1]);                                           \
+                c[t][2] = _mm512_fmadd_ps(a2, b, c[t][2]);                                           \
+                c[t][3] = _mm512_fmadd_ps(a3, b, c[t][3]);                                           \
+            }                                                                                        \
+        }                                                                                            \
+        for (int t = 0; t < 4; t++)                                                                  \
+            for (int r = 0; r < 4; r++) y[t * ldy + r] = reduce512(c[t][r]);                         \
+    }
+
 DOT_VEC(dot_f32, ld_f32, sc_f32)
 DOT_VEC(dot_f16, ld_f16, sc_f16)
 DOT_MM(dot_f32_mm, ld_f32, dot_f32)
 DOT_MM(dot_f16_mm, ld_f16, dot_f16)
+GEMM_FLOAT(gemm_f32, ld_f32, float, dot_f32)
+GEMM_FLOAT(gemm_f16, ld_f16, uint16_t, dot_f16)
 
 /* BF16 pair lanes as in scalar.c: high half (element 2j+1) first, then the low half. */
 static inline __m512 dpbf16(__m512 acc, const uint16_t *w, const uint16_t *a) {
@@ -93,6 +127,36 @@ static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
     return reduce512(acc);
 }
 
+static void gemm_bf16(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
+    if (n % 32) {
+        for (int t = 0; t < 4; t++)
+            for (int r = 0; r < 4; r++) y[t * ldy + r] = dot_bf16(n, (const char *)w + r * w_row, (const char *)x + t * x_row);
+        return;
+    }
+    const __m512i mask = _mm512_set1_epi32((int)0xFFFF0000u);
+    __m512 c[4][4];
+    for (int t = 0; t < 4; t++)
+        for (int r = 0; r < 4; r++) c[t][r] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n; i += 32) {
+        __m512 wo[4], we[4];
+        for (int r = 0; r < 4; r++) {
+            const __m512i v = _mm512_loadu_si512((const uint16_t *)((const char *)w + r * w_row) + i);
+            wo[r] = _mm512_castsi512_ps(_mm512_and_si512(v, mask));
+            we[r] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+        }
+        for (int t = 0; t < 4; t++) {
+            const __m512i v = _mm512_loadu_si512((const uint16_t *)((const char *)x + t * x_row) + i);
+            const __m512 ao = _mm512_castsi512_ps(_mm512_and_si512(v, mask)), ae = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+            for (int r = 0; r < 4; r++) {
+                c[t][r] = _mm512_add_ps(c[t][r], _mm512_mul_ps(wo[r], ao));
+                c[t][r] = _mm512_add_ps(c[t][r], _mm512_mul_ps(we[r], ae));
+            }
+        }
+    }
+    for (int t = 0; t < 4; t++)
+        for (int r = 0; r < 4; r++) y[t * ldy + r] = reduce512(c[t][r]);
+}
+
 static void mad_f16(int64_t n, uint16_t *y, const uint16_t *x, float v) {
     const __m512 vv = _mm512_set1_ps(v);
     int64_t i = 0;
@@ -115,6 +179,22 @@ static void mad_f32(int64_t n, float *y, const float *x, float v) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_fmadd_ps(_mm512_loadu_ps(x + i), vv, _mm512_loadu_ps(y + i)));
     for (; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
+}
+
+static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    for (int64_t d = 0; d < D; d++) {
+        const __m512 p = _mm512_set1_ps(q[d]);
+        const float *k = kt + d * ld;
+        c0 = _mm512_fmadd_ps(_mm512_loadu_ps(k), p, c0);
+        c1 = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16), p, c1);
+        c2 = _mm512_fmadd_ps(_mm512_loadu_ps(k + 32), p, c2);
+        c3 = _mm512_fmadd_ps(_mm512_loadu_ps(k + 48), p, c3);
+    }
+    _mm512_storeu_ps(out, c0);
+    _mm512_storeu_ps(out + 16, c1);
+    _mm512_storeu_ps(out + 32, c2);
+    _mm512_storeu_ps(out + 48, c3);
 }
 
 static void quant_f16(const float *x, void *vy, int64_t n) {
@@ -203,6 +283,90 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     }
     return s;
 }
+/* 4 rows x 4 tokens of Q8_0: lane = dpbusd(w + 128, a) - 128 * sum(a) (exact), then ggml's
+ * per-block fma into 8-lane accumulators and hsum8 - the order of dot_q8_0 for every output. */
+static void gemm_q8_0(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
+    const int64_t nb = n / SN_QK8_0;
+    const sn_block_q8_0 *wr[4], *xr[4];
+    for (int i = 0; i < 4; i++) {
+        wr[i] = (const sn_block_q8_0 *)((const char *)w + i * w_row);
+        xr[i] = (const sn_block_q8_0 *)((const char *)x + i * x_row);
+    }
+    const __m256i bias = _mm256_set1_epi8((char)0x80), ones = _mm256_set1_epi8(1);
+    __m256 c[4][4];
+    for (int t = 0; t < 4; t++)
+        for (int r = 0; r < 4; r++) c[t][r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        __m256i wu[4];
+        float dw[4];
+        for (int r = 0; r < 4; r++) {
+            wu[r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)wr[r][b].qs), bias);
+            dw[r] = sn_k_h2f(wr[r][b].d);
+        }
+        for (int t = 0; t < 4; t++) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)xr[t][b].qs);
+            const __m256i corr = _mm256_slli_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a), 7);
+            const float da = sn_k_h2f(xr[t][b].d);
+            for (int r = 0; r < 4; r++) {
+                const __m256i l = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wu[r], a), corr);
+                c[t][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(l), c[t][r]);
+            }
+        }
+    }
+    for (int t = 0; t < 4; t++)
+        for (int r = 0; r < 4; r++) y[t * ldy + r] = hsum8(c[t][r]);
+}
+
+/* 4 rows x 4 tokens of Q4_0: per output one integer sum per block, then s = fma(isum, d, s) in
+ * block order (llama.cpp's repacked q4_0 order), done for 16 outputs at once in a vector. */
+static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
+    const int64_t nb = n / SN_QK4_0;
+    const sn_block_q4_0 *wr[4];
+    const sn_block_q8_0 *xr[4];
+    for (int i = 0; i < 4; i++) {
+        wr[i] = (const sn_block_q4_0 *)((const char *)w + i * w_row);
+        xr[i] = (const sn_block_q8_0 *)((const char *)x + i * x_row);
+    }
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi8(1);
+    __m512 acc = _mm512_setzero_ps(); /* output o = t * 4 + r */
+    for (int64_t b = 0; b < nb; b++) {
+        __m256i wq[4];
+        float dw[4];
+        for (int r = 0; r < 4; r++) {
+            const __m128i raw = _mm_loadu_si128((const __m128i *)wr[r][b].qs);
+            wq[r] = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), m4);
+            dw[r] = sn_k_h2f(wr[r][b].d);
+        }
+        __m256i lanes[16];
+        float d[16];
+        for (int t = 0; t < 4; t++) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)xr[t][b].qs);
+            const __m256i corr = _mm256_slli_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a), 3);
+            const float da = sn_k_h2f(xr[t][b].d);
+            for (int r = 0; r < 4; r++) {
+                lanes[t * 4 + r] = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wq[r], a), corr);
+                d[t * 4 + r] = dw[r] * da;
+            }
+        }
+        /* horizontal sums of 16 vectors of 8 lanes -> 16 ints */
+        __m256i h[8];
+        for (int i = 0; i < 8; i++) h[i] = _mm256_hadd_epi32(lanes[2 * i], lanes[2 * i + 1]);
+        __m256i g[4];
+        for (int i = 0; i < 4; i++) g[i] = _mm256_hadd_epi32(h[2 * i], h[2 * i + 1]);
+        /* g[i] lanes: [o0 lo, o1 lo, o2 lo, o3 lo, o0 hi, o1 hi, o2 hi, o3 hi] for outputs 4i..4i+3 */
+        int isum[16];
+        for (int i = 0; i < 4; i++) {
+            const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(g[i]), _mm256_extracti128_si256(g[i], 1));
+            _mm_storeu_si128((__m128i *)(isum + 4 * i), s4);
+        }
+        const __m512 fi = _mm512_cvtepi32_ps(_mm512_loadu_si512(isum));
+        acc = _mm512_fmadd_ps(fi, _mm512_loadu_ps(d), acc);
+    }
+    float out[16];
+    _mm512_storeu_ps(out, acc);
+    for (int t = 0; t < 4; t++)
+        for (int r = 0; r < 4; r++) y[t * ldy + r] = out[t * 4 + r];
+}
 #pragma GCC pop_options
 
 static sn_kernels g_avx512;
@@ -226,10 +390,18 @@ const sn_kernels *sn_kernels_avx512(void) {
         k->dot_mm[SN_GGML_F32] = dot_f32_mm;
         k->dot_mm[SN_GGML_F16] = dot_f16_mm;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+        k->gemm4x4[SN_GGML_F32] = gemm_f32;
+        k->gemm4x4[SN_GGML_F16] = gemm_f16;
+        k->gemm4x4[SN_GGML_BF16] = gemm_bf16;
+        if (f & SN_CPU_AVX512VNNI) {
+            k->gemm4x4[SN_GGML_Q8_0] = gemm_q8_0;
+            k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
+        }
         k->quant[SN_GGML_F16] = quant_f16;
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;
+        k->kq_tile64 = kq_tile64;
         k->name = "avx512";
     }
     return k;

@@ -81,6 +81,29 @@ static void check_table(const sn_kernels *k) {
         }
         free(x); free(wf); free(w); free(a1); free(a2);
     }
+    /* register-tiled 4x4 matmuls: every output equals the scalar dot_mm */
+    for (int ti = 0; ti < NW; ti++) {
+        const int t = WTYPES[ti], at = sn_kernel_act_type(t);
+        if (!k->gemm4x4[t]) continue;
+        for (int64_t n = 256; n <= 1024 + 256; n += 512 + 256) {
+            const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
+            char *w = malloc(wr * 4), *xq = malloc(xr * 4);
+            float *row = malloc((size_t)n * 4), y[4 * 7];
+            for (int r = 0; r < 4; r++) {
+                for (int64_t i = 0; i < n; i++) row[i] = frand() * 0.1f;
+                to_type(t, row, w + r * wr, n);
+                for (int64_t i = 0; i < n; i++) row[i] = frand();
+                s->quant[at](row, xq + r * xr, n);
+            }
+            k->gemm4x4[t](n, w, wr, xq, xr, y, 7);
+            int bad = 0;
+            for (int tt = 0; tt < 4; tt++)
+                for (int r = 0; r < 4; r++) bad += y[tt * 7 + r] != s->dot_mm[t](n, w + r * wr, xq + tt * xr);
+            if (bad) printf("\n  %s gemm4x4 %s n=%lld: %d outputs differ\n", k->name, sn_ggml_type_name(t), (long long)n, bad);
+            CU_ASSERT_EQUAL(bad, 0);
+            free(w); free(xq); free(row);
+        }
+    }
     /* attention helpers */
     for (int64_t n = 1; n < 300; n += 37) {
         uint16_t *y1 = malloc((size_t)n * 2), *y2 = malloc((size_t)n * 2), *xv = malloc((size_t)n * 2);
