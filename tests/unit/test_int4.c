@@ -72,7 +72,37 @@ static void check_simd(sn_int4_dot_fn f, uint32_t need) {
 static void test_avx2(void) { check_simd(sn_int4_dot_avx2, SN_CPU_AVX2); }
 static void test_avx512vnni(void) { check_simd(sn_int4_dot_avx512vnni, SN_CPU_AVX512 | SN_CPU_AVX512VNNI); }
 
+/* Row lengths that hit every loop shape of the SIMD kernels: one group, an odd number of groups
+ * (alone and after a full block of 16), exactly 16, and several blocks with a partial tail. */
+static void test_lengths(void) {
+    static const int64_t ns[] = {64, 128, 192, 1024, 1088, 2816, 3008};
+    const uint32_t f = sn_cpu_features();
+    uint32_t s = 99;
+    for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+        const int64_t n = ns[k];
+        const uint64_t rb = sn_int4_w_row_bytes(n);
+        float *x = malloc((size_t)n * sizeof(float));
+        uint8_t *w = malloc(rb);
+        void *act = malloc(sn_int4_act_bytes(n));
+        for (int64_t j = 0; j < n; j++) x[j] = frand(&s) * (j % 97 == 0 ? 20.0f : 1.0f);
+        sn_blob_quantize_int4_row(x, (uint64_t)n, w);
+        for (int64_t j = 0; j < n; j++) x[j] = frand(&s) * 2.0f;
+        sn_int4_quantize_act(x, act, n);
+        const float y0 = sn_int4_dot_scalar(n, w, act);
+        double isum = 0; /* the exact integer group sums, scaled in double */
+        const float *ws = (const float *)(const void *)(w + n / 2);
+        const float *as = (const float *)(const void *)((uint8_t *)act + n);
+        for (int64_t g = 0; g < n / 64; g++) isum += (double)sn_int4_group_isum_ref(w, act, g) * ws[g] * as[g];
+        CU_ASSERT(fabs(y0 - isum) <= 1e-4 * (fabs(isum) + 1.0));
+        if (f & SN_CPU_AVX2) CU_ASSERT(fabsf(sn_int4_dot_avx2(n, w, act) - y0) <= 1e-4f * (fabsf(y0) + 1.0f));
+        if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI))
+            CU_ASSERT(fabsf(sn_int4_dot_avx512vnni(n, w, act) - y0) <= 1e-4f * (fabsf(y0) + 1.0f));
+        free(x); free(w); free(act);
+    }
+}
+
 static const sn_test_case cases[] = {
+    {"every SIMD dot = scalar = exact sums for 1..47 groups", test_lengths},
     {"scalar dot = exact integer sums", test_scalar_exact},
     {"avx2 dot = scalar", test_avx2},
     {"avx512 vnni dot = scalar", test_avx512vnni},
