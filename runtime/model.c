@@ -5,10 +5,6 @@
 #include "blob.h"
 #include "kernels/int4.h"
 
-#ifndef SN_KTYPE_INT4G64
-#define SN_KTYPE_INT4G64 (-2) /* transitional: INT4 blobs are refused until kernels.h has the type */
-#endif
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

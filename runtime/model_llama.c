@@ -58,7 +58,7 @@ typedef struct {
     /* activations, for up to cap_T tokens */
     int64_t cap_T;
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
-    void *act[SN_GGML_TYPE_COUNT]; /* converted activations by activation type */
+    void *act[SN_KTYPE_COUNT]; /* converted activations by activation type */
     uint64_t act_cap;
     float *logits_tmp;
     attn_scratch *scratch;
@@ -94,7 +94,7 @@ static void llama_free(sn_model *m) {
     free(s->x); free(s->xb); free(s->q); free(s->k); free(s->v); free(s->att);
     free(s->hb); free(s->hb2); free(s->rope); free(s->logits_tmp);
     free(s->kt32); free(s->v32);
-    for (int i = 0; i < SN_GGML_TYPE_COUNT; i++) free(s->act[i]);
+    for (int i = 0; i < SN_KTYPE_COUNT; i++) free(s->act[i]);
     if (s->scratch) {
         for (int i = 0; i < sn_pool_size(m->pool); i++) {
             free(s->scratch[i].q16); free(s->scratch[i].vkq16); free(s->scratch[i].vkq32);
@@ -140,7 +140,7 @@ static sn_status load_layer(sn_model *m, llama_state *s, int il, sn_err *err) {
                                         "ffn_up.bias", "ffn_down.bias"};
     for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
         snprintf(name, sizeof(name), "blk.%d.%s", il, unsupported[i]);
-        if (sn_gguf_find_tensor(m->g, name) >= 0)
+        if (sn_model_find_tensor(m, name))
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s is not supported by sunny-run", m->path, name);
     }
 #undef NAME
@@ -160,9 +160,8 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
                           (long long)hp->head_dim_k, (long long)hp->head_dim_v);
 
     /* token_embd decides n_vocab */
-    const int64_t ti = sn_gguf_find_tensor(m->g, "token_embd.weight");
-    if (ti < 0) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor token_embd.weight", m->path);
-    const sn_gguf_tensor *te = sn_gguf_tensor_at(m->g, ti);
+    const sn_gguf_tensor *te = sn_model_find_tensor(m, "token_embd.weight");
+    if (!te) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor token_embd.weight", m->path);
     if (te->n_dims != 2 || te->ne[1] < 1 || te->ne[1] > ((uint64_t)1 << 31))
         return sn_err_set(err, SN_EFORMAT, "%s: token_embd.weight must be 2-D [n_embd, n_vocab]", m->path);
     hp->n_vocab = (int64_t)te->ne[1];
@@ -251,7 +250,7 @@ static sn_status ensure_batch(sn_model *m, llama_state *s, int64_t T, sn_err *er
         if (r > row) row = r;
     }
     s->act_cap = row;
-    for (int i = 0; i < SN_GGML_TYPE_COUNT; i++) {
+    for (int i = 0; i < SN_KTYPE_COUNT; i++) {
         free(s->act[i]);
         s->act[i] = NULL;
     }

@@ -13,6 +13,10 @@
 
 #include "../ggml_types.h"
 
+/* Weight types beyond ggml's: the runtime blob's INT4G64 rows (docs/BLOB.md, kernels/int4.h). Its
+ * activation type is itself: an int8 row with per-64 scales and code sums (sn_int4_quantize_act). */
+enum { SN_KTYPE_INT4G64 = SN_GGML_TYPE_COUNT, SN_KTYPE_COUNT };
+
 /* Converts n floats (n a multiple of the activation type's block size) to an activation row. */
 typedef void (*sn_quant_fn)(const float *x, void *y, int64_t n);
 /* Dot product of one weight row w (n elements of the weight type) with one activation row a. */
@@ -20,12 +24,12 @@ typedef float (*sn_dot_fn)(int64_t n, const void *w, const void *a);
 
 typedef struct sn_kernels {
     const char *name;                       /* "scalar", "avx2", "avx512" */
-    sn_dot_fn dot[SN_GGML_TYPE_COUNT];       /* indexed by weight type; NULL = not supported */
-    sn_dot_fn dot_mm[SN_GGML_TYPE_COUNT];    /* same values, summed in llama.cpp's batched (2+ token) order */
-    sn_quant_fn quant[SN_GGML_TYPE_COUNT];   /* indexed by activation type (F32, F16, BF16, Q8_0, Q8_K) */
+    sn_dot_fn dot[SN_KTYPE_COUNT];         /* indexed by weight type; NULL = not supported */
+    sn_dot_fn dot_mm[SN_KTYPE_COUNT];      /* same values, summed in llama.cpp's batched (2+ token) order */
+    sn_quant_fn quant[SN_KTYPE_COUNT];     /* indexed by activation type (F32, F16, BF16, Q8_0, Q8_K) */
     /* Optional register-tiled matmul for batches: y[t*ldy + r] = dot_mm(row r, act t) for
      * r < 4, t < 4 (a full 4x4 tile), in exactly dot_mm's per-element order. NULL = use dot_mm. */
-    void (*gemm4x4[SN_GGML_TYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
+    void (*gemm4x4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
                                          uint64_t x_row, float *y, int64_t ldy);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */

@@ -5,6 +5,7 @@
  * (quantize_row_q8_0 scales by 127/amax and rounds half to even; quantize_row_q8_K is ggml's
  * reference: -127/max with nearest_int). Integer dots are exact; float sums use double. */
 #include "kernels.h"
+#include "int4.h"
 
 #include <math.h>
 #include <string.h>
@@ -288,6 +289,8 @@ const sn_kernels *sn_kernels_scalar(void) {
         k->quant[SN_GGML_BF16] = quant_bf16;
         k->quant[SN_GGML_Q8_0] = quant_q8_0;
         k->quant[SN_GGML_Q8_K] = quant_q8_K;
+        k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_scalar; /* blob weights */
+        k->quant[SN_KTYPE_INT4G64] = sn_int4_quantize_act;
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;

@@ -11,6 +11,7 @@
 #include "kernels.h"
 
 #include "../cpu.h"
+#include "int4.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -310,6 +311,7 @@ const sn_kernels *sn_kernels_avx2(void) {
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_Q8_0] = quant_q8_0;
+        k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx2; /* blob weights */
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;

@@ -11,6 +11,7 @@
 #include "kernels.h"
 
 #include "../cpu.h"
+#include "int4.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -398,6 +399,8 @@ const sn_kernels *sn_kernels_avx512(void) {
             k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
         }
         k->quant[SN_GGML_F16] = quant_f16;
+        if (f & SN_CPU_AVX512VNNI) /* blob weights */
+            k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx512vnni;
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;
