@@ -937,15 +937,24 @@ sn_status sn_ollama_smoke(sn_http *h, const char *name, const char *prompt, int 
     sn_err e2 = {0};
     const int32_t *ids = NULL;
     size_t n_ids = 0;
-    if (sn_ollama_generate(h, b, &ctx, &e2) == SN_OK && ctx.context && ctx.n_context >= ours->n_prompt &&
-        memcmp(ctx.context, ours->prompt_ids, ours->n_prompt * sizeof(int32_t)) == 0 &&
-        strcmp(ctx.text, raw.text) == 0) {
-        ids = ctx.context + ours->n_prompt;
-        n_ids = ctx.n_context - ours->n_prompt;
+    const int32_t *sprompt = NULL;
+    size_t n_sprompt = 0;
+    if (sn_ollama_generate(h, b, &ctx, &e2) == SN_OK && ctx.context && strcmp(ctx.text, raw.text) == 0) {
+        /* context = the server's prompt ids + the generated ids (eval_count of them) */
+        if (ctx.eval_count >= 0 && (size_t)ctx.eval_count <= ctx.n_context) {
+            sprompt = ctx.context;
+            n_sprompt = ctx.n_context - (size_t)ctx.eval_count;
+        }
+        if (ctx.n_context >= ours->n_prompt &&
+            memcmp(ctx.context, ours->prompt_ids, ours->n_prompt * sizeof(int32_t)) == 0) {
+            ids = ctx.context + ours->n_prompt;
+            n_ids = ctx.n_context - ours->n_prompt;
+        }
     }
     cJSON_Delete(b);
     int stopped = strcmp(raw.done_reason, "stop") == 0;
     st = sn_smoke_compare(ours, raw.text, ids, n_ids, stopped, res, err);
+    if (st == SN_OK && sprompt) sn_smoke_prompt_check(ours, sprompt, n_sprompt, res);
     sn_ollama_gen_free(&ctx);
     sn_ollama_gen_free(&raw);
     return st;

@@ -232,6 +232,20 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
     return SN_OK;
 }
 
+void sn_smoke_prompt_check(const sn_smoke_local *ours, const int32_t *sp, size_t n,
+                           sn_smoke_result *r) {
+    size_t m = n < ours->n_prompt ? n : ours->n_prompt, i = 0;
+    while (i < m && sp[i] == ours->prompt_ids[i]) i++;
+    if (i == m && n == ours->n_prompt) return;
+    snprintf(r->prompt_diff, sizeof r->prompt_diff,
+             "prompt tokenized differently: %zu ids from the server, %zu from sunny, first difference at "
+             "index %zu (server %d, sunny %d)%s",
+             n, ours->n_prompt, i, i < n ? sp[i] : -1, i < ours->n_prompt ? ours->prompt_ids[i] : -1,
+             (i == 0 && (n == ours->n_prompt + 1 || n + 1 == ours->n_prompt)) ? " - a BOS difference" : "");
+    r->diverged = 1;
+    r->tie = 0;
+}
+
 static void show_text(char *dst, size_t cap, const char *s) {
     size_t j = 0;
     if (cap < 8) { if (cap) dst[0] = 0; return; }
@@ -250,6 +264,11 @@ void sn_smoke_format(const sn_smoke_result *r, const char *server_name, char *bu
     char o[1200], t[1200];
     show_text(o, sizeof o, r->ours_text ? r->ours_text : "");
     show_text(t, sizeof t, r->theirs_text ? r->theirs_text : "");
+    if (r->prompt_diff[0]) {
+        snprintf(buf, cap, "[smoke] DIVERGED before generation: %s\n[smoke]   %-6s: %s\n[smoke]   sunny : %s",
+                 r->prompt_diff, server_name, t, o);
+        return;
+    }
     if (!r->diverged && !r->tie) {
         snprintf(buf, cap, "[smoke] OK: %d/%d tokens identical%s%s%s (compared %s)", r->n_identical,
                  r->n_compared, r->server_stop[0] ? " (" : "", r->server_stop,

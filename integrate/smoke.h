@@ -48,6 +48,8 @@ typedef struct sn_smoke_result {
     float gap;             /* our top-2 gap there */
     int by_ids;            /* compared token ids (1) or text (0) */
     char server_stop[64];  /* why the server stopped early, "" if it did not */
+    char prompt_diff[256]; /* the server tokenized the prompt differently (set by the caller via
+                            * sn_smoke_prompt_check), "" when identical or unknown */
     char *ours_text;       /* malloc'd: our text */
     char *theirs_text;     /* malloc'd: the server's text */
 } sn_smoke_result;
@@ -58,6 +60,11 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
                            const int32_t *server_ids, size_t n_server_ids, int server_stopped,
                            sn_smoke_result *res, sn_err *err);
 void sn_smoke_result_free(sn_smoke_result *r);
+
+/* Compares the server's prompt token ids with ours; on a difference records it in r->prompt_diff and
+ * marks r as diverged (the server computes on different input: BOS handling, pre-tokenizer). */
+void sn_smoke_prompt_check(const sn_smoke_local *ours, const int32_t *server_prompt, size_t n,
+                           sn_smoke_result *r);
 
 /* One line like "[smoke] OK: 32/32 tokens identical" or the divergence report (several lines),
  * written into buf. server_name e.g. "ollama". */

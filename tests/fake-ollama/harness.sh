@@ -32,6 +32,9 @@ start_fake_ollama() {
   FAKE_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1
 }
 
+# stop PID: kill a server and wait until its port is closed
+stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
 # start_proxy_trap DIR -> sets TRAP_URL, TRAP_COUNT (file)
 start_proxy_trap() {
   local d=$1

@@ -11,7 +11,7 @@
 //
 // Failure injection: -fail-upload N (first N uploads get a 500 after part of the body), -digest-mismatch,
 // -create-error MSG (error line mid-create-stream), -serve-gguf PATH (generate with another GGUF),
-// -no-context (omit "context" ids). -log FILE records "METHOD PATH" per request.
+// -no-context (omit "context" ids), -no-bos (tokenize without BOS), -forbid (403 everything). -log FILE records "METHOD PATH" per request.
 // -parse-modelfile FILE: parse a Modelfile like Ollama's parser and print its commands as JSON.
 package main
 
@@ -53,6 +53,7 @@ var (
 	flagLog        = flag.String("log", "", "append METHOD PATH per request to this file")
 	flagParseMF    = flag.String("parse-modelfile", "", "parse this Modelfile, print JSON, exit")
 	flagForbid     = flag.Bool("forbid", false, "answer a bare 403 to every request (Host-header rule)")
+	flagNoBOS      = flag.Bool("no-bos", false, "tokenize prompts without BOS (a server with a tokenizer bug)")
 )
 
 var digestRe = regexp.MustCompile(`^sha256[:-][0-9a-fA-F]{64}$`)
@@ -681,7 +682,7 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request) {
 	res, err := s.worker.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": nPredict,
 		"temperature": opts.Temperature, "top_k": opts.TopK, "top_p": opts.TopP, "min_p": opts.MinP,
 		"seed": opts.Seed, "num_ctx": opts.NumCtx, "repeat_penalty": opts.RepeatPenalty,
-		"repeat_last_n": opts.RepeatLastN})
+		"repeat_last_n": opts.RepeatLastN, "add_bos": !*flagNoBOS})
 	if err != nil {
 		errJSON(w, 500, "llama runner process has terminated: "+err.Error())
 		return

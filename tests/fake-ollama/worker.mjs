@@ -2,7 +2,7 @@
 //
 // Reads one JSON request per line on stdin, answers one JSON line on stdout:
 //   {"id":1,"model":"/path.gguf","prompt":"text","n_predict":32,"temperature":0,"top_k":1,"top_p":1,
-//    "min_p":0,"seed":42,"num_ctx":512,"repeat_penalty":1.0,"repeat_last_n":64}
+//    "min_p":0,"seed":42,"num_ctx":512,"repeat_penalty":1.0,"repeat_last_n":64[,"add_bos":false]}
 //   -> {"id":1,"prompt_ids":[...],"ids":[...],"pieces":["..",..],"text":"...","stop_reason":"eog"|"length"}
 // The prompt is tokenized like llama-server does (special tokens parsed, BOS added when the GGUF says
 // so). Generation stops at an end-of-generation token (not included in ids/text) or after n_predict.
@@ -34,7 +34,7 @@ async function generate(req) {
   const model = m.model;
   let prompt = Array.from(model.tokenize(req.prompt, true));
   const addBos = model.fileInfo.metadata?.tokenizer?.ggml?.add_bos_token;
-  if (model.tokens.bos != null && addBos !== false && (addBos === true || model.tokens.shouldPrependBosToken))
+  if (req.add_bos !== false && model.tokens.bos != null && addBos !== false && (addBos === true || model.tokens.shouldPrependBosToken))
     prompt = [model.tokens.bos, ...prompt];
   if (prompt.length >= numCtx) throw new Error(`prompt (${prompt.length} tokens) does not fit num_ctx ${numCtx}`);
   const nPredict = req.n_predict > 0 ? req.n_predict : 128;

@@ -42,7 +42,7 @@ for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0; do
 done
 n=$(curl -sS --noproxy '*' "$LMS_URL/api/v0/models" | $PY -c 'import json,sys; print(sum("@" in m["id"] for m in json.load(sys.stdin)["data"]))')
 [[ $n -ge 4 ]] && ok "two quants per repo folder are listed as @quant variants ($n)" || bad "variants: $n"
-kill "$LMS_PID"
+stop "$LMS_PID"
 start_lms "$W/l2" -serve-gguf "${GG[qwen3-q8_0]}"
 out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "${GG[llama3-f16]}" --force --smoke -n 32 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q 'DIVERGED\|different model' <<<"$out" && ok "server with another model: smoke fails" || bad "divergent rc=$rc: $out"

@@ -139,23 +139,23 @@ chmod +x "$W/bin/lms"
 out=$(PATH=$W/bin:$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q "OK: 8/8" <<<"$out" && grep -q -- "load --exact $REL --identifier sunny-smoke" "$W/lms.args" \
   && ok "lms on PATH: lms load --exact $REL --identifier sunny-smoke used" || bad "lms path rc=$rc: $out $(cat "$W/lms.args" 2>&1)"
-kill "$LMS_PID"
+stop "$LMS_PID"
 start_lms "$W/l2" "$S" -no-load -no-v0
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "does not list" <<<"$out" && ok "old server without /api/v0: cannot find the key, says how to check" || bad "old server rc=$rc: $out"
-kill "$LMS_PID"
+stop "$LMS_PID"
 start_lms "$W/l3" "$S" -no-load
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q "JIT" <<<"$out" && grep -q "OK: 8/8" <<<"$out" && ok "no load endpoint (< 0.4): JIT loading, OK" || bad "JIT rc=$rc: $out"
-kill "$LMS_PID"
+stop "$LMS_PID"
 start_lms "$W/l4" "$S" -serve-gguf "$G2"
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED at token' <<<"$out" && ok "divergent model: exit 1 with the divergence" || bad "divergent rc=$rc: $out"
-kill "$LMS_PID"
+stop "$LMS_PID"
 start_lms "$W/l5" "$S" -runtime-error "No LM Runtime found for model format 'gguf'!"
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "lms runtime get" <<<"$out" && ok "'No LM Runtime found' mapped to \`lms runtime get\`" || bad "runtime error rc=$rc: $out"
-kill "$LMS_PID"
+stop "$LMS_PID"
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "no LM Studio server at" <<<"$out" && ok "server down: actionable message" || bad "down rc=$rc: $out"
 [[ $(cat "$TRAP_COUNT") == 0 ]] && ok "proxy trap recorded 0 requests" || bad "proxy trap saw $(cat "$TRAP_COUNT")"

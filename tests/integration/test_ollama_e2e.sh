@@ -58,7 +58,7 @@ for fam in llama3 qwen3; do
     fi
   done
 done
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 start_fake_ollama "$W/f2" -serve-gguf "${GG[qwen3-q8_0]}"
 out=$("$SI" ollama "${GG[llama3-f16]}" --name e2e-div --host "$FAKE_URL" --smoke -n 32 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "server with a different model: smoke fails" || bad "divergent rc=$rc: $out"

@@ -3,7 +3,8 @@
 # every proxy variable pointing at a trap that must see zero requests: dry run, install, typed
 # parameters (the fake rejects wrong types at generate time), Modelfile round trip through an
 # Ollama-rules parser, old-server (0.5.4) legacy body, and failure injection (server down, 500
-# mid-upload, digest mismatch, error line mid-create, 403, proxy answering, divergent model).
+# mid-upload, digest mismatch, error line mid-create, 403, proxy answering, divergent model, a
+# server that tokenizes the prompt differently).
 # Uses GGUFs from the runtime's own test writer, so it does not depend on sunny-convert.
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
@@ -71,12 +72,18 @@ out=$(OLLAMA_HOST="'http://127.0.0.1'" "$SI" doctor --json 2>/dev/null)
 # --- smoke parity (runtime vs llama.cpp in the fake), then a divergent model
 out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --smoke -n 16 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical' <<<"$out" && ok "smoke OK 16/16" || bad "smoke rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 start_fake_ollama "$W/f2" -serve-gguf "$G2"
 out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --smoke -n 16 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED at token' <<<"$out" && grep -q 'top-2 logit gap' <<<"$out" \
   && ok "divergent model: smoke exits 1 with position, texts and gap" || bad "divergent rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
+
+start_fake_ollama "$W/f2b" -no-bos
+out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --smoke -n 8 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q 'prompt tokenized differently' <<<"$out" && grep -q 'BOS difference' <<<"$out" \
+  && ok "server tokenizing without BOS: smoke fails before generation and says so" || bad "no-bos rc=$rc: $out"
+stop "$FAKE_PID"
 
 # --- Modelfile: written with Ollama's quoting, read back by an Ollama-rules parser
 start_fake_ollama "$W/f3"
@@ -97,7 +104,7 @@ EOF
 printf 'a """ b\n{{ .Prompt }}' > "$W/bad.gotmpl"
 out=$("$SI" ollama "$G" --name tiny:mf --host "$FAKE_URL" --template "$W/bad.gotmpl" --modelfile-out "$W/Modelfile2" --dry-run 2>&1); rc=$?
 [[ $rc == 1 && ! -e $W/Modelfile2 ]] && grep -q '"""' <<<"$out" && ok "template with \"\"\" refused for a Modelfile, nothing written" || bad "triple quote rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 
 # --- old server (0.5.4): legacy {"model","modelfile"} body
 start_fake_ollama "$W/f4" -version 0.5.4
@@ -105,31 +112,31 @@ r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/create" -d "{\"mode
 [[ $r == *'path or Modelfile are required'*' 400' ]] && ok "0.5.4 fake rejects the JSON body like the real one" || bad "old server: $r"
 out=$("$SI" ollama "$G" --name tiny:old --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --param num_ctx=512 --run Hi 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q "legacy" <<<"$out" && ok "0.5.4: installed through the legacy Modelfile body" || bad "old install rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 
 # --- failure injection
 start_fake_ollama "$W/f5" -fail-upload 1
 out=$("$SI" ollama "$G" --name tiny:retry --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q "retrying once" <<<"$out" && ok "500 mid-upload: retried once and succeeded" || bad "retry rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 start_fake_ollama "$W/f6" -fail-upload 2
 out=$("$SI" ollama "$G" --name tiny:retry --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "no space left" <<<"$out" && ok "500 twice: fails with the server's error" || bad "double failure rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 start_fake_ollama "$W/f7" -digest-mismatch
 out=$("$SI" ollama "$G" --name tiny:dm --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "digest mismatch" <<<"$out" && ok "digest mismatch reported as such" || bad "mismatch rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 start_fake_ollama "$W/f8" -create-error "failed to validate GGUF with llama-quantize without compatibility patches: llama-quantize failed: exit status 1"
 out=$("$SI" ollama "$G" --name tiny:ce --host "$FAKE_URL" "${TP[@]}" --json 2>"$W/ce.err"); rc=$?
 [[ $rc == 1 ]] && grep -q "mid-stream" "$W/ce.err" && grep -q "llama-quantize failed" "$W/ce.err" \
   && ok "error line mid-create (HTTP 200) fails the install" || bad "create error rc=$rc: $(cat "$W/ce.err")"
 grep -q '"error"' <<<"$out" && ok "--json carries the error" || bad "--json output: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 start_fake_ollama "$W/f9" -forbid
 out=$("$SI" ollama "$G" --name tiny:x --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "Host header" <<<"$out" && ok "403 explained as the Host-header rule" || bad "403 rc=$rc: $out"
-kill "$FAKE_PID"
+stop "$FAKE_PID"
 dead=${FAKE_URL}
 out=$("$SI" ollama "$G" --name tiny:x --host "$dead" "${TP[@]}" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "no Ollama server at" <<<"$out" && grep -q "ollama serve" <<<"$out" \
