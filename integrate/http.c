@@ -224,6 +224,11 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     x.c = c;
     struct curl_slist *hdrs = NULL;
     hdrs = curl_slist_append(hdrs, "Expect:");
+    if (req->bearer && *req->bearer) {
+        char auth[1024];
+        snprintf(auth, sizeof auth, "Authorization: Bearer %.990s", req->bearer);
+        hdrs = curl_slist_append(hdrs, auth);
+    }
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "sunny-integrate/" SN_VERSION);

@@ -43,6 +43,7 @@ typedef struct sn_http_req {
     sn_http_progress_fn on_progress;
     void *progress_ud;
     long timeout_s;            /* whole transfer; 0 = no limit (a 300 s stall limit still applies) */
+    const char *bearer;        /* "Authorization: Bearer <token>" when non-NULL (LM Studio auth) */
 } sn_http_req;
 
 typedef struct sn_http_resp {

@@ -471,6 +471,8 @@ const char *sn_lms_explain(const char *e) {
     if (strcasestr(e, "Invalid model identifier") || strcasestr(e, "model_not_found"))
         return "LM Studio has not indexed the file (yet): press refresh in My Models or restart LM Studio, "
                "then check `lms ls --json`; the file must sit exactly at <models>/<publisher>/<repo>/<file>.gguf";
+    if (strcasestr(e, "api token") || strcasestr(e, "unauthorized") || strcasestr(e, "authentication"))
+        return "the server requires authentication: export LM_API_TOKEN=<token from Developer > Server settings>";
     if (strcasestr(e, "No models loaded"))
         return "no model is loaded and JIT loading is off: `lms load --exact <path>` or enable JIT loading";
     return "";
@@ -482,6 +484,7 @@ static sn_status lms_err(sn_http *h, const sn_http_resp *r, const char *what, sn
     char e[512];
     sn_http_json_error(r->body, e, sizeof e);
     const char *x = sn_lms_explain(e);
+    if (!*x && (r->status == 401 || r->status == 403)) x = sn_lms_explain("authentication");
     if (*x) {
         size_t l = strlen(err->msg);
         snprintf(err->msg + l, sizeof err->msg - l, " — %s", x);
@@ -498,7 +501,7 @@ static sn_status transport(sn_http *h, const sn_http_resp *r, sn_err *err) {
 
 sn_status sn_lms_probe(sn_http *h, char *version, size_t cap, sn_err *err) {
     if (cap) version[0] = 0;
-    sn_http_req rq = {.method = "GET", .path = "/lmstudio-greeting", .timeout_s = 15};
+    sn_http_req rq = {.method = "GET", .path = "/lmstudio-greeting", .timeout_s = 15, .bearer = getenv("LM_API_TOKEN")};
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     if (st) {
@@ -574,7 +577,7 @@ static int run_capture(char *const argv[], char *out, size_t cap) {
 /* Finds the key of our file in /api/v0/models: publisher matches and the id is the repo folder
  * (lowercase, -GGUF stripped), possibly with @quant. */
 static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {
-    sn_http_req rq = {.method = "GET", .path = "/api/v0/models", .timeout_s = 30};
+    sn_http_req rq = {.method = "GET", .path = "/api/v0/models", .timeout_s = 30, .bearer = getenv("LM_API_TOKEN")};
     sn_http_resp r;
     sn_err e = {0};
     if (sn_http_do(h, &rq, &r, &e) || r.cls != SN_HTTP_OK) { sn_http_resp_free(&r); return 0; }
@@ -638,7 +641,7 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
     cJSON_AddBoolToObject(b, "echo_load_config", 1);
     char *body = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
-    sn_http_req rq = {.method = "POST", .path = "/api/v1/models/load", .json = body, .timeout_s = 600};
+    sn_http_req rq = {.method = "POST", .path = "/api/v1/models/load", .json = body, .timeout_s = 600, .bearer = getenv("LM_API_TOKEN")};
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     free(body);
@@ -681,7 +684,7 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     sn_status st = SN_OK;
     int used = -1;
     for (int i = 0; i < 2; i++) {
-        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body};
+        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body, .bearer = getenv("LM_API_TOKEN")};
         st = sn_http_do(h, &rq, &r, err);
         if (st) break;
         if (r.status == 404 && i == 0) {
