@@ -463,7 +463,14 @@ static int cmd_lmstudio(int argc, char **argv) {
     cJSON_AddBoolToObject(out, "copied_instead_of_link", pl.fell_back_to_copy);
     rc = 0;
     if (smoke && !dry) {
-        const char *url = host ? host : "http://127.0.0.1:1234";
+        char url[256], why[1024];
+        if (host) {
+            snprintf(url, sizeof url, "%.255s", host);
+            snprintf(why, sizeof why, "--host");
+        } else {
+            sn_lms_default_host(&d, url, sizeof url, why, sizeof why);
+        }
+        fprintf(o, "host    : %s (%s)\n", url, why);
         if (sn_http_new(url, &h, &err)) goto fail;
         char ver[64];
         if (sn_lms_probe(h, ver, sizeof ver, &err)) goto fail;

@@ -134,6 +134,27 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
     return SN_OK;
 }
 
+void sn_lms_default_host(const sn_lms_dirs *d, char *url, size_t cap, char *why, size_t why_cap) {
+    snprintf(url, cap, "http://127.0.0.1:1234");
+    snprintf(why, why_cap, "LM Studio's default port");
+    if (!d->home[0]) return;
+    char p[sizeof d->home + 64];
+    snprintf(p, sizeof p, "%s/.internal/http-server-config.json", d->home);
+    FILE *f = fopen(p, "rb");
+    if (!f) return;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    cJSON *j = cJSON_Parse(buf);
+    const cJSON *port = j ? cJSON_GetObjectItemCaseSensitive(j, "port") : NULL;
+    if (cJSON_IsNumber(port) && port->valuedouble >= 1 && port->valuedouble <= 65535) {
+        snprintf(url, cap, "http://127.0.0.1:%d", (int)port->valuedouble);
+        fmt(why, why_cap, "port of the last server started, from %s", p);
+    }
+    cJSON_Delete(j);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Names */
 

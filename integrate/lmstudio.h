@@ -28,6 +28,10 @@ typedef struct sn_lms_dirs {
 sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home, sn_lms_dirs *out,
                                     sn_err *err);
 
+/* The server URL lms would use: <home>/.internal/http-server-config.json {"port"} (the last server
+ * started), else port 1234, on 127.0.0.1. why says which. */
+void sn_lms_default_host(const sn_lms_dirs *d, char *url, size_t cap, char *why, size_t why_cap);
+
 /* lms's folder-name rules plus ours (no "..", no control characters). what names the field. */
 sn_status sn_lms_check_name(const char *what, const char *name, sn_err *err);
 

@@ -127,6 +127,12 @@ PATH_NO_LMS=/usr/bin:/bin
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical' <<<"$out" && grep -q "loaded .* over REST" <<<"$out" \
   && grep -q "model_info.arch = llama" <<<"$out" && ok "smoke via REST load: OK 16/16, arch checked" || bad "REST smoke rc=$rc: $out"
+# without --host: the port of the last server from <home>/.internal/http-server-config.json
+H=$W/h7; mkdir -p "$H/.lmstudio/.internal"; ln -s "$S" "$H/.lmstudio/models"
+printf '{"port":%s,"networkInterface":"127.0.0.1"}' "${LMS_URL##*:}" > "$H/.lmstudio/.internal/http-server-config.json"
+out=$(HOME=$H PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --force --smoke -n 4 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "http-server-config.json" <<<"$out" && grep -q "OK: 4/4" <<<"$out" \
+  && ok "server port taken from .internal/http-server-config.json" || bad "server config rc=$rc: $out"
 # a fake `lms` CLI on PATH is preferred and called with --exact <publisher/repo/file>
 mkdir -p "$W/bin"
 cat > "$W/bin/lms" <<EOF
