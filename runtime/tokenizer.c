@@ -743,7 +743,7 @@ static void split_newlines(splitter *s) {
 
 /* One regex pass through PCRE2 over a subject with one or more bytes per code point; map[b] is the
  * code point index of subject byte b (map[len] = n). */
-static int split_pcre(const pcre2_code *code, const char *subj, const uint32_t *bstart,
+static int split_pcre(const pcre2_code *code, const char *subj, const size_t *bstart,
                       const size_t *map, const uvec *in, uvec *out) {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
     pcre2_match_context *mc = pcre2_match_context_create(NULL);
@@ -799,7 +799,7 @@ static int split_pcre(const pcre2_code *code, const char *subj, const uint32_t *
 static sn_status pretokenize(const sn_tokenizer *t, const uint32_t *cp, size_t n, uvec *pieces, sn_err *err) {
     uvec cur = {0}, nxt = {0};
     char *subj = NULL;
-    uint32_t *bstart = NULL;
+    size_t *bstart = NULL;
     size_t *map = NULL;
     sn_status st = SN_OK;
     if (!uvec_push(&cur, (uint32_t)n)) goto oom;
@@ -817,7 +817,7 @@ static sn_status pretokenize(const sn_tokenizer *t, const uint32_t *cp, size_t n
             size_t b = 0;
             for (size_t i = 0; i < n; i++) {
                 uint32_t c = cp[i];
-                bstart[i] = (uint32_t)b;
+                bstart[i] = b;
                 if (kind == RX_COLLAPSED) {
                     char ch;
                     if (c < 128) ch = (char)c;
@@ -844,7 +844,7 @@ static sn_status pretokenize(const sn_tokenizer *t, const uint32_t *cp, size_t n
                     for (int j = 0; j < l; j++) { map[b] = i; subj[b++] = tmp[j]; }
                 }
             }
-            bstart[n] = (uint32_t)b;
+            bstart[n] = b;
             map[b] = n;
             int rc = split_pcre(t->rx_code[k], subj, bstart, map, &cur, &nxt);
             if (rc == PCRE2_ERROR_NOMEMORY) goto oom;
@@ -1225,6 +1225,7 @@ oom:
 int64_t sn_tok_encode(const sn_tokenizer *t, const char *text, size_t len, int add_special,
                       int parse_special, int32_t *ids, size_t cap, sn_err *err) {
     if (!t || (!text && len)) return sn_err_set(err, SN_EINVAL, "tokenizer: NULL argument");
+    if (len >= UINT32_MAX) return sn_err_set(err, SN_EINVAL, "tokenizer: text of %zu bytes is too long (max 4 GiB)", len);
     ivec out = {0};
     fragvec fr = {0};
     bbuf s = {0};
