@@ -293,7 +293,14 @@ static int cmd_ollama(int argc, char **argv) {
     }
     cJSON_AddBoolToObject(out, "uploaded", !exists);
     fprintf(o, "create  : %s\n", a.name);
-    if (sn_ollama_create(h, body, status_line, NULL, &err)) goto fail;
+    if (sn_ollama_create(h, body, status_line, NULL, &err)) {
+        /* A dev build reports 0.0.0 (taken as newest); if it turns out to be pre-0.5.5, use the legacy body. */
+        if (legacy || !strstr(err.msg, "older than 0.5.5")) goto fail;
+        fprintf(o, "note    : the server wants the legacy create body; retrying with it\n");
+        free(body);
+        body = sn_ollama_create_body_legacy(&spec, digest, &err);
+        if (!body || sn_ollama_create(h, body, status_line, NULL, &err)) goto fail;
+    }
     cJSON *show = NULL;
     if (sn_ollama_show(h, a.name, &show, &err)) goto fail;
     char note[512];

@@ -54,6 +54,7 @@ var (
 	flagParseMF    = flag.String("parse-modelfile", "", "parse this Modelfile, print JSON, exit")
 	flagForbid     = flag.Bool("forbid", false, "answer a bare 403 to every request (Host-header rule)")
 	flagNoBOS      = flag.Bool("no-bos", false, "tokenize prompts without BOS (a server with a tokenizer bug)")
+	flagLegacy     = flag.Bool("legacy-create", false, "only the pre-0.5.5 create body, whatever -version says")
 )
 
 var digestRe = regexp.MustCompile(`^sha256[:-][0-9a-fA-F]{64}$`)
@@ -955,7 +956,7 @@ func main() {
 		os.Exit(2)
 	}
 	s := &server{models: map[string]*model{}}
-	s.legacyOnly = versionLess(*flagVersion, 0, 5, 5)
+	s.legacyOnly = versionLess(*flagVersion, 0, 5, 5) || *flagLegacy
 	s.newEngine = !versionLess(*flagVersion, 0, 30, 0)
 	if *flagWorker != "" {
 		wk, err := startWorker(*flagNode, *flagWorker)

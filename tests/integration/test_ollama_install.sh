@@ -114,6 +114,11 @@ out=$("$SI" ollama "$G" --name tiny:old --host "$FAKE_URL" "${TP[@]}" --param st
 [[ $rc == 0 ]] && grep -q "legacy" <<<"$out" && ok "0.5.4: installed through the legacy Modelfile body" || bad "old install rc=$rc: $out"
 stop "$FAKE_PID"
 
+start_fake_ollama "$W/f4b" -version 0.0.0 -legacy-create   # a dev build of an old server
+out=$("$SI" ollama "$G" --name tiny:dev --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "retrying with it" <<<"$out" && ok "dev build (0.0.0) that wants the legacy body: retried with it" || bad "dev legacy rc=$rc: $out"
+stop "$FAKE_PID"
+
 # --- failure injection
 start_fake_ollama "$W/f5" -fail-upload 1
 out=$("$SI" ollama "$G" --name tiny:retry --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
