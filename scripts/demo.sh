@@ -38,8 +38,12 @@ ls -la "$D/demo-int4.snb"
 "$BIN/sunny-run" "$D/demo-int4.snb" -p "The quick brown fox" -n 24 --json
 ids=$("$BIN/sunny-run" "$D/demo-f32.gguf" --tokenize -p "The quick brown fox" | tr ' ' ',')
 if [[ -x $B/tests/model_agree ]]; then
-  echo "teacher-forced agreement of the INT4 blob with the f32 GGUF over 64 greedy steps:"
+  echo "teacher-forced agreement with the f32 GGUF over 64 greedy steps (random weights: errors compound)"
+  echo -n "  INT4 blob:                 "
   "$B/tests/model_agree" "$D/demo-f32.gguf" "$D/demo-int4.snb" --prompt-ids "$ids" -n 64 -t 2
+  "$BIN/sunny-convert" "$D/hf" -o "$D/demo-q4_0.gguf" --outtype q4_0 --name sunny-demo --force
+  echo -n "  llama.cpp Q4_0, same bits: "
+  "$B/tests/model_agree" "$D/demo-f32.gguf" "$D/demo-q4_0.gguf" --prompt-ids "$ids" -n 64 -t 2
 else # free-running comparison through sunny-run
   a=$("$BIN/sunny-run" "$D/demo-f32.gguf" --prompt-ids "$ids" -n 64 --ignore-eos --json | sed -n 's/.*"ids":\[\([0-9,]*\)\].*/\1/p')
   b=$("$BIN/sunny-run" "$D/demo-int4.snb" --prompt-ids "$ids" -n 64 --ignore-eos --json | sed -n 's/.*"ids":\[\([0-9,]*\)\].*/\1/p')
