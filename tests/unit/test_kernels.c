@@ -95,6 +95,11 @@ static void check_table(const sn_kernels *k) {
                 for (int64_t i = 0; i < n; i++) row[i] = frand();
                 s->quant[at](row, xq + r * xr, n);
             }
+            if (k->gemv4[t]) { /* single-token 4-row kernel vs dot (when dispatched) */
+                float g[4];
+                k->gemv4[t](n, w, wr, xq + 2 * xr, g);
+                for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(g[r], s->dot[t](n, w + r * wr, xq + 2 * xr));
+            }
             k->gemm4x4[t](n, w, wr, xq, xr, y, 7);
             int bad = 0;
             for (int tt = 0; tt < 4; tt++)
