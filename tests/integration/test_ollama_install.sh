@@ -60,6 +60,13 @@ r=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -I "$FAKE_URL/api/blob
 r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/blobs/sha256:${hex^^}" --data-binary @"$W/l3.gotmpl")
 [[ $r == *'digest mismatch'*' 400' ]] && ok "uppercase digest always mismatches (literal compare)" || bad "uppercase: $r"
 
+# /api/delete: 200 once, then the model is gone (404 for show and for a second delete)
+curl -sS --noproxy '*' "$FAKE_URL/api/create" -d "{\"model\":\"gone:x\",\"files\":{\"x.gguf\":\"sha256:$hex\"}}" >/dev/null
+d1=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -X DELETE "$FAKE_URL/api/delete" -d '{"model":"gone:x"}')
+s1=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' "$FAKE_URL/api/show" -d '{"model":"gone:x"}')
+d2=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -X DELETE "$FAKE_URL/api/delete" -d '{"model":"gone:x"}')
+[[ "$d1 $s1 $d2" == "200 404 404" ]] && ok "/api/delete then /api/show: 200 404 404" || bad "delete/show: $d1 $s1 $d2"
+
 # --- doctor against the live fake: OLLAMA_HOST=0.0.0.0:PORT is a bind address, connect to loopback
 port=${FAKE_URL##*:}
 out=$(OLLAMA_HOST=0.0.0.0:$port "$SI" doctor 2>&1); rc=$?
