@@ -26,7 +26,7 @@ static act_view view(const void *act, int64_t n) {
     return v;
 }
 
-void sn_int4_quantize_act(const float *x, void *act, int64_t n) {
+void sn_int4_quantize_act_scalar(const float *x, void *act, int64_t n) {
     int8_t *q = act;
     float *scale = (float *)(void *)((uint8_t *)act + n);
     int32_t *sum = (int32_t *)(void *)((uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
@@ -159,10 +159,60 @@ float sn_int4_dot_avx512vnni(int64_t n, const void *w_row, const void *act) {
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) - _mm512_reduce_add_ps(corr);
 }
+/* The scalar quantizer 16 lanes at a time, bit for bit: the same amax, the same d = amax/127 and
+ * id = 1/d, the same products v·id, and roundf's half-away-from-zero rounding rebuilt from a
+ * truncation (x − trunc(x) is exact here), so codes, scales and sums equal the scalar ones. */
+__attribute__((target("avx512f")))
+void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) {
+    int8_t *q = act;
+    float *scale = (float *)(void *)((uint8_t *)act + n);
+    int32_t *sum = (int32_t *)(void *)((uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
+    const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+    const __m512i lim = _mm512_set1_epi32(127), nlim = _mm512_set1_epi32(-127);
+    for (int64_t g = 0; g < n / SN_INT4_GROUP; g++) {
+        const float *v = x + g * SN_INT4_GROUP;
+        __m512 xv[4];
+        __m512 m = _mm512_setzero_ps();
+        for (int k = 0; k < 4; k++) {
+            xv[k] = _mm512_loadu_ps(v + 16 * k);
+            m = _mm512_max_ps(m, _mm512_abs_ps(xv[k]));
+        }
+        const float amax = _mm512_reduce_max_ps(m);
+        const float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
+        const __m512 idv = _mm512_set1_ps(id);
+        __m512i acc = _mm512_setzero_si512();
+        for (int k = 0; k < 4; k++) {
+            const __m512 p = _mm512_mul_ps(xv[k], idv);
+            __m512 r = _mm512_roundscale_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(p, r)), half, _CMP_GE_OQ);
+            const __m512 sgn = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(p),
+                _mm512_set1_epi32((int)0x80000000u)), _mm512_castps_si512(one)));
+            r = _mm512_mask_add_ps(r, up, r, sgn);
+            __m512i c = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvttps_epi32(r), nlim), lim);
+            _mm_storeu_si128((__m128i *)(void *)(q + g * SN_INT4_GROUP + 16 * k), _mm512_cvtsepi32_epi8(c));
+            acc = _mm512_add_epi32(acc, c);
+        }
+        scale[g] = d;
+        sum[g] = _mm512_reduce_add_epi32(acc);
+    }
+}
 #else
+void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
 float sn_int4_dot_avx2(int64_t n, const void *w_row, const void *act) { return sn_int4_dot_scalar(n, w_row, act); }
 float sn_int4_dot_avx512vnni(int64_t n, const void *w_row, const void *act) { return sn_int4_dot_scalar(n, w_row, act); }
 #endif
+
+/* The activation quantizer the kernel tables use: AVX-512 when this process may use it (SN_CPU). */
+void sn_int4_quantize_act(const float *x, void *act, int64_t n) {
+    static int level = -1;
+    int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+    if (l < 0) {
+        l = (sn_cpu_usable() & SN_CPU_AVX512) ? 1 : 0;
+        __atomic_store_n(&level, l, __ATOMIC_RELAXED);
+    }
+    if (l) sn_int4_quantize_act_avx512(x, act, n);
+    else sn_int4_quantize_act_scalar(x, act, n);
+}
 
 sn_int4_dot_fn sn_int4_dot_best(void) {
     uint32_t f = sn_cpu_usable();

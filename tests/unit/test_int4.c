@@ -7,6 +7,7 @@
 #include "sn_test.h"
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static float frand(unsigned *s) { *s = *s * 1664525u + 1013904223u; return ((int)(*s >> 9) - (1 << 22)) / (float)(1 << 22); }
 
@@ -101,7 +102,27 @@ static void test_lengths(void) {
     }
 }
 
+/* The AVX-512 activation quantizer writes the same bytes as the scalar one, including ties at .5,
+ * values that round past 127, zeros and all-zero groups. */
+static void test_quant_act(void) {
+    if (!(sn_cpu_features() & SN_CPU_AVX512)) { printf("(skipped: CPU lacks the ISA) "); return; }
+    enum { N = 64 * 40 };
+    float *x = malloc(N * sizeof(float));
+    uint8_t *a = malloc(sn_int4_act_bytes(N)), *b = malloc(sn_int4_act_bytes(N));
+    unsigned s = 7;
+    for (int j = 0; j < N; j++) x[j] = frand(&s) * (j % 5 == 0 ? 100.0f : 1.0f);
+    for (int j = 64; j < 128; j++) x[j] = 0.0f;                        /* an all-zero group */
+    for (int j = 128; j < 192; j++) x[j] = (float)(j - 160) + 0.5f;   /* amax 127 -> id 1: exact ties */
+    x[128] = 127.0f;
+    for (int j = 192; j < 256; j++) x[j] = j % 2 ? -1e-30f : 3e38f / 64; /* huge and tiny */
+    sn_int4_quantize_act_scalar(x, a, N);
+    sn_int4_quantize_act_avx512(x, b, N);
+    CU_ASSERT(memcmp(a, b, sn_int4_act_bytes(N)) == 0);
+    free(x); free(a); free(b);
+}
+
 static const sn_test_case cases[] = {
+    {"avx512 activation quantizer = scalar, byte for byte", test_quant_act},
     {"every SIMD dot = scalar = exact sums for 1..47 groups", test_lengths},
     {"scalar dot = exact integer sums", test_scalar_exact},
     {"avx2 dot = scalar", test_avx2},
