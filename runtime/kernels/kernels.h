@@ -34,7 +34,7 @@ typedef struct sn_kernels {
     /* Optional single-token kernel for 4 weight rows at once: y[r] = dot(row r, a) for r < 4, in
      * exactly dot's per-row order (shares the activation loads, interleaves 4 dependency chains).
      * NULL = use dot row by row. */
-    void (*gemv4[SN_GGML_TYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *a, float *y);
+    void (*gemv4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *a, float *y);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
