@@ -143,6 +143,8 @@ static size_t utf8_valid_len(const unsigned char *p, size_t n) {
     return l;
 }
 
+static int is_eog(const sn_smoke_local *l, int32_t id) { return l->tok ? sn_tok_is_eog(l->tok, id) : 0; }
+
 void sn_smoke_result_free(sn_smoke_result *r) {
     free(r->ours_text);
     free(r->theirs_text);
@@ -175,7 +177,7 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
          * that) matches one or more U+FFFD the server substituted. The server omits a matched stop
          * string and the EOG token, so ending early with a stop is not a divergence. */
         size_t n_tok = ours->n;
-        if (n_tok > 0 && sn_tok_is_eog(ours->tok, ours->ids[n_tok - 1])) n_tok--;
+        if (n_tok > 0 && is_eog(ours, ours->ids[n_tok - 1])) n_tok--;
         size_t *end_off = calloc(n_tok + 1, sizeof(size_t));
         size_t bl = 0;
         for (size_t i = 0; i < n_tok; i++) { bl += strlen(ours->pieces[i]); end_off[i] = bl; }

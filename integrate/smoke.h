@@ -23,7 +23,7 @@ typedef struct sn_smoke_local {
     float *max_abs;        /* per step: max |logit| */
     char **pieces;         /* per step: the bytes the token stands for (NUL-terminated) */
     char *text;            /* concatenated pieces */
-    void *tok;             /* the tokenizer (sn_tokenizer*), kept to tokenize server text */
+    void *tok;             /* the tokenizer (sn_tokenizer*) for EOG checks; NULL = no EOG tokens */
 } sn_smoke_local;
 
 typedef struct sn_smoke_opts {

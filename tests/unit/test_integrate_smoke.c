@@ -1,0 +1,166 @@
+/* test_integrate_smoke.c - the parity gate's comparison rules on hand-made runs: ids and text paths,
+ * a server that stops early on a stop string (not a divergence) or without saying so (a divergence),
+ * bytes that are not valid UTF-8 on our side against the U+FFFD a server substitutes, numerical ties,
+ * and a server that tokenized the prompt differently. */
+#include "sn_test.h"
+#include "smoke.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A run of n tokens with the given pieces; ids 100+i; gaps 5.0 unless set. */
+static sn_smoke_local mk(const char *const *pieces, size_t n) {
+    sn_smoke_local l;
+    memset(&l, 0, sizeof l);
+    l.n = n;
+    l.ids = calloc(n, sizeof(int32_t));
+    l.gap = calloc(n, sizeof(float));
+    l.second = calloc(n, sizeof(int32_t));
+    l.max_abs = calloc(n, sizeof(float));
+    l.pieces = calloc(n, sizeof(char *));
+    size_t tl = 0;
+    for (size_t i = 0; i < n; i++) {
+        l.ids[i] = (int32_t)(100 + i);
+        l.gap[i] = 5.0f;
+        l.max_abs[i] = 20.0f;
+        l.pieces[i] = strdup(pieces[i]);
+        tl += strlen(pieces[i]);
+    }
+    l.text = calloc(tl + 1, 1);
+    for (size_t i = 0; i < n; i++) strcat(l.text, pieces[i]);
+    l.n_prompt = 3;
+    l.prompt_ids = calloc(3, sizeof(int32_t));
+    l.prompt_ids[0] = 1; l.prompt_ids[1] = 50; l.prompt_ids[2] = 51;
+    return l;
+}
+
+static const char *const P[] = {"The", " capital", " of", " France", " is", " Paris", "."};
+
+static void test_text_ok(void) {
+    sn_smoke_local l = mk(P, 7);
+    sn_smoke_result r;
+    sn_err e = {0};
+    CU_ASSERT_EQUAL(sn_smoke_compare(&l, "The capital of France is Paris.", NULL, 0, 0, &r, &e), SN_OK);
+    CU_ASSERT(!r.diverged && !r.tie);
+    CU_ASSERT_EQUAL(r.n_compared, 7);
+    CU_ASSERT_EQUAL(r.n_identical, 7);
+    char buf[2048];
+    sn_smoke_format(&r, "ollama", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[smoke] OK: 7/7 tokens identical"));
+    sn_smoke_result_free(&r);
+    sn_smoke_local_free(&l);
+}
+
+static void test_text_divergence(void) {
+    sn_smoke_local l = mk(P, 7);
+    l.gap[5] = 0.75f;
+    sn_smoke_result r;
+    sn_err e = {0};
+    sn_smoke_compare(&l, "The capital of France is Lyon.", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged);
+    CU_ASSERT_EQUAL(r.pos, 5);
+    CU_ASSERT_EQUAL(r.n_identical, 5);
+    CU_ASSERT(fabsf(r.gap - 0.75f) < 1e-6f);
+    char buf[2048];
+    sn_smoke_format(&r, "ollama", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "DIVERGED at token 5"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "Lyon"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "0.75"));
+    sn_smoke_result_free(&r);
+    /* the same place with a numerically tied pair is reported as a tie, not a failure */
+    l.gap[5] = 1e-5f;
+    sn_smoke_compare(&l, "The capital of France is Lyon.", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.tie && !r.diverged);
+    sn_smoke_result_free(&r);
+    sn_smoke_local_free(&l);
+}
+
+static void test_text_early_stop(void) {
+    sn_smoke_local l = mk(P, 7);
+    sn_smoke_result r;
+    sn_err e = {0};
+    /* stopped on a stop string at a token boundary: fine */
+    sn_smoke_compare(&l, "The capital of France", NULL, 0, 1, &r, &e);
+    CU_ASSERT(!r.diverged);
+    CU_ASSERT_EQUAL(r.n_compared, 4);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.server_stop, "4 tokens"));
+    sn_smoke_result_free(&r);
+    /* the same text without a stop: the server lost tokens */
+    sn_smoke_compare(&l, "The capital of France", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged);
+    CU_ASSERT_EQUAL(r.pos, 4);
+    sn_smoke_result_free(&r);
+    /* the server said more than we generated */
+    sn_smoke_compare(&l, "The capital of France is Paris. And", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged);
+    CU_ASSERT_EQUAL(r.pos, 7);
+    sn_smoke_result_free(&r);
+    sn_smoke_local_free(&l);
+}
+
+static void test_text_invalid_utf8(void) {
+    /* "é" split over two tokens, then a lone continuation byte run; servers send U+FFFD */
+    static const char *const Q[] = {"caf", "\xc3", "\xa9", " \xa9\xa9", "!"};
+    sn_smoke_local l = mk(Q, 5);
+    sn_smoke_result r;
+    sn_err e = {0};
+    sn_smoke_compare(&l, "caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd!", NULL, 0, 0, &r, &e);
+    CU_ASSERT(!r.diverged);
+    CU_ASSERT_EQUAL(r.n_compared, 5);
+    sn_smoke_result_free(&r);
+    sn_smoke_compare(&l, "caf\xc3\xa9 X!", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged);
+    CU_ASSERT_EQUAL(r.pos, 3);
+    sn_smoke_result_free(&r);
+    sn_smoke_local_free(&l);
+}
+
+static void test_ids(void) {
+    sn_smoke_local l = mk(P, 7);
+    sn_smoke_result r;
+    sn_err e = {0};
+    int32_t same[7] = {100, 101, 102, 103, 104, 105, 106};
+    sn_smoke_compare(&l, "whatever the text", same, 7, 0, &r, &e);
+    CU_ASSERT(!r.diverged && r.by_ids && r.n_compared == 7);
+    sn_smoke_result_free(&r);
+    int32_t other[7] = {100, 101, 102, 999, 104, 105, 106};
+    sn_smoke_compare(&l, "", other, 7, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 3);
+    sn_smoke_result_free(&r);
+    sn_smoke_compare(&l, "", same, 5, 1, &r, &e);
+    CU_ASSERT(!r.diverged && r.n_compared == 5);
+    sn_smoke_result_free(&r);
+    sn_smoke_compare(&l, "", same, 5, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 5);
+    sn_smoke_result_free(&r);
+    sn_smoke_local_free(&l);
+}
+
+static void test_prompt_check(void) {
+    sn_smoke_local l = mk(P, 7);
+    sn_smoke_result r;
+    sn_err e = {0};
+    int32_t same[7] = {100, 101, 102, 103, 104, 105, 106};
+    sn_smoke_compare(&l, "", same, 7, 0, &r, &e);
+    int32_t sp_ok[3] = {1, 50, 51}, sp_nobos[2] = {50, 51};
+    sn_smoke_prompt_check(&l, sp_ok, 3, &r);
+    CU_ASSERT(!r.diverged && !r.prompt_diff[0]);
+    sn_smoke_prompt_check(&l, sp_nobos, 2, &r);
+    CU_ASSERT(r.diverged);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.prompt_diff, "BOS"));
+    char buf[2048];
+    sn_smoke_format(&r, "ollama", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "DIVERGED before generation"));
+    sn_smoke_result_free(&r);
+    sn_smoke_local_free(&l);
+}
+
+static const sn_test_case cases[] = {
+    {"text identical", test_text_ok},
+    {"text divergence and ties", test_text_divergence},
+    {"server stops early", test_text_early_stop},
+    {"invalid UTF-8 vs U+FFFD", test_text_invalid_utf8},
+    {"token ids", test_ids},
+    {"prompt ids", test_prompt_check},
+};
+SN_TEST_MAIN("integrate_smoke", cases)
