@@ -98,6 +98,21 @@ for fam in $FAMILIES; do
     done
 done
 
+# RoPE scaling: the llama3 fixture with YaRN (factor 4 over 2048) and the qwen2 one with linear x2,
+# written as F16 with the scaling keys set (llama.cpp reads the same keys).
+if [[ -z ${SN_PARITY_SKIP_SCALING:-} ]]; then
+    for spec in "llama3 yarn llama.rope.scaling.type=str:yarn llama.rope.scaling.factor=f32:4 llama.rope.scaling.original_context_length=u32:2048" \
+                "qwen2 linear qwen2.rope.scaling.type=str:linear qwen2.rope.scaling.factor=f32:2"; do
+        set -- $spec
+        fam=$1 kind=$2
+        shift 2
+        [[ -f $WORK/$fam-f32.gguf ]] || continue
+        g=$WORK/$fam-$kind.gguf
+        [[ -f $g ]] || "$QUANT" "$WORK/$fam-f32.gguf" "$g" f16 "$@"
+        run_case "$fam" "f16-rope-$kind" "$g" "$(prompts_for "$fam" | tail -1)" 3
+    done
+fi
+
 # K-quants: Q4_K_M-style mix on the small preset (widths multiple of 256)
 if [[ -z ${SN_PARITY_SKIP_KQUANTS:-} ]]; then
     for fam in ${SN_PARITY_KQ_FAMILIES:-llama3 qwen3}; do

@@ -5,7 +5,9 @@
  * sunny-run read identical bytes. 1-D tensors stay F32 as llama.cpp's tools leave them.
  *   q4_k_m: attn_v, ffn_down and output (or tied token_embd) -> Q6_K, other matrices -> Q4_K.
  *
- *   rt_quantize IN.gguf OUT.gguf f16|bf16|q8_0|q4_0|q4_k_m */
+ *   rt_quantize IN.gguf OUT.gguf f16|bf16|q8_0|q4_0|q4_k_m|f32 [KEY=TYPE:VALUE ...]
+ * Extra KEY=TYPE:VALUE arguments (TYPE u32, f32 or str) set or replace metadata, e.g. to make a
+ * YaRN-scaled variant: llama.rope.scaling.type=str:yarn llama.rope.scaling.factor=f32:4 */
 #include "ggml_types.h"
 #include "gguf.h"
 
@@ -19,6 +21,7 @@ static int target_type(const char *mode, const sn_gguf *g, const sn_gguf_tensor 
     if (!strcmp(mode, "bf16")) return SN_GGML_BF16;
     if (!strcmp(mode, "q8_0")) return SN_GGML_Q8_0;
     if (!strcmp(mode, "q4_0")) return SN_GGML_Q4_0;
+    if (!strcmp(mode, "f32")) return t->type;
     if (!strcmp(mode, "q4_k_m")) {
         const int tied = sn_gguf_find_tensor(g, "output.weight") < 0;
         if (strstr(t->name, "attn_v.weight") || strstr(t->name, "ffn_down.weight") ||
@@ -50,8 +53,8 @@ static void convert_row(int type, const float *x, void *y, int64_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: rt_quantize IN.gguf OUT.gguf f16|bf16|q8_0|q4_0|q4_k_m\n");
+    if (argc < 4) {
+        fprintf(stderr, "usage: rt_quantize IN.gguf OUT.gguf f16|bf16|q8_0|q4_0|q4_k_m|f32 [KEY=TYPE:VALUE ...]\n");
         return 2;
     }
     sn_err err = {0};
@@ -63,7 +66,20 @@ int main(int argc, char **argv) {
         if (!strcmp(sn_gguf_key(g, i), "general.file_type")) continue;
         sn_gguf_writer_copy_kv(w, g, i);
     }
-    sn_gguf_writer_set_u32(w, "general.file_type", (uint32_t)file_type(mode));
+    if (strcmp(mode, "f32")) sn_gguf_writer_set_u32(w, "general.file_type", (uint32_t)file_type(mode));
+    else sn_gguf_writer_set_u32(w, "general.file_type", SN_FTYPE_ALL_F32);
+    for (int a = 4; a < argc; a++) {
+        char key[256];
+        const char *eq = strchr(argv[a], '='), *colon = eq ? strchr(eq, ':') : NULL;
+        if (!eq || !colon || (size_t)(eq - argv[a]) >= sizeof(key)) { fprintf(stderr, "rt_quantize: bad %s\n", argv[a]); return 2; }
+        memcpy(key, argv[a], (size_t)(eq - argv[a]));
+        key[eq - argv[a]] = 0;
+        const char *v = colon + 1;
+        if (!strncmp(eq + 1, "u32:", 4)) sn_gguf_writer_set_u32(w, key, (uint32_t)strtoul(v, NULL, 10));
+        else if (!strncmp(eq + 1, "f32:", 4)) sn_gguf_writer_set_f32(w, key, strtof(v, NULL));
+        else if (!strncmp(eq + 1, "str:", 4)) sn_gguf_writer_set_str(w, key, v);
+        else { fprintf(stderr, "rt_quantize: bad type in %s\n", argv[a]); return 2; }
+    }
     const int64_t nt = sn_gguf_n_tensors(g);
     for (int64_t i = 0; i < nt; i++) {
         const sn_gguf_tensor *t = sn_gguf_tensor_at(g, i);
