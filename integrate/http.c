@@ -234,7 +234,7 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     curl_easy_setopt(c, CURLOPT_USERAGENT, "sunny-integrate/" SN_VERSION);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 300L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, req->stall_s > 0 ? req->stall_s : 300L);
     if (req->timeout_s > 0) curl_easy_setopt(c, CURLOPT_TIMEOUT, req->timeout_s);
     /* The point of this file: a loopback server is never reached through a proxy. */
     if (h->loopback) curl_easy_setopt(c, CURLOPT_NOPROXY, "*");

@@ -42,7 +42,8 @@ typedef struct sn_http_req {
     void *line_ud;
     sn_http_progress_fn on_progress;
     void *progress_ud;
-    long timeout_s;            /* whole transfer; 0 = no limit (a 300 s stall limit still applies) */
+    long timeout_s;            /* whole transfer; 0 = no limit (the stall limit still applies) */
+    long stall_s;              /* abort after this long without a byte; 0 = 300 s */
     const char *bearer;        /* "Authorization: Bearer <token>" when non-NULL (LM Studio auth) */
 } sn_http_req;
 

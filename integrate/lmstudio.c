@@ -705,7 +705,8 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     sn_status st = SN_OK;
     int used = -1;
     for (int i = 0; i < 2; i++) {
-        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body, .bearer = getenv("LM_API_TOKEN")};
+        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body, .bearer = getenv("LM_API_TOKEN"),
+                          .stall_s = 1800}; /* JIT loading happens inside this request */
         st = sn_http_do(h, &rq, &r, err);
         if (st) break;
         if (r.status == 404 && i == 0) {

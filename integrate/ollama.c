@@ -729,7 +729,7 @@ sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn sta
                            sn_err *err) {
     create_ctx c = {.status = status, .ud = ud, .err = err};
     sn_http_req rq = {.method = "POST", .path = "/api/create", .json = body, .on_line = create_line,
-                      .line_ud = &c};
+                      .line_ud = &c, .stall_s = 1800};
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     if (st != SN_OK) {
@@ -856,7 +856,9 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
     out->eval_count = -1;
     char *js = cJSON_PrintUnformatted(body);
     if (!js) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js};
+    /* stream:false sends nothing until done; loading a big model may take minutes (OLLAMA_LOAD_TIMEOUT
+     * defaults to 5 min), so allow a long silence. */
+    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .stall_s = 1800};
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     free(js);
