@@ -468,6 +468,11 @@ static int cmd_lmstudio(int argc, char **argv) {
     cJSON_AddStringToObject(out, "quantization", pl.quant);
     cJSON_AddBoolToObject(out, "dry_run", dry);
     cJSON_AddBoolToObject(out, "copied_instead_of_link", pl.fell_back_to_copy);
+    if (!dry) {
+        int listed = -1;
+        if (sn_lms_verify_listed(&pl, &listed, note_line, NULL, &err)) goto fail;
+        if (listed >= 0) cJSON_AddBoolToObject(out, "listed_by_lms", listed);
+    }
     rc = 0;
     if (smoke && !dry) {
         char url[256], why[1024];

@@ -595,6 +595,53 @@ static int run_capture(char *const argv[], char *out, size_t cap) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+sn_status sn_lms_verify_listed(const sn_lms_placed *p, int *found, sn_lms_note_fn note, void *ud,
+                               sn_err *err) {
+    *found = -1;
+    char *lms = find_on_path("lms");
+    if (!lms) return SN_OK;
+    char *argv[] = {lms, "ls", "--json", NULL};
+    char *outb = malloc(1 << 20);
+    if (!outb) { free(lms); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+    int rc = run_capture(argv, outb, 1 << 20);
+    free(lms);
+    cJSON *j = rc == 0 ? cJSON_Parse(outb) : NULL;
+    free(outb);
+    if (!cJSON_IsArray(j)) {
+        notef(note, ud, "`lms ls --json` gave no model list (exit %d); not verified", rc);
+        cJSON_Delete(j);
+        return SN_OK;
+    }
+    sn_status st = SN_OK;
+    *found = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, j) {
+        const cJSON *path = cJSON_GetObjectItemCaseSensitive(it, "path");
+        if (!cJSON_IsString(path) || strcmp(path->valuestring, p->rel_path) != 0) continue;
+        *found = 1;
+        const cJSON *arch = cJSON_GetObjectItemCaseSensitive(it, "architecture");
+        const cJSON *fmtj = cJSON_GetObjectItemCaseSensitive(it, "format");
+        const cJSON *q = cJSON_GetObjectItemCaseSensitive(it, "quantization");
+        const cJSON *qn = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "name") : NULL;
+        const cJSON *key = cJSON_GetObjectItemCaseSensitive(it, "modelKey");
+        if (cJSON_IsString(arch) && strcmp(arch->valuestring, p->arch) != 0)
+            st = sn_err_set(err, SN_EIO, "`lms ls` lists %s with architecture '%s', the GGUF says '%s'",
+                            p->rel_path, arch->valuestring, p->arch);
+        else if (cJSON_IsString(fmtj) && strcmp(fmtj->valuestring, "gguf") != 0)
+            st = sn_err_set(err, SN_EIO, "`lms ls` lists %s with format '%s'", p->rel_path, fmtj->valuestring);
+        else
+            notef(note, ud, "lms ls: %s listed as %s (%s, %s)", p->rel_path,
+                  cJSON_IsString(key) ? key->valuestring : "?", cJSON_IsString(arch) ? arch->valuestring : "?",
+                  cJSON_IsString(qn) ? qn->valuestring : "?");
+        break;
+    }
+    if (*found == 0)
+        notef(note, ud, "warning: `lms ls` does not list %s yet: press refresh in My Models or restart LM Studio",
+              p->rel_path);
+    cJSON_Delete(j);
+    return st;
+}
+
 /* Finds the key of our file in /api/v0/models: publisher matches and the id is the repo folder
  * (lowercase, -GGUF stripped), possibly with @quant. */
 static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {

@@ -83,6 +83,12 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
                        int n_predict, int64_t seed, const struct sn_smoke_local *ours,
                        struct sn_smoke_result *res, sn_lms_note_fn note, void *ud, sn_err *err);
 
+/* When `lms` is on PATH: `lms ls --json`, find the entry whose path is p->rel_path and check its
+ * architecture, format and quantization. *found: 1 listed and consistent, 0 not listed (yet), -1 lms
+ * unavailable or failed. Errors only for a listed entry that contradicts the GGUF. */
+sn_status sn_lms_verify_listed(const sn_lms_placed *p, int *found, sn_lms_note_fn note, void *ud,
+                               sn_err *err);
+
 /* Known LM Studio error texts -> an actionable sentence ("" when unknown). */
 const char *sn_lms_explain(const char *server_error);
 

@@ -137,6 +137,10 @@ out=$(HOME=$H PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --force --smoke -n 4 
 mkdir -p "$W/bin"
 cat > "$W/bin/lms" <<EOF
 #!/bin/bash
+if [[ \$1 == ls ]]; then   # what lms ls --json reports for an indexed file
+  echo '[{"type":"llm","modelKey":"$NAME","path":"$REL","format":"gguf","architecture":"llama","quantization":{"name":"F32","bits":32}}]'
+  exit 0
+fi
 echo "\$@" > "$W/lms.args"
 [[ \$1 == load && \$2 == --exact ]] || exit 3
 curl -sf --noproxy '*' "$LMS_URL/api/v1/models/load" -d "{\"path\":\"\$3\",\"identifier\":\"\$5\"}" >/dev/null
@@ -145,6 +149,7 @@ chmod +x "$W/bin/lms"
 out=$(PATH=$W/bin:$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q "OK: 8/8" <<<"$out" && grep -q -- "load --exact $REL --identifier sunny-smoke" "$W/lms.args" \
   && ok "lms on PATH: lms load --exact $REL --identifier sunny-smoke used" || bad "lms path rc=$rc: $out $(cat "$W/lms.args" 2>&1)"
+grep -q "lms ls: $REL listed as $NAME (llama, F32)" <<<"$out" && ok "placement verified with lms ls --json (path, architecture)" || bad "lms ls verification: $out"
 stop "$LMS_PID"
 start_lms "$W/l2" "$S" -no-load -no-v0
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
