@@ -3,16 +3,13 @@
  * The goal is not "a correct tokenizer" but "the ids llama.cpp produces for the same GGUF", because
  * that is what Ollama and LM Studio feed the model. So this file reproduces llama.cpp's rules,
  * including its quirks: its loader defaults and attribute fix-ups, the order in which special tokens
- * are cut out of the text, its own code point classes (Unicode 15.1, unicode_data.c) instead of the
- * regex engine's, its hand-written splitters for the gpt2/llama3/qwen2 patterns, the "collapsed
- * text" trick it uses to run \p{..} patterns through a byte regex, its merge-queue tie-breaks and its
- * detokenizer's space cleanup. docs/TOKENIZER.md ("Runtime tokenizer") lists the rules and the known
- * places where llama.cpp itself differs from HF tokenizers. */
+ * are cut out of the text, its merge-queue tie-breaks, its byte fallbacks and its detokenizer's
+ * space cleanup. How BPE text is split into pieces first (regex lists, hand-written splitters,
+ * Unicode classes) lives in tok_pretok.c. docs/TOKENIZER.md ("Runtime tokenizer") lists the rules
+ * and the places where llama.cpp itself differs from HF tokenizers. */
 #include "tokenizer.h"
-#include "unicode_data.h"
+#include "tok_internal.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,47 +26,6 @@
 #define A_RSTRIP SN_TOKEN_ATTR_RSTRIP
 
 enum { T_SPM = 1, T_BPE = 2 };
-#define OOR 0xFFFFFFFFu /* "no code point here" in the splitters */
-#define MAX_RX 6
-
-/* ---------------------------------------------------------------------------------------------
- * small growable buffers */
-
-typedef struct { int32_t *v; size_t n, cap; } ivec;
-typedef struct { char *v; size_t n, cap; } bbuf;
-typedef struct { uint32_t *v; size_t n, cap; } uvec;
-
-static bool grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return true;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need) {
-        if (nc > SIZE_MAX / 2 / elem) return false;
-        nc *= 2;
-    }
-    void *q = realloc(*p, nc * elem);
-    if (!q) return false;
-    *p = q;
-    *cap = nc;
-    return true;
-}
-static bool ivec_push(ivec *a, int32_t x) {
-    if (!grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v)) return false;
-    a->v[a->n++] = x;
-    return true;
-}
-static bool uvec_push(uvec *a, uint32_t x) {
-    if (!grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v)) return false;
-    a->v[a->n++] = x;
-    return true;
-}
-static bool bbuf_add(bbuf *b, const void *p, size_t n) {
-    if (n > SIZE_MAX - b->n - 1) return false;
-    if (!grow((void **)&b->v, &b->cap, b->n + n + 1, 1)) return false;
-    if (n) memcpy(b->v + b->n, p, n);
-    b->n += n;
-    b->v[b->n] = 0;
-    return true;
-}
 
 /* ---------------------------------------------------------------------------------------------
  * hashing: token text -> id, merge pair -> rank (open addressing, linear probing) */
@@ -85,18 +41,6 @@ static uint64_t hash_bytes(uint64_t h, const char *s, size_t n) {
 
 typedef struct { uint32_t off, len; float score; uint32_t attr; } tok_info;
 typedef struct { uint32_t loff, llen, roff, rlen; } merge_info; /* into the merge arena */
-
-typedef struct {
-    const char *name;  /* tokenizer.ggml.pre value */
-    int rx;            /* index into RX_SETS */
-    unsigned flags;
-} pre_row;
-enum { P_IGNORE_MERGES = 1, P_ADD_BOS = 2, P_KEEP_SPACES = 4, P_NO_BOS_ID = 8,
-       P_SPM_STYLE = 16,   /* spaces -> U+2581 before BPE, raw UTF-8 symbols, <0xNN> byte tokens */
-       P_GEMMA4 = 32 };    /* add_bos forced on; an all-newline piece that is a token stays whole */
-
-typedef enum { RX_CUSTOM_GPT2, RX_CUSTOM_LLAMA3, RX_CUSTOM_QWEN2, RX_CUSTOM_QWEN35,
-               RX_CUSTOM_NEWLINES, RX_CUSTOM_DIGITS3, RX_COLLAPSED, RX_UTF } rx_kind;
 
 struct sn_tokenizer {
     int type;
@@ -122,13 +66,7 @@ struct sn_tokenizer {
     int32_t spm_byte[256]; /* SPM byte fallback token per byte, -1 if the vocab has none */
     uint64_t *pairs;       /* SPM: hashes of adjacent character pairs inside any token (0 = empty) */
     uint64_t pmask;
-    /* BPE pre-tokenizer */
-    int n_rx;
-    rx_kind rx_kind[MAX_RX];
-    pcre2_code *rx_code[MAX_RX];
-    bool rx_collapse_needed;
-    uint32_t rx_surrogate[MAX_RX]; /* UTF patterns: stand-in for surrogate code points (see rx_compile) */
-    uint16_t ascii_flags[128];
+    sn_pretok *pretok;     /* BPE: splits text into pieces before merging */
     char byte_enc[256][3]; /* GPT-2 bytes_to_unicode as UTF-8 (NUL-terminated, 1-2 bytes) */
     int16_t byte_dec[0x144]; /* its inverse: code point -> byte, -1 if none */
 };
@@ -169,720 +107,6 @@ static int32_t merge_find(const sn_tokenizer *t, const char *l, size_t ln, const
             return m;
         h = (h + 1) & t->mmask;
     }
-}
-
-/* ---------------------------------------------------------------------------------------------
- * UTF-8 exactly as llama.cpp reads it: no overlong/surrogate checks; a bad lead byte or a missing
- * continuation byte becomes U+FFFD and consumes one byte. */
-
-static size_t utf8_len_lead(unsigned char c) {
-    static const uint8_t lut[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
-    return lut[c >> 4];
-}
-
-static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *off) {
-    size_t o = *off;
-    unsigned char c = s[o];
-#define CONT(k) ((s[o + (k)] & 0xC0) == 0x80)
-    if (!(c & 0x80)) { *off = o + 1; return c; }
-    if (!(c & 0x40)) goto bad;
-    if (!(c & 0x20)) {
-        if (o + 1 >= n || !CONT(1)) goto bad;
-        *off = o + 2;
-        return ((uint32_t)(c & 0x1F) << 6) | (s[o + 1] & 0x3F);
-    }
-    if (!(c & 0x10)) {
-        if (o + 2 >= n || !CONT(1) || !CONT(2)) goto bad;
-        *off = o + 3;
-        return ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[o + 1] & 0x3F) << 6) | (s[o + 2] & 0x3F);
-    }
-    if (!(c & 0x08)) {
-        if (o + 3 >= n || !CONT(1) || !CONT(2) || !CONT(3)) goto bad;
-        *off = o + 4;
-        return ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[o + 1] & 0x3F) << 12) |
-               ((uint32_t)(s[o + 2] & 0x3F) << 6) | (s[o + 3] & 0x3F);
-    }
-#undef CONT
-bad:
-    *off = o + 1;
-    return 0xFFFD;
-}
-
-/* Returns the byte count (1..4), or 0 for a code point past U+10FFFF. */
-static int utf8_put(uint32_t cp, char *o) {
-    if (cp <= 0x7F) { o[0] = (char)cp; return 1; }
-    if (cp <= 0x7FF) {
-        o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp <= 0xFFFF) {
-        o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    if (cp <= 0x10FFFF) {
-        o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
-        return 4;
-    }
-    return 0;
-}
-
-static uint16_t ucd_lookup(uint32_t cp) {
-    if (cp >= 0x110000) return SN_UCD_UNDEF;
-    size_t lo = 0, hi = sn_ucd_n_ranges; /* last range with first <= cp */
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (sn_ucd_ranges[mid].first <= cp) lo = mid; else hi = mid;
-    }
-    return sn_ucd_ranges[lo].flags;
-}
-
-static inline uint16_t cp_flags(const sn_tokenizer *t, uint32_t cp) {
-    return cp < 128 ? t->ascii_flags[cp] : ucd_lookup(cp);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Pre-tokenizer regex lists, as llama.cpp applies them per tokenizer.ggml.pre. Each list is applied
- * in order; every pattern splits the pieces left by the previous one (matches and the gaps between
- * them both become pieces). */
-
-#define RXS_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
-#define RXS_LLAMA3_ORIG "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RXS_CONTRACT "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
-#define RXS_LLAMA3 RXS_CONTRACT "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RXS_QWEN2 RXS_CONTRACT "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RXS_QWEN35 RXS_CONTRACT "|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define RXS_NEWLINES "[^\\n]+|[\\n]+"
-#define RXS_GPT4O_CORE "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" RXS_CONTRACT "?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" RXS_CONTRACT "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-
-/* deepseek-llm's letter class, spelled out by code point ranges (UTF-8 escaped) */
-static const char RXS_DEEPSEEK_LLM_LETTERS[] =
-    "\\s?[A-Za-z\xc2\xb5\xc3\x80-\xc3\x96\xc3\x98-\xc3\xb6\xc3\xb8-\xc6\xba\xc6\xbc-\xc6\xbf\xc7"
-    "\x84-\xca\x93\xca\x95-\xca\xaf\xcd\xb0-\xcd\xb3\xcd\xb6\xcd\xb7\xcd\xbb-\xcd\xbd\xcd\xbf\xce"
-    "\x86\xce\x88-\xce\x8a\xce\x8c\xce\x8e-\xce\xa1\xce\xa3-\xcf\xb5\xcf\xb7-\xd2\x81\xd2\x8a-"
-    "\xd4\xaf\xd4\xb1-\xd5\x96\xe1\x82\xa0-\xe1\x83\x85\xe1\x8e\xa0-\xe1\x8f\xb5\xe1\x8f\xb8-\xe1"
-    "\x8f\xbd\xe1\xb2\x90-\xe1\xb2\xba\xe1\xb2\xbd-\xe1\xb2\xbf\xe1\xb4\x80-\xe1\xb4\xab\xe1\xb5"
-    "\xab-\xe1\xb5\xb7\xe1\xb5\xb9-\xe1\xb6\x9a\xe1\xb8\x80-\xe1\xbc\x95\xe1\xbc\x98-\xe1\xbc\x9d"
-    "\xe1\xbc\xa0-\xe1\xbd\x85\xe1\xbd\x88-\xe1\xbd\x8d\xe1\xbd\x90-\xe1\xbd\x97\xe1\xbd\x99\xe1"
-    "\xbd\x9b\xe1\xbd\x9d\xe1\xbd\x9f-\xe1\xbd\xbd\xe1\xbe\x80-\xe1\xbe\xb4\xe1\xbe\xb6-\xe1\xbe"
-    "\xbc\xe1\xbe\xbe\xe1\xbf\x82-\xe1\xbf\x84\xe1\xbf\x86-\xe1\xbf\x8c\xe1\xbf\x90-\xe1\xbf\x93"
-    "\xe1\xbf\x96-\xe1\xbf\x9b\xe1\xbf\xa0-\xe1\xbf\xac\xe1\xbf\xb2-\xe1\xbf\xb4\xe1\xbf\xb6-\xe1"
-    "\xbf\xbc\xe2\x84\x82\xe2\x84\x87\xe2\x84\x8a-\xe2\x84\x93\xe2\x84\x95\xe2\x84\x99-\xe2\x84"
-    "\x9d\xe2\x84\xa4\xe2\x84\xa6\xe2\x84\xa8\xe2\x84\xaa-\xe2\x84\xad\xe2\x84\xaf-\xe2\x84\xb4"
-    "\xe2\x84\xb9\xe2\x84\xbc-\xe2\x84\xbf\xe2\x85\x85-\xe2\x85\x89\xe2\x85\x8e\xe2\x86\x83\xe2"
-    "\x86\x84\xe2\xb0\x80-\xe2\xb1\xbb\xe2\xb1\xbe-\xe2\xb3\xa4\xe2\xb3\xab-\xe2\xb3\xae\xe2\xb3"
-    "\xb2\xe2\xb3\xb3\xea\x99\x80-\xea\x99\xad\xea\x9a\x80-\xea\x9a\x9b\xea\x9c\xa2-\xea\x9d\xaf"
-    "\xea\x9d\xb1-\xea\x9e\x87\xea\x9e\x8b-\xea\x9e\x8e\xea\xad\xb0-\xea\xae\xbf\xef\xac\x80-\xef"
-    "\xac\x86\xef\xac\x93-\xef\xac\x97\xef\xbc\xa1-\xef\xbc\xba\xef\xbd\x81-\xef\xbd\x9a\xf0\x90"
-    "\x90\x80-\xf0\x90\x91\x8f\xf0\x90\x92\xb0-\xf0\x90\x93\x93\xf0\x90\x93\x98-\xf0\x90\x93\xbb"
-    "\xf0\x90\xb2\x80-\xf0\x90\xb2\xb2\xf0\x90\xb3\x80-\xf0\x90\xb3\xb2\xf0\x91\xa2\xa0-\xf0\x91"
-    "\xa3\x9f\xf0\x9e\xa4\x80-\xf0\x9e\xa5\x83]+";
-
-enum {
-    RXSET_DEFAULT, RXSET_GPT2, RXSET_LLAMA3, RXSET_QWEN2, RXSET_QWEN35, RXSET_STARCODER,
-    RXSET_FALCON, RXSET_TEKKEN, RXSET_DEEPSEEK_CODER, RXSET_DEEPSEEK3, RXSET_PORO, RXSET_VIKING,
-    RXSET_GPT4O, RXSET_SEED_CODER, RXSET_BAILINGMOE, RXSET_UFAKZEKA, RXSET_MINICPM5,
-    RXSET_EXAONE_MOE, RXSET_JAIS2, RXSET_LAGUNA, RXSET_CHAMELEON, RXSET_DEEPSEEK_LLM, RXSET_SPARK2_5, RXSET_YOUTU,
-    RXSET_GRANITE_EMB, RXSET_SUPERBPE, RXSET_TINY_AYA, RXSET_AFMOE, RXSET_NEWLINES, RXSET_COUNT
-};
-
-static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
-    [RXSET_DEFAULT] = {"[\\p{P}\\$\\+<=>\\^~\\|]+", RXS_GPT2, "\\p{N}+", "[0-9][0-9][0-9]", NULL},
-    [RXSET_GPT2] = {RXS_GPT2, NULL},
-    [RXSET_LLAMA3] = {RXS_LLAMA3, NULL},
-    [RXSET_QWEN2] = {RXS_QWEN2, NULL},
-    [RXSET_QWEN35] = {RXS_QWEN35, NULL},
-    [RXSET_STARCODER] = {"\\p{N}", RXS_GPT2, NULL},
-    [RXSET_FALCON] = {"[\\p{P}\\$\\+<=>\\^~\\|`]+", RXS_GPT2, "[0-9][0-9][0-9]", NULL},
-    [RXSET_TEKKEN] = {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|"
-                      "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}|"
-                      " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", NULL},
-    [RXSET_DEEPSEEK_CODER] = {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
-                              "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+",
-                              "\\p{N}", NULL},
-    [RXSET_DEEPSEEK_LLM] = {"[\r\n]", RXS_DEEPSEEK_LLM_LETTERS,
-                            "\\s?[!-/:-~\xef\xbc\x81-\xef\xbc\x8f\xef\xbc\x9a-\xef\xbd\x9e\xe2\x80\x98-\xe2\x80\x9f\xe3\x80\x80-\xe3\x80\x82]+",
-                            "\\s+$",
-                            "[\xe4\xb8\x80-\xe9\xbe\xa5\xe0\xa0\x80-\xe4\xb8\x80\xea\xb0\x80-\xed\x9f\xbf]+",
-                            "\\p{N}+", NULL},
-    [RXSET_SPARK2_5] = {
-        "\\p{N}{1,3}",
-        "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
-        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
-        "\\p{N}",
-        NULL},
-    [RXSET_YOUTU] = {
-        "[\xea\xb0\x80-\xed\x9e\xa3\xe3\x84\xb1-\xe3\x86\x8e]+|[\xef\xbc\x81\xe2\x80\xa6\xe2\x80\x9c\xe2\x80\x9d\xe2\x80\x98\xe2\x80\x99\xe2\x80\x94\xef\xbc\x9a\xef\xbc\x9b\xef\xbc\x8c\xe3\x80\x81-\xe3\x80\xbf\xef\xb8\xb0-\xef\xb9\x8f]+|[\xe3\x84\x85-\xe3\x84\xaf]+|[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-        NULL},
-    [RXSET_GRANITE_EMB] = {
-        "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-        NULL},
-    [RXSET_SUPERBPE] = {
-        "\\p{N}+",
-        "(?=(\\d{3})+(?!\\d))",
-        NULL},
-    [RXSET_TINY_AYA] = {
-        "\\d{1,3}(?=(?:\\d{3})*\\b)",
-        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-        NULL},
-    [RXSET_AFMOE] = {
-        "\\p{AFMoE_digits}",
-        "[\xe4\xb8\x80-\xe9\xbf\xbf\xe3\x90\x80-\xe4\xb6\xbf\xe8\xb1\x88-\xef\xab\xbf\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf\xef\xbd\xa5-\xef\xbe\x9f\xe2\xbc\x80-\xe2\xbf\x9f\xe0\xb9\x80-\xe0\xb9\xbf\xe0\xba\x80-\xe0\xbb\xbf\xe1\x9e\x80-\xe1\x9f\xbf\xe1\x80\x80-\xe1\x82\x9f\xea\xa9\xa0-\xea\xa9\xbf\xea\xa7\xa0-\xea\xa7\xbf\xea\xb0\x80-\xed\x9e\xaf\xe1\x84\x80-\xe1\x87\xbf]+",
-        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-        NULL},
-    [RXSET_DEEPSEEK3] = {"\\p{N}{1,3}",
-                         "[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+",
-                         "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
-                         " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+", NULL},
-    [RXSET_PORO] = {" ?[^(\\s|.,!?\xe2\x80\xa6\xe3\x80\x82\xef\xbc\x8c\xe3\x80\x81\xe0\xa5\xa4\xdb\x94\xd8\x8c)]+", NULL},
-    [RXSET_VIKING] = {" ?[^(\\s|.,!?\xe2\x80\xa6\xe3\x80\x82\xef\xbc\x8c\xe3\x80\x81\xe0\xa5\xa4\xdb\x94\xd8\x8c)]+", "\\p{N}", NULL},
-    [RXSET_GPT4O] = {RXS_GPT4O_CORE, NULL},
-    [RXSET_SEED_CODER] = {RXS_CONTRACT "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}| ?[^\\s\\p{L}\\p{N}\\r\\n]+|"
-                          "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", NULL},
-    [RXSET_BAILINGMOE] = {"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"
-                          " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+", NULL},
-    [RXSET_UFAKZEKA] = {"[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-                        "\\s+(?!\\S)|\\s+", NULL},
-    [RXSET_MINICPM5] = {"\\p{N}{1,3}", RXS_CONTRACT "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-                        "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", NULL},
-    [RXSET_EXAONE_MOE] = {RXS_CONTRACT "|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+|\\p{N}|"
-                          " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+", NULL},
-    [RXSET_JAIS2] = {RXS_CONTRACT "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-                     "\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|"
-                     "\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}", NULL},
-    [RXSET_LAGUNA] = {RXS_NEWLINES, RXS_QWEN2, NULL},
-    [RXSET_NEWLINES] = {RXS_NEWLINES, NULL},
-    [RXSET_CHAMELEON] = {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )",
-                         "\\p{N}", "[\\p{P}!-/:-@\\[-`{-~]", RXS_GPT2, NULL},
-};
-
-/* tokenizer.ggml.pre -> regex list and flags (llama.cpp's llama_vocab::impl::load). */
-static const pre_row PRE_TABLE[] = {
-    {"default", RXSET_DEFAULT, 0},
-    {"minicpm5", RXSET_MINICPM5, P_IGNORE_MERGES},
-    {"llama3", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"llama-v3", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"llama-bpe", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"falcon3", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"falcon-h1", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"pixtral", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"midm-2.0", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"lfm2", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"jina-v5-nano", RXSET_LLAMA3, P_IGNORE_MERGES | P_ADD_BOS},
-    {"deepseek-llm", RXSET_DEEPSEEK_LLM, P_KEEP_SPACES},
-    {"deepseek-coder", RXSET_DEEPSEEK_CODER, P_KEEP_SPACES},
-    {"deepseek-v3", RXSET_DEEPSEEK3, P_KEEP_SPACES},
-    {"spark2_5", RXSET_SPARK2_5, P_KEEP_SPACES},
-    {"youtu", RXSET_YOUTU, P_KEEP_SPACES | P_IGNORE_MERGES},
-    {"granite-embed-multi-97m", RXSET_GRANITE_EMB, P_KEEP_SPACES | P_IGNORE_MERGES},
-    {"superbpe", RXSET_SUPERBPE, P_KEEP_SPACES},
-    {"tiny_aya", RXSET_TINY_AYA, P_KEEP_SPACES},
-    {"cohere2moe", RXSET_TINY_AYA, P_KEEP_SPACES},
-    {"afmoe", RXSET_AFMOE, P_KEEP_SPACES},
-    {"falcon", RXSET_FALCON, 0},
-    {"mpt", RXSET_GPT2, 0},
-    {"starcoder", RXSET_STARCODER, 0},
-    {"gpt-2", RXSET_GPT2, 0},
-    {"phi-2", RXSET_GPT2, 0},
-    {"jina-es", RXSET_GPT2, 0},
-    {"jina-de", RXSET_GPT2, 0},
-    {"gigachat", RXSET_GPT2, 0},
-    {"jina-v2-es", RXSET_GPT2, 0},
-    {"jina-v2-de", RXSET_GPT2, 0},
-    {"a.x-4.0", RXSET_GPT2, 0},
-    {"mellum", RXSET_GPT2, 0},
-    {"modern-bert", RXSET_GPT2, 0},
-    {"jais-2", RXSET_JAIS2, 0},
-    {"jina-v1-en", RXSET_GPT2, 0},
-    {"jina-v2-code", RXSET_GPT2, 0},
-    {"roberta-bpe", RXSET_GPT2, 0},
-    {"refact", RXSET_STARCODER, 0},
-    {"command-r", RXSET_STARCODER, P_KEEP_SPACES},
-    {"qwen2", RXSET_QWEN2, P_KEEP_SPACES},
-    {"deepseek-r1-qwen", RXSET_QWEN2, P_KEEP_SPACES},
-    {"kormo", RXSET_QWEN2, P_KEEP_SPACES},
-    {"f2llmv2", RXSET_QWEN2, P_KEEP_SPACES},
-    {"qwen35", RXSET_QWEN35, P_KEEP_SPACES},
-    {"stablelm2", RXSET_QWEN2, 0},
-    {"olmo", RXSET_GPT2, 0},
-    {"dbrx", RXSET_LLAMA3, 0},
-    {"smaug-bpe", RXSET_LLAMA3, 0},
-    {"poro-chat", RXSET_PORO, P_KEEP_SPACES},
-    {"glm4", RXSET_LLAMA3, P_NO_BOS_ID},
-    {"chatglm-bpe", RXSET_LLAMA3, P_NO_BOS_ID},
-    {"viking", RXSET_VIKING, P_KEEP_SPACES},
-    {"jais", RXSET_GPT2, 0},
-    {"tekken", RXSET_TEKKEN, P_KEEP_SPACES | P_IGNORE_MERGES | P_ADD_BOS},
-    {"smollm", RXSET_STARCODER, P_KEEP_SPACES},
-    {"codeshell", RXSET_STARCODER, 0},
-    {"bloom", RXSET_PORO, 0},
-    {"gpt3-finnish", RXSET_PORO, 0},
-    {"exaone", RXSET_STARCODER, 0},
-    {"exaone4", RXSET_GPT2, 0},
-    {"exaone-moe", RXSET_EXAONE_MOE, 0},
-    {"chameleon", RXSET_CHAMELEON, P_ADD_BOS | P_KEEP_SPACES},
-    {"minerva-7b", RXSET_STARCODER, 0},
-    {"megrez", RXSET_QWEN2, 0},
-    {"gpt-4o", RXSET_GPT4O, P_KEEP_SPACES},
-    {"llama4", RXSET_GPT4O, P_KEEP_SPACES},
-    {"kanana2", RXSET_GPT4O, P_KEEP_SPACES},
-    {"talkie", RXSET_GPT4O, P_KEEP_SPACES},
-    {"trillion", RXSET_GPT2, P_KEEP_SPACES},
-    {"granite-docling", RXSET_GPT2, P_KEEP_SPACES},
-    {"bailingmoe", RXSET_BAILINGMOE, P_KEEP_SPACES},
-    {"bailingmoe2", RXSET_BAILINGMOE, P_KEEP_SPACES},
-    {"llada-moe", RXSET_BAILINGMOE, P_KEEP_SPACES},
-    {"seed-coder", RXSET_SEED_CODER, P_KEEP_SPACES},
-    {"hunyuan", RXSET_QWEN2, P_KEEP_SPACES},
-    {"hunyuan-dense", RXSET_DEEPSEEK3, P_KEEP_SPACES},
-    {"hy_v4", RXSET_DEEPSEEK3, P_KEEP_SPACES},
-    {"joyai-llm", RXSET_DEEPSEEK3, P_KEEP_SPACES},
-    {"ufakzeka", RXSET_UFAKZEKA, P_KEEP_SPACES},
-    {"grok-2", RXSET_QWEN2, P_KEEP_SPACES},
-    {"laguna", RXSET_LAGUNA, P_KEEP_SPACES},
-    {"minimax-m2", RXSET_GPT4O, P_KEEP_SPACES},
-    {"solar-open", RXSET_QWEN2, P_KEEP_SPACES},
-    {"mellum2", RXSET_STARCODER, 0},
-    {"gemma4", RXSET_NEWLINES, P_SPM_STYLE | P_GEMMA4},
-    {"granite-embed-multi-311m", RXSET_NEWLINES, P_SPM_STYLE | P_GEMMA4},
-    {"sarvam-moe", RXSET_NEWLINES, P_SPM_STYLE | P_KEEP_SPACES},
-};
-
-/* Pre-tokenizers llama.cpp knows but sunny does not implement (custom splitters or whitespace
- * escaping we have not reproduced): refused at load instead of tokenizing differently. */
-static const char *const PRE_UNSUPPORTED[] = {
-    "whitespace", "kimi-k2",
-};
-
-/* The \p{..} classes llama.cpp rewrites for its byte-collapsed regex run: each class becomes one
- * stand-in byte for all non-ASCII members plus the ASCII members spelled out. */
-typedef struct { const char *name; char byte; const char *ascii; } ucat_row;
-static const ucat_row UCAT[] = {
-    {"\\p{N}", (char)0xD1, "0-9"},
-    {"\\p{L}", (char)0xD2, "A-Za-z"},
-    {"\\p{P}", (char)0xD3, "!-#%-*,-/:-;?-@\\[-\\]_\\{\\}"},
-    {"\\p{M}", (char)0xD4, ""},
-    {"\\p{S}", (char)0xD5, "\\$\\+<->^`\\|\\~"},
-    {"\\p{Lu}", (char)0xD2, "A-Za-z"},
-    {"\\p{Ll}", (char)0xD2, "A-Za-z"},
-    {"\\p{Lt}", (char)0xD2, "A-Za-z"},
-    {"\\p{Lm}", (char)0xD2, "A-Za-z"},
-    {"\\p{Lo}", (char)0xD2, "A-Za-z"},
-};
-
-static bool rx_has_ucat(const char *rx) {
-    for (size_t i = 0; i < sizeof UCAT / sizeof UCAT[0]; i++)
-        if (strstr(rx, UCAT[i].name)) return true;
-    return false;
-}
-
-/* Rewrites each \p{X} to its collapsed class ([..] when outside a bracket expression). */
-static bool rx_collapse(const char *rx, bbuf *out) {
-    size_t n = strlen(rx);
-    bool inside = false;
-    for (size_t i = 0; i < n; i++) {
-        if (rx[i] == '[' && (i == 0 || rx[i - 1] != '\\')) {
-            if (!bbuf_add(out, "[", 1)) return false;
-            inside = true;
-            continue;
-        }
-        if (inside && rx[i] == ']' && rx[i - 1] != '\\') {
-            if (!bbuf_add(out, "]", 1)) return false;
-            inside = false;
-            continue;
-        }
-        if (rx[i] == '\\' && i + 3 < n && rx[i + 1] == 'p' && rx[i + 2] == '{') {
-            const char *close = strchr(rx + i + 3, '}');
-            if (close && (size_t)(close - rx) <= i + 10) {
-                size_t plen = (size_t)(close - rx) - i + 1;
-                for (size_t k = 0; k < sizeof UCAT / sizeof UCAT[0]; k++) {
-                    if (strlen(UCAT[k].name) != plen || memcmp(UCAT[k].name, rx + i, plen) != 0) continue;
-                    if ((!inside && !bbuf_add(out, "[", 1)) || !bbuf_add(out, &UCAT[k].byte, 1) ||
-                        !bbuf_add(out, UCAT[k].ascii, strlen(UCAT[k].ascii)) ||
-                        (!inside && !bbuf_add(out, "]", 1)))
-                        return false;
-                    i = (size_t)(close - rx);
-                    goto next;
-                }
-            }
-        }
-        if (!bbuf_add(out, rx + i, 1)) return false;
-    next:;
-    }
-    return true;
-}
-
-/* llama.cpp matches these patterns with std::wregex over raw code points, where a surrogate (from
- * CESU-8-style input) is just a number, e.g. inside afmoe's range U+8C48-U+FAFF. PCRE2's UTF mode
- * cannot hold surrogates, so they are replaced by a code point that lies in exactly the same
- * literal ranges of this pattern as U+D800..U+DFFF do (the patterns never name a surrogate alone). */
-static uint32_t surrogate_stand_in(const char *rx) {
-    static const uint32_t cand[] = {0xFFFD, 0xE000, 0xF8FF, 0xFFFE, 0x10FFFD};
-    size_t n = strlen(rx);
-    for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++) {
-        bool fits = true;
-        size_t off = 0;
-        uint32_t prev = OOR;
-        while (off < n && fits) {
-            if (rx[off] == '\\') { off += 2; prev = OOR; continue; }
-            uint32_t cp = utf8_next((const unsigned char *)rx, n, &off);
-            if (cp == '-' && prev != OOR && off < n && rx[off] != ']' && rx[off] != '\\') {
-                uint32_t hi = utf8_next((const unsigned char *)rx, n, &off);
-                bool has_sur = prev <= 0xDFFF && hi >= 0xD800, has_c = prev <= cand[c] && cand[c] <= hi;
-                if (has_sur != has_c) fits = false;
-                prev = OOR;
-                continue;
-            }
-            if (cp == cand[c]) fits = false;
-            prev = cp;
-        }
-        if (fits) return cand[c];
-    }
-    return 0xFFFD;
-}
-
-static sn_status rx_compile(sn_tokenizer *t, int k, const char *rx, sn_err *err) {
-    if (!strcmp(rx, RXS_GPT2)) { t->rx_kind[k] = RX_CUSTOM_GPT2; return SN_OK; }
-    if (!strcmp(rx, RXS_LLAMA3) || !strcmp(rx, RXS_LLAMA3_ORIG)) { t->rx_kind[k] = RX_CUSTOM_LLAMA3; return SN_OK; }
-    if (!strcmp(rx, RXS_QWEN2)) { t->rx_kind[k] = RX_CUSTOM_QWEN2; return SN_OK; }
-    if (!strcmp(rx, RXS_QWEN35)) { t->rx_kind[k] = RX_CUSTOM_QWEN35; return SN_OK; }
-    if (!strcmp(rx, RXS_NEWLINES)) { t->rx_kind[k] = RX_CUSTOM_NEWLINES; return SN_OK; }
-    if (!strcmp(rx, "\\p{AFMoE_digits}") || !strcmp(rx, "\\d{1,3}(?=(?:\\d{3})*\\b)")) {
-        t->rx_kind[k] = RX_CUSTOM_DIGITS3;
-        return SN_OK;
-    }
-    bbuf pat = {0};
-    uint32_t opts = PCRE2_DOLLAR_ENDONLY; /* ECMAScript '$' is end of input only */
-    if (rx_has_ucat(rx)) {
-        /* llama.cpp runs these on a one-byte-per-code-point "collapsed" copy of the text, so the
-         * pattern works on bytes: no UTF, no UCP (only ASCII is \s/\d/\w, as in std::regex). */
-        t->rx_kind[k] = RX_COLLAPSED;
-        t->rx_collapse_needed = true;
-        if (!rx_collapse(rx, &pat)) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    } else {
-        /* std::wregex over code points in llama.cpp: UTF-8 here, still without UCP. */
-        t->rx_kind[k] = RX_UTF;
-        opts |= PCRE2_UTF;
-        if (!bbuf_add(&pat, rx, strlen(rx))) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-        t->rx_surrogate[k] = surrogate_stand_in(rx);
-    }
-    int ec = 0;
-    PCRE2_SIZE eo = 0;
-    t->rx_code[k] = pcre2_compile((PCRE2_SPTR)pat.v, pat.n, opts, &ec, &eo, NULL);
-    free(pat.v);
-    if (!t->rx_code[k]) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(ec, msg, sizeof msg);
-        return sn_err_set(err, SN_EFORMAT, "tokenizer: pre-tokenizer regex %d does not compile at %zu: %s",
-                          k, (size_t)eo, (const char *)msg);
-    }
-    pcre2_jit_compile(t->rx_code[k], PCRE2_JIT_COMPLETE); /* optional: falls back to the interpreter */
-    return SN_OK;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * llama.cpp's hand-written splitters. Input: code points cp[0..n) already cut into chunks (lens in
- * `in`); output: the finer pieces (lengths in code points) in `out`. */
-
-typedef struct {
-    const sn_tokenizer *t;
-    const uint32_t *cp;
-    size_t ini, end, prev;
-    uvec *out;
-    bool oom;
-} splitter;
-
-static inline uint32_t sp_cp(const splitter *s, size_t pos) {
-    return (pos >= s->ini && pos < s->end) ? s->cp[pos] : OOR;
-}
-static inline uint16_t sp_fl(const splitter *s, size_t pos) {
-    return (pos >= s->ini && pos < s->end) ? cp_flags(s->t, s->cp[pos]) : 0;
-}
-static inline size_t sp_add(splitter *s, size_t end) {
-    size_t len = end - s->prev;
-    if (len > 0 && !uvec_push(s->out, (uint32_t)len)) s->oom = true;
-    s->prev = end;
-    return len;
-}
-static inline uint32_t ascii_lower(uint32_t c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
-
-#define F_WS SN_UCD_SPACE
-#define F_L SN_UCD_LETTER
-#define F_N SN_UCD_NUMBER
-#define F_M SN_UCD_MARK
-
-/* 's|'t|'re|'ve|'m|'ll|'d (case-folded when fold): returns the match length or 0. */
-static size_t sp_contraction(const splitter *s, size_t pos, bool fold) {
-    if (s->cp[pos] != '\'' || pos + 1 >= s->end) return 0;
-    uint32_t a = sp_cp(s, pos + 1);
-    if (fold) a = ascii_lower(a);
-    if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
-    if (pos + 2 < s->end) {
-        uint32_t b = sp_cp(s, pos + 2);
-        if (fold) b = ascii_lower(b);
-        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
-    }
-    return 0;
-}
-
-static void split_gpt2(splitter *s) {
-    size_t pos = s->ini;
-    while (pos < s->end) {
-        uint32_t c = sp_cp(s, pos);
-        uint16_t f = sp_fl(s, pos);
-        size_t cl = sp_contraction(s, pos, false);
-        if (cl) { pos += sp_add(s, pos + cl); continue; }
-        uint16_t f2 = (c == ' ') ? sp_fl(s, pos + 1) : f;
-        if (f2 & F_L) {
-            pos += (c == ' ');
-            while (f2 & F_L) f2 = sp_fl(s, ++pos);
-            sp_add(s, pos);
-            continue;
-        }
-        if (f2 & F_N) {
-            pos += (c == ' ');
-            while (f2 & F_N) f2 = sp_fl(s, ++pos);
-            sp_add(s, pos);
-            continue;
-        }
-        if (!(f2 & (F_WS | F_L | F_N)) && f2) {
-            pos += (c == ' ');
-            while (!(f2 & (F_WS | F_L | F_N)) && f2) f2 = sp_fl(s, ++pos);
-            sp_add(s, pos);
-            continue;
-        }
-        size_t nws = 0;
-        while (sp_fl(s, pos + nws) & F_WS) nws++;
-        if (nws > 1 && sp_cp(s, pos + nws) != OOR) { pos += nws - 1; sp_add(s, pos); continue; }
-        if (nws > 0) { pos += nws; sp_add(s, pos); continue; }
-        sp_add(s, ++pos);
-    }
-}
-
-/* llama3 (digits {1,3}), qwen2 (single digits) and qwen35 (letters absorb marks). */
-static void split_llama3_like(splitter *s, int digits, bool marks) {
-    const uint16_t LM = marks ? (F_L | F_M) : F_L;
-    size_t pos = s->ini;
-    while (pos < s->end) {
-        uint32_t c = sp_cp(s, pos);
-        uint16_t f = sp_fl(s, pos);
-        size_t cl = sp_contraction(s, pos, true);
-        if (cl) { pos += sp_add(s, pos + cl); continue; }
-        /* [^\r\n\p{L}\p{N}]?\p{L}+ */
-        if (!(c == '\r' || c == '\n' || (f & F_N))) {
-            if ((f & LM) || (sp_fl(s, pos + 1) & LM)) {
-                pos++;
-                while (sp_fl(s, pos) & LM) pos++;
-                sp_add(s, pos);
-                continue;
-            }
-        }
-        /* \p{N}{1,3} or \p{N} */
-        if (f & F_N) {
-            if (digits == 1) {
-                pos++;
-                sp_add(s, pos);
-                continue;
-            }
-            size_t ini = pos;
-            while (sp_fl(s, pos) & F_N) {
-                if (++pos - ini >= 3) { sp_add(s, pos); ini = pos; }
-            }
-            sp_add(s, pos);
-            continue;
-        }
-        /* <space>?[^\s\p{L}\p{N}]+[\r\n]* (the first test looks at this code point's flags) */
-        uint16_t f2 = (c == ' ') ? sp_fl(s, pos + 1) : f;
-        if (!(f2 & (F_WS | LM | F_N)) && f) {
-            pos += (c == ' ');
-            while (!(f2 & (F_WS | LM | F_N)) && f2) f2 = sp_fl(s, ++pos);
-            uint32_t c2 = sp_cp(s, pos);
-            while (c2 == '\r' || c2 == '\n') c2 = sp_cp(s, ++pos);
-            sp_add(s, pos);
-            continue;
-        }
-        size_t nws = 0, last_rn = 0;
-        while (sp_fl(s, pos + nws) & F_WS) {
-            uint32_t c2 = sp_cp(s, pos + nws);
-            if (c2 == '\r' || c2 == '\n') last_rn = pos + nws + 1;
-            nws++;
-        }
-        if (last_rn > 0) { pos = last_rn; sp_add(s, pos); continue; }         /* \s*[\r\n]+ */
-        if (nws > 1 && sp_cp(s, pos + nws) != OOR) { pos += nws - 1; sp_add(s, pos); continue; }
-        if (nws > 0) { pos += nws; sp_add(s, pos); continue; }                /* \s+ */
-        sp_add(s, ++pos);
-    }
-}
-
-/* llama.cpp's AFMoE / tiny_aya digit grouping: a run of \p{N} is cut into len%3 leading digits and
- * then threes, counted from the right; the text before a run is glued to the run's first group
- * (llama.cpp emits from the previous cut), and the text after the last run is one piece. */
-static void split_digits3(splitter *s) {
-    size_t pos = s->ini;
-    while (pos < s->end) {
-        if (!(sp_fl(s, pos) & F_N)) { pos++; continue; }
-        size_t first = pos, cnt = 0;
-        while (pos < s->end && (sp_fl(s, pos) & F_N)) { cnt++; pos++; }
-        size_t cur = first, rem = cnt % 3;
-        if (rem) { sp_add(s, cur + rem); cur += rem; }
-        while (cur < first + cnt) { sp_add(s, cur + 3); cur += 3; }
-    }
-    if (s->prev < s->end) sp_add(s, s->end);
-}
-
-static void split_newlines(splitter *s) {
-    size_t pos = s->ini;
-    while (pos < s->end) {
-        bool nl = s->cp[pos] == '\n';
-        while (pos < s->end && (s->cp[pos] == '\n') == nl) pos++;
-        sp_add(s, pos);
-    }
-}
-
-/* One regex pass through PCRE2 over a subject with one or more bytes per code point; map[b] is the
- * code point index of subject byte b (map[len] = n). */
-static int split_pcre(const pcre2_code *code, const char *subj, const size_t *bstart,
-                      const size_t *map, const uvec *in, uvec *out) {
-    pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
-    pcre2_match_context *mc = pcre2_match_context_create(NULL);
-    pcre2_jit_stack *js = pcre2_jit_stack_create(32 * 1024, 64 * 1024 * 1024, NULL); /* grows on demand */
-    if (!md || !mc || !js) {
-        pcre2_match_data_free(md); pcre2_match_context_free(mc); pcre2_jit_stack_free(js);
-        return PCRE2_ERROR_NOMEMORY;
-    }
-    pcre2_jit_stack_assign(mc, NULL, js);
-    int err = 0;
-    bool ok = true;
-    size_t start = 0; /* in code points */
-    for (size_t c = 0; c < in->n && ok; c++) {
-        size_t clen = in->v[c];
-        size_t b0 = bstart[start], b1 = bstart[start + clen];
-        const char *sub = subj + b0;
-        size_t sublen = b1 - b0;
-        size_t at = 0, last = 0; /* byte offsets within sub */
-        uint32_t flags = 0;
-        while (at <= sublen) {
-            int rc = pcre2_match(code, (PCRE2_SPTR)sub, sublen, at, flags, md, mc);
-            if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) { err = rc; ok = false; break; } /* limits */
-            if (rc < 0) {
-                if (flags == 0) break; /* no more matches */
-                /* empty match was last: step one code point and search normally */
-                flags = 0;
-                if (at >= sublen) break;
-                size_t cpi = map[b0 + at];
-                at = bstart[cpi + 1] - b0;
-                continue;
-            }
-            PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-            size_t ms = ov[0], me = ov[1];
-            size_t cms = map[b0 + ms] - start, cme = map[b0 + me] - start, clast = map[b0 + last] - start;
-            if (cms > clast) ok = ok && uvec_push(out, (uint32_t)(cms - clast));
-            if (cme > cms) ok = ok && uvec_push(out, (uint32_t)(cme - cms));
-            last = me;
-            at = me;
-            flags = (me == ms) ? (PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED) : 0;
-            if (!ok) break;
-        }
-        size_t clast = map[b0 + last] - start;
-        if (clast < clen) ok = ok && uvec_push(out, (uint32_t)(clen - clast));
-        start += clen;
-    }
-    pcre2_match_data_free(md);
-    pcre2_match_context_free(mc);
-    pcre2_jit_stack_free(js);
-    return ok ? 0 : (err ? err : PCRE2_ERROR_NOMEMORY);
-}
-
-/* Splits cp[0..n) into pre-tokens (lengths in code points) with the tokenizer's regex list. */
-static sn_status pretokenize(const sn_tokenizer *t, const uint32_t *cp, size_t n, uvec *pieces, sn_err *err) {
-    uvec cur = {0}, nxt = {0};
-    char *subj = NULL;
-    size_t *bstart = NULL;
-    size_t *map = NULL;
-    sn_status st = SN_OK;
-    if (!uvec_push(&cur, (uint32_t)n)) goto oom;
-    for (int k = 0; k < t->n_rx; k++) {
-        nxt.n = 0;
-        rx_kind kind = t->rx_kind[k];
-        if (kind == RX_COLLAPSED || kind == RX_UTF) {
-            /* build the subject for this kind (cheap compared to matching) */
-            size_t cap = kind == RX_COLLAPSED ? n + 1 : n * 4 + 1;
-            free(subj); free(bstart); free(map);
-            subj = malloc(cap);
-            bstart = malloc((n + 1) * sizeof *bstart);
-            map = malloc((cap + 1) * sizeof *map);
-            if (!subj || !bstart || !map) goto oom;
-            size_t b = 0;
-            for (size_t i = 0; i < n; i++) {
-                uint32_t c = cp[i];
-                bstart[i] = b;
-                if (kind == RX_COLLAPSED) {
-                    char ch;
-                    if (c < 128) ch = (char)c;
-                    else {
-                        uint16_t f = cp_flags(t, c);
-                        if (f & SN_UCD_SPACE) ch = 0x0B;
-                        else switch (f & SN_UCD_CATEGORY_MASK) {
-                            case SN_UCD_NUMBER: ch = (char)0xD1; break;
-                            case SN_UCD_LETTER: ch = (char)0xD2; break;
-                            case SN_UCD_PUNCT: ch = (char)0xD3; break;
-                            case SN_UCD_MARK: ch = (char)0xD4; break;
-                            case SN_UCD_SYMBOL: ch = (char)0xD5; break;
-                            default: ch = (char)0xD0; break;
-                        }
-                    }
-                    map[b] = i;
-                    subj[b++] = ch;
-                } else {
-                    if (c > 0x7F && (cp_flags(t, c) & SN_UCD_SPACE)) c = 0x0B;
-                    if (c >= 0xD800 && c <= 0xDFFF) c = t->rx_surrogate[k]; /* keep PCRE2 UTF valid */
-                    else if (c > 0x10FFFF) c = 0xFFFD; /* unreachable: rejected before */
-                    char tmp[4];
-                    int l = utf8_put(c, tmp);
-                    for (int j = 0; j < l; j++) { map[b] = i; subj[b++] = tmp[j]; }
-                }
-            }
-            bstart[n] = b;
-            map[b] = n;
-            int rc = split_pcre(t->rx_code[k], subj, bstart, map, &cur, &nxt);
-            if (rc == PCRE2_ERROR_NOMEMORY) goto oom;
-            if (rc) {
-                PCRE2_UCHAR msg[256];
-                pcre2_get_error_message(rc, msg, sizeof msg);
-                st = sn_err_set(err, SN_EINVAL, "tokenizer: pre-tokenizer regex %d failed on this text: %s", k,
-                                (const char *)msg);
-                goto done;
-            }
-        } else {
-            splitter s = {.t = t, .cp = cp, .out = &nxt};
-            size_t start = 0;
-            for (size_t c = 0; c < cur.n; c++) {
-                s.ini = s.prev = start;
-                s.end = start + cur.v[c];
-                switch (kind) {
-                    case RX_CUSTOM_GPT2: split_gpt2(&s); break;
-                    case RX_CUSTOM_LLAMA3: split_llama3_like(&s, 3, false); break;
-                    case RX_CUSTOM_QWEN2: split_llama3_like(&s, 1, false); break;
-                    case RX_CUSTOM_QWEN35: split_llama3_like(&s, 1, true); break;
-                    case RX_CUSTOM_DIGITS3: split_digits3(&s); break;
-                    default: split_newlines(&s); break;
-                }
-                start = s.end;
-            }
-            if (s.oom) goto oom;
-        }
-        uvec tmp = cur; cur = nxt; nxt = tmp;
-    }
-    *pieces = cur;
-    cur.v = NULL;
-    goto done;
-oom:
-    st = sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-done:
-    free(cur.v); free(nxt.v); free(subj); free(bstart); free(map);
-    return st;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -930,7 +154,7 @@ static bool split_symbols(symvec *sy, const char *s, size_t n) {
     sy->n = 0;
     size_t off = 0;
     while (off < n) {
-        size_t l = utf8_len_lead((unsigned char)s[off]);
+        size_t l = sn_tok_utf8_len((unsigned char)s[off]);
         if (l > n - off) l = n - off;
         if (!grow((void **)&sy->v, &sy->cap, sy->n + 1, sizeof *sy->v)) return false;
         int32_t idx = (int32_t)sy->n;
@@ -1013,7 +237,7 @@ static bool pair_known(const sn_tokenizer *t, uint64_t h) {
 static sn_status spm_tokenize(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
     size_t start = 0, prev = 0, off = 0;
     while (off < n) {
-        size_t l = utf8_len_lead((unsigned char)s[off]);
+        size_t l = sn_tok_utf8_len((unsigned char)s[off]);
         if (l > n - off) l = n - off;
         if (off > start && !pair_known(t, pair_hash(s + prev, off - prev, s + off, l))) {
             sn_status st = spm_tokenize_chunk(t, s + start, off - start, out, err);
@@ -1037,7 +261,7 @@ static bool build_pairs(sn_tokenizer *t) {
         const char *s = t->arena + t->tok[id].off;
         size_t n = t->tok[id].len, prev = 0, off = 0;
         while (off < n) {
-            size_t l = utf8_len_lead((unsigned char)s[off]);
+            size_t l = sn_tok_utf8_len((unsigned char)s[off]);
             if (l > n - off) l = n - off;
             if (off > 0) {
                 uint64_t h = pair_hash(s + prev, off - prev, s + off, l), i = h & t->pmask;
@@ -1120,15 +344,15 @@ static sn_status bpe_tokenize(const sn_tokenizer *t, const char *s, size_t n, iv
     sn_status st = SN_OK;
     size_t off = 0;
     while (off < n)
-        if (!uvec_push(&cp, utf8_next((const unsigned char *)s, n, &off))) goto oom;
-    st = pretokenize(t, cp.v, cp.n, &pieces, err);
+        if (!uvec_push(&cp, sn_tok_utf8_next((const unsigned char *)s, n, &off))) goto oom;
+    st = sn_pretok_split(t->pretok, cp.v, cp.n, &pieces, err);
     if (st) goto done;
     size_t start = 0;
     for (size_t p = 0; p < pieces.n; p++) {
         word.n = 0;
         for (size_t i = start; i < start + pieces.v[p]; i++) {
             char u[4];
-            int l = utf8_put(cp.v[i], u);
+            int l = sn_tok_utf8_put(cp.v[i], u);
             if (l == 0) {
                 st = sn_err_set(err, SN_EINVAL, "tokenizer: input decodes to code point U+%X beyond U+10FFFF",
                                 (unsigned)cp.v[i]);
@@ -1319,14 +543,14 @@ static bool piece_full(const sn_tokenizer *t, int32_t id, bbuf *b) {
         }
         size_t off = 0;
         while (off < ti->len) {
-            uint32_t c = utf8_next((const unsigned char *)s, ti->len, &off);
+            uint32_t c = sn_tok_utf8_next((const unsigned char *)s, ti->len, &off);
             int byte = c < 0x144 ? t->byte_dec[c] : -1;
             if (byte >= 0) {
                 char ch = (char)byte;
                 if (!bbuf_add(b, &ch, 1)) return false;
             } else {
                 char u[4], hex[16];
-                int l = utf8_put(c, u);
+                int l = sn_tok_utf8_put(c, u);
                 if (!bbuf_add(b, "[UNK_BYTE_0x", 12)) return false;
                 for (int j = 0; j < l; j++) {
                     snprintf(hex, sizeof hex, "%02x", (unsigned)(unsigned char)u[j]);
@@ -1456,7 +680,7 @@ const char *sn_tok_text(const sn_tokenizer *t, int32_t id, size_t *len) {
 
 void sn_tok_free(sn_tokenizer *t) {
     if (!t) return;
-    for (int k = 0; k < MAX_RX; k++) pcre2_code_free(t->rx_code[k]);
+    sn_pretok_free(t->pretok);
     free(t->arena); free(t->tok); free(t->tslot);
     free(t->marena); free(t->merge); free(t->mslot);
     free(t->eog); free(t->special); free(t->pairs);
@@ -1485,7 +709,7 @@ static void gpt2_byte_encoder(sn_tokenizer *t) {
     for (int b = 0; b < 256; b++) {
         bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
         uint32_t cp = printable ? (uint32_t)b : (uint32_t)(256 + n++);
-        int l = utf8_put(cp, t->byte_enc[b]);
+        int l = sn_tok_utf8_put(cp, t->byte_enc[b]);
         t->byte_enc[b][l] = 0;
         t->byte_dec[cp] = (int16_t)b;
     }
@@ -1505,7 +729,6 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
     sn_tokenizer *t = calloc(1, sizeof *t);
     char *model = NULL, *pre = NULL, *gname = NULL, *garch = NULL;
     if (!t) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    for (int c = 0; c < 128; c++) t->ascii_flags[c] = ucd_lookup((uint32_t)c);
     gpt2_byte_encoder(t);
 
     /* model and pre-tokenizer */
@@ -1522,7 +745,6 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
 
     t->eot = t->eom = t->sep = t->pad = t->mask = -1;
     t->fim_pre = t->fim_suf = t->fim_mid = t->fim_pad = t->fim_rep = t->fim_sep = -1;
-    int rxset = -1;
     if (!strcmp(model, "llama")) {
         t->type = T_SPM;
         t->bos = 1; t->eos = 2; t->unk = 0;
@@ -1537,28 +759,14 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
             if (!pre) goto oom;
         }
         t->add_space_prefix = false; t->clean_spaces = true;
-        const pre_row *row = NULL;
-        if (!pre || !*pre) row = &PRE_TABLE[0]; /* llama.cpp warns and uses "default" */
-        else {
-            for (size_t i = 0; i < sizeof PRE_TABLE / sizeof PRE_TABLE[0]; i++)
-                if (!strcmp(PRE_TABLE[i].name, pre)) { row = &PRE_TABLE[i]; break; }
-            if (!row) {
-                for (size_t i = 0; i < sizeof PRE_UNSUPPORTED / sizeof PRE_UNSUPPORTED[0]; i++)
-                    if (!strcmp(PRE_UNSUPPORTED[i], pre)) {
-                        st = sn_err_set(err, SN_EUNSUPPORTED, "tokenizer: pre-tokenizer '%s' is not implemented", pre);
-                        goto fail;
-                    }
-                st = sn_err_set(err, SN_EFORMAT, "tokenizer: unknown pre-tokenizer type '%s' (tokenizer.ggml.pre)", pre);
-                goto fail;
-            }
-        }
-        rxset = row->rx;
-        t->ignore_merges = row->flags & P_IGNORE_MERGES;
-        t->add_bos = row->flags & P_ADD_BOS;
-        if (row->flags & P_KEEP_SPACES) t->clean_spaces = false;
-        if (row->flags & P_NO_BOS_ID) t->bos = -1;
-        t->spm_style_bpe = row->flags & P_SPM_STYLE;
-        t->gemma4 = row->flags & P_GEMMA4;
+        unsigned pf = 0;
+        if ((st = sn_pretok_new(pre, &t->pretok, &pf, err))) goto fail;
+        t->ignore_merges = pf & SN_PRE_IGNORE_MERGES;
+        t->add_bos = pf & SN_PRE_ADD_BOS;
+        if (pf & SN_PRE_KEEP_SPACES) t->clean_spaces = false;
+        if (pf & SN_PRE_NO_BOS_ID) t->bos = -1;
+        t->spm_style_bpe = pf & SN_PRE_SPM_STYLE;
+        t->gemma4 = pf & SN_PRE_GEMMA4;
     } else {
         st = sn_err_set(err, SN_EUNSUPPORTED, "tokenizer: tokenizer model '%s' is not supported (only llama, gpt2)", model);
         goto fail;
@@ -1713,11 +921,6 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
                 h = (h + 1) & t->mmask;
             }
             if (!dup) t->mslot[h] = (int32_t)i;
-        }
-        /* pre-tokenizer regexes */
-        for (int k = 0; RX_SETS[rxset][k]; k++) {
-            if ((st = rx_compile(t, k, RX_SETS[rxset][k], err))) goto fail;
-            t->n_rx = k + 1;
         }
     }
 

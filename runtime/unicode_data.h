@@ -25,5 +25,6 @@ typedef struct sn_ucd_range { uint32_t first; uint16_t flags; } sn_ucd_range;
 
 extern const sn_ucd_range sn_ucd_ranges[]; /* sorted by first; sn_ucd_ranges[0].first == 0 */
 extern const size_t sn_ucd_n_ranges;
+extern const uint16_t sn_ucd_ascii[128]; /* flags of U+0000..U+007F */
 
 #endif

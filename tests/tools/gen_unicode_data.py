@@ -46,5 +46,10 @@ out.append("const sn_ucd_range sn_ucd_ranges[] = {\n")
 for cp, f in ranges:
     out.append("    {0x%06X, 0x%03X},\n" % (cp, f))
 out.append("};\n")
-out.append("const size_t sn_ucd_n_ranges = sizeof(sn_ucd_ranges) / sizeof(sn_ucd_ranges[0]);\n")
+out.append("const size_t sn_ucd_n_ranges = sizeof(sn_ucd_ranges) / sizeof(sn_ucd_ranges[0]);\n\n")
+out.append("/* the same flags for U+0000..U+007F, for a table lookup on the common path */\n")
+out.append("const uint16_t sn_ucd_ascii[128] = {\n")
+for row in range(0, 128, 8):
+    out.append("    " + " ".join("0x%03X," % (CAT[unicodedata.category(chr(c))] | (WS if c in WHITE else 0)) for c in range(row, row + 8)) + "\n")
+out.append("};\n")
 sys.stdout.write("".join(out))
