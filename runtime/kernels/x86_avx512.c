@@ -16,6 +16,9 @@
 #include <immintrin.h>
 #include <math.h>
 
+/* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
+#define h2f(x) _cvtsh_ss(x)
+
 static inline float reduce512(__m512 v) { /* GCC's _mm512_reduce_add_ps order, spelled out */
     const __m256 t3 = _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v));
     const __m128 t6 = _mm_add_ps(_mm256_extractf128_ps(t3, 1), _mm256_castps256_ps128(t3));
@@ -28,7 +31,7 @@ static inline __m512 ld_f16(const void *p, int64_t i) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i)));
 }
 static inline float sc_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
-static inline float sc_f16(const void *p, int64_t i) { return sn_k_h2f(((const uint16_t *)p)[i]); }
+static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16_t *)p)[i]); }
 
 #define DOT_VEC(NAME, LD, SCAL)                                                          \
     static float NAME(int64_t n, const void *w, const void *a) {                         \
@@ -164,7 +167,7 @@ static void mad_f16(int64_t n, uint16_t *y, const uint16_t *x, float v) {
     for (; i + 16 <= n; i += 16)
         _mm256_storeu_si256((__m256i *)(y + i),
                             _mm512_cvtps_ph(_mm512_fmadd_ps(ld_f16(x, i), vv, ld_f16(y, i)), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) y[i] = sn_k_f2h(fmaf(sn_k_h2f(x[i]), v, sn_k_h2f(y[i])));
+    for (; i < n; i++) y[i] = sn_k_f2h(fmaf(h2f(x[i]), v, h2f(y[i])));
 }
 
 static void scale_f16(int64_t n, uint16_t *y, float v) {
@@ -172,7 +175,7 @@ static void scale_f16(int64_t n, uint16_t *y, float v) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
         _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(_mm512_mul_ps(ld_f16(y, i), vv), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) y[i] = sn_k_f2h(sn_k_h2f(y[i]) * v);
+    for (; i < n; i++) y[i] = sn_k_f2h(h2f(y[i]) * v);
 }
 
 static void mad_f32(int64_t n, float *y, const float *x, float v) {
@@ -243,13 +246,13 @@ static float dot_q8_0(int64_t n, const void *vw, const void *va) {
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
         const __m512 q = _mm512_cvtepi32_ps(lane_dot2(load2_q8(w + b), load2_q8(a + b)));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d)), _mm512_castps512_ps256(q), acc);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(sn_k_h2f(w[b + 1].d) * sn_k_h2f(a[b + 1].d)), _mm512_extractf32x8_ps(q, 1), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d)), _mm512_castps512_ps256(q), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b + 1].d) * h2f(a[b + 1].d)), _mm512_extractf32x8_ps(q, 1), acc);
     }
     for (; b < nb; b++) {
         const __m256i x = _mm256_loadu_si256((const __m256i *)w[b].qs), y = _mm256_loadu_si256((const __m256i *)a[b].qs);
         const __m256i q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d)), _mm256_cvtepi32_ps(q), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d)), _mm256_cvtepi32_ps(q), acc);
     }
     return hsum8(acc);
 }
@@ -275,12 +278,12 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
             isum[k] = hsum_i32(_mm512_castsi512_si256(l));
             isum[k + 1] = hsum_i32(_mm512_extracti64x4_epi64(l, 1));
         }
-        for (int k = 0; k < 8; k++) s = fmaf((float)isum[k], sn_k_h2f(w[b + k].d) * sn_k_h2f(a[b + k].d), s);
+        for (int k = 0; k < 8; k++) s = fmaf((float)isum[k], h2f(w[b + k].d) * h2f(a[b + k].d), s);
     }
     for (; b < nb; b++) {
         const __m256i x = unpack_q4(w[b].qs), y = _mm256_loadu_si256((const __m256i *)a[b].qs);
         const __m256i q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-        s = fmaf((float)hsum_i32(q), sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d), s);
+        s = fmaf((float)hsum_i32(q), h2f(w[b].d) * h2f(a[b].d), s);
     }
     return s;
 }
@@ -302,12 +305,12 @@ static void gemm_q8_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
         float dw[4];
         for (int r = 0; r < 4; r++) {
             wu[r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)wr[r][b].qs), bias);
-            dw[r] = sn_k_h2f(wr[r][b].d);
+            dw[r] = h2f(wr[r][b].d);
         }
         for (int t = 0; t < 4; t++) {
             const __m256i a = _mm256_loadu_si256((const __m256i *)xr[t][b].qs);
             const __m256i corr = _mm256_slli_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a), 7);
-            const float da = sn_k_h2f(xr[t][b].d);
+            const float da = h2f(xr[t][b].d);
             for (int r = 0; r < 4; r++) {
                 const __m256i l = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wu[r], a), corr);
                 c[t][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(l), c[t][r]);
@@ -336,14 +339,14 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
         for (int r = 0; r < 4; r++) {
             const __m128i raw = _mm_loadu_si128((const __m128i *)wr[r][b].qs);
             wq[r] = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), m4);
-            dw[r] = sn_k_h2f(wr[r][b].d);
+            dw[r] = h2f(wr[r][b].d);
         }
         __m256i lanes[16];
         float d[16];
         for (int t = 0; t < 4; t++) {
             const __m256i a = _mm256_loadu_si256((const __m256i *)xr[t][b].qs);
             const __m256i corr = _mm256_slli_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a), 3);
-            const float da = sn_k_h2f(xr[t][b].d);
+            const float da = h2f(xr[t][b].d);
             for (int r = 0; r < 4; r++) {
                 lanes[t * 4 + r] = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wq[r], a), corr);
                 d[t * 4 + r] = dw[r] * da;
