@@ -6,6 +6,8 @@
 //            -> {"prompt_ids":[...],"ids":[...],"text":"...","top_logprobs":[[id,logprob],...]}
 //            greedy (temperature 0), no repeat penalty; --logprobs K adds llama.cpp's K most likely next
 //            tokens with log-probabilities at the LAST generated step (temperature 1, no truncation).
+//   batch [--threads T]     stdin: JSON lines {"model":GGUF,"prompt_ids":[...],"n":32,"logprobs":K}
+//            -> one generate-style JSON result per line (models loaded once; one process for many runs)
 //   bench GGUF [--threads T] [--prefill 64] [--decode 64] [--runs 5]
 //            -> {"prefill_tok_s":median,"decode_tok_s":median,"runs":[...]}
 // Options: --flash-attention auto|on|off (default auto = what node-llama-cpp does by default).
@@ -27,7 +29,7 @@ function parseArgs(argv) {
 
 const args = parseArgs(process.argv.slice(2));
 const [cmd, modelPath] = args._;
-if (!cmd || !modelPath) {
+if (!cmd || (!modelPath && cmd !== "batch")) {
   console.error("usage: llama_oracle.mjs tokenize|generate|bench MODEL.gguf [options]");
   process.exit(2);
 }
@@ -49,6 +51,50 @@ if (cmd === "tokenize") {
   }
   process.stdout.write(out.join("\n") + "\n");
   await model.dispose();
+  process.exit(0);
+}
+
+async function greedyIn(ctx, prompt, n) {
+  const seq = ctx.getSequence();
+  const ids = [];
+  if (n > 0) {
+    for await (const t of seq.evaluate(prompt, { temperature: 0 })) {
+      ids.push(t);
+      if (ids.length >= n) break;
+    }
+  }
+  seq.dispose();
+  return ids;
+}
+
+async function lastLogprobs(ctx, hist, k) {
+  const seq = ctx.getSequence();
+  let out = null;
+  for await (const r of seq.evaluateWithMetadata(hist, { probabilities: true }, { temperature: 1, topK: 0, topP: 1, minP: 0 })) {
+    out = Array.from(r.probabilities.entries()).slice(0, k).map(([t, p]) => [t, Math.log(p)]);
+    break;
+  }
+  seq.dispose();
+  return out;
+}
+
+if (cmd === "batch") {
+  const models = new Map();
+  const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.trim().length);
+  for (const l of lines) {
+    const job = JSON.parse(l);
+    let m = models.get(job.model);
+    if (!m) {
+      const model = await llama.loadModel({ modelPath: job.model, defaultContextFlashAttention: fa });
+      const ctx = await model.createContext({ contextSize: job.ctx ?? 512, threads, flashAttention: fa, sequences: 1 });
+      m = { model, ctx };
+      models.set(job.model, m);
+    }
+    const ids = await greedyIn(m.ctx, job.prompt_ids, job.n ?? 32);
+    const res = { model: job.model, prompt_ids: job.prompt_ids, ids, text: m.model.detokenize(ids) };
+    if (job.logprobs && ids.length) res.top_logprobs = await lastLogprobs(m.ctx, [...job.prompt_ids, ...ids.slice(0, -1)], job.logprobs);
+    process.stdout.write(JSON.stringify(res) + "\n");
+  }
   process.exit(0);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ref_tensors.py - check that the tensor bytes sunny-convert wrote equal llama.cpp's converter's.
 
-  ref_tensors.py GGUF_PY_DIR HF_DIR OUR.gguf OUTTYPE        (OUTTYPE: f32 f16 bf16 q8_0)
+  ref_tensors.py GGUF_PY_DIR HF_DIR OUR.gguf OUTTYPE [OUR2.gguf OUTTYPE2 ...]   (f32 f16 bf16 q8_0)
   ref_tensors.py GGUF_PY_DIR --same A.gguf B.gguf           (byte-compare every tensor of two GGUFs)
 
 The reference is llama.cpp's own Python package gguf-py (quants.quantize = the code its
@@ -116,26 +116,27 @@ def main():
                 print(f"BYTES {n} ({T(a[n][0]).name}) differ"); bad += 1
         print(f"{len(a)} tensors compared, {bad} mismatches")
         return 1 if bad else 0
-    hf, ours, outtype = sys.argv[2], sys.argv[3], sys.argv[4]
-    exp, got = expected(hf, outtype), tensors_of(ours)
-    bad = 0
-    for n, e in sorted(exp.items()):
-        if n not in got:
-            print(f"MISSING {n}"); bad += 1; continue
-        if e is None:
-            continue
-        if got[n][0] != e[0]:
-            print(f"TYPE {n}: ours {T(got[n][0]).name}, llama.cpp {T(e[0]).name}"); bad += 1
-        elif got[n][1] != e[1]:
-            i = next(i for i in range(min(len(got[n][1]), len(e[1]))) if got[n][1][i] != e[1][i]) \
-                if len(got[n][1]) == len(e[1]) else -1
-            print(f"BYTES {n} ({T(e[0]).name}): first difference at byte {i}"); bad += 1
-    extra = set(got) - set(exp)
-    for n in sorted(extra):
-        print(f"EXTRA {n}"); bad += 1
-    print(f"{len(exp)} tensors compared ({outtype}), {bad} mismatches")
-    return 1 if bad else 0
-
+    hf, rest = sys.argv[2], sys.argv[3:]
+    total_bad = 0
+    for ours, outtype in zip(rest[0::2], rest[1::2]):
+        exp, got = expected(hf, outtype), tensors_of(ours)
+        bad = 0
+        for n, e in sorted(exp.items()):
+            if n not in got:
+                print(f"MISSING {n}"); bad += 1; continue
+            if e is None:
+                continue
+            if got[n][0] != e[0]:
+                print(f"TYPE {n}: ours {T(got[n][0]).name}, llama.cpp {T(e[0]).name}"); bad += 1
+            elif got[n][1] != e[1]:
+                i = next(i for i in range(min(len(got[n][1]), len(e[1]))) if got[n][1][i] != e[1][i]) \
+                    if len(got[n][1]) == len(e[1]) else -1
+                print(f"BYTES {n} ({T(e[0]).name}): first difference at byte {i}"); bad += 1
+        for n in sorted(set(got) - set(exp)):
+            print(f"EXTRA {n}"); bad += 1
+        print(f"{outtype}: {len(exp)} tensors compared, {bad} mismatches")
+        total_bad += bad
+    return 1 if total_bad else 0
 
 if __name__ == "__main__":
     sys.exit(main())
