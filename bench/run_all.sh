@@ -4,8 +4,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
-for b in bench/convert.sh bench/decode.sh bench/sha256.sh; do
-  [[ -x $b ]] || continue
+for b in bench/convert.sh bench/decode.sh bench/blob_decode.sh bench/sha256.sh; do
+  [[ -f $b ]] || continue
   echo "== $b"
   bash "$b" "$B" || echo "$b failed"
 done

@@ -22,11 +22,15 @@ need_oracle() { [[ -d $SN_SRC/tests/node_modules/node-llama-cpp ]] || skip "npm 
 fixture() {
   local fam=$1 dt=${2:-bf16} preset=${3:-tiny}
   local d=$SN_WORK/fixtures/$fam-$preset-$dt
-  if [[ ! -f $d/.done ]]; then
-    rm -rf "$d"
-    $PY "$SN_SRC/tests/fixtures/gen_model.py" --family "$fam" --dtype "$dt" --preset "$preset" --out "$d" >/dev/null || return 1
-    touch "$d/.done"
-  fi
+  mkdir -p "$SN_WORK/fixtures"
+  ( # tests run in parallel under ctest -j: one writer per fixture
+    flock 9
+    if [[ ! -f $d/.done ]]; then
+      rm -rf "$d"
+      $PY "$SN_SRC/tests/fixtures/gen_model.py" --family "$fam" --dtype "$dt" --preset "$preset" --out "$d" >/dev/null || exit 1
+      touch "$d/.done"
+    fi
+  ) 9>"$d.lock" || return 1
   echo "$d"
 }
 
@@ -37,8 +41,10 @@ gguf_of() {
   src=$(fixture "$fam" "$dt" "$preset") || return 1
   out=$SN_WORK/gguf/$fam-$preset-$dt-$ot.gguf
   mkdir -p "$SN_WORK/gguf"
-  if [[ ! -f $out ]]; then
-    "$SN_BIN/sunny-convert" "$src" -o "$out" --outtype "$ot" >/dev/null || return 1
-  fi
+  ( flock 9
+    if [[ ! -f $out ]]; then
+      "$SN_BIN/sunny-convert" "$src" -o "$out" --outtype "$ot" >/dev/null || exit 1
+    fi
+  ) 9>"$out.lock" || return 1
   echo "$out"
 }

@@ -1,1 +1,0 @@
-int sn_integrate_placeholder_(void); int sn_integrate_placeholder_(void) { return 0; }
