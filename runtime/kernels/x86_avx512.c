@@ -269,16 +269,29 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     const int64_t nb = n / SN_QK4_0;
     float s = 0;
     int64_t b = 0;
-    /* integer sums of 8 blocks at a time, then ggml's per-block fma chain in order */
+    /* integer sums of 8 blocks at a time (one hadd tree instead of 8 horizontal sums), then
+     * ggml's per-block fma chain in order */
     for (; b + 8 <= nb; b += 8) {
-        int isum[8];
+        __m256i l[8];
         for (int k = 0; k < 8; k += 2) {
             const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_q4(w[b + k].qs)), unpack_q4(w[b + k + 1].qs), 1);
-            const __m512i l = lane_dot2(x, load2_q8(a + b + k));
-            isum[k] = hsum_i32(_mm512_castsi512_si256(l));
-            isum[k + 1] = hsum_i32(_mm512_extracti64x4_epi64(l, 1));
+            const __m512i v = lane_dot2(x, load2_q8(a + b + k));
+            l[k] = _mm512_castsi512_si256(v);
+            l[k + 1] = _mm512_extracti64x4_epi64(v, 1);
         }
-        for (int k = 0; k < 8; k++) s = fmaf((float)isum[k], h2f(w[b + k].d) * h2f(a[b + k].d), s);
+        const __m256i g0 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[0], l[1]), _mm256_hadd_epi32(l[2], l[3]));
+        const __m256i g1 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[4], l[5]), _mm256_hadd_epi32(l[6], l[7]));
+        const __m128i s0 = _mm_add_epi32(_mm256_castsi256_si128(g0), _mm256_extracti128_si256(g0, 1));
+        const __m128i s1 = _mm_add_epi32(_mm256_castsi256_si128(g1), _mm256_extracti128_si256(g1, 1));
+        const __m256 fi = _mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(s0), s1, 1));
+        const __m256 dw = _mm256_cvtph_ps(_mm_setr_epi16((short)w[b].d, (short)w[b + 1].d, (short)w[b + 2].d, (short)w[b + 3].d,
+                                                         (short)w[b + 4].d, (short)w[b + 5].d, (short)w[b + 6].d, (short)w[b + 7].d));
+        const __m256 da = _mm256_cvtph_ps(_mm_setr_epi16((short)a[b].d, (short)a[b + 1].d, (short)a[b + 2].d, (short)a[b + 3].d,
+                                                         (short)a[b + 4].d, (short)a[b + 5].d, (short)a[b + 6].d, (short)a[b + 7].d));
+        float fv[8], dv[8];
+        _mm256_storeu_ps(fv, fi);
+        _mm256_storeu_ps(dv, _mm256_mul_ps(dw, da));
+        for (int k = 0; k < 8; k++) s = fmaf(fv[k], dv[k], s);
     }
     for (; b < nb; b++) {
         const __m256i x = unpack_q4(w[b].qs), y = _mm256_loadu_si256((const __m256i *)a[b].qs);
