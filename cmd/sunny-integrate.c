@@ -93,7 +93,24 @@ static void ollama_usage(FILE *f) {
             "         [--modelfile-out PATH] [--smoke [-n N] [-p PROMPT] [--seed S] [--ctx C]]\n"
             "         [--run PROMPT] [--dry-run] [--json]\n"
             "Installs MODEL.gguf into the Ollama server at --host (else OLLAMA_HOST, else\n"
-            "http://127.0.0.1:11434) through its HTTP API, then optionally proves it token-exact.\n");
+            "http://127.0.0.1:11434) through its HTTP API, then optionally proves it token-exact.\n"
+            "\n"
+            "  --name NAME[:TAG]    model name in Ollama (required)\n"
+            "  --host URL           server URL (OLLAMA_HOST forms accepted); loopback is never proxied\n"
+            "  --template T         auto (default: family detected from the GGUF's Jinja), a .gotmpl\n"
+            "                       FILE, a .jinja file to detect from, or 'jinja' (let Ollama >= 0.30\n"
+            "                       use the GGUF's own chat template)\n"
+            "  --system TEXT        SYSTEM message stored with the model\n"
+            "  --param KEY=VALUE    a PARAMETER (typed like Ollama: numbers, stop as a list); repeatable\n"
+            "  --modelfile-out P    also write an equivalent Modelfile for `ollama create -f`\n"
+            "  --smoke              run the same prompt through Ollama and sunny's runtime, compare tokens\n"
+            "  -n N, -p PROMPT      smoke length (32) and prompt; --seed S, --ctx C set seed and num_ctx\n"
+            "  --run PROMPT         print Ollama's answer with the installed template\n"
+            "  --dry-run            print every request; send none except the version probe\n"
+            "  --json               machine-readable result on stdout\n"
+            "\n"
+            "Example:\n"
+            "  sunny-integrate ollama qwen3-q8_0.gguf --name myqwen:q8 --smoke -n 32\n");
 }
 
 typedef struct ollama_args {
@@ -389,7 +406,24 @@ static void lms_usage(FILE *f) {
             "         [--mmproj FILE] [--mode hardlink|copy|symlink|move] [--force] [--dry-run]\n"
             "         [--smoke [-n N] [-p PROMPT] [--seed S] [--ctx C]] [--host URL] [--json]\n"
             "Places MODEL.gguf at <models>/<publisher>/<repo>/<name>-<QUANT>.gguf where LM Studio indexes it\n"
-            "(models dir resolved like lms), then optionally proves the server token-exact.\n");
+            "(models dir resolved like lms), then optionally proves the server token-exact.\n"
+            "\n"
+            "  --gguf FILE          the model (split parts -00001-of-N are placed together)\n"
+            "  --models-dir DIR     LM Studio models dir (default: ~/.lmstudio-home-pointer, then\n"
+            "                       ~/.cache/lm-studio, ~/.lmstudio; settings.json downloadsFolder)\n"
+            "  --publisher P        folder level 1 (default sunny-local)\n"
+            "  --repo R             folder level 2 (default <general.name>-GGUF)\n"
+            "  --mmproj FILE        vision projector, placed beside the model\n"
+            "  --mode M             hardlink (default; copy across filesystems), copy, symlink, move\n"
+            "  --force              replace an existing target\n"
+            "  --dry-run            print the plan, change nothing\n"
+            "  --smoke              load in LM Studio and compare its greedy tokens with sunny's runtime\n"
+            "  -n N, -p PROMPT      smoke length (32) and prompt; --seed S, --ctx C seed and context\n"
+            "  --host URL           LM Studio server (default http://127.0.0.1:1234)\n"
+            "  --json               machine-readable result on stdout\n"
+            "\n"
+            "Example:\n"
+            "  sunny-integrate lmstudio --gguf llama3-q4_0.gguf --publisher me --repo Llama3-GGUF --smoke\n");
 }
 
 static int cmd_lmstudio(int argc, char **argv) {
@@ -638,7 +672,13 @@ static void usage(FILE *f) {
             "  doctor [--host URL] [--json]              diagnose the Ollama connection\n"
             "  template (MODEL.gguf|DIR|--jinja FILE)    the Go template + stops sunny derives\n"
             "  digest FILE                               the sha256:<hex> Ollama names the blob\n"
-            "Run 'sunny-integrate <command> --help' for details.\n");
+            "  --version, -h/--help\n"
+            "Run 'sunny-integrate <command> --help' for details.\n"
+            "Exit status: 0 ok, 1 failure, 2 usage error.\n"
+            "\n"
+            "Example:\n"
+            "  sunny-integrate template ./Qwen3-0.6B --json\n"
+            "  sunny-integrate ollama model.gguf --name mymodel --smoke\n");
 }
 
 int main(int argc, char **argv) {
