@@ -79,7 +79,7 @@ static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16
             for (int r = 0; r < 4; r++) c[t][r] = _mm512_setzero_ps();                               \
         for (int64_t i = 0; i < n; i += 16) {                                                        \
             const __m512 a0 = LD(wr[0], i), a1 = LD(wr[1], i), a2 = LD(wr[2], i), a3 = LD(wr[3], i); \
-            for (int t = 0; t < 4; t++) {                                                            \
+            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {                                    \
                 const __m512 b = LD(xr[t], i);                                                       \
                 c[t][0] = _mm512_fmadd_ps(a0, b, c[t][0]);                                           \
                 c[t][1] = _mm512_fmadd_ps(a1, b, c[t][1]);                                           \
@@ -305,32 +305,40 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
 static void gemm_q8_0(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
     const int64_t nb = n / SN_QK8_0;
     const sn_block_q8_0 *wr[4], *xr[4];
+    _Pragma("GCC unroll 16")
     for (int i = 0; i < 4; i++) {
         wr[i] = (const sn_block_q8_0 *)((const char *)w + i * w_row);
         xr[i] = (const sn_block_q8_0 *)((const char *)x + i * x_row);
     }
     const __m256i bias = _mm256_set1_epi8((char)0x80), ones = _mm256_set1_epi8(1);
     __m256 c[4][4];
+    _Pragma("GCC unroll 16")
     for (int t = 0; t < 4; t++)
+        _Pragma("GCC unroll 16")
         for (int r = 0; r < 4; r++) c[t][r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         __m256i wu[4];
         float dw[4];
+        _Pragma("GCC unroll 16")
         for (int r = 0; r < 4; r++) {
             wu[r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)wr[r][b].qs), bias);
             dw[r] = h2f(wr[r][b].d);
         }
+        _Pragma("GCC unroll 16")
         for (int t = 0; t < 4; t++) {
             const __m256i a = _mm256_loadu_si256((const __m256i *)xr[t][b].qs);
             const __m256i corr = _mm256_slli_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a), 7);
             const float da = h2f(xr[t][b].d);
+            _Pragma("GCC unroll 16")
             for (int r = 0; r < 4; r++) {
                 const __m256i l = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wu[r], a), corr);
                 c[t][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(l), c[t][r]);
             }
         }
     }
+    _Pragma("GCC unroll 16")
     for (int t = 0; t < 4; t++)
+        _Pragma("GCC unroll 16")
         for (int r = 0; r < 4; r++) y[t * ldy + r] = hsum8(c[t][r]);
 }
 
@@ -340,6 +348,7 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
     const int64_t nb = n / SN_QK4_0;
     const sn_block_q4_0 *wr[4];
     const sn_block_q8_0 *xr[4];
+    _Pragma("GCC unroll 16")
     for (int i = 0; i < 4; i++) {
         wr[i] = (const sn_block_q4_0 *)((const char *)w + i * w_row);
         xr[i] = (const sn_block_q8_0 *)((const char *)x + i * x_row);
@@ -349,6 +358,7 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
     for (int64_t b = 0; b < nb; b++) {
         __m256i wq[4];
         float dw[4];
+        _Pragma("GCC unroll 16")
         for (int r = 0; r < 4; r++) {
             const __m128i raw = _mm_loadu_si128((const __m128i *)wr[r][b].qs);
             wq[r] = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), m4);
@@ -356,10 +366,12 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
         }
         __m256i lanes[16];
         float d[16];
+        _Pragma("GCC unroll 16")
         for (int t = 0; t < 4; t++) {
             const __m256i a = _mm256_loadu_si256((const __m256i *)xr[t][b].qs);
             const __m256i corr = _mm256_slli_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a), 3);
             const float da = h2f(xr[t][b].d);
+            _Pragma("GCC unroll 16")
             for (int r = 0; r < 4; r++) {
                 lanes[t * 4 + r] = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wq[r], a), corr);
                 d[t * 4 + r] = dw[r] * da;
@@ -367,11 +379,14 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
         }
         /* horizontal sums of 16 vectors of 8 lanes -> 16 ints */
         __m256i h[8];
+        _Pragma("GCC unroll 16")
         for (int i = 0; i < 8; i++) h[i] = _mm256_hadd_epi32(lanes[2 * i], lanes[2 * i + 1]);
         __m256i g[4];
+        _Pragma("GCC unroll 16")
         for (int i = 0; i < 4; i++) g[i] = _mm256_hadd_epi32(h[2 * i], h[2 * i + 1]);
         /* g[i] lanes: [o0 lo, o1 lo, o2 lo, o3 lo, o0 hi, o1 hi, o2 hi, o3 hi] for outputs 4i..4i+3 */
         int isum[16];
+        _Pragma("GCC unroll 16")
         for (int i = 0; i < 4; i++) {
             const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(g[i]), _mm256_extracti128_si256(g[i], 1));
             _mm_storeu_si128((__m128i *)(isum + 4 * i), s4);
@@ -381,7 +396,9 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
     }
     float out[16];
     _mm512_storeu_ps(out, acc);
+    _Pragma("GCC unroll 16")
     for (int t = 0; t < 4; t++)
+        _Pragma("GCC unroll 16")
         for (int r = 0; r < 4; r++) y[t * ldy + r] = out[t * 4 + r];
 }
 #pragma GCC pop_options
