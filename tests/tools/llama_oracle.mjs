@@ -112,35 +112,13 @@ function promptIds() {
   process.exit(2);
 }
 
-async function greedy(ctx, prompt, n) {
-  const seq = ctx.getSequence();
-  const ids = [];
-  if (n > 0) {
-    for await (const t of seq.evaluate(prompt, { temperature: 0 })) {
-      ids.push(t);
-      if (ids.length >= n) break;
-    }
-  }
-  seq.dispose();
-  return ids;
-}
-
 if (cmd === "generate") {
   const n = args.n ? Number(args.n) : 32;
   const ctx = await model.createContext({ contextSize: ctxSize, threads, flashAttention: fa, sequences: 1 });
   const prompt = promptIds();
-  const ids = await greedy(ctx, prompt, n);
+  const ids = await greedyIn(ctx, prompt, n);
   const res = { prompt_ids: prompt, ids, text: model.detokenize(ids) };
-  if (args.logprobs && ids.length) {
-    const k = Number(args.logprobs);
-    const seq = ctx.getSequence();
-    const hist = [...prompt, ...ids.slice(0, -1)];
-    for await (const r of seq.evaluateWithMetadata(hist, { probabilities: true }, { temperature: 1, topK: 0, topP: 1, minP: 0 })) {
-      res.top_logprobs = Array.from(r.probabilities.entries()).slice(0, k).map(([t, p]) => [t, Math.log(p)]);
-      break;
-    }
-    seq.dispose();
-  }
+  if (args.logprobs && ids.length) res.top_logprobs = await lastLogprobs(ctx, [...prompt, ...ids.slice(0, -1)], Number(args.logprobs));
   process.stdout.write(JSON.stringify(res) + "\n");
   await ctx.dispose();
   process.exit(0);
