@@ -12,6 +12,8 @@
 package main
 
 import (
+	"sunny/ggufinfo"
+
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -76,13 +78,13 @@ func index() []*entry {
 					continue // later shards belong to the first part
 				}
 				abs := filepath.Join(dir, f.Name())
-				info, err := readGGUF(abs)
+				info, err := ggufinfo.Read(abs)
 				if err != nil || info.Arch == "clip" {
 					continue
 				}
 				ctx, _ := info.KV[info.Arch+".context_length"].(int64)
 				group = append(group, &entry{Publisher: p.Name(), Path: p.Name() + "/" + r.Name() + "/" + f.Name(),
-					Abs: abs, Arch: info.Arch, Quant: info.quant(), MaxCtx: ctx})
+					Abs: abs, Arch: info.Arch, Quant: info.Quant(), MaxCtx: ctx})
 			}
 			base := strings.ToLower(r.Name())
 			base = strings.TrimSuffix(base, "-gguf")

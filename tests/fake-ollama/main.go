@@ -16,6 +16,8 @@
 package main
 
 import (
+	"sunny/ggufinfo"
+
 	"bufio"
 	"bytes"
 	"crypto/sha256"
@@ -350,11 +352,11 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 	f, _ := w.(http.Flusher)
 	out := &ndjson{w, f}
 	out.send(map[string]string{"status": "parsing GGUF"})
-	if !isGGUF(bp) {
+	if !ggufinfo.IsGGUF(bp) {
 		out.send(map[string]string{"error": "supplied file was not in GGUF format"})
 		return
 	}
-	info, err := readGGUF(bp)
+	info, err := ggufinfo.Read(bp)
 	if err != nil {
 		out.send(map[string]string{"error": err.Error()})
 		return
@@ -369,7 +371,7 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 	out.send(map[string]string{"status": "using existing layer " + digest})
 	m.Digest = digest
 	m.Arch = info.Arch
-	m.Quant = info.quant()
+	m.Quant = info.Quant()
 	m.Size = st.Size()
 	for _, what := range []string{"template", "system", "params", "license"} {
 		_ = what

@@ -1,6 +1,6 @@
-// gguf.go - just enough GGUF header reading for the fake servers: magic check and the string/int KVs
+// ggufinfo.go - just enough GGUF header reading for the fake Ollama and LM Studio servers: magic check and the string/int KVs
 // they report (general.architecture, general.file_type, general.name, context length).
-package main
+package ggufinfo
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"os"
 )
 
-type ggufInfo struct {
+type Info struct {
 	Arch     string
 	Name     string
 	FileType int64
@@ -22,7 +22,7 @@ var ftypeNames = map[int64]string{0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "
 	10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
 	17: "Q5_K_M", 18: "Q6_K", 32: "BF16"}
 
-func isGGUF(path string) bool {
+func IsGGUF(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -35,7 +35,7 @@ func isGGUF(path string) bool {
 	return string(m[:]) == "GGUF"
 }
 
-func readGGUF(path string) (*ggufInfo, error) {
+func Read(path string) (*Info, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func readGGUF(path string) (*ggufInfo, error) {
 	if string(hdr.Magic[:]) != "GGUF" {
 		return nil, errors.New("invalid file magic")
 	}
-	info := &ggufInfo{FileType: -1, KV: map[string]interface{}{}}
+	info := &Info{FileType: -1, KV: map[string]interface{}{}}
 	readStr := func() (string, error) {
 		var n uint64
 		if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
@@ -145,7 +145,7 @@ func readGGUF(path string) (*ggufInfo, error) {
 	return info, nil
 }
 
-func (g *ggufInfo) quant() string {
+func (g *Info) Quant() string {
 	if s, ok := ftypeNames[g.FileType]; ok {
 		return s
 	}

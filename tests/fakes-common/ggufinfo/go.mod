@@ -1,0 +1,3 @@
+module sunny/ggufinfo
+
+go 1.19
