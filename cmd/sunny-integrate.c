@@ -83,6 +83,26 @@ static int write_file_atomic(const char *path, const char *text, sn_err *err) {
     return SN_OK;
 }
 
+/* The smoke verdict line (stdout, or stderr under --json) and its JSON form; returns 1 on divergence. */
+static int report_smoke(const sn_smoke_result *res, const char *server, cJSON *out) {
+    char line[4096];
+    sn_smoke_format(res, server, line, sizeof line);
+    fprintf(g_json ? stderr : stdout, "%s\n", line);
+    cJSON *sj = cJSON_AddObjectToObject(out, "smoke");
+    cJSON_AddBoolToObject(sj, "ok", !res->diverged);
+    cJSON_AddNumberToObject(sj, "identical", res->n_identical);
+    cJSON_AddNumberToObject(sj, "compared", res->n_compared);
+    cJSON_AddNumberToObject(sj, "expected", res->n_expected);
+    cJSON_AddBoolToObject(sj, "by_ids", res->by_ids);
+    if (res->diverged || res->tie) {
+        cJSON_AddNumberToObject(sj, "position", res->pos);
+        cJSON_AddNumberToObject(sj, "gap", res->gap);
+    }
+    cJSON_AddStringToObject(sj, "server_text", res->theirs_text);
+    cJSON_AddStringToObject(sj, "sunny_text", res->ours_text);
+    return res->diverged != 0;
+}
+
 /* ================================================================================================
  * ollama */
 
@@ -349,22 +369,7 @@ static int cmd_ollama(int argc, char **argv) {
         sn_status ss = sn_ollama_smoke(h, a.name, a.prompt, a.n, a.seed, (int)a.ctx, &ours, &res, &err);
         sn_smoke_local_free(&ours);
         if (ss) goto fail;
-        char line[4096];
-        sn_smoke_format(&res, "ollama", line, sizeof line);
-        fprintf(g_json ? stderr : stdout, "%s\n", line);
-        cJSON *sj = cJSON_AddObjectToObject(out, "smoke");
-        cJSON_AddBoolToObject(sj, "ok", !res.diverged);
-        cJSON_AddNumberToObject(sj, "identical", res.n_identical);
-        cJSON_AddNumberToObject(sj, "compared", res.n_compared);
-        cJSON_AddNumberToObject(sj, "expected", res.n_expected);
-        cJSON_AddBoolToObject(sj, "by_ids", res.by_ids);
-        if (res.diverged || res.tie) {
-            cJSON_AddNumberToObject(sj, "position", res.pos);
-            cJSON_AddNumberToObject(sj, "gap", res.gap);
-        }
-        cJSON_AddStringToObject(sj, "server_text", res.theirs_text);
-        cJSON_AddStringToObject(sj, "sunny_text", res.ours_text);
-        if (res.diverged) rc = SN_EXIT_FAIL;
+        if (report_smoke(&res, "ollama", out)) rc = SN_EXIT_FAIL;
         sn_smoke_result_free(&res);
     }
     goto done;
@@ -530,17 +535,7 @@ static int cmd_lmstudio(int argc, char **argv) {
         if (!ss) ss = sn_lms_smoke(h, id, pl.arch, prompt, n, seed, &ours, &res, note_line, NULL, &err);
         sn_smoke_local_free(&ours);
         if (ss) goto fail;
-        char line[4096];
-        sn_smoke_format(&res, "lmstud", line, sizeof line);
-        fprintf(g_json ? stderr : stdout, "%s\n", line);
-        cJSON *sj = cJSON_AddObjectToObject(out, "smoke");
-        cJSON_AddBoolToObject(sj, "ok", !res.diverged);
-        cJSON_AddNumberToObject(sj, "identical", res.n_identical);
-        cJSON_AddNumberToObject(sj, "compared", res.n_compared);
-        cJSON_AddNumberToObject(sj, "expected", res.n_expected);
-        cJSON_AddStringToObject(sj, "server_text", res.theirs_text);
-        cJSON_AddStringToObject(sj, "sunny_text", res.ours_text);
-        if (res.diverged) rc = SN_EXIT_FAIL;
+        if (report_smoke(&res, "lmstud", out)) rc = SN_EXIT_FAIL;
         sn_smoke_result_free(&res);
     }
     goto done;
