@@ -8,6 +8,7 @@
  *   4. tensor data, one tensor at a time, in chunks of rows converted by n threads into one buffer,
  *      written, and the source pages released so RSS stays flat whatever the model size.
  * Output goes to OUT.tmp, fsynced and renamed; any failure or cancellation unlinks the tmp. */
+#include "path.h"
 #include "convert.h"
 
 #include "arch.h"
@@ -174,19 +175,9 @@ static const char *ftype_label(sn_outtype ot) {
     }
 }
 
-static char *path_join(const char *dir, const char *name) {
-    size_t a = strlen(dir), b = strlen(name);
-    char *p = malloc(a + b + 2);
-    if (!p) return NULL;
-    memcpy(p, dir, a);
-    size_t k = a;
-    if (k && p[k - 1] != '/') p[k++] = '/';
-    memcpy(p + k, name, b + 1);
-    return p;
-}
 
 static int file_exists(const char *dir, const char *name) {
-    char *p = path_join(dir, name);
+    char *p = sn_path_join(dir, name);
     struct stat sb;
     int ok = p && stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
     free(p);
@@ -736,7 +727,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0)
         return sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
 
-    cfg_path = path_join(o->model_dir, "config.json");
+    cfg_path = sn_path_join(o->model_dir, "config.json");
     if (!cfg_path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_hf_config_load(cfg_path, &cfg, err)) != SN_OK) goto done;
     const sn_arch *a = sn_arch_find(cfg.architecture);

@@ -3,6 +3,7 @@
  * The header is untrusted JSON: every field is checked (types, integer ranges, byte counts against
  * shapes, offsets against the file size, overlaps, duplicate names) before a tensor is handed out, so
  * callers can read tensor data without further checks. See safetensors.h for the format. */
+#include "path.h"
 #include "safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -330,16 +331,6 @@ void sn_st_release(const sn_st_tensor *t, uint64_t off, uint64_t len) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static char *path_join(const char *dir, const char *name) {
-    size_t a = strlen(dir), b = strlen(name);
-    char *p = malloc(a + b + 2);
-    if (!p) return NULL;
-    memcpy(p, dir, a);
-    size_t k = a;
-    if (k && p[k - 1] != '/') p[k++] = '/';
-    memcpy(p + k, name, b + 1);
-    return p;
-}
 
 static sn_status read_text(const char *path, char **out, sn_err *err) {
     FILE *fp = fopen(path, "rb");
@@ -460,7 +451,7 @@ sn_status sn_st_model_open(const char *dir, sn_st_model **out, sn_err *err) {
     *out = NULL;
     sn_st_model *m = calloc(1, sizeof(*m));
     if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    char *ipath = path_join(dir, "model.safetensors.index.json");
+    char *ipath = sn_path_join(dir, "model.safetensors.index.json");
     cJSON *iroot = NULL;
     char **names = NULL;
     size_t n_names = 0;
@@ -485,7 +476,7 @@ sn_status sn_st_model_open(const char *dir, sn_st_model **out, sn_err *err) {
     }
     size_t total = 0;
     for (size_t i = 0; i < n_names; i++) {
-        char *p = path_join(dir, names[i]);
+        char *p = sn_path_join(dir, names[i]);
         if (!p) {
             st = sn_err_set(err, SN_ENOMEM, "out of memory");
             goto fail;

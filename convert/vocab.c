@@ -6,6 +6,7 @@
  * BPE (model "gpt2", pre-tokenizer fingerprinted). Then gguf-py's SpecialVocab logic: special ids,
  * add_bos/add_eos/add_sep, chat templates, normalizer flags, in its key order. Everything is computed
  * into a plan first and written to the GGUF writer only when nothing can fail any more. */
+#include "path.h"
 #include "vocab.h"
 
 #include "hf_config.h"
@@ -77,20 +78,11 @@ static sn_status buf_load(const char *path, file_buf *b, sn_err *err) {
     return SN_OK;
 }
 
-static char *path_join(const char *dir, const char *name) {
-    size_t a = strlen(dir), c = strlen(name);
-    char *p = malloc(a + c + 2);
-    if (!p) return NULL;
-    memcpy(p, dir, a);
-    p[a] = '/';
-    memcpy(p + a + 1, name, c + 1);
-    return p;
-}
 
 /* Parses DIR/NAME as JSON into *out; *out stays NULL (and SN_OK) when the file does not exist. */
 static sn_status json_load_opt(const char *dir, const char *name, cJSON **out, sn_err *err) {
     *out = NULL;
-    char *path = path_join(dir, name);
+    char *path = sn_path_join(dir, name);
     if (!path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (!file_exists(path)) {
         free(path);
@@ -562,9 +554,9 @@ static sn_status sv_chat_template(plan *p, inputs *in, sn_err *err) {
         if (cJSON_IsArray(tc)) return sv_chat_template_list(p, tc, "tokenizer_config.json", err);
         return SN_OK; /* null or a bad type: ignored, as the reference does */
     }
-    char *jinja = path_join(in->dir, "chat_template.jinja");
-    char *jsonp = path_join(in->dir, "chat_template.json");
-    char *adir = path_join(in->dir, "additional_chat_templates");
+    char *jinja = sn_path_join(in->dir, "chat_template.jinja");
+    char *jsonp = sn_path_join(in->dir, "chat_template.json");
+    char *adir = sn_path_join(in->dir, "additional_chat_templates");
     char *text = NULL;
     uint64_t len = 0;
     if (!jinja || !jsonp || !adir) {
@@ -596,7 +588,7 @@ static sn_status sv_chat_template(plan *p, inputs *in, sn_err *err) {
         qsort(names, (size_t)n, sizeof names[0], cmp_str); /* glob order is unspecified; sort */
         st = tmpl_add_named(p, "default", text, len, err);
         for (int i = 0; i < n && !st; i++) {
-            char *fp = path_join(adir, names[i]);
+            char *fp = sn_path_join(adir, names[i]);
             char *t2 = NULL;
             uint64_t l2 = 0;
             if (!fp) {
@@ -1012,7 +1004,7 @@ static char *merge_string(const cJSON *m) {
 }
 
 static sn_status merges_from_txt(plan *p, inputs *in, sn_err *err) {
-    char *path = path_join(in->dir, "merges.txt");
+    char *path = sn_path_join(in->dir, "merges.txt");
     if (!path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (!file_exists(path)) {
         free(path);
@@ -1279,8 +1271,8 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         const cJSON *aps = jget(in.tok_config, "add_prefix_space");
         if (cJSON_IsBool(aps)) p.space_prefix = cJSON_IsTrue(aps);
     }
-    spm_path = path_join(model_dir, "tokenizer.model");
-    tj_path = path_join(model_dir, "tokenizer.json");
+    spm_path = sn_path_join(model_dir, "tokenizer.model");
+    tj_path = sn_path_join(model_dir, "tokenizer.json");
     if (!spm_path || !tj_path) {
         st = sn_err_set(err, SN_ENOMEM, "out of memory");
         goto out;

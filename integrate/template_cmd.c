@@ -2,6 +2,7 @@
  * structural family matcher and assembles what an Ollama Modelfile needs: the Go template, the
  * stop list completed with the model's own EOS/EOT token text, and the evidence. See
  * template_cmd.h for the contract with cmd/sunny-integrate.c. */
+#include "path.h"
 #include "template_cmd.h"
 
 #include "detect.h"
@@ -72,10 +73,6 @@ static sn_status read_text(const char *path, char **out, sn_err *err) {
     return SN_OK;
 }
 
-static char *path_join(const char *dir, const char *name) {
-    char *p = NULL;
-    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
-}
 
 static int is_dir(const char *p) {
     struct stat st;
@@ -188,9 +185,9 @@ static char *json_token(const cJSON *cfg, const char *key) {
 static sn_status load_dir(const char *dir, int want_template, sn_template_result *r, vocab *v,
                           sn_err *err) {
     sn_status st = SN_OK;
-    char *cfg_path = path_join(dir, "tokenizer_config.json");
-    char *jinja_path = path_join(dir, "chat_template.jinja");
-    char *tok_path = path_join(dir, "tokenizer.json");
+    char *cfg_path = sn_path_join(dir, "tokenizer_config.json");
+    char *jinja_path = sn_path_join(dir, "chat_template.jinja");
+    char *tok_path = sn_path_join(dir, "tokenizer.json");
     char *text = NULL;
     cJSON *cfg = NULL;
     if (!cfg_path || !jinja_path || !tok_path) {
