@@ -28,6 +28,7 @@
 
 #define CHUNK_BYTES (8u << 20) /* output bytes per threaded chunk */
 #define MAX_THREADS 64
+#define WRITE_PIECE (1u << 20) /* bytes per write() call */
 
 /* ---- the architecture table ---- */
 
@@ -309,6 +310,11 @@ static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *sc
             memcpy(dst, p->src->data + src_row * j->out_row_bytes, j->out_row_bytes);
             continue;
         }
+        if (p->src && p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_F16) {
+            sn_bf16_to_fp16_row((const uint16_t *)(const void *)(p->src->data + src_row * j->row_len * 2),
+                                (uint16_t *)(void *)dst, j->row_len);
+            continue;
+        }
         const float *x = row_f32(p, src_row, j->row_len, scratch);
         switch (p->type) {
         case SN_GGML_F32: memcpy(dst, x, j->row_len * 4); break;
@@ -386,7 +392,11 @@ static void *writer_main(void *v) {
         sn_status st = SN_OK;
         if (failed == SN_OK) {
             if (op.kind == OP_WRITE) {
-                st = sn_gguf_writer_write(c->w, op.data, op.n, &c->werr);
+                /* 1 MiB write() calls: the kernel copies these into the page cache 4-5x faster
+                 * than 8 MiB ones on the benchmark machine (measured; the source stays cached) */
+                for (uint64_t off = 0; st == SN_OK && off < op.n; off += WRITE_PIECE)
+                    st = sn_gguf_writer_write(c->w, op.data + off,
+                                              op.n - off < WRITE_PIECE ? op.n - off : WRITE_PIECE, &c->werr);
                 if (op.rel) sn_st_release(op.rel, op.roff, op.rlen);
             } else
                 st = sn_gguf_writer_end_tensor(c->w, &c->werr);

@@ -265,6 +265,52 @@ __attribute__((target("avx2"))) static void f32_to_bf16_avx2(const float *x, uin
 }
 #endif
 
+#ifdef SN_X86
+__attribute__((target("avx512f"))) static void bf16_to_f16_avx512(const uint16_t *x, uint16_t *y,
+                                                                   size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
+        __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+        __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm256_storeu_si256((__m256i *)(void *)(y + i), h);
+        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        while (nan) {
+            int l = __builtin_ctz(nan);
+            y[i + (size_t)l] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i + (size_t)l]));
+            nan &= (__mmask16)(nan - 1);
+        }
+    }
+    for (; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
+}
+
+__attribute__((target("avx2,f16c"))) static void bf16_to_f16_f16c(const uint16_t *x, uint16_t *y,
+                                                                  size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        __m256 v = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+        __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), h);
+        int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        while (nan) {
+            int l = __builtin_ctz((unsigned)nan);
+            y[i + (size_t)l] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i + (size_t)l]));
+            nan &= nan - 1;
+        }
+    }
+    for (; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
+}
+#endif
+
+void sn_bf16_to_fp16_row(const uint16_t *x, uint16_t *y, size_t n) {
+#ifdef SN_X86
+    if (CPU_HAS512("avx512f")) { bf16_to_f16_avx512(x, y, n); return; }
+    if (has_f16c() && CPU_HAS("avx2")) { bf16_to_f16_f16c(x, y, n); return; }
+#endif
+    for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
+}
+
 void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
     if (CPU_HAS512("avx512f")) { f32_to_f16_avx512(x, y, n); return; }

@@ -55,6 +55,9 @@ void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n);
 void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n);
 void sn_fp32_to_bf16_row(const float *x, uint16_t *y, size_t n);
 void sn_bf16_to_fp32_row(const uint16_t *x, float *y, size_t n);
+/* bf16 -> f16 in one pass, equal to sn_bf16_to_fp32_row then sn_fp32_to_fp16_row (the
+ * converter's most common path; skips the f32 round trip through memory). */
+void sn_bf16_to_fp16_row(const uint16_t *x, uint16_t *y, size_t n);
 
 /* Reference quantizers (k a multiple of the block size), bit-exact with ggml's *_ref. */
 void sn_quantize_row_q8_0(const float *x, void *y, int64_t k);

@@ -183,6 +183,28 @@ static void test_rows_match_scalar(void) {
     free(h2);
 }
 
+/* The fused bf16 -> f16 row equals bf16 -> f32 -> f16 for every bf16 value (NaN payloads, values
+ * that overflow or become f16 subnormals), at every SIMD level, with tails of every length. */
+static void test_bf16_to_fp16_row_exhaustive(void) {
+    const size_t n = 65536 + 23;
+    uint16_t *x = malloc(n * 2), *y = malloc(n * 2);
+    for (size_t i = 0; i < n; i++) x[i] = (uint16_t)(i < 65536 ? i : rnd());
+    int bad = 0, old = sn_ggml_simd(2);
+    for (int level = 0; level <= 2; level++) {
+        sn_ggml_simd(level);
+        for (size_t len = n - 17; len <= n; len++) {
+            memset(y, 0xAA, n * 2);
+            sn_bf16_to_fp16_row(x + (n - len), y, len);
+            for (size_t i = 0; i < len; i++)
+                bad += y[i] != sn_fp32_to_fp16(sn_bf16_to_fp32(x[n - len + i]));
+        }
+    }
+    sn_ggml_simd(old);
+    CU_ASSERT_EQUAL(bad, 0);
+    free(x);
+    free(y);
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 static void test_q8_0_hand(void) {
     float x[32] = {127, -127, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 0, 126.5f, -126.5f, 63.49f, 1e-30f};
@@ -571,6 +593,7 @@ static const sn_test_case cases[] = {
     {"fp16 exhaustive round trip and midpoints", test_fp16_exhaustive_round_trip},
     {"bf16 rounding and quiet NaN", test_bf16},
     {"SIMD row converters equal scalar", test_rows_match_scalar},
+    {"fused bf16 -> f16 row, every bf16 value, every SIMD level", test_bf16_to_fp16_row_exhaustive},
     {"Q8_0 hand-checked blocks", test_q8_0_hand},
     {"Q4_0 hand-checked blocks", test_q4_0_hand},
     {"Q4_K hand-checked blocks", test_q4_K_hand},
