@@ -98,8 +98,19 @@ float sn_v_expf(float x) {
     return ldexpf(j, (int)n);
 }
 
-void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
+void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up) {
     const int64_t nv = n & ~(int64_t)15;
     for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + sn_v_expf(0.0f - gate[i]))) * up[i];
     for (int64_t i = nv; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
+}
+
+void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
+    static int level = -1;
+    int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+    if (l < 0) {
+        l = (sn_cpu_usable() & SN_CPU_AVX512) ? 1 : 0;
+        __atomic_store_n(&level, l, __ATOMIC_RELAXED);
+    }
+    if (l) sn_swiglu_avx512(n, y, gate, up);
+    else sn_swiglu_scalar(n, y, gate, up);
 }

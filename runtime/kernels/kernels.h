@@ -64,8 +64,12 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
                int64_t r1);
 
 /* y = silu(gate) * up as ggml_vec_swiglu_f32 computes it on AVX-512 (ggml_v_expf polynomial for
- * whole chunks of 16, libm expf for the tail). Plain C, identical on every CPU. */
+ * whole chunks of 16, libm expf for the tail). Identical on every CPU. */
 void sn_swiglu(int64_t n, float *y, const float *gate, const float *up);
+/* The same, one lane at a time (the reference), and 16 lanes at a time (bit-identical; falls back
+ * to the scalar one where AVX-512 is not compiled in). sn_swiglu picks by sn_cpu_usable(). */
+void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up);
+void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up);
 /* ggml_v_expf's value for one float (its polynomial, not libm's expf). */
 float sn_v_expf(float x);
 
