@@ -166,14 +166,21 @@ static const cJSON *cfg_set(cJSON *cfg, const char *key, const cJSON *v) {
 #define MAX_SPECIAL 12
 #define MAX_TEMPLATES 32
 
+/* Token and merge strings are NUL-terminated and either borrowed from the parsed tokenizer.json
+ * (which outlives the table: it is freed after emit) or copied into `blocks`, a bump allocator
+ * freed as a whole. A 128K-token vocabulary with 280K merges used to cost ~700K malloc/free
+ * pairs; now it costs a few 1 MiB blocks. */
+typedef struct sblock { struct sblock *next; size_t used, cap; char data[]; } sblock;
+
 typedef struct {
-    char **tok;       /* owned, NUL-terminated */
+    const char **tok;
     uint64_t *len;
     float *scores;    /* NULL unless the model is "llama" */
     int32_t *types;
     size_t n;
-    char **merges;    /* gpt2 only */
+    const char **merges; /* gpt2 only */
     uint64_t n_merges;
+    sblock *blocks;   /* owned string storage */
 } tok_table;
 
 typedef struct { const char *typ; int64_t id; } special_id;
@@ -204,16 +211,33 @@ typedef struct {
 } plan;
 
 static void table_free(tok_table *t) {
-    if (t->tok)
-        for (size_t i = 0; i < t->n; i++) free(t->tok[i]);
     free(t->tok);
     free(t->len);
     free(t->scores);
     free(t->types);
-    if (t->merges)
-        for (uint64_t i = 0; i < t->n_merges; i++) free(t->merges[i]);
     free(t->merges);
+    for (sblock *b = t->blocks, *nx; b; b = nx) {
+        nx = b->next;
+        free(b);
+    }
     memset(t, 0, sizeof *t);
+}
+
+/* n bytes of string storage owned by the table, NULL when out of memory. */
+static char *table_str_alloc(tok_table *t, size_t n) {
+    sblock *b = t->blocks;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > (1u << 20) ? n : (1u << 20);
+        sblock *nb = malloc(sizeof *nb + cap);
+        if (!nb) return NULL;
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        t->blocks = b = nb;
+    }
+    char *r = b->data + b->used;
+    b->used += n;
+    return r;
 }
 
 static void plan_free(plan *p) {
@@ -236,23 +260,43 @@ static sn_status table_alloc(tok_table *t, size_t n, int with_scores, sn_err *er
     return SN_OK;
 }
 
+/* Token i = a copy of s[0..len). */
 static sn_status table_set(tok_table *t, size_t i, const char *s, size_t len, sn_err *err) {
-    char *c = malloc(len + 1);
+    char *c = table_str_alloc(t, len + 1);
     if (!c) return sn_err_set(err, SN_ENOMEM, "out of memory");
     memcpy(c, s, len);
     c[len] = 0;
-    free(t->tok[i]);
     t->tok[i] = c;
     t->len[i] = len;
     return SN_OK;
 }
 
+/* Token i = s itself, a string of the parsed tokenizer.json (no copy). */
+static void table_ref(tok_table *t, size_t i, const char *s) {
+    t->tok[i] = s;
+    t->len[i] = strlen(s);
+}
+
+/* Token i = "[PAD{i}]", UNUSED. Formatted by hand: it runs for every id of the vocabulary. */
 static sn_status table_pad(tok_table *t, size_t i, float score, sn_err *err) {
-    char b[40];
-    int k = snprintf(b, sizeof b, "[PAD%zu]", i);
+    char d[24];
+    int nd = 0;
+    size_t v = i;
+    do {
+        d[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    char *c = table_str_alloc(t, (size_t)nd + 6);
+    if (!c) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    memcpy(c, "[PAD", 4);
+    for (int k = 0; k < nd; k++) c[4 + k] = d[nd - 1 - k];
+    c[4 + nd] = ']';
+    c[5 + nd] = 0;
+    t->tok[i] = c;
+    t->len[i] = (uint64_t)nd + 5;
     t->types[i] = TT_UNUSED;
     if (t->scores) t->scores[i] = score;
-    return table_set(t, i, b, (size_t)k, err);
+    return SN_OK;
 }
 
 /* convert_hf_to_gguf.py does_token_look_special() */
@@ -270,10 +314,11 @@ static int looks_special(const char *s) {
     return 0;
 }
 
-/* Copy of S with every U+2581 (▁) replaced by a space (user-defined tokens are pre-normalized). */
-static char *unspace(const char *s, size_t *out_len) {
+/* Copy of S (in T's storage) with every U+2581 (▁) replaced by a space (user-defined tokens are
+ * pre-normalized). */
+static char *unspace(tok_table *t, const char *s, size_t *out_len) {
     size_t n = strlen(s), o = 0;
-    char *r = malloc(n + 1);
+    char *r = table_str_alloc(t, n + 1);
     if (!r) return NULL;
     for (size_t i = 0; i < n;) {
         if (i + 3 <= n && (unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x96 &&
@@ -296,9 +341,8 @@ static sn_status set_added(tok_table *t, size_t id, const char *content, int spe
         return table_set(t, id, content, strlen(content), err);
     }
     size_t len;
-    char *u = unspace(content, &len);
+    char *u = unspace(t, content, &len);
     if (!u) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    free(t->tok[id]);
     t->tok[id] = u;
     t->len[id] = len;
     t->types[id] = TT_USER_DEFINED;
@@ -921,7 +965,7 @@ static sn_status vocab_llama_hf(plan *p, inputs *in, sn_err *err) {
         if (st) break;
         size_t id = (size_t)c->valuedouble;
         if (shadowed(&am, c->string, (int64_t)id)) continue;
-        st = table_set(t, id, c->string, strlen(c->string), err);
+        table_ref(t, id, c->string);
         t->types[id] = TT_NORMAL;
     }
     free(am.e);
@@ -976,15 +1020,15 @@ static sn_status vocab_llama_hf(plan *p, inputs *in, sn_err *err) {
 }
 
 /* merges as llama.cpp stores them: "a b", spaces inside a part of a [a,b] pair encoded as 'Ġ'. */
-static char *merge_string(const cJSON *m) {
-    if (cJSON_IsString(m)) return strdup(m->valuestring);
+static const char *merge_string(tok_table *t, const cJSON *m) {
+    if (cJSON_IsString(m)) return m->valuestring; /* borrowed, like the vocab strings */
     const char *a, *b;
     size_t la, lb;
     if (!merge_parts(m, &a, &la, &b, &lb)) return NULL;
     size_t spaces = 0;
     for (size_t i = 0; i < la; i++) spaces += a[i] == ' ';
     for (size_t i = 0; i < lb; i++) spaces += b[i] == ' ';
-    char *r = malloc(la + lb + spaces + 2), *o = r;
+    char *r = table_str_alloc(t, la + lb + spaces + 2), *o = r;
     if (!r) return NULL;
     for (int part = 0; part < 2; part++) {
         const char *s = part ? b : a;
@@ -1039,7 +1083,7 @@ static sn_status merges_from_txt(plan *p, inputs *in, sn_err *err) {
         while (*b == ' ' || *b == '\t') b++;
         if (strpbrk(b, " \t")) continue;
         size_t la = (size_t)(sp - a), lb = strlen(b);
-        char *m = malloc(la + lb + 2);
+        char *m = table_str_alloc(&p->t, la + lb + 2);
         if (!m) {
             st = sn_err_set(err, SN_ENOMEM, "out of memory");
             break;
@@ -1085,24 +1129,42 @@ static sn_status vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_e
         }
         return st;
     }
-    /* vocab_size = config.vocab_size else len(vocab with added tokens) */
+    /* vocab_size = config.vocab_size else len(vocab with added tokens). Which added contents are
+     * in the vocab is found by one pass over the vocab against a small hash set of the added
+     * contents (id field: 1 = seen in the vocab): cJSON's object lookup is a linear strcmp scan,
+     * and 256 added tokens x 128K vocab entries cost ~100 ms. */
     int64_t max_id = -1, n_distinct = cJSON_GetArraySize(vocab);
     const cJSON *c;
+    hmap av;
+    if (!hmap_init(&av, (size_t)cJSON_GetArraySize(added))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    cJSON_ArrayForEach(c, added) {
+        const char *content = jstr(c, "content");
+        if (!content) continue;
+        hent *e = hmap_slot(&av, content, strlen(content));
+        if (!e->s) *e = (hent){content, strlen(content), 0};
+    }
     cJSON_ArrayForEach(c, vocab) {
         int64_t id;
-        if (!jint(c, &id) || id < 0 || id >= SN_VOCAB_MAX)
+        if (!jint(c, &id) || id < 0 || id >= SN_VOCAB_MAX) {
+            free(av.e);
             return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.vocab[\"%s\"] is not a valid id",
                               c->string);
+        }
         if (id > max_id) max_id = id;
+        hent *e = hmap_slot(&av, c->string, strlen(c->string));
+        if (e->s) e->id = 1;
     }
     cJSON_ArrayForEach(c, added) {
         int64_t id;
         const char *content = jstr(c, "content");
-        if (!jint(jget(c, "id"), &id) || id < 0 || id >= SN_VOCAB_MAX || !content)
+        if (!jint(jget(c, "id"), &id) || id < 0 || id >= SN_VOCAB_MAX || !content) {
+            free(av.e);
             return sn_err_set(err, SN_EFORMAT, "tokenizer.json: added_tokens entry without a valid id/content");
+        }
         if (id > max_id) max_id = id;
-        if (!jget(vocab, content)) n_distinct++;
+        if (!hmap_slot(&av, content, strlen(content))->id) n_distinct++;
     }
+    free(av.e);
     int64_t n = in->vocab_size > 0 ? in->vocab_size : n_distinct;
     if (max_id >= n)
         return sn_err_set(err, SN_EFORMAT,
@@ -1117,7 +1179,7 @@ static sn_status vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_e
         if (st) break;
         size_t id = (size_t)c->valuedouble;
         if (shadowed(&am, c->string, (int64_t)id)) continue;
-        st = table_set(t, id, c->string, strlen(c->string), err);
+        table_ref(t, id, c->string);
         t->types[id] = TT_NORMAL;
     }
     free(am.e);
@@ -1139,7 +1201,7 @@ static sn_status vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_e
         t->merges = calloc((size_t)nm, sizeof *t->merges);
         if (!t->merges) return sn_err_set(err, SN_ENOMEM, "out of memory");
         cJSON_ArrayForEach(c, merges) {
-            char *s = merge_string(c);
+            const char *s = merge_string(t, c);
             if (!s)
                 return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.merges[%" PRIu64 "] is malformed",
                                   t->n_merges);
