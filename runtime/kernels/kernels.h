@@ -35,6 +35,11 @@ typedef struct sn_kernels {
      * exactly dot's per-row order (shares the activation loads, interleaves 4 dependency chains).
      * NULL = use dot row by row. */
     void (*gemv4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *a, float *y);
+    /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =
+     * dot(row i, act t) for the n_groups * 8 rows starting at w, any T >= 1, bit-identical to
+     * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */
+    void (*mm_q4_0x8)(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
+                      float *y, int64_t ldy);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);

@@ -6,6 +6,7 @@
  * reference: -127/max with nearest_int). Integer dots are exact; float sums use double. */
 #include "kernels.h"
 #include "int4.h"
+#include "q4_0_x8.h"
 
 #include <math.h>
 #include <string.h>
@@ -278,6 +279,7 @@ const sn_kernels *sn_kernels_scalar(void) {
         k->dot[SN_GGML_BF16] = dot_bf16;
         k->dot[SN_GGML_Q8_0] = dot_q8_0;
         k->dot[SN_GGML_Q4_0] = dot_q4_0;
+        k->mm_q4_0x8 = sn_q4_0x8_mm_scalar; /* repacked Q4_0 (q4_0_x8.h) */
         k->dot[SN_GGML_Q4_K] = dot_q4_K;
         k->dot[SN_GGML_Q6_K] = dot_q6_K;
         for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];

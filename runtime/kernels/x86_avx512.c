@@ -12,6 +12,7 @@
 
 #include "../cpu.h"
 #include "int4.h"
+#include "q4_0_x8.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -490,6 +491,7 @@ const sn_kernels *sn_kernels_avx512(void) {
             k->gemm4x4[SN_GGML_Q8_0] = gemm_q8_0;
             k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
             k->gemv4[SN_GGML_Q4_0] = gemv4_q4_0;
+            k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
         }
         k->quant[SN_GGML_F16] = quant_f16;
         if (f & SN_CPU_AVX512VNNI) /* blob weights */

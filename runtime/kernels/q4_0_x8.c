@@ -1,0 +1,234 @@
+/* q4_0_x8.c - repacking Q4_0 matrices into 8-row groups and the matmul kernels that read them.
+ *
+ * The layout is described in q4_0_x8.h. Every kernel here computes, per output, the integer sum of
+ * each 32-weight block exactly and then s = fma((float)isum, d_w * d_a, s) in block order - the
+ * scalar dot_q4_0 - so scalar, AVX2 and AVX-512 results are bit-identical to the row kernels.
+ * The SIMD kernels treat the 8 rows of a group as the 8 lanes of one vector: a weight byte chunk's
+ * low/high nibbles (unsigned 0..15) are multiplied with one broadcast 4-byte activation word, and
+ * the -8 offset of Q4_0 is applied once per block as -8 * sum(activation block), precomputed per
+ * (token, block) in a small table. */
+#include "q4_0_x8.h"
+
+#include "kernels.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+uint64_t sn_q4_0x8_size(int64_t n_in, int64_t n_out) {
+    if (n_in <= 0 || n_out <= 0 || n_in % SN_QK4_0 || n_out % SN_Q4_0X8_ROWS) return 0;
+    return (uint64_t)(n_out / SN_Q4_0X8_ROWS) * (uint64_t)(n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
+}
+
+void sn_q4_0x8_repack(const void *src, uint64_t src_row_bytes, int64_t n_in, int64_t g0, int64_t g1, void *dst) {
+    const int64_t nb = n_in / SN_QK4_0;
+    const uint64_t gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
+    for (int64_t g = g0; g < g1; g++) {
+        uint8_t *grp = (uint8_t *)dst + (uint64_t)g * gbytes;
+        for (int r = 0; r < SN_Q4_0X8_ROWS; r++) {
+            const sn_block_q4_0 *row =
+                (const sn_block_q4_0 *)((const char *)src + (uint64_t)(g * SN_Q4_0X8_ROWS + r) * src_row_bytes);
+            for (int64_t b = 0; b < nb; b++) {
+                uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
+                for (int c = 0; c < 4; c++) memcpy(blk + c * 32 + r * 4, row[b].qs + 4 * c, 4);
+                memcpy(blk + 128 + 2 * r, &row[b].d, 2);
+            }
+        }
+    }
+}
+
+/* Table of -8 * sum(qs) of activation blocks [b0, b1) for tokens [t0, t1): corr[(t - t0) * (b1 - b0) + b - b0]. */
+enum { CORR_CAP = 8192 };
+
+static void fill_corr(const void *x, uint64_t x_row, int64_t t0, int64_t t1, int64_t b0, int64_t b1, int32_t *corr) {
+    const int64_t nbc = b1 - b0;
+    for (int64_t t = t0; t < t1; t++) {
+        const sn_block_q8_0 *a = (const sn_block_q8_0 *)((const char *)x + (uint64_t)t * x_row);
+        for (int64_t b = b0; b < b1; b++) {
+            int32_t s = 0;
+            for (int j = 0; j < SN_QK8_0; j++) s += a[b].qs[j];
+            corr[(t - t0) * nbc + (b - b0)] = -8 * s;
+        }
+    }
+}
+
+/* One tile: 8 rows of group data (qs, d) x TT tokens, blocks [b0, b1); accumulators start at 0
+ * (b0 == 0) or at the partial sums already stored in y. */
+typedef void (*tile_fn)(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy);
+
+/* Walks the matrix in (token chunk, block chunk) pieces small enough for the correction table;
+ * inside a piece each group meets every token tile while its weights are in cache. */
+static void drive(tile_fn tile, int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
+                  float *y, int64_t ldy, int tmax) {
+    const int64_t nb = n / SN_QK4_0;
+    const uint64_t gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
+    int32_t corr[CORR_CAP];
+    const int64_t bch = nb < CORR_CAP ? nb : CORR_CAP;
+    int64_t tch = CORR_CAP / bch;
+    if (tch > T) tch = T;
+    for (int64_t tc = 0; tc < T; tc += tch) {
+        const int64_t te = tc + tch < T ? tc + tch : T;
+        for (int64_t bc = 0; bc < nb; bc += bch) {
+            const int64_t be = bc + bch < nb ? bc + bch : nb;
+            fill_corr(x, x_row, tc, te, bc, be, corr);
+            for (int64_t g = 0; g < n_groups; g++) {
+                const uint8_t *grp = (const uint8_t *)w + (uint64_t)g * gbytes;
+                for (int64_t t = tc; t < te; t += tmax) {
+                    const int tt = (int)(te - t < tmax ? te - t : tmax);
+                    const sn_block_q8_0 *xa[4];
+                    for (int i = 0; i < tt; i++) xa[i] = (const sn_block_q8_0 *)((const char *)x + (uint64_t)(t + i) * x_row);
+                    tile(tt, grp, bc, be, xa, corr + (t - tc) * (be - bc), be - bc, y + t * ldy + g * SN_Q4_0X8_ROWS, ldy);
+                }
+            }
+        }
+    }
+}
+
+static void tile_scalar(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+    for (int t = 0; t < TT; t++)
+        for (int r = 0; r < SN_Q4_0X8_ROWS; r++) {
+            float s = b0 ? y[t * ldy + r] : 0.0f;
+            for (int64_t b = b0; b < b1; b++) {
+                const uint8_t *q = grp + b * SN_Q4_0X8_BLOCK_BYTES + r * 4;
+                uint16_t dw;
+                memcpy(&dw, q - r * 4 + 128 + 2 * r, 2);
+                const int8_t *a = xa[t][b].qs;
+                int32_t isum = corr[t * cld + b - b0];
+                for (int c = 0; c < 4; c++)
+                    for (int i = 0; i < 4; i++)
+                        isum += (q[c * 32 + i] & 0x0F) * a[4 * c + i] + (q[c * 32 + i] >> 4) * a[16 + 4 * c + i];
+                s = fmaf((float)isum, sn_k_h2f(dw) * sn_k_h2f(xa[t][b].d), s);
+            }
+            y[t * ldy + r] = s;
+        }
+}
+
+void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
+                         float *y, int64_t ldy) {
+    drive(tile_scalar, n, w, n_groups, x, x_row, T, y, ldy, 4);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+/* Software prefetch distance (bytes) in the weight stream; decode streams ~130 MB per token. */
+enum { PF_AHEAD = 1024 };
+
+static inline int32_t ld32(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* ---- AVX2: u8 x s8 pairs with VPMADDUBSW (exact: |8 pair sums| <= 8 * 3840 < 32768), then VPMADDWD ---- */
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+
+static inline __attribute__((always_inline)) void tile_avx2_n(const int TT, const uint8_t *grp,
+                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
+                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc[4];
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
+    for (int64_t b = b0; b < b1; b++) {
+        __m256i lo[4], hi[4];
+        const uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
+        _mm_prefetch((const char *)blk + PF_AHEAD, _MM_HINT_T0);
+        _mm_prefetch((const char *)blk + PF_AHEAD + 64, _MM_HINT_T0);
+        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
+            lo[c] = _mm256_and_si256(v, m4);
+            hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 128)));
+        _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
+            const int8_t *a = xa[t][b].qs;
+            __m256i s0 = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(ld32(a)));
+            __m256i s1 = _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(ld32(a + 16)));
+            _Pragma("GCC unroll 4") for (int c = 1; c < 4; c++) {
+                s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(ld32(a + 4 * c))));
+                s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(ld32(a + 16 + 4 * c))));
+            }
+            const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(s0, s1), ones),
+                                                  _mm256_set1_epi32(corr[t * cld + b - b0]));
+            const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xa[t][b].d)));
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), d, acc[t]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
+}
+
+static void tile_avx2(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+                      const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+    switch (TT) {
+    case 4: tile_avx2_n(4, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    case 3: tile_avx2_n(3, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    case 2: tile_avx2_n(2, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    default: tile_avx2_n(1, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    }
+}
+
+void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
+                       float *y, int64_t ldy) {
+    drive(tile_avx2, n, w, n_groups, x, x_row, T, y, ldy, 4);
+}
+#pragma GCC pop_options
+
+/* ---- AVX-512 VL + VNNI: 256-bit VPDPBUSD (Zen 4 runs 512-bit ops as two 256-bit halves, so
+ * 8-lane vectors lose nothing there), four chains of two per block and token ---- */
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+
+static inline __attribute__((always_inline)) void tile_vnni_n(const int TT, const uint8_t *grp,
+                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
+                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), z = _mm256_setzero_si256();
+    __m256 acc[4];
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
+    for (int64_t b = b0; b < b1; b++) {
+        __m256i lo[4], hi[4];
+        const uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
+        _mm_prefetch((const char *)blk + PF_AHEAD, _MM_HINT_T0);
+        _mm_prefetch((const char *)blk + PF_AHEAD + 64, _MM_HINT_T0);
+        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
+            lo[c] = _mm256_and_si256(v, m4);
+            hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 128)));
+        _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
+            const int8_t *a = xa[t][b].qs;
+            __m256i q0 = _mm256_dpbusd_epi32(_mm256_set1_epi32(corr[t * cld + b - b0]), lo[0], _mm256_set1_epi32(ld32(a)));
+            __m256i q1 = _mm256_dpbusd_epi32(z, lo[2], _mm256_set1_epi32(ld32(a + 8)));
+            __m256i q2 = _mm256_dpbusd_epi32(z, hi[0], _mm256_set1_epi32(ld32(a + 16)));
+            __m256i q3 = _mm256_dpbusd_epi32(z, hi[2], _mm256_set1_epi32(ld32(a + 24)));
+            q0 = _mm256_dpbusd_epi32(q0, lo[1], _mm256_set1_epi32(ld32(a + 4)));
+            q1 = _mm256_dpbusd_epi32(q1, lo[3], _mm256_set1_epi32(ld32(a + 12)));
+            q2 = _mm256_dpbusd_epi32(q2, hi[1], _mm256_set1_epi32(ld32(a + 20)));
+            q3 = _mm256_dpbusd_epi32(q3, hi[3], _mm256_set1_epi32(ld32(a + 28)));
+            const __m256i isum = _mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3));
+            const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xa[t][b].d)));
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), d, acc[t]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
+}
+
+static void tile_vnni(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+                      const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+    switch (TT) {
+    case 4: tile_vnni_n(4, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    case 3: tile_vnni_n(3, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    case 2: tile_vnni_n(2, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    default: tile_vnni_n(1, grp, b0, b1, xa, corr, cld, y, ldy); break;
+    }
+}
+
+void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
+                             int64_t T, float *y, int64_t ldy) {
+    drive(tile_vnni, n, w, n_groups, x, x_row, T, y, ldy, 4);
+}
+#pragma GCC pop_options
+#endif

@@ -1,0 +1,221 @@
+/* test_q4_0_x8.c - the repacked Q4_0 layout (kernels/q4_0_x8.h) against the mapped-row kernels.
+ *
+ * Greedy parity with llama.cpp rests on every Q4_0 output being summed in dot_q4_0's order, so each
+ * table's 8-row kernel (scalar, AVX2, AVX-512 VNNI; those the CPU cannot run are skipped) must give
+ * the scalar row kernel's floats bit for bit, for single tokens and batches, odd group counts, token
+ * tails, sub-ranges as the thread pool hands them out, and rows long enough to need the kernel's
+ * chunking. Also: the repack is order-independent, and the model's split is in whole groups. */
+#include "sn_test.h"
+
+#include "ggml_types.h"
+#include "kernels/kernels.h"
+#include "kernels/q4_0_x8.h"
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint32_t next(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 32);
+}
+static float frand(void) { return ((float)(next() >> 8) / (float)(1 << 24) - 0.5f) * 4.0f; }
+
+typedef struct {
+    int64_t n, rows, T;
+    sn_block_q4_0 *w;   /* rows x nb, row layout */
+    void *x8;           /* repacked */
+    sn_block_q8_0 *x;   /* T x nb activations */
+    float *ref;         /* T x rows, scalar dot_q4_0 */
+} fixture;
+
+/* extreme = 1: weights all nibble 0 or 15 and activations +-127, the integer sums' limits. */
+static void make(fixture *f, int64_t n, int64_t rows, int64_t T, int extreme) {
+    const int64_t nb = n / SN_QK4_0;
+    f->n = n, f->rows = rows, f->T = T;
+    f->w = malloc((size_t)(rows * nb) * sizeof(sn_block_q4_0));
+    f->x = malloc((size_t)(T * nb) * sizeof(sn_block_q8_0));
+    f->ref = malloc((size_t)(T * rows) * sizeof(float));
+    float *tmp = malloc((size_t)n * sizeof(float));
+    CU_ASSERT_FATAL(f->w && f->x && f->ref && tmp);
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < n; i++) tmp[i] = frand() * (1.0f + (float)(r % 5));
+        sn_quantize_row_q4_0(tmp, f->w + r * nb, n);
+        if (extreme)
+            for (int64_t b = 0; b < nb; b++) memset(f->w[r * nb + b].qs, (r + b) % 2 ? 0xFF : 0x00, 16);
+    }
+    for (int64_t t = 0; t < T; t++) {
+        for (int64_t i = 0; i < n; i++) tmp[i] = frand();
+        sn_quantize_row_q8_0(tmp, f->x + t * nb, n);
+        if (extreme)
+            for (int64_t b = 0; b < nb; b++)
+                for (int j = 0; j < 32; j++) f->x[t * nb + b].qs[j] = (int8_t)((t + b) % 2 ? 127 : -127);
+    }
+    free(tmp);
+    const uint64_t size = sn_q4_0x8_size(n, rows);
+    CU_ASSERT_FATAL(size == (uint64_t)(rows * nb) * sizeof(sn_block_q4_0));
+    f->x8 = malloc(size);
+    CU_ASSERT_FATAL(f->x8 != NULL);
+    sn_q4_0x8_repack(f->w, (uint64_t)nb * sizeof(sn_block_q4_0), n, 0, rows / 8, f->x8);
+    const sn_kernels *s = sn_kernels_scalar();
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t r = 0; r < rows; r++) f->ref[t * rows + r] = s->dot[SN_GGML_Q4_0](n, f->w + r * nb, f->x + t * nb);
+}
+
+static void drop(fixture *f) {
+    free(f->w);
+    free(f->x8);
+    free(f->x);
+    free(f->ref);
+}
+
+static const sn_kernels *tables[3];
+static int n_tables(void) {
+    int k = 0;
+    tables[k++] = sn_kernels_scalar();
+    if (sn_kernels_avx2()) tables[k++] = sn_kernels_avx2();
+    if (sn_kernels_avx512()) tables[k++] = sn_kernels_avx512();
+    return k;
+}
+
+/* Every table's kernel over all groups, and over a sub-range of groups, equals the scalar rows. */
+static void check(const fixture *f) {
+    const int64_t nb = f->n / SN_QK4_0, ng = f->rows / 8;
+    const uint64_t xr = (uint64_t)nb * sizeof(sn_block_q8_0), gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
+    float *y = malloc((size_t)(f->T * f->rows) * sizeof(float));
+    CU_ASSERT_FATAL(y != NULL);
+    const int nt = n_tables();
+    for (int i = 0; i < nt; i++) {
+        const sn_kernels *k = tables[i];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(k->mm_q4_0x8);
+        for (int64_t j = 0; j < f->T * f->rows; j++) y[j] = NAN;
+        k->mm_q4_0x8(f->n, f->x8, ng, f->x, xr, f->T, y, f->rows);
+        int bad = 0;
+        for (int64_t j = 0; j < f->T * f->rows; j++) bad += memcmp(&y[j], &f->ref[j], sizeof(float)) != 0;
+        if (bad) fprintf(stderr, "%s: n=%lld rows=%lld T=%lld: %d outputs differ\n", k->name, (long long)f->n,
+                         (long long)f->rows, (long long)f->T, bad);
+        CU_ASSERT_EQUAL(bad, 0);
+        if (ng >= 3) { /* groups [1, ng-1) only: nothing outside is written */
+            for (int64_t j = 0; j < f->T * f->rows; j++) y[j] = -1.0f;
+            k->mm_q4_0x8(f->n, (const char *)f->x8 + gbytes, ng - 2, f->x, xr, f->T, y + 8, f->rows);
+            bad = 0;
+            for (int64_t t = 0; t < f->T; t++)
+                for (int64_t r = 0; r < f->rows; r++) {
+                    const float want = r >= 8 && r < f->rows - 8 ? f->ref[t * f->rows + r] : -1.0f;
+                    bad += memcmp(&y[t * f->rows + r], &want, sizeof(float)) != 0;
+                }
+            CU_ASSERT_EQUAL(bad, 0);
+        }
+    }
+    free(y);
+}
+
+static void test_single_token(void) {
+    const int64_t ns[] = {32, 96, 1024, 2816};
+    const int64_t rows[] = {8, 24, 40};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 3; b++) {
+            fixture f;
+            make(&f, ns[a], rows[b], 1, 0);
+            check(&f);
+            drop(&f);
+        }
+}
+
+static void test_batches_and_tails(void) {
+    const int64_t Ts[] = {2, 3, 4, 5, 7, 9, 16};
+    for (size_t a = 0; a < sizeof(Ts) / sizeof(Ts[0]); a++) {
+        fixture f;
+        make(&f, 320, 24, Ts[a], 0);
+        check(&f);
+        drop(&f);
+    }
+}
+
+static void test_integer_limits(void) {
+    fixture f;
+    make(&f, 256, 16, 5, 1);
+    check(&f);
+    drop(&f);
+}
+
+/* Rows of more than 8192 blocks make the kernels split the block range (and tokens) into pieces. */
+static void test_long_rows(void) {
+    fixture f;
+    make(&f, (int64_t)SN_QK4_0 * 8200, 8, 3, 0);
+    check(&f);
+    drop(&f);
+}
+
+static void test_repack_layout(void) {
+    fixture f;
+    make(&f, 64, 24, 1, 0);
+    const int64_t nb = 2;
+    /* chunks in reverse order give the same bytes */
+    unsigned char *y = calloc(1, sn_q4_0x8_size(64, 24));
+    CU_ASSERT_FATAL(y != NULL);
+    for (int64_t g = 2; g >= 0; g--) sn_q4_0x8_repack(f.w, nb * sizeof(sn_block_q4_0), 64, g, g + 1, y);
+    CU_ASSERT_EQUAL(memcmp(y, f.x8, sn_q4_0x8_size(64, 24)), 0);
+    /* the documented placement: row 8G+r, block b, qs byte 4c+i; scale after 128 bytes */
+    const int64_t G = 1, r = 5, b = 1, c = 2, i = 3;
+    const unsigned char *blk = (const unsigned char *)f.x8 + (G * nb + b) * SN_Q4_0X8_BLOCK_BYTES;
+    CU_ASSERT_EQUAL(blk[c * 32 + r * 4 + i], f.w[(G * 8 + r) * nb + b].qs[4 * c + i]);
+    uint16_t d;
+    memcpy(&d, blk + 128 + 2 * r, 2);
+    CU_ASSERT_EQUAL(d, f.w[(G * 8 + r) * nb + b].d);
+    free(y);
+    drop(&f);
+    CU_ASSERT_EQUAL(sn_q4_0x8_size(64, 20), 0); /* rows not a multiple of 8: stays in row layout */
+    CU_ASSERT_EQUAL(sn_q4_0x8_size(48, 16), 0);
+}
+
+/* The thread split hands out whole groups and covers every row once; sn_matrix_mul over those
+ * ranges equals the row-layout matmul. */
+static void test_split_and_mul(void) {
+    fixture f;
+    make(&f, 512, 40, 3, 0);
+    const int64_t nb = 16;
+    sn_matrix w = {.name = "w", .data = f.w, .type = SN_GGML_Q4_0, .n_in = 512, .n_out = 40,
+                   .row_bytes = nb * sizeof(sn_block_q4_0), .x8 = f.x8};
+    const sn_kernels *k = sn_kernels_best();
+    for (int nth = 1; nth <= 7; nth++) {
+        float y[3 * 40];
+        for (int j = 0; j < 3 * 40; j++) y[j] = NAN;
+        int64_t covered = 0, prev = 0;
+        for (int ith = 0; ith < nth; ith++) {
+            int64_t r0, r1;
+            sn_matrix_split(&w, ith, nth, &r0, &r1);
+            CU_ASSERT(r0 % 8 == 0 && (r1 % 8 == 0 || r1 == 40) && r0 <= r1 && r0 == (r0 < r1 ? prev : r0));
+            if (r0 < r1) prev = r1;
+            covered += r1 - r0;
+            sn_matrix_mul(k, &w, f.x, nb * sizeof(sn_block_q8_0), 3, y, 40, r0, r1);
+        }
+        CU_ASSERT_EQUAL(covered, 40);
+        CU_ASSERT_EQUAL(memcmp(y, f.ref, sizeof(y)), 0);
+    }
+    /* without x8 the same calls use the row kernels and give the same floats */
+    w.x8 = NULL;
+    float y[3 * 40];
+    int64_t r0, r1;
+    sn_matrix_split(&w, 1, 3, &r0, &r1);
+    CU_ASSERT_EQUAL(r0, 14);
+    sn_matrix_split(&w, 0, 1, &r0, &r1);
+    sn_matrix_mul(k, &w, f.x, nb * sizeof(sn_block_q8_0), 3, y, 40, r0, r1);
+    CU_ASSERT_EQUAL(memcmp(y, f.ref, sizeof(y)), 0);
+    drop(&f);
+}
+
+static const sn_test_case cases[] = {
+    {"single token, 1/3/5 groups", test_single_token},
+    {"batches and token tails", test_batches_and_tails},
+    {"integer sum limits", test_integer_limits},
+    {"rows longer than the correction table", test_long_rows},
+    {"repack layout", test_repack_layout},
+    {"thread split and sn_matrix_mul", test_split_and_mul},
+};
+
+SN_TEST_MAIN("q4_0_x8", cases)
