@@ -4,11 +4,14 @@
 #include "model.h"
 #include "blob.h"
 #include "kernels/int4.h"
+#include "kernels/q4_0_x8.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 extern const sn_family sn_family_llama;
 
@@ -341,6 +344,70 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
     return SN_OK;
 }
 
+/* Releases the whole pages of the mapping inside [lo, hi): they were read once for repacking and
+ * will not be read by the matmuls again (a row lookup may fault a page back in from the file). */
+static void drop_pages(const void *lo, const void *hi) {
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = ((uintptr_t)lo + page - 1) & ~(page - 1), b = (uintptr_t)hi & ~(page - 1);
+    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
+    if (w->x8 || !w->data || w->type != SN_GGML_Q4_0 || !m->k->mm_q4_0x8 || m->blob) return SN_OK;
+    const char *env = getenv("SN_Q4_0_REPACK");
+    if (env && strcmp(env, "0") == 0) return SN_OK;
+    const uint64_t size = sn_q4_0x8_size(w->n_in, w->n_out);
+    if (size == 0) return SN_OK; /* n_out not a multiple of 8: the row kernels handle it */
+    for (int i = 0; i < m->n_repacked; i++)
+        if (m->repacked_src[i] == w->data) { /* tied: the same mapped matrix was packed already */
+            w->x8 = m->repacked[i];
+            return SN_OK;
+        }
+    void **bufs = realloc(m->repacked, (size_t)(m->n_repacked + 1) * sizeof(*bufs));
+    if (!bufs) return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s", w->name);
+    m->repacked = bufs;
+    const void **srcs = realloc(m->repacked_src, (size_t)(m->n_repacked + 1) * sizeof(*srcs));
+    if (!srcs) return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s", w->name);
+    m->repacked_src = srcs;
+    void *dst = aligned_alloc(64, (size_t)((size + 63) & ~(uint64_t)63));
+    if (!dst)
+        return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s (%llu MB)", w->name,
+                          (unsigned long long)(size >> 20));
+    /* ~1 MB of source rows at a time, releasing what has been read so peak RSS grows by a chunk */
+    const int64_t groups = w->n_out / SN_Q4_0X8_ROWS;
+    const uint64_t gsrc = w->row_bytes * SN_Q4_0X8_ROWS;
+    const int64_t step = gsrc >= ((uint64_t)1 << 20) ? 1 : (int64_t)(((uint64_t)1 << 20) / gsrc);
+    const char *src = w->data;
+    for (int64_t g = 0; g < groups; g += step) {
+        const int64_t ge = g + step < groups ? g + step : groups;
+        sn_q4_0x8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
+        drop_pages(src, src + (uint64_t)ge * gsrc);
+    }
+    m->repacked[m->n_repacked] = dst;
+    m->repacked_src[m->n_repacked++] = w->data;
+    w->x8 = dst;
+    return SN_OK;
+}
+
+void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1) {
+    const int64_t unit = w->x8 ? SN_Q4_0X8_ROWS : 1, units = (w->n_out + unit - 1) / unit;
+    const int64_t per = (units + nth - 1) / nth * unit;
+    *r0 = per * ith < w->n_out ? per * ith : w->n_out;
+    *r1 = *r0 + per < w->n_out ? *r0 + per : w->n_out;
+}
+
+void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
+                   int64_t ldy, int64_t r0, int64_t r1) {
+    if (r0 >= r1) return;
+    if (w->x8 && k->mm_q4_0x8) {
+        const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
+        k->mm_q4_0x8(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_Q4_0X8_ROWS) * gbytes,
+                     (r1 - r0) / SN_Q4_0X8_ROWS, x, x_row, T, y + r0, ldy);
+        return;
+    }
+    sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0, r1);
+}
+
 sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required, const float **out,
                           float **owned, sn_err *err) {
     *out = NULL;
@@ -422,6 +489,9 @@ void sn_model_free(sn_model *m) {
     if (m->blob) sn_blob_close(m->blob); /* also frees m->g, its embedded metadata */
     else sn_gguf_close(m->g);
     free(m->blob_tensors);
+    for (int i = 0; i < m->n_repacked; i++) free(m->repacked[i]);
+    free(m->repacked);
+    free(m->repacked_src);
     free(m->path);
     free(m);
 }

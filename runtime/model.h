@@ -61,13 +61,16 @@ typedef struct sn_family {
     uint64_t (*state_bytes)(const sn_model *m); /* KV cache / recurrent state size */
 } sn_family;
 
-/* A weight matrix: n_out rows of n_in elements, rows contiguous in the mapping. */
+/* A weight matrix: n_out rows of n_in elements, rows contiguous in the mapping. x8, when set, is
+ * the same matrix repacked at load into 8-row groups (kernels/q4_0_x8.h; Q4_0 only) and is what the
+ * matmul reads; data then only serves row lookups (token embeddings). */
 typedef struct sn_matrix {
     const char *name;
     const void *data;
     int type;
     int64_t n_in, n_out;
     uint64_t row_bytes;
+    const void *x8;
 } sn_matrix;
 
 struct sn_model {
@@ -82,6 +85,9 @@ struct sn_model {
     sn_pool *pool;
     int64_t n_ctx;   /* positions the state can hold */
     int64_t n_past;  /* positions filled */
+    void **repacked; /* buffers made by sn_model_repack, freed with the model */
+    const void **repacked_src; /* the mapped data each was made from (tied matrices share one) */
+    int n_repacked;
     void *impl;      /* family-private */
 };
 
@@ -113,6 +119,16 @@ sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne
 /* A matrix [n_in x n_out] whose type the kernels can multiply. */
 sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
                           sn_matrix *out, sn_err *err);
+/* Repacks a Q4_0 matrix into 8-row groups (sets w->x8) when the kernel table reads that layout and
+ * n_out is a multiple of 8; otherwise leaves w alone. The mapped pages it read are released
+ * (MADV_DONTNEED) so resident memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables it. */
+sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
+/* Rows [*r0, *r1) of w that thread ith of nth computes (groups of 8 for a repacked matrix). */
+void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1);
+/* y[t*ldy + r] = row r of w . activation row t, for r in [r0, r1), t < T (x already converted to
+ * w's activation type); reads w->x8 when set (then r0 and r1 must come from sn_matrix_split). */
+void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
+                   int64_t ldy, int64_t r0, int64_t r1);
 /* A vector of n floats, converted to f32 if stored as F16/BF16 (*owned set when allocated). */
 sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required, const float **out,
                           float **owned, sn_err *err);

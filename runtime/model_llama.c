@@ -184,6 +184,14 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int il = 0; il < hp->n_layer; il++)
         if ((st = load_layer(m, s, il, err))) return st;
+    /* One-time repack of Q4_0 matmul weights into 8-row groups (model.h: sn_model_repack). */
+    for (int il = 0; il < hp->n_layer; il++) {
+        layer_weights *L = &s->layers[il];
+        sn_matrix *mats[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+        for (int i = 0; i < 7; i++)
+            if ((st = sn_model_repack(m, mats[i], err))) return st;
+    }
+    if ((st = sn_model_repack(m, &s->output, err))) return st;
 
     /* RoPE constants as ggml_rope_ext computes them. */
     s->neox = strcmp(hp->arch, "llama") != 0; /* qwen2/qwen3: NEOX; llama: normal */
@@ -274,10 +282,9 @@ static void matmul_worker(void *arg, int ith, int nth) {
     const matmul_job *j = arg;
     for (int i = 0; i < j->n; i++) {
         const sn_matrix *w = j->w[i];
-        const int64_t per = (w->n_out + nth - 1) / nth;
-        const int64_t r0 = per * ith, r1 = r0 + per < w->n_out ? r0 + per : w->n_out;
-        if (r0 < r1)
-            sn_matmul(j->k, w->type, w->data, w->row_bytes, w->n_in, j->x[i], j->x_row[i], j->T, j->y[i], w->n_out, r0, r1);
+        int64_t r0, r1;
+        sn_matrix_split(w, ith, nth, &r0, &r1);
+        sn_matrix_mul(j->k, w, j->x[i], j->x_row[i], j->T, j->y[i], w->n_out, r0, r1);
     }
 }
 
