@@ -321,18 +321,50 @@ static const void *activations(sn_model *m, llama_state *s, int wtype, const flo
     return s->act[at];
 }
 
-/* y_i = W_i x for up to three matrices with the same input x [T x n]. */
+/* One parallel job: tokens [t0, t1) of the matrices of `all` selected by mask. */
+static void run_tokens(sn_model *m, const matmul_job *all, unsigned mask, int64_t t0, int64_t t1) {
+    matmul_job j = {.k = all->k, .T = t1 - t0};
+    for (int i = 0; i < all->n; i++) {
+        if (!(mask & (1u << i))) continue;
+        j.w[j.n] = all->w[i];
+        j.x[j.n] = (const char *)all->x[i] + (uint64_t)t0 * all->x_row[i];
+        j.x_row[j.n] = all->x_row[i];
+        j.y[j.n] = all->y[i] + t0 * all->w[i]->n_out;
+        j.n++;
+    }
+    if (j.n) sn_pool_run(m->pool, matmul_worker, &j);
+}
+
+/* y_i = W_i x for up to three matrices with the same input x [T x n]. Tokens llama.cpp multiplies
+ * in its batched order go together; the others (sn_kernel_mm_tokens: Q4_K's leftovers beyond a
+ * multiple of 4, or a single token) one at a time, so each output rounds as llama.cpp's does. */
 static sn_status project(sn_model *m, llama_state *s, const float *x, int64_t T, int nw, const sn_matrix *const *w,
                          float *const *y, sn_err *err) {
-    matmul_job j = {.k = m->k, .n = nw, .T = T};
+    matmul_job all = {.k = m->k, .n = nw, .T = T};
     unsigned done = 0;
+    int64_t mm[3];
     for (int i = 0; i < nw; i++) {
-        j.w[i] = w[i];
-        j.y[i] = y[i];
-        j.x[i] = activations(m, s, w[i]->type, x, w[i]->n_in, T, &done, &j.x_row[i]);
-        if (!j.x[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+        all.w[i] = w[i];
+        all.y[i] = y[i];
+        all.x[i] = activations(m, s, w[i]->type, x, w[i]->n_in, T, &done, &all.x_row[i]);
+        if (!all.x[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+        mm[i] = sn_kernel_mm_tokens(w[i]->type, T);
     }
-    sn_pool_run(m->pool, matmul_worker, &j);
+    unsigned scheduled = 0;
+    for (int i = 0; i < nw; i++) { /* batched parts, one job per distinct token count */
+        if (mm[i] == 0 || (scheduled & (1u << i))) continue;
+        unsigned mask = 0;
+        for (int k = i; k < nw; k++)
+            if (mm[k] == mm[i]) mask |= 1u << k;
+        run_tokens(m, &all, mask, 0, mm[i]);
+        scheduled |= mask;
+    }
+    for (int64_t t = 0; t < T; t++) { /* single-token parts */
+        unsigned mask = 0;
+        for (int i = 0; i < nw; i++)
+            if (mm[i] <= t) mask |= 1u << i;
+        run_tokens(m, &all, mask, t, t + 1);
+    }
     return SN_OK;
 }
 

@@ -50,6 +50,15 @@ typedef struct sn_kernels {
     void (*kq_tile64)(int64_t D, const float *q, const float *kt, int64_t ld, float *out);
 } sn_kernels;
 
+/* How many tokens of a T-token batch llama.cpp multiplies in dot_mm order; the rest (the last
+ * T - result) go through its single-token path, i.e. dot. Q4_K weights are repacked by ggml's CPU
+ * backend on AVX2+ (q4_K_8x8): its gemm takes whole groups of 4 tokens and the leftover tokens
+ * (and batches under 4) use the gemv, whose order is dot's. Every other type is all-or-nothing. */
+static inline int64_t sn_kernel_mm_tokens(int wtype, int64_t T) {
+    if (wtype == SN_GGML_Q4_K) return T - T % 4;
+    return T > 1 ? T : 0;
+}
+
 /* Activation type for a weight type, or -1 if we cannot multiply that weight type. */
 int sn_kernel_act_type(int wtype);
 /* Bytes of an activation row of n elements for weight type wtype (0 if unsupported). */

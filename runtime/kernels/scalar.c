@@ -214,6 +214,37 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     return s1 - s2;
 }
 
+/* Q4_K in the batched order of ggml's q4_K_8x8 gemm (groups of 4 tokens, sn_kernel_mm_tokens): the
+ * same integer sums as dot_q4_K, but the float accumulators take one fma per pair of 32-element
+ * sub-blocks instead of one per 256-element block. */
+static float dot_q4_K_mm(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s1 = 0, s2 = 0;
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        const uint8_t *q = w[b].qs;
+        const int8_t *q8 = a[b].qs;
+        const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
+        for (int j = 0; j < SN_QK_K / 64; j++) {
+            uint8_t sc0, m0, sc1, m1;
+            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
+            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
+            int lo = 0, hi = 0;
+            for (int l = 0; l < 32; l++) {
+                lo += (q[l] & 0xF) * q8[l];
+                hi += (q[l] >> 4) * q8[l + 32];
+            }
+            const int summ = m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) +
+                             m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
+            s1 = fmaf((float)(sc0 * lo + sc1 * hi), d, s1);
+            s2 = fmaf((float)summ, dmin, s2);
+            q += 32;
+            q8 += 64;
+        }
+    }
+    return s1 - s2;
+}
+
 /* Q6_K as ggml_vec_dot_q6_K_q8_K (AVX2): 8 integer lanes per block, lane L holding
  * sum_g scale(g, L/4) * (elements 4L..4L+3 of 32-group g, 6-bit values unsigned) minus
  * 32 * (bsums[2L] * sc[2L] + bsums[2L+1] * sc[2L+1]); then fma(d, lane) and hsum8. */
@@ -286,6 +317,7 @@ const sn_kernels *sn_kernels_scalar(void) {
         k->dot_mm[SN_GGML_F32] = dot_f32_mm;
         k->dot_mm[SN_GGML_F16] = dot_f16_mm;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+        k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
         k->quant[SN_GGML_F32] = quant_f32;
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_BF16] = quant_bf16;

@@ -230,6 +230,33 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     return s - s2;
 }
 
+/* dot_q4_K_mm of scalar.c: one fma per pair of sub-blocks (ggml's q4_K_8x8 gemm order). */
+static float dot_q4_K_mm(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s = 0, s2 = 0;
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        const uint8_t *q = w[b].qs;
+        const int8_t *q8 = a[b].qs;
+        const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
+        for (int j = 0; j < SN_QK_K / 64; j++) {
+            uint8_t sc0, m0, sc1, m1;
+            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
+            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
+            const __m256i raw = _mm256_loadu_si256((const __m256i *)q);
+            const int lo = hsum_i32(udot(_mm256_and_si256(raw, m4), _mm256_loadu_si256((const __m256i *)q8)));
+            const int hi = hsum_i32(udot(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), _mm256_loadu_si256((const __m256i *)(q8 + 32))));
+            const int summ = m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) + m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
+            s = fmaf((float)(sc0 * lo + sc1 * hi), d, s);
+            s2 = fmaf((float)summ, dmin, s2);
+            q += 32;
+            q8 += 64;
+        }
+    }
+    return s - s2;
+}
+
 static float dot_q6_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q6_K *w = vw;
     const sn_block_q8_K *a = va;
@@ -314,6 +341,7 @@ const sn_kernels *sn_kernels_avx2(void) {
         k->dot_mm[SN_GGML_F32] = dot_f32_mm;
         k->dot_mm[SN_GGML_F16] = dot_f16_mm;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+        k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_Q8_0] = quant_q8_0;
         k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx2; /* blob weights */

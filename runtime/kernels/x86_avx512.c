@@ -482,6 +482,7 @@ const sn_kernels *sn_kernels_avx512(void) {
         k->dot_mm[SN_GGML_F32] = dot_f32_mm;
         k->dot_mm[SN_GGML_F16] = dot_f16_mm;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+        k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
         /* No gemv4 here: 4-row single-token kernels (f16, q8_0) measured 1.8-2.5x slower than
          * row-at-a-time dot on this machine, so decode stays one row per call. */
         k->gemm4x4[SN_GGML_F32] = gemm_f32;
