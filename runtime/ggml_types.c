@@ -893,6 +893,179 @@ void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) {
     }
 }
 
+/* Q6_K packing: levels 0..63 -> 4 low bits (ql) and 2 high bits (qh). */
+static void q6_K_pack(const int8_t *L, sn_block_q6_K *y) {
+    uint8_t *ql = y->ql, *qh = y->qh;
+    for (int j = 0; j < SN_QK_K; j += 128) {
+        for (int l = 0; l < 32; l++) {
+            const uint8_t q1 = L[j + l + 0] & 0xF, q2 = L[j + l + 32] & 0xF;
+            const uint8_t q3 = L[j + l + 64] & 0xF, q4 = L[j + l + 96] & 0xF;
+            ql[l + 0] = (uint8_t)(q1 | (q3 << 4));
+            ql[l + 32] = (uint8_t)(q2 | (q4 << 4));
+            qh[l] = (uint8_t)((L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) |
+                              ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6));
+        }
+        ql += 64;
+        qh += 32;
+    }
+}
+
+#ifdef SN_X86
+/* One Q6_K super-block with AVX-512: its 16 sub-blocks run in the 16 lanes (xt transposed: element
+ * i of sub-block j at [i*16 + j]), each lane doing exactly the scalar operations in the scalar
+ * order, as in the AVX2 twins above. Two restructurings keep the bytes: x*x and x*x*x are the
+ * same roundings in every one of the 19 scale trials, so they are computed once; and the levels
+ * of a trial are not stored - the scalar code recomputes them from the accepted iscale with the
+ * same expression, so the lane keeps its last accepted iscale and the levels are computed once
+ * at the end. The Q6_K embedding/output matrix dominates a q4_0 conversion; this is its kernel. */
+__attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f) {
+    __m512i i = _mm512_castps_si512(_mm512_add_ps(f, _mm512_set1_ps(12582912.f)));
+    return _mm512_sub_epi32(_mm512_and_si512(i, _mm512_set1_epi32(0x007fffff)),
+                            _mm512_set1_epi32(0x00400000));
+}
+
+/* The level of f clamped to [-32, 31], as a float. With finite inputs f = iscale*x is within
+ * [-33, 33] (or the lane is "tiny" and discarded), where one round-to-nearest-even instruction
+ * equals nearest_int; blocks holding NaN/Inf take ggml's bit trick (a NaN's payload decides). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 q6k_level(__m512 f, int finite) {
+    if (finite)
+        return _mm512_min_ps(_mm512_max_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                                           _mm512_set1_ps(-32.f)),
+                             _mm512_set1_ps(31.f));
+    __m512i li = nearest_int16(f);
+    return _mm512_cvtepi32_ps(_mm512_max_epi32(_mm512_set1_epi32(-32), _mm512_min_epi32(_mm512_set1_epi32(31), li)));
+}
+
+/* make_qx_quants' scale search for the 16 lanes: the first trial, then 18 more accepted in order.
+ * Leaves each lane's scale, and the iscale whose levels the scalar code would keep. */
+__attribute__((target("avx512f"), always_inline)) static inline void q6k_search(const __m512 *xv, const __m512 *w,
+                                                                               const __m512 *wx, __m512 max, int finite,
+                                                                               __m512 *scale_out, __m512 *best_is_out) {
+    enum { NMAX = 32 };
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 iscale = _mm512_div_ps(_mm512_set1_ps((float)-NMAX), max);
+    __m512 best_is = iscale, sumlx = zero, suml2 = zero;
+    for (int i = 0; i < 16; i++) {
+        __m512 l = q6k_level(_mm512_mul_ps(iscale, xv[i]), finite);
+        sumlx = _mm512_add_ps(sumlx, _mm512_mul_ps(wx[i], l));
+        suml2 = _mm512_add_ps(suml2, _mm512_mul_ps(_mm512_mul_ps(w[i], l), l));
+    }
+    const __mmask16 nz = _mm512_cmp_ps_mask(suml2, zero, _CMP_NEQ_UQ); /* C truthiness: NaN is true */
+    __m512 scale = _mm512_maskz_div_ps(nz, sumlx, suml2);
+    __m512 best = _mm512_mul_ps(scale, sumlx);
+    /* The 18 trials is = -9..-1, 1..9 are independent until the accept test, which must run in
+     * order. Each lane's sums are serial chains of adds (their order is fixed by the scalar code),
+     * so three trials are summed side by side to keep the adders busy, then tested in order. */
+    for (int g = 0; g < 18; g += 3) {
+        __m512 isc[3];
+        for (int t = 0; t < 3; t++) {
+            const int is = g + t < 9 ? g + t - 9 : g + t - 8;
+            const float num = -((float)NMAX + 0.1f * (float)is);
+            isc[t] = _mm512_div_ps(_mm512_set1_ps(num), max);
+        }
+        /* written out so the six accumulators stay in registers */
+        __m512 sx[3], s2[3];
+        __m512 sx0 = zero, sx1 = zero, sx2 = zero, s20 = zero, s21 = zero, s22 = zero;
+        for (int i = 0; i < 16; i++) {
+#define Q6K_TRIAL(t, sxv, s2v)                                                                    \
+    do {                                                                                          \
+        __m512 l = q6k_level(_mm512_mul_ps(isc[t], xv[i]), finite);                               \
+        sxv = _mm512_add_ps(sxv, _mm512_mul_ps(wx[i], l));                                        \
+        s2v = _mm512_add_ps(s2v, _mm512_mul_ps(_mm512_mul_ps(w[i], l), l));                       \
+    } while (0)
+            Q6K_TRIAL(0, sx0, s20);
+            Q6K_TRIAL(1, sx1, s21);
+            Q6K_TRIAL(2, sx2, s22);
+#undef Q6K_TRIAL
+        }
+        sx[0] = sx0, sx[1] = sx1, sx[2] = sx2, s2[0] = s20, s2[1] = s21, s2[2] = s22;
+        for (int t = 0; t < 3; t++) {
+            __mmask16 take = _mm512_cmp_ps_mask(s2[t], zero, _CMP_GT_OQ) &
+                             _mm512_cmp_ps_mask(_mm512_mul_ps(sx[t], sx[t]), _mm512_mul_ps(best, s2[t]), _CMP_GT_OQ);
+            if (!take) continue;
+            best_is = _mm512_mask_mov_ps(best_is, take, isc[t]);
+            scale = _mm512_mask_mov_ps(scale, take, _mm512_div_ps(sx[t], s2[t]));
+            best = _mm512_mask_mov_ps(best, take, _mm512_mul_ps(scale, sx[t]));
+        }
+    }
+    *scale_out = scale;
+    *best_is_out = best_is;
+}
+
+__attribute__((target("avx512f"))) static void q6_K_block_x16(const float *x, sn_block_q6_K *y) {
+    enum { NMAX = 32 };
+    float xt[16 * 16], scales[16];
+    int32_t Lt[16 * 16];
+    int8_t L[SN_QK_K];
+    for (int j = 0; j < 16; j++)
+        for (int l = 0; l < 16; l++) xt[l * 16 + j] = x[16 * j + l];
+    const __m512 zero = _mm512_setzero_ps(), inf = _mm512_set1_ps(INFINITY);
+    const __m512i lo = _mm512_set1_epi32(-NMAX), hi = _mm512_set1_epi32(NMAX - 1);
+    const __m512i off = _mm512_set1_epi32(NMAX);
+    __m512 xv[16], w[16], wx[16];
+    __m512 max = zero, amax = zero;
+    __mmask16 finite = 0xFFFF;
+    for (int i = 0; i < 16; i++) {
+        xv[i] = _mm512_loadu_ps(xt + 16 * i);
+        __m512 ax = _mm512_abs_ps(xv[i]);
+        __mmask16 gt = _mm512_cmp_ps_mask(ax, amax, _CMP_GT_OQ);
+        amax = _mm512_mask_mov_ps(amax, gt, ax);
+        max = _mm512_mask_mov_ps(max, gt, xv[i]);
+        finite &= _mm512_cmp_ps_mask(ax, inf, _CMP_LT_OQ);
+        w[i] = _mm512_mul_ps(xv[i], xv[i]);
+        wx[i] = _mm512_mul_ps(w[i], xv[i]);
+    }
+    const __mmask16 tiny = _mm512_cmp_ps_mask(amax, _mm512_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    __m512 scale, best_is;
+    if (finite == 0xFFFF)
+        q6k_search(xv, w, wx, max, 1, &scale, &best_is);
+    else
+        q6k_search(xv, w, wx, max, 0, &scale, &best_is);
+    scale = _mm512_mask_mov_ps(scale, tiny, zero);
+    _mm512_storeu_ps(scales, scale);
+    __m512i lv[16];
+    for (int i = 0; i < 16; i++) {
+        __m512i li = nearest_int16(_mm512_mul_ps(best_is, xv[i]));
+        li = _mm512_add_epi32(_mm512_max_epi32(lo, _mm512_min_epi32(hi, li)), off);
+        lv[i] = _mm512_maskz_mov_epi32((__mmask16)~tiny, li);
+    }
+    /* the super-block scale, as in the scalar function */
+    float max_scale = 0, max_abs_scale = 0;
+    for (int ib = 0; ib < 16; ib++) {
+        const float abs_scale = fabsf(scales[ib]);
+        if (abs_scale > max_abs_scale) {
+            max_abs_scale = abs_scale;
+            max_scale = scales[ib];
+        }
+    }
+    if (max_abs_scale < GROUP_MAX_EPS) {
+        memset(y, 0, sizeof *y);
+        y->d = sn_fp32_to_fp16(0.f);
+        return;
+    }
+    float iscale_s = -128.f / max_scale;
+    y->d = sn_fp32_to_fp16(1 / iscale_s);
+    float dj[16];
+    const float d0 = sn_fp16_to_fp32(y->d);
+    for (int ib = 0; ib < 16; ib++) {
+        y->scales[ib] = (int8_t)SN_MIN(127, nearest_int(iscale_s * scales[ib]));
+        dj[ib] = d0 * y->scales[ib];
+    }
+    /* levels again against the rounded scales; lanes with d == 0 keep the levels found above */
+    const __m512 d = _mm512_loadu_ps(dj);
+    const __mmask16 keep = _mm512_cmp_ps_mask(d, zero, _CMP_EQ_OQ);
+    const __m512i lo6 = _mm512_set1_epi32(-32), hi6 = _mm512_set1_epi32(31);
+    for (int i = 0; i < 16; i++) {
+        __m512i li = nearest_int16(_mm512_div_ps(xv[i], d));
+        li = _mm512_add_epi32(_mm512_max_epi32(lo6, _mm512_min_epi32(hi6, li)), off);
+        _mm512_storeu_si512((void *)(Lt + 16 * i), _mm512_mask_mov_epi32(li, keep, lv[i]));
+    }
+    for (int j = 0; j < 16; j++)
+        for (int l = 0; l < 16; l++) L[16 * j + l] = (int8_t)Lt[l * 16 + j];
+    q6_K_pack(L, y);
+}
+#endif
+
 /* Q6_K: 16 sub-blocks of 16 with int8 scales relative to one fp16 d; 6-bit levels split into
  * 4 low bits (ql) and 2 high bits (qh). */
 void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
@@ -901,6 +1074,10 @@ void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
     int8_t L[SN_QK_K];
     float scales[SN_QK_K / 16];
 #ifdef SN_X86
+    if (CPU_HAS512("avx512f")) {
+        for (int64_t i = 0; i < nb; i++) q6_K_block_x16(x + i * SN_QK_K, &y[i]);
+        return;
+    }
     const int lanes = CPU_HAS("avx2");
     float xt[16 * 8];
     int32_t Lt[16 * 8];
@@ -949,19 +1126,7 @@ void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
                 L[16 * j + ii] = (int8_t)(l + 32);
             }
         }
-        uint8_t *ql = y[i].ql, *qh = y[i].qh;
-        for (int j = 0; j < SN_QK_K; j += 128) {
-            for (int l = 0; l < 32; l++) {
-                const uint8_t q1 = L[j + l + 0] & 0xF, q2 = L[j + l + 32] & 0xF;
-                const uint8_t q3 = L[j + l + 64] & 0xF, q4 = L[j + l + 96] & 0xF;
-                ql[l + 0] = (uint8_t)(q1 | (q3 << 4));
-                ql[l + 32] = (uint8_t)(q2 | (q4 << 4));
-                qh[l] = (uint8_t)((L[j + l] >> 4) | ((L[j + l + 32] >> 4) << 2) |
-                                  ((L[j + l + 64] >> 4) << 4) | ((L[j + l + 96] >> 4) << 6));
-            }
-            ql += 64;
-            qh += 32;
-        }
+        q6_K_pack(L, &y[i]);
         x += SN_QK_K;
     }
 }

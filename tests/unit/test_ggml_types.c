@@ -205,6 +205,56 @@ static void test_bf16_to_fp16_row_exhaustive(void) {
     free(y);
 }
 
+/* The converter's quantizers at every SIMD level against the scalar ones on 4M values per type:
+ * weights of every scale (1e-38 .. 1e30), blocks with one outlier, exact binary fractions (ties
+ * in the x/d and 8.5 roundings), and sprinkled NaN/Inf/subnormals/signed zeros. */
+static void test_simd_quantizers_many(void) {
+    enum { N = 1 << 22 };
+    float *x = malloc(N * sizeof *x);
+    uint8_t *a = malloc(N * 2), *b = malloc(N * 2); /* every type is < 2 bytes per value */
+    for (int i = 0; i < N; i++) {
+        int blk = i / 256;
+        float v = gauss() * ldexpf(1.0f, (int)(rnd() % 16) - 8);
+        switch (blk % 6) {
+        case 1: v = ldexpf(gauss(), (int)(blk % 200) - 126); break;     /* every exponent */
+        case 2: v = (float)(int)(gauss() * 16) / 8.0f; break;            /* ties */
+        case 3: if (i % 256 == (blk * 7) % 256) v *= 1e6f; break;         /* one outlier */
+        case 4: {                                                         /* specials */
+            const float sp[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-45f, -1e-40f, 3.4e38f};
+            if (rnd() % 53 == 0) v = sp[rnd() % 9];
+            break;
+        }
+        case 5: v = (rnd() % 4) ? v : 0.0f; break;                        /* sparse */
+        default: break;
+        }
+        x[i] = v;
+    }
+    void (*qf[])(const float *, void *, int64_t) = {sn_quantize_row_q8_0, sn_quantize_row_q4_0,
+                                                    sn_quantize_row_q6_K};
+    const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 210};
+    const char *names[] = {"q8_0", "q4_0", "q6_K"};
+    int old = sn_ggml_simd(0);
+    for (int k = 0; k < 3; k++) {
+        sn_ggml_simd(0);
+        qf[k](x, a, N);
+        for (int level = 1; level <= 2; level++) {
+            memset(b, 0x5A, bytes[k]);
+            sn_ggml_simd(level);
+            qf[k](x, b, N);
+            size_t first = bytes[k];
+            for (size_t i = 0; i < bytes[k] && first == bytes[k]; i++)
+                if (a[i] != b[i]) first = i;
+            if (first != bytes[k])
+                fprintf(stderr, "\n  %s: SIMD level %d differs from scalar at byte %zu\n", names[k], level, first);
+            CU_ASSERT_EQUAL(first, bytes[k]);
+        }
+    }
+    sn_ggml_simd(old);
+    free(x);
+    free(a);
+    free(b);
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 static void test_q8_0_hand(void) {
     float x[32] = {127, -127, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 0, 126.5f, -126.5f, 63.49f, 1e-30f};
@@ -454,16 +504,19 @@ static void test_simd_quantizers_match_scalar(void) {
             x[i] = v;
         }
         for (int k = 0; k < 5; k++) {
-            memset(a, 0, N * 2);
-            memset(b, 0, N * 2);
-            int old = sn_ggml_simd(0);
-            qf[k](x, a, N);
-            sn_ggml_simd(1);
-            qf[k](x, b, N);
-            sn_ggml_simd(old);
-            int same = memcmp(a, b, bytes[k]) == 0;
-            if (!same) fprintf(stderr, "\n  %s: SIMD differs from scalar (round %d)\n", names[k], round);
-            CU_ASSERT(same);
+            for (int level = 1; level <= 2; level++) {
+                memset(a, 0, N * 2);
+                memset(b, 0, N * 2);
+                int old = sn_ggml_simd(0);
+                qf[k](x, a, N);
+                sn_ggml_simd(level);
+                qf[k](x, b, N);
+                sn_ggml_simd(old);
+                int same = memcmp(a, b, bytes[k]) == 0;
+                if (!same)
+                    fprintf(stderr, "\n  %s: SIMD level %d differs from scalar (round %d)\n", names[k], level, round);
+                CU_ASSERT(same);
+            }
         }
     }
     /* row converters: every SIMD level equals the scalar level (AVX-512, then AVX2/F16C) */
@@ -601,6 +654,7 @@ static const sn_test_case cases[] = {
     {"Q8_K hand-checked block", test_q8_K_hand},
     {"dequant(quant(x)) error bounds", test_quant_error_bounds},
     {"SIMD quantizers equal the scalar ones", test_simd_quantizers_match_scalar},
+    {"SIMD quantizers equal the scalar ones on 4M values each", test_simd_quantizers_many},
     {"bit-exact with llama.cpp's libggml-base.so", test_against_libggml},
 };
 SN_TEST_MAIN("ggml_types", cases)
