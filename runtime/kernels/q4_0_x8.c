@@ -113,8 +113,9 @@ void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-/* Software prefetch distance (bytes) in the weight stream; decode streams ~130 MB per token. */
-enum { PF_AHEAD = 1024 };
+/* No software prefetch: a group is one sequential stream, which the hardware prefetcher follows
+ * at DRAM speed here (measured: 1 KB-ahead prefetches made it 10-20% slower, and a loop reading
+ * two streams at once - e.g. two groups, or scales in their own array - ran at half the speed). */
 
 static inline int32_t ld32(const int8_t *p) {
     int32_t v;
@@ -135,8 +136,6 @@ static inline __attribute__((always_inline)) void tile_avx2_n(const int TT, cons
     for (int64_t b = b0; b < b1; b++) {
         __m256i lo[4], hi[4];
         const uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
-        _mm_prefetch((const char *)blk + PF_AHEAD, _MM_HINT_T0);
-        _mm_prefetch((const char *)blk + PF_AHEAD + 64, _MM_HINT_T0);
         _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
             const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
             lo[c] = _mm256_and_si256(v, m4);
@@ -190,8 +189,6 @@ static inline __attribute__((always_inline)) void tile_vnni_n(const int TT, cons
     for (int64_t b = b0; b < b1; b++) {
         __m256i lo[4], hi[4];
         const uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
-        _mm_prefetch((const char *)blk + PF_AHEAD, _MM_HINT_T0);
-        _mm_prefetch((const char *)blk + PF_AHEAD + 64, _MM_HINT_T0);
         _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
             const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
             lo[c] = _mm256_and_si256(v, m4);
