@@ -5,10 +5,13 @@
 # tests/fixtures/gen_model.py) x {f32, f16, bf16, q8_0, q4_0} x 3 prompts: 32 greedy tokens from
 # sunny-run vs node-llama-cpp (tests/tools/llama_oracle.mjs). A divergence passes only as a proven
 # tie: at the first differing step our top-2 logit gap must be < 1e-3 x max|logit| (printed). The
-# final-step log-probabilities of both are compared (max abs diff printed). Then the same for a
+# final-step logits are compared too: both engines evaluate prompt + the first 31 tokens as one
+# batch, and the max abs difference of llama.cpp's 8 largest raw logits (each taken relative to the
+# largest, since sunny-run prints log-probabilities) is printed. Then RoPE-scaled variants and a
 # Q4_K_M-style GGUF (Q4_K + Q6_K, from our reference K-quantizers) on the "small" preset, whose
 # widths are multiples of 256. GGUFs are written by tests/tools/rt_hf2gguf.py + rt_quantize so this
-# test does not depend on sunny-convert. Env: SN_SRC SN_BUILD SN_BIN SN_WORK (set by ctest);
+# test does not depend on sunny-convert. llama.cpp runs once for all cases (llama_oracle.mjs batch,
+# each GGUF loaded once). Env: SN_SRC SN_BUILD SN_BIN SN_WORK (set by ctest);
 # SN_PARITY_FAMILIES / SN_PARITY_TYPES narrow the matrix.
 set -euo pipefail
 SRC=${SN_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -25,74 +28,17 @@ TYPES=${SN_PARITY_TYPES:-"f32 f16 bf16 q8_0 q4_0"}
 N=32
 for f in "$RUN" "$QUANT"; do [[ -x $f ]] || { echo "missing $f (build sunny-run and rt_quantize)"; exit 1; }; done
 
-# compare.py ORACLE_JSON OURS_JSON -> prints verdict; exit 0 pass / 1 diverged (first step on stdout)
-cat > "$WORK/compare.py" <<'EOF'
-import json, sys
-o = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
-a, b = o["ids"], s["ids"]
-n = min(len(a), len(b))
-first = next((i for i in range(n) if a[i] != b[i]), None)
-diff = None
-if first is None and len(a) == len(b) and o.get("top_logprobs") and s.get("top_logprobs"):
-    ours = {t: lp for t, lp in s["top_logprobs"]}
-    d = [abs(lp - ours[t]) for t, lp in o["top_logprobs"] if t in ours]
-    diff = max(d) if d else None
-if first is None and len(a) != len(b):
-    first = n
-print(json.dumps({"first": first, "logprob_maxdiff": diff, "n": len(b)}))
-EOF
-
-# tie.py OURS_JSON -> gap and threshold at that step
-cat > "$WORK/tie.py" <<'EOF'
-import json, sys
-s = json.load(open(sys.argv[1]))
-lp = s["top_logprobs"]
-gap = lp[0][1] - lp[1][1]
-thr = 1e-3 * s["max_abs_logit"]
-print(json.dumps({"gap": gap, "threshold": thr, "tie": gap < thr}))
-sys.exit(0 if gap < thr else 1)
-EOF
-
-# Known gaps: cases that diverge beyond a tie today, root cause not found (docs/PERFORMANCE.md,
-# "Known gaps"). They are reported as KNOWN-GAP and do not fail the run, so every other case keeps
-# guarding parity; a known case that starts matching prints XPASS so the list can shrink. Issue 4
-# is not resolved while this list is non-empty.
-KNOWN_GAPS=" qwen3/q8_0/p3 llama3/q4_k_m/p3 qwen3/q4_k_m/p1 qwen3/q4_k_m/p3 "
-fail=0; total=0; known=0
-run_case() { # family dtype gguf prompt_ids
-    local fam=$1 dt=$2 gguf=$3 ids=$4 tag="$1/$2/p$5"
-    total=$((total + 1))
-    $ORACLE generate "$gguf" --prompt-ids "$ids" -n $N --logprobs 8 --threads 2 > "$WORK/o.json"
-    "$RUN" "$gguf" --prompt-ids "$ids" -n $N --json --ignore-eos -t 2 > "$WORK/s.json"
-    local v; v=$($PY "$WORK/compare.py" "$WORK/o.json" "$WORK/s.json")
-    local first; first=$($PY -c 'import json,sys; print(json.loads(sys.argv[1])["first"])' "$v")
-    if [[ $first == None ]]; then
-        [[ $KNOWN_GAPS == *" $tag "* ]] && echo "XPASS $tag: a known gap now matches llama.cpp; remove it from KNOWN_GAPS"
-        echo "PASS $tag: $N tokens equal; final-step logprob max abs diff $($PY -c 'import json,sys; print(json.loads(sys.argv[1])["logprob_maxdiff"])' "$v")"
-        return
-    fi
-    # divergence: our top-2 gap at that step (prompt + common prefix, one token)
-    local pre; pre=$($PY -c 'import json,sys; s=json.load(open(sys.argv[1])); print(",".join(map(str, s["prompt_ids"] + s["ids"][:int(sys.argv[2])])))' "$WORK/s.json" "$first")
-    "$RUN" "$gguf" --prompt-ids "$pre" -n 1 --json --ignore-eos > "$WORK/t.json"
-    local t
-    if t=$($PY "$WORK/tie.py" "$WORK/t.json"); then
-        echo "PASS $tag: tie at step $first $t"
-    elif [[ $KNOWN_GAPS == *" $tag "* ]]; then
-        echo "KNOWN-GAP $tag: diverged at step $first $t (documented, not counted)"
-        known=$((known + 1))
-    else
-        echo "FAIL $tag: diverged at step $first $t"
-        echo "  llama.cpp: $(cat "$WORK/o.json" | head -c 400)"
-        echo "  sunny-run: $(cat "$WORK/s.json" | head -c 400)"
-        fail=$((fail + 1))
-    fi
-}
-
-prompts_for() { # family -> three id lists (BOS first where the family adds one)
-    local bos
+# ---- 1. fixtures and the case list: one "tag<TAB>gguf<TAB>prompt ids" line per case, grouped by GGUF
+CASES=$WORK/cases.tsv
+: >"$CASES"
+add_cases() { # family dtype gguf [only-prompt-number]
+    local bos i=0 p
     case $1 in llama3) bos=128000 ;; mistral) bos=1 ;; *) bos="" ;; esac
-    local p1="791,3938,315,9822,374" p2="40,1093,311,3137,922,279,1917,11,323,1243,584,649,1440" p3="16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70"
-    for p in "$p1" "$p2" "$p3"; do echo "${bos:+$bos,}$p"; done
+    for p in "791,3938,315,9822,374" "40,1093,311,3137,922,279,1917,11,323,1243,584,649,1440" "$(seq -s, 16 70)"; do
+        i=$((i + 1))
+        [[ -z ${4:-} || $4 == "$i" ]] && printf '%s/%s/p%d\t%s\t%s\n' "$1" "$2" $i "$3" "${bos:+$bos,}$p" >>"$CASES"
+    done
+    return 0
 }
 
 for fam in $FAMILIES; do
@@ -102,13 +48,12 @@ for fam in $FAMILIES; do
     for dt in $TYPES; do
         g=$WORK/$fam-$dt.gguf
         [[ $dt == f32 || -f $g ]] || "$QUANT" "$WORK/$fam-f32.gguf" "$g" "$dt"
-        i=0
-        while read -r ids; do i=$((i + 1)); run_case "$fam" "$dt" "$g" "$ids" $i; done < <(prompts_for "$fam")
+        add_cases "$fam" "$dt" "$g"
     done
 done
 
 # RoPE scaling: the llama3 fixture with YaRN (factor 4 over 2048) and the qwen2 one with linear x2,
-# written as F16 with the scaling keys set (llama.cpp reads the same keys).
+# written as F16 with the scaling keys set (llama.cpp reads the same keys); the 55-token prompt.
 if [[ -z ${SN_PARITY_SKIP_SCALING:-} ]]; then
     for spec in "llama3 yarn llama.rope.scaling.type=str:yarn llama.rope.scaling.factor=f32:4 llama.rope.scaling.original_context_length=u32:2048" \
                 "qwen2 linear qwen2.rope.scaling.type=str:linear qwen2.rope.scaling.factor=f32:2"; do
@@ -118,7 +63,7 @@ if [[ -z ${SN_PARITY_SKIP_SCALING:-} ]]; then
         [[ -f $WORK/$fam-f32.gguf ]] || continue
         g=$WORK/$fam-$kind.gguf
         [[ -f $g ]] || "$QUANT" "$WORK/$fam-f32.gguf" "$g" f16 "$@"
-        run_case "$fam" "f16-rope-$kind" "$g" "$(prompts_for "$fam" | tail -1)" 3
+        add_cases "$fam" "f16-rope-$kind" "$g" 3
     done
 fi
 
@@ -130,10 +75,64 @@ if [[ -z ${SN_PARITY_SKIP_KQUANTS:-} ]]; then
         [[ -f $WORK/$fam-small-f32.gguf ]] || $PY "$SRC/tests/tools/rt_hf2gguf.py" "$d" "$WORK/$fam-small-f32.gguf"
         g=$WORK/$fam-small-q4_k_m.gguf
         [[ -f $g ]] || "$QUANT" "$WORK/$fam-small-f32.gguf" "$g" q4_k_m
-        i=0
-        while read -r ids; do i=$((i + 1)); run_case "$fam" q4_k_m "$g" "$ids" $i; done < <(prompts_for "$fam")
+        add_cases "$fam" q4_k_m "$g"
     done
 fi
 
-echo "run parity: $((total - fail - known))/$total cases pass, $known known gaps, $fail failures"
-[[ $fail -eq 0 ]]
+# ---- 2. llama.cpp: one process, each GGUF loaded once, jobs in case order
+$PY - "$CASES" "$N" >"$WORK/jobs.jsonl" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    tag, gguf, ids = line.rstrip("\n").split("\t")
+    print(json.dumps({"model": gguf, "prompt_ids": [int(i) for i in ids.split(",")], "n": int(sys.argv[2]), "top_logits": 8}))
+EOF
+$ORACLE batch --threads 2 <"$WORK/jobs.jsonl" >"$WORK/oracle.jsonl"
+
+# ---- 3. sunny-run on every case, judged against llama.cpp's answer
+$PY - "$CASES" "$WORK/oracle.jsonl" "$RUN" "$N" <<'EOF'
+import json, subprocess, sys
+cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+oracle = [json.loads(l) for l in open(sys.argv[2])]
+run, n = sys.argv[3], int(sys.argv[4])
+if len(oracle) != len(cases):
+    sys.exit(f"llama.cpp answered {len(oracle)} of {len(cases)} cases")
+
+def sunny(gguf, ids, steps):
+    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(steps), "--json",
+                          "--ignore-eos", "-t", "2"], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+fail = 0
+for (tag, gguf, ids), o in zip(cases, oracle):
+    prompt = [int(i) for i in ids.split(",")]
+    assert o["prompt_ids"] == prompt and o["model"] == gguf
+    s = sunny(gguf, prompt, n)
+    a, b = o["ids"], s["ids"]
+    first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None)
+    if first is None and len(a) != len(b):
+        first = min(len(a), len(b))
+    if first is None:
+        # the last step again, evaluated like llama.cpp did: prompt + 31 tokens as one batch
+        f = sunny(gguf, prompt + a[:-1], 1)
+        ours = dict(f["top_logprobs"])
+        top = o["top_logits"]
+        d = [abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours and top[0][0] in ours]
+        diff = f"{max(d):.2e} over {len(d)} of llama.cpp's top 8" if d else "n/a (top tokens differ)"
+        print(f"PASS {tag}: {n} tokens equal; final-step logits max abs diff {diff}")
+        continue
+    # divergence: our top-2 gap at that step (prompt + common prefix, one token)
+    t = sunny(gguf, prompt + b[:first], 1)
+    gap = t["top_logprobs"][0][1] - t["top_logprobs"][1][1]
+    thr = 1e-3 * t["max_abs_logit"]
+    verdict = json.dumps({"gap": round(gap, 6), "threshold": round(thr, 6), "tie": gap < thr})
+    if gap < thr:
+        print(f"PASS {tag}: tie at step {first} {verdict}")
+    else:
+        print(f"FAIL {tag}: diverged at step {first} {verdict}")
+        print(f"  llama.cpp: {a}\n  sunny-run: {b}")
+        fail += 1
+print(f"run parity: {len(cases) - fail}/{len(cases)} cases pass, {fail} failures")
+sys.exit(1 if fail else 0)
+EOF

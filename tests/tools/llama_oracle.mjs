@@ -5,9 +5,13 @@
 //   generate GGUF (--prompt-ids 1,2,3 | --prompt TEXT) [-n N] [--threads T] [--ctx C] [--logprobs K]
 //            -> {"prompt_ids":[...],"ids":[...],"text":"...","top_logprobs":[[id,logprob],...]}
 //            greedy (temperature 0), no repeat penalty; --logprobs K adds llama.cpp's K most likely next
-//            tokens with log-probabilities at the LAST generated step (temperature 1, no truncation).
-//   batch [--threads T]     stdin: JSON lines {"model":GGUF,"prompt_ids":[...],"n":32,"logprobs":K}
-//            -> one generate-style JSON result per line (models loaded once; one process for many runs)
+//            tokens with log-probabilities at the LAST generated step (temperature 1, no truncation);
+//            --top-logits K adds "top_logits":[[id,logit],...], llama.cpp's K largest RAW logits at
+//            that step (exact floats; its probabilities above are rounded to ~1e-4).
+//            Both are computed by evaluating prompt + ids[:-1] as one batch in a fresh sequence.
+//   batch [--threads T]     stdin: JSON lines {"model":GGUF,"prompt_ids":[...],"n":32,"logprobs":K,"top_logits":K}
+//            -> one generate-style JSON result per line, in order. One model is kept loaded at a time
+//            (group jobs by model so each GGUF loads once); one process for many runs.
 //   bench GGUF [--threads T] [--prefill 64] [--decode 64] [--runs 5]
 //            -> {"prefill_tok_s":median,"decode_tok_s":median,"runs":[...]}
 // Options: --flash-attention auto|on|off (default auto = what node-llama-cpp does by default).
@@ -78,21 +82,36 @@ async function lastLogprobs(ctx, hist, k) {
   return out;
 }
 
+// The K largest raw logits after evaluating hist as one batch, as [[id, logit], ...], highest first.
+async function lastLogits(ctx, hist, k) {
+  const seq = ctx.getSequence();
+  const last = [hist[hist.length - 1], { generateNext: { logits: { filter: { tokens: [], includeTop: k } } } }];
+  const res = await seq.controlledEvaluate([...hist.slice(0, -1), last]);
+  seq.dispose();
+  const logits = res[hist.length - 1]?.next?.logits;
+  return logits ? Array.from(logits.entries()).sort((a, b) => b[1] - a[1]).slice(0, k) : null;
+}
+
+async function lastStep(ctx, prompt, ids, res, logprobs, topLogits) {
+  const hist = [...prompt, ...ids.slice(0, -1)];
+  if (logprobs && ids.length) res.top_logprobs = await lastLogprobs(ctx, hist, logprobs);
+  if (topLogits && ids.length) res.top_logits = await lastLogits(ctx, hist, topLogits);
+}
+
 if (cmd === "batch") {
-  const models = new Map();
+  let m = null;
   const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.trim().length);
   for (const l of lines) {
     const job = JSON.parse(l);
-    let m = models.get(job.model);
-    if (!m) {
+    if (!m || m.path !== job.model || m.ctxSize !== (job.ctx ?? 512)) {
+      if (m) { await m.ctx.dispose(); await m.model.dispose(); }
       const model = await llama.loadModel({ modelPath: job.model, defaultContextFlashAttention: fa });
       const ctx = await model.createContext({ contextSize: job.ctx ?? 512, threads, flashAttention: fa, sequences: 1 });
-      m = { model, ctx };
-      models.set(job.model, m);
+      m = { path: job.model, ctxSize: job.ctx ?? 512, model, ctx };
     }
     const ids = await greedyIn(m.ctx, job.prompt_ids, job.n ?? 32);
     const res = { model: job.model, prompt_ids: job.prompt_ids, ids, text: m.model.detokenize(ids) };
-    if (job.logprobs && ids.length) res.top_logprobs = await lastLogprobs(m.ctx, [...job.prompt_ids, ...ids.slice(0, -1)], job.logprobs);
+    await lastStep(m.ctx, job.prompt_ids, ids, res, job.logprobs, job.top_logits);
     process.stdout.write(JSON.stringify(res) + "\n");
   }
   process.exit(0);
@@ -118,7 +137,7 @@ if (cmd === "generate") {
   const prompt = promptIds();
   const ids = await greedyIn(ctx, prompt, n);
   const res = { prompt_ids: prompt, ids, text: model.detokenize(ids) };
-  if (args.logprobs && ids.length) res.top_logprobs = await lastLogprobs(ctx, [...prompt, ...ids.slice(0, -1)], Number(args.logprobs));
+  await lastStep(ctx, prompt, ids, res, Number(args.logprobs ?? 0), Number(args["top-logits"] ?? 0));
   process.stdout.write(JSON.stringify(res) + "\n");
   await ctx.dispose();
   process.exit(0);
