@@ -2,17 +2,20 @@
 # bench/convert.sh - sunny-convert throughput and memory on a ~200M-parameter bf16 model.
 #
 # Generates the fixture once (tests/fixtures/gen_model.py --preset 200m, llama3 family, bf16), warms
-# the page cache, then converts it to f16, bf16, q8_0 and q4_0 with 2 threads and prints, per type:
-# wall seconds, MB/s of source (safetensors bytes / seconds) and peak RSS from /usr/bin/time -v.
+# the page cache, then converts it to f16, bf16, q8_0 and q4_0 with 2 threads, REPS times each, and
+# prints per type the median of: wall seconds, MB/s of source (safetensors bytes / wall seconds of
+# the whole sunny-convert process, config + tokenizer + tensors + final fsync), the tensor-data
+# phase alone (from --json), the fsync, CPU seconds; and the largest peak RSS (/usr/bin/time -v).
 # Targets (issue 3): >= 1000 MB/s for f16/bf16, >= 500 MB/s for q8_0/q4_0, peak RSS <= 150 MB plus
 # one tensor's working set. The reference point is llama.cpp's converter, which needs Python +
 # torch + transformers (not available offline here), so no ratio is printed; see
-# docs/PERFORMANCE.md for the conditions.
-#   usage: bench/convert.sh [BUILD_DIR] [FAMILY]
+# docs/PERFORMANCE.md for the conditions. Run it under `flock /tmp/sunny-bench.lock` on a shared box.
+#   usage: bench/convert.sh [BUILD_DIR] [FAMILY] [REPS (default 5)]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
 FAM=${2:-llama3}
+REPS=${3:-5}
 BIN=$B/cmd/sunny-convert
 [[ -x $BIN ]] || { echo "bench/convert.sh: $BIN not built (make first)" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "bench/convert.sh: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }
@@ -29,25 +32,36 @@ src_bytes=$(cat "$src"/*.safetensors | wc -c)
 cat "$src"/*.safetensors > /dev/null # page cache warm
 params=$("$BIN" "$src" --dry-run --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["n_params"])')
 echo "model: $FAM 200m preset, $params parameters, $((src_bytes / 1000000)) MB bf16 safetensors; threads: 2; $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
-echo "seconds, MB/s: whole run (config + tokenizer ~0.35 s, final fsync included); data: tensor streaming"
+echo "seconds, MB/s: whole run (config + tokenizer + tensors + final fsync); data: tensor streaming"
 echo "into the page cache only (excludes tokenizer and fsync); fsync: the final flush to disk; cpu_s: user+sys"
-echo "CPU seconds of the whole run (what 2 idle cores would need / 2 as wall time); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "CPU seconds of the whole run; medians of $REPS runs per type (peak RSS: the largest)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+med() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf "%-6s %8s %10s %8s %10s %7s %7s %10s %10s %8s\n" type seconds "MB/s(src)" data_s "MB/s(data)" fsync cpu_s "out MB" "peakRSS" target
 for ot in f16 bf16 q8_0 q4_0; do
   out=$W/out-$ot.gguf
-  rm -f "$out"
-  /usr/bin/time -v "$BIN" "$src" -o "$out" --outtype "$ot" -t 2 --force --json 2> "$W/time-$ot.txt" > "$W/json-$ot.txt" ||
-    { echo "$ot: conversion failed"; tail -5 "$W/time-$ot.txt"; continue; }
-  secs=$(grep "Elapsed (wall clock)" "$W/time-$ot.txt" | awk -F': ' '{print $2}' |
-         awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
-  cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf("%.2f", s) }' "$W/time-$ot.txt")
-  rss=$(grep "Maximum resident set size" "$W/time-$ot.txt" | awk '{print $6}')
+  : >"$W/runs-$ot.txt"
+  for ((r = 0; r < REPS; r++)); do
+    rm -f "$out"
+    /usr/bin/time -v "$BIN" "$src" -o "$out" --outtype "$ot" -t 2 --force --json 2> "$W/time-$ot.txt" > "$W/json-$ot.txt" ||
+      { echo "$ot: conversion failed"; tail -5 "$W/time-$ot.txt"; continue 2; }
+    secs=$(grep "Elapsed (wall clock)" "$W/time-$ot.txt" | awk -F': ' '{print $2}' |
+           awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
+    cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf("%.2f", s) }' "$W/time-$ot.txt")
+    rss=$(grep "Maximum resident set size" "$W/time-$ot.txt" | awk '{print $6}')
+    read -r ds fs < <(/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["data_seconds"], j["sync_seconds"])' "$W/json-$ot.txt")
+    echo "$secs $ds $fs $cpu $rss" >>"$W/runs-$ot.txt"
+  done
   osz=$(stat -c %s "$out")
+  secs=$(awk '{print $1}' "$W/runs-$ot.txt" | med)
+  ds=$(awk '{print $2}' "$W/runs-$ot.txt" | med)
+  fs=$(awk '{print $3}' "$W/runs-$ot.txt" | med)
+  cpu=$(awk '{print $4}' "$W/runs-$ot.txt" | med)
+  rss=$(awk '{print $5}' "$W/runs-$ot.txt" | sort -n | tail -1)
   mbs=$(awk -v b="$src_bytes" -v s="$secs" 'BEGIN { printf("%.0f", (s > 0) ? b / 1e6 / s : 0) }')
-  ds=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data_seconds"])' "$W/json-$ot.txt")
-  fs=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sync_seconds"])' "$W/json-$ot.txt")
   dmbs=$(awk -v b="$src_bytes" -v s="$ds" 'BEGIN { printf("%.0f", (s > 0) ? b / 1e6 / s : 0) }')
   tgt=$([[ $ot == f16 || $ot == bf16 ]] && echo ">=1000" || echo ">=500")
   printf "%-6s %8.2f %10s %8.2f %10s %7.2f %7s %10.1f %7d MB %8s\n" "$ot" "$secs" "$mbs" "$ds" "$dmbs" "$fs" "$cpu" "$(awk -v o="$osz" 'BEGIN{print o/1e6}')" $((rss / 1024)) "$tgt"
   rm -f "$out"
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

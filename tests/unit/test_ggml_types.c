@@ -207,7 +207,8 @@ static void test_bf16_to_fp16_row_exhaustive(void) {
 
 /* The converter's quantizers at every SIMD level against the scalar ones on 4M values per type:
  * weights of every scale (1e-38 .. 1e30), blocks with one outlier, exact binary fractions (ties
- * in the x/d and 8.5 roundings), and sprinkled NaN/Inf/subnormals/signed zeros. */
+ * in the x/d and 8.5 roundings), and sprinkled NaN/Inf/subnormals/signed zeros. With the npm
+ * oracle installed, the scalar bytes are also compared with llama.cpp's libggml-base.so. */
 static void test_simd_quantizers_many(void) {
     enum { N = 1 << 22 };
     float *x = malloc(N * sizeof *x);
@@ -233,10 +234,24 @@ static void test_simd_quantizers_many(void) {
                                                     sn_quantize_row_q6_K};
     const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 210};
     const char *names[] = {"q8_0", "q4_0", "q6_K"};
+    const char *syms[] = {"quantize_row_q8_0_ref", "quantize_row_q4_0_ref", "quantize_row_q6_K_ref"};
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/"
+             "libggml-base.so", sn_test_src());
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     int old = sn_ggml_simd(0);
     for (int k = 0; k < 3; k++) {
         sn_ggml_simd(0);
         qf[k](x, a, N);
+        void (*ref)(const float *, void *, int64_t) = NULL;
+        if (h) *(void **)(&ref) = dlsym(h, syms[k]);
+        if (ref) {
+            memset(b, 0x5A, bytes[k]);
+            ref(x, b, N);
+            int same = memcmp(a, b, bytes[k]) == 0;
+            if (!same) fprintf(stderr, "\n  %s: scalar differs from libggml's %s\n", names[k], syms[k]);
+            CU_ASSERT(same);
+        }
         for (int level = 1; level <= 2; level++) {
             memset(b, 0x5A, bytes[k]);
             sn_ggml_simd(level);
@@ -250,6 +265,7 @@ static void test_simd_quantizers_many(void) {
         }
     }
     sn_ggml_simd(old);
+    if (h) dlclose(h);
     free(x);
     free(a);
     free(b);
