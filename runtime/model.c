@@ -357,7 +357,7 @@ sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     const char *env = getenv("SN_Q4_0_REPACK");
     if (env && strcmp(env, "0") == 0) return SN_OK;
     const uint64_t size = sn_q4_0x8_size(w->n_in, w->n_out);
-    if (size == 0) return SN_OK; /* n_out not a multiple of 8: the row kernels handle it */
+    if (size == 0) return SN_OK; /* fewer than 8 rows: the row kernels handle it */
     for (int i = 0; i < m->n_repacked; i++)
         if (m->repacked_src[i] == w->data) { /* tied: the same mapped matrix was packed already */
             w->x8 = m->repacked[i];
@@ -401,8 +401,12 @@ void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint6
     if (r0 >= r1) return;
     if (w->x8 && k->mm_q4_0x8) {
         const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
-        k->mm_q4_0x8(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_Q4_0X8_ROWS) * gbytes,
-                     (r1 - r0) / SN_Q4_0X8_ROWS, x, x_row, T, y + r0, ldy);
+        const int64_t n8 = w->n_out / SN_Q4_0X8_ROWS * SN_Q4_0X8_ROWS, e = r1 < n8 ? r1 : n8;
+        if (r0 < e)
+            k->mm_q4_0x8(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_Q4_0X8_ROWS) * gbytes,
+                         (e - r0) / SN_Q4_0X8_ROWS, x, x_row, T, y + r0, ldy);
+        if (r1 > n8) /* the last n_out % 8 rows stay in the mapped layout */
+            sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0 > n8 ? r0 : n8, r1);
         return;
     }
     sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0, r1);

@@ -119,8 +119,8 @@ sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne
 /* A matrix [n_in x n_out] whose type the kernels can multiply. */
 sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
                           sn_matrix *out, sn_err *err);
-/* Repacks a Q4_0 matrix into 8-row groups (sets w->x8) when the kernel table reads that layout and
- * n_out is a multiple of 8; otherwise leaves w alone. The mapped pages it read are released
+/* Repacks a Q4_0 matrix's full 8-row groups (sets w->x8; the last n_out % 8 rows stay mapped) when
+ * the kernel table reads that layout; otherwise leaves w alone. The mapped pages it read are released
  * (MADV_DONTNEED) so resident memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables it. */
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
 /* Rows [*r0, *r1) of w that thread ith of nth computes (groups of 8 for a repacked matrix). */

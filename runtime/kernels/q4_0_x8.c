@@ -16,7 +16,7 @@
 #include <string.h>
 
 uint64_t sn_q4_0x8_size(int64_t n_in, int64_t n_out) {
-    if (n_in <= 0 || n_out <= 0 || n_in % SN_QK4_0 || n_out % SN_Q4_0X8_ROWS) return 0;
+    if (n_in <= 0 || n_out < SN_Q4_0X8_ROWS || n_in % SN_QK4_0) return 0;
     return (uint64_t)(n_out / SN_Q4_0X8_ROWS) * (uint64_t)(n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
 }
 

@@ -5,8 +5,8 @@
  * that chain. With 8 rows interleaved, one 8-lane vector carries the 8 chains and one weight stream
  * feeds them; each output keeps exactly dot_q4_0's order, so results are bit-identical.
  *
- * Layout of a repacked matrix (n_out a multiple of 8, nb = n_in / 32 blocks per row): groups of
- * 8 rows, group G (rows 8G..8G+7) at byte offset G * nb * 144, its block b at + b * 144:
+ * Layout of a repacked matrix (nb = n_in / 32 blocks per row): the floor(n_out / 8) full groups of
+ * 8 rows (the last n_out % 8 rows, if any, stay in the Q4_0 row layout), group G (rows 8G..8G+7) at byte offset G * nb * 144, its block b at + b * 144:
  *   bytes 0..127: 4 chunks of 32 bytes; chunk c holds, for row r = 0..7, bytes 4c..4c+3 of that
  *       row's Q4_0 qs (byte 4r+i of chunk c is row r's qs[4c+i]: its low nibble is element 4c+i
  *       and its high nibble element 16+4c+i of the block);
@@ -22,7 +22,8 @@
 
 enum { SN_Q4_0X8_ROWS = 8, SN_Q4_0X8_BLOCK_BYTES = 144 };
 
-/* Bytes of the repacked form of an n_out x n_in Q4_0 matrix (0 if n_out % 8 or n_in % 32). */
+/* Bytes of the repacked form of the first n_out / 8 * 8 rows of an n_out x n_in Q4_0 matrix
+ * (0 if n_out < 8 or n_in % 32). */
 uint64_t sn_q4_0x8_size(int64_t n_in, int64_t n_out);
 /* Repacks row groups [g0, g1) of a Q4_0 matrix (rows src_row_bytes apart) into dst, which holds the
  * whole repacked matrix (group G is written at G * nb * 144). Chunks may be done in any order. */
