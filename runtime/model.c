@@ -352,6 +352,35 @@ static void drop_pages(const void *lo, const void *hi) {
     if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+/* Repacked matrices are packed back to back into blocks of >= 64 MB, 2 MB-aligned and marked for
+ * transparent huge pages: decode streams them from DRAM ~20% faster with 2 MB pages (measured on
+ * the 75 MB head), and single matrices are mostly smaller than one huge page. Untouched space is
+ * not resident; at most one partly used huge page per block is. */
+enum { ARENA_ALIGN = 2u << 20, ARENA_MIN = 64u << 20 };
+
+static void *arena_take(sn_model *m, uint64_t size) {
+    size = (size + 63) & ~(uint64_t)63;
+    if (m->n_arenas && m->arena_used + size <= m->arena_cap) {
+        void *p = (char *)m->arenas[m->n_arenas - 1] + m->arena_used;
+        m->arena_used += size;
+        return p;
+    }
+    const uint64_t cap = size > ARENA_MIN ? (size + ARENA_ALIGN - 1) & ~(uint64_t)(ARENA_ALIGN - 1) : ARENA_MIN;
+    if (cap > SIZE_MAX) return NULL;
+    void **list = realloc(m->arenas, (size_t)(m->n_arenas + 1) * sizeof(*list));
+    if (!list) return NULL;
+    m->arenas = list;
+    void *p = aligned_alloc(ARENA_ALIGN, (size_t)cap);
+    if (!p) return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, (size_t)cap, MADV_HUGEPAGE); /* a hint; without THP it fails harmlessly */
+#endif
+    m->arenas[m->n_arenas++] = p;
+    m->arena_used = size;
+    m->arena_cap = cap;
+    return p;
+}
+
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     if (w->x8 || !w->data || w->type != SN_GGML_Q4_0 || !m->k->mm_q4_0x8 || m->blob) return SN_OK;
     const char *env = getenv("SN_Q4_0_REPACK");
@@ -369,7 +398,7 @@ sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     const void **srcs = realloc(m->repacked_src, (size_t)(m->n_repacked + 1) * sizeof(*srcs));
     if (!srcs) return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s", w->name);
     m->repacked_src = srcs;
-    void *dst = aligned_alloc(64, (size_t)((size + 63) & ~(uint64_t)63));
+    void *dst = arena_take(m, size);
     if (!dst)
         return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s (%llu MB)", w->name,
                           (unsigned long long)(size >> 20));
@@ -493,7 +522,8 @@ void sn_model_free(sn_model *m) {
     if (m->blob) sn_blob_close(m->blob); /* also frees m->g, its embedded metadata */
     else sn_gguf_close(m->g);
     free(m->blob_tensors);
-    for (int i = 0; i < m->n_repacked; i++) free(m->repacked[i]);
+    for (int i = 0; i < m->n_arenas; i++) free(m->arenas[i]);
+    free(m->arenas);
     free(m->repacked);
     free(m->repacked_src);
     free(m->path);

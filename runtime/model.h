@@ -85,9 +85,12 @@ struct sn_model {
     sn_pool *pool;
     int64_t n_ctx;   /* positions the state can hold */
     int64_t n_past;  /* positions filled */
-    void **repacked; /* buffers made by sn_model_repack, freed with the model */
+    void **repacked; /* matrices made by sn_model_repack (inside `arenas`) */
     const void **repacked_src; /* the mapped data each was made from (tied matrices share one) */
     int n_repacked;
+    void **arenas;   /* 2 MB-aligned blocks the repacked matrices live in, freed with the model */
+    int n_arenas;
+    uint64_t arena_used, arena_cap; /* of the last block */
     void *impl;      /* family-private */
 };
 
