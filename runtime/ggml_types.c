@@ -911,6 +911,28 @@ static void q6_K_pack(const int8_t *L, sn_block_q6_K *y) {
 }
 
 #ifdef SN_X86
+/* q6_K_pack with byte vectors (levels are 0..63, so 16-bit shifts never carry between bytes). */
+__attribute__((target("avx2"))) static void q6_K_pack_avx2(const int8_t *L, sn_block_q6_K *y) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int h = 0; h < 2; h++) {
+        const int8_t *s = L + 128 * h;
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(s + 64));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)(s + 96));
+        __m256i ql0 = _mm256_or_si256(_mm256_and_si256(a, m4), _mm256_slli_epi16(_mm256_and_si256(c, m4), 4));
+        __m256i ql1 = _mm256_or_si256(_mm256_and_si256(b, m4), _mm256_slli_epi16(_mm256_and_si256(d, m4), 4));
+        __m256i qh = _mm256_or_si256(
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), m4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), 2)),
+            _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(c, 4), m4), 4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(d, 4), m4), 6)));
+        _mm256_storeu_si256((__m256i *)(void *)(y->ql + 64 * h), ql0);
+        _mm256_storeu_si256((__m256i *)(void *)(y->ql + 64 * h + 32), ql1);
+        _mm256_storeu_si256((__m256i *)(void *)(y->qh + 32 * h), qh);
+    }
+}
+
 /* One Q6_K super-block with AVX-512: its 16 sub-blocks run in the 16 lanes (xt transposed: element
  * i of sub-block j at [i*16 + j]), each lane doing exactly the scalar operations in the scalar
  * order, as in the AVX2 twins above. Two restructurings keep the bytes: x*x and x*x*x are the
@@ -995,7 +1017,6 @@ __attribute__((target("avx512f"), always_inline)) static inline void q6k_search(
 __attribute__((target("avx512f"))) static void q6_K_block_x16(const float *x, sn_block_q6_K *y) {
     enum { NMAX = 32 };
     float xt[16 * 16], scales[16];
-    int32_t Lt[16 * 16];
     int8_t L[SN_QK_K];
     for (int j = 0; j < 16; j++)
         for (int l = 0; l < 16; l++) xt[l * 16 + j] = x[16 * j + l];
@@ -1023,12 +1044,6 @@ __attribute__((target("avx512f"))) static void q6_K_block_x16(const float *x, sn
         q6k_search(xv, w, wx, max, 0, &scale, &best_is);
     scale = _mm512_mask_mov_ps(scale, tiny, zero);
     _mm512_storeu_ps(scales, scale);
-    __m512i lv[16];
-    for (int i = 0; i < 16; i++) {
-        __m512i li = nearest_int16(_mm512_mul_ps(best_is, xv[i]));
-        li = _mm512_add_epi32(_mm512_max_epi32(lo, _mm512_min_epi32(hi, li)), off);
-        lv[i] = _mm512_maskz_mov_epi32((__mmask16)~tiny, li);
-    }
     /* the super-block scale, as in the scalar function */
     float max_scale = 0, max_abs_scale = 0;
     for (int ib = 0; ib < 16; ib++) {
@@ -1051,18 +1066,26 @@ __attribute__((target("avx512f"))) static void q6_K_block_x16(const float *x, sn
         y->scales[ib] = (int8_t)SN_MIN(127, nearest_int(iscale_s * scales[ib]));
         dj[ib] = d0 * y->scales[ib];
     }
-    /* levels again against the rounded scales; lanes with d == 0 keep the levels found above */
-    const __m512 d = _mm512_loadu_ps(dj);
-    const __mmask16 keep = _mm512_cmp_ps_mask(d, zero, _CMP_EQ_OQ);
-    const __m512i lo6 = _mm512_set1_epi32(-32), hi6 = _mm512_set1_epi32(31);
-    for (int i = 0; i < 16; i++) {
-        __m512i li = nearest_int16(_mm512_div_ps(xv[i], d));
-        li = _mm512_add_epi32(_mm512_max_epi32(lo6, _mm512_min_epi32(hi6, li)), off);
-        _mm512_storeu_si512((void *)(Lt + 16 * i), _mm512_mask_mov_epi32(li, keep, lv[i]));
+    /* Levels again against the rounded scales, one sub-block (in x's own order) per vector. A
+     * sub-block whose d is 0 keeps make_qx_quants' levels: those of its accepted iscale (rare). */
+    float bis[16];
+    _mm512_storeu_ps(bis, best_is);
+    for (int j = 0; j < 16; j++) {
+        const float *xs = x + 16 * j;
+        if (dj[j] != 0.0f) { /* NaN counts as non-zero, as in C */
+            __m512i li = nearest_int16(_mm512_div_ps(_mm512_loadu_ps(xs), _mm512_set1_ps(dj[j])));
+            li = _mm512_add_epi32(_mm512_max_epi32(lo, _mm512_min_epi32(hi, li)), off);
+            _mm_storeu_si128((__m128i *)(void *)(L + 16 * j), _mm512_cvtepi32_epi8(li));
+        } else if ((tiny >> j) & 1) {
+            memset(L + 16 * j, 0, 16);
+        } else {
+            for (int l = 0; l < 16; l++) {
+                int v = nearest_int(bis[j] * xs[l]);
+                L[16 * j + l] = (int8_t)(SN_MAX(-NMAX, SN_MIN(NMAX - 1, v)) + NMAX);
+            }
+        }
     }
-    for (int j = 0; j < 16; j++)
-        for (int l = 0; l < 16; l++) L[16 * j + l] = (int8_t)Lt[l * 16 + j];
-    q6_K_pack(L, y);
+    q6_K_pack_avx2(L, y);
 }
 #endif
 
