@@ -502,10 +502,46 @@ __attribute__((target("avx2"))) static void q4_0_row_avx2(const float *x, sn_blo
 }
 #endif
 
+#ifdef SN_X86
+/* The AVX2 version with a block in two registers: the first lane holding the largest magnitude
+ * comes from a compare mask instead of a scalar scan, and the nibbles are packed in registers. */
+__attribute__((target("avx512f"))) static void q4_0_row_avx512(const float *x, sn_block_q4_0 *y,
+                                                               int64_t nb) {
+    const __m512 bias = _mm512_set1_ps(8.5f);
+    const __m512i fifteen = _mm512_set1_epi32(15), lowbyte = _mm512_set1_epi32(0xff);
+    for (int64_t i = 0; i < nb; i++) {
+        const float *xb = x + i * SN_QK4_0;
+        const __m512 v0 = _mm512_loadu_ps(xb), v1 = _mm512_loadu_ps(xb + 16);
+        const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+        /* max_ps(|v|, acc) returns acc for a NaN lane: NaN never wins, as in the scalar scan */
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a1, _mm512_max_ps(a0, _mm512_setzero_ps())));
+        float max = 0.0f;
+        if (amax > 0.0f) {
+            const __m512 am = _mm512_set1_ps(amax);
+            __mmask16 m0 = _mm512_cmp_ps_mask(a0, am, _CMP_EQ_OQ), m1 = _mm512_cmp_ps_mask(a1, am, _CMP_EQ_OQ);
+            max = m0 ? xb[__builtin_ctz(m0)] : xb[16 + __builtin_ctz(m1)];
+        }
+        const float d = max / -8;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = sn_fp32_to_fp16(d);
+        const __m512 vid = _mm512_set1_ps(id);
+        __m512i q0 = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v0, vid), bias));
+        __m512i q1 = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v1, vid), bias));
+        q0 = _mm512_srai_epi32(_mm512_slli_epi32(q0, 24), 24); /* (int8_t) */
+        q1 = _mm512_srai_epi32(_mm512_slli_epi32(q1, 24), 24);
+        q0 = _mm512_and_si512(_mm512_min_epi32(q0, fifteen), lowbyte); /* (uint8_t)MIN */
+        q1 = _mm512_and_si512(_mm512_min_epi32(q1, fifteen), lowbyte);
+        _mm_storeu_si128((__m128i *)(void *)y[i].qs,
+                         _mm512_cvtepi32_epi8(_mm512_or_si512(q0, _mm512_slli_epi32(q1, 4))));
+    }
+}
+#endif
+
 void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
     sn_block_q4_0 *y = vy;
     const int64_t nb = k / SN_QK4_0;
 #ifdef SN_X86
+    if (CPU_HAS512("avx512f")) { q4_0_row_avx512(x, y, nb); return; }
     if (CPU_HAS("avx2")) { q4_0_row_avx2(x, y, nb); return; }
 #endif
     for (int64_t i = 0; i < nb; i++) q4_0_block(x + i * SN_QK4_0, &y[i]);
