@@ -13,7 +13,8 @@
  * sums of squares in double, RoPE angles built by repeated multiplication, and attention as
  * ggml's flash-attention kernel (llama.cpp enables it on CPU by default): for batches under 64
  * tokens each query is converted to the K cache type, scores are f16 dot products and the
- * weighted V sum is accumulated in f16; batches of 64+ use the tiled f32 path. Weights are
+ * weighted V sum is accumulated in f16; batches of 64+ use the tiled f32 path, and a single token
+ * over 512+ cache cells splits the keys across threads as ggml does. Weights are
  * pointers into the GGUF mapping; nothing is copied except f16/bf16 norm vectors. */
 #include "model.h"
 
@@ -34,6 +35,7 @@ typedef struct { /* per-thread attention scratch */
     uint16_t *q16;   /* query converted to f16 (head_dim_k) */
     uint16_t *vkq16; /* f16 accumulator (head_dim_v) */
     float *vkq32;    /* f32 accumulator (head_dim_v) */
+    float *vkqf;     /* split decode: the combined accumulator (head_dim_v) */
     float *kq;       /* tiled path: FA_TILE scores */
     float *kf;       /* tiled path: one K row as f32 */
 } attn_scratch;
@@ -98,7 +100,7 @@ static void llama_free(sn_model *m) {
     if (s->scratch) {
         for (int i = 0; i < sn_pool_size(m->pool); i++) {
             free(s->scratch[i].q16); free(s->scratch[i].vkq16); free(s->scratch[i].vkq32);
-            free(s->scratch[i].kq); free(s->scratch[i].kf);
+            free(s->scratch[i].kq); free(s->scratch[i].kf); free(s->scratch[i].vkqf);
         }
         free(s->scratch);
     }
@@ -226,7 +228,9 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
         a->vkq32 = malloc((size_t)hp->head_dim_v * 4);
         a->kq = malloc(FA_TILE * 4);
         a->kf = malloc((size_t)hp->head_dim_k * 4);
-        if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        a->vkqf = malloc((size_t)hp->head_dim_v * 4);
+        if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf || !a->vkqf)
+            return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
     s->logits_tmp = NULL;
     return SN_OK;
@@ -436,9 +440,10 @@ static const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx
     return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
 }
 
-/* One query row, keys 0..last, the way ggml's one_chunk kernel walks them. */
-static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
-                       int64_t kvh, int64_t last, float *out) {
+/* Keys [k0, k1) of one query row, the way ggml's one_chunk kernel walks them: returns the running
+ * max *Mo and sum *So and leaves the weighted V sum (f32) in sc->vkq32. */
+static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
+                        int64_t kvh, int64_t k0, int64_t k1, float *Mo, float *So) {
     const sn_kernels *k = m->k;
     const int64_t D = m->hp.head_dim_k, DV = m->hp.head_dim_v;
     const int f16 = s->kv_elt == 2;
@@ -450,7 +455,7 @@ static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc
     } else {
         memset(sc->vkq32, 0, (size_t)DV * 4);
     }
-    for (int64_t ic = 0; ic <= last; ic++) {
+    for (int64_t ic = k0; ic < k1; ic++) {
         const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic) + off;
         const char *vr = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic) + off;
         float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16) : k->dot[SN_GGML_F32](D, kr, q);
@@ -472,8 +477,47 @@ static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc
     }
     if (f16)
         for (int64_t d = 0; d < DV; d++) sc->vkq32[d] = sn_k_h2f(sc->vkq16[d]);
-    const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
-    for (int64_t d = 0; d < DV; d++) out[d] = sc->vkq32[d] * S_inv;
+    *Mo = M;
+    *So = S;
+}
+
+/* KV cells llama.cpp's graph spans when positions 0..last are filled: a multiple of 256 (at least
+ * 256), at most the context padded to 256 (llama_kv_cache::get_n_kv). */
+static int64_t llama_n_kv(const sn_model *m, int64_t last) {
+    const int64_t pad = 256, used = (last + 1 + pad - 1) / pad * pad, cells = (m->n_ctx + pad - 1) / pad * pad;
+    return used < cells ? used : cells;
+}
+
+/* One query row, keys 0..last. A single query over 512+ cells is what ggml splits across its nth
+ * threads (use_split_kv_path): each thread runs one_chunk over ceil(cells / nth) cells and the
+ * partial (M, S, V sum) triples are combined in chunk order. We split the same way with our thread
+ * count (llama.cpp run with the same -t), so decode beyond 256 positions rounds as it does. */
+static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
+                       int64_t kvh, int64_t last, int single, float *out) {
+    const int64_t DV = m->hp.head_dim_v, n_kv = llama_n_kv(m, last);
+    float M, S;
+    if (!single || n_kv < 512) {
+        attend_keys(m, s, sc, il, q, kvh, 0, last + 1, &M, &S);
+        const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
+        for (int64_t d = 0; d < DV; d++) out[d] = sc->vkq32[d] * S_inv;
+        return;
+    }
+    const int64_t nth = sn_pool_size(m->pool), chunk = (n_kv + nth - 1) / nth;
+    float Mf = -INFINITY, Sf = 0.0f;
+    memset(sc->vkqf, 0, (size_t)DV * 4);
+    for (int64_t c = 0; c < nth; c++) {
+        const int64_t k0 = c * chunk, k1 = k0 + chunk < last + 1 ? k0 + chunk : last + 1;
+        if (k0 >= k1) continue; /* only masked cells: S = 0, which the combine skips */
+        attend_keys(m, s, sc, il, q, kvh, k0, k1, &M, &S);
+        if (S == 0.0f) continue;
+        const float Mn = fmaxf(Mf, M), so = expf(Mf - Mn), sn = expf(M - Mn);
+        /* ggml's combine, FMA-contracted like rope_pair (checked on the zen4 build) */
+        for (int64_t d = 0; d < DV; d++) sc->vkqf[d] = fmaf(sc->vkqf[d], so, sc->vkq32[d] * sn);
+        Sf = fmaf(Sf, so, S * sn);
+        Mf = Mn;
+    }
+    const float S_inv = Sf == 0.0f ? 0.0f : 1.0f / Sf;
+    for (int64_t d = 0; d < DV; d++) out[d] = sc->vkqf[d] * S_inv;
 }
 
 /* One query row through ggml's tiled f32 kernel (used when the batch has >= 64 queries): scores
@@ -551,7 +595,7 @@ static void attn_worker(void *arg, int ith, int nth) {
         const float *q = s->q + t * s->n_q + h * hp->head_dim_k;
         float *out = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
         if (j->T >= FA_TILE) attend_row_tiled(m, s, sc, q, h / group, j->pos0 + t, out);
-        else attend_row(m, s, sc, j->il, q, h / group, j->pos0 + t, out);
+        else attend_row(m, s, sc, j->il, q, h / group, j->pos0 + t, j->T == 1, out);
     }
 }
 
