@@ -9,7 +9,11 @@
 //            --top-logits K adds "top_logits":[[id,logit],...], llama.cpp's K largest RAW logits at
 //            that step (exact floats; its probabilities above are rounded to ~1e-4).
 //            Both are computed by evaluating prompt + ids[:-1] as one batch in a fresh sequence.
-//   batch [--threads T]     stdin: JSON lines {"model":GGUF,"prompt_ids":[...],"n":32,"logprobs":K,"top_logits":K}
+//            --decode-top-logits K adds "decode_top_logits": the same for the logits of the last
+//            generation step itself (one token decoded after the others), by generating with
+//            controlledEvaluate one token at a time instead of evaluate().
+//   batch [--threads T]     stdin: JSON lines {"model":GGUF,"prompt_ids":[...],"n":32,"logprobs":K,"top_logits":K,
+//                                               "decode_top_logits":K}
 //            -> one generate-style JSON result per line, in order. One model is kept loaded at a time
 //            (group jobs by model so each GGUF loads once); one process for many runs.
 //   bench GGUF [--threads T] [--prefill 64] [--decode 64] [--runs 5]
@@ -67,8 +71,29 @@ async function greedyIn(ctx, prompt, n) {
       if (ids.length >= n) break;
     }
   }
-  seq.dispose();
+  await seq.dispose(); // async: the sequence id is reclaimed under a lock
   return ids;
+}
+
+// Greedy generation one controlledEvaluate call per token, keeping the K largest raw logits of the
+// last step (the one that chose ids[n-1]). Same sampler as greedyIn (temperature 0).
+async function greedyWithLogits(ctx, prompt, n, k) {
+  const seq = ctx.getSequence();
+  const ids = [];
+  let top = null;
+  let input = prompt;
+  while (ids.length < n) {
+    const last = ids.length === n - 1;
+    const next = { token: true, options: { temperature: 0 }, ...(last ? { logits: { filter: { tokens: [], includeTop: k } } } : {}) };
+    const res = await seq.controlledEvaluate([...input.slice(0, -1), [input[input.length - 1], { generateNext: next }]]);
+    const out = res[input.length - 1]?.next;
+    if (out?.token == null) break;
+    ids.push(out.token);
+    if (last && out.logits) top = Array.from(out.logits.entries()).sort((a, b) => b[1] - a[1]).slice(0, k);
+    input = [out.token];
+  }
+  await seq.dispose();
+  return { ids, top };
 }
 
 async function lastLogprobs(ctx, hist, k) {
@@ -78,7 +103,7 @@ async function lastLogprobs(ctx, hist, k) {
     out = Array.from(r.probabilities.entries()).slice(0, k).map(([t, p]) => [t, Math.log(p)]);
     break;
   }
-  seq.dispose();
+  await seq.dispose();
   return out;
 }
 
@@ -87,7 +112,7 @@ async function lastLogits(ctx, hist, k) {
   const seq = ctx.getSequence();
   const last = [hist[hist.length - 1], { generateNext: { logits: { filter: { tokens: [], includeTop: k } } } }];
   const res = await seq.controlledEvaluate([...hist.slice(0, -1), last]);
-  seq.dispose();
+  await seq.dispose();
   const logits = res[hist.length - 1]?.next?.logits;
   return logits ? Array.from(logits.entries()).sort((a, b) => b[1] - a[1]).slice(0, k) : null;
 }
@@ -109,8 +134,11 @@ if (cmd === "batch") {
       const ctx = await model.createContext({ contextSize: job.ctx ?? 512, threads, flashAttention: fa, sequences: 1 });
       m = { path: job.model, ctxSize: job.ctx ?? 512, model, ctx };
     }
-    const ids = await greedyIn(m.ctx, job.prompt_ids, job.n ?? 32);
+    let ids, decodeTop = null;
+    if (job.decode_top_logits) ({ ids, top: decodeTop } = await greedyWithLogits(m.ctx, job.prompt_ids, job.n ?? 32, job.decode_top_logits));
+    else ids = await greedyIn(m.ctx, job.prompt_ids, job.n ?? 32);
     const res = { model: job.model, prompt_ids: job.prompt_ids, ids, text: m.model.detokenize(ids) };
+    if (decodeTop) res.decode_top_logits = decodeTop;
     await lastStep(m.ctx, job.prompt_ids, ids, res, job.logprobs, job.top_logits);
     process.stdout.write(JSON.stringify(res) + "\n");
   }
@@ -135,8 +163,12 @@ if (cmd === "generate") {
   const n = args.n ? Number(args.n) : 32;
   const ctx = await model.createContext({ contextSize: ctxSize, threads, flashAttention: fa, sequences: 1 });
   const prompt = promptIds();
-  const ids = await greedyIn(ctx, prompt, n);
+  const dk = Number(args["decode-top-logits"] ?? 0);
+  let ids, decodeTop = null;
+  if (dk) ({ ids, top: decodeTop } = await greedyWithLogits(ctx, prompt, n, dk));
+  else ids = await greedyIn(ctx, prompt, n);
   const res = { prompt_ids: prompt, ids, text: model.detokenize(ids) };
+  if (decodeTop) res.decode_top_logits = decodeTop;
   await lastStep(ctx, prompt, ids, res, Number(args.logprobs ?? 0), Number(args["top-logits"] ?? 0));
   process.stdout.write(JSON.stringify(res) + "\n");
   await ctx.dispose();
@@ -160,7 +192,7 @@ if (cmd === "bench") {
     const it = seq.evaluate([prompt[prompt.length - 1]], { temperature: 0 });
     for await (const _ of it) { if (++count >= nD) break; }
     const decode = count / ((performance.now() - t0) / 1000);
-    seq.dispose();
+    await seq.dispose();
     rs.push({ prefill_tok_s: prefill, decode_tok_s: decode });
   }
   const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
