@@ -42,8 +42,8 @@ gguf_of() {
   out=$SN_WORK/gguf/$fam-$preset-$dt-$ot.gguf
   mkdir -p "$SN_WORK/gguf"
   ( flock 9
-    if [[ ! -f $out ]]; then
-      "$SN_BIN/sunny-convert" "$src" -o "$out" --outtype "$ot" >/dev/null || exit 1
+    if [[ ! -f $out || $SN_BIN/sunny-convert -nt $out ]]; then # a rebuilt converter redoes it
+      "$SN_BIN/sunny-convert" "$src" -o "$out" --outtype "$ot" --force >/dev/null || exit 1
     fi
   ) 9>"$out.lock" || return 1
   echo "$out"
