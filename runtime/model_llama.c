@@ -336,7 +336,9 @@ static void run_tokens(sn_model *m, const matmul_job *all, unsigned mask, int64_
         j.y[j.n] = all->y[i] + t0 * all->w[i]->n_out;
         j.n++;
     }
-    if (j.n) sn_pool_run(m->pool, matmul_worker, &j);
+    /* 4 row ranges per thread: whoever is scheduled first takes the next range (threadpool.h) */
+    const int nth = sn_pool_size(m->pool);
+    if (j.n) sn_pool_run_n(m->pool, matmul_worker, &j, nth > 1 ? 4 * nth : 1);
 }
 
 /* y_i = W_i x for up to three matrices with the same input x [T x n]. Tokens llama.cpp multiplies

@@ -1,8 +1,17 @@
-/* threadpool.c - persistent workers with spin-then-sleep hand-off (see threadpool.h). */
+/* threadpool.c - persistent workers with spin-then-sleep hand-off and claimed tasks (see threadpool.h).
+ *
+ * A job is n_tasks task indices. Every participating thread (the caller first) claims the next
+ * unclaimed index with one compare-and-swap on a word holding (job generation << 32 | next index)
+ * and runs it, until none is left; the caller then waits only for tasks already claimed. So a
+ * worker the OS has not scheduled yet (2 threads on a busy 2-core machine) costs nothing: the caller
+ * takes its share instead of waiting a whole time slice for it, as a fixed ith -> share split would.
+ * The generation in the same word makes a late worker's claim on an already finished job fail, so it
+ * never touches that job's (caller-owned, possibly gone) arguments. */
 #include "threadpool.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 enum { SPIN_ITERS = 20000 };
@@ -12,16 +21,15 @@ struct sn_pool {
     pthread_t *threads;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    /* job state */
+    /* job state, written by the caller before the generation is published */
     sn_pool_fn fn;
     void *arg;
-    unsigned gen;      /* bumped for each job (and for shutdown) */
-    int pending;       /* workers still running the current job */
+    int n_tasks;
+    int done;          /* tasks finished in the current job */
+    uint64_t state;    /* generation << 32 | next unclaimed task */
     int sleeping;      /* workers blocked on cv */
     int quit;
 };
-
-typedef struct { sn_pool *p; int ith; } worker_arg;
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -29,31 +37,44 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static void *worker_main(void *v) {
-    worker_arg *wa = v;
-    sn_pool *p = wa->p;
-    const int ith = wa->ith;
-    free(wa);
-    unsigned seen = 0;
+static inline uint32_t gen_of(uint64_t s) { return (uint32_t)(s >> 32); }
+
+/* Claims and runs tasks of job generation gen until none is left (or that job is over). */
+static void run_tasks(sn_pool *p, uint32_t gen) {
+    uint64_t s = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
     for (;;) {
-        unsigned g;
+        if (gen_of(s) != gen) return;
+        const uint32_t next = (uint32_t)s;
+        /* n_tasks may already belong to a later job here, but then the CAS below fails */
+        if (next >= (uint32_t)__atomic_load_n(&p->n_tasks, __ATOMIC_RELAXED)) return;
+        if (!__atomic_compare_exchange_n(&p->state, &s, s + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+        /* the job cannot finish before this task does, so its fields are stable */
+        p->fn(p->arg, (int)next, p->n_tasks);
+        __atomic_add_fetch(&p->done, 1, __ATOMIC_RELEASE);
+        s = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
+    }
+}
+
+static void *worker_main(void *v) {
+    sn_pool *p = v;
+    uint32_t seen = 0;
+    for (;;) {
+        uint32_t g;
         int spins = 0;
-        while ((g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE)) == seen && spins < SPIN_ITERS) {
+        while ((g = gen_of(__atomic_load_n(&p->state, __ATOMIC_ACQUIRE))) == seen && spins < SPIN_ITERS) {
             cpu_relax();
             spins++;
         }
         if (g == seen) {
             pthread_mutex_lock(&p->mu);
             p->sleeping++;
-            while ((g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE)) == seen)
-                pthread_cond_wait(&p->cv, &p->mu);
+            while ((g = gen_of(__atomic_load_n(&p->state, __ATOMIC_ACQUIRE))) == seen) pthread_cond_wait(&p->cv, &p->mu);
             p->sleeping--;
             pthread_mutex_unlock(&p->mu);
         }
         seen = g;
         if (__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) return NULL;
-        p->fn(p->arg, ith, p->n);
-        __atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL);
+        run_tasks(p, g);
     }
 }
 
@@ -70,10 +91,7 @@ sn_status sn_pool_new(int n_threads, sn_pool **out, sn_err *err) {
         p->threads = calloc((size_t)n_threads - 1, sizeof(pthread_t));
         if (!p->threads) { sn_pool_free(p); return sn_err_set(err, SN_ENOMEM, "out of memory (thread pool)"); }
         for (int i = 1; i < n_threads; i++) {
-            worker_arg *wa = malloc(sizeof(*wa));
-            if (wa) { wa->p = p; wa->ith = i; }
-            if (!wa || pthread_create(&p->threads[i - 1], NULL, worker_main, wa) != 0) {
-                free(wa);
+            if (pthread_create(&p->threads[i - 1], NULL, worker_main, p) != 0) {
                 p->n = i; /* threads 1..i-1 exist */
                 sn_pool_free(p);
                 return sn_err_set(err, SN_ENOMEM, "cannot create worker thread %d", i);
@@ -86,29 +104,35 @@ sn_status sn_pool_new(int n_threads, sn_pool **out, sn_err *err) {
 
 int sn_pool_size(const sn_pool *p) { return p->n; }
 
-static void publish(sn_pool *p) {
+/* Starts a new generation (task 0 unclaimed) and wakes sleeping workers; returns the generation. */
+static uint32_t publish(sn_pool *p) {
     pthread_mutex_lock(&p->mu);
-    __atomic_add_fetch(&p->gen, 1, __ATOMIC_ACQ_REL);
+    const uint32_t g = gen_of(__atomic_load_n(&p->state, __ATOMIC_RELAXED)) + 1;
+    __atomic_store_n(&p->state, (uint64_t)g << 32, __ATOMIC_RELEASE);
     if (p->sleeping) pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+    return g;
 }
 
-void sn_pool_run(sn_pool *p, sn_pool_fn fn, void *arg) {
-    if (p->n == 1) {
-        fn(arg, 0, 1);
+void sn_pool_run_n(sn_pool *p, sn_pool_fn fn, void *arg, int n_tasks) {
+    if (n_tasks < 1) return;
+    if (p->n == 1 || n_tasks == 1) {
+        for (int i = 0; i < n_tasks; i++) fn(arg, i, n_tasks);
         return;
     }
     p->fn = fn;
     p->arg = arg;
-    __atomic_store_n(&p->pending, p->n - 1, __ATOMIC_RELEASE);
-    publish(p);
-    fn(arg, 0, p->n);
+    __atomic_store_n(&p->n_tasks, n_tasks, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->done, 0, __ATOMIC_RELAXED);
+    run_tasks(p, publish(p));
     int spins = 0;
-    while (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) > 0) {
+    while (__atomic_load_n(&p->done, __ATOMIC_ACQUIRE) < n_tasks) {
         if (++spins < SPIN_ITERS) cpu_relax();
         else sched_yield();
     }
 }
+
+void sn_pool_run(sn_pool *p, sn_pool_fn fn, void *arg) { sn_pool_run_n(p, fn, arg, p->n); }
 
 void sn_pool_free(sn_pool *p) {
     if (!p) return;
