@@ -9,7 +9,9 @@
 #   sunny-run: --prompt-ids (the same 64 ids) -n 65 --json, 5 runs, median of its prefill_tok_s and
 #              decode_tok_s (decode = 64 single-token evaluations after the prompt).
 # Prints tok/s for both and the ratios (target: decode >= 1.0x, prefill >= 0.5x) plus sunny-run's
-# peak RSS (from /usr/bin/time) next to the GGUF size and KV cache size.
+# peak RSS (from /usr/bin/time) next to the GGUF size and KV cache size. Then, in the same run, the
+# runtime-blob rows (issue 8: INT4 blob vs Q4_0, fp16 blob vs F16, 1 and 2 threads) from
+# bench/blob_decode.sh; SN_BENCH_BLOB=0 skips them.
 #   usage: bench/decode.sh [BUILD_DIR] [DTYPES] [THREADS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,3 +60,8 @@ print("%-6s %3s | %12.1f %12.1f %6.2fx | %12.1f %12.1f %6.2fx | %8.0f  (gguf %.0
 EOF
   done
 done
+if [[ ${SN_BENCH_BLOB:-1} != 0 ]]; then
+  echo
+  echo "== runtime blobs (bench/blob_decode.sh)"
+  SN_BENCH_WORK= bash bench/blob_decode.sh "$B" "$RUNS"
+fi
