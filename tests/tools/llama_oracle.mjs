@@ -16,6 +16,13 @@
 //                                               "decode_top_logits":K}
 //            -> one generate-style JSON result per line, in order. One model is kept loaded at a time
 //            (group jobs by model so each GGUF loads once); one process for many runs.
+//   sample GGUF --prompt-ids 1,2,3 [-n N] --temp T [--top-k K] [--top-p P] [--min-p M] --seed S
+//            -> {"prompt_ids":[...],"ids":[...],...}: N tokens from evaluate() with node-llama-cpp's chain
+//            (top-k -> top-p -> min-p -> temperature -> dist(seed); no repeat penalty) and EOG tokens
+//            yielded and fed back (like sunny-run --ignore-eos). Omitted --top-k/--top-p/--min-p take
+//            node-llama-cpp's defaults (40, 0.95, 0); --top-k 0 = whole vocabulary.
+//            Without --temp: stdin JSON lines {"prompt_ids":[...],"n":32,"temp":T,"seed":S,"top_k":K,
+//            "top_p":P,"min_p":M} -> the same line with "ids" added, one per job, model loaded once.
 //   bench GGUF [--threads T] [--prefill 64] [--decode 64] [--runs 5]
 //            -> {"prefill_tok_s":median,"decode_tok_s":median,"runs":[...]}
 // Options: --flash-attention auto|on|off (default auto = what node-llama-cpp does by default).
@@ -38,7 +45,7 @@ function parseArgs(argv) {
 const args = parseArgs(process.argv.slice(2));
 const [cmd, modelPath] = args._;
 if (!cmd || (!modelPath && cmd !== "batch")) {
-  console.error("usage: llama_oracle.mjs tokenize|generate|bench MODEL.gguf [options]");
+  console.error("usage: llama_oracle.mjs tokenize|generate|sample|bench MODEL.gguf [options]");
   process.exit(2);
 }
 const fa = { auto: "auto", on: true, off: false }[args["flash-attention"] ?? "auto"];
@@ -171,6 +178,41 @@ if (cmd === "generate") {
   if (decodeTop) res.decode_top_logits = decodeTop;
   await lastStep(ctx, prompt, ids, res, Number(args.logprobs ?? 0), Number(args["top-logits"] ?? 0));
   process.stdout.write(JSON.stringify(res) + "\n");
+  await ctx.dispose();
+  process.exit(0);
+}
+
+// N tokens sampled by evaluate() with node-llama-cpp's chain; EOG tokens are yielded and fed back.
+async function sampleIn(ctx, prompt, n, job) {
+  const opt = { temperature: Number(job.temp), seed: Number(job.seed), yieldEogToken: true };
+  if (job.top_k != null) opt.topK = Number(job.top_k);
+  if (job.top_p != null) opt.topP = Number(job.top_p);
+  if (job.min_p != null) opt.minP = Number(job.min_p);
+  const seq = ctx.getSequence();
+  const ids = [];
+  for await (const t of seq.evaluate(prompt, opt)) {
+    ids.push(t);
+    if (ids.length >= n) break;
+  }
+  await seq.dispose();
+  return ids;
+}
+
+if (cmd === "sample") {
+  const ctx = await model.createContext({ contextSize: ctxSize, threads, flashAttention: fa, sequences: 1 });
+  const jobs = [];
+  if (args.temp != null) {
+    if (args.seed == null) { console.error("sample needs --seed"); process.exit(2); }
+    const num = (v) => (v == null ? undefined : Number(v));
+    jobs.push({ prompt_ids: promptIds(), n: args.n ? Number(args.n) : 32, temp: num(args.temp), seed: num(args.seed),
+      top_k: num(args["top-k"]), top_p: num(args["top-p"]), min_p: num(args["min-p"]) });
+  } else {
+    for (const l of readFileSync(0, "utf8").split("\n").filter((x) => x.trim().length)) jobs.push(JSON.parse(l));
+  }
+  for (const job of jobs) {
+    const ids = await sampleIn(ctx, job.prompt_ids, job.n ?? 32, job);
+    process.stdout.write(JSON.stringify({ ...job, ids }) + "\n");
+  }
   await ctx.dispose();
   process.exit(0);
 }
