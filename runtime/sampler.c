@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct { int32_t id; float logit, p; } cand;
 
@@ -59,7 +60,14 @@ sn_status sn_sampler_new(const sn_sampler_params *p, sn_sampler **out, sn_err *e
     sn_sampler *s = calloc(1, sizeof(*s));
     if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
     s->p = *p;
-    mt_seed(s, p->seed);
+    uint32_t seed = p->seed;
+    if (seed == SN_SAMPLER_SEED_RANDOM) { /* llama.cpp's get_rng_seed: the clock when no true RNG */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        const uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        seed = (uint32_t)(ns ^ (ns >> 32));
+    }
+    mt_seed(s, seed);
     *out = s;
     return SN_OK;
 }

@@ -4,18 +4,22 @@
  * chain is top-k -> top-p -> min-p -> temperature -> dist, each step written to the semantics of
  * llama.cpp's llama-sampler.cpp, and dist draws with a Mersenne Twister (mt19937, seeded with
  * `seed`) turned into a double in [0,1) the way libstdc++'s uniform_real_distribution does, so the
- * same seed picks the same token as llama.cpp when the logits agree. */
+ * same seed picks the same token as llama.cpp when the logits agree. As in llama.cpp, the seed
+ * SN_SAMPLER_SEED_RANDOM (LLAMA_DEFAULT_SEED, what `--seed -1` becomes there) means "any": the
+ * generator is then seeded from the clock and runs are not repeatable. */
 #ifndef SN_SAMPLER_H
 #define SN_SAMPLER_H
 #include "sn_err.h"
 #include <stdint.h>
+
+#define SN_SAMPLER_SEED_RANDOM 0xFFFFFFFFu
 
 typedef struct sn_sampler_params {
     float temp;     /* <= 0: greedy */
     int32_t top_k;  /* <= 0: off */
     float top_p;    /* >= 1: off */
     float min_p;    /* <= 0: off */
-    uint32_t seed;
+    uint32_t seed;  /* SN_SAMPLER_SEED_RANDOM: from the clock */
 } sn_sampler_params;
 
 typedef struct sn_sampler sn_sampler;

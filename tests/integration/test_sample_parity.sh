@@ -8,7 +8,8 @@
 #   sunny-run GGUF --prompt-ids ... -n 32 --temp T [--top-k K] [--top-p P] --seed S --json --ignore-eos
 # must equal llama_oracle.mjs sample's for each setting. So that a sampler that ignores a knob cannot
 # pass, the test also asserts that changing only the seed, only top-p or only top-k changes llama.cpp's
-# tokens (and therefore ours). min-p is not reachable from sunny-run's flags and is not covered here.
+# tokens (and therefore ours), and that seed 4294967295 (LLAMA_DEFAULT_SEED) is random, as there.
+# min-p is not reachable from sunny-run's flags and is not covered here.
 # GGUFs are written by tests/tools/rt_hf2gguf.py (+ rt_quantize for f16) so sunny-convert is not involved.
 source "$(dirname "$0")/lib.sh"
 need_oracle
@@ -117,4 +118,10 @@ differs a seed "the seed"
 differs a topp "top-p"
 differs hot topk "top-k"
 differs m-hot m-seed "the seed (mistral)"
+
+# Seed 4294967295 is llama.cpp's LLAMA_DEFAULT_SEED, "seed from the clock": two runs must differ.
+r1=$("$RUN" "${G[llama3-f32]}" --prompt-ids "$P_LLAMA3" -n 8 --temp 1 --top-k 0 --seed 4294967295 --json --ignore-eos)
+r2=$("$RUN" "${G[llama3-f32]}" --prompt-ids "$P_LLAMA3" -n 8 --temp 1 --top-k 0 --seed 4294967295 --json --ignore-eos)
+if [[ -n $r1 && $r1 != "$r2" ]]; then ok "seed 4294967295 is random, as llama.cpp's LLAMA_DEFAULT_SEED"
+else bad "seed 4294967295 gave the same tokens twice (llama.cpp seeds from the clock)"; fi
 finish
