@@ -1,12 +1,14 @@
 /* threadpool.c - persistent workers with spin-then-sleep hand-off and claimed tasks (see threadpool.h).
  *
- * A job is n_tasks task indices. Every participating thread (the caller first) claims the next
- * unclaimed index with one compare-and-swap on a word holding (job generation << 32 | next index)
- * and runs it, until none is left; the caller then waits only for tasks already claimed. So a
- * worker the OS has not scheduled yet (2 threads on a busy 2-core machine) costs nothing: the caller
- * takes its share instead of waiting a whole time slice for it, as a fixed ith -> share split would.
- * The generation in the same word makes a late worker's claim on an already finished job fail, so it
- * never touches that job's (caller-owned, possibly gone) arguments. */
+ * A job is n_tasks task indices. Every participating thread (the caller first) claims one with a
+ * compare-and-swap on a word holding (job generation << 32 | tasks not yet claimed) and runs task
+ * n_tasks - remaining, until none is left; the caller then waits only for tasks already claimed. So
+ * a worker the OS has not scheduled yet (2 threads on a busy 2-core machine) costs nothing: the
+ * caller takes its share instead of waiting a whole time slice for it, as a fixed ith -> share split
+ * would. A claim depends on that word alone: a late worker still holding an old generation sees
+ * either 0 remaining (the old job is fully claimed while the caller writes the next job's fields) or
+ * a new generation, so it never runs a task twice or touches a finished job's (caller-owned,
+ * possibly gone) arguments. */
 #include "threadpool.h"
 
 #include <pthread.h>
@@ -26,7 +28,7 @@ struct sn_pool {
     void *arg;
     int n_tasks;
     int done;          /* tasks finished in the current job */
-    uint64_t state;    /* generation << 32 | next unclaimed task */
+    uint64_t state;    /* generation << 32 | tasks not yet claimed */
     int sleeping;      /* workers blocked on cv */
     int quit;
 };
@@ -43,13 +45,12 @@ static inline uint32_t gen_of(uint64_t s) { return (uint32_t)(s >> 32); }
 static void run_tasks(sn_pool *p, uint32_t gen) {
     uint64_t s = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
     for (;;) {
-        if (gen_of(s) != gen) return;
-        const uint32_t next = (uint32_t)s;
-        /* n_tasks may already belong to a later job here, but then the CAS below fails */
-        if (next >= (uint32_t)__atomic_load_n(&p->n_tasks, __ATOMIC_RELAXED)) return;
-        if (!__atomic_compare_exchange_n(&p->state, &s, s + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+        const uint32_t left = (uint32_t)s;
+        if (gen_of(s) != gen || left == 0) return;
+        if (!__atomic_compare_exchange_n(&p->state, &s, s - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
         /* the job cannot finish before this task does, so its fields are stable */
-        p->fn(p->arg, (int)next, p->n_tasks);
+        const int n = p->n_tasks;
+        p->fn(p->arg, n - (int)left, n);
         __atomic_add_fetch(&p->done, 1, __ATOMIC_RELEASE);
         s = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
     }
@@ -104,11 +105,11 @@ sn_status sn_pool_new(int n_threads, sn_pool **out, sn_err *err) {
 
 int sn_pool_size(const sn_pool *p) { return p->n; }
 
-/* Starts a new generation (task 0 unclaimed) and wakes sleeping workers; returns the generation. */
-static uint32_t publish(sn_pool *p) {
+/* Starts a new generation with n_tasks unclaimed tasks and wakes sleeping workers; returns it. */
+static uint32_t publish(sn_pool *p, int n_tasks) {
     pthread_mutex_lock(&p->mu);
     const uint32_t g = gen_of(__atomic_load_n(&p->state, __ATOMIC_RELAXED)) + 1;
-    __atomic_store_n(&p->state, (uint64_t)g << 32, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->state, (uint64_t)g << 32 | (uint32_t)n_tasks, __ATOMIC_RELEASE);
     if (p->sleeping) pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     return g;
@@ -120,11 +121,12 @@ void sn_pool_run_n(sn_pool *p, sn_pool_fn fn, void *arg, int n_tasks) {
         for (int i = 0; i < n_tasks; i++) fn(arg, i, n_tasks);
         return;
     }
+    /* the previous job is fully claimed and finished, so no thread reads these until publish */
     p->fn = fn;
     p->arg = arg;
-    __atomic_store_n(&p->n_tasks, n_tasks, __ATOMIC_RELAXED);
+    p->n_tasks = n_tasks;
     __atomic_store_n(&p->done, 0, __ATOMIC_RELAXED);
-    run_tasks(p, publish(p));
+    run_tasks(p, publish(p, n_tasks));
     int spins = 0;
     while (__atomic_load_n(&p->done, __ATOMIC_ACQUIRE) < n_tasks) {
         if (++spins < SPIN_ITERS) cpu_relax();
@@ -138,7 +140,7 @@ void sn_pool_free(sn_pool *p) {
     if (!p) return;
     if (p->threads) {
         __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
-        publish(p);
+        publish(p, 0);
         for (int i = 1; i < p->n; i++) pthread_join(p->threads[i - 1], NULL);
         free(p->threads);
     }
