@@ -9,6 +9,8 @@
  * checked against the scalar twins and against llama.cpp's libggml in tests/unit/test_ggml_types.c. */
 #include "ggml_types.h"
 
+#include "cpu.h"
+
 /* Bit-exactness needs every a*b+c rounded twice, as in ggml's own build: never let the compiler
  * fuse them into FMA (it would under -march=native with GNU C's default -ffp-contract=fast). */
 #if defined(__clang__)
@@ -94,15 +96,27 @@ int sn_ggml_simd(int level) {
     g_simd = level < 0 ? 0 : level > 2 ? 2 : level;
     return old;
 }
-#define CPU_HAS(feature) (g_simd && __builtin_cpu_supports(feature))
-#define CPU_HAS512(feature) (g_simd >= 2 && __builtin_cpu_supports(feature))
+/* The level SN_CPU allows (cpu.h: "scalar" -> 0, "avx2" -> 1), read once, so conversions can be
+ * A/B-tested like the runtime kernels. */
+static int simd_allowed(void) {
+    static int cap = -1;
+    int c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
+    if (c < 0) {
+        const uint32_t f = sn_cpu_usable();
+        c = (f & SN_CPU_AVX512) ? 2 : (f & SN_CPU_AVX2) ? 1 : 0;
+        __atomic_store_n(&cap, c, __ATOMIC_RELAXED);
+    }
+    return c;
+}
+#define CPU_HAS(feature) (g_simd && simd_allowed() >= 1 && __builtin_cpu_supports(feature))
+#define CPU_HAS512(feature) (g_simd >= 2 && simd_allowed() >= 2 && __builtin_cpu_supports(feature))
 
 #ifdef SN_X86
 /* F16C by CPUID (some compilers' __builtin_cpu_supports does not know "f16c"); the OS side is
  * the AVX state, which __builtin_cpu_supports("avx") checks. */
 static int has_f16c(void) {
     unsigned a, b, c, d;
-    if (!g_simd || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    if (!g_simd || !simd_allowed() || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
     return (c & (1u << 29)) != 0 && __builtin_cpu_supports("avx");
 }
 #endif
