@@ -14,8 +14,10 @@
  * ggml's flash-attention kernel (llama.cpp enables it on CPU by default): for batches under 64
  * tokens each query is converted to the K cache type, scores are f16 dot products and the
  * weighted V sum is accumulated in f16; batches of 64+ use the tiled f32 path, and a single token
- * over 512+ cache cells splits the keys across threads as ggml does. Weights are
- * pointers into the GGUF mapping; nothing is copied except f16/bf16 norm vectors. */
+ * over 512+ cache cells is summed in one chunk of keys per thread and the chunks combined in
+ * order, as ggml does (the chunks run one after another here: only the rounding is mirrored).
+ * Weights are pointers into the GGUF mapping; nothing is copied except f16/bf16 norm vectors and
+ * Q4_0 matrices repacked at load (model.c). */
 #include "model.h"
 
 #include <math.h>
@@ -493,7 +495,8 @@ static int64_t llama_n_kv(const sn_model *m, int64_t last) {
 /* One query row, keys 0..last. A single query over 512+ cells is what ggml splits across its nth
  * threads (use_split_kv_path): each thread runs one_chunk over ceil(cells / nth) cells and the
  * partial (M, S, V sum) triples are combined in chunk order. We split the same way with our thread
- * count (llama.cpp run with the same -t), so decode beyond 256 positions rounds as it does. */
+ * count (llama.cpp run with the same -t), computing the chunks one after another in this task, so
+ * decode beyond 256 positions rounds as it does. */
 static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
                        int64_t kvh, int64_t last, int single, float *out) {
     const int64_t DV = m->hp.head_dim_v, n_kv = llama_n_kv(m, last);
