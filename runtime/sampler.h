@@ -16,7 +16,7 @@
 
 typedef struct sn_sampler_params {
     float temp;     /* <= 0: greedy */
-    int32_t top_k;  /* <= 0: off */
+    int32_t top_k;  /* <= 0: whole vocabulary, still sorted (node-llama-cpp's top-k = n_vocab) */
     float top_p;    /* >= 1: off */
     float min_p;    /* <= 0: off */
     uint32_t seed;  /* SN_SAMPLER_SEED_RANDOM: from the clock */
