@@ -17,7 +17,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: sunny-run MODEL.gguf (-p PROMPT | --prompt-ids 1,2,3 | -f FILE) [-n N] [-t THREADS]\n"
-            "                 [--temp T] [--top-k K] [--top-p P] [--seed S] [-c CTX] [--no-bos]\n"
+            "                 [--temp T] [--top-k K] [--top-p P] [--min-p M] [--seed S] [-c CTX] [--no-bos]\n"
             "                 [--kv f16|f32] [--ignore-eos] [--verify] [--json]\n"
             "       sunny-run MODEL.gguf --tokenize (-p TEXT | -f FILE) [--json]\n"
             "MODEL may also be a runtime blob (OUT.snb from sunny-convert --blob); --verify then checks\n"
@@ -32,7 +32,7 @@ static void usage(FILE *f) {
 typedef struct {
     const char *model, *prompt, *prompt_ids, *file;
     int64_t n_predict, threads, top_k, ctx;
-    double temp, top_p;
+    double temp, top_p, min_p;
     int64_t seed;
     int no_bos, json, tokenize, kv_f32, ignore_eos, verify;
 } opts;
@@ -155,6 +155,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, (int64_t)1 << 31, &o->ctx)) return sn_cli_usage_error("-c: expected a positive size, got '%s'", argv[i]); }
         else if (!strcmp(a, "--temp")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->temp) || !(o->temp >= 0)) return sn_cli_usage_error("--temp: expected a number >= 0, got '%s'", argv[i]); }
         else if (!strcmp(a, "--top-k")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, INT32_MAX, &o->top_k)) return sn_cli_usage_error("--top-k: expected an integer >= 0, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--min-p")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->min_p) || !(o->min_p >= 0 && o->min_p <= 1)) return sn_cli_usage_error("--min-p: expected 0 <= M <= 1, got '%s'", argv[i]); }
         else if (!strcmp(a, "--top-p")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->top_p) || !(o->top_p > 0 && o->top_p <= 1)) return sn_cli_usage_error("--top-p: expected 0 < P <= 1, got '%s'", argv[i]); }
         else if (!strcmp(a, "--seed")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, UINT32_MAX, &o->seed)) return sn_cli_usage_error("--seed: expected 0..4294967295, got '%s'", argv[i]); }
         else if (!strcmp(a, "--kv")) {
@@ -298,6 +299,7 @@ static int run_generate(const opts *o) {
     sp.temp = (float)o->temp;
     sp.top_k = (int32_t)o->top_k;
     sp.top_p = (float)o->top_p;
+    sp.min_p = (float)o->min_p;
     sp.seed = (uint32_t)o->seed;
     if (sn_sampler_new(&sp, &smp, &err)) { sn_cli_fail(&err); goto done; }
     logits = malloc((size_t)V * sizeof(float));

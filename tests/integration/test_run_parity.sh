@@ -160,5 +160,11 @@ for (tag, gguf, ids), o in zip(cases, oracle):
         fail += 1
 print(f"run parity: {len(cases) - fail}/{len(cases)} cases pass, {fail} failures; "
       f"{inexact} final-step logit comparisons differ by more than 1e-5")
-sys.exit(1 if fail else 0)
+# The logits are claimed equal (README, docs/PERFORMANCE.md) where sunny mirrors llama.cpp's build:
+# an AVX-512 CPU with no SN_CPU cap. Elsewhere llama.cpp sums in other orders; only tokens count.
+import os
+strict = "avx512f" in open("/proc/cpuinfo").read().split() and not os.environ.get("SN_CPU")
+if inexact and strict:
+    print(f"FAIL: {inexact} logit comparisons above 1e-5 on an AVX-512 machine (expected 0)")
+sys.exit(1 if fail or (inexact and strict) else 0)
 EOF

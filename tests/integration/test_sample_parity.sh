@@ -9,8 +9,6 @@
 # must equal llama_oracle.mjs sample's for each setting. So that a sampler that ignores a knob cannot
 # pass, the test also asserts that changing only the seed, only top-p or only top-k changes llama.cpp's
 # tokens (and therefore ours), and that seed 4294967295 (LLAMA_DEFAULT_SEED) is random, as there.
-# min-p cases run only once sunny-run has a --min-p flag (runtime/sampler.c implements it; a
-# one-off harness matched llama.cpp on 6 min-p settings); until then they are reported as skipped.
 # GGUFs are written by tests/tools/rt_hf2gguf.py (+ rt_quantize for f16) so sunny-convert is not involved.
 source "$(dirname "$0")/lib.sh"
 need_oracle
@@ -48,15 +46,11 @@ m-a      mistral f16 0.7 40 0.9 42 -
 m-hot    mistral f16 1.5 0 1 7 -
 m-seed   mistral f16 1.5 0 1 8 -
 "
-if "$RUN" --help 2>&1 | grep -q -- --min-p; then
-    CASES+="
+CASES+="
 minp     llama3 f32 2.0 0 1 11 0.02
 minp0    llama3 f32 2.0 0 1 11 0
 minp-all llama3 f32 1.5 40 0.95 7 0.1
 "
-else
-    echo "SKIP: min-p cases (sunny-run has no --min-p flag)"
-fi
 P_LLAMA3="128000,791,3938,315,9822,374"
 P_MISTRAL="1,$(seq -s, 300 320)"
 
@@ -130,7 +124,7 @@ differs a seed "the seed"
 differs a topp "top-p"
 differs hot topk "top-k"
 differs m-hot m-seed "the seed (mistral)"
-[[ -n ${THEIRS[minp]:-} ]] && differs minp minp0 "min-p"
+differs minp minp0 "min-p"
 
 # Seed 4294967295 is llama.cpp's LLAMA_DEFAULT_SEED, "seed from the clock": two runs must differ.
 r1=$("$RUN" "${G[llama3-f32]}" --prompt-ids "$P_LLAMA3" -n 8 --temp 1 --top-k 0 --seed 4294967295 --json --ignore-eos)
