@@ -322,6 +322,19 @@ static void mad_f32(int64_t n, float *y, const float *x, float v) {
     for (; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
 }
 
+/* ggml's tiled flash-attention scores (see kernels.h): each of the 64 outputs is an fma chain over
+ * d in order, so 8 lanes x 8 accumulators give the scalar twin's bits. */
+static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
+    __m256 c[8];
+    for (int j = 0; j < 8; j++) c[j] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < D; d++) {
+        const __m256 p = _mm256_set1_ps(q[d]);
+        const float *k = kt + d * ld;
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) c[j] = _mm256_fmadd_ps(_mm256_loadu_ps(k + 8 * j), p, c[j]);
+    }
+    for (int j = 0; j < 8; j++) _mm256_storeu_ps(out + 8 * j, c[j]);
+}
+
 static sn_kernels g_avx2;
 
 const sn_kernels *sn_kernels_avx2(void) {
@@ -348,6 +361,7 @@ const sn_kernels *sn_kernels_avx2(void) {
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;
+        k->kq_tile64 = kq_tile64;
         k->name = "avx2";
     }
     return k;

@@ -127,6 +127,17 @@ static void check_table(const sn_kernels *k) {
         CU_ASSERT_EQUAL(memcmp(f1, f2, (size_t)n * 4), 0);
         free(y1); free(y2); free(xv); free(f1); free(f2); free(fx);
     }
+    /* tiled attention scores: 64 keys stored transposed, head sizes 1..256 */
+    for (int64_t D = 1; D <= 256; D += 51) {
+        const int64_t ld = 64 + 3;
+        float *q = malloc((size_t)D * 4), *kt = malloc((size_t)(D * ld) * 4), o1[64], o2[64];
+        for (int64_t d = 0; d < D; d++) q[d] = frand();
+        for (int64_t i = 0; i < D * ld; i++) kt[i] = frand();
+        s->kq_tile64(D, q, kt, ld, o1);
+        k->kq_tile64(D, q, kt, ld, o2);
+        CU_ASSERT_EQUAL(memcmp(o1, o2, sizeof o1), 0);
+        free(q); free(kt);
+    }
 }
 
 static void test_scalar_vs_double(void) {
