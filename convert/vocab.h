@@ -27,6 +27,9 @@ struct sn_hf_config; /* convert/hf_config.h; may be NULL. config.json is read ra
                      * gguf-py's SpecialVocab does); cfg only supplies vocab_size / architecture
                      * when the raw file lacks them (transformers' class defaults). */
 
+/* Not thread-safe with other cJSON users: while it parses tokenizer.json it points cJSON's
+ * process-wide allocation hooks at a private arena and then resets them to malloc/free (vocab.c).
+ * Call it where no other thread uses cJSON, and re-install your own hooks afterwards if you had any. */
 sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *cfg,
                               sn_gguf_writer *w, const sn_vocab_opts *opts, sn_vocab_report *rep,
                               sn_err *err);
