@@ -316,15 +316,7 @@ static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *sc
             continue;
         }
         const float *x = row_f32(p, src_row, j->row_len, scratch);
-        switch (p->type) {
-        case SN_GGML_F32: memcpy(dst, x, j->row_len * 4); break;
-        case SN_GGML_F16: sn_fp32_to_fp16_row(x, (uint16_t *)(void *)dst, j->row_len); break;
-        case SN_GGML_BF16: sn_fp32_to_bf16_row(x, (uint16_t *)(void *)dst, j->row_len); break;
-        case SN_GGML_Q8_0: sn_quantize_row_q8_0(x, dst, (int64_t)j->row_len); break;
-        case SN_GGML_Q4_0: sn_quantize_row_q4_0(x, dst, (int64_t)j->row_len); break;
-        case SN_GGML_Q6_K: sn_quantize_row_q6_K(x, dst, (int64_t)j->row_len); break;
-        default: break;
-        }
+        sn_ggml_from_f32(p->type, x, dst, (int64_t)j->row_len); /* the plan only picks types it can write */
     }
 }
 

@@ -1315,3 +1315,17 @@ int sn_dequantize_row(int type, const void *x, float *y, int64_t k) {
     default: return -1;
     }
 }
+
+int sn_ggml_from_f32(int type, const float *x, void *y, int64_t n) {
+    switch (type) {
+    case SN_GGML_F32: memcpy(y, x, (size_t)n * sizeof(float)); return 0;
+    case SN_GGML_F16: sn_fp32_to_fp16_row(x, y, (size_t)n); return 0;
+    case SN_GGML_BF16: sn_fp32_to_bf16_row(x, y, (size_t)n); return 0;
+    case SN_GGML_Q8_0: sn_quantize_row_q8_0(x, y, n); return 0;
+    case SN_GGML_Q4_0: sn_quantize_row_q4_0(x, y, n); return 0;
+    case SN_GGML_Q4_K: sn_quantize_row_q4_K(x, y, n); return 0;
+    case SN_GGML_Q6_K: sn_quantize_row_q6_K(x, y, n); return 0;
+    case SN_GGML_Q8_K: sn_quantize_row_q8_K(x, y, n); return 0;
+    default: return -1;
+    }
+}

@@ -65,6 +65,9 @@ void sn_quantize_row_q4_0(const float *x, void *y, int64_t k);
 void sn_quantize_row_q4_K(const float *x, void *y, int64_t k);
 void sn_quantize_row_q6_K(const float *x, void *y, int64_t k);
 void sn_quantize_row_q8_K(const float *x, void *y, int64_t k);
+/* n f32 values (n a multiple of the type's block size) to type: F32 copies, F16/BF16 round, the
+ * quantized types use the functions above. Returns 0, or -1 for a type with no f32 writer here. */
+int sn_ggml_from_f32(int type, const float *x, void *y, int64_t n);
 /* Limits the SIMD paths of the functions above: 0 scalar only, 1 up to AVX2/F16C, 2 (default)
  * also AVX-512. Results are identical at every level. For tests and benchmarks; not thread-safe.
  * Returns the previous level. */

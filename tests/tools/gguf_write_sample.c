@@ -353,16 +353,8 @@ int main(int argc, char **argv) {
         for (uint64_t j = 0; j < nel; j++) x[j] = sinf((float)j * 0.37f + (float)i) * (1.0f + (float)(j % 7));
         uint64_t sz = sn_gguf_writer_tensor_size(w, i);
         uint8_t *q = malloc(sz ? sz : 1);
-        switch (ts[i].type) {
-        case SN_GGML_F32: memcpy(q, x, sz); break;
-        case SN_GGML_F16: sn_fp32_to_fp16_row(x, (uint16_t *)q, nel); break;
-        case SN_GGML_BF16: sn_fp32_to_bf16_row(x, (uint16_t *)q, nel); break;
-        case SN_GGML_Q8_0: sn_quantize_row_q8_0(x, q, (int64_t)nel); break;
-        case SN_GGML_Q4_0: sn_quantize_row_q4_0(x, q, (int64_t)nel); break;
-        case SN_GGML_Q4_K: sn_quantize_row_q4_K(x, q, (int64_t)nel); break;
-        case SN_GGML_Q6_K: sn_quantize_row_q6_K(x, q, (int64_t)nel); break;
-        default: for (uint64_t j = 0; j < sz; j++) q[j] = (uint8_t)j; break;
-        }
+        if (sn_ggml_from_f32((int)ts[i].type, x, q, (int64_t)nel))
+            for (uint64_t j = 0; j < sz; j++) q[j] = (uint8_t)j;
         if (sn_gguf_writer_write(w, q, sz, &e) || sn_gguf_writer_end_tensor(w, &e)) {
             fprintf(stderr, "gguf_write_sample: %s\n", e.msg);
             return 1;

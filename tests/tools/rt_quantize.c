@@ -40,18 +40,6 @@ static int file_type(const char *mode) {
     return SN_FTYPE_MOSTLY_Q4_K_M;
 }
 
-static void convert_row(int type, const float *x, void *y, int64_t n) {
-    switch (type) {
-    case SN_GGML_F16: sn_fp32_to_fp16_row(x, y, (size_t)n); break;
-    case SN_GGML_BF16: sn_fp32_to_bf16_row(x, y, (size_t)n); break;
-    case SN_GGML_Q8_0: sn_quantize_row_q8_0(x, y, n); break;
-    case SN_GGML_Q4_0: sn_quantize_row_q4_0(x, y, n); break;
-    case SN_GGML_Q4_K: sn_quantize_row_q4_K(x, y, n); break;
-    case SN_GGML_Q6_K: sn_quantize_row_q6_K(x, y, n); break;
-    default: memcpy(y, x, (size_t)n * 4); break;
-    }
-}
-
 int main(int argc, char **argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: rt_quantize IN.gguf OUT.gguf f16|bf16|q8_0|q4_0|q4_k_m|f32 [KEY=TYPE:VALUE ...]\n");
@@ -103,7 +91,7 @@ int main(int argc, char **argv) {
         for (uint64_t r = 0; r < rows; r++) {
             const char *src = (const char *)t->data + r * (t->size / rows);
             if (ty == t->type) memcpy(buf, src, rb);
-            else convert_row(ty, (const float *)src, buf, ne0);
+            else sn_ggml_from_f32(ty, (const float *)src, buf, ne0);
             if (sn_gguf_writer_write(w, buf, rb, &err)) { fprintf(stderr, "rt_quantize: %s\n", err.msg); return 1; }
         }
         free(buf);

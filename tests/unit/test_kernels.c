@@ -30,19 +30,6 @@ static float frand(void) { /* roughly N(0,1)-ish via sum of uniforms */
 static const int WTYPES[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K};
 enum { NW = sizeof(WTYPES) / sizeof(WTYPES[0]) };
 
-/* Quantize f32 row x (n) to weight type t. */
-static void to_type(int t, const float *x, void *y, int64_t n) {
-    switch (t) {
-    case SN_GGML_F32: memcpy(y, x, (size_t)n * 4); break;
-    case SN_GGML_F16: sn_fp32_to_fp16_row(x, y, (size_t)n); break;
-    case SN_GGML_BF16: sn_fp32_to_bf16_row(x, y, (size_t)n); break;
-    case SN_GGML_Q8_0: sn_quantize_row_q8_0(x, y, n); break;
-    case SN_GGML_Q4_0: sn_quantize_row_q4_0(x, y, n); break;
-    case SN_GGML_Q4_K: sn_quantize_row_q4_K(x, y, n); break;
-    case SN_GGML_Q6_K: sn_quantize_row_q6_K(x, y, n); break;
-    }
-}
-
 /* Dequantize an activation row (activation types only). */
 static void act_to_f32(int at, const void *a, float *y, int64_t n) {
     if (at == SN_GGML_Q8_K) {
@@ -65,7 +52,7 @@ static void check_table(const sn_kernels *k) {
             if (rep == 1) for (int64_t i = 0; i < 32; i++) x[i] = 0.0f; /* an all-zero block */
             for (int ti = 0; ti < NW; ti++) {
                 const int t = WTYPES[ti], at = sn_kernel_act_type(t);
-                to_type(t, wf, w, n);
+                sn_ggml_from_f32(t, wf, w, n);
                 const uint64_t ab = sn_kernel_act_row_size(t, n);
                 s->quant[at](x, a1, n);
                 k->quant[at](x, a2, n);
@@ -91,14 +78,9 @@ static void check_table(const sn_kernels *k) {
             float *row = malloc((size_t)n * 4), y[4 * 7];
             for (int r = 0; r < 4; r++) {
                 for (int64_t i = 0; i < n; i++) row[i] = frand() * 0.1f;
-                to_type(t, row, w + r * wr, n);
+                sn_ggml_from_f32(t, row, w + r * wr, n);
                 for (int64_t i = 0; i < n; i++) row[i] = frand();
                 s->quant[at](row, xq + r * xr, n);
-            }
-            if (k->gemv4[t]) { /* single-token 4-row kernel vs dot (when dispatched) */
-                float g[4];
-                k->gemv4[t](n, w, wr, xq + 2 * xr, g);
-                for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(g[r], s->dot[t](n, w + r * wr, xq + 2 * xr));
             }
             k->gemm4x4[t](n, w, wr, xq, xr, y, 7);
             int bad = 0;
@@ -148,7 +130,7 @@ static void test_scalar_vs_double(void) {
     for (int64_t i = 0; i < n; i++) { x[i] = frand(); wf[i] = frand() * 0.1f; }
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
-        to_type(t, wf, w, n);
+        sn_ggml_from_f32(t, wf, w, n);
         s->quant[at](x, a, n);
         CU_ASSERT_FATAL(sn_dequantize_row(t, w, wd, n) == 0);
         act_to_f32(at, a, ad, n);
