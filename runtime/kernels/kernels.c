@@ -51,10 +51,7 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
     const sn_dot_fn dot = T > 1 ? k->dot_mm[wtype] : k->dot[wtype];
     const char *wb = w, *xb = x;
     if (T == 1) {
-        int64_t r = r0;
-        if (k->gemv4[wtype])
-            for (; r + 4 <= r1; r += 4) k->gemv4[wtype](n, wb + (uint64_t)r * w_row_bytes, w_row_bytes, xb, y + r);
-        for (; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
+        for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }
     /* Full 4x4 tiles through the table's register-tiled kernel when it has one; the rest (and

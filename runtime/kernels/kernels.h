@@ -31,10 +31,6 @@ typedef struct sn_kernels {
      * r < 4, t < 4 (a full 4x4 tile), in exactly dot_mm's per-element order. NULL = use dot_mm. */
     void (*gemm4x4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
                                          uint64_t x_row, float *y, int64_t ldy);
-    /* Optional single-token kernel for 4 weight rows at once: y[r] = dot(row r, a) for r < 4, in
-     * exactly dot's per-row order (shares the activation loads, interleaves 4 dependency chains).
-     * NULL = use dot row by row. */
-    void (*gemv4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *a, float *y);
     /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =
      * dot(row i, act t) for the n_groups * 8 rows starting at w, any T >= 1, bit-identical to
      * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */

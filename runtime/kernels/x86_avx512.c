@@ -302,62 +302,6 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
-/* Two rows of dot_q4_0 at once: the same per-row order, but two independent fma chains
- * interleave (a single chain of per-block fmas is what bounds one row). */
-static void dot2_q4_0(int64_t n, const sn_block_q4_0 *w0, const sn_block_q4_0 *w1, const sn_block_q8_0 *a, float *y) {
-    const int64_t nb = n / SN_QK4_0;
-    float s0 = 0, s1 = 0;
-    int64_t b = 0;
-    for (; b + 8 <= nb; b += 8) {
-        float fv[2][8], dv[2][8];
-        const sn_block_q4_0 *wr[2] = {w0, w1};
-        const __m256 da = _mm256_cvtph_ps(_mm_setr_epi16((short)a[b].d, (short)a[b + 1].d, (short)a[b + 2].d, (short)a[b + 3].d,
-                                                         (short)a[b + 4].d, (short)a[b + 5].d, (short)a[b + 6].d, (short)a[b + 7].d));
-        _Pragma("GCC unroll 2") for (int r = 0; r < 2; r++) {
-            const sn_block_q4_0 *w = wr[r];
-            __m256i l[8];
-            _Pragma("GCC unroll 4") for (int k = 0; k < 8; k += 2) {
-                const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_q4(w[b + k].qs)), unpack_q4(w[b + k + 1].qs), 1);
-                const __m512i v = lane_dot2(x, load2_q8(a + b + k));
-                l[k] = _mm512_castsi512_si256(v);
-                l[k + 1] = _mm512_extracti64x4_epi64(v, 1);
-            }
-            const __m256i g0 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[0], l[1]), _mm256_hadd_epi32(l[2], l[3]));
-            const __m256i g1 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[4], l[5]), _mm256_hadd_epi32(l[6], l[7]));
-            const __m128i q0 = _mm_add_epi32(_mm256_castsi256_si128(g0), _mm256_extracti128_si256(g0, 1));
-            const __m128i q1 = _mm_add_epi32(_mm256_castsi256_si128(g1), _mm256_extracti128_si256(g1, 1));
-            _mm256_storeu_ps(fv[r], _mm256_cvtepi32_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(q0), q1, 1)));
-            const __m256 dw = _mm256_cvtph_ps(_mm_setr_epi16((short)w[b].d, (short)w[b + 1].d, (short)w[b + 2].d, (short)w[b + 3].d,
-                                                             (short)w[b + 4].d, (short)w[b + 5].d, (short)w[b + 6].d, (short)w[b + 7].d));
-            _mm256_storeu_ps(dv[r], _mm256_mul_ps(dw, da));
-        }
-        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) {
-            s0 = fmaf(fv[0][k], dv[0][k], s0);
-            s1 = fmaf(fv[1][k], dv[1][k], s1);
-        }
-    }
-    if (b < nb) { /* tail blocks: finish each row exactly as dot_q4_0 does */
-        for (int r = 0; r < 2; r++) {
-            const sn_block_q4_0 *w = r ? w1 : w0;
-            float s = r ? s1 : s0;
-            for (int64_t c = b; c < nb; c++) {
-                const __m256i x = unpack_q4(w[c].qs), yv = _mm256_loadu_si256((const __m256i *)a[c].qs);
-                const __m256i q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(yv, x));
-                s = fmaf((float)hsum_i32(q), h2f(w[c].d) * h2f(a[c].d), s);
-            }
-            y[r] = s;
-        }
-        return;
-    }
-    y[0] = s0;
-    y[1] = s1;
-}
-
-static void gemv4_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, float *y) {
-    const char *wb = w;
-    dot2_q4_0(n, (const sn_block_q4_0 *)wb, (const sn_block_q4_0 *)(wb + w_row), x, y);
-    dot2_q4_0(n, (const sn_block_q4_0 *)(wb + 2 * w_row), (const sn_block_q4_0 *)(wb + 3 * w_row), x, y + 2);
-}
 /* 4 rows x 4 tokens of Q8_0: lane = dpbusd(w + 128, a) - 128 * sum(a) (exact), then ggml's
  * per-block fma into 8-lane accumulators and hsum8 - the order of dot_q8_0 for every output. */
 static void gemm_q8_0(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
@@ -483,15 +427,14 @@ const sn_kernels *sn_kernels_avx512(void) {
         k->dot_mm[SN_GGML_F16] = dot_f16_mm;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
         k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
-        /* No gemv4 here: 4-row single-token kernels (f16, q8_0) measured 1.8-2.5x slower than
-         * row-at-a-time dot on this machine, so decode stays one row per call. */
+        /* Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) measured
+         * 1.8-2.5x slower here; Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
         k->gemm4x4[SN_GGML_F32] = gemm_f32;
         k->gemm4x4[SN_GGML_F16] = gemm_f16;
         k->gemm4x4[SN_GGML_BF16] = gemm_bf16;
         if (f & SN_CPU_AVX512VNNI) {
             k->gemm4x4[SN_GGML_Q8_0] = gemm_q8_0;
             k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
-            k->gemv4[SN_GGML_Q4_0] = gemv4_q4_0;
             k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
         }
         k->quant[SN_GGML_F16] = quant_f16;
