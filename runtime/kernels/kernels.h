@@ -148,4 +148,16 @@ static inline void sn_k_q4k_scale_min(int j, const uint8_t *q, uint8_t *d, uint8
     }
 }
 
+/* Sub-block pair j (inputs 64j..64j+63) of a Q4_K block against a Q8_K block: the pair's two 6-bit
+ * scales, and the exact min term m0 * (sum of its first 32 activations) + m1 * (of the second 32)
+ * from the Q8_K block sums. */
+static inline int sn_k_q4k_pair(int j, const uint8_t *scales, const int16_t *bsums, int *sc0, int *sc1) {
+    uint8_t s0, m0, s1, m1;
+    sn_k_q4k_scale_min(2 * j, scales, &s0, &m0);
+    sn_k_q4k_scale_min(2 * j + 1, scales, &s1, &m1);
+    *sc0 = s0;
+    *sc1 = s1;
+    return m0 * (bsums[4 * j] + bsums[4 * j + 1]) + m1 * (bsums[4 * j + 2] + bsums[4 * j + 3]);
+}
+
 #endif

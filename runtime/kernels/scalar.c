@@ -182,42 +182,13 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
-/* Q4_K as llama.cpp runs it on AVX2+ (repacked q4_K_8x8): one integer sum of scale * dot and one
- * of min * bsum per block, each accumulated with fma(sum, d_w * d_a) across blocks, subtracted at
- * the end. */
-static float dot_q4_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q4_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float s1 = 0, s2 = 0;
-    for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        const uint8_t *q = w[b].qs;
-        const int8_t *q8 = a[b].qs;
-        int sumi = 0, summ = 0;
-        for (int j = 0; j < SN_QK_K / 64; j++) {
-            uint8_t sc0, m0, sc1, m1;
-            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
-            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
-            int lo = 0, hi = 0;
-            for (int l = 0; l < 32; l++) {
-                lo += (q[l] & 0xF) * q8[l];
-                hi += (q[l] >> 4) * q8[l + 32];
-            }
-            sumi += sc0 * lo + sc1 * hi;
-            summ += m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) +
-                    m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
-            q += 32;
-            q8 += 64;
-        }
-        s1 = fmaf((float)sumi, sn_k_h2f(w[b].d) * a[b].d, s1);
-        s2 = fmaf((float)summ, sn_k_h2f(w[b].dmin) * a[b].d, s2);
-    }
-    return s1 - s2;
-}
-
-/* Q4_K in the batched order of ggml's q4_K_8x8 gemm (groups of 4 tokens, sn_kernel_mm_tokens): the
- * same integer sums as dot_q4_K, but the float accumulators take one fma per pair of 32-element
- * sub-blocks instead of one per 256-element block. */
-static float dot_q4_K_mm(int64_t n, const void *vw, const void *va) {
+/* Q4_K as llama.cpp runs it on AVX2+ (repacked q4_K_8x8). Per pair j of 32-element sub-blocks two
+ * exact integers: isum = sc0 * dot(low nibbles) + sc1 * dot(high nibbles) and the min term msum.
+ * Two float sums s1 (isum * d_w * d_a) and s2 (msum * dmin_w * d_a), s1 - s2 at the end. The
+ * single-token kernel adds the integers over the block and takes one fma per block (dot); the
+ * batched q4_K_8x8 gemm takes one fma per pair (dot_mm, for groups of 4 tokens,
+ * sn_kernel_mm_tokens). */
+static inline float q4_K_dot(int64_t n, const void *vw, const void *va, const int per_pair) {
     const sn_block_q4_K *w = vw;
     const sn_block_q8_K *a = va;
     float s1 = 0, s2 = 0;
@@ -225,25 +196,35 @@ static float dot_q4_K_mm(int64_t n, const void *vw, const void *va) {
         const uint8_t *q = w[b].qs;
         const int8_t *q8 = a[b].qs;
         const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
+        int sumi = 0, summ = 0;
         for (int j = 0; j < SN_QK_K / 64; j++) {
-            uint8_t sc0, m0, sc1, m1;
-            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
-            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
+            int sc0, sc1;
+            const int msum = sn_k_q4k_pair(j, w[b].scales, a[b].bsums, &sc0, &sc1);
             int lo = 0, hi = 0;
             for (int l = 0; l < 32; l++) {
                 lo += (q[l] & 0xF) * q8[l];
                 hi += (q[l] >> 4) * q8[l + 32];
             }
-            const int summ = m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) +
-                             m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
-            s1 = fmaf((float)(sc0 * lo + sc1 * hi), d, s1);
-            s2 = fmaf((float)summ, dmin, s2);
+            if (per_pair) {
+                s1 = fmaf((float)(sc0 * lo + sc1 * hi), d, s1);
+                s2 = fmaf((float)msum, dmin, s2);
+            } else {
+                sumi += sc0 * lo + sc1 * hi;
+                summ += msum;
+            }
             q += 32;
             q8 += 64;
+        }
+        if (!per_pair) {
+            s1 = fmaf((float)sumi, d, s1);
+            s2 = fmaf((float)summ, dmin, s2);
         }
     }
     return s1 - s2;
 }
+
+static float dot_q4_K(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 0); }
+static float dot_q4_K_mm(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 1); }
 
 /* Q6_K as ggml_vec_dot_q6_K_q8_K (AVX2): 8 integer lanes per block, lane L holding
  * sum_g scale(g, L/4) * (elements 4L..4L+3 of 32-group g, 6-bit values unsigned) minus

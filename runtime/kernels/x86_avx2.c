@@ -203,35 +203,9 @@ static inline __m256i udot(__m256i wu, __m256i a) {
     return _mm256_madd_epi16(_mm256_set1_epi16(1), _mm256_maddubs_epi16(wu, a));
 }
 
-static float dot_q4_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q4_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float s = 0, s2 = 0;
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        const uint8_t *q = w[b].qs;
-        const int8_t *q8 = a[b].qs;
-        int sumi = 0, summ = 0;
-        for (int j = 0; j < SN_QK_K / 64; j++) {
-            uint8_t sc0, m0, sc1, m1;
-            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
-            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
-            const __m256i raw = _mm256_loadu_si256((const __m256i *)q);
-            const int lo = hsum_i32(udot(_mm256_and_si256(raw, m4), _mm256_loadu_si256((const __m256i *)q8)));
-            const int hi = hsum_i32(udot(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), _mm256_loadu_si256((const __m256i *)(q8 + 32))));
-            sumi += sc0 * lo + sc1 * hi;
-            summ += m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) + m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
-            q += 32;
-            q8 += 64;
-        }
-        s = fmaf((float)sumi, h2f(w[b].d) * a[b].d, s);
-        s2 = fmaf((float)summ, h2f(w[b].dmin) * a[b].d, s2);
-    }
-    return s - s2;
-}
-
-/* dot_q4_K_mm of scalar.c: one fma per pair of sub-blocks (ggml's q4_K_8x8 gemm order). */
-static float dot_q4_K_mm(int64_t n, const void *vw, const void *va) {
+/* q4_K_dot of scalar.c (one fma per block for dot, per pair of sub-blocks for dot_mm), with the
+ * pair's two 32-element integer dots in vectors. */
+static inline float q4_K_dot(int64_t n, const void *vw, const void *va, const int per_pair) {
     const sn_block_q4_K *w = vw;
     const sn_block_q8_K *a = va;
     float s = 0, s2 = 0;
@@ -240,22 +214,33 @@ static float dot_q4_K_mm(int64_t n, const void *vw, const void *va) {
         const uint8_t *q = w[b].qs;
         const int8_t *q8 = a[b].qs;
         const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
+        int sumi = 0, summ = 0;
         for (int j = 0; j < SN_QK_K / 64; j++) {
-            uint8_t sc0, m0, sc1, m1;
-            sn_k_q4k_scale_min(2 * j, w[b].scales, &sc0, &m0);
-            sn_k_q4k_scale_min(2 * j + 1, w[b].scales, &sc1, &m1);
+            int sc0, sc1;
+            const int msum = sn_k_q4k_pair(j, w[b].scales, a[b].bsums, &sc0, &sc1);
             const __m256i raw = _mm256_loadu_si256((const __m256i *)q);
             const int lo = hsum_i32(udot(_mm256_and_si256(raw, m4), _mm256_loadu_si256((const __m256i *)q8)));
             const int hi = hsum_i32(udot(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), _mm256_loadu_si256((const __m256i *)(q8 + 32))));
-            const int summ = m0 * (a[b].bsums[4 * j] + a[b].bsums[4 * j + 1]) + m1 * (a[b].bsums[4 * j + 2] + a[b].bsums[4 * j + 3]);
-            s = fmaf((float)(sc0 * lo + sc1 * hi), d, s);
-            s2 = fmaf((float)summ, dmin, s2);
+            if (per_pair) {
+                s = fmaf((float)(sc0 * lo + sc1 * hi), d, s);
+                s2 = fmaf((float)msum, dmin, s2);
+            } else {
+                sumi += sc0 * lo + sc1 * hi;
+                summ += msum;
+            }
             q += 32;
             q8 += 64;
+        }
+        if (!per_pair) {
+            s = fmaf((float)sumi, d, s);
+            s2 = fmaf((float)summ, dmin, s2);
         }
     }
     return s - s2;
 }
+
+static float dot_q4_K(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 0); }
+static float dot_q4_K_mm(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 1); }
 
 static float dot_q6_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q6_K *w = vw;
