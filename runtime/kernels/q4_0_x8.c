@@ -127,21 +127,39 @@ static inline int32_t ld32(const int8_t *p) {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 
+/* One 144-byte block of a group: the 8 rows' low and high nibbles (4 x 32 bytes each, unsigned
+ * 0..15) and their 8 scales as floats. Inlined into the AVX2 and the AVX-512 tiles. */
+static inline __attribute__((always_inline)) __m256 unpack_block(const uint8_t *blk, __m256i lo[4], __m256i hi[4]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
+        lo[c] = _mm256_and_si256(v, m4);
+        hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    }
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 128)));
+}
+
+/* A tile entry point for 1..4 tokens over IMPL(TT, ...) with TT a compile-time constant. */
+#define TILE_BY_TOKENS(NAME, IMPL)                                                                      \
+    static void NAME(int TT, const uint8_t *grp, int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa, \
+                     const int32_t *corr, int64_t cld, float *y, int64_t ldy) {                         \
+        switch (TT) {                                                                                   \
+        case 4: IMPL(4, grp, b0, b1, xa, corr, cld, y, ldy); break;                                     \
+        case 3: IMPL(3, grp, b0, b1, xa, corr, cld, y, ldy); break;                                     \
+        case 2: IMPL(2, grp, b0, b1, xa, corr, cld, y, ldy); break;                                     \
+        default: IMPL(1, grp, b0, b1, xa, corr, cld, y, ldy); break;                                    \
+        }                                                                                               \
+    }
+
 static inline __attribute__((always_inline)) void tile_avx2_n(const int TT, const uint8_t *grp,
                                                                int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
                                                                const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
         __m256i lo[4], hi[4];
-        const uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
-        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
-            lo[c] = _mm256_and_si256(v, m4);
-            hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        }
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 128)));
+        const __m256 dw = unpack_block(grp + b * SN_Q4_0X8_BLOCK_BYTES, lo, hi);
         _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
             const int8_t *a = xa[t][b].qs;
             __m256i s0 = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(ld32(a)));
@@ -159,15 +177,7 @@ static inline __attribute__((always_inline)) void tile_avx2_n(const int TT, cons
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
 }
 
-static void tile_avx2(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
-                      const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
-    switch (TT) {
-    case 4: tile_avx2_n(4, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    case 3: tile_avx2_n(3, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    case 2: tile_avx2_n(2, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    default: tile_avx2_n(1, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    }
-}
+TILE_BY_TOKENS(tile_avx2, tile_avx2_n)
 
 void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                        float *y, int64_t ldy) {
@@ -183,18 +193,12 @@ void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x
 static inline __attribute__((always_inline)) void tile_vnni_n(const int TT, const uint8_t *grp,
                                                                int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
                                                                const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), z = _mm256_setzero_si256();
+    const __m256i z = _mm256_setzero_si256();
     __m256 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
         __m256i lo[4], hi[4];
-        const uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
-        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
-            lo[c] = _mm256_and_si256(v, m4);
-            hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        }
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 128)));
+        const __m256 dw = unpack_block(grp + b * SN_Q4_0X8_BLOCK_BYTES, lo, hi);
         _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
             const int8_t *a = xa[t][b].qs;
             __m256i q0 = _mm256_dpbusd_epi32(_mm256_set1_epi32(corr[t * cld + b - b0]), lo[0], _mm256_set1_epi32(ld32(a)));
@@ -213,15 +217,7 @@ static inline __attribute__((always_inline)) void tile_vnni_n(const int TT, cons
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
 }
 
-static void tile_vnni(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
-                      const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
-    switch (TT) {
-    case 4: tile_vnni_n(4, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    case 3: tile_vnni_n(3, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    case 2: tile_vnni_n(2, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    default: tile_vnni_n(1, grp, b0, b1, xa, corr, cld, y, ldy); break;
-    }
-}
+TILE_BY_TOKENS(tile_vnni, tile_vnni_n)
 
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
