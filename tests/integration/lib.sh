@@ -48,3 +48,15 @@ gguf_of() {
   ) 9>"$out.lock" || return 1
   echo "$out"
 }
+
+# ggufs_of ARRAY "FAMILIES" "OUTTYPES" -> ARRAY[family-outtype] = gguf_of's path for each pair (tiny,
+# bf16); skips the test if the converter cannot make one (gguf_of locks each file itself)
+ggufs_of() {
+  local -n _gg=$1
+  local fam ot
+  for fam in $2; do
+    for ot in $3; do
+      _gg[$fam-$ot]=$(gguf_of "$fam" "$ot") || skip "sunny-convert cannot produce the $fam $ot fixture yet"
+    done
+  done
+}

@@ -13,14 +13,7 @@ rm -rf "$W"; mkdir -p "$W/home/.lmstudio/models"
 build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
 build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap
 declare -A GG
-mkdir -p "$SN_WORK/gguf"
-exec 8>"$SN_WORK/gguf/.rt_gguf.lock"; flock 8   # the other integrate tests may convert the same fixtures
-for fam in llama3 qwen3; do
-  for ot in f16 q8_0; do
-    GG[$fam-$ot]=$(gguf_of "$fam" "$ot") || skip "sunny-convert cannot produce the $fam $ot fixture yet"
-  done
-done
-flock -u 8
+ggufs_of GG "llama3 qwen3" "f16 q8_0"
 start_proxy_trap "$W/trap"
 proxy_env_on
 M=$W/home/.lmstudio/models
