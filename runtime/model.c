@@ -7,6 +7,7 @@
 #include "kernels/q4_0_x8.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,12 @@
 
 extern const sn_family sn_family_llama;
 
-/* One row per general.architecture value we run. */
-static const struct { const char *arch; const sn_family *fam; } FAMILIES[] = {
-    {"llama", &sn_family_llama},
-    {"qwen2", &sn_family_llama},
-    {"qwen3", &sn_family_llama},
+/* One row per general.architecture value we run: the family that runs it and that family's
+ * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
+static const struct { const char *arch; const sn_family *fam; unsigned opts; } FAMILIES[] = {
+    {"llama", &sn_family_llama, SN_OPT_FULL_ROT},
+    {"qwen2", &sn_family_llama, SN_OPT_ROPE_NEOX},
+    {"qwen3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
 
@@ -29,13 +31,27 @@ void sn_model_params_default(sn_model_params *p) {
     p->kv_type = SN_KV_F16;
 }
 
-int sn_model_arch_supported(const char *arch) {
+static int family_row(const char *arch) {
     for (int i = 0; i < N_FAMILIES; i++)
-        if (strcmp(FAMILIES[i].arch, arch) == 0) return 1;
-    return 0;
+        if (strcmp(FAMILIES[i].arch, arch) == 0) return i;
+    return -1;
 }
 
-const char *sn_model_supported_archs(void) { return "llama, qwen2, qwen3"; }
+int sn_model_arch_supported(const char *arch) { return family_row(arch) >= 0; }
+
+static char g_archs[256];
+static pthread_once_t g_archs_once = PTHREAD_ONCE_INIT;
+
+static void build_archs(void) {
+    size_t n = 0;
+    for (int i = 0; i < N_FAMILIES; i++)
+        n += (size_t)snprintf(g_archs + n, sizeof(g_archs) - n, "%s%s", i ? ", " : "", FAMILIES[i].arch);
+}
+
+const char *sn_model_supported_archs(void) {
+    pthread_once(&g_archs_once, build_archs);
+    return g_archs;
+}
 
 /* ---- typed metadata access ---- */
 
@@ -85,11 +101,12 @@ static int get_float(const sn_gguf *g, const char *key, float *out) {
     }
 }
 
-static sn_status need_int(sn_model *m, const char *suffix, int required, int64_t lo, int64_t hi,
-                          int64_t *out, sn_err *err) {
+sn_status sn_model_key_int(const sn_model *m, const char *suffix, int required, int64_t lo, int64_t hi,
+                           int64_t *out, sn_err *err) {
     char key[128];
     snprintf(key, sizeof(key), "%s.%s", m->hp.arch, suffix);
-    const int r = get_int(m->g, key, out);
+    int64_t v = 0;
+    const int r = get_int(m->g, key, &v);
     if (r == 1) {
         if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing metadata key %s", m->path, key);
         return SN_OK;
@@ -98,118 +115,45 @@ static sn_status need_int(sn_model *m, const char *suffix, int required, int64_t
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: %s varies per layer, which is not supported",
                           m->path, key);
     if (r < 0) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not an integer", m->path, key);
-    if (*out < lo || *out > hi)
+    if (v < lo || v > hi)
         return sn_err_set(err, SN_EFORMAT, "%s: %s = %lld is out of range [%lld, %lld]", m->path, key,
-                          (long long)*out, (long long)lo, (long long)hi);
+                          (long long)v, (long long)lo, (long long)hi);
+    *out = v;
     return SN_OK;
 }
 
-static sn_status opt_float(sn_model *m, const char *suffix, float *out, sn_err *err) {
+sn_status sn_model_key_float(const sn_model *m, const char *suffix, int required, float *out, sn_err *err) {
     char key[128];
     snprintf(key, sizeof(key), "%s.%s", m->hp.arch, suffix);
-    const int r = get_float(m->g, key, out);
+    float v = 0.0f;
+    const int r = get_float(m->g, key, &v);
+    if (r == 1) {
+        if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing metadata key %s", m->path, key);
+        return SN_OK;
+    }
     if (r < 0) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not a float", m->path, key);
-    if (r == 0 && !isfinite(*out))
-        return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not finite", m->path, key);
+    if (!isfinite(v)) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not finite", m->path, key);
+    *out = v;
     return SN_OK;
 }
 
-static sn_status read_hparams(sn_model *m, sn_err *err) {
+/* What every family has (llama.cpp reads these generically as well): context length, embedding
+ * length, block count, and the vocabulary size from token_embd's rows. */
+static sn_status read_common(sn_model *m, sn_err *err) {
     sn_hparams *hp = &m->hp;
     sn_status st;
-    const int64_t BIG = (int64_t)1 << 24;
-    if ((st = need_int(m, "context_length", 1, 1, (int64_t)1 << 31, &hp->n_ctx_train, err))) return st;
-    if ((st = need_int(m, "embedding_length", 1, 1, BIG, &hp->n_embd, err))) return st;
-    if ((st = need_int(m, "block_count", 1, 1, 4096, &hp->n_layer, err))) return st;
-    if ((st = need_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
-    if ((st = need_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
-    hp->n_head_kv = hp->n_head;
-    if ((st = need_int(m, "attention.head_count_kv", 0, 1, 4096, &hp->n_head_kv, err))) return st;
-    hp->head_dim_k = hp->n_embd / hp->n_head;
-    hp->head_dim_v = hp->n_embd / hp->n_head;
-    if ((st = need_int(m, "attention.key_length", 0, 1, 65536, &hp->head_dim_k, err))) return st;
-    if ((st = need_int(m, "attention.value_length", 0, 1, 65536, &hp->head_dim_v, err))) return st;
-    hp->n_rot = hp->head_dim_k;
-    if ((st = need_int(m, "rope.dimension_count", 0, 0, 65536, &hp->n_rot, err))) return st;
-    if (hp->n_head % hp->n_head_kv != 0)
-        return sn_err_set(err, SN_EFORMAT, "%s: attention.head_count %lld is not a multiple of head_count_kv %lld",
-                          m->path, (long long)hp->n_head, (long long)hp->n_head_kv);
-    if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2 != 0)
-        return sn_err_set(err, SN_EFORMAT, "%s: rope.dimension_count %lld must be even and <= head size %lld",
-                          m->path, (long long)hp->n_rot, (long long)hp->head_dim_k);
-    if (strcmp(hp->arch, "llama") == 0 && hp->n_rot != hp->head_dim_k)
-        return sn_err_set(err, SN_EFORMAT, "%s: invalid n_rot %lld, expected %lld", m->path,
-                          (long long)hp->n_rot, (long long)hp->head_dim_k);
-
-    hp->rms_eps = 1e-5f;
-    char key[128];
-    snprintf(key, sizeof(key), "%s.attention.layer_norm_rms_epsilon", hp->arch);
-    if (get_float(m->g, key, &hp->rms_eps) != 0)
-        return sn_err_set(err, SN_EFORMAT, "%s: missing or non-float metadata key %s", m->path, key);
-    if (!(hp->rms_eps >= 0.0f) || !isfinite(hp->rms_eps))
-        return sn_err_set(err, SN_EFORMAT, "%s: %s must be >= 0", m->path, key);
-
-    hp->rope_freq_base = 10000.0f;
-    if ((st = opt_float(m, "rope.freq_base", &hp->rope_freq_base, err))) return st;
-    if (!(hp->rope_freq_base > 0.0f))
-        return sn_err_set(err, SN_EFORMAT, "%s: %s.rope.freq_base must be > 0", m->path, hp->arch);
-
-    /* Scaling type: absent means "linear" (with factor 1 unless given), as llama.cpp reads it. */
-    hp->rope_scaling = SN_ROPE_SCALING_LINEAR;
-    snprintf(key, sizeof(key), "%s.rope.scaling.type", hp->arch);
-    char *stype = sn_gguf_str_dup(m->g, key);
-    if (stype) {
-        if (strcmp(stype, "none") == 0) hp->rope_scaling = SN_ROPE_SCALING_NONE;
-        else if (strcmp(stype, "linear") == 0) hp->rope_scaling = SN_ROPE_SCALING_LINEAR;
-        else if (strcmp(stype, "yarn") == 0) hp->rope_scaling = SN_ROPE_SCALING_YARN;
-        else {
-            st = sn_err_set(err, SN_EUNSUPPORTED, "%s: rope scaling type '%s' is not supported (none, linear, yarn)",
-                            m->path, stype);
-            free(stype);
-            return st;
-        }
-        free(stype);
-    }
-    float factor = 0.0f;
-    snprintf(key, sizeof(key), "%s.rope.scaling.factor", hp->arch);
-    if (sn_gguf_find_key(m->g, key) >= 0) {
-        if ((st = opt_float(m, "rope.scaling.factor", &factor, err))) return st;
-    } else if ((st = opt_float(m, "rope.scale_linear", &factor, err))) {
-        return st;
-    }
-    if (factor < 0.0f) return sn_err_set(err, SN_EFORMAT, "%s: rope scaling factor %g < 0", m->path, factor);
-    hp->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
-    if (hp->rope_scaling == SN_ROPE_SCALING_NONE) hp->rope_freq_scale = 1.0f;
-
-    hp->n_ctx_orig_yarn = hp->n_ctx_train;
-    if ((st = need_int(m, "rope.scaling.original_context_length", 0, 1, (int64_t)1 << 31, &hp->n_ctx_orig_yarn, err)))
-        return st;
-    float rope_attn_factor = 1.0f, ext = -1.0f, yattn = 1.0f, log_mul = 0.0f;
-    hp->yarn_beta_fast = 32.0f;
-    hp->yarn_beta_slow = 1.0f;
-    if ((st = opt_float(m, "rope.scaling.attn_factor", &rope_attn_factor, err))) return st;
-    if ((st = opt_float(m, "rope.scaling.yarn_ext_factor", &ext, err))) return st;
-    if ((st = opt_float(m, "rope.scaling.yarn_attn_factor", &yattn, err))) return st;
-    if ((st = opt_float(m, "rope.scaling.yarn_beta_fast", &hp->yarn_beta_fast, err))) return st;
-    if ((st = opt_float(m, "rope.scaling.yarn_beta_slow", &hp->yarn_beta_slow, err))) return st;
-    if ((st = opt_float(m, "rope.scaling.yarn_log_multiplier", &log_mul, err))) return st;
-    /* Resolve the YaRN factors the way llama_context does. */
-    if (ext < 0.0f) ext = hp->rope_scaling == SN_ROPE_SCALING_YARN ? 1.0f : 0.0f;
-    if (ext != 0.0f) {
-        const float f = 1.0f / hp->rope_freq_scale;
-        float ms = f <= 1.0f ? 1.0f : 0.1f * logf(f) + 1.0f;
-        if (log_mul != 0.0f) {
-            const float ms_all = f <= 1.0f ? 1.0f : 0.1f * log_mul * logf(f) + 1.0f;
-            ms = ms / ms_all;
-        }
-        yattn = ms;
-        yattn *= 1.0f / (1.0f + 0.1f * logf(f));
-    }
-    yattn *= rope_attn_factor;
-    hp->yarn_ext_factor = ext;
-    hp->yarn_attn_factor = yattn;
-    hp->attn_scale = 0.0f;
-    if ((st = opt_float(m, "attention.scale", &hp->attn_scale, err))) return st;
+    if ((st = sn_model_key_int(m, "context_length", 1, 1, (int64_t)1 << 31, &hp->n_ctx_train, err))) return st;
+    if ((st = sn_model_key_int(m, "embedding_length", 1, 1, (int64_t)1 << 24, &hp->n_embd, err))) return st;
+    if ((st = sn_model_key_int(m, "block_count", 1, 1, 4096, &hp->n_layer, err))) return st;
+    const sn_gguf_tensor *te = sn_model_find_tensor(m, "token_embd.weight");
+    if (!te) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor token_embd.weight", m->path);
+    if (te->n_dims != 2 || te->ne[1] < 1 || te->ne[1] > ((uint64_t)1 << 31))
+        return sn_err_set(err, SN_EFORMAT, "%s: token_embd.weight must be 2-D [n_embd, n_vocab]", m->path);
+    hp->n_vocab = (int64_t)te->ne[1];
+    const int64_t vi = sn_gguf_find_key(m->g, "tokenizer.ggml.tokens");
+    if (vi >= 0 && sn_gguf_kv_type(m->g, vi) == SN_GGUF_ARR && (int64_t)sn_gguf_arr_n(m->g, vi) > hp->n_vocab)
+        return sn_err_set(err, SN_EFORMAT, "%s: tokenizer has %llu tokens but token_embd.weight only %lld rows",
+                          m->path, (unsigned long long)sn_gguf_arr_n(m->g, vi), (long long)hp->n_vocab);
     return SN_OK;
 }
 
@@ -291,26 +235,36 @@ void sn_model_meta_close(sn_model_meta *mm) {
     free(mm);
 }
 
-sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
-                          const sn_gguf_tensor **out, sn_err *err) {
+sn_status sn_model_tensor_nd(sn_model *m, const char *name, int n_dims, const int64_t *ne, int required,
+                             const sn_gguf_tensor **out, sn_err *err) {
     *out = NULL;
     const sn_gguf_tensor *t = sn_model_find_tensor(m, name);
     if (!t) {
         if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor %s", m->path, name);
         return SN_OK;
     }
-    const int want_dims = ne1 == 1 ? 1 : 2;
-    int64_t have1 = (int64_t)t->ne[1];
-    if ((int)t->n_dims > want_dims && !(t->n_dims == 2 && want_dims == 1 && t->ne[1] == 1))
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s has %u dimensions, expected %d", m->path, name,
-                          t->n_dims, want_dims);
-    if ((int64_t)t->ne[0] != ne0 || have1 != ne1 || t->ne[2] != 1 || t->ne[3] != 1)
-        return sn_err_set(err, SN_EFORMAT,
-                          "%s: tensor %s has shape [%llu, %llu], expected [%lld, %lld] from the hyperparameters",
-                          m->path, name, (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
-                          (long long)ne0, (long long)ne1);
+    int64_t want[4] = {1, 1, 1, 1};
+    for (int d = 0; d < n_dims && d < 4; d++) want[d] = ne[d];
+    int ok = n_dims >= 1 && n_dims <= 4;
+    for (int d = 0; d < 4 && ok; d++) ok = (int64_t)t->ne[d] == want[d];
+    if (!ok) {
+        char have_s[96], want_s[96];
+        int a = 0, b = 0;
+        for (int d = 0; d < (int)t->n_dims && d < 4; d++)
+            a += snprintf(have_s + a, sizeof(have_s) - (size_t)a, "%s%llu", d ? ", " : "", (unsigned long long)t->ne[d]);
+        for (int d = 0; d < n_dims && d < 4; d++)
+            b += snprintf(want_s + b, sizeof(want_s) - (size_t)b, "%s%lld", d ? ", " : "", (long long)want[d]);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s has shape [%s], expected [%s] from the hyperparameters",
+                          m->path, name, have_s, want_s);
+    }
     *out = t;
     return SN_OK;
+}
+
+sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
+                          const sn_gguf_tensor **out, sn_err *err) {
+    const int64_t ne[2] = {ne0, ne1};
+    return sn_model_tensor_nd(m, name, ne1 == 1 ? 1 : 2, ne, required, out, err);
 }
 
 sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
@@ -492,22 +446,28 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
         sn_model_free(m);
         return sn_err_set(err, SN_EFORMAT, "%s: missing metadata key general.architecture", path);
     }
-    for (int i = 0; i < N_FAMILIES; i++)
-        if (strcmp(FAMILIES[i].arch, arch) == 0) m->fam = FAMILIES[i].fam;
-    if (!m->fam || strlen(arch) >= sizeof(m->hp.arch)) {
+    const int row = family_row(arch);
+    if (row < 0 || strlen(arch) >= sizeof(m->hp.arch)) {
         st = sn_err_set(err, SN_EUNSUPPORTED, "%s: architecture '%s' is not supported (supported: %s)", path,
                         arch, sn_model_supported_archs());
         free(arch);
         sn_model_free(m);
         return st;
     }
+    m->fam = FAMILIES[row].fam;
+    m->opts = FAMILIES[row].opts;
     strcpy(m->hp.arch, arch);
     free(arch);
     m->k = sn_kernels_best();
-    if ((st = read_hparams(m, err)) != SN_OK) { sn_model_free(m); return st; }
+    if ((st = read_common(m, err)) != SN_OK) { sn_model_free(m); return st; }
 
-    m->n_ctx = p.n_ctx ? p.n_ctx : 4096;
-    if (m->n_ctx > m->hp.n_ctx_train) m->n_ctx = m->hp.n_ctx_train;
+    if (m->fam->state_kind == SN_STATE_KV) { /* the cache holds n_ctx positions */
+        m->n_ctx = p.n_ctx ? p.n_ctx : 4096;
+        if (m->n_ctx > m->hp.n_ctx_train) m->n_ctx = m->hp.n_ctx_train;
+    } else { /* a fixed-size state: the context only bounds the positions */
+        m->n_ctx = p.n_ctx ? p.n_ctx : m->hp.n_ctx_train;
+        if (m->n_ctx > m->hp.n_ctx_train) m->n_ctx = m->hp.n_ctx_train;
+    }
 
     if ((st = sn_pool_new(p.n_threads, &m->pool, err)) != SN_OK) { sn_model_free(m); return st; }
     if ((st = m->fam->load(m, err)) != SN_OK) { sn_model_free(m); return st; }
@@ -518,6 +478,7 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
 void sn_model_free(sn_model *m) {
     if (!m) return;
     if (m->fam && m->impl) m->fam->free(m);
+    free(m->state);
     sn_pool_free(m->pool);
     if (m->blob) sn_blob_close(m->blob); /* also frees m->g, its embedded metadata */
     else sn_gguf_close(m->g);
@@ -543,8 +504,88 @@ sn_status sn_model_eval(sn_model *m, const int32_t *tokens, int64_t n, float *lo
 }
 
 void sn_model_reset(sn_model *m) {
-    m->fam->reset(m);
+    if (m->fam->reset) m->fam->reset(m);
+    if (m->state)
+        memset(m->state, 0, (size_t)(m->state_floats * (uint64_t)m->hp.n_layer) * sizeof(float));
     m->n_past = 0;
+}
+
+/* ---- recurrent state ---- */
+
+sn_status sn_model_state_declare(sn_model *m, const sn_state_decl *d, sn_err *err) {
+    if (d->n_parts < 1 || d->n_parts > SN_STATE_MAX_PARTS)
+        return sn_err_set(err, SN_EINVAL, "state declaration with %d parts", d->n_parts);
+    uint64_t per = 0;
+    for (int i = 0; i < d->n_parts; i++) {
+        if (d->floats[i] > ((uint64_t)1 << 36) || per + d->floats[i] > ((uint64_t)1 << 36))
+            return sn_err_set(err, SN_ENOMEM, "%s: recurrent state part %s is too large", m->path, d->name[i]);
+        per += d->floats[i];
+    }
+    const uint64_t total = per * (uint64_t)m->hp.n_layer;
+    if (total > ((uint64_t)1 << 36) || total * sizeof(float) > SIZE_MAX)
+        return sn_err_set(err, SN_ENOMEM, "%s: recurrent state too large", m->path);
+    free(m->state);
+    m->state = calloc((size_t)(total ? total : 1), sizeof(float));
+    if (!m->state)
+        return sn_err_set(err, SN_ENOMEM, "out of memory allocating the recurrent state (%llu MB)",
+                          (unsigned long long)(total * 4 >> 20));
+    m->state_decl = *d;
+    m->state_floats = per;
+    return SN_OK;
+}
+
+float *sn_model_state_part(const sn_model *m, int64_t il, int part) {
+    uint64_t off = (uint64_t)il * m->state_floats;
+    for (int i = 0; i < part; i++) off += m->state_decl.floats[i];
+    return m->state + off;
+}
+
+/* Saved state: "SNST", u32 version 1, u64 n_past, u64 floats per layer, u64 layers, then floats. */
+enum { STATE_HEADER = 32 };
+
+uint64_t sn_model_state_size(const sn_model *m) {
+    if (!m->state) return 0;
+    return STATE_HEADER + m->state_floats * (uint64_t)m->hp.n_layer * sizeof(float);
+}
+
+sn_status sn_model_state_get(const sn_model *m, void *buf, uint64_t cap, sn_err *err) {
+    const uint64_t need = sn_model_state_size(m);
+    if (!need) return sn_err_set(err, SN_EUNSUPPORTED, "%s: a %s model has no recurrent state to save", m->path, m->hp.arch);
+    if (cap < need) return sn_err_set(err, SN_EINVAL, "state buffer of %llu bytes, %llu needed",
+                                      (unsigned long long)cap, (unsigned long long)need);
+    unsigned char *p = buf;
+    const uint32_t ver = 1;
+    const uint64_t np = (uint64_t)m->n_past, per = m->state_floats, nl = (uint64_t)m->hp.n_layer;
+    memcpy(p, "SNST", 4);
+    memcpy(p + 4, &ver, 4);
+    memcpy(p + 8, &np, 8);
+    memcpy(p + 16, &per, 8);
+    memcpy(p + 24, &nl, 8);
+    memcpy(p + STATE_HEADER, m->state, (size_t)(need - STATE_HEADER));
+    return SN_OK;
+}
+
+sn_status sn_model_state_set(sn_model *m, const void *buf, uint64_t n, sn_err *err) {
+    const uint64_t need = sn_model_state_size(m);
+    if (!need) return sn_err_set(err, SN_EUNSUPPORTED, "%s: a %s model has no recurrent state to restore", m->path, m->hp.arch);
+    const unsigned char *p = buf;
+    uint32_t ver = 0;
+    uint64_t np = 0, per = 0, nl = 0;
+    if (n >= STATE_HEADER) {
+        memcpy(&ver, p + 4, 4);
+        memcpy(&np, p + 8, 8);
+        memcpy(&per, p + 16, 8);
+        memcpy(&nl, p + 24, 8);
+    }
+    if (n != need || memcmp(p, "SNST", 4) != 0 || ver != 1 || per != m->state_floats || nl != (uint64_t)m->hp.n_layer)
+        return sn_err_set(err, SN_EINVAL, "saved state (%llu bytes) does not belong to this model (%llu bytes expected)",
+                          (unsigned long long)n, (unsigned long long)need);
+    if (np > (uint64_t)m->n_ctx)
+        return sn_err_set(err, SN_EINVAL, "saved state holds %llu positions, more than the context size %lld",
+                          (unsigned long long)np, (long long)m->n_ctx);
+    memcpy(m->state, p + STATE_HEADER, (size_t)(need - STATE_HEADER));
+    m->n_past = (int64_t)np;
+    return SN_OK;
 }
 
 int64_t sn_model_n_vocab(const sn_model *m) { return m->hp.n_vocab; }

@@ -3,11 +3,11 @@
  * RMSNorm, explicit head size). Reads top to bottom like the paper:
  *
  *   x = embed(token)
- *   per layer:  h = rmsnorm(x) * attn_norm;  q,k,v = Wq h, Wk h, Wv h (+ biases)
+ *   per layer:  h = sn_ops_rmsnorm(x) * attn_norm;  q,k,v = Wq h, Wk h, Wv h (+ biases)
  *               [qwen3: q,k = rmsnorm per head * q_norm/k_norm];  rope(q, k);  cache k, v
  *               x += Wo attention(q, K, V)
- *               h = rmsnorm(x) * ffn_norm;  x += Wdown (silu(Wgate h) * Wup h)
- *   logits = Wout (rmsnorm(x_last) * output_norm)
+ *               h = sn_ops_rmsnorm(x) * ffn_norm;  x += Wdown (silu(Wgate h) * Wup h)
+ *   logits = Wout (sn_ops_rmsnorm(x_last) * output_norm)
  *
  * Numerics follow llama.cpp's CPU graph (see kernels.h for the matmuls): f32 everywhere else,
  * sums of squares in double, RoPE angles built by repeated multiplication, and attention as
@@ -18,7 +18,7 @@
  * order, as ggml does (the chunks run one after another here: only the rounding is mirrored).
  * Weights are pointers into the GGUF mapping; nothing is copied except f16/bf16 norm vectors and
  * Q4_0 matrices repacked at load (model.c). */
-#include "model.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +26,20 @@
 #include <string.h>
 
 enum { UBATCH = 512, FA_TILE = 64 };
+enum { ROPE_SCALING_NONE = 0, ROPE_SCALING_LINEAR = 1, ROPE_SCALING_YARN = 2 };
+
+/* Hyperparameters as llama.cpp derives them from the GGUF (defaults included). */
+typedef struct {
+    int64_t n_vocab, n_ctx_train, n_embd, n_layer; /* copied from sn_hparams */
+    int64_t n_ff, n_head, n_head_kv;
+    int64_t head_dim_k, head_dim_v, n_rot;
+    float rms_eps;
+    float rope_freq_base, rope_freq_scale; /* freq_scale = 1/factor */
+    int rope_scaling;                      /* ROPE_SCALING_* */
+    int64_t n_ctx_orig_yarn;
+    float yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow; /* resolved */
+    float attn_scale;                      /* 0 = 1/sqrt(head_dim) */
+} llama_hparams;
 
 typedef struct {
     const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
@@ -43,6 +57,7 @@ typedef struct { /* per-thread attention scratch */
 } attn_scratch;
 
 typedef struct {
+    llama_hparams hp;
     /* weights */
     const void *tok_embd;
     int tok_type;
@@ -62,14 +77,15 @@ typedef struct {
     /* activations, for up to cap_T tokens */
     int64_t cap_T;
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
-    void *act[SN_KTYPE_COUNT]; /* converted activations by activation type */
-    uint64_t act_cap;
+    sn_ops ops; /* converted-activation scratch of the shared matmuls */
     float *logits_tmp;
     attn_scratch *scratch;
     float *kt32, *v32; /* tiled attention: f32 K (transposed) and V of one layer, per kv head */
     uint64_t kv32_cap;
     int64_t kt_ld;
 } llama_state;
+
+#define LHP(m) (&((const llama_state *)(m)->impl)->hp)
 
 /* ---- loading ---- */
 
@@ -98,7 +114,7 @@ static void llama_free(sn_model *m) {
     free(s->x); free(s->xb); free(s->q); free(s->k); free(s->v); free(s->att);
     free(s->hb); free(s->hb2); free(s->rope); free(s->logits_tmp);
     free(s->kt32); free(s->v32);
-    for (int i = 0; i < SN_KTYPE_COUNT; i++) free(s->act[i]);
+    sn_ops_free(&s->ops);
     if (s->scratch) {
         for (int i = 0; i < sn_pool_size(m->pool); i++) {
             free(s->scratch[i].q16); free(s->scratch[i].vkq16); free(s->scratch[i].vkq32);
@@ -115,11 +131,11 @@ static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) 
 }
 
 static sn_status load_layer(sn_model *m, llama_state *s, int il, sn_err *err) {
-    const sn_hparams *hp = &m->hp;
+    const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     layer_weights *L = &s->layers[il];
     char name[SN_GGUF_MAX_NAME + 32];
     sn_status st;
-    const int qwen3 = strcmp(hp->arch, "qwen3") == 0;
+    const int qwen3 = (m->opts & SN_OPT_QK_NORM) != 0;
 #define NAME(suffix) (snprintf(name, sizeof(name), "blk.%d." suffix, il), name)
     if ((st = keep_vector(m, s, NAME("attn_norm.weight"), hp->n_embd, 1, &L->attn_norm, err))) return st;
     if ((st = keep_vector(m, s, NAME("ffn_norm.weight"), hp->n_embd, 1, &L->ffn_norm, err))) return st;
@@ -151,33 +167,122 @@ static sn_status load_layer(sn_model *m, llama_state *s, int il, sn_err *err) {
     return SN_OK;
 }
 
+/* The llama-family keys, as llama.cpp's loader reads and checks them. */
+static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err) {
+    sn_status st;
+    const int64_t BIG = (int64_t)1 << 24;
+    hp->n_vocab = m->hp.n_vocab;
+    hp->n_ctx_train = m->hp.n_ctx_train;
+    hp->n_embd = m->hp.n_embd;
+    hp->n_layer = m->hp.n_layer;
+    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
+    if ((st = sn_model_key_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
+    hp->n_head_kv = hp->n_head;
+    if ((st = sn_model_key_int(m, "attention.head_count_kv", 0, 1, 4096, &hp->n_head_kv, err))) return st;
+    hp->head_dim_k = hp->n_embd / hp->n_head;
+    hp->head_dim_v = hp->n_embd / hp->n_head;
+    if ((st = sn_model_key_int(m, "attention.key_length", 0, 1, 65536, &hp->head_dim_k, err))) return st;
+    if ((st = sn_model_key_int(m, "attention.value_length", 0, 1, 65536, &hp->head_dim_v, err))) return st;
+    hp->n_rot = hp->head_dim_k;
+    if ((st = sn_model_key_int(m, "rope.dimension_count", 0, 0, 65536, &hp->n_rot, err))) return st;
+    if (hp->n_head % hp->n_head_kv != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: attention.head_count %lld is not a multiple of head_count_kv %lld",
+                          m->path, (long long)hp->n_head, (long long)hp->n_head_kv);
+    if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2 != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: rope.dimension_count %lld must be even and <= head size %lld",
+                          m->path, (long long)hp->n_rot, (long long)hp->head_dim_k);
+    if ((m->opts & SN_OPT_FULL_ROT) && hp->n_rot != hp->head_dim_k)
+        return sn_err_set(err, SN_EFORMAT, "%s: invalid n_rot %lld, expected %lld", m->path,
+                          (long long)hp->n_rot, (long long)hp->head_dim_k);
+
+    hp->rms_eps = 1e-5f;
+    if ((st = sn_model_key_float(m, "attention.layer_norm_rms_epsilon", 1, &hp->rms_eps, err))) return st;
+    if (!(hp->rms_eps >= 0.0f))
+        return sn_err_set(err, SN_EFORMAT, "%s: %s.attention.layer_norm_rms_epsilon must be >= 0", m->path, m->hp.arch);
+
+    hp->rope_freq_base = 10000.0f;
+    if ((st = sn_model_key_float(m, "rope.freq_base", 0, &hp->rope_freq_base, err))) return st;
+    if (!(hp->rope_freq_base > 0.0f))
+        return sn_err_set(err, SN_EFORMAT, "%s: %s.rope.freq_base must be > 0", m->path, m->hp.arch);
+
+    /* Scaling type: absent means "linear" (with factor 1 unless given), as llama.cpp reads it. */
+    hp->rope_scaling = ROPE_SCALING_LINEAR;
+    char key[128];
+    snprintf(key, sizeof(key), "%s.rope.scaling.type", m->hp.arch);
+    char *stype = sn_gguf_str_dup(m->g, key);
+    if (stype) {
+        if (strcmp(stype, "none") == 0) hp->rope_scaling = ROPE_SCALING_NONE;
+        else if (strcmp(stype, "linear") == 0) hp->rope_scaling = ROPE_SCALING_LINEAR;
+        else if (strcmp(stype, "yarn") == 0) hp->rope_scaling = ROPE_SCALING_YARN;
+        else {
+            st = sn_err_set(err, SN_EUNSUPPORTED, "%s: rope scaling type '%s' is not supported (none, linear, yarn)",
+                            m->path, stype);
+            free(stype);
+            return st;
+        }
+        free(stype);
+    }
+    float factor = 0.0f;
+    snprintf(key, sizeof(key), "%s.rope.scaling.factor", m->hp.arch);
+    if (sn_gguf_find_key(m->g, key) >= 0) {
+        if ((st = sn_model_key_float(m, "rope.scaling.factor", 0, &factor, err))) return st;
+    } else if ((st = sn_model_key_float(m, "rope.scale_linear", 0, &factor, err))) {
+        return st;
+    }
+    if (factor < 0.0f) return sn_err_set(err, SN_EFORMAT, "%s: rope scaling factor %g < 0", m->path, factor);
+    hp->rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
+    if (hp->rope_scaling == ROPE_SCALING_NONE) hp->rope_freq_scale = 1.0f;
+
+    hp->n_ctx_orig_yarn = hp->n_ctx_train;
+    if ((st = sn_model_key_int(m, "rope.scaling.original_context_length", 0, 1, (int64_t)1 << 31, &hp->n_ctx_orig_yarn, err)))
+        return st;
+    float rope_attn_factor = 1.0f, ext = -1.0f, yattn = 1.0f, log_mul = 0.0f;
+    hp->yarn_beta_fast = 32.0f;
+    hp->yarn_beta_slow = 1.0f;
+    if ((st = sn_model_key_float(m, "rope.scaling.attn_factor", 0, &rope_attn_factor, err))) return st;
+    if ((st = sn_model_key_float(m, "rope.scaling.yarn_ext_factor", 0, &ext, err))) return st;
+    if ((st = sn_model_key_float(m, "rope.scaling.yarn_attn_factor", 0, &yattn, err))) return st;
+    if ((st = sn_model_key_float(m, "rope.scaling.yarn_beta_fast", 0, &hp->yarn_beta_fast, err))) return st;
+    if ((st = sn_model_key_float(m, "rope.scaling.yarn_beta_slow", 0, &hp->yarn_beta_slow, err))) return st;
+    if ((st = sn_model_key_float(m, "rope.scaling.yarn_log_multiplier", 0, &log_mul, err))) return st;
+    /* Resolve the YaRN factors the way llama_context does. */
+    if (ext < 0.0f) ext = hp->rope_scaling == ROPE_SCALING_YARN ? 1.0f : 0.0f;
+    if (ext != 0.0f) {
+        const float f = 1.0f / hp->rope_freq_scale;
+        float ms = f <= 1.0f ? 1.0f : 0.1f * logf(f) + 1.0f;
+        if (log_mul != 0.0f) {
+            const float ms_all = f <= 1.0f ? 1.0f : 0.1f * log_mul * logf(f) + 1.0f;
+            ms = ms / ms_all;
+        }
+        yattn = ms;
+        yattn *= 1.0f / (1.0f + 0.1f * logf(f));
+    }
+    yattn *= rope_attn_factor;
+    hp->yarn_ext_factor = ext;
+    hp->yarn_attn_factor = yattn;
+    hp->attn_scale = 0.0f;
+    return sn_model_key_float(m, "attention.scale", 0, &hp->attn_scale, err);
+}
+
 static sn_status llama_load(sn_model *m, sn_err *err) {
-    sn_hparams *hp = &m->hp;
     llama_state *s = calloc(1, sizeof(*s));
     if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
     m->impl = s;
+    sn_ops_init(&s->ops, m);
+    llama_hparams *hp = &s->hp;
     sn_status st;
+    if ((st = read_hparams(m, hp, err))) return st;
     s->n_q = hp->n_head * hp->head_dim_k;
     s->n_kv = hp->n_head_kv * hp->head_dim_k;
     if (hp->head_dim_k != hp->head_dim_v)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
                           (long long)hp->head_dim_k, (long long)hp->head_dim_v);
 
-    /* token_embd decides n_vocab */
-    const sn_gguf_tensor *te = sn_model_find_tensor(m, "token_embd.weight");
-    if (!te) return sn_err_set(err, SN_EFORMAT, "%s: missing tensor token_embd.weight", m->path);
-    if (te->n_dims != 2 || te->ne[1] < 1 || te->ne[1] > ((uint64_t)1 << 31))
-        return sn_err_set(err, SN_EFORMAT, "%s: token_embd.weight must be 2-D [n_embd, n_vocab]", m->path);
-    hp->n_vocab = (int64_t)te->ne[1];
     sn_matrix emb;
     if ((st = sn_model_matrix(m, "token_embd.weight", hp->n_embd, hp->n_vocab, 1, &emb, err))) return st;
     s->tok_embd = emb.data;
     s->tok_type = emb.type;
     s->tok_row_bytes = emb.row_bytes;
-    const int64_t vi = sn_gguf_find_key(m->g, "tokenizer.ggml.tokens");
-    if (vi >= 0 && sn_gguf_kv_type(m->g, vi) == SN_GGUF_ARR && (int64_t)sn_gguf_arr_n(m->g, vi) > hp->n_vocab)
-        return sn_err_set(err, SN_EFORMAT, "%s: tokenizer has %llu tokens but token_embd.weight only %lld rows",
-                          m->path, (unsigned long long)sn_gguf_arr_n(m->g, vi), (long long)hp->n_vocab);
 
     if ((st = keep_vector(m, s, "output_norm.weight", hp->n_embd, 1, &s->output_norm, err))) return st;
     if ((st = sn_model_matrix(m, "output.weight", hp->n_embd, hp->n_vocab, 0, &s->output, err))) return st;
@@ -198,7 +303,7 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if ((st = sn_model_repack(m, &s->output, err))) return st;
 
     /* RoPE constants as ggml_rope_ext computes them. */
-    s->neox = strcmp(hp->arch, "llama") != 0; /* qwen2/qwen3: NEOX; llama: normal */
+    s->neox = (m->opts & SN_OPT_ROPE_NEOX) != 0; /* qwen2/qwen3: NEOX; llama: normal */
     const int n_dims = (int)hp->n_rot;
     s->theta_scale = powf(hp->rope_freq_base, -2.0f / n_dims);
     if (n_dims > 0) {
@@ -241,7 +346,9 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
 /* Grows the activation buffers to hold T tokens. */
 static sn_status ensure_batch(sn_model *m, llama_state *s, int64_t T, sn_err *err) {
     if (T <= s->cap_T) return SN_OK;
-    const sn_hparams *hp = &m->hp;
+    const llama_hparams *hp = &s->hp;
+    sn_status st;
+    (void)m;
     const int64_t n_vd = hp->n_head * hp->head_dim_v;
     const int64_t widest = hp->n_ff > n_vd ? (hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd)
                                            : (n_vd > hp->n_embd ? n_vd : hp->n_embd);
@@ -256,135 +363,12 @@ static sn_status ensure_batch(sn_model *m, llama_state *s, int64_t T, sn_err *er
     free(s->rope);
     s->rope = malloc((size_t)(T * (hp->n_rot > 0 ? hp->n_rot : 1)) * sizeof(float));
     if (!s->rope) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
-    /* Converted activations: the largest row any activation type needs, times T. */
-    uint64_t row = 0;
-    const int types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_K};
-    for (int i = 0; i < 5; i++) {
-        const uint64_t r = sn_kernel_act_row_size(types[i], widest - widest % SN_QK_K + SN_QK_K);
-        if (r > row) row = r;
-    }
-    s->act_cap = row;
-    for (int i = 0; i < SN_KTYPE_COUNT; i++) {
-        free(s->act[i]);
-        s->act[i] = NULL;
-    }
+    if ((st = sn_ops_reserve(&s->ops, T, widest, err))) return st;
     s->cap_T = T;
     return SN_OK;
 }
 
-/* ---- parallel regions ---- */
-
-typedef struct {
-    const sn_kernels *k;
-    int n;                  /* matrices sharing the input */
-    const sn_matrix *w[3];
-    const void *x[3];
-    uint64_t x_row[3];
-    float *y[3];
-    int64_t T;
-} matmul_job;
-
-static void matmul_worker(void *arg, int ith, int nth) {
-    const matmul_job *j = arg;
-    for (int i = 0; i < j->n; i++) {
-        const sn_matrix *w = j->w[i];
-        int64_t r0, r1;
-        sn_matrix_split(w, ith, nth, &r0, &r1);
-        sn_matrix_mul(j->k, w, j->x[i], j->x_row[i], j->T, j->y[i], w->n_out, r0, r1);
-    }
-}
-
-typedef struct {
-    const sn_kernels *k;
-    int at;
-    const float *x;
-    int64_t n, T;
-    void *y;
-    uint64_t y_row;
-} quant_job;
-
-static void quant_worker(void *arg, int ith, int nth) {
-    const quant_job *j = arg;
-    for (int64_t t = ith; t < j->T; t += nth)
-        j->k->quant[j->at](j->x + t * j->n, (char *)j->y + (uint64_t)t * j->y_row, j->n);
-}
-
-/* Returns x [T x n] converted to the activation type of weight type wtype (cached per call site
- * through `done`, a bitmask of activation types already converted for this x). */
-static const void *activations(sn_model *m, llama_state *s, int wtype, const float *x, int64_t n, int64_t T,
-                               unsigned *done, uint64_t *row) {
-    const int at = sn_kernel_act_type(wtype);
-    *row = sn_kernel_act_row_size(wtype, n);
-    if (at == SN_GGML_F32) return x;
-    if (!s->act[at]) s->act[at] = malloc((size_t)(s->act_cap * (uint64_t)s->cap_T));
-    if (!s->act[at]) return NULL;
-    if (!(*done & (1u << (at & 31)))) {
-        quant_job q = {m->k, at, x, n, T, s->act[at], *row};
-        if (T == 1) quant_worker(&q, 0, 1);
-        else sn_pool_run(m->pool, quant_worker, &q);
-        *done |= 1u << (at & 31);
-    }
-    return s->act[at];
-}
-
-/* One parallel job: tokens [t0, t1) of the matrices of `all` selected by mask. */
-static void run_tokens(sn_model *m, const matmul_job *all, unsigned mask, int64_t t0, int64_t t1) {
-    matmul_job j = {.k = all->k, .T = t1 - t0};
-    for (int i = 0; i < all->n; i++) {
-        if (!(mask & (1u << i))) continue;
-        j.w[j.n] = all->w[i];
-        j.x[j.n] = (const char *)all->x[i] + (uint64_t)t0 * all->x_row[i];
-        j.x_row[j.n] = all->x_row[i];
-        j.y[j.n] = all->y[i] + t0 * all->w[i]->n_out;
-        j.n++;
-    }
-    /* 4 row ranges per thread: whoever is scheduled first takes the next range (threadpool.h) */
-    const int nth = sn_pool_size(m->pool);
-    if (j.n) sn_pool_run_n(m->pool, matmul_worker, &j, nth > 1 ? 4 * nth : 1);
-}
-
-/* y_i = W_i x for up to three matrices with the same input x [T x n]. Tokens llama.cpp multiplies
- * in its batched order go together; the others (sn_kernel_mm_tokens: Q4_K's leftovers beyond a
- * multiple of 4, or a single token) one at a time, so each output rounds as llama.cpp's does. */
-static sn_status project(sn_model *m, llama_state *s, const float *x, int64_t T, int nw, const sn_matrix *const *w,
-                         float *const *y, sn_err *err) {
-    matmul_job all = {.k = m->k, .n = nw, .T = T};
-    unsigned done = 0;
-    int64_t mm[3];
-    for (int i = 0; i < nw; i++) {
-        all.w[i] = w[i];
-        all.y[i] = y[i];
-        all.x[i] = activations(m, s, w[i]->type, x, w[i]->n_in, T, &done, &all.x_row[i]);
-        if (!all.x[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
-        mm[i] = sn_kernel_mm_tokens(w[i]->type, T);
-    }
-    unsigned scheduled = 0;
-    for (int i = 0; i < nw; i++) { /* batched parts, one job per distinct token count */
-        if (mm[i] == 0 || (scheduled & (1u << i))) continue;
-        unsigned mask = 0;
-        for (int k = i; k < nw; k++)
-            if (mm[k] == mm[i]) mask |= 1u << k;
-        run_tokens(m, &all, mask, 0, mm[i]);
-        scheduled |= mask;
-    }
-    for (int64_t t = 0; t < T; t++) { /* single-token parts */
-        unsigned mask = 0;
-        for (int i = 0; i < nw; i++)
-            if (mm[i] <= t) mask |= 1u << i;
-        run_tokens(m, &all, mask, t, t + 1);
-    }
-    return SN_OK;
-}
-
 /* ---- elementwise pieces, as ggml computes them ---- */
-
-static void rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
-    const float mean = (float)(sum / (double)n);
-    const float scale = 1.0f / sqrtf(mean + eps);
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
-}
 
 static void rope_yarn(float theta_extrap, float freq_scale, const float corr_dims[2], int64_t i0, float ext_factor,
                       float mscale, float *cos_theta, float *sin_theta) {
@@ -404,7 +388,7 @@ static void rope_yarn(float theta_extrap, float freq_scale, const float corr_dim
 
 /* cos/sin pairs for position p: cache[2i] = cos, cache[2i+1] = sin of pair i. */
 static void rope_cache(const sn_model *m, const llama_state *s, int64_t p, float *cache) {
-    const sn_hparams *hp = &m->hp;
+    const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     float theta = (float)p;
     for (int64_t i0 = 0; i0 < hp->n_rot; i0 += 2) {
         const float ff = s->rope_freqs ? s->rope_freqs[i0 / 2] : 1.0f;
@@ -449,7 +433,7 @@ static const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx
 static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
                         int64_t kvh, int64_t k0, int64_t k1, float *Mo, float *So) {
     const sn_kernels *k = m->k;
-    const int64_t D = m->hp.head_dim_k, DV = m->hp.head_dim_v;
+    const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v;
     const int f16 = s->kv_elt == 2;
     const uint64_t off = (uint64_t)(kvh * D) * s->kv_elt;
     float S = 0.0f, M = -INFINITY;
@@ -499,7 +483,7 @@ static int64_t llama_n_kv(const sn_model *m, int64_t last) {
  * decode beyond 256 positions rounds as it does. */
 static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
                        int64_t kvh, int64_t last, int single, float *out) {
-    const int64_t DV = m->hp.head_dim_v, n_kv = llama_n_kv(m, last);
+    const int64_t DV = LHP(m)->head_dim_v, n_kv = llama_n_kv(m, last);
     float M, S;
     if (!single || n_kv < 512) {
         attend_keys(m, s, sc, il, q, kvh, 0, last + 1, &M, &S);
@@ -530,7 +514,7 @@ static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc
  * ggml_v_expf values, f32 accumulation of V. */
 static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *q,
                              int64_t kvh, int64_t last, float *out) {
-    const int64_t D = m->hp.head_dim_k, DV = m->hp.head_dim_v, ld = s->kt_ld;
+    const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v, ld = s->kt_ld;
     const float *kt = s->kt32 + (uint64_t)kvh * (uint64_t)(D * ld);
     const float *v32 = s->v32 + (uint64_t)kvh * (uint64_t)(ld * DV);
     float S = 0.0f, M = -INFINITY;
@@ -572,8 +556,8 @@ static void prep_worker(void *arg, int ith, int nth) {
     const attn_job *j = arg;
     const sn_model *m = j->m;
     const llama_state *s = j->s;
-    const int64_t D = m->hp.head_dim_k, ld = s->kt_ld, nk = j->pos0 + j->T;
-    for (int64_t h = ith; h < m->hp.n_head_kv; h += nth) {
+    const int64_t D = LHP(m)->head_dim_k, ld = s->kt_ld, nk = j->pos0 + j->T;
+    for (int64_t h = ith; h < LHP(m)->n_head_kv; h += nth) {
         float *kt = s->kt32 + (uint64_t)h * (uint64_t)(D * ld), *v32 = s->v32 + (uint64_t)h * (uint64_t)(ld * D);
         for (int64_t p = 0; p < nk; p++) {
             const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, j->il, p) + (uint64_t)(h * D) * s->kv_elt;
@@ -592,7 +576,7 @@ static void attn_worker(void *arg, int ith, int nth) {
     const attn_job *j = arg;
     const sn_model *m = j->m;
     const llama_state *s = j->s;
-    const sn_hparams *hp = &m->hp;
+    const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     const int64_t rows = j->T * hp->n_head, group = hp->n_head / hp->n_head_kv;
     attn_scratch *sc = &s->scratch[ith];
     for (int64_t r = ith; r < rows; r += nth) {
@@ -608,7 +592,7 @@ static void attn_worker(void *arg, int ith, int nth) {
 
 static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
     llama_state *s = m->impl;
-    const sn_hparams *hp = &m->hp;
+    const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     const int64_t E = hp->n_embd, pos0 = m->n_past, nv = hp->n_head_kv * hp->head_dim_v;
     sn_status st;
     if ((st = ensure_batch(m, s, T, err))) return st;
@@ -622,10 +606,10 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
 
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *L = &s->layers[il];
-        for (int64_t t = 0; t < T; t++) rmsnorm(s->xb + t * E, s->x + t * E, L->attn_norm, E, hp->rms_eps);
+        for (int64_t t = 0; t < T; t++) sn_ops_rmsnorm(s->xb + t * E, s->x + t * E, L->attn_norm, E, hp->rms_eps);
         const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {s->q, s->k, s->v};
-        if ((st = project(m, s, s->xb, T, 3, wqkv, yqkv, err))) return st;
+        if ((st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err))) return st;
         for (int64_t t = 0; t < T; t++) {
             float *q = s->q + t * s->n_q, *k = s->k + t * s->n_kv, *v = s->v + t * nv;
             if (L->bq) for (int64_t i = 0; i < s->n_q; i++) q[i] += L->bq[i];
@@ -633,9 +617,9 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             if (L->bv) for (int64_t i = 0; i < nv; i++) v[i] += L->bv[i];
             if (L->q_norm) {
                 for (int64_t h = 0; h < hp->n_head; h++)
-                    rmsnorm(q + h * hp->head_dim_k, q + h * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->rms_eps);
+                    sn_ops_rmsnorm(q + h * hp->head_dim_k, q + h * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->rms_eps);
                 for (int64_t h = 0; h < hp->n_head_kv; h++)
-                    rmsnorm(k + h * hp->head_dim_k, k + h * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->rms_eps);
+                    sn_ops_rmsnorm(k + h * hp->head_dim_k, k + h * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->rms_eps);
             }
             const float *rc = s->rope + t * hp->n_rot;
             for (int64_t h = 0; h < hp->n_head; h++) rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
@@ -669,7 +653,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         sn_pool_run(m->pool, attn_worker, &aj);
         const sn_matrix *wo[1] = {&L->wo};
         float *yo[1] = {s->xb};
-        if ((st = project(m, s, s->att, T, 1, wo, yo, err))) return st;
+        if ((st = sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err))) return st;
         for (int64_t t = 0; t < T; t++) {
             float *x = s->x + t * E, *y = s->xb + t * E;
             if (L->bo) for (int64_t i = 0; i < E; i++) y[i] += L->bo[i];
@@ -686,24 +670,24 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             R = 1;
         }
         /* feed-forward */
-        for (int64_t t = 0; t < R; t++) rmsnorm(s->xb + t * E, x + t * E, L->ffn_norm, E, hp->rms_eps);
+        for (int64_t t = 0; t < R; t++) sn_ops_rmsnorm(s->xb + t * E, x + t * E, L->ffn_norm, E, hp->rms_eps);
         const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
         float *ygu[2] = {s->hb, s->hb2};
-        if ((st = project(m, s, s->xb, R, 2, wgu, ygu, err))) return st;
+        if ((st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err))) return st;
         const int64_t F = hp->n_ff;
         for (int64_t t = 0; t < R; t++) sn_swiglu(F, s->hb + t * F, s->hb + t * F, s->hb2 + t * F);
         const sn_matrix *wd[1] = {&L->w_down};
         float *yd[1] = {s->xb};
-        if ((st = project(m, s, s->hb, R, 1, wd, yd, err))) return st;
+        if ((st = sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err))) return st;
         for (int64_t i = 0; i < R * E; i++) x[i] = s->xb[i] + x[i];
     }
     m->n_past += T;
     if (!logits) return SN_OK;
     /* only the last token's logits */
-    rmsnorm(s->xb, s->x + (T - 1) * E, s->output_norm, E, hp->rms_eps);
+    sn_ops_rmsnorm(s->xb, s->x + (T - 1) * E, s->output_norm, E, hp->rms_eps);
     const sn_matrix *wout[1] = {&s->output};
     float *yout[1] = {logits};
-    return project(m, s, s->xb, 1, 1, wout, yout, err);
+    return sn_ops_project(&s->ops, s->xb, 1, 1, wout, yout, err);
 }
 
 static sn_status llama_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err) {
@@ -724,6 +708,7 @@ static uint64_t llama_state_bytes(const sn_model *m) {
 
 const sn_family sn_family_llama = {
     .name = "llama",
+    .state_kind = SN_STATE_KV,
     .load = llama_load,
     .eval = llama_eval,
     .reset = llama_reset,

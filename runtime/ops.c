@@ -1,0 +1,153 @@
+/* ops.c - batched matmuls with llama.cpp's activation conversion and token grouping, thread-pool
+ * row splitting, and norms (see ops.h). */
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sn_ops_init(sn_ops *o, const sn_model *m) {
+    memset(o, 0, sizeof(*o));
+    o->k = m->k;
+    o->pool = m->pool;
+}
+
+sn_status sn_ops_reserve(sn_ops *o, int64_t T, int64_t widest, sn_err *err) {
+    /* Converted activations: the largest row any activation type needs, times T. */
+    uint64_t row = 0;
+    const int types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_K};
+    for (int i = 0; i < 5; i++) {
+        const uint64_t r = sn_kernel_act_row_size(types[i], widest - widest % SN_QK_K + SN_QK_K);
+        if (r > row) row = r;
+    }
+    if (T <= o->cap_T && row <= o->act_cap) return SN_OK;
+    if (T < 1 || (uint64_t)T > SIZE_MAX / (row ? row : 1))
+        return sn_err_set(err, SN_ENOMEM, "activation batch of %lld rows is too large", (long long)T);
+    for (int i = 0; i < SN_KTYPE_COUNT; i++) {
+        free(o->act[i]);
+        o->act[i] = NULL;
+    }
+    o->act_cap = row > o->act_cap ? row : o->act_cap;
+    o->cap_T = T > o->cap_T ? T : o->cap_T;
+    return SN_OK;
+}
+
+void sn_ops_free(sn_ops *o) {
+    for (int i = 0; i < SN_KTYPE_COUNT; i++) free(o->act[i]);
+    memset(o, 0, sizeof(*o));
+}
+
+typedef struct {
+    const sn_kernels *k;
+    int n;                  /* matrices sharing the input */
+    const sn_matrix *w[3];
+    const void *x[3];
+    uint64_t x_row[3];
+    float *y[3];
+    int64_t T;
+} matmul_job;
+
+static void matmul_worker(void *arg, int ith, int nth) {
+    const matmul_job *j = arg;
+    for (int i = 0; i < j->n; i++) {
+        const sn_matrix *w = j->w[i];
+        int64_t r0, r1;
+        sn_matrix_split(w, ith, nth, &r0, &r1);
+        sn_matrix_mul(j->k, w, j->x[i], j->x_row[i], j->T, j->y[i], w->n_out, r0, r1);
+    }
+}
+
+typedef struct {
+    const sn_kernels *k;
+    int at;
+    const float *x;
+    int64_t n, T;
+    void *y;
+    uint64_t y_row;
+} quant_job;
+
+static void quant_worker(void *arg, int ith, int nth) {
+    const quant_job *j = arg;
+    for (int64_t t = ith; t < j->T; t += nth)
+        j->k->quant[j->at](j->x + t * j->n, (char *)j->y + (uint64_t)t * j->y_row, j->n);
+}
+
+/* Returns x [T x n] converted to the activation type of weight type wtype (cached per call site
+ * through `done`, a bitmask of activation types already converted for this x). */
+static const void *activations(sn_ops *o, int wtype, const float *x, int64_t n, int64_t T, unsigned *done,
+                               uint64_t *row) {
+    const int at = sn_kernel_act_type(wtype);
+    *row = sn_kernel_act_row_size(wtype, n);
+    if (at == SN_GGML_F32) return x;
+    if (!o->act[at]) o->act[at] = malloc((size_t)(o->act_cap * (uint64_t)o->cap_T));
+    if (!o->act[at]) return NULL;
+    if (!(*done & (1u << (at & 31)))) {
+        quant_job q = {o->k, at, x, n, T, o->act[at], *row};
+        if (T == 1) quant_worker(&q, 0, 1);
+        else sn_pool_run(o->pool, quant_worker, &q);
+        *done |= 1u << (at & 31);
+    }
+    return o->act[at];
+}
+
+/* One parallel job: tokens [t0, t1) of the matrices of `all` selected by mask. */
+static void run_tokens(sn_ops *o, const matmul_job *all, unsigned mask, int64_t t0, int64_t t1) {
+    matmul_job j = {.k = all->k, .T = t1 - t0};
+    for (int i = 0; i < all->n; i++) {
+        if (!(mask & (1u << i))) continue;
+        j.w[j.n] = all->w[i];
+        j.x[j.n] = (const char *)all->x[i] + (uint64_t)t0 * all->x_row[i];
+        j.x_row[j.n] = all->x_row[i];
+        j.y[j.n] = all->y[i] + t0 * all->w[i]->n_out;
+        j.n++;
+    }
+    /* 4 row ranges per thread: whoever is scheduled first takes the next range (threadpool.h) */
+    const int nth = sn_pool_size(o->pool);
+    if (j.n) sn_pool_run_n(o->pool, matmul_worker, &j, nth > 1 ? 4 * nth : 1);
+}
+
+/* Tokens llama.cpp multiplies in its batched order go together; the others (sn_kernel_mm_tokens:
+ * Q4_K's leftovers beyond a multiple of 4, or a single token) one at a time, so each output rounds
+ * as llama.cpp's does. */
+sn_status sn_ops_project(sn_ops *o, const float *x, int64_t T, int nw, const sn_matrix *const *w, float *const *y,
+                         sn_err *err) {
+    if (nw < 1 || nw > 3 || T > o->cap_T)
+        return sn_err_set(err, SN_EINVAL, "sn_ops_project: %d matrices, %lld rows (room for %lld)", nw,
+                          (long long)T, (long long)o->cap_T);
+    matmul_job all = {.k = o->k, .n = nw, .T = T};
+    unsigned done = 0;
+    int64_t mm[3];
+    for (int i = 0; i < nw; i++) {
+        if (sn_kernel_act_row_size(w[i]->type, w[i]->n_in) > o->act_cap)
+            return sn_err_set(err, SN_EINVAL, "sn_ops_project: %s is wider than the reserved rows", w[i]->name);
+        all.w[i] = w[i];
+        all.y[i] = y[i];
+        all.x[i] = activations(o, w[i]->type, x, w[i]->n_in, T, &done, &all.x_row[i]);
+        if (!all.x[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+        mm[i] = sn_kernel_mm_tokens(w[i]->type, T);
+    }
+    unsigned scheduled = 0;
+    for (int i = 0; i < nw; i++) { /* batched parts, one job per distinct token count */
+        if (mm[i] == 0 || (scheduled & (1u << i))) continue;
+        unsigned mask = 0;
+        for (int k = i; k < nw; k++)
+            if (mm[k] == mm[i]) mask |= 1u << k;
+        run_tokens(o, &all, mask, 0, mm[i]);
+        scheduled |= mask;
+    }
+    for (int64_t t = 0; t < T; t++) { /* single-token parts */
+        unsigned mask = 0;
+        for (int i = 0; i < nw; i++)
+            if (mm[i] <= t) mask |= 1u << i;
+        run_tokens(o, &all, mask, t, t + 1);
+    }
+    return SN_OK;
+}
+
+void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
+    const float mean = (float)(sum / (double)n);
+    const float scale = 1.0f / sqrtf(mean + eps);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
+}

@@ -1,0 +1,36 @@
+/* ops.h - the llama.cpp-exact building blocks every family's forward pass shares.
+ *
+ * sn_ops_project multiplies a batch of activation rows by up to three weight matrices the way
+ * ggml's CPU backend does: the f32 activations are first converted to the weight type's
+ * activation type (Q8_0 / Q8_K / f16 / bf16 rows, kernels.h), tokens that llama.cpp multiplies in
+ * its batched order go together and the rest one at a time, and the output rows are split over
+ * the thread pool in claimed ranges. sn_ops holds only scratch (converted activations); weights and
+ * the model's cache or recurrent state live elsewhere. Norms are here because their rounding
+ * (ggml_compute_forward_rms_norm's sum in double) is shared by every family too. */
+#ifndef SN_OPS_H
+#define SN_OPS_H
+#include "model.h"
+
+typedef struct sn_ops {
+    const sn_kernels *k;
+    sn_pool *pool;
+    int64_t cap_T;              /* rows the activation scratch holds */
+    uint64_t act_cap;           /* bytes of one converted row of the widest input */
+    void *act[SN_KTYPE_COUNT];  /* converted activations by activation type, allocated on use */
+} sn_ops;
+
+/* Binds the kernels and pool of m; no allocation yet. */
+void sn_ops_init(sn_ops *o, const sn_model *m);
+/* Makes room for T activation rows of up to `widest` elements. */
+sn_status sn_ops_reserve(sn_ops *o, int64_t T, int64_t widest, sn_err *err);
+void sn_ops_free(sn_ops *o);
+
+/* y_i[t * w_i->n_out + r] = row r of w_i . x[t], i < nw <= 3, t < T, all w_i reading the same
+ * x [T x w_i->n_in] (T <= the reserved rows). */
+sn_status sn_ops_project(sn_ops *o, const float *x, int64_t T, int nw, const sn_matrix *const *w, float *const *y,
+                         sn_err *err);
+
+/* ggml_rms_norm then the elementwise weight: y = x / sqrt(mean(x^2) + eps) * w. */
+void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);
+
+#endif
