@@ -23,18 +23,27 @@ static void on_signal(int sig) { g_cancel = sig; }
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: sunny-convert MODEL_DIR -o OUT.gguf [options]\n"
+            "       sunny-convert WEIGHTS.{bin,pt,pth,safetensors} --config config.json -o OUT.gguf [options]\n"
             "       sunny-convert (MODEL_DIR | MODEL.gguf) --blob -o OUT.snb --dtype fp32|fp16|int4\n"
             "                     [--head fp16|int4] [-t N] [--verify] [--force] [--json]\n"
-            "Convert a Hugging Face model folder (config.json, *.safetensors, tokenizer files) to GGUF.\n"
+            "Convert a Hugging Face model folder (config.json, tokenizer files and *.safetensors, or, when it has\n"
+            "no safetensors, PyTorch pytorch_model.bin / pytorch_model-0000N-of-0000M.bin + index) to GGUF.\n"
+            "A single PyTorch checkpoint (torch.save, torch >= 1.6) is read without Python: its pickle runs in a\n"
+            "data-only VM that refuses every global outside torch.load(weights_only=True)'s allow-list.\n"
             "Supported architectures: %s.\n\n"
             "Options:\n"
             "  -o, --outfile PATH   output GGUF file (required unless --dry-run)\n"
             "  --outtype TYPE       f32, f16, bf16, q8_0, q4_0 or auto (default auto: the checkpoint's\n"
             "                       16-bit type, else f16). q4_0 = llama-quantize's MOSTLY_Q4_0 recipe\n"
             "  --name NAME          general.name (default: from README.md, config.json or the folder)\n"
+            "  --config PATH        config.json for a single weight file (default: the one next to it); the\n"
+            "                       tokenizer files and README.md are read from its folder\n"
+            "  --state-key KEY      PyTorch checkpoints: the state dict's key in the saved dict (\"model\",\n"
+            "                       \"a.b\" nests); default: the saved dict itself or its unique dict of tensors\n"
             "  -t, --threads N      conversion threads (default: all CPUs)\n"
             "  --verify             re-read the written GGUF and check every tensor against the source\n"
-            "  --dry-run            print every tensor (HF name -> GGUF name, shape, type, bytes); write nothing\n"
+            "  --dry-run            print every tensor (HF name -> GGUF name, source dtype, shape, type, bytes);\n"
+            "                       write nothing\n"
             "  --force              overwrite OUT.gguf if it exists\n"
             "  --json               print a JSON summary on stdout\n"
             "  --pre NAME           force tokenizer.ggml.pre (when the pre-tokenizer is not recognised)\n"
@@ -146,12 +155,14 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--version")) { sn_cli_print_version(); return SN_EXIT_OK; }
         if (!strcmp(a, "-o") || !strcmp(a, "--outfile") || !strcmp(a, "--outtype") || !strcmp(a, "--name") ||
             !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "--pre") || !strcmp(a, "--dtype") ||
-            !strcmp(a, "--head")) {
+            !strcmp(a, "--head") || !strcmp(a, "--config") || !strcmp(a, "--state-key")) {
             if (i + 1 >= argc) return sn_cli_usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "-o") || !strcmp(a, "--outfile")) o.out_path = v;
             else if (!strcmp(a, "--name")) o.name = v;
             else if (!strcmp(a, "--pre")) o.pre_override = v;
+            else if (!strcmp(a, "--config")) o.config_path = v;
+            else if (!strcmp(a, "--state-key")) o.state_key = v;
             else if (!strcmp(a, "--dtype")) {
                 dtype = sn_blobtype_parse(v);
                 if (dtype < 0) return sn_cli_usage_error("unknown --dtype '%s' (fp32, fp16, int4)", v);
@@ -185,8 +196,9 @@ int main(int argc, char **argv) {
         if (dtype < 0) return sn_cli_usage_error("--blob needs --dtype fp32|fp16|int4");
         if (head >= 0 && dtype != SN_BLOBTYPE_INT4) return sn_cli_usage_error("--head applies to --dtype int4 only");
         if (!o.out_path) return sn_cli_usage_error("missing -o OUT.snb");
-        if (o.dry_run || outtype_flag || o.name || o.pre_override)
-            return sn_cli_usage_error("--blob cannot be combined with --dry-run, --outtype, --name or --pre");
+        if (o.dry_run || outtype_flag || o.name || o.pre_override || o.config_path || o.state_key)
+            return sn_cli_usage_error("--blob cannot be combined with --dry-run, --outtype, --name, --pre, --config or "
+                                      "--state-key");
         sn_blob_convert_opts bo;
         memset(&bo, 0, sizeof bo);
         bo.in_path = o.model_dir;

@@ -230,6 +230,10 @@ static sn_status build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_
         int r = a->map_tensor(a, cfg, t->name, &at, err);
         if (r < 0) return sn_err_prefix(err, "%s", t->file);
         if (r == SN_ARCH_MAP_SKIP) continue;
+        if (t->unsupported)
+            return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s' has %s, which the converter cannot read "
+                              "(supported: float32, float16, bfloat16 with at most %d dimensions)", t->file, t->name,
+                              t->unsupported, SN_ST_MAX_DIMS);
         /* HF shape reversed must equal the shape the config implies */
         int same = t->n_dims == at.n_dims;
         for (uint32_t d = 0; same && d < t->n_dims; d++)
@@ -289,6 +293,12 @@ typedef struct { chunk_job *job; int ith; } chunk_arg;
 static const float *row_f32(const plan_t *p, uint64_t src_row, uint64_t row_len, float *scratch) {
     if (p->gen) return p->gen + src_row * row_len;
     const sn_st_tensor *t = p->src;
+    if (!t->contiguous) { /* a checkpoint view (e.g. a transposed matrix): gather through the strides */
+        if (t->n_dims && row_len == t->shape[t->n_dims - 1]) sn_st_row_f32(t, src_row, scratch);
+        else
+            for (uint64_t e = 0; e < row_len; e++) scratch[e] = sn_st_elem_f32(t, src_row * row_len + e);
+        return scratch;
+    }
     const uint8_t *s = t->data + src_row * row_len * sn_st_dtype_size(t->dtype);
     switch (t->dtype) {
     case SN_ST_F32: return (const float *)(const void *)s;
@@ -300,7 +310,7 @@ static const float *row_f32(const plan_t *p, uint64_t src_row, uint64_t row_len,
 
 static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *scratch) {
     const plan_t *p = j->p;
-    int same_dtype = p->src && ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
+    int same_dtype = p->src && p->src->contiguous && ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
                                 (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
                                 (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
     for (uint64_t r = r0; r < r1; r++) {
@@ -310,7 +320,7 @@ static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *sc
             memcpy(dst, p->src->data + src_row * j->out_row_bytes, j->out_row_bytes);
             continue;
         }
-        if (p->src && p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_F16) {
+        if (p->src && p->src->contiguous && p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_F16) {
             sn_bf16_to_fp16_row((const uint16_t *)(const void *)(p->src->data + src_row * j->row_len * 2),
                                 (uint16_t *)(void *)dst, j->row_len);
             continue;
@@ -499,7 +509,7 @@ static sn_status write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, s
     sn_status st;
     if (n_rows && !out_row) return sn_err_set(err, SN_EINVAL, "tensor %s: bad row size", p->gguf_name);
     wop end = {.kind = OP_END_TENSOR, .buf = -1, .name = p->gguf_name, .i_tensor = i_tensor};
-    int direct = p->src && !p->permute_heads &&
+    int direct = p->src && p->src->contiguous && !p->permute_heads &&
                  ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
                   (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
                   (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
@@ -552,13 +562,14 @@ static sn_status write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, s
         for (int t = 0; t < j.nth; t++) j.scratch[t] = c->scratch[t];
         run_chunk(&j);
         /* the converted rows are in our buffer now: the source pages can go */
-        if (p->src && !p->permute_heads) sn_st_release(p->src, r * src_row_bytes, nrows * src_row_bytes);
+        if (p->src && !p->permute_heads && p->src->contiguous)
+            sn_st_release(p->src, r * src_row_bytes, nrows * src_row_bytes);
         wop op = {.kind = OP_WRITE, .data = c->buf[b], .n = nbytes, .buf = b, .name = p->gguf_name,
                   .i_tensor = i_tensor};
         if ((st = enqueue(c, op, err)) != SN_OK) return st;
         c->cur ^= 1;
     }
-    if (p->src && p->permute_heads) sn_st_release(p->src, 0, p->src->nbytes);
+    if (p->src && (p->permute_heads || !p->src->contiguous)) sn_st_release(p->src, 0, p->src->nbytes);
     return enqueue(c, end, err);
 }
 
@@ -649,8 +660,8 @@ static sn_status verify_file(const sn_convert_opts *o, const plan_list *pl, sn_c
 
 /* Tokenizer keys: the vocabulary is written again, alone, into a header-only GGUF next to OUT, and
  * every KV it holds must be present in OUT with identical bytes (type and value). */
-static sn_status verify_tokenizer(const sn_convert_opts *o, const sn_hf_config *cfg, sn_convert_result *res,
-                                  sn_err *err) {
+static sn_status verify_tokenizer(const sn_convert_opts *o, const char *meta_dir, const sn_hf_config *cfg,
+                                  sn_convert_result *res, sn_err *err) {
     size_t L = strlen(o->out_path);
     char *ref = malloc(L + 16);
     if (!ref) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -660,7 +671,7 @@ static sn_status verify_tokenizer(const sn_convert_opts *o, const sn_hf_config *
     sn_vocab_opts vo = {o->pre_override};
     sn_vocab_report vr;
     sn_status st = w ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
-    if (st == SN_OK) st = sn_vocab_write_gguf(o->model_dir, cfg, w, &vo, &vr, err);
+    if (st == SN_OK) st = sn_vocab_write_gguf(meta_dir, cfg, w, &vo, &vr, err);
     if (st == SN_OK) st = sn_gguf_writer_begin(w, ref, err);
     if (st == SN_OK) st = sn_gguf_writer_finish(w, err);
     if (st == SN_OK) st = sn_gguf_open(ref, SN_GGUF_NO_DATA, &a, err);
@@ -690,14 +701,44 @@ static sn_status verify_tokenizer(const sn_convert_opts *o, const sn_hf_config *
 
 /* ---- the driver ---- */
 
-static sn_status check_inputs(const char *dir, sn_err *err) {
+/* The input is an HF folder or one weight file (a .safetensors or a PyTorch .bin/.pt/.pth). Finds
+ * config.json (--config, else the folder's / the file's folder's) and the folder holding the
+ * tokenizer and README (the config's folder). */
+static sn_status resolve_inputs(const sn_convert_opts *o, char **cfg_path, char **meta_dir, sn_err *err) {
     struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return sn_err_set(err, SN_EIO, "%s: not a directory", dir);
-    if (!file_exists(dir, "config.json"))
-        return sn_err_set(err, SN_EIO, "%s/config.json: missing (an HF model folder needs config.json)", dir);
-    if (!file_exists(dir, "tokenizer.json") && !file_exists(dir, "tokenizer.model"))
-        return sn_err_set(err, SN_EIO, "%s/tokenizer.json: missing (need tokenizer.json or tokenizer.model)", dir);
+    const char *in = o->model_dir;
+    if (stat(in, &sb) != 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", in, strerror(errno));
+    int is_dir = S_ISDIR(sb.st_mode);
+    if (!is_dir && !S_ISREG(sb.st_mode)) return sn_err_set(err, SN_EIO, "%s: not a directory or a file", in);
+    if (o->config_path) {
+        *cfg_path = strdup(o->config_path);
+    } else if (is_dir) {
+        *cfg_path = sn_path_join(in, "config.json");
+    } else {
+        const char *sl = strrchr(in, '/');
+        char *dir = sl ? strndup(in, (size_t)(sl - in)) : strdup(".");
+        *cfg_path = dir ? sn_path_join(dir[0] ? dir : "/", "config.json") : NULL;
+        free(dir);
+        if (*cfg_path && stat(*cfg_path, &sb) != 0) {
+            free(*cfg_path);
+            *cfg_path = NULL;
+            return sn_err_set(err, SN_EINVAL, "%s: a single weight file needs --config config.json (none next to it)", in);
+        }
+    }
+    if (!*cfg_path) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if (stat(*cfg_path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return sn_err_set(err, SN_EIO, "%s: missing (%s)", *cfg_path,
+                          o->config_path ? "--config names no file" : "an HF model folder needs config.json");
+    const char *sl = strrchr(*cfg_path, '/');
+    *meta_dir = sl ? strndup(*cfg_path, (size_t)(sl - *cfg_path)) : strdup(".");
+    if (!*meta_dir) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if (!(*meta_dir)[0]) {
+        free(*meta_dir);
+        *meta_dir = strdup("/");
+        if (!*meta_dir) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    if (!file_exists(*meta_dir, "tokenizer.json") && !file_exists(*meta_dir, "tokenizer.model"))
+        return sn_err_set(err, SN_EIO, "%s/tokenizer.json: missing (need tokenizer.json or tokenizer.model)", *meta_dir);
     return SN_OK;
 }
 
@@ -717,7 +758,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     sn_st_model *m = NULL;
     sn_gguf_writer *w = NULL;
     plan_list pl = {0};
-    char *tmp = NULL, *cfg_path = NULL;
+    char *tmp = NULL, *cfg_path = NULL, *meta_dir = NULL;
     int tmp_created = 0;
     writer_ctx wc;
     memset(&wc, 0, sizeof wc);
@@ -725,12 +766,12 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
 
     if (!o->model_dir || (!o->out_path && !o->dry_run))
         return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
-    if ((st = check_inputs(o->model_dir, err)) != SN_OK) return st;
-    if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0)
-        return sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+    if ((st = resolve_inputs(o, &cfg_path, &meta_dir, err)) != SN_OK) goto done;
+    if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0) {
+        st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+        goto done;
+    }
 
-    cfg_path = sn_path_join(o->model_dir, "config.json");
-    if (!cfg_path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_hf_config_load(cfg_path, &cfg, err)) != SN_OK) goto done;
     const sn_arch *a = sn_arch_find(cfg.architecture);
     if (!a) {
@@ -739,7 +780,8 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         goto done;
     }
     if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
-    if ((st = sn_st_model_open(o->model_dir, &m, err)) != SN_OK) goto done;
+    sn_st_open_opts so = {o->state_key};
+    if ((st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
     if ((st = build_plan(a, &cfg, m, &pl, err)) != SN_OK) goto done;
 
     /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
@@ -772,13 +814,13 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
 #define SETK(call, key) do { if ((st = (call)) != SN_OK) { sn_err_set(err, st, "cannot set %s", key); goto done; } } while (0)
     SETK(sn_gguf_writer_set_str(w, "general.architecture", a->gguf_arch), "general.architecture");
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
-    if ((st = sn_metadata_write(o->model_dir, &cfg, o->name, n_params, w, err)) != SN_OK) goto done;
+    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, n_params, w, err)) != SN_OK) goto done;
     if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
     sn_vocab_opts vo = {o->pre_override};
     sn_vocab_report vr;
     memset(&vr, 0, sizeof vr);
-    if ((st = sn_vocab_write_gguf(o->model_dir, &cfg, w, &vo, &vr, err)) != SN_OK) goto done;
+    if ((st = sn_vocab_write_gguf(meta_dir, &cfg, w, &vo, &vr, err)) != SN_OK) goto done;
     snprintf(res->vocab_model, sizeof res->vocab_model, "%s", vr.model);
     snprintf(res->vocab_pre, sizeof res->vocab_pre, "%s", vr.pre);
     res->vocab_tokens = vr.n_tokens;
@@ -845,7 +887,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     res->seconds = now_s() - t0;
     if (o->verify) {
         st = verify_file(o, &pl, res, err);
-        if (st == SN_OK) st = verify_tokenizer(o, &cfg, res, err);
+        if (st == SN_OK) st = verify_tokenizer(o, meta_dir, &cfg, res, err);
         if (st == SN_OK && (res->verify_failed || res->verify_keys_failed))
             st = sn_err_set(err, SN_EFORMAT, "%s: verify failed: %zu of %zu tensors and %zu of %zu tokenizer keys "
                             "differ from the source (first: %s)", o->out_path, res->verify_failed,
@@ -866,5 +908,6 @@ done:
     sn_st_model_close(m);
     sn_hf_config_free(&cfg);
     free(cfg_path);
+    free(meta_dir);
     return st;
 }

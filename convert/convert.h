@@ -1,6 +1,7 @@
 /* convert.h - HF model folder -> GGUF, in one streaming pass.
  *
- * sn_convert() reads config.json and the safetensors (mmapped, never copied whole), maps every
+ * sn_convert() reads config.json and the weights - safetensors, or PyTorch checkpoints through
+ * torch_ckpt.h, both presented as safetensors.h tensors (mmapped, never copied whole) - maps every
  * tensor through the architecture table (arch.h), decides each tensor's GGUF type by llama.cpp's
  * rules, writes the complete header (general.*, {arch}.*, tokenizer.* via vocab.h, tensor infos)
  * and then converts and writes one tensor at a time, multi-threaded by row ranges, into OUT.tmp,
@@ -42,7 +43,9 @@ typedef struct sn_convert_progress {
 } sn_convert_progress;
 
 typedef struct sn_convert_opts {
-    const char *model_dir;
+    const char *model_dir;       /* HF folder, or one weight file (.safetensors, PyTorch .bin/.pt/.pth) */
+    const char *config_path;     /* config.json; NULL: in the folder (or next to the file) */
+    const char *state_key;       /* PyTorch checkpoints: key of the state dict in the saved dict, NULL = auto */
     const char *out_path;
     sn_outtype outtype;
     const char *name;            /* general.name override or NULL */

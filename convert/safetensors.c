@@ -5,6 +5,9 @@
  * callers can read tensor data without further checks. See safetensors.h for the format. */
 #include "path.h"
 #include "safetensors.h"
+#include "torch_ckpt.h"
+
+#include "ggml_types.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -26,8 +29,14 @@ struct sn_st_file {
     size_t n;
 };
 
+/* One file of a model: safetensors or a PyTorch checkpoint (torch_ckpt.h). */
+typedef struct {
+    sn_st_file *st;
+    sn_tc_file *tc;
+} model_file;
+
 struct sn_st_model {
-    sn_st_file **files;
+    model_file *files;
     size_t n_files;
     const sn_st_tensor **tensors; /* llama.cpp order */
     size_t n;
@@ -135,6 +144,12 @@ static sn_status parse_entry(const sn_st_file *f, const cJSON *item, uint64_t da
                           (unsigned long long)data_size);
     t->file_offset = data_start + b;
     t->data = f->base + t->file_offset;
+    int64_t stv = 1;
+    for (int i = (int)t->n_dims - 1; i >= 0; i--) {
+        t->stride[i] = stv;
+        stv *= (int64_t)t->shape[i];
+    }
+    t->contiguous = 1;
     t->file = f->path;
     t->mmapped = f->mapped;
     return SN_OK;
@@ -315,9 +330,53 @@ int64_t sn_st_file_find(const sn_st_file *f, const char *name) {
     return -1;
 }
 
+/* Bytes from t->data to the end of its furthest element (== nbytes when contiguous). */
+static uint64_t extent_bytes(const sn_st_tensor *t) {
+    if (t->contiguous || t->n_elems == 0) return t->nbytes;
+    uint64_t last = 0;
+    for (uint32_t i = 0; i < t->n_dims; i++) last += (t->shape[i] - 1) * (uint64_t)t->stride[i];
+    return (last + 1) * sn_st_dtype_size(t->dtype);
+}
+
+static float elem_at(const sn_st_tensor *t, uint64_t off) {
+    const uint8_t *p = t->data + off * sn_st_dtype_size(t->dtype);
+    uint16_t h;
+    switch (t->dtype) {
+    case SN_ST_F32: { float f; memcpy(&f, p, 4); return f; }
+    case SN_ST_F16: memcpy(&h, p, 2); return sn_fp16_to_fp32(h);
+    case SN_ST_BF16: memcpy(&h, p, 2); return sn_bf16_to_fp32(h);
+    }
+    return 0;
+}
+
+float sn_st_elem_f32(const sn_st_tensor *t, uint64_t e) {
+    uint64_t off = 0;
+    for (int i = (int)t->n_dims - 1; i >= 0; i--) {
+        uint64_t d = t->shape[i] ? t->shape[i] : 1;
+        off += (e % d) * (uint64_t)t->stride[i];
+        e /= d;
+    }
+    return elem_at(t, off);
+}
+
+void sn_st_row_f32(const sn_st_tensor *t, uint64_t r, float *out) {
+    if (t->n_dims == 0) { out[0] = elem_at(t, 0); return; }
+    uint64_t base = 0, rr = r;
+    for (int i = (int)t->n_dims - 2; i >= 0; i--) {
+        uint64_t d = t->shape[i] ? t->shape[i] : 1;
+        base += (rr % d) * (uint64_t)t->stride[i];
+        rr /= d;
+    }
+    uint64_t n = t->shape[t->n_dims - 1], sd = (uint64_t)t->stride[t->n_dims - 1];
+    for (uint64_t j = 0; j < n; j++) out[j] = elem_at(t, base + j * sd);
+}
+
 void sn_st_release(const sn_st_tensor *t, uint64_t off, uint64_t len) {
-    if (!t || !t->data || !t->mmapped || len == 0 || off >= t->nbytes) return;
-    if (len > t->nbytes - off) len = t->nbytes - off;
+    if (!t || !t->data || !t->mmapped || len == 0) return;
+    uint64_t ext = extent_bytes(t);
+    if (!t->contiguous) off = 0, len = ext; /* rows are scattered: release the whole extent */
+    if (off >= ext) return;
+    if (len > ext - off) len = ext - off;
     long pg = sysconf(_SC_PAGESIZE);
     uintptr_t a = (uintptr_t)(t->data + off), e = a + len;
     a &= ~(uintptr_t)(pg - 1);
@@ -359,11 +418,23 @@ static sn_status read_text(const char *path, char **out, sn_err *err) {
 
 void sn_st_model_close(sn_st_model *m) {
     if (!m) return;
-    for (size_t i = 0; i < m->n_files; i++) sn_st_file_close(m->files[i]);
+    for (size_t i = 0; i < m->n_files; i++) {
+        sn_st_file_close(m->files[i].st);
+        sn_tc_close(m->files[i].tc);
+    }
     free(m->files);
     free(m->tensors);
     free(m);
 }
+
+static size_t mf_n(const model_file *f) { return f->st ? f->st->n : sn_tc_n_tensors(f->tc); }
+static const sn_st_tensor *mf_tensor(const model_file *f, size_t i) {
+    return f->st ? &f->st->tensors[i] : sn_tc_tensor(f->tc, i);
+}
+static int64_t mf_find(const model_file *f, const char *name) {
+    return f->st ? sn_st_file_find(f->st, name) : sn_tc_find(f->tc, name);
+}
+static const char *mf_path(const model_file *f) { return f->st ? f->st->path : sn_tc_path(f->tc); }
 
 static int cmp_tensor_ptr_name(const void *a, const void *b) {
     return strcmp((*(const sn_st_tensor *const *)a)->name, (*(const sn_st_tensor *const *)b)->name);
@@ -411,17 +482,17 @@ static sn_status index_shards(const char *dir, const char *ipath, cJSON **root_o
     return SN_OK;
 }
 
-static sn_status dir_shards(const char *dir, char ***names_out, size_t *n_out, sn_err *err) {
+/* Sorted names in dir starting with `prefix` and ending with `suffix`. */
+static sn_status dir_list(const char *dir, const char *prefix, const char *suffix, char ***names_out, size_t *n_out,
+                          sn_err *err) {
     DIR *d = opendir(dir);
     if (!d) return sn_err_set(err, SN_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
-    size_t cap = 8, n = 0;
+    size_t cap = 8, n = 0, lp = strlen(prefix), ls = strlen(suffix);
     char **names = malloc(cap * sizeof(char *));
     struct dirent *e;
-    sn_status st = SN_OK;
     while (names && (e = readdir(d)) != NULL) {
         size_t L = strlen(e->d_name);
-        if (L < 5 + 12 || strncmp(e->d_name, "model", 5) != 0 || strcmp(e->d_name + L - 12, ".safetensors") != 0)
-            continue;
+        if (L < lp + ls || strncmp(e->d_name, prefix, lp) != 0 || strcmp(e->d_name + L - ls, suffix) != 0) continue;
         if (n == cap) {
             char **nn = realloc(names, cap * 2 * sizeof(char *));
             if (!nn) break;
@@ -437,135 +508,159 @@ static sn_status dir_shards(const char *dir, char ***names_out, size_t *n_out, s
         free(names);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    if (n == 0) {
-        free(names);
-        return sn_err_set(err, SN_EIO, "%s: no model*.safetensors files (PyTorch .bin checkpoints are not supported)", dir);
-    }
     qsort(names, n, sizeof(char *), cmp_str);
     *names_out = names;
     *n_out = n;
-    return st;
+    return SN_OK;
 }
 
-sn_status sn_st_model_open(const char *dir, sn_st_model **out, sn_err *err) {
-    *out = NULL;
-    sn_st_model *m = calloc(1, sizeof(*m));
-    if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    char *ipath = sn_path_join(dir, "model.safetensors.index.json");
-    cJSON *iroot = NULL;
-    char **names = NULL;
-    size_t n_names = 0;
-    int from_index = 0;
-    sn_status st;
-    struct stat sb;
-    if (!ipath) {
-        st = sn_err_set(err, SN_ENOMEM, "out of memory");
-        goto fail;
-    }
-    if (stat(ipath, &sb) == 0) {
-        from_index = 1;
-        st = index_shards(dir, ipath, &iroot, &names, &n_names, err);
-    } else {
-        st = dir_shards(dir, &names, &n_names, err);
-    }
-    if (st != SN_OK) goto fail;
-    m->files = calloc(n_names ? n_names : 1, sizeof(*m->files));
-    if (!m->files) {
-        st = sn_err_set(err, SN_ENOMEM, "out of memory");
-        goto fail;
-    }
+static void free_names(char **names, size_t n) {
+    for (size_t i = 0; names && i < n; i++) free(names[i]);
+    free(names);
+}
+
+/* Opens files[0..n) (paths) into m, then builds the tensor list and checks names. */
+static sn_status model_fill(sn_st_model *m, char **paths, size_t n, int torch, const sn_st_open_opts *o, sn_err *err) {
+    m->files = calloc(n ? n : 1, sizeof(*m->files));
+    if (!m->files) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    sn_tc_opts to = {o ? o->state_key : NULL};
     size_t total = 0;
-    for (size_t i = 0; i < n_names; i++) {
-        char *p = sn_path_join(dir, names[i]);
-        if (!p) {
-            st = sn_err_set(err, SN_ENOMEM, "out of memory");
-            goto fail;
-        }
-        if (from_index && stat(p, &sb) != 0) {
-            st = sn_err_set(err, SN_EIO, "%s names shard '%s', which does not exist (%s)", ipath, names[i],
-                            strerror(errno));
-            free(p);
-            goto fail;
-        }
-        st = sn_st_file_open(p, &m->files[m->n_files], err);
-        free(p);
-        if (st != SN_OK) goto fail;
-        total += m->files[m->n_files]->n;
+    for (size_t i = 0; i < n; i++) {
+        sn_status st = torch ? sn_tc_open(paths[i], &to, &m->files[i].tc, err)
+                             : sn_st_file_open(paths[i], &m->files[i].st, err);
+        if (st != SN_OK) return st;
         m->n_files++;
+        total += mf_n(&m->files[i]);
     }
     m->tensors = calloc(total ? total : 1, sizeof(*m->tensors));
-    if (!m->tensors) {
-        st = sn_err_set(err, SN_ENOMEM, "out of memory");
-        goto fail;
-    }
+    if (!m->tensors) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (size_t f = 0; f < m->n_files; f++)
-        for (size_t i = 0; i < m->files[f]->n; i++) {
-            m->tensors[m->n++] = &m->files[f]->tensors[i];
-            m->data_bytes += m->files[f]->tensors[i].nbytes;
+        for (size_t i = 0; i < mf_n(&m->files[f]); i++) {
+            const sn_st_tensor *t = mf_tensor(&m->files[f], i);
+            m->tensors[m->n++] = t;
+            if (!t->unsupported) m->data_bytes += t->nbytes;
         }
     /* names must be unique across shards */
     if (m->n > 1) {
         const sn_st_tensor **v = malloc(m->n * sizeof(*v));
-        if (!v) {
-            st = sn_err_set(err, SN_ENOMEM, "out of memory");
-            goto fail;
-        }
+        if (!v) return sn_err_set(err, SN_ENOMEM, "out of memory");
         memcpy(v, m->tensors, m->n * sizeof(*v));
         qsort(v, m->n, sizeof(*v), cmp_tensor_ptr_name);
         for (size_t i = 1; i < m->n; i++)
             if (strcmp(v[i - 1]->name, v[i]->name) == 0) {
-                st = sn_err_set(err, SN_EFORMAT, "tensor '%s' appears in both %s and %s", v[i]->name,
-                                v[i - 1]->file, v[i]->file);
+                sn_status st = sn_err_set(err, SN_EFORMAT, "tensor '%s' appears in both %s and %s", v[i]->name,
+                                          v[i - 1]->file, v[i]->file);
                 free(v);
-                goto fail;
+                return st;
             }
         free(v);
     }
-    /* every tensor the index names must be in the shard it names */
-    if (from_index) {
-        const cJSON *wm = cJSON_GetObjectItemCaseSensitive(iroot, "weight_map");
-        for (const cJSON *it = wm->child; it; it = it->next) {
-            int64_t k = sn_st_model_find(m, it->string);
-            const char *want = it->valuestring;
-            const char *have = k >= 0 ? m->tensors[k]->file : NULL;
-            const char *base = have ? strrchr(have, '/') : NULL;
-            base = base ? base + 1 : have;
-            if (k < 0 || strcmp(base, want) != 0) {
-                st = sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' is listed in shard '%s' but %s", ipath,
-                                it->string, want, k < 0 ? "no shard contains it" : "found elsewhere");
-                goto fail;
+    return SN_OK;
+}
+
+/* every tensor the index names must be in the shard it names */
+static sn_status check_index(const sn_st_model *m, const char *ipath, const cJSON *iroot, sn_err *err) {
+    const cJSON *wm = cJSON_GetObjectItemCaseSensitive(iroot, "weight_map");
+    for (const cJSON *it = wm->child; it; it = it->next) {
+        int64_t k = sn_st_model_find(m, it->string);
+        const char *want = it->valuestring;
+        const char *have = k >= 0 ? m->tensors[k]->file : NULL;
+        const char *base = have ? strrchr(have, '/') : NULL;
+        base = base ? base + 1 : have;
+        if (k < 0 || strcmp(base, want) != 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' is listed in shard '%s' but %s", ipath, it->string, want,
+                              k < 0 ? "no shard contains it" : "found elsewhere");
+    }
+    return SN_OK;
+}
+
+/* A folder: safetensors (index, else model*.safetensors), else PyTorch checkpoints (index, else
+ * pytorch_model*.bin). */
+static sn_status open_dir(sn_st_model *m, const char *dir, const sn_st_open_opts *o, sn_err *err) {
+    static const char *const kinds[2][3] = {{"model.safetensors.index.json", "model", ".safetensors"},
+                                            {"pytorch_model.bin.index.json", "pytorch_model", ".bin"}};
+    sn_status st = SN_OK;
+    for (int torch = 0; torch < 2; torch++) {
+        char *ipath = sn_path_join(dir, kinds[torch][0]);
+        if (!ipath) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        struct stat sb;
+        cJSON *iroot = NULL;
+        char **names = NULL, **paths = NULL;
+        size_t n = 0;
+        int from_index = stat(ipath, &sb) == 0;
+        if (from_index) {
+            st = index_shards(dir, ipath, &iroot, &names, &n, err);
+        } else {
+            st = dir_list(dir, kinds[torch][1], kinds[torch][2], &names, &n, err);
+            if (st == SN_OK && n == 0) { /* nothing of this kind: try the next */
+                free(names);
+                free(ipath);
+                continue;
             }
         }
+        if (st == SN_OK && !(paths = calloc(n ? n : 1, sizeof(char *)))) st = sn_err_set(err, SN_ENOMEM, "out of memory");
+        for (size_t i = 0; st == SN_OK && i < n; i++) {
+            if (!(paths[i] = sn_path_join(dir, names[i]))) st = sn_err_set(err, SN_ENOMEM, "out of memory");
+            else if (from_index && stat(paths[i], &sb) != 0)
+                st = sn_err_set(err, SN_EIO, "%s names shard '%s', which does not exist (%s)", ipath, names[i],
+                                strerror(errno));
+        }
+        if (st == SN_OK) st = model_fill(m, paths, n, torch, o, err);
+        if (st == SN_OK && from_index) st = check_index(m, ipath, iroot, err);
+        free_names(paths, n);
+        if (from_index) free(names); /* the strings live in iroot */
+        else free_names(names, n);
+        cJSON_Delete(iroot);
+        free(ipath);
+        return st;
     }
-    if (!from_index)
-        for (size_t i = 0; i < n_names; i++) free(names[i]);
-    free(names);
-    cJSON_Delete(iroot);
-    free(ipath);
+    return sn_err_set(err, SN_EIO, "%s: no model*.safetensors or pytorch_model*.bin weight files", dir);
+}
+
+sn_status sn_st_model_open_path(const char *path, const sn_st_open_opts *o, sn_st_model **out, sn_err *err) {
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    sn_st_model *m = calloc(1, sizeof(*m));
+    if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    sn_status st;
+    if (S_ISDIR(sb.st_mode)) {
+        st = open_dir(m, path, o, err);
+    } else {
+        size_t L = strlen(path);
+        int is_st = L >= 12 && strcmp(path + L - 12, ".safetensors") == 0;
+        if (!is_st && !sn_tc_sniff(path))
+            st = sn_err_set(err, SN_EFORMAT, "%s: neither a .safetensors file nor a PyTorch checkpoint (no zip or pickle "
+                            "signature at offset 0)", path);
+        else {
+            char *p = (char *)path;
+            st = model_fill(m, &p, 1, !is_st, o, err);
+        }
+    }
+    if (st != SN_OK) {
+        sn_st_model_close(m);
+        return st;
+    }
     *out = m;
     return SN_OK;
-fail:
-    if (!from_index && names)
-        for (size_t i = 0; i < n_names; i++) free(names[i]);
-    free(names);
-    cJSON_Delete(iroot);
-    free(ipath);
-    sn_st_model_close(m);
-    return st;
+}
+
+sn_status sn_st_model_open(const char *dir, sn_st_model **out, sn_err *err) {
+    return sn_st_model_open_path(dir, NULL, out, err);
 }
 
 size_t sn_st_model_n_tensors(const sn_st_model *m) { return m->n; }
 const sn_st_tensor *sn_st_model_tensor(const sn_st_model *m, size_t i) { return i < m->n ? m->tensors[i] : NULL; }
 size_t sn_st_model_n_files(const sn_st_model *m) { return m->n_files; }
-const char *sn_st_model_file(const sn_st_model *m, size_t i) { return i < m->n_files ? m->files[i]->path : NULL; }
+const char *sn_st_model_file(const sn_st_model *m, size_t i) { return i < m->n_files ? mf_path(&m->files[i]) : NULL; }
 uint64_t sn_st_model_data_bytes(const sn_st_model *m) { return m->data_bytes; }
 
 int64_t sn_st_model_find(const sn_st_model *m, const char *name) {
     size_t base = 0;
     for (size_t f = 0; f < m->n_files; f++) {
-        int64_t k = sn_st_file_find(m->files[f], name);
+        int64_t k = mf_find(&m->files[f], name);
         if (k >= 0) return (int64_t)(base + (size_t)k);
-        base += m->files[f]->n;
+        base += mf_n(&m->files[f]);
     }
     return -1;
 }

@@ -31,6 +31,14 @@ typedef struct sn_st_tensor {
     const uint8_t *data;              /* into the mapping */
     const char *file;                 /* path of the file holding it */
     int mmapped;                      /* data is a file mapping (sn_st_release may drop it) */
+    /* Element strides (torch order). Safetensors tensors are always contiguous (row-major strides,
+     * contiguous = 1); PyTorch checkpoints (torch_ckpt.h) may hold views: element (i0, i1, ...)
+     * is at data + (i0*stride[0] + i1*stride[1] + ...) * dtype size, inside the checked storage. */
+    int64_t stride[SN_ST_MAX_DIMS];
+    int contiguous;
+    /* Non-NULL: why the converter cannot read this tensor ("dtype torch.int64", "5 dimensions");
+     * data is NULL then. Only checkpoints list such tensors (safetensors refuses them at open). */
+    const char *unsupported;
 } sn_st_tensor;
 
 typedef struct sn_st_file sn_st_file;
@@ -50,10 +58,22 @@ const sn_st_tensor *sn_st_file_tensor(const sn_st_file *f, size_t i);
 int64_t sn_st_file_find(const sn_st_file *f, const char *name); /* -1 if absent */
 
 /* A model folder: model.safetensors.index.json if present (its shards, sorted), else every
- * model*.safetensors in sorted order. Errors name the file (and tensor) at fault, e.g. a shard the
+ * model*.safetensors in sorted order; with no safetensors, the PyTorch checkpoints
+ * (pytorch_model.bin.index.json's shards, else pytorch_model*.bin), read by torch_ckpt.h. Errors name the file (and tensor) at fault, e.g. a shard the
  * index names that does not exist, or a tensor the index places in a shard that lacks it. */
 sn_status sn_st_model_open(const char *dir, sn_st_model **out, sn_err *err);
 void sn_st_model_close(sn_st_model *m);
+
+typedef struct sn_st_open_opts {
+    const char *state_key; /* PyTorch checkpoints: the state dict's key (torch_ckpt.h), NULL = auto */
+} sn_st_open_opts;
+/* A folder (as sn_st_model_open) or one file: *.safetensors, or a PyTorch checkpoint (.bin, .pt,
+ * .pth, recognised by content). o may be NULL. */
+sn_status sn_st_model_open_path(const char *path, const sn_st_open_opts *o, sn_st_model **out, sn_err *err);
+/* Reads element e (flat row-major index over t->shape) of t as f32; for non-contiguous tensors. */
+float sn_st_elem_f32(const sn_st_tensor *t, uint64_t e);
+/* Row r (shape[n_dims-1] elements, row-major over the leading dims) of t as f32 into out. */
+void sn_st_row_f32(const sn_st_tensor *t, uint64_t r, float *out);
 size_t sn_st_model_n_tensors(const sn_st_model *m);
 const sn_st_tensor *sn_st_model_tensor(const sn_st_model *m, size_t i);
 int64_t sn_st_model_find(const sn_st_model *m, const char *name);
