@@ -7,7 +7,7 @@ SN_PIDS=()
 sn_cleanup() { local p; for p in "${SN_PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap sn_cleanup EXIT
 
-need_go() { command -v go >/dev/null || skip "go toolchain missing"; }
+need_go() { command -v go >/dev/null || skip "go toolchain missing (golang-go; run scripts/deps.sh)"; }
 
 # build_go DIR NAME -> $SN_TOOLS/NAME
 build_go() {

@@ -12,8 +12,8 @@ set -euo pipefail
 : "${SN_WORK:?SN_WORK must name a scratch dir}"
 
 if [ ! -d "$SN_SRC/tests/node_modules/@huggingface/gguf" ]; then
-    echo "SKIP: $SN_SRC/tests/node_modules is missing (run 'npm ci' in tests/ to install the oracles)"
-    exit 0
+    echo "FAIL - oracle @huggingface/gguf missing in $SN_SRC/tests/node_modules (run scripts/deps.sh)"
+    exit 1
 fi
 command -v node >/dev/null || { echo "FAIL: node is not installed but tests/node_modules is"; exit 1; }
 sample="$SN_BUILD/tests/gguf_write_sample"

@@ -76,7 +76,7 @@ if [[ -d /dev/shm && $(stat -f -c %T /dev/shm) == tmpfs && $(stat -c %d /dev/shm
     && ok "hardlink across filesystems (EXDEV) falls back to copy and says so" || bad "EXDEV rc=$rc: $out"
   rm -rf "$X"
 else
-  echo "SKIP: no second filesystem for the EXDEV case"
+  skip_check "no second filesystem (tmpfs /dev/shm) for the EXDEV case"
 fi
 
 # --- names that could escape the models dir, and bad inputs: exit 2/1, nothing created

@@ -55,7 +55,7 @@ if [[ -x $SN_BIN/sunny-convert ]]; then
     if res=$($PARITY "$fam" "$g" "$CORPUS" 2>/dev/null); then ok "sunny-convert $fx: $res"; else bad "sunny-convert $fx parity: $res"; fi
   done
 else
-  echo "SKIP: $SN_BIN/sunny-convert not built: full-GGUF parity"
+  bad "$SN_BIN/sunny-convert not built: no full-GGUF parity"
 fi
 
 # An independent reader (@huggingface/gguf) sees every tokenizer key with the type llama.cpp reads.
@@ -194,6 +194,6 @@ EOT
     bad "SpecialVocab differs from gguf-py:"$'\n'"$(grep -A2 FAIL <<<"$out")"
   fi
 else
-  echo "SKIP: llama.cpp source tree not at $LCPP (set LLAMA_CPP_SRC): converter-output comparisons"
+  bad "llama.cpp source tree not at $LCPP (set LLAMA_CPP_SRC): no converter-output comparisons"
 fi
 finish

@@ -579,7 +579,9 @@ static void test_against_libggml(void) {
              "libggml-base.so", sn_test_src());
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        printf("\n    (oracle libggml-base.so not found at %s: skipping bit-exact comparison)\n", path);
+        /* the oracle is a test dependency (scripts/deps.sh): missing means failed, not skipped */
+        printf("\n    oracle libggml-base.so not found at %s (run scripts/deps.sh)\n", path);
+        CU_FAIL("libggml-base.so oracle missing");
         return;
     }
     struct { const char *sym; quant_fn mine; size_t bsize; int blck; } q[] = {
