@@ -1,11 +1,25 @@
 /* arch.h - the per-architecture table: how one HF model family becomes GGUF.
  *
- * Each family is one sn_arch value (convert/arch_<family>.c) listed in the table in convert.c. The
- * driver asks it three things: the {arch}.* metadata keys (written in llama.cpp's converter order,
- * ending with general.file_type and any family extras), how each HF tensor name maps to a GGUF
- * name with the shape the config implies (so mismatches are caught before anything is written) and
- * whether its rows must be permuted, and which tensors it generates from the config alone
- * (rope_freqs.weight for Llama-3 rope scaling). Adding a family = a new file + one table row. */
+ * Each family is one sn_arch value (convert/arch_<family>.c) with one row in the table in
+ * convert/archs.c; every list of architectures (the converter's lookup, config.json class defaults,
+ * the tokenizer path, the type rules, the blob writer) is derived from that table. The driver asks a
+ * family: which tokenizer files it needs, to complete its config (fallback keys, padding), to check
+ * it, the {arch}.* metadata keys (in llama.cpp's converter order, ending with general.file_type and
+ * any family extras), how each HF tensor maps to a GGUF tensor with the shape the config implies (so
+ * mismatches are caught before anything is written) and which declared transforms its data goes
+ * through, and which tensors it generates from the config alone (rope_freqs.weight for Llama-3).
+ *
+ * Declared transforms (applied row by row while streaming, see transform.h):
+ *   - reshape / squeeze: the source shape (src_ne) may differ from the output shape (ne) when the
+ *     element count is equal; the bytes are the same;
+ *   - fuse: n_parts source tensors, each one equal slice along the outermost output dimension, are
+ *     stacked into one GGUF tensor (RWKV-7's time_mix_lerp_fused);
+ *   - copy: the same data is written a second time under also_name (RWKV-7 layer-0 a -> v);
+ *   - transpose: a 2-D source [R][C] is written as [C][R];
+ *   - permute_heads: llama's rope row interleave of q/k;
+ *   - an elementwise map (Mamba-2's A = -exp(A_log));
+ *   - forced types: tensor-name substrings the converter keeps F32 and llama-quantize leaves alone.
+ * Adding a family = a new file + one table row. */
 #ifndef SN_ARCH_H
 #define SN_ARCH_H
 #include "gguf.h"
@@ -14,11 +28,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SN_ARCH_MAX_PARTS 8          /* most source tensors fused into one GGUF tensor */
+
+typedef enum sn_arch_ew {            /* elementwise maps, applied in f32 */
+    SN_ARCH_EW_NONE = 0,
+    SN_ARCH_EW_NEG_EXP,              /* y = -exp(x) (Mamba A from A_log) */
+} sn_arch_ew;
+
 typedef struct sn_arch_tensor {
     char gguf_name[SN_GGUF_MAX_NAME];
-    uint32_t n_dims;                 /* GGUF rank = HF rank */
-    uint64_t ne[SN_GGUF_MAX_DIMS];   /* expected shape, ne[0] contiguous (HF shape reversed) */
+    uint32_t n_dims;                 /* GGUF rank */
+    uint64_t ne[SN_GGUF_MAX_DIMS];   /* expected output shape, ne[0] contiguous */
     uint64_t permute_heads;          /* > 0: llama rope row interleave with this many heads */
+    /* Expected source shape in ne order (HF shape reversed) when it is not the output shape (a
+     * reshape, squeeze, one part of a fusion, or a transpose); src_n_dims 0 = same as the output. */
+    uint32_t src_n_dims;
+    uint64_t src_ne[SN_GGUF_MAX_DIMS];
+    uint32_t part, n_parts;          /* n_parts > 1: this source is slice `part` of the output */
+    int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}) */
+    sn_arch_ew ew;                   /* elementwise map */
+    char also_name[SN_GGUF_MAX_NAME]; /* non-empty: the same tensor is written again under this name */
 } sn_arch_tensor;
 
 typedef struct sn_arch_extra {       /* a 1-D F32 tensor computed from the config */
@@ -29,9 +58,29 @@ typedef struct sn_arch_extra {       /* a 1-D F32 tensor computed from the confi
 
 enum { SN_ARCH_MAP_SKIP = 0, SN_ARCH_MAP_OK = 1 };
 
+/* One config.json architectures[0] value and the defaults its transformers config class applies
+ * (NULL: the reference reads config.json raw, with no class defaults). */
+typedef struct sn_arch_class {
+    const char *name;
+    const sn_hf_defaults *defaults;
+} sn_arch_class;
+
+typedef enum sn_arch_vocab {
+    SN_ARCH_VOCAB_TEXT = 0,          /* TextModel / Qwen2Model: tokenizer.model (SPM) else tokenizer.json */
+    SN_ARCH_VOCAB_LLAMA,             /* LlamaModel.set_vocab: + the llama_hf path, add_space_prefix */
+} sn_arch_vocab;
+
 typedef struct sn_arch {
-    const char *gguf_arch;           /* "llama", "qwen2", "qwen3" */
-    const char *const *hf_archs;     /* NULL-terminated config.json architectures[0] values */
+    const char *gguf_arch;           /* "llama", "qwen2", "qwen3", "mamba2" */
+    const sn_arch_class *classes;    /* terminated by a {NULL} entry */
+    sn_arch_vocab vocab;             /* which set_vocab of the reference the tokenizer follows */
+    const char *const *vocab_files;  /* NULL-terminated: the folder needs at least one of these */
+    /* Substrings of GGUF tensor names (NULL-terminated lists, may be NULL): kept F32 by the
+     * converter for every outtype, and left as they are by llama-quantize (the q4_0 recipe). */
+    const char *const *keep_f32;
+    const char *const *no_quantize;
+    /* Completes the config after the generic parse (family fallback keys, vocab padding); may be NULL. */
+    sn_status (*prepare_config)(const struct sn_arch *a, sn_hf_config *cfg, sn_err *err);
     /* Checks the config has what the family needs (heads divide hidden, ...). */
     sn_status (*check_config)(const struct sn_arch *a, const sn_hf_config *cfg, sn_err *err);
     /* {arch}.* keys and general.file_type, in the reference converter's order. */
@@ -49,12 +98,18 @@ typedef struct sn_arch {
     const char *const *required_per_layer;
 } sn_arch;
 
-extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3;
+extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_mamba2;
 
-/* Looks up architectures[0]; NULL if unsupported. */
+/* The table (convert/archs.c). Looks up architectures[0]; NULL if unsupported. */
 const sn_arch *sn_arch_find(const char *hf_arch);
+/* Looks up a GGUF general.architecture value; NULL if no family writes it. */
+const sn_arch *sn_arch_find_gguf(const char *gguf_arch);
 /* "LlamaForCausalLM, MistralForCausalLM, ..." for error messages. */
 const char *sn_arch_supported_list(void);
+/* 1 if gguf_name contains one of the NULL-terminated substrings. */
+int sn_arch_name_in(const char *gguf_name, const char *const *substrings);
+/* Checks DIR holds one of a->vocab_files; the error names what is missing. */
+sn_status sn_arch_check_vocab_files(const sn_arch *a, const char *dir, sn_err *err);
 
 /* Llama rope permutation (HF rotate-half -> llama.cpp interleaved): the source row (or element) that
  * lands in destination row `dst` of a tensor with n_rows rows split into n_head heads:

@@ -324,9 +324,18 @@ static sn_status extra_tensors(const sn_arch *a, const sn_hf_config *c, sn_arch_
 
 /* ---- the three table rows ---- */
 
-static const char *const k_llama_hf[] = {"LlamaForCausalLM", "MistralForCausalLM", NULL};
-static const char *const k_qwen2_hf[] = {"Qwen2ForCausalLM", NULL};
-static const char *const k_qwen3_hf[] = {"Qwen3ForCausalLM", NULL};
+/* transformers 4.57 class defaults: vocab hidden inter layers heads kv_heads max_pos rope_theta
+ * rms_eps head_dim bos eos */
+static const sn_hf_defaults k_llama_def = {32000, 4096, 11008, 32, 32, -1, 2048, 10000.0, 1e-6, 0, 1, 2};
+static const sn_hf_defaults k_mistral_def = {32000, 4096, 14336, 32, 32, 8, 131072, 10000.0, 1e-6, 0, 1, 2};
+static const sn_hf_defaults k_qwen2_def = {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0, 1e-6, -1, -1, -1};
+static const sn_hf_defaults k_qwen3_def = {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0, 1e-6, 128, -1, -1};
+
+static const sn_arch_class k_llama_hf[] = {{"LlamaForCausalLM", &k_llama_def},
+                                           {"MistralForCausalLM", &k_mistral_def}, {NULL, NULL}};
+static const sn_arch_class k_qwen2_hf[] = {{"Qwen2ForCausalLM", &k_qwen2_def}, {NULL, NULL}};
+static const sn_arch_class k_qwen3_hf[] = {{"Qwen3ForCausalLM", &k_qwen3_def}, {NULL, NULL}};
+static const char *const k_vocab_files[] = {"tokenizer.json", "tokenizer.model", NULL};
 
 static const family_opts k_llama_opts = {.permute_qk = 1, .qk_norm = 0, .llama_kv = 1};
 static const family_opts k_qwen2_opts = {.permute_qk = 0, .qk_norm = 0, .llama_kv = 0};
@@ -345,12 +354,15 @@ static const char *const k_qwen3_layer_required[] = {
     "attn_q_norm.weight", "attn_k_norm.weight",
     "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", NULL};
 
-const sn_arch sn_arch_llama = {"llama", k_llama_hf, check_config, write_kv, map_tensor, extra_tensors,
-                               k_required, k_layer_required};
-const sn_arch sn_arch_qwen2 = {"qwen2", k_qwen2_hf, check_config, write_kv, map_tensor, extra_tensors,
-                               k_required, k_qwen2_layer_required};
-const sn_arch sn_arch_qwen3 = {"qwen3", k_qwen3_hf, check_config, write_kv, map_tensor, extra_tensors,
-                               k_required, k_qwen3_layer_required};
+#define LLAMA_ROW(name, hf, vocab_path, layer_required)                                          \
+    {.gguf_arch = name, .classes = hf, .vocab = vocab_path, .vocab_files = k_vocab_files,         \
+     .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor,                     \
+     .extra_tensors = extra_tensors, .required = k_required, .required_per_layer = layer_required}
+
+/* LlamaModel.set_vocab for llama/mistral; Qwen2Model.set_vocab (the plain TextModel path) for qwen */
+const sn_arch sn_arch_llama = LLAMA_ROW("llama", k_llama_hf, SN_ARCH_VOCAB_LLAMA, k_layer_required);
+const sn_arch sn_arch_qwen2 = LLAMA_ROW("qwen2", k_qwen2_hf, SN_ARCH_VOCAB_TEXT, k_qwen2_layer_required);
+const sn_arch sn_arch_qwen3 = LLAMA_ROW("qwen3", k_qwen3_hf, SN_ARCH_VOCAB_TEXT, k_qwen3_layer_required);
 
 static const family_opts *opts_of(const sn_arch *a) {
     if (a == &sn_arch_qwen2) return &k_qwen2_opts;

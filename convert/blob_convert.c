@@ -1,5 +1,6 @@
 /* blob_convert.c - writes sunny runtime blobs from GGUFs (see blob_convert.h and docs/BLOB.md). */
 #include "blob_convert.h"
+#include "arch.h"
 #include "blob.h"
 #include "convert.h"
 #include "ggml_types.h"
@@ -30,10 +31,12 @@ static int ends_with(const char *s, const char *suf) {
     return a >= b && memcmp(s + a - b, suf, b) == 0;
 }
 
-/* The blob dtype of one source tensor. */
-static sn_blob_dtype pick(const sn_gguf_tensor *t, const char *name, const sn_blob_convert_opts *o) {
+/* The blob dtype of one source tensor. The family's F32 kinds (arch.h keep_f32 / no_quantize, e.g.
+ * Mamba-2's conv1d) stay fp32 like the norms. */
+static sn_blob_dtype pick(const sn_arch *a, const sn_gguf_tensor *t, const char *name, const sn_blob_convert_opts *o) {
     int matrix = t->n_dims == 2 && ends_with(name, ".weight") && strcmp(name, "token_embd.weight") != 0 &&
-                 !ends_with(name, "_norm.weight");
+                 !ends_with(name, "_norm.weight") &&
+                 !(a && (sn_arch_name_in(name, a->keep_f32) || sn_arch_name_in(name, a->no_quantize)));
     if (!matrix || o->dtype == SN_BLOBTYPE_FP32) return SN_BLOB_FP32;
     if (o->dtype == SN_BLOBTYPE_FP16) return SN_BLOB_FP16;
     if (!strcmp(name, "output.weight") && o->head_fp16) return SN_BLOB_FP16;
@@ -123,6 +126,13 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
     if (!st) st = sn_gguf_writer_set_str(m, "sunny.blob.source", base);
     if (st) { st = sn_err_set(err, st, "%s: copying metadata failed", gguf_path); goto done; }
     int64_t nj = 0, emb = -1;
+    char arch_name[64] = "";
+    int64_t ka = sn_gguf_find_key(g, "general.architecture");
+    if (ka >= 0 && sn_gguf_kv_type(g, ka) == SN_GGUF_STR) {
+        sn_gguf_str as = sn_gguf_get_str(g, ka);
+        snprintf(arch_name, sizeof arch_name, "%.*s", (int)(as.len < 63 ? as.len : 63), as.ptr);
+    }
+    const sn_arch *arch = sn_arch_find_gguf(arch_name);
     int has_output = sn_gguf_find_tensor(g, "output.weight") >= 0;
     for (int64_t i = 0; i < nt; i++) {
         const sn_gguf_tensor *t = sn_gguf_tensor_at(g, i);
@@ -132,14 +142,14 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
         }
         jobs[nj].src = t;
         snprintf(jobs[nj].name, sizeof jobs[nj].name, "%s", t->name);
-        jobs[nj].dt = pick(t, t->name, o);
+        jobs[nj].dt = pick(arch, t, t->name, o);
         if (!strcmp(t->name, "token_embd.weight")) emb = nj;
         nj++;
     }
     if (!has_output && emb >= 0) { /* tied head: an explicit matrix for the blob's kernels */
         jobs[nj].src = jobs[emb].src;
         snprintf(jobs[nj].name, sizeof jobs[nj].name, "output.weight");
-        jobs[nj].dt = pick(jobs[emb].src, "output.weight", o);
+        jobs[nj].dt = pick(arch, jobs[emb].src, "output.weight", o);
         nj++;
     }
     for (int64_t i = 0; i < nj && !st; i++) {

@@ -14,6 +14,7 @@
 #include "arch.h"
 #include "ggml_types.h"
 #include "safetensors.h"
+#include "transform.h"
 #include "vocab.h"
 
 #include <errno.h>
@@ -29,28 +30,6 @@
 #define CHUNK_BYTES (8u << 20) /* output bytes per threaded chunk */
 #define MAX_THREADS 64
 #define WRITE_PIECE (1u << 20) /* bytes per write() call */
-
-/* ---- the architecture table ---- */
-
-static const sn_arch *const k_archs[] = {&sn_arch_llama, &sn_arch_qwen2, &sn_arch_qwen3};
-
-const sn_arch *sn_arch_find(const char *hf_arch) {
-    for (size_t i = 0; i < sizeof(k_archs) / sizeof(k_archs[0]); i++)
-        for (const char *const *h = k_archs[i]->hf_archs; *h; h++)
-            if (strcmp(*h, hf_arch) == 0) return k_archs[i];
-    return NULL;
-}
-
-const char *sn_arch_supported_list(void) {
-    static char buf[512];
-    if (!buf[0]) {
-        size_t k = 0;
-        for (size_t i = 0; i < sizeof(k_archs) / sizeof(k_archs[0]); i++)
-            for (const char *const *h = k_archs[i]->hf_archs; *h; h++)
-                k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", k ? ", " : "", *h);
-    }
-    return buf;
-}
 
 /* ---- outtypes ---- */
 
@@ -71,8 +50,9 @@ const char *sn_outtype_name(sn_outtype t) {
 typedef struct {
     char hf_name[256];
     char gguf_name[SN_GGUF_MAX_NAME];
-    const sn_st_tensor *src;      /* NULL for generated tensors */
+    const sn_st_tensor *src;      /* the first (usually only) source; NULL for generated tensors */
     float *gen;                   /* generated data (F32), owned */
+    sn_tsrc ts;                   /* where the rows come from (sources, transforms) */
     uint32_t n_dims;
     uint64_t ne[SN_GGUF_MAX_DIMS];
     uint64_t n_elems;
@@ -116,14 +96,17 @@ static int find_plan(const plan_list *pl, const char *gguf_name) {
     return -1;
 }
 
-/* llama.cpp's type rules. The converter (f32/f16/bf16/q8_0): F32 for rank <= 1, *_norm.weight and
- * names not ending in .weight; the outtype otherwise; F16 when a row is not a multiple of the
- * quant block. q4_0 follows llama-quantize MOSTLY_Q4_0 run on the f32 conversion: the output
+/* llama.cpp's type rules. The converter (f32/f16/bf16/q8_0): F32 for rank <= 1, *_norm.weight,
+ * names not ending in .weight and the family's keep_f32 kinds; the outtype otherwise; F16 when a row is not a multiple of the
+ * quant block. q4_0 follows llama-quantize MOSTLY_Q4_0 run on the f32 conversion (which leaves the
+ * family's no_quantize kinds F32): the output
  * tensor (token_embd when there is no output.weight) -> Q6_K, Q8_0 if ne0 % 256, F16 if ne0 % 32;
  * every other quantizable matrix -> Q4_0, F16 if ne0 % 32. */
-static int choose_type(sn_outtype ot, const plan_t *p, int has_output) {
+static int choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output) {
     if (p->n_dims <= 1 || ends_with(p->gguf_name, "_norm.weight") || !ends_with(p->gguf_name, ".weight"))
         return SN_GGML_F32;
+    /* the family's F32 kinds: the converter's for f32..q8_0, llama-quantize's exclusions for q4_0 */
+    if (sn_arch_name_in(p->gguf_name, ot == SN_OUTTYPE_Q4_0 ? a->no_quantize : a->keep_f32)) return SN_GGML_F32;
     uint64_t ne0 = p->ne[0];
     switch (ot) {
     case SN_OUTTYPE_F32: return SN_GGML_F32;
@@ -177,14 +160,6 @@ static const char *ftype_label(sn_outtype ot) {
 }
 
 
-static int file_exists(const char *dir, const char *name) {
-    char *p = sn_path_join(dir, name);
-    struct stat sb;
-    int ok = p && stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-    free(p);
-    return ok;
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -199,6 +174,83 @@ static void shape_str(const uint64_t *ne, uint32_t n_dims, int reversed, char *b
         k += (size_t)snprintf(buf + k, n - k, "%s%llu", i ? ", " : "", (unsigned long long)v);
     }
     if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* Rows as the writer streams them: 1-D permuted tensors (llama q/k biases) are permuted
+ * element-wise, i.e. rows of length 1. */
+static void plan_rows(plan_t *p) {
+    p->ts.row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
+    p->ts.n_rows = p->ts.row_len ? p->n_elems / p->ts.row_len : 0;
+}
+
+static uint64_t elems_of(const uint64_t *ne, uint32_t n_dims) {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < n_dims; d++) n *= ne[d];
+    return n;
+}
+
+/* Adds source t under the mapping at (one part of a fused tensor, or all of one). */
+static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_arch_tensor *at,
+                                 const char *gguf_name, sn_err *err) {
+    /* the source shape: as declared, else the output shape (HF shape reversed) */
+    const uint64_t *want = at->src_n_dims ? at->src_ne : at->ne;
+    uint32_t want_dims = at->src_n_dims ? at->src_n_dims : at->n_dims;
+    uint32_t n_parts = at->n_parts > 1 ? at->n_parts : 1;
+    int same = t->n_dims == want_dims;
+    for (uint32_t d = 0; same && d < t->n_dims; d++)
+        if (t->shape[t->n_dims - 1 - d] != want[d]) same = 0;
+    if (!same) {
+        char got[96], exp[96];
+        shape_str(t->shape, t->n_dims, 0, got, sizeof got);
+        shape_str(want, want_dims, 1, exp, sizeof exp);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has shape %s but config.json implies %s",
+                          t->file, t->name, got, exp);
+    }
+    uint64_t out_elems = elems_of(at->ne, at->n_dims);
+    if (t->n_elems * n_parts != out_elems || at->part >= n_parts || n_parts > SN_ARCH_MAX_PARTS ||
+        (n_parts > 1 && at->permute_heads) || (at->transpose && want_dims != 2))
+        return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': the %s mapping to %s is inconsistent", t->file,
+                          t->name, n_parts > 1 ? "fused" : "reshaped", gguf_name);
+    if (at->permute_heads && (t->shape[0] % (2 * at->permute_heads) != 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': %llu rows cannot be split into %llu heads",
+                          t->file, t->name, (unsigned long long)t->shape[0],
+                          (unsigned long long)at->permute_heads);
+    int k = n_parts > 1 ? find_plan(pl, gguf_name) : -1;
+    plan_t *p;
+    if (k >= 0) {
+        p = &pl->t[k];
+        if (p->ts.n_parts != n_parts || p->ts.part[at->part] || memcmp(p->ne, at->ne, sizeof p->ne) != 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' maps to part %u of %s a second time", t->file,
+                              t->name, at->part, gguf_name);
+    } else {
+        if (find_plan(pl, gguf_name) >= 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' maps to %s, which another tensor already "
+                              "maps to", t->file, t->name, gguf_name);
+        if (!(p = plan_push(pl))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        snprintf(p->hf_name, sizeof p->hf_name, "%s", t->name);
+        snprintf(p->gguf_name, sizeof p->gguf_name, "%s", gguf_name);
+        p->n_dims = at->n_dims;
+        memcpy(p->ne, at->ne, sizeof p->ne);
+        p->n_elems = out_elems;
+        p->permute_heads = at->permute_heads;
+        p->ts.n_parts = n_parts;
+        p->ts.permute_heads = at->permute_heads;
+        p->ts.transpose = at->transpose;
+        p->ts.ew = at->ew;
+        plan_rows(p);
+    }
+    p->ts.part[at->part] = t;
+    if (at->part == 0) p->src = t;
+    if (n_parts > 1) {
+        uint32_t have = 0;
+        for (uint32_t i = 0; i < n_parts; i++) have += p->ts.part[i] != NULL;
+        if (have == n_parts) { /* the reference yields a fused tensor when its last part arrives */
+            plan_t done = *p;
+            memmove(p, p + 1, (size_t)(pl->t + pl->n - 1 - p) * sizeof *p);
+            pl->t[pl->n - 1] = done;
+        }
+    }
+    return SN_OK;
 }
 
 /* Builds the plan: generated tensors first, then safetensors order (llama.cpp's). */
@@ -219,14 +271,17 @@ static sn_status build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_
         memcpy(p->gguf_name, ex[i].gguf_name, sizeof p->gguf_name);
         p->gguf_name[sizeof p->gguf_name - 1] = 0;
         p->gen = ex[i].data;
+        p->ts.gen = ex[i].data;
         p->n_dims = 1;
         for (int d = 0; d < SN_GGUF_MAX_DIMS; d++) p->ne[d] = 1;
         p->ne[0] = ex[i].n;
         p->n_elems = ex[i].n;
+        plan_rows(p);
     }
     for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
         const sn_st_tensor *t = sn_st_model_tensor(m, i);
         sn_arch_tensor at;
+        memset(&at, 0, sizeof at);
         int r = a->map_tensor(a, cfg, t->name, &at, err);
         if (r < 0) return sn_err_prefix(err, "%s", t->file);
         if (r == SN_ARCH_MAP_SKIP) continue;
@@ -234,32 +289,15 @@ static sn_status build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s' has %s, which the converter cannot read "
                               "(supported: float32, float16, bfloat16 with at most %d dimensions)", t->file, t->name,
                               t->unsupported, SN_ST_MAX_DIMS);
-        /* HF shape reversed must equal the shape the config implies */
-        int same = t->n_dims == at.n_dims;
-        for (uint32_t d = 0; same && d < t->n_dims; d++)
-            if (t->shape[t->n_dims - 1 - d] != at.ne[d]) same = 0;
-        if (!same) {
-            char got[96], want[96];
-            shape_str(t->shape, t->n_dims, 0, got, sizeof got);
-            shape_str(at.ne, at.n_dims, 1, want, sizeof want);
-            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has shape %s but config.json implies %s",
-                              t->file, t->name, got, want);
-        }
-        if (at.permute_heads && (t->shape[0] % (2 * at.permute_heads) != 0))
-            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': %llu rows cannot be split into %llu heads",
-                              t->file, t->name, (unsigned long long)t->shape[0],
-                              (unsigned long long)at.permute_heads);
-        plan_t *p = plan_push(pl);
-        if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        snprintf(p->hf_name, sizeof p->hf_name, "%s", t->name);
-        memcpy(p->gguf_name, at.gguf_name, sizeof p->gguf_name);
-        p->gguf_name[sizeof p->gguf_name - 1] = 0;
-        p->src = t;
-        p->n_dims = at.n_dims;
-        memcpy(p->ne, at.ne, sizeof p->ne);
-        p->n_elems = t->n_elems;
-        p->permute_heads = at.permute_heads;
+        if ((st = plan_add_source(pl, t, &at, at.gguf_name, err)) != SN_OK) return st;
+        if (at.also_name[0] && (st = plan_add_source(pl, t, &at, at.also_name, err)) != SN_OK) return st;
     }
+    for (size_t i = 0; i < pl->n; i++)
+        for (uint32_t k = 0; k < pl->t[i].ts.n_parts; k++)
+            if (!pl->t[i].ts.part[k])
+                return sn_err_set(err, SN_EFORMAT, "%s: %s is fused from %u tensors but part %u is missing (from '%s')",
+                                  sn_st_model_file(m, 0), pl->t[i].gguf_name, pl->t[i].ts.n_parts, k,
+                                  pl->t[i].hf_name);
     /* completeness: a model missing a layer tensor would only fail later, inside llama.cpp */
     for (const char *const *q = a->required; q && *q; q++)
         if (find_plan(pl, *q) < 0)
@@ -290,42 +328,29 @@ typedef struct {
 
 typedef struct { chunk_job *job; int ith; } chunk_arg;
 
-static const float *row_f32(const plan_t *p, uint64_t src_row, uint64_t row_len, float *scratch) {
-    if (p->gen) return p->gen + src_row * row_len;
-    const sn_st_tensor *t = p->src;
-    if (!t->contiguous) { /* a checkpoint view (e.g. a transposed matrix): gather through the strides */
-        if (t->n_dims && row_len == t->shape[t->n_dims - 1]) sn_st_row_f32(t, src_row, scratch);
-        else
-            for (uint64_t e = 0; e < row_len; e++) scratch[e] = sn_st_elem_f32(t, src_row * row_len + e);
-        return scratch;
-    }
-    const uint8_t *s = t->data + src_row * row_len * sn_st_dtype_size(t->dtype);
-    switch (t->dtype) {
-    case SN_ST_F32: return (const float *)(const void *)s;
-    case SN_ST_F16: sn_fp16_to_fp32_row((const uint16_t *)(const void *)s, scratch, row_len); return scratch;
-    case SN_ST_BF16: sn_bf16_to_fp32_row((const uint16_t *)(const void *)s, scratch, row_len); return scratch;
-    }
-    return scratch;
+/* A source whose rows are the output rows' bytes in another (or the same) float type. */
+static int plain_src(const plan_t *p) { return p->src && p->src->contiguous && sn_tsrc_is_plain(&p->ts); }
+
+static int same_dtype(const plan_t *p) {
+    return plain_src(p) && ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
+                            (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
+                            (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
 }
 
 static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *scratch) {
     const plan_t *p = j->p;
-    int same_dtype = p->src && p->src->contiguous && ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
-                                (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
-                                (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
+    int same = same_dtype(p), bf16_to_f16 = plain_src(p) && p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_F16;
     for (uint64_t r = r0; r < r1; r++) {
-        uint64_t src_row = p->permute_heads ? sn_arch_permute_src(r, j->n_rows, p->permute_heads) : r;
         uint8_t *dst = j->out + (r - j->row0) * j->out_row_bytes;
-        if (same_dtype) {
-            memcpy(dst, p->src->data + src_row * j->out_row_bytes, j->out_row_bytes);
+        if (same || bf16_to_f16) {
+            uint64_t src_row;
+            sn_tsrc_src_row(&p->ts, r, &src_row);
+            if (same) memcpy(dst, p->src->data + src_row * j->out_row_bytes, j->out_row_bytes);
+            else sn_bf16_to_fp16_row((const uint16_t *)(const void *)(p->src->data + src_row * j->row_len * 2),
+                                     (uint16_t *)(void *)dst, j->row_len);
             continue;
         }
-        if (p->src && p->src->contiguous && p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_F16) {
-            sn_bf16_to_fp16_row((const uint16_t *)(const void *)(p->src->data + src_row * j->row_len * 2),
-                                (uint16_t *)(void *)dst, j->row_len);
-            continue;
-        }
-        const float *x = row_f32(p, src_row, j->row_len, scratch);
+        const float *x = sn_tsrc_row(&p->ts, r, scratch);
         sn_ggml_from_f32(p->type, x, dst, (int64_t)j->row_len); /* the plan only picks types it can write */
     }
 }
@@ -503,16 +528,12 @@ static void run_chunk(chunk_job *j) {
 
 static sn_status write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, sn_err *err) {
     /* rows: 1-D permuted tensors (llama q/k biases) are permuted element-wise = rows of length 1 */
-    uint64_t row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
-    uint64_t n_rows = row_len ? p->n_elems / row_len : 0;
+    uint64_t row_len = p->ts.row_len, n_rows = p->ts.n_rows;
     uint64_t out_row = sn_ggml_row_size(p->type, row_len);
     sn_status st;
     if (n_rows && !out_row) return sn_err_set(err, SN_EINVAL, "tensor %s: bad row size", p->gguf_name);
     wop end = {.kind = OP_END_TENSOR, .buf = -1, .name = p->gguf_name, .i_tensor = i_tensor};
-    int direct = p->src && p->src->contiguous && !p->permute_heads &&
-                 ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
-                  (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
-                  (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
+    int direct = same_dtype(p) && !p->permute_heads;
     if (direct) { /* no conversion: the writer streams straight from the mapping */
         for (uint64_t off = 0; off < p->src->nbytes; off += CHUNK_BYTES) {
             if (cancelled(c)) return sn_err_set(err, SN_EIO, "interrupted");
@@ -535,7 +556,7 @@ static sn_status write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, s
             c->scratch[t] = (float *)(void *)(nr + 1);
         }
     }
-    uint64_t src_row_bytes = p->src ? row_len * sn_st_dtype_size(p->src->dtype) : 0;
+    uint64_t src_row_bytes = plain_src(p) ? row_len * sn_st_dtype_size(p->src->dtype) : 0;
     for (uint64_t r = 0; r < n_rows; r += rows_per_chunk) {
         if (cancelled(c)) return sn_err_set(err, SN_EIO, "interrupted");
         int b = c->cur;
@@ -562,14 +583,14 @@ static sn_status write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, s
         for (int t = 0; t < j.nth; t++) j.scratch[t] = c->scratch[t];
         run_chunk(&j);
         /* the converted rows are in our buffer now: the source pages can go */
-        if (p->src && !p->permute_heads && p->src->contiguous)
-            sn_st_release(p->src, r * src_row_bytes, nrows * src_row_bytes);
+        if (plain_src(p) && !p->permute_heads) sn_st_release(p->src, r * src_row_bytes, nrows * src_row_bytes);
         wop op = {.kind = OP_WRITE, .data = c->buf[b], .n = nbytes, .buf = b, .name = p->gguf_name,
                   .i_tensor = i_tensor};
         if ((st = enqueue(c, op, err)) != SN_OK) return st;
         c->cur ^= 1;
     }
-    if (p->src && (p->permute_heads || !p->src->contiguous)) sn_st_release(p->src, 0, p->src->nbytes);
+    if (!plain_src(p) || p->permute_heads)
+        for (uint32_t k = 0; k < p->ts.n_parts; k++) sn_st_release(p->ts.part[k], 0, p->ts.part[k]->nbytes);
     return enqueue(c, end, err);
 }
 
@@ -598,8 +619,7 @@ static sn_status verify_file(const sn_convert_opts *o, const plan_list *pl, sn_c
         int ok = t && t->type == p->type && t->n_dims == p->n_dims;
         for (uint32_t d = 0; ok && d < p->n_dims; d++) ok = t->ne[d] == p->ne[d];
         double max_err = 0, bound_seen = 0;
-        uint64_t row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
-        uint64_t n_rows = row_len ? p->n_elems / row_len : 0;
+        uint64_t row_len = p->ts.row_len, n_rows = p->ts.n_rows;
         if (ok && row_len > cap) {
             free(a);
             free(b);
@@ -610,8 +630,7 @@ static sn_status verify_file(const sn_convert_opts *o, const plan_list *pl, sn_c
         }
         uint64_t out_row = ok ? sn_ggml_row_size(p->type, row_len) : 0;
         for (uint64_t r = 0; ok && r < n_rows; r++) {
-            uint64_t src_row = p->permute_heads ? sn_arch_permute_src(r, n_rows, p->permute_heads) : r;
-            const float *x = row_f32(p, src_row, row_len, a);
+            const float *x = sn_tsrc_row(&p->ts, r, a);
             if (sn_dequantize_row(p->type, (const uint8_t *)t->data + r * out_row, b, (int64_t)row_len) != 0) {
                 ok = 0;
                 break;
@@ -643,7 +662,7 @@ static sn_status verify_file(const sn_convert_opts *o, const plan_list *pl, sn_c
                 }
             }
         }
-        if (p->src) sn_st_release(p->src, 0, p->src->nbytes);
+        for (uint32_t k = 0; k < p->ts.n_parts; k++) sn_st_release(p->ts.part[k], 0, p->ts.part[k]->nbytes);
         res->verify_checked++;
         if (!ok) {
             if (!res->verify_failed)
@@ -737,9 +756,7 @@ static sn_status resolve_inputs(const sn_convert_opts *o, char **cfg_path, char 
         *meta_dir = strdup("/");
         if (!*meta_dir) return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    if (!file_exists(*meta_dir, "tokenizer.json") && !file_exists(*meta_dir, "tokenizer.model"))
-        return sn_err_set(err, SN_EIO, "%s/tokenizer.json: missing (need tokenizer.json or tokenizer.model)", *meta_dir);
-    return SN_OK;
+    return SN_OK; /* the tokenizer files the family needs: sn_arch_check_vocab_files */
 }
 
 /* general.quantization_version and general.file_type as llama-quantize leaves them: re-set at the
@@ -779,6 +796,11 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
                         cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
         goto done;
     }
+    if ((st = sn_arch_check_vocab_files(a, meta_dir, err)) != SN_OK) goto done;
+    if (a->prepare_config && (st = a->prepare_config(a, &cfg, err)) != SN_OK) {
+        sn_err_prefix(err, "%s", o->model_dir);
+        goto done;
+    }
     if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
     sn_st_open_opts so = {o->state_key};
     if ((st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
@@ -801,10 +823,10 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     uint64_t n_params = 0, src_bytes = 0;
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
-        p->type = choose_type(ot, p, has_output);
+        p->type = choose_type(a, ot, p, has_output);
         p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
         n_params += p->n_elems;
-        if (p->src) src_bytes += p->src->nbytes;
+        for (uint32_t k = 0; k < p->ts.n_parts; k++) src_bytes += p->ts.part[k]->nbytes;
     }
     uint32_t file_type = file_type_of(ot);
 

@@ -1,40 +1,18 @@
 /* hf_config.c - config.json with the defaults transformers' config classes apply.
  *
- * The defaults below are those of transformers 4.57 (the version llama.cpp's converter pins):
- * LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config. A field the file sets always wins; a field
- * neither sets stays "absent" so the GGUF writer can omit the key exactly as the reference does. */
+ * The class defaults come from the architecture table (convert/archs.c, transformers 4.57's values,
+ * the version llama.cpp's converter pins). A field the file sets always wins; a field neither sets
+ * stays "absent" so the GGUF writer can omit the key exactly as the reference does. */
 #include "hf_config.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-
-/* Per-class defaults; -1 / NAN-free "has" flags mean the class defines no default. */
-typedef struct {
-    const char *arch;
-    int64_t vocab, hidden, inter, layers, heads, kv_heads; /* kv_heads -1 = same as heads */
-    int64_t max_pos;
-    double rope_theta, rms_eps;
-    int64_t head_dim;   /* -1: none; 0: hidden/heads (always present in the dict) */
-    int64_t bos, eos;   /* -1 = None */
-} class_defaults;
-
-static const class_defaults k_defaults[] = {
-    {"LlamaForCausalLM", 32000, 4096, 11008, 32, 32, -1, 2048, 10000.0, 1e-6, 0, 1, 2},
-    {"MistralForCausalLM", 32000, 4096, 14336, 32, 32, 8, 131072, 10000.0, 1e-6, 0, 1, 2},
-    {"Qwen2ForCausalLM", 151936, 4096, 22016, 32, 32, 32, 32768, 10000.0, 1e-6, -1, -1, -1},
-    {"Qwen3ForCausalLM", 151936, 4096, 22016, 32, 32, 32, 32768, 10000.0, 1e-6, 128, -1, -1},
-};
-
-static const class_defaults *find_defaults(const char *arch) {
-    for (size_t i = 0; i < sizeof(k_defaults) / sizeof(k_defaults[0]); i++)
-        if (strcmp(k_defaults[i].arch, arch) == 0) return &k_defaults[i];
-    return NULL;
-}
 
 static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
@@ -74,6 +52,80 @@ static int get_dbl(const cJSON *root, const char *const *keys, const char *what,
     }
     *out = v->valuedouble;
     return 1;
+}
+
+/* Python's json accepts the bare literals NaN, Infinity and -Infinity. They are rewritten in place,
+ * outside strings, into numbers of the same length that cJSON parses (so error offsets still point
+ * into the original text): Infinity -> 1e999999 (strtod overflows to inf), -Infinity -> -1e999999,
+ * NaN -> 0.0, whose position among the document's numbers is recorded and patched to NaN after the
+ * parse (cJSON keeps document order). Returns the number of NaN positions stored in nan_at (at most
+ * max_nan; more is reported as -1). */
+static int rewrite_nonfinite(char *s, size_t n, size_t *nan_at, int max_nan) {
+    int in_str = 0, n_nan = 0;
+    size_t n_num = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\') i++;
+            else if (c == '"') in_str = 0;
+            continue;
+        }
+        if (c == '"') { in_str = 1; continue; }
+        if (c == '-' && i + 9 <= n && memcmp(s + i, "-Infinity", 9) == 0) {
+            memcpy(s + i, "-1e999999", 9);
+            i += 8;
+            n_num++;
+        } else if (c == 'I' && i + 8 <= n && memcmp(s + i, "Infinity", 8) == 0) {
+            memcpy(s + i, "1e999999", 8);
+            i += 7;
+            n_num++;
+        } else if (c == 'N' && i + 3 <= n && memcmp(s + i, "NaN", 3) == 0) {
+            if (n_nan == max_nan) return -1;
+            memcpy(s + i, "0.0", 3);
+            nan_at[n_nan++] = n_num++;
+            i += 2;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            n_num++;
+            while (i + 1 < n && strchr("0123456789+-.eE", s[i + 1]) && s[i + 1]) i++;
+        }
+    }
+    return n_nan;
+}
+
+/* Sets the recorded numbers (document order) to NaN. */
+static void patch_nan(cJSON *it, const size_t *nan_at, int n_nan, size_t *k, int *next) {
+    for (; it && *next < n_nan; it = it->next) {
+        if (cJSON_IsNumber(it)) {
+            if (*k == nan_at[*next]) {
+                it->valuedouble = NAN;
+                it->valueint = 0;
+                (*next)++;
+            }
+            (*k)++;
+        } else if (cJSON_IsArray(it) || cJSON_IsObject(it)) {
+            patch_nan(it->child, nan_at, n_nan, k, next);
+        }
+    }
+}
+
+/* config.json as Python's json.load reads it (see hf_config.h). */
+static cJSON *parse_config_json(const char *json, const char **end) {
+    size_t n = strlen(json);
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, json, n + 1);
+    size_t nan_at[64];
+    int n_nan = rewrite_nonfinite(s, n, nan_at, 64);
+    const char *e = NULL;
+    cJSON *root = n_nan < 0 ? NULL : cJSON_ParseWithOpts(s, &e, 1);
+    if (end) *end = e ? json + (e - s) : json;
+    if (root && n_nan > 0) {
+        size_t k = 0;
+        int next = 0;
+        patch_nan(root, nan_at, n_nan, &k, &next);
+    }
+    free(s);
+    return root;
 }
 
 /* Token id: an int; lists and null are ignored (-1). */
@@ -164,7 +216,7 @@ sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *c
     cfg->rope_orig_ctx = -1;
     cfg->bos_token_id = cfg->eos_token_id = cfg->pad_token_id = -1;
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
+    cJSON *root = parse_config_json(json, &end);
     if (!root) {
         long at = end ? (long)(end - json) : 0;
         return sn_err_set(err, SN_EFORMAT, "%s: not valid JSON (near byte offset %ld)", what, at);
@@ -185,6 +237,10 @@ sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *c
             goto fail;
         }
         snprintf(cfg->architecture, sizeof(cfg->architecture), "%s", a0->valuestring);
+    } else if (cJSON_IsObject(get(root, "ssm_cfg"))) { /* mamba_ssm (non-HF) Mamba and Mamba2 configs */
+        const cJSON *layer = get(get(root, "ssm_cfg"), "layer");
+        snprintf(cfg->architecture, sizeof(cfg->architecture), "%sForCausalLM",
+                 cJSON_IsString(layer) ? layer->valuestring : "Mamba");
     }
     const cJSON *mt = get(root, "model_type");
     if (cJSON_IsString(mt)) snprintf(cfg->model_type, sizeof(cfg->model_type), "%s", mt->valuestring);
@@ -225,7 +281,7 @@ sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *c
     if (get_int(root, k_tie, what, &tie, err) < 0) { st = SN_EFORMAT; goto fail; }
 
     /* class defaults (what AutoConfig(...).to_dict() would contain) */
-    const class_defaults *d = find_defaults(cfg->architecture);
+    const sn_hf_defaults *d = sn_hf_defaults_for(cfg->architecture);
     if (d) {
         if (cfg->vocab_size < 0) cfg->vocab_size = d->vocab;
         if (cfg->hidden_size < 0) cfg->hidden_size = d->hidden;

@@ -13,6 +13,20 @@
 
 struct cJSON;
 
+/* The defaults one transformers config class applies (LlamaConfig, MistralConfig, ...), as
+ * AutoConfig(...).to_dict() would contain them. Each architecture's row in convert/archs.c names its
+ * classes' defaults; the table is the only place they are listed. */
+typedef struct sn_hf_defaults {
+    int64_t vocab, hidden, inter, layers, heads, kv_heads; /* kv_heads -1 = same as heads */
+    int64_t max_pos;
+    double rope_theta, rms_eps;
+    int64_t head_dim;   /* -1: none; 0: hidden/heads (always present in the dict) */
+    int64_t bos, eos;   /* -1 = None */
+} sn_hf_defaults;
+
+/* The class defaults of config.json architectures[0] (convert/archs.c), NULL if none apply. */
+const sn_hf_defaults *sn_hf_defaults_for(const char *hf_arch);
+
 /* rope scaling kinds (rope_scaling / rope_parameters "rope_type" or legacy "type") */
 typedef enum sn_rope_scaling {
     SN_ROPE_SCALING_NONE = 0,
@@ -65,7 +79,11 @@ struct sn_hf_config {
 };
 typedef struct sn_hf_config sn_hf_config;
 
-/* Parses MODEL_DIR/config.json (path given directly). Errors name the file and the field. */
+/* Parses MODEL_DIR/config.json (path given directly). Errors name the file and the field.
+ * config.json is read as Python's json module reads it: besides strict JSON, the bare literals
+ * Infinity, -Infinity and NaN are numbers (real configs carry "time_step_limit": [0.0, Infinity]).
+ * No other JSON file of a model folder gets this leniency. Without "architectures", a mamba_ssm
+ * style "ssm_cfg" {"layer": L} names the architecture L + "ForCausalLM" (default "Mamba"). */
 sn_status sn_hf_config_load(const char *config_json_path, sn_hf_config *cfg, sn_err *err);
 /* Same from a NUL-terminated JSON text (tests); `what` names the source in errors. */
 sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *cfg, sn_err *err);

@@ -9,6 +9,7 @@
 #include "path.h"
 #include "vocab.h"
 
+#include "arch.h"
 #include "hf_config.h"
 #include "spm_model.h"
 
@@ -1339,9 +1340,10 @@ static sn_status emit(const plan *p, sn_gguf_writer *w, sn_err *err) {
 /* ------------------------------------------------------------------------------------------------ */
 
 static int is_llama_family(const char *arch) {
-    /* Qwen2/Qwen3 (and their relatives) use Qwen2Model.set_vocab: no llama_hf path, no
-     * add_space_prefix; everything else we convert goes through LlamaModel.set_vocab. */
-    return !(arch && !strncmp(arch, "Qwen", 4));
+    /* the architecture table says which set_vocab the family follows; a folder of an architecture
+     * we do not convert (vocab-only use) is read as LlamaModel.set_vocab reads it */
+    const sn_arch *a = sn_arch_find(arch);
+    return !a || a->vocab == SN_ARCH_VOCAB_LLAMA;
 }
 
 sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *cfg,
@@ -1358,11 +1360,14 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
 
     if ((st = json_load_opt(model_dir, "tokenizer.json", &in.tok_json, &tok_arena, err))) goto out;
     if ((st = json_load_opt(model_dir, "tokenizer_config.json", &in.tok_config, NULL, err))) goto out;
-    if ((st = json_load_opt(model_dir, "config.json", &in.config, NULL, err))) goto out;
+    /* with a parsed config (the converter's), its tree is used: it already has the family's
+     * completions (Mamba-2's padded vocab_size) and Python json's Infinity/NaN */
+    if (cfg && cfg->root) in.config = cfg->root;
+    else if ((st = json_load_opt(model_dir, "config.json", &in.config, NULL, err))) goto out;
     {
         int64_t vs;
-        if (jint(jget(in.config, "vocab_size"), &vs) && vs > 0) in.vocab_size = vs;
-        else if (cfg && cfg->vocab_size > 0) in.vocab_size = cfg->vocab_size;
+        if (cfg && cfg->vocab_size > 0) in.vocab_size = cfg->vocab_size;
+        else if (jint(jget(in.config, "vocab_size"), &vs) && vs > 0) in.vocab_size = vs;
         if (in.vocab_size > SN_VOCAB_MAX) {
             st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %" PRId64 " is larger than %d",
                             in.vocab_size, SN_VOCAB_MAX);
@@ -1430,7 +1435,7 @@ out:
     if (tok_arena.base) json_arena_release(&tok_arena); /* the tree of tokenizer.json */
     else cJSON_Delete(in.tok_json);
     cJSON_Delete(in.tok_config);
-    cJSON_Delete(in.config);
+    if (!cfg || in.config != cfg->root) cJSON_Delete(in.config);
     plan_free(&p);
     return st;
 }

@@ -4,6 +4,8 @@
  * defaults (LlamaConfig head_dim = hidden/heads, MistralConfig 8 kv heads, Qwen3Config head_dim
  * 128, ...). These decide which GGUF keys exist, so each default is pinned here. */
 #include "hf_config.h"
+
+#include <cjson/cJSON.h>
 #include "sn_test.h"
 
 #include <math.h>
@@ -112,7 +114,42 @@ static void test_text_config_and_errors(void) {
     sn_hf_config_free(&c);
 }
 
+/* config.json is read like Python's json: Infinity, -Infinity, NaN outside strings are numbers;
+ * inside strings they stay text; a typo next to them is still an error at the right offset. */
+static void test_nonfinite(void) {
+    sn_hf_config c;
+    sn_err err = {0};
+    const char *j = "{\"architectures\":[\"Mamba2ForCausalLM\"],\"time_step_limit\":[0.0, Infinity],"
+                    "\"lo\":-Infinity,\"x\":[1,NaN,2],\"s\":\"NaN Infinity\",\"n\":NaN,\"vocab_size\":7}";
+    CU_ASSERT_EQUAL_FATAL(sn_hf_config_parse(j, "config.json", &c, &err), SN_OK);
+    const cJSON *tl = cJSON_GetObjectItemCaseSensitive(c.root, "time_step_limit");
+    CU_ASSERT(isinf(cJSON_GetArrayItem(tl, 1)->valuedouble) && cJSON_GetArrayItem(tl, 1)->valuedouble > 0);
+    CU_ASSERT_EQUAL(cJSON_GetArrayItem(tl, 0)->valuedouble, 0.0);
+    double lo = 0;
+    CU_ASSERT(sn_hf_config_get_num(&c, "lo", &lo) && isinf(lo) && lo < 0);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(c.root, "x");
+    CU_ASSERT_EQUAL(cJSON_GetArrayItem(x, 0)->valuedouble, 1.0);
+    CU_ASSERT(isnan(cJSON_GetArrayItem(x, 1)->valuedouble));
+    CU_ASSERT_EQUAL(cJSON_GetArrayItem(x, 2)->valuedouble, 2.0);
+    CU_ASSERT_STRING_EQUAL(sn_hf_config_get_str(&c, "s"), "NaN Infinity");
+    double n = 0;
+    CU_ASSERT(sn_hf_config_get_num(&c, "n", &n) && isnan(n));
+    CU_ASSERT_EQUAL(c.vocab_size, 7);
+    sn_hf_config_free(&c);
+    /* not Python's literals: still invalid, with the offset of the bad token */
+    CU_ASSERT_EQUAL(sn_hf_config_parse("{\"a\": infinity}", "config.json", &c, &err), SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "offset 6"));
+    CU_ASSERT_EQUAL(sn_hf_config_parse("{\"a\": NaNa}", "config.json", &c, &err), SN_EFORMAT);
+    /* mamba_ssm configs name the architecture in ssm_cfg */
+    CU_ASSERT_EQUAL_FATAL(sn_hf_config_parse("{\"d_model\":64,\"n_layer\":2,\"ssm_cfg\":{\"layer\":\"Mamba2\"}}",
+                                             "config.json", &c, &err), SN_OK);
+    CU_ASSERT_STRING_EQUAL(c.architecture, "Mamba2ForCausalLM");
+    CU_ASSERT_EQUAL(c.n_layers, 2);
+    sn_hf_config_free(&c);
+}
+
 static const sn_test_case cases[] = {
+    {"Infinity/NaN literals, ssm_cfg architecture", test_nonfinite},
     {"LlamaConfig defaults", test_llama_defaults},
     {"Mistral/Qwen2/Qwen3 defaults", test_mistral_qwen_defaults},
     {"rope scaling forms", test_rope_scaling},

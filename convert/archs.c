@@ -1,0 +1,84 @@
+/* archs.c - THE architecture table of the converter: every family sunny converts, once.
+ *
+ * Everything else that needs the list derives it from here: the architectures[0] lookup and the
+ * "supported:" message (convert.c, sunny-convert --help), the transformers class defaults applied to
+ * config.json (hf_config.c), which tokenizer path the family follows (vocab.c), the per-tensor type
+ * rules (convert.c choose_type) and the blob writer's "keep f32" rule (blob_convert.c). The runtime has
+ * its own table of the families it can run (runtime/model.c). Adding a family: write
+ * convert/arch_<family>.c and add its sn_arch to k_archs. */
+#include "arch.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "path.h"
+
+#include <stdlib.h>
+
+static const sn_arch *const k_archs[] = {&sn_arch_llama, &sn_arch_qwen2, &sn_arch_qwen3, &sn_arch_mamba2};
+#define N_ARCHS (sizeof(k_archs) / sizeof(k_archs[0]))
+
+static const sn_arch_class *find_class(const char *hf_arch, const sn_arch **owner) {
+    if (!hf_arch) return NULL;
+    for (size_t i = 0; i < N_ARCHS; i++)
+        for (const sn_arch_class *c = k_archs[i]->classes; c->name; c++)
+            if (strcmp(c->name, hf_arch) == 0) {
+                if (owner) *owner = k_archs[i];
+                return c;
+            }
+    return NULL;
+}
+
+const sn_arch *sn_arch_find(const char *hf_arch) {
+    const sn_arch *a = NULL;
+    return find_class(hf_arch, &a) ? a : NULL;
+}
+
+const sn_arch *sn_arch_find_gguf(const char *gguf_arch) {
+    for (size_t i = 0; gguf_arch && i < N_ARCHS; i++)
+        if (strcmp(k_archs[i]->gguf_arch, gguf_arch) == 0) return k_archs[i];
+    return NULL;
+}
+
+const sn_hf_defaults *sn_hf_defaults_for(const char *hf_arch) {
+    const sn_arch_class *c = find_class(hf_arch, NULL);
+    return c ? c->defaults : NULL;
+}
+
+const char *sn_arch_supported_list(void) {
+    static char buf[512];
+    if (!buf[0]) {
+        size_t k = 0;
+        for (size_t i = 0; i < N_ARCHS; i++)
+            for (const sn_arch_class *c = k_archs[i]->classes; c->name && k < sizeof buf; c++)
+                k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", k ? ", " : "", c->name);
+    }
+    return buf;
+}
+
+int sn_arch_name_in(const char *gguf_name, const char *const *substrings) {
+    for (; substrings && *substrings; substrings++)
+        if (strstr(gguf_name, *substrings)) return 1;
+    return 0;
+}
+
+static int is_file(const char *dir, const char *name) {
+    char *p = sn_path_join(dir, name);
+    struct stat sb;
+    int ok = p && stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+    free(p);
+    return ok;
+}
+
+sn_status sn_arch_check_vocab_files(const sn_arch *a, const char *dir, sn_err *err) {
+    const char *const *f = a->vocab_files;
+    if (!f || !f[0]) return SN_OK;
+    for (const char *const *q = f; *q; q++)
+        if (is_file(dir, *q)) return SN_OK;
+    char need[256];
+    size_t k = 0;
+    for (const char *const *q = f; *q && k < sizeof need; q++)
+        k += (size_t)snprintf(need + k, sizeof need - k, "%s%s", q == f ? "" : q[1] ? ", " : " or ", *q);
+    return sn_err_set(err, SN_EIO, "%s/%s: missing (need %s)", dir, f[0], need);
+}

@@ -1,0 +1,86 @@
+/* transform.c - output rows through the declared tensor transforms (see transform.h). */
+#include "transform.h"
+
+#include "ggml_types.h"
+
+#include <math.h>
+#include <string.h>
+
+int sn_tsrc_is_plain(const sn_tsrc *s) {
+    return s->n_parts == 1 && s->part[0]->contiguous && !s->transpose && s->ew == SN_ARCH_EW_NONE;
+}
+
+const sn_st_tensor *sn_tsrc_src_row(const sn_tsrc *s, uint64_t r, uint64_t *src_row) {
+    if (s->n_parts <= 1) {
+        *src_row = s->permute_heads ? sn_arch_permute_src(r, s->n_rows, s->permute_heads) : r;
+        return s->n_parts ? s->part[0] : NULL;
+    }
+    uint64_t per = s->n_rows / s->n_parts;
+    *src_row = r % per;
+    return s->part[r / per];
+}
+
+static float elem_f32(const sn_st_tensor *t, uint64_t i) {
+    if (!t->contiguous) return sn_st_elem_f32(t, i); /* a checkpoint view: through its strides */
+    const uint8_t *p = t->data + i * sn_st_dtype_size(t->dtype);
+    uint16_t h;
+    float f;
+    switch (t->dtype) {
+    case SN_ST_F32: memcpy(&f, p, 4); return f;
+    case SN_ST_F16: memcpy(&h, p, 2); return sn_fp16_to_fp32(h);
+    case SN_ST_BF16: memcpy(&h, p, 2); return sn_bf16_to_fp32(h);
+    }
+    return 0;
+}
+
+void sn_tsrc_apply_ew(sn_arch_ew ew, float *x, uint64_t n) {
+    switch (ew) {
+    case SN_ARCH_EW_NEG_EXP:
+        for (uint64_t i = 0; i < n; i++) x[i] = -expf(x[i]);
+        break;
+    case SN_ARCH_EW_NONE: break;
+    }
+}
+
+const float *sn_tsrc_row(const sn_tsrc *s, uint64_t r, float *scratch) {
+    uint64_t n = s->row_len, sr;
+    if (s->gen) return s->gen + r * n;
+    const sn_st_tensor *t = sn_tsrc_src_row(s, r, &sr);
+    const float *x;
+    if (s->transpose) {
+        /* the part is [n][cols] in HF order; output row sr is its column sr */
+        uint64_t cols = t->n_elems / (n ? n : 1);
+        for (uint64_t i = 0; i < n; i++) scratch[i] = elem_f32(t, i * cols + sr);
+        x = scratch;
+    } else if (!t->contiguous) { /* a checkpoint view (e.g. a transposed matrix): gather via the strides */
+        if (t->n_dims && n == t->shape[t->n_dims - 1]) sn_st_row_f32(t, sr, scratch);
+        else
+            for (uint64_t e = 0; e < n; e++) scratch[e] = sn_st_elem_f32(t, sr * n + e);
+        x = scratch;
+    } else {
+        const uint8_t *p = t->data + sr * n * sn_st_dtype_size(t->dtype);
+        switch (t->dtype) {
+        case SN_ST_F32:
+            x = (const float *)(const void *)p;
+            break;
+        case SN_ST_F16:
+            sn_fp16_to_fp32_row((const uint16_t *)(const void *)p, scratch, n);
+            x = scratch;
+            break;
+        default:
+            sn_bf16_to_fp32_row((const uint16_t *)(const void *)p, scratch, n);
+            x = scratch;
+            break;
+        }
+    }
+    if (s->ew != SN_ARCH_EW_NONE) {
+        if (x != scratch) memcpy(scratch, x, n * sizeof(float));
+        sn_tsrc_apply_ew(s->ew, scratch, n);
+        /* the reference computes the map in the tensor's own dtype when it is f16 (bf16 is widened
+         * to f32 first), so the result is rounded back */
+        if (t->dtype == SN_ST_F16)
+            for (uint64_t i = 0; i < n; i++) scratch[i] = sn_fp16_to_fp32(sn_fp32_to_fp16(scratch[i]));
+        x = scratch;
+    }
+    return x;
+}
