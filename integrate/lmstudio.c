@@ -295,6 +295,9 @@ static sn_status place_one(const sn_lms_place_opts *o, const char *src, const ch
                 unlink(tmp);
                 return sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
             }
+            /* rename() between two links of one inode (--force re-placing the same file) succeeds
+             * without doing anything, so tmp would stay behind */
+            unlink(tmp);
             return SN_OK;
         }
         if (errno != EXDEV && errno != EPERM && errno != EMLINK)

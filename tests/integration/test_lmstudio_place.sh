@@ -58,6 +58,10 @@ out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
 [[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") ]] && ok "hardlink (default): same inode" || bad "hardlink rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "Target file already exists" <<<"$out" && ok "existing target refused without --force" || bad "no-force rc=$rc: $out"
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --force 2>&1); rc=$?
+[[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") && -z $(find "$M" -name '*.sunny-tmp') ]] \
+  && ok "hardlink --force re-placing the same file: still the same inode, no .sunny-tmp left" \
+  || bad "hardlink --force rc=$rc: $out $(find "$M" -name '*.sunny-tmp')"
 s0=$(snap "$M")
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --mode copy --force --dry-run 2>&1); rc=$?
 [[ $rc == 0 && $(snap "$M") == "$s0" ]] && grep -q "would copy" <<<"$out" && ok "--dry-run prints the plan, changes nothing" || bad "dry-run rc=$rc: $out"
