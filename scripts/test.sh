@@ -58,24 +58,26 @@ times() {
 
 oracles
 
+# logs stay inside the build trees, not the repo root: $B/configure.log, $B/sunny.ctest.log
+mkdir -p "$B" "$A"
 echo "== build ($B, -Werror)"
-if cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DSN_WERROR=ON >"$B.configure.log" 2>&1 &&
+if cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DSN_WERROR=ON >"$B/configure.log" 2>&1 &&
    cmake --build "$B" -j "$JOBS"; then
   echo "== tests ($B)"
-  (cd "$B" && ctest --output-on-failure -j "$JOBS" ${SN_CTEST_ARGS:-}) 2>&1 | tee "$B.ctest.log"
-  count "$B.ctest.log" "$B"
-  times "$B.ctest.log"
+  (cd "$B" && ctest --output-on-failure -j "$JOBS" ${SN_CTEST_ARGS:-}) 2>&1 | tee "$B/sunny.ctest.log"
+  count "$B/sunny.ctest.log" "$B"
+  times "$B/sunny.ctest.log"
 else
-  cat "$B.configure.log" 2>/dev/null | tail -20
+  cat "$B/configure.log" 2>/dev/null | tail -20
   echo "build failed"; failed=$((failed + 1))
 fi
 
 echo "== build ($A, ASan+UBSan)"
-if cmake -S . -B "$A" -DCMAKE_BUILD_TYPE=Debug -DSN_SANITIZE=ON -DSN_WERROR=ON >"$A.configure.log" 2>&1 &&
+if cmake -S . -B "$A" -DCMAKE_BUILD_TYPE=Debug -DSN_SANITIZE=ON -DSN_WERROR=ON >"$A/configure.log" 2>&1 &&
    cmake --build "$A" -j "$JOBS"; then
   echo "== tests ($A: unit + asan-labelled)"
-  (cd "$A" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -L 'unit|asan') 2>&1 | tee "$A.ctest.log"
-  count "$A.ctest.log" "$A"
+  (cd "$A" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -L 'unit|asan') 2>&1 | tee "$A/sunny.ctest.log"
+  count "$A/sunny.ctest.log" "$A"
 else
   echo "asan build failed"; failed=$((failed + 1))
 fi
