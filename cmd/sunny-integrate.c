@@ -122,11 +122,12 @@ static void ollama_usage(FILE *f) {
             "                       use the GGUF's own chat template)\n"
             "  --system TEXT        SYSTEM message stored with the model\n"
             "  --param KEY=VALUE    a PARAMETER (typed like Ollama: numbers, stop as a list); repeatable\n"
-            "  --modelfile-out P    also write an equivalent Modelfile for `ollama create -f`\n"
+            "  --modelfile-out P    after a successful install (or dry run), write the equivalent Modelfile\n"
             "  --smoke              run the same prompt through Ollama and sunny's runtime, compare tokens\n"
             "  -n N, -p PROMPT      smoke length (32) and prompt; --seed S, --ctx C set seed and num_ctx\n"
             "  --run PROMPT         print Ollama's answer with the installed template\n"
-            "  --dry-run            print every request; send none except the version probe\n"
+            "  --dry-run            print the Modelfile and every request; send none but the version probe\n"
+            "                       (works with no server running, and says so)\n"
             "  --json               machine-readable result on stdout\n"
             "\n"
             "Example:\n"
@@ -181,6 +182,16 @@ static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char *
     sn_template_result_free(&r);
     if (!*tmpl && st == SN_OK) st = sn_err_set(err, SN_ENOMEM, "out of memory");
     return st;
+}
+
+/* --modelfile-out, once the install (or dry run) succeeded. */
+static sn_status write_modelfile(const ollama_args *a, const char *mf, FILE *o, cJSON *out, sn_err *err) {
+    if (!a->mf_out) return SN_OK;
+    sn_status st = write_file_atomic(a->mf_out, mf, err);
+    if (st) return st;
+    fprintf(o, "wrote   : %s (for `ollama create %s -f %s`)\n", a->mf_out, a->name, a->mf_out);
+    cJSON_AddStringToObject(out, "modelfile", a->mf_out);
+    return SN_OK;
 }
 
 static int cmd_ollama(int argc, char **argv) {
@@ -251,14 +262,16 @@ static int cmd_ollama(int argc, char **argv) {
     fprintf(o, "model   : %s (%s, %s, %.1f MiB)\n", a.gguf, mi.arch, mi.quant, (double)mi.file_size / 1048576.0);
     fprintf(o, "template: %s\n", tsrc);
 
-    if (a.mf_out) {
-        /* FROM must resolve relative to the Modelfile: ./file when they share a directory. */
+    /* The equivalent Modelfile: printed by --dry-run, written by --modelfile-out only once the
+     * install (or the dry run) has succeeded. FROM must resolve relative to the Modelfile: ./file
+     * when they share a directory. */
+    {
         char from[4096], gdir[4096], mdir[4096];
         char *gr = realpath(a.gguf, NULL);
         snprintf(gdir, sizeof gdir, "%s", gr ? gr : a.gguf);
         char *slash = strrchr(gdir, '/');
         if (slash) *slash = 0;
-        snprintf(mdir, sizeof mdir, "%s", a.mf_out);
+        snprintf(mdir, sizeof mdir, "%s", a.mf_out ? a.mf_out : ".");
         char *ms = strrchr(mdir, '/');
         if (ms) *ms = 0; else snprintf(mdir, sizeof mdir, ".");
         char *mr = realpath(mdir, NULL);
@@ -267,9 +280,7 @@ static int cmd_ollama(int argc, char **argv) {
         free(gr);
         free(mr);
         mf = sn_ollama_modelfile(&spec, from, &err);
-        if (!mf || write_file_atomic(a.mf_out, mf, &err)) goto fail;
-        fprintf(o, "wrote   : %s (for `ollama create %s -f %s`)\n", a.mf_out, a.name, a.mf_out);
-        cJSON_AddStringToObject(out, "modelfile", a.mf_out);
+        if (!mf) goto fail;
     }
 
     sn_ollama_host oh;
@@ -279,11 +290,24 @@ static int cmd_ollama(int argc, char **argv) {
             sn_http_is_loopback(h) ? " (loopback: proxies bypassed)" : "");
     cJSON_AddStringToObject(out, "host", oh.connect_url);
     sn_ollama_version ver;
-    if (sn_ollama_probe(h, &ver, &err)) goto fail;
-    fprintf(o, "version : %s\n", ver.raw);
-    cJSON_AddStringToObject(out, "version", ver.raw);
+    int contacted = 1;
+    if (sn_ollama_probe(h, &ver, &err)) {
+        if (!a.dry) goto fail;
+        /* a dry run previews without a server: say so, and show the current (>= 0.5.5) API */
+        fprintf(o, "version : no server answered (%s)\n"
+                   "          did not contact a server; showing the requests for Ollama >= 0.5.5\n", err.msg);
+        memset(&err, 0, sizeof err);
+        memset(&ver, 0, sizeof ver);
+        ver.dev = 1;
+        snprintf(ver.raw, sizeof ver.raw, "unknown");
+        contacted = 0;
+    } else {
+        fprintf(o, "version : %s\n", ver.raw);
+        cJSON_AddStringToObject(out, "version", ver.raw);
+    }
+    cJSON_AddBoolToObject(out, "server_contacted", contacted);
     int legacy = sn_ollama_version_cmp(&ver, 0, 5, 5) < 0;
-    if (!tmpl && sn_ollama_version_cmp(&ver, 0, 30, 0) < 0)
+    if (contacted && !tmpl && sn_ollama_version_cmp(&ver, 0, 30, 0) < 0)
         sn_cli_warnf("Ollama %s < 0.30 ignores the GGUF's Jinja template: with --template jinja the model "
                      "runs with {{ .Prompt }} (raw text, no chat markers); use --template auto or FILE",
                      ver.raw);
@@ -307,7 +331,10 @@ static int cmd_ollama(int argc, char **argv) {
         if (!body) { sn_err_set(&err, SN_ENOMEM, "out of memory"); goto fail; }
     }
     if (a.dry) {
-        fprintf(o, "dry run : these requests would be sent (only the version probe was):\n");
+        fprintf(o, "Modelfile (equivalent, for `ollama create %s -f FILE`):\n%s", a.name, mf);
+        if (mf[0] && mf[strlen(mf) - 1] != '\n') fputc('\n', o);
+        fprintf(o, contacted ? "dry run : these requests would be sent (only the version probe was):\n"
+                             : "dry run : these requests would be sent (none was: no server was contacted):\n");
         fprintf(o, "  HEAD %s/api/blobs/%s\n", oh.connect_url, digest);
         fprintf(o, "  POST %s/api/blobs/%s  <- %llu bytes streamed from %s (only if HEAD says 404)\n",
                 oh.connect_url, digest, (unsigned long long)fsize, a.gguf);
@@ -317,6 +344,7 @@ static int cmd_ollama(int argc, char **argv) {
                              oh.connect_url, (long long)a.seed, a.n, (long long)a.ctx);
         cJSON_AddBoolToObject(out, "dry_run", 1);
         cJSON_AddRawToObject(out, "create_body", body);
+        if (write_modelfile(&a, mf, o, out, &err)) goto fail;
         rc = 0;
         goto done;
     }
@@ -346,6 +374,7 @@ static int cmd_ollama(int argc, char **argv) {
     if (vs) goto fail;
     fprintf(o, "verified: %s\n", note);
     cJSON_AddStringToObject(out, "verified", note);
+    if (write_modelfile(&a, mf, o, out, &err)) goto fail;
 
     if (a.run) {
         cJSON *b = cJSON_CreateObject();

@@ -306,6 +306,15 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
         case CURLE_OPERATION_TIMEDOUT: resp->cls = SN_HTTP_TIMEOUT; break;
         default: resp->cls = SN_HTTP_NETWORK; break;
         }
+        /* Through a proxy, "could not connect" / "timed out" is about the proxy, not the server:
+         * name it, so the user is not told to start a server that may well be running. */
+        char pvar[32], pval[200];
+        if (!h->loopback && resp->cls != SN_HTTP_RESOLVE &&
+            sn_http_proxy_for(h->scheme, h->host, pvar, sizeof pvar, pval, sizeof pval)) {
+            resp->cls = SN_HTTP_PROXY;
+            snprintf(resp->transport_error, sizeof resp->transport_error,
+                     "the proxy %s (from %s) did not answer: %s", pval, pvar, curl_easy_strerror(rc));
+        }
         st = sn_err_set(err, SN_EIO, "%s %s: %s", m, url, curl_easy_strerror(rc));
         goto done;
     }

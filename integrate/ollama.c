@@ -207,8 +207,8 @@ static sn_status explain_transport(sn_http *h, const sn_http_resp *r, sn_err *er
                           "loading?",
                           base, r->transport_error);
     case SN_HTTP_PROXY:
-        return sn_err_set(err, SN_EIO, "the proxy for %s could not be used (%s); check the proxy "
-                          "variables or add the host to NO_PROXY", base, r->transport_error);
+        return sn_err_set(err, SN_EIO, "cannot reach %s: %s; fix the proxy, or add the host to "
+                          "NO_PROXY to connect directly", base, r->transport_error);
     default:
         return sn_err_set(err, SN_EIO, "cannot talk to %s: %s", base, r->transport_error);
     }

