@@ -1,12 +1,17 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static const char *g_prog = "sunny";
+static const char *g_sub = NULL;
+
+void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
 
 void sn_cli_init(const char *prog) { g_prog = prog; }
 const char *sn_cli_prog(void) { return g_prog; }
@@ -39,7 +44,7 @@ int sn_cli_usage_error(const char *fmt, ...) {
     va_start(ap, fmt);
     fprintf(stderr, "%s: ", g_prog);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry '%s --help'.\n", g_prog);
+    fprintf(stderr, "\nTry '%s%s%s --help'.\n", g_prog, g_sub ? " " : "", g_sub ? g_sub : "");
     va_end(ap);
     return SN_EXIT_USAGE;
 }
@@ -67,3 +72,30 @@ int sn_cli_parse_f64(const char *s, double *out) {
 void sn_cli_print_version(void) { printf("%s %s\n", g_prog, SN_VERSION); }
 
 int sn_cli_isatty_stderr(void) { return isatty(2); }
+
+/* One thread per physical core: CPUs in our affinity mask, counted once per distinct
+ * thread_siblings_list (the set of hardware threads sharing that core). */
+int sn_cli_physical_cores(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (int)n : 1;
+    }
+    enum { MAXC = 1024 };
+    static char seen[MAXC][64];
+    int n_seen = 0, n_cpu = 0;
+    for (int c = 0; c < CPU_SETSIZE && c < MAXC; c++) {
+        if (!CPU_ISSET(c, &set)) continue;
+        n_cpu++;
+        char path[96], sib[64] = {0};
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+        FILE *f = fopen(path, "r");
+        if (!f) return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1; /* no topology: every CPU counts */
+        if (!fgets(sib, sizeof sib, f)) sib[0] = 0;
+        fclose(f);
+        int dup = 0;
+        for (int i = 0; i < n_seen && !dup; i++) dup = strcmp(seen[i], sib) == 0;
+        if (!dup) snprintf(seen[n_seen++], sizeof seen[0], "%s", sib);
+    }
+    return n_seen > 0 ? n_seen : (n_cpu > 0 ? n_cpu : 1);
+}

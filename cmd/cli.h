@@ -20,6 +20,11 @@ int sn_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 int sn_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int sn_cli_parse_f64(const char *s, double *out);
 void sn_cli_print_version(void);
+/* Subcommand whose help usage errors point at: "Try 'sunny-integrate ollama --help'." */
+void sn_cli_set_subcommand(const char *sub);
+/* Physical cores this process may run on (SMT siblings counted once), like llama.cpp's default
+ * thread count; at least 1. */
+int sn_cli_physical_cores(void);
 int sn_cli_isatty_stderr(void);
 
 #endif

@@ -12,21 +12,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: sunny-run MODEL.gguf (-p PROMPT | --prompt-ids 1,2,3 | -f FILE) [-n N] [-t THREADS]\n"
-            "                 [--temp T] [--top-k K] [--top-p P] [--min-p M] [--seed S] [-c CTX] [--no-bos]\n"
-            "                 [--kv f16|f32] [--ignore-eos] [--verify] [--json]\n"
-            "       sunny-run MODEL.gguf --tokenize (-p TEXT | -f FILE) [--json]\n"
-            "MODEL may also be a runtime blob (OUT.snb from sunny-convert --blob); --verify then checks\n"
-            "every tensor's CRC32 before running (default: header and table only).\n"
+            "Usage: sunny-run [-m] MODEL (-p PROMPT | --prompt-ids IDS | -f FILE) [options]\n"
+            "       sunny-run [-m] MODEL --tokenize (-p TEXT | -f FILE) [--json]\n"
+            "Runs a llama / qwen2 / qwen3 GGUF (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) or a sunny runtime\n"
+            "blob (OUT.snb from sunny-convert --blob) with llama.cpp's numerics and prints the generated\n"
+            "text. A Hugging Face model folder must be converted first with sunny-convert.\n"
             "\n"
-            "Runs a llama / qwen2 / qwen3 GGUF (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) with llama.cpp's\n"
-            "numerics. Default sampling is greedy (--temp 0). --json prints\n"
-            "{\"prompt_ids\":[...],\"ids\":[...],\"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...}.\n"
-            "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+            "Options:\n"
+            "  -m, --model PATH        the model, or give it as the first argument (default: none, required)\n"
+            "  -p, --prompt TEXT       prompt text (default: none; one of -p, --prompt-ids, -f is required)\n"
+            "  --prompt-ids IDS        comma-separated token ids instead of text (default: none)\n"
+            "  -f, --file FILE         read the prompt text from FILE (default: none)\n"
+            "  -n, --n-predict N       tokens to generate (default: 32)\n"
+            "  -c, --ctx-size N        context size in tokens (default: prompt + -n; a value above the\n"
+            "                          model's trained context is used with a warning)\n"
+            "  -t, --threads N         threads (default: the physical cores, %d here)\n"
+            "  --temp T                sampling temperature (default: 0 = greedy)\n"
+            "  --top-k K               top-k sampling (default: 40; 0 = off; unused when greedy)\n"
+            "  --top-p P               top-p sampling (default: 0.95; 1 = off)\n"
+            "  --min-p M               min-p sampling (default: 0 = off)\n"
+            "  --seed S                sampler seed (default: 0)\n"
+            "  --no-bos                do not add the BOS token (default: add it if the model asks for it)\n"
+            "  --kv TYPE               KV cache type, f16 or f32 (default: f16)\n"
+            "  --ignore-eos            keep generating past end-of-generation tokens (default: stop there)\n"
+            "  --verify                blobs: check every tensor's CRC32 first (default: header and table only)\n"
+            "  --tokenize              print the prompt's token ids and exit (default: off)\n"
+            "  --json                  print one JSON record on stdout (default: off: text on stdout,\n"
+            "                          timings on stderr). The record: {\"prompt_ids\":[...],\"ids\":[...],\n"
+            "                          \"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...}\n"
+            "  -h, --help              print this help and exit\n"
+            "  --version               print the version and exit\n"
+            "\n"
+            "Example:\n"
+            "  sunny-run -m llama-3.2-1b-q8_0.gguf -p \"The capital of France is\" -n 16\n"
+            "Exit status: 0 ok, 1 failure, 2 usage error.\n",
+            sn_cli_physical_cores());
 }
 
 typedef struct {
@@ -34,7 +59,7 @@ typedef struct {
     int64_t n_predict, threads, top_k, ctx;
     double temp, top_p, min_p;
     int64_t seed;
-    int no_bos, json, tokenize, kv_f32, ignore_eos, verify;
+    int no_bos, json, tokenize, kv_f32, ignore_eos, verify, n_given;
 } opts;
 
 static double now_s(void) {
@@ -134,7 +159,7 @@ static void json_ids(FILE *f, const int32_t *ids, int64_t n) {
 static int parse_args(int argc, char **argv, opts *o) {
     memset(o, 0, sizeof(*o));
     o->n_predict = 32;
-    o->threads = 1;
+    o->threads = sn_cli_physical_cores();
     o->top_k = 40;
     o->top_p = 0.95;
     o->seed = 0;
@@ -150,9 +175,14 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) { NEXT(); o->prompt = argv[i]; }
         else if (!strcmp(a, "--prompt-ids")) { NEXT(); o->prompt_ids = argv[i]; }
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) { NEXT(); o->file = argv[i]; }
-        else if (!strcmp(a, "-n")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, 1 << 24, &o->n_predict)) return sn_cli_usage_error("-n: expected a count, got '%s'", argv[i]); }
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, 1024, &o->threads)) return sn_cli_usage_error("-t: expected 1..1024, got '%s'", argv[i]); }
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, (int64_t)1 << 31, &o->ctx)) return sn_cli_usage_error("-c: expected a positive size, got '%s'", argv[i]); }
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            NEXT();
+            if (o->model) return sn_cli_usage_error("two models given: '%s' and '%s'", o->model, argv[i]);
+            o->model = argv[i];
+        }
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) { NEXT(); o->n_given = 1; if (sn_cli_parse_i64(argv[i], 0, 1 << 24, &o->n_predict)) return sn_cli_usage_error("%s: expected a count, got '%s'", a, argv[i]); }
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, 1024, &o->threads)) return sn_cli_usage_error("%s: expected 1..1024, got '%s'", a, argv[i]); }
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size") || !strcmp(a, "--ctx")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, (int64_t)1 << 31, &o->ctx)) return sn_cli_usage_error("%s: expected a positive size, got '%s'", a, argv[i]); }
         else if (!strcmp(a, "--temp")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->temp) || !(o->temp >= 0)) return sn_cli_usage_error("--temp: expected a number >= 0, got '%s'", argv[i]); }
         else if (!strcmp(a, "--top-k")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, INT32_MAX, &o->top_k)) return sn_cli_usage_error("--top-k: expected an integer >= 0, got '%s'", argv[i]); }
         else if (!strcmp(a, "--min-p")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->min_p) || !(o->min_p >= 0 && o->min_p <= 1)) return sn_cli_usage_error("--min-p: expected 0 <= M <= 1, got '%s'", argv[i]); }
@@ -171,10 +201,10 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--verify")) o->verify = 1;
         else if (a[0] == '-' && a[1]) return sn_cli_usage_error("unknown option '%s'", a);
         else if (!o->model) o->model = a;
-        else return sn_cli_usage_error("unexpected argument '%s'", a);
+        else return sn_cli_usage_error("unexpected argument '%s' (the model is '%s')", a, o->model);
 #undef NEXT
     }
-    if (!o->model) return sn_cli_usage_error("no model given");
+    if (!o->model) return sn_cli_usage_error("no model given (MODEL.gguf or -m MODEL)");
     const int sources = !!o->prompt + !!o->prompt_ids + !!o->file;
     if (sources != 1) return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f");
     if (o->tokenize && o->prompt_ids) return sn_cli_usage_error("--tokenize takes -p or -f");
@@ -226,9 +256,49 @@ static char *decode(const sn_tokenizer *tok, const int32_t *ids, int64_t n, size
     return NULL;
 }
 
+/* A directory or a missing path gets a message that says what to do instead. */
+static int check_model_path(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        sn_cli_errorf("%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        sn_cli_errorf("%s is a directory, not a model file; if it is a Hugging Face model folder, convert it "
+                      "first with sunny-convert:\n  sunny-convert %s -o model.gguf", path, path);
+        return -1;
+    }
+    return 0;
+}
+
+/* {arch}.context_length, or 0. */
+static int64_t trained_ctx(const sn_gguf *g) {
+    char *arch = sn_gguf_str_dup(g, "general.architecture");
+    if (!arch) return 0;
+    char key[96];
+    snprintf(key, sizeof key, "%s.context_length", arch);
+    free(arch);
+    const int64_t i = sn_gguf_find_key(g, key);
+    if (i < 0) return 0;
+    switch (sn_gguf_kv_type(g, i)) {
+    case SN_GGUF_U32: return sn_gguf_get_u32(g, i);
+    case SN_GGUF_I32: return sn_gguf_get_i32(g, i);
+    case SN_GGUF_U64: return (int64_t)sn_gguf_get_u64(g, i);
+    default: return 0;
+    }
+}
+
+/* stdout went to a full disk or a closed pipe: say so once (stdout has no path to repeat). */
+static int check_stdout(void) {
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    sn_cli_errorf("cannot write the output: %s", strerror(errno ? errno : EIO));
+    return -1;
+}
+
 static int run_tokenize(const opts *o) {
     sn_err err = {0};
     sn_model_meta *g;
+    if (check_model_path(o->model)) return SN_EXIT_FAIL;
     if (sn_model_meta_open(o->model, &g, &err)) return sn_cli_fail(&err);
     sn_tokenizer *tok;
     if (sn_tok_load(sn_model_meta_gguf(g), &tok, &err)) { sn_model_meta_close(g); return sn_cli_fail(&err); }
@@ -267,6 +337,7 @@ static int run_generate(const opts *o) {
     int64_t n_prompt;
 
     /* Tokenizer first (header-only open): the prompt length sizes the context. */
+    if (check_model_path(o->model)) return SN_EXIT_FAIL;
     if (sn_model_meta_open(o->model, &g, &err)) return sn_cli_fail(&err);
     sn_err terr = {0};
     if (sn_tok_load(sn_model_meta_gguf(g), &tok, &terr)) tok = NULL;
@@ -287,10 +358,18 @@ static int run_generate(const opts *o) {
     mp.kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
     mp.verify = o->verify;
     mp.n_ctx = o->ctx ? o->ctx : n_prompt + o->n_predict;
+    const int64_t n_train = trained_ctx(sn_model_meta_gguf(g));
+    if (o->ctx && n_train > 0 && o->ctx > n_train)
+        sn_cli_warnf("-c %lld is above the context %s was trained for (%lld tokens); output past %lld "
+                     "tokens may degrade", (long long)o->ctx, o->model, (long long)n_train, (long long)n_train);
     if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
     if (n_prompt + o->n_predict > m->n_ctx) {
-        sn_cli_errorf("%s: prompt (%lld tokens) + -n %lld exceed the context size %lld", o->model,
-                      (long long)n_prompt, (long long)o->n_predict, (long long)m->n_ctx);
+        char nwhat[64];
+        if (o->n_given) snprintf(nwhat, sizeof nwhat, "-n %lld", (long long)o->n_predict);
+        else snprintf(nwhat, sizeof nwhat, "%lld tokens to generate (the default -n)", (long long)o->n_predict);
+        sn_cli_errorf("%s: prompt (%lld tokens) + %s exceed the context size %lld%s", o->model,
+                      (long long)n_prompt, nwhat, (long long)m->n_ctx,
+                      o->ctx ? " (-c)" : " (the model's trained context)");
         goto done;
     }
     const int64_t V = sn_model_n_vocab(m);
@@ -393,5 +472,7 @@ int main(int argc, char **argv) {
     opts o;
     const int r = parse_args(argc, argv, &o);
     if (r >= 0) return r;
-    return o.tokenize ? run_tokenize(&o) : run_generate(&o);
+    int rc = o.tokenize ? run_tokenize(&o) : run_generate(&o);
+    if (check_stdout() && rc == SN_EXIT_OK) rc = SN_EXIT_FAIL;
+    return rc;
 }

@@ -464,8 +464,10 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     if ((st = read_common(m, err)) != SN_OK) { sn_model_free(m); return st; }
 
     if (m->fam->state_kind == SN_STATE_KV) { /* the cache holds n_ctx positions */
+        /* the default is capped at the trained context; an explicit size is honoured above it,
+         * as llama.cpp does (sunny-run warns) */
         m->n_ctx = p.n_ctx ? p.n_ctx : 4096;
-        if (m->n_ctx > m->hp.n_ctx_train) m->n_ctx = m->hp.n_ctx_train;
+        if (!p.n_ctx && m->n_ctx > m->hp.n_ctx_train) m->n_ctx = m->hp.n_ctx_train;
     } else { /* a fixed-size state: the context only bounds the positions */
         m->n_ctx = p.n_ctx ? p.n_ctx : m->hp.n_ctx_train;
         if (m->n_ctx > m->hp.n_ctx_train) m->n_ctx = m->hp.n_ctx_train;

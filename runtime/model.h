@@ -26,7 +26,8 @@ enum { SN_KV_F16 = 0, SN_KV_F32 = 1 };
 
 typedef struct sn_model_params {
     int n_threads;   /* >= 1 */
-    int64_t n_ctx;   /* 0 = the family's default (sn_family state_kind) */
+    int64_t n_ctx;   /* 0 = the family's default (sn_family state_kind); a KV family honours an
+                      * explicit size above the trained context */
     int kv_type;     /* SN_KV_F16 (default, as llama.cpp) or SN_KV_F32 */
     int verify;      /* blobs: check every tensor's CRC32 at load (default: header and table only) */
 } sn_model_params;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { UBATCH = 512, FA_TILE = 64 };
 enum { ROPE_SCALING_NONE = 0, ROPE_SCALING_LINEAR = 1, ROPE_SCALING_YARN = 2 };
@@ -319,6 +320,14 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     const uint64_t kv_elems = (uint64_t)hp->n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv;
     if (kv_elems / (uint64_t)hp->n_layer / (uint64_t)m->n_ctx != (uint64_t)s->n_kv || kv_elems > ((uint64_t)1 << 40))
         return sn_err_set(err, SN_ENOMEM, "KV cache too large");
+    /* Linux overcommits: a cache larger than RAM would "allocate" and fail later, so refuse it now */
+    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    const uint64_t kv_bytes = 2 * kv_elems * s->kv_elt;
+    if (pages > 0 && psize > 0 && kv_bytes > (uint64_t)pages * (uint64_t)psize)
+        return sn_err_set(err, SN_ENOMEM, "a context of %lld tokens needs a %llu MB KV cache, more than this "
+                          "machine's %llu MB of RAM; use a smaller -c", (long long)m->n_ctx,
+                          (unsigned long long)(kv_bytes >> 20),
+                          (unsigned long long)((uint64_t)pages * (uint64_t)psize >> 20));
     s->kcache = malloc(kv_elems * s->kv_elt);
     s->vcache = malloc(kv_elems * s->kv_elt);
     if (!s->kcache || !s->vcache)

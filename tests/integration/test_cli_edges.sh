@@ -32,4 +32,38 @@ out=$(http_proxy=$DEAD "$SI" ollama "$G" --name tiny:x --host $DEAD --template "
 [[ $rc == 1 ]] && grep -q "ollama serve" <<<"$out" && ! grep -q "proxy" <<<"$out" \
   && ok "loopback with a proxy set: still 'start ollama serve' (loopback is never proxied)" || bad "loopback rc=$rc: $out"
 
+# --- bug 6: sunny-run edges
+D=$W/hf-folder; mkdir -p "$D"; echo '{}' > "$D/config.json"
+out=$("$SR" "$D" -p hi 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "convert it first with sunny-convert" <<<"$out" && ok "sunny-run on a directory: convert it first with sunny-convert" || bad "dir rc=$rc: $out"
+out=$("$SR" "$W/no-such.gguf" -p hi 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "no-such.gguf: No such file or directory" <<<"$out" && ok "sunny-run on a missing path: No such file" || bad "missing rc=$rc: $out"
+out=$("$SN_BIN/sunny-convert" "$W/no-such-folder" -o "$W/x.gguf" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "no-such-folder.*No such file or directory" <<<"$out" && ! grep -q "not a directory" <<<"$out" \
+  && ok "sunny-convert on a missing folder: No such file (not 'not a directory')" || bad "convert missing rc=$rc: $out"
+train=$($PY - "$G" <<'PY'
+import sys
+import struct
+# the first context_length KV of the GGUF header, read the plain way
+b = open(sys.argv[1], "rb").read(1 << 20)
+i = b.find(b".context_length")
+print(struct.unpack_from("<I", b, i + len(".context_length") + 4)[0])
+PY
+)
+big=$((train * 2))
+out=$("$SR" "$G" -p hi -n 2 -c $big 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "warning: -c $big is above the context .* trained for ($train tokens)" <<<"$out" \
+  && ok "-c above the trained context ($train): runs, with a warning" || bad "-c $big rc=$rc: $out"
+out=$("$SR" "$G" -p hi -n 2 -c 2000000000 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "KV cache, more than this machine's .* MB of RAM" <<<"$out" && ok "-c that cannot be allocated: refused before allocating" || bad "-c huge rc=$rc: $out"
+out=$("$SR" "$G" --prompt-ids 1,2,3,4,5,6 -c 4 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "the default -n" <<<"$out" && ! grep -q -- "-n 32" <<<"$out" && ok "context error without -n says it is the default" || bad "ctx default-n rc=$rc: $out"
+out=$("$SR" "$G" --prompt-ids 1,2,3,4,5,6 -c 4 -n 7 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q -- "-n 7 exceed" <<<"$out" && ok "context error with -n names it" || bad "ctx -n rc=$rc: $out"
+out=$("$SR" "$G" -p hi -n 2 2>&1 >/dev/full); rc=$?
+[[ $rc == 1 && $(grep -c "No space left on device" <<<"$out") == 1 ]] && ! grep -q "$G" <<<"$out" \
+  && ok "stdout on a full disk: exit 1, one 'No space left' line, no path repeated" || bad "full disk rc=$rc: $out"
+out=$("$SR" -m "$G" --prompt "hi" --n-predict 3 --ctx-size 64 --threads 1 --json 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q '"ids":\[[0-9]*,[0-9]*,[0-9]*\]' <<<"$out" && ok "llama-cli spellings: -m, --n-predict, --ctx-size, --threads" || bad "llama-cli flags rc=$rc: $out"
+
 finish
