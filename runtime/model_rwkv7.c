@@ -18,12 +18,13 @@
  * The state per layer is two token-shift vectors (the last normed inputs of time mix and channel
  * mix) and head_count matrices of head_size^2 floats, in llama.cpp's layout; its size does not
  * depend on the context. Numerics follow llama.cpp's CPU graph: every elementwise op rounds where
- * ggml's does, norms sum in double like ggml_norm/ggml_l2_norm (the variance as ggml's AVX-512
- * 16-lane blocks), the matmuls come from ops.c, and the wkv7 recurrence reproduces ggml's AVX-512
- * kernel (16-lane FMAs, four vectors per 64 elements, its reduction order). That kernel assumes
- * head_size is a multiple of 64: for smaller heads ggml reads (and writes) past the head; here
- * the lanes beyond the head are zero, which is the mathematically right result (llama.cpp's own
- * output is wrong there, so parity is only claimed for head size 64k). */
+ * ggml's does, norms sum in double like ggml_norm/ggml_l2_norm (the variance in ggml's SIMD
+ * blocks), the matmuls come from ops.c, and the wkv7 recurrence reproduces ggml's SIMD kernel
+ * (FMAs in four vectors of 16 lanes on AVX-512 or 8 on AVX2, its reduction order). That kernel
+ * walks the head in steps of 4 vectors (64 floats on AVX-512, 32 on AVX2): for a head size that
+ * is not a multiple of the step ggml reads (and stores) past the head; here the lanes beyond the
+ * head are zero, the mathematically right result (llama.cpp's output is wrong there, so parity
+ * is claimed for head size 64 only). */
 #include "ops.h"
 
 #include <math.h>
@@ -31,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { UBATCH = 512, N_LERP = 6, LANES = 16, VECS = 4, STEP = LANES * VECS };
+enum { UBATCH = 512, N_LERP = 6, VECS = 4 };
 enum { PART_SHIFT = 0, PART_WKV = 1 };
 
 typedef struct {
@@ -59,6 +60,7 @@ typedef struct {
     float **owned;
     int n_owned;
     sn_ops ops;
+    int lanes; /* vector width of ggml's reductions on this CPU (16 or 8) */
     /* activations for up to cap_T tokens */
     int64_t cap_T;
     float *x, *h, *prev, *xx, *r, *w, *k, *v, *a, *g, *kk, *b, *vfirst, *y, *lo, *ff;
@@ -196,6 +198,7 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
     m->impl = s;
     sn_ops_init(&s->ops, m);
+    s->lanes = strcmp(m->k->name, "avx512") == 0 ? 16 : 8;
     rwkv_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -246,39 +249,60 @@ static sn_status ensure_batch(rwkv_state *s, int64_t T, sn_err *err) {
 
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-/* The sum of 16 lanes in the order GCC's _mm512_reduce_add_ps adds them. */
-static float reduce16(const float *x) {
+/* ggml's CPU backend is built once per ISA and the variant the CPU supports is loaded, so its
+ * reductions have the vector width of that ISA: 16 lanes for the AVX-512 builds (zen4, skylakex,
+ * ...), 8 for AVX2 (haswell). We take the width of the kernel table in use, which is chosen from
+ * the same CPUID bits (the scalar table mirrors the AVX2 layout). */
+enum { MAXL = 16 };
+
+/* GCC's _mm512_reduce_add_ps: halves, quarters, then (b0 + b2) + (b1 + b3). */
+static float hsum16(const float *x) {
     float a[8], b[4];
     for (int i = 0; i < 8; i++) a[i] = x[i + 8] + x[i];
     for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
     return (b[0] + b[2]) + (b[1] + b[3]);
 }
 
-/* GGML_F32x16_REDUCE over four 16-lane accumulators (x is modified). */
-static float reduce64(float x[VECS][LANES]) {
-    for (int l = 0; l < LANES; l++) {
+/* GGML_F32x8_REDUCE's tail: 128-bit halves, then two _mm_hadd_ps: (t0 + t1) + (t2 + t3). */
+static float hsum8_hadd(const float *x) {
+    float t[4];
+    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
+    return (t[0] + t[1]) + (t[2] + t[3]);
+}
+
+/* ggml_vec_cvar_f32's AVX2 block sum: halves, movehl, movehdup: (t0 + t2) + (t1 + t3). */
+static float hsum8_movehl(const float *x) {
+    float t[4];
+    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* GGML_F32_VEC_REDUCE over the four accumulators (x is modified). */
+static float reduce_acc(float x[VECS][MAXL], int lanes) {
+    for (int l = 0; l < lanes; l++) {
         x[0][l] += x[2][l];
         x[1][l] += x[3][l];
     }
-    for (int l = 0; l < LANES; l++) x[0][l] += x[1][l];
-    return reduce16(x[0]);
+    for (int l = 0; l < lanes; l++) x[0][l] += x[1][l];
+    return lanes == 16 ? hsum16(x[0]) : hsum8_hadd(x[0]);
 }
 
-/* ggml_norm over n floats then weight and bias: mean from a double sum, the variance from
- * ggml_vec_cvar_f32 (AVX-512: 16-lane blocks, each reduced in float and added in double). */
-static void layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps) {
+/* ggml_norm over n floats then weight and bias (either may be NULL): the mean from a double sum,
+ * the variance as ggml_vec_cvar_f32 (blocks of `lanes` squares summed in float, added in double,
+ * the tail one by one). */
+static void layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) sum += (double)x[i];
     const float mean = (float)sum / (float)n;
     double var = 0.0;
     int64_t i = 0;
-    for (; i + 15 < n; i += 16) {
-        float sq[16];
-        for (int l = 0; l < 16; l++) {
+    for (; i + lanes - 1 < n; i += lanes) {
+        float sq[MAXL];
+        for (int l = 0; l < lanes; l++) {
             y[i + l] = x[i + l] - mean;
             sq[l] = y[i + l] * y[i + l];
         }
-        var += (double)reduce16(sq);
+        var += (double)(lanes == 16 ? hsum16(sq) : hsum8_movehl(sq));
     }
     for (; i < n; i++) {
         float d = x[i] - mean;
@@ -308,25 +332,26 @@ typedef struct {
  *   sa = S_i . a_t (a = -kk), S_ij = S_ij w_j + v_i k_j + sa b_j (b = kk * iclr), y_i = S_i . r_t. */
 static void wkv_head(const rwkv_state *s, float *S, int64_t T, int64_t h) {
     const int64_t N = s->hp.head_size, C = s->hp.n_embd;
-    float sum[VECS][LANES], acc[VECS][LANES];
+    const int lanes = s->lanes, step = VECS * lanes;
+    float sum[VECS][MAXL], acc[VECS][MAXL];
     for (int64_t t = 0; t < T; t++) {
         const int64_t o = t * C + h * N;
         const float *r = s->r + o, *w = s->w + o, *k = s->k + o, *v = s->v + o, *a = s->kk + o, *b = s->b + o;
         for (int64_t i = 0; i < N; i++) {
             float *Si = S + i * N;
             memset(sum, 0, sizeof(sum));
-            for (int64_t j0 = 0; j0 < N; j0 += STEP)
+            for (int64_t j0 = 0; j0 < N; j0 += step)
                 for (int q = 0; q < VECS; q++)
-                    for (int l = 0; l < LANES; l++) {
-                        const int64_t j = j0 + q * LANES + l;
+                    for (int l = 0; l < lanes; l++) {
+                        const int64_t j = j0 + q * lanes + l;
                         if (j < N) sum[q][l] = fmaf(a[j], Si[j], sum[q][l]);
                     }
-            const float sa = reduce64(sum);
+            const float sa = reduce_acc(sum, lanes);
             memset(acc, 0, sizeof(acc));
-            for (int64_t j0 = 0; j0 < N; j0 += STEP)
+            for (int64_t j0 = 0; j0 < N; j0 += step)
                 for (int q = 0; q < VECS; q++)
-                    for (int l = 0; l < LANES; l++) {
-                        const int64_t j = j0 + q * LANES + l;
+                    for (int l = 0; l < lanes; l++) {
+                        const int64_t j = j0 + q * lanes + l;
                         if (j >= N) continue;
                         const float kv = v[i] * k[j];
                         float st = fmaf(Si[j], w[j], kv);
@@ -334,7 +359,7 @@ static void wkv_head(const rwkv_state *s, float *S, int64_t T, int64_t h) {
                         Si[j] = st;
                         acc[q][l] = fmaf(st, r[j], acc[q][l]);
                     }
-            s->y[t * C + h * N + i] = reduce64(acc);
+            s->y[t * C + h * N + i] = reduce_acc(acc, lanes);
         }
     }
 }
@@ -431,7 +456,7 @@ static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err 
         for (int64_t h = 0; h < H; h++) {
             const int64_t o = t * D + h * N;
             float *y = s->y + o;
-            layernorm(y, y, NULL, NULL, N, 64e-5f); /* group norm, one group per head */
+            layernorm(y, y, NULL, NULL, N, 64e-5f, s->lanes); /* group norm, one group per head */
             for (int64_t i = 0; i < N; i++) y[i] = y[i] * L->ln_x[h * N + i] + L->ln_x_b[h * N + i];
             double rk = 0.0;
             for (int64_t i = 0; i < N; i++) rk += (double)((s->k[o + i] * s->r[o + i]) * L->r_k[h * N + i]);
@@ -454,16 +479,16 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const void *row = (const char *)s->tok_embd + (uint64_t)tokens[t] * s->tok_row_bytes;
         if (sn_dequantize_row(s->tok_type, row, s->x + t * D, D) != 0)
             return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
-        layernorm(s->x + t * D, s->x + t * D, s->ln0, s->ln0_b, D, hp->eps);
+        layernorm(s->x + t * D, s->x + t * D, s->ln0, s->ln0_b, D, hp->eps, s->lanes);
     }
     for (int il = 0; il < hp->n_layer; il++) {
         const rwkv_layer *L = &s->layers[il];
-        for (int64_t t = 0; t < T; t++) layernorm(s->h + t * D, s->x + t * D, L->attn_norm, L->attn_norm_b, D, hp->eps);
+        for (int64_t t = 0; t < T; t++) layernorm(s->h + t * D, s->x + t * D, L->attn_norm, L->attn_norm_b, D, hp->eps, s->lanes);
         if ((st = time_mix(m, s, il, T, err))) return st;
         for (int64_t i = 0; i < T * D; i++) s->x[i] = s->r[i] + s->x[i];
         /* channel mix; its token shift is the second half of the layer's shift state */
         float *shift = sn_model_state_part(m, il, PART_SHIFT) + D;
-        for (int64_t t = 0; t < T; t++) layernorm(s->h + t * D, s->x + t * D, L->ffn_norm, L->ffn_norm_b, D, hp->eps);
+        for (int64_t t = 0; t < T; t++) layernorm(s->h + t * D, s->x + t * D, L->ffn_norm, L->ffn_norm_b, D, hp->eps, s->lanes);
         shifted(s->prev, s->h, shift, T, D);
         memcpy(shift, s->h + (T - 1) * D, (size_t)D * sizeof(float));
         /* In the last layer only the rows whose logits are wanted go on (llama.cpp's inp_out_ids):
@@ -492,7 +517,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     }
     m->n_past += T;
     if (!logits) return SN_OK;
-    layernorm(s->h, s->x + (T - 1) * D, s->out_norm, s->out_norm_b, D, hp->eps);
+    layernorm(s->h, s->x + (T - 1) * D, s->out_norm, s->out_norm_b, D, hp->eps, s->lanes);
     return project1(s, s->h, 1, &s->output, logits, err);
 }
 
