@@ -1,6 +1,7 @@
 /* tok_internal.h - what the tokenizer's two source files share (internal to runtime/, not an API).
  *
- * tokenizer.c owns the vocabulary: loading, merges, special tokens, SPM/BPE merging, detokenizing.
+ * tokenizer.c owns the vocabulary: loading, special tokens, detokenizing, and the SPM/BPE models;
+ * each tokenizer.ggml.model is an sn_tok_ops row (tok_rwkv.c: the RWKV world trie).
  * tok_pretok.c owns the BPE pre-tokenizer: llama.cpp's regex list per tokenizer.ggml.pre, its
  * hand-written splitters and the two PCRE2 paths. Both read UTF-8 and classify code points exactly
  * as llama.cpp does, which is what makes the ids equal. */
@@ -63,6 +64,64 @@ int sn_tok_utf8_put(uint32_t cp, char *out);
 /* SN_UCD_* class bits of cp (unicode_data.h). */
 uint16_t sn_tok_cp_flags(uint32_t cp);
 
+/* ---- the tokenizer and its per-model ops ---- */
+#include "gguf.h"
+typedef struct sn_tokenizer sn_tokenizer;
+typedef struct sn_pretok sn_pretok;
+typedef struct sn_tok_ops {
+    const char *const *models; /* tokenizer.ggml.model values it serves, NULL-terminated */
+    /* llama.cpp's loader defaults for the model (special ids, flags); may replace *pre */
+    sn_status (*init)(sn_tokenizer *t, const char *model, char **pre, sn_err *err);
+    /* model tables built after the tokens are loaded (merges, pair set, trie); may be NULL */
+    sn_status (*build)(sn_tokenizer *t, const sn_gguf *g, sn_err *err);
+    /* ids of one raw-text fragment; after_special: it starts the text or follows a special
+     * token; scratch is a reusable buffer */
+    sn_status (*encode)(const sn_tokenizer *t, const char *p, size_t n, bool after_special, bbuf *scratch,
+                        ivec *out, sn_err *err);
+    /* bytes of a NORMAL token */
+    bool (*normal_piece)(const sn_tokenizer *t, int32_t id, bbuf *b);
+    /* bytes of any token, when the model ignores the attribute (RWKV); NULL otherwise */
+    bool (*full_piece)(const sn_tokenizer *t, int32_t id, bbuf *b);
+    void (*free)(sn_tokenizer *t); /* releases model_data; may be NULL */
+} sn_tok_ops;
+
+typedef struct { uint32_t off, len; float score; uint32_t attr; } tok_info;
+typedef struct { uint32_t loff, llen, roff, rlen; } merge_info; /* into the merge arena */
+
+struct sn_tokenizer {
+    const sn_tok_ops *ops; /* the tokenizer.ggml.model's algorithm */
+    int32_t n_vocab;
+    char *arena;           /* all token texts, NUL-separated */
+    tok_info *tok;
+    int32_t *tslot;        /* hash slots -> token id, -1 empty */
+    uint64_t tmask;
+    /* BPE merges */
+    char *marena;
+    merge_info *merge;
+    int32_t n_merge;
+    int32_t *mslot;        /* hash slots -> merge index (= rank), -1 empty */
+    uint64_t mmask;
+    /* special ids (-1 = none) */
+    int32_t bos, eos, eot, eom, unk, sep, pad, mask;
+    int32_t fim_pre, fim_suf, fim_mid, fim_pad, fim_rep, fim_sep;
+    bool add_bos, add_eos, add_space_prefix, ignore_merges, clean_spaces;
+    bool spm_style_bpe, gemma4;
+    uint8_t *eog;          /* per token: ends generation */
+    int32_t *special;      /* CONTROL/USER_DEFINED/UNKNOWN ids, longest text first */
+    size_t n_special;
+    int32_t spm_byte[256]; /* SPM byte fallback token per byte, -1 if the vocab has none */
+    uint64_t *pairs;       /* SPM: hashes of adjacent character pairs inside any token (0 = empty) */
+    uint64_t pmask;
+    sn_pretok *pretok;     /* BPE: splits text into pieces before merging */
+    char byte_enc[256][3]; /* GPT-2 bytes_to_unicode as UTF-8 (NUL-terminated, 1-2 bytes) */
+    int16_t byte_dec[0x144]; /* its inverse: code point -> byte, -1 if none */
+    void *model_data;      /* owned by ops (e.g. the RWKV trie) */
+};
+
+/* Token id whose text is s[0..n), or -1. */
+int32_t sn_tok_find(const sn_tokenizer *t, const char *s, size_t n);
+extern const sn_tok_ops sn_tok_rwkv_ops; /* tok_rwkv.c */
+
 /* ---- pre-tokenizer ---- */
 enum { /* what a tokenizer.ggml.pre value implies beyond its regexes (llama.cpp's loader) */
     SN_PRE_IGNORE_MERGES = 1, /* a piece that is itself a token is emitted whole */
@@ -72,7 +131,6 @@ enum { /* what a tokenizer.ggml.pre value implies beyond its regexes (llama.cpp'
     SN_PRE_SPM_STYLE = 16,    /* spaces -> U+2581 before BPE, raw UTF-8 symbols, <0xNN> byte tokens */
     SN_PRE_GEMMA4 = 32        /* add_bos forced on; an all-newline piece that is a token stays whole */
 };
-typedef struct sn_pretok sn_pretok;
 /* Looks up pre (NULL or "" means "default", as llama.cpp) and compiles its regex list; *flags gets
  * SN_PRE_*. Unknown names are SN_EFORMAT, known but unimplemented ones SN_EUNSUPPORTED. */
 sn_status sn_pretok_new(const char *pre, sn_pretok **out, unsigned *flags, sn_err *err);

@@ -25,7 +25,6 @@
 #define A_LSTRIP SN_TOKEN_ATTR_LSTRIP
 #define A_RSTRIP SN_TOKEN_ATTR_RSTRIP
 
-enum { T_SPM = 1, T_BPE = 2 };
 
 /* ---------------------------------------------------------------------------------------------
  * hashing: token text -> id, merge pair -> rank (open addressing, linear probing) */
@@ -39,45 +38,13 @@ static uint64_t hash_bytes(uint64_t h, const char *s, size_t n) {
 }
 #define HASH_SEED 0xcbf29ce484222325ull
 
-typedef struct { uint32_t off, len; float score; uint32_t attr; } tok_info;
-typedef struct { uint32_t loff, llen, roff, rlen; } merge_info; /* into the merge arena */
-
-struct sn_tokenizer {
-    int type;
-    int32_t n_vocab;
-    char *arena;           /* all token texts, NUL-separated */
-    tok_info *tok;
-    int32_t *tslot;        /* hash slots -> token id, -1 empty */
-    uint64_t tmask;
-    /* BPE merges */
-    char *marena;
-    merge_info *merge;
-    int32_t n_merge;
-    int32_t *mslot;        /* hash slots -> merge index (= rank), -1 empty */
-    uint64_t mmask;
-    /* special ids (-1 = none) */
-    int32_t bos, eos, eot, eom, unk, sep, pad, mask;
-    int32_t fim_pre, fim_suf, fim_mid, fim_pad, fim_rep, fim_sep;
-    bool add_bos, add_eos, add_space_prefix, ignore_merges, clean_spaces;
-    bool spm_style_bpe, gemma4;
-    uint8_t *eog;          /* per token: ends generation */
-    int32_t *special;      /* CONTROL/USER_DEFINED/UNKNOWN ids, longest text first */
-    size_t n_special;
-    int32_t spm_byte[256]; /* SPM byte fallback token per byte, -1 if the vocab has none */
-    uint64_t *pairs;       /* SPM: hashes of adjacent character pairs inside any token (0 = empty) */
-    uint64_t pmask;
-    sn_pretok *pretok;     /* BPE: splits text into pieces before merging */
-    char byte_enc[256][3]; /* GPT-2 bytes_to_unicode as UTF-8 (NUL-terminated, 1-2 bytes) */
-    int16_t byte_dec[0x144]; /* its inverse: code point -> byte, -1 if none */
-};
-
 static uint64_t slot_count(uint64_t n) {
     uint64_t c = 16;
     while (c < n * 2 + 1) c <<= 1;
     return c;
 }
 
-static int32_t tok_find(const sn_tokenizer *t, const char *s, size_t n) {
+int32_t sn_tok_find(const sn_tokenizer *t, const char *s, size_t n) {
     uint64_t h = hash_bytes(HASH_SEED, s, n) & t->tmask;
     for (;;) {
         int32_t id = t->tslot[h];
@@ -168,7 +135,7 @@ static bool split_symbols(symvec *sy, const char *s, size_t n) {
 static bool spm_try_bigram(const sn_tokenizer *t, const char *s, symvec *sy, heap *h, int32_t l, int32_t r) {
     if (l < 0 || r < 0) return true;
     uint32_t size = sy->v[l].n + sy->v[r].n;
-    int32_t id = tok_find(t, s + sy->v[l].off, size);
+    int32_t id = sn_tok_find(t, s + sy->v[l].off, size);
     if (id < 0) return true;
     return heap_push(h, (bigram){-(double)t->tok[id].score, l, r, size});
 }
@@ -194,7 +161,7 @@ static sn_status spm_tokenize_chunk(const sn_tokenizer *t, const char *s, size_t
     }
     for (int32_t i = sy.n ? 0 : -1; i != -1; i = sy.v[i].next) {
         const symbol *x = &sy.v[i];
-        int32_t id = tok_find(t, s + x->off, x->n);
+        int32_t id = sn_tok_find(t, s + x->off, x->n);
         if (id >= 0) {
             if (!ivec_push(out, id)) goto oom;
             continue;
@@ -287,12 +254,12 @@ static bool bpe_try_bigram(const sn_tokenizer *t, const char *s, symvec *sy, hea
 static bool bpe_word(const sn_tokenizer *t, const char *w, size_t n, symvec *sy, heap *h, ivec *out) {
     if (n == 0) return true;
     if (t->ignore_merges) {
-        int32_t id = tok_find(t, w, n);
+        int32_t id = sn_tok_find(t, w, n);
         if (id >= 0) return ivec_push(out, id);
     } else if (t->gemma4) {
         size_t k = 0;
         while (k < n && w[k] == '\n') k++;
-        int32_t id = k == n ? tok_find(t, w, n) : -1;
+        int32_t id = k == n ? sn_tok_find(t, w, n) : -1;
         if (id >= 0) return ivec_push(out, id);
     }
     if (!split_symbols(sy, w, n)) return false;
@@ -314,7 +281,7 @@ static bool bpe_word(const sn_tokenizer *t, const char *w, size_t n, symvec *sy,
     for (size_t i = 0; i < sy->n; i++) {
         const symbol *x = &sy->v[i];
         if (x->n == 0) continue;
-        int32_t id = tok_find(t, w + x->off, x->n);
+        int32_t id = sn_tok_find(t, w + x->off, x->n);
         if (id >= 0) {
             if (!ivec_push(out, id)) return false;
             continue;
@@ -326,9 +293,9 @@ static bool bpe_word(const sn_tokenizer *t, const char *w, size_t n, symvec *sy,
             if (t->spm_style_bpe) {
                 char hx[8];
                 snprintf(hx, sizeof hx, "<0x%02X>", (unsigned)(unsigned char)w[x->off + j]);
-                bid = tok_find(t, hx, 6);
+                bid = sn_tok_find(t, hx, 6);
             } else {
-                bid = tok_find(t, w + x->off + j, 1);
+                bid = sn_tok_find(t, w + x->off + j, 1);
             }
             if (bid >= 0 && !ivec_push(out, bid)) return false;
         }
@@ -446,6 +413,31 @@ oom:
     return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
 }
 
+/* The three encoders of one raw-text fragment (sn_tok_ops.encode). */
+static sn_status spm_encode(const sn_tokenizer *t, const char *p, size_t n, bool after_special, bbuf *s, ivec *out,
+                            sn_err *err) {
+    s->n = 0;
+    if (t->add_space_prefix && after_special && !bbuf_add(s, "\xe2\x96\x81", 3))
+        return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+    for (size_t j = 0; j < n; j++) {
+        bool ok = p[j] == ' ' ? bbuf_add(s, "\xe2\x96\x81", 3) : bbuf_add(s, p + j, 1);
+        if (!ok) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+    }
+    return spm_tokenize(t, s->v ? s->v : "", s->n, out, err);
+}
+
+static sn_status bpe_encode(const sn_tokenizer *t, const char *p, size_t n, bool after_special, bbuf *s, ivec *out,
+                            sn_err *err) {
+    (void)after_special;
+    if (!t->spm_style_bpe) return bpe_tokenize(t, p, n, out, err);
+    s->n = 0;
+    for (size_t j = 0; j < n; j++) {
+        bool ok = p[j] == ' ' ? bbuf_add(s, "\xe2\x96\x81", 3) : bbuf_add(s, p + j, 1);
+        if (!ok) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+    }
+    return bpe_tokenize(t, s->v, s->n, out, err);
+}
+
 int64_t sn_tok_encode(const sn_tokenizer *t, const char *text, size_t len, int add_special,
                       int parse_special, int32_t *ids, size_t cap, sn_err *err) {
     if (!t || (!text && len)) return sn_err_set(err, SN_EINVAL, "tokenizer: NULL argument");
@@ -468,24 +460,7 @@ int64_t sn_tok_encode(const sn_tokenizer *t, const char *text, size_t len, int a
         }
         const char *p = text + fr.v[i].off;
         size_t n = fr.v[i].len;
-        if (t->type == T_SPM) {
-            s.n = 0;
-            if (t->add_space_prefix && prev_special && !bbuf_add(&s, "\xe2\x96\x81", 3)) goto oom;
-            for (size_t j = 0; j < n; j++) {
-                bool ok = p[j] == ' ' ? bbuf_add(&s, "\xe2\x96\x81", 3) : bbuf_add(&s, p + j, 1);
-                if (!ok) goto oom;
-            }
-            st = spm_tokenize(t, s.v ? s.v : "", s.n, &out, err);
-        } else if (t->spm_style_bpe) {
-            s.n = 0;
-            for (size_t j = 0; j < n; j++) {
-                bool ok = p[j] == ' ' ? bbuf_add(&s, "\xe2\x96\x81", 3) : bbuf_add(&s, p + j, 1);
-                if (!ok) goto oom;
-            }
-            st = bpe_tokenize(t, s.v, s.n, &out, err);
-        } else {
-            st = bpe_tokenize(t, p, n, &out, err);
-        }
+        st = t->ops->encode(t, p, n, prev_special, &s, &out, err);
         if (st) goto done;
         prev_special = false;
     }
@@ -526,41 +501,52 @@ static char byte_of(const char *s, size_t n) {
     return (char)v;
 }
 
+/* The piece of a NORMAL token (sn_tok_ops.normal_piece): SPM and SPM-style BPE turn U+2581 into
+ * spaces; byte-level BPE maps the GPT-2 byte alphabet back to bytes. */
+static bool spm_normal_piece(const sn_tokenizer *t, int32_t id, bbuf *b) {
+    const tok_info *ti = &t->tok[id];
+    const char *s = t->arena + ti->off;
+    for (size_t i = 0; i < ti->len; i++) {
+        if (i + 2 < ti->len && !memcmp(s + i, "\xe2\x96\x81", 3)) {
+            if (!bbuf_add(b, " ", 1)) return false;
+            i += 2;
+        } else if (!bbuf_add(b, s + i, 1)) return false;
+    }
+    return true;
+}
+
+static bool bpe_normal_piece(const sn_tokenizer *t, int32_t id, bbuf *b) {
+    if (t->spm_style_bpe) return spm_normal_piece(t, id, b);
+    const tok_info *ti = &t->tok[id];
+    const char *s = t->arena + ti->off;
+    size_t off = 0;
+    while (off < ti->len) {
+        uint32_t c = sn_tok_utf8_next((const unsigned char *)s, ti->len, &off);
+        int byte = c < 0x144 ? t->byte_dec[c] : -1;
+        if (byte >= 0) {
+            char ch = (char)byte;
+            if (!bbuf_add(b, &ch, 1)) return false;
+        } else {
+            char u[4], hex[16];
+            int l = sn_tok_utf8_put(c, u);
+            if (!bbuf_add(b, "[UNK_BYTE_0x", 12)) return false;
+            for (int j = 0; j < l; j++) {
+                snprintf(hex, sizeof hex, "%02x", (unsigned)(unsigned char)u[j]);
+                if (!bbuf_add(b, hex, 2)) return false;
+            }
+            if (!bbuf_add(b, s, ti->len) || !bbuf_add(b, "]", 1)) return false;
+        }
+    }
+    return true;
+}
+
 /* Appends the full piece (as llama.cpp caches it, special = true) of id. */
 static bool piece_full(const sn_tokenizer *t, int32_t id, bbuf *b) {
+    if (t->ops->full_piece) return t->ops->full_piece(t, id, b);
     const tok_info *ti = &t->tok[id];
     const char *s = t->arena + ti->off;
     if (ti->attr & (A_UNKNOWN | A_CONTROL | A_USER_DEFINED)) return bbuf_add(b, s, ti->len);
-    if (ti->attr & A_NORMAL) {
-        if (t->type == T_SPM || t->spm_style_bpe) {
-            for (size_t i = 0; i < ti->len; i++) {
-                if (i + 2 < ti->len && !memcmp(s + i, "\xe2\x96\x81", 3)) {
-                    if (!bbuf_add(b, " ", 1)) return false;
-                    i += 2;
-                } else if (!bbuf_add(b, s + i, 1)) return false;
-            }
-            return true;
-        }
-        size_t off = 0;
-        while (off < ti->len) {
-            uint32_t c = sn_tok_utf8_next((const unsigned char *)s, ti->len, &off);
-            int byte = c < 0x144 ? t->byte_dec[c] : -1;
-            if (byte >= 0) {
-                char ch = (char)byte;
-                if (!bbuf_add(b, &ch, 1)) return false;
-            } else {
-                char u[4], hex[16];
-                int l = sn_tok_utf8_put(c, u);
-                if (!bbuf_add(b, "[UNK_BYTE_0x", 12)) return false;
-                for (int j = 0; j < l; j++) {
-                    snprintf(hex, sizeof hex, "%02x", (unsigned)(unsigned char)u[j]);
-                    if (!bbuf_add(b, hex, 2)) return false;
-                }
-                if (!bbuf_add(b, s, ti->len) || !bbuf_add(b, "]", 1)) return false;
-            }
-        }
-        return true;
-    }
+    if (ti->attr & A_NORMAL) return t->ops->normal_piece(t, id, b);
     if (ti->attr & A_BYTE) {
         char ch = byte_of(s, ti->len);
         return bbuf_add(b, &ch, 1);
@@ -680,6 +666,7 @@ const char *sn_tok_text(const sn_tokenizer *t, int32_t id, size_t *len) {
 
 void sn_tok_free(sn_tokenizer *t) {
     if (!t) return;
+    if (t->ops && t->ops->free) t->ops->free(t);
     sn_pretok_free(t->pretok);
     free(t->arena); free(t->tok); free(t->tslot);
     free(t->marena); free(t->merge); free(t->mslot);
@@ -722,6 +709,102 @@ static int cmp_special(const void *a, const void *b, void *ctx) {
     return (x > y) - (x < y);
 }
 
+/* BPE: tokenizer.ggml.merges, ranked by position; the first occurrence of a pair keeps its rank. */
+static sn_status load_merges(sn_tokenizer *t, const sn_gguf *g, sn_err *err) {
+    sn_status st = SN_OK;
+    int64_t mi = sn_gguf_find_key(g, "tokenizer.ggml.merges");
+    if (mi < 0) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: gpt2 vocab without tokenizer.ggml.merges"); return st; }
+    if (sn_gguf_kv_type(g, mi) != SN_GGUF_ARR || sn_gguf_arr_type(g, mi) != SN_GGUF_STR) {
+        st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.merges is not an array of strings"); return st;
+    }
+    uint64_t nm = sn_gguf_arr_n(g, mi);
+    if (nm > INT32_MAX / 4) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: %llu merges is too many", (unsigned long long)nm); return st; }
+    size_t mtotal = 1;
+    for (uint64_t i = 0; i < nm; i++) {
+        sn_gguf_str s = sn_gguf_arr_str(g, mi, i);
+        if (s.len > UINT32_MAX / 2 || mtotal > SIZE_MAX - s.len) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: merge %llu is too long", (unsigned long long)i); return st; }
+        mtotal += s.len;
+    }
+    if (mtotal > UINT32_MAX) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: merges exceed 4 GiB"); return st; }
+    t->marena = malloc(mtotal);
+    t->merge = calloc(nm ? nm : 1, sizeof *t->merge);
+    uint64_t nms = slot_count(nm);
+    t->mslot = malloc(nms * sizeof *t->mslot);
+    if (!t->marena || !t->merge || !t->mslot) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+    memset(t->mslot, 0xFF, nms * sizeof *t->mslot);
+    t->mmask = nms - 1;
+    size_t mp = 0;
+    for (uint64_t i = 0; i < nm; i++) {
+        sn_gguf_str s = sn_gguf_arr_str(g, mi, i);
+        memcpy(t->marena + mp, s.ptr, s.len);
+        const char *sp = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
+        merge_info *m = &t->merge[i];
+        if (sp) {
+            size_t cut = (size_t)(sp - s.ptr);
+            *m = (merge_info){(uint32_t)mp, (uint32_t)cut, (uint32_t)(mp + cut + 1), (uint32_t)(s.len - cut - 1)};
+        } else {
+            *m = (merge_info){(uint32_t)mp, 0, (uint32_t)mp, 0}; /* never matches: llama.cpp keys it ("","") */
+        }
+        mp += s.len;
+        t->n_merge = (int32_t)(i + 1);
+        if (!sp) continue;
+        /* the first occurrence of a pair keeps its rank */
+        const char *l = t->marena + m->loff, *r = t->marena + m->roff;
+        uint64_t h = merge_hash(l, m->llen, r, m->rlen) & t->mmask;
+        bool dup = false;
+        while (t->mslot[h] >= 0) {
+            const merge_info *o = &t->merge[t->mslot[h]];
+            if (o->llen == m->llen && o->rlen == m->rlen && !memcmp(t->marena + o->loff, l, m->llen) &&
+                !memcmp(t->marena + o->roff, r, m->rlen)) { dup = true; break; }
+            h = (h + 1) & t->mmask;
+        }
+        if (!dup) t->mslot[h] = (int32_t)i;
+    }
+    return SN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The tokenizer models (sn_tok_ops): loader defaults, model tables, encoder, piece. */
+
+static sn_status spm_init(sn_tokenizer *t, const char *model, char **pre, sn_err *err) {
+    (void)model; (void)pre; (void)err;
+    t->bos = 1; t->eos = 2; t->unk = 0;
+    t->add_space_prefix = true; t->add_bos = true; t->add_eos = false; t->clean_spaces = false;
+    return SN_OK;
+}
+
+static sn_status bpe_init(sn_tokenizer *t, const char *model, char **pre, sn_err *err) {
+    t->bos = 11; t->eos = 11; t->unk = -1;
+    if (!strcmp(model, "gemma4")) { /* llama.cpp: no default ids, pre forced to gemma4 */
+        t->bos = t->eos = -1;
+        free(*pre);
+        *pre = strdup("gemma4");
+        if (!*pre) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+    }
+    t->add_space_prefix = false; t->clean_spaces = true;
+    unsigned pf = 0;
+    sn_status st = sn_pretok_new(*pre, &t->pretok, &pf, err);
+    if (st) return st;
+    t->ignore_merges = pf & SN_PRE_IGNORE_MERGES;
+    t->add_bos = pf & SN_PRE_ADD_BOS;
+    if (pf & SN_PRE_KEEP_SPACES) t->clean_spaces = false;
+    if (pf & SN_PRE_NO_BOS_ID) t->bos = -1;
+    t->spm_style_bpe = pf & SN_PRE_SPM_STYLE;
+    t->gemma4 = pf & SN_PRE_GEMMA4;
+    return SN_OK;
+}
+
+static sn_status spm_build(sn_tokenizer *t, const sn_gguf *g, sn_err *err) {
+    (void)g;
+    return build_pairs(t) ? SN_OK : sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+}
+
+static const char *const k_spm_models[] = {"llama", NULL}, *const k_bpe_models[] = {"gpt2", "gemma4", NULL};
+static const sn_tok_ops k_spm_ops = {k_spm_models, spm_init, spm_build, spm_encode, spm_normal_piece, NULL, NULL};
+static const sn_tok_ops k_bpe_ops = {k_bpe_models, bpe_init, load_merges, bpe_encode, bpe_normal_piece, NULL, NULL};
+static const sn_tok_ops *const k_tok_ops[] = {&k_spm_ops, &k_bpe_ops, &sn_tok_rwkv_ops};
+static const char k_tok_models[] = "llama, gpt2, gemma4, rwkv";
+
 sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
     if (!g || !out) return sn_err_set(err, SN_EINVAL, "tokenizer: NULL argument");
     *out = NULL;
@@ -745,32 +828,15 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
 
     t->eot = t->eom = t->sep = t->pad = t->mask = -1;
     t->fim_pre = t->fim_suf = t->fim_mid = t->fim_pad = t->fim_rep = t->fim_sep = -1;
-    if (!strcmp(model, "llama")) {
-        t->type = T_SPM;
-        t->bos = 1; t->eos = 2; t->unk = 0;
-        t->add_space_prefix = true; t->add_bos = true; t->add_eos = false; t->clean_spaces = false;
-    } else if (!strcmp(model, "gpt2") || !strcmp(model, "gemma4")) {
-        t->type = T_BPE;
-        t->bos = 11; t->eos = 11; t->unk = -1;
-        if (!strcmp(model, "gemma4")) { /* llama.cpp: no default ids, pre forced to gemma4 */
-            t->bos = t->eos = -1;
-            free(pre);
-            pre = strdup("gemma4");
-            if (!pre) goto oom;
-        }
-        t->add_space_prefix = false; t->clean_spaces = true;
-        unsigned pf = 0;
-        if ((st = sn_pretok_new(pre, &t->pretok, &pf, err))) goto fail;
-        t->ignore_merges = pf & SN_PRE_IGNORE_MERGES;
-        t->add_bos = pf & SN_PRE_ADD_BOS;
-        if (pf & SN_PRE_KEEP_SPACES) t->clean_spaces = false;
-        if (pf & SN_PRE_NO_BOS_ID) t->bos = -1;
-        t->spm_style_bpe = pf & SN_PRE_SPM_STYLE;
-        t->gemma4 = pf & SN_PRE_GEMMA4;
-    } else {
-        st = sn_err_set(err, SN_EUNSUPPORTED, "tokenizer: tokenizer model '%s' is not supported (only llama, gpt2)", model);
+    for (size_t i = 0; i < sizeof(k_tok_ops) / sizeof(k_tok_ops[0]) && !t->ops; i++)
+        for (const char *const *nm = k_tok_ops[i]->models; *nm; nm++)
+            if (!strcmp(model, *nm)) t->ops = k_tok_ops[i];
+    if (!t->ops) {
+        st = sn_err_set(err, SN_EUNSUPPORTED, "tokenizer: tokenizer model '%s' is not supported (supported: %s)", model,
+                        k_tok_models);
         goto fail;
     }
+    if ((st = t->ops->init(t, model, &pre, err))) goto fail;
     if ((st = get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err))) goto fail;
 
     /* tokens, scores, types */
@@ -872,66 +938,15 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         t->tslot[h] = (int32_t)i;
     }
 
-    /* merges */
-    if (t->type == T_BPE) {
-        int64_t mi = sn_gguf_find_key(g, "tokenizer.ggml.merges");
-        if (mi < 0) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: gpt2 vocab without tokenizer.ggml.merges"); goto fail; }
-        if (sn_gguf_kv_type(g, mi) != SN_GGUF_ARR || sn_gguf_arr_type(g, mi) != SN_GGUF_STR) {
-            st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.merges is not an array of strings"); goto fail;
-        }
-        uint64_t nm = sn_gguf_arr_n(g, mi);
-        if (nm > INT32_MAX / 4) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: %llu merges is too many", (unsigned long long)nm); goto fail; }
-        size_t mtotal = 1;
-        for (uint64_t i = 0; i < nm; i++) {
-            sn_gguf_str s = sn_gguf_arr_str(g, mi, i);
-            if (s.len > UINT32_MAX / 2 || mtotal > SIZE_MAX - s.len) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: merge %llu is too long", (unsigned long long)i); goto fail; }
-            mtotal += s.len;
-        }
-        if (mtotal > UINT32_MAX) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: merges exceed 4 GiB"); goto fail; }
-        t->marena = malloc(mtotal);
-        t->merge = calloc(nm ? nm : 1, sizeof *t->merge);
-        uint64_t nms = slot_count(nm);
-        t->mslot = malloc(nms * sizeof *t->mslot);
-        if (!t->marena || !t->merge || !t->mslot) goto oom;
-        memset(t->mslot, 0xFF, nms * sizeof *t->mslot);
-        t->mmask = nms - 1;
-        size_t mp = 0;
-        for (uint64_t i = 0; i < nm; i++) {
-            sn_gguf_str s = sn_gguf_arr_str(g, mi, i);
-            memcpy(t->marena + mp, s.ptr, s.len);
-            const char *sp = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
-            merge_info *m = &t->merge[i];
-            if (sp) {
-                size_t cut = (size_t)(sp - s.ptr);
-                *m = (merge_info){(uint32_t)mp, (uint32_t)cut, (uint32_t)(mp + cut + 1), (uint32_t)(s.len - cut - 1)};
-            } else {
-                *m = (merge_info){(uint32_t)mp, 0, (uint32_t)mp, 0}; /* never matches: llama.cpp keys it ("","") */
-            }
-            mp += s.len;
-            t->n_merge = (int32_t)(i + 1);
-            if (!sp) continue;
-            /* the first occurrence of a pair keeps its rank */
-            const char *l = t->marena + m->loff, *r = t->marena + m->roff;
-            uint64_t h = merge_hash(l, m->llen, r, m->rlen) & t->mmask;
-            bool dup = false;
-            while (t->mslot[h] >= 0) {
-                const merge_info *o = &t->merge[t->mslot[h]];
-                if (o->llen == m->llen && o->rlen == m->rlen && !memcmp(t->marena + o->loff, l, m->llen) &&
-                    !memcmp(t->marena + o->roff, r, m->rlen)) { dup = true; break; }
-                h = (h + 1) & t->mmask;
-            }
-            if (!dup) t->mslot[h] = (int32_t)i;
-        }
-    }
+    if (t->ops->build && (st = t->ops->build(t, g, err))) goto fail;
 
-    if (t->type == T_SPM && !build_pairs(t)) goto oom;
 
     /* SPM byte fallback table (<0xNN>, else the raw byte) */
     for (int b = 0; b < 256; b++) {
         char hx[8];
         snprintf(hx, sizeof hx, "<0x%02X>", b);
-        int32_t id = tok_find(t, hx, 6);
-        if (id < 0) { char c = (char)b; id = tok_find(t, &c, 1); }
+        int32_t id = sn_tok_find(t, hx, 6);
+        if (id < 0) { char c = (char)b; id = sn_tok_find(t, &c, 1); }
         t->spm_byte[b] = id;
     }
 
@@ -990,7 +1005,7 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         for (size_t d = 0; d < sizeof det / sizeof det[0]; d++) {
             if (*det[d].id >= 0) continue;
             for (const char *const *nm = det[d].names; *nm && *det[d].id < 0; nm++) {
-                int32_t id = tok_find(t, *nm, strlen(*nm));
+                int32_t id = sn_tok_find(t, *nm, strlen(*nm));
                 if (id >= 0) { *det[d].id = id; t->tok[id].attr |= A_CONTROL; }
             }
         }
@@ -1056,19 +1071,19 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         const char *p = pre ? pre : "", *a = garch ? garch : "";
         if (strstr(p, "jina-v2-de") || strstr(p, "jina-v2-es") || strstr(p, "jina-v2-code") ||
             strstr(a, "nomic-bert-moe") || strstr(a, "jina-bert-v3")) {
-            int32_t id = tok_find(t, "<mask>", 6);
+            int32_t id = sn_tok_find(t, "<mask>", 6);
             if (id >= 0) t->tok[id].attr |= A_LSTRIP;
         } else if (strstr(lname, "phi-3") || strstr(lname, "phi3")) {
             for (size_t i = 0; i < t->n_special; i++) t->tok[t->special[i]].attr |= A_RSTRIP;
-            int32_t id = tok_find(t, "</s>", 4);
+            int32_t id = sn_tok_find(t, "</s>", 4);
             if (id >= 0) t->tok[id].attr |= A_RSTRIP;
             const char *norstrip[] = {"<unk>", "<s>", "<|endoftext|>"};
             for (int i = 0; i < 3; i++) {
-                id = tok_find(t, norstrip[i], strlen(norstrip[i]));
+                id = sn_tok_find(t, norstrip[i], strlen(norstrip[i]));
                 if (id >= 0) t->tok[id].attr &= ~(uint32_t)A_RSTRIP;
             }
         } else if (strstr(lname, "modern-bert")) {
-            int32_t id = tok_find(t, "[MASK]", 6);
+            int32_t id = sn_tok_find(t, "[MASK]", 6);
             if (id >= 0) t->tok[id].attr |= A_LSTRIP;
         }
     }
