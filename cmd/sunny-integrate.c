@@ -7,6 +7,7 @@
 #include "modelinfo.h"
 #include "ollama.h"
 #include "smoke.h"
+#include "utf8.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -411,7 +412,7 @@ fail:
     rc = SN_EXIT_FAIL;
 done:
     if (g_json) {
-        char *s = cJSON_Print(out);
+        char *s = sn_utf8_fix_json(out) ? NULL : cJSON_Print(out); /* valid UTF-8 even mid-character */
         if (s) printf("%s\n", s);
         free(s);
     }
@@ -574,7 +575,7 @@ fail:
     rc = SN_EXIT_FAIL;
 done:
     if (g_json) {
-        char *js = cJSON_Print(out);
+        char *js = sn_utf8_fix_json(out) ? NULL : cJSON_Print(out);
         if (js) printf("%s\n", js);
         free(js);
     }
@@ -600,7 +601,7 @@ static int cmd_doctor(int argc, char **argv) {
     if (!r) { sn_cli_errorf("out of memory"); return SN_EXIT_FAIL; }
     int failed = sn_doctor_failed(r);
     if (g_json) {
-        char *s = cJSON_Print(r);
+        char *s = sn_utf8_fix_json(r) ? NULL : cJSON_Print(r);
         printf("%s\n", s ? s : "{}");
         free(s);
     } else {

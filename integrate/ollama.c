@@ -1,6 +1,7 @@
 /* ollama.c - Ollama HTTP install flow (see ollama.h and shared/reference/ollama.md). */
 #include "ollama.h"
 #include "smoke.h"
+#include "utf8.h"
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -472,37 +473,80 @@ char *sn_ollama_create_body(const sn_ollama_model_spec *m, const char *digest) {
     return s;
 }
 
-/* Ollama's Modelfile parser (parser/parser.go) reads a value until a newline at which the trimmed
- * text is complete: bare, "..." or """...""". Only printable runes, tab, CR and LF survive. */
+/* Ollama's Modelfile reader (parser/parser.go, ParseFile) decodes the file as UTF-8 (ill-formed
+ * bytes become U+FFFD) and keeps only the runes strconv.IsPrint accepts, plus tab, CR and LF inside a
+ * value. A value ends at the first CR or LF (never at a space or tab) at which
+ * unquote(strings.TrimSpace(text so far)) succeeds: text not starting with a quote, or """...""" (6+
+ * bytes), or "..." (2+ bytes, and not starting with """). So sunny refuses what no spelling keeps
+ * (a rune that would be dropped, ill-formed UTF-8) and otherwise tries bare, then "..." and
+ * """...""", keeping the first one the reader gives back unchanged: a spelling fails when TrimSpace
+ * or unquote alters the whole value (leading/trailing whitespace, a leading quote), or when a line
+ * inside it already completes it. */
+
+/* parser.go's unquote(strings.TrimSpace(s[0..n))) for ASCII whitespace (the only kind mf_quote lets
+ * through): 1 and the inner text in *b..*e when complete, 0 when the reader would read on. */
+static int mf_unquote(const char *s, size_t n, const char **b, const char **e) {
+#define MF_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
+    while (n && MF_WS(*s)) s++, n--;
+    while (n && MF_WS(s[n - 1])) n--;
+#undef MF_WS
+    size_t q = n >= 3 && !memcmp(s, "\"\"\"", 3) ? 3 : n >= 1 && s[0] == '"' ? 1 : 0;
+    if (q && (n < 2 * q || memcmp(s + n - q, "\"\"\"", q))) return 0;
+    *b = s + q;
+    *e = s + n - q;
+    return 1;
+}
+
+/* Does Ollama read q + v + q + "\n" back as exactly v? */
+static int mf_spelling_ok(const char *v, size_t n, const char *q, char *buf) {
+    size_t ql = strlen(q);
+    const char *b, *e;
+    memcpy(buf, q, ql);
+    memcpy(buf + ql, v, n);
+    memcpy(buf + ql + n, q, ql);
+    for (size_t i = 0; i < n; i++) /* a CR/LF inside v where the text so far is already complete */
+        if ((v[i] == '\n' || v[i] == '\r') && mf_unquote(buf, ql + i, &b, &e)) return 0;
+    return mf_unquote(buf, n + 2 * ql, &b, &e) && (size_t)(e - b) == n && !memcmp(b, v, n);
+}
+
 static sn_status mf_quote(const char *what, const char *v, char **out, sn_err *err) {
-    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-        if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7f)
+    const unsigned char *s = (const unsigned char *)v;
+    size_t n = strlen(v);
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t l = sn_utf8_decode(s + i, n - i, &cp);
+        if (!l)
             return sn_err_set(err, SN_EINVAL,
-                              "%s contains the control character 0x%02x at byte %zu, which Ollama's "
+                              "%s is not valid UTF-8 at byte %zu, which Ollama's Modelfile parser turns "
+                              "into U+FFFD; install through the API instead of --modelfile-out",
+                              what, i);
+        if (cp != '\t' && cp != '\n' && cp != '\r' && !sn_utf8_go_printable(cp))
+            return sn_err_set(err, SN_EINVAL,
+                              "%s contains the non-printable character U+%04X at byte %zu, which Ollama's "
                               "Modelfile parser silently drops; install through the API instead of "
                               "--modelfile-out",
-                              what, *p, (size_t)((const char *)p - v));
-    size_t n = strlen(v);
-    int needs = n == 0 || strchr(v, '\n') || strchr(v, '\r') || v[0] == ' ' || v[0] == '\t' ||
-                v[n - 1] == ' ' || v[n - 1] == '\t' || v[0] == '"';
-    const char *q = "";
-    if (needs) {
-        if (!strchr(v, '"')) q = "\"";
-        else if (!strstr(v, "\"\"\"")) q = "\"\"\"";
-        else
-            return sn_err_set(err, SN_EINVAL,
-                              "%s contains \"\"\" and needs quoting; Ollama's Modelfile syntax cannot "
-                              "express that (ollama/ollama#5715). Install through the API (the template "
-                              "is sent as JSON there) or change the text",
-                              what);
+                              what, (unsigned)cp, i);
+        i += l;
     }
-    size_t ql = strlen(q);
-    *out = malloc(n + 2 * ql + 1);
+    if (n > SIZE_MAX - 7) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    *out = malloc(n + 7);
     if (!*out) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    memcpy(*out, q, ql);
-    memcpy(*out + ql, v, n);
-    memcpy(*out + ql + n, q, ql + 1);
-    return SN_OK;
+    /* Ollama's own writer (quote() in parser.go) picks """ for text with a quote in it, else " */
+    const char *spellings[] = {"", "\"", "\"\"\""};
+    if (strchr(v, '"')) spellings[1] = "\"\"\"", spellings[2] = "\"";
+    for (size_t k = 0; k < 3; k++) {
+        if (mf_spelling_ok(v, n, spellings[k], *out)) {
+            (*out)[n + 2 * strlen(spellings[k])] = 0;
+            return SN_OK;
+        }
+    }
+    free(*out);
+    *out = NULL;
+    return sn_err_set(err, SN_EINVAL,
+                      "%s cannot be written so Ollama's Modelfile parser reads it back unchanged (a line "
+                      "in it ends with \" or \"\"\" where quoting is needed); install through the API "
+                      "(the text is sent as JSON there) or change the text",
+                      what);
 }
 
 typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;

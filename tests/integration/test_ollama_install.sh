@@ -108,7 +108,7 @@ assert d["system"] == ['  padded "quoted" system  '], d["system"]
 assert d["stop"] == ["<|eot_id|>"] and d["num_ctx"] == ["2048"], d
 assert d["model"][0].endswith(".gguf")
 EOF
-printf 'a """ b\n{{ .Prompt }}' > "$W/bad.gotmpl"
+printf 'x"\n"""\n{{ .Prompt }}' > "$W/bad.gotmpl" # no spelling keeps it: a line ends in " and one in """
 out=$("$SI" ollama "$G" --name tiny:mf --host "$FAKE_URL" --template "$W/bad.gotmpl" --modelfile-out "$W/Modelfile2" --dry-run 2>&1); rc=$?
 [[ $rc == 1 && ! -e $W/Modelfile2 ]] && grep -q '"""' <<<"$out" && ok "template with \"\"\" refused for a Modelfile, nothing written" || bad "triple quote rc=$rc: $out"
 stop "$FAKE_PID"

@@ -115,9 +115,27 @@ static void test_modelfile(void) {
                                "PARAMETER num_ctx 2048\n"
                                "LICENSE MIT\n");
     free(mf);
-    m.template_text = "a \"\"\" b\nc";
+    m.template_text = "a \"\"\" b\nc"; /* a """ inside a line does not end the value */
+    mf = sn_ollama_modelfile(&m, "./b.gguf", &e);
+    CU_ASSERT_PTR_NOT_NULL(mf && strstr(mf, "TEMPLATE \"\"\"a \"\"\" b\nc\"\"\"\n"));
+    free(mf);
+    m.template_text = "a\"\nb"; /* a line ending in ": "..." would end there, """...""" keeps it */
+    mf = sn_ollama_modelfile(&m, "./b.gguf", &e);
+    CU_ASSERT_PTR_NOT_NULL(mf && strstr(mf, "TEMPLATE \"\"\"a\"\nb\"\"\"\n"));
+    free(mf);
+    m.template_text = "x\"\ny\"\"\"\nz"; /* line ends: " in "...", """ in """...""", bare ends at once */
     CU_ASSERT_PTR_NULL(sn_ollama_modelfile(&m, "./b.gguf", &e));
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "\"\"\""));
+    m.template_text = "trailing space ";
+    mf = sn_ollama_modelfile(&m, "./b.gguf", &e);
+    CU_ASSERT_PTR_NOT_NULL(mf && strstr(mf, "TEMPLATE \"trailing space \"\n"));
+    free(mf);
+    m.template_text = "trailing tab\t";
+    mf = sn_ollama_modelfile(&m, "./b.gguf", &e);
+    CU_ASSERT_PTR_NOT_NULL(mf && strstr(mf, "TEMPLATE \"trailing tab\t\"\n"));
+    free(mf);
+    m.template_text = "nbsp\xC2\xA0"; /* U+00A0: strconv.IsPrint drops it even inside quotes */
+    CU_ASSERT_PTR_NULL(sn_ollama_modelfile(&m, "./b.gguf", &e));
     m.template_text = "bell\a";
     CU_ASSERT_PTR_NULL(sn_ollama_modelfile(&m, "./b.gguf", &e));
     m.template_text = "multi\nline";

@@ -1,0 +1,3 @@
+module sunny/modelfile_parse
+
+go 1.19
