@@ -68,6 +68,7 @@ typedef struct sn_arch_class {
 typedef enum sn_arch_vocab {
     SN_ARCH_VOCAB_TEXT = 0,          /* TextModel / Qwen2Model: tokenizer.model (SPM) else tokenizer.json */
     SN_ARCH_VOCAB_LLAMA,             /* LlamaModel.set_vocab: + the llama_hf path, add_space_prefix */
+    SN_ARCH_VOCAB_RWKV,              /* _set_vocab_rwkv_world: rwkv_vocab_v20230424.txt (vocab_rwkv.c) */
 } sn_arch_vocab;
 
 typedef struct sn_arch {
@@ -98,7 +99,7 @@ typedef struct sn_arch {
     const char *const *required_per_layer;
 } sn_arch;
 
-extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_mamba2;
+extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_mamba2, sn_arch_rwkv7;
 
 /* The table (convert/archs.c). Looks up architectures[0]; NULL if unsupported. */
 const sn_arch *sn_arch_find(const char *hf_arch);

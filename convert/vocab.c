@@ -1350,6 +1350,8 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
                               sn_gguf_writer *w, const sn_vocab_opts *opts, sn_vocab_report *rep,
                               sn_err *err) {
     if (!model_dir || !w) return sn_err_set(err, SN_EINVAL, "sn_vocab_write_gguf: missing argument");
+    const sn_arch *fam = cfg ? sn_arch_find(cfg->architecture) : NULL;
+    if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) return sn_vocab_rwkv_write(model_dir, cfg, w, rep, err);
     plan p;
     memset(&p, 0, sizeof p);
     p.space_prefix = p.norm_lowercase = p.norm_strip_accents = -1;

@@ -34,6 +34,11 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
                               sn_gguf_writer *w, const sn_vocab_opts *opts, sn_vocab_report *rep,
                               sn_err *err);
 
+/* The RWKV world vocabulary of model_dir (convert/vocab_rwkv.c); sn_vocab_write_gguf calls it for
+ * families whose sn_arch says SN_ARCH_VOCAB_RWKV. */
+sn_status sn_vocab_rwkv_write(const char *model_dir, const struct sn_hf_config *cfg, sn_gguf_writer *w,
+                              sn_vocab_report *rep, sn_err *err);
+
 /* The pre-tokenizer names sunny can recognise, NULL-terminated (for --pre help and errors). */
 const char *const *sn_vocab_pre_names(void);
 
