@@ -20,6 +20,15 @@
 static volatile sig_atomic_t g_cancel = 0;
 static void on_signal(int sig) { g_cancel = sig; }
 
+/* Ctrl-C / SIGTERM ask the library to stop; it removes its tmp file and returns "interrupted". */
+static void catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: sunny-convert MODEL_DIR -o OUT.gguf [options]\n"
@@ -98,7 +107,11 @@ static int run_blob(const sn_blob_convert_opts *bo, int json) {
     sn_err err;
     memset(&err, 0, sizeof err);
     sn_status st = sn_blob_convert(bo, &r, &err);
-    if (st != SN_OK) return sn_cli_fail(&err);
+    if (bo->on_progress && ((ui_t *)bo->ud)->last > 0) fputc('\n', stderr);
+    if (st != SN_OK) {
+        sn_cli_fail(&err);
+        return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
+    }
     if (json) {
         printf("{\"output\": \"");
         for (const char *s = bo->out_path; *s; s++) {
@@ -208,6 +221,10 @@ int main(int argc, char **argv) {
         bo.n_threads = o.n_threads;
         bo.force = o.force;
         bo.verify = o.verify;
+        catch_signals();
+        bo.cancel = &g_cancel;
+        ui.tty = sn_cli_isatty_stderr() && !json;
+        if (ui.tty) { bo.on_progress = on_progress; bo.ud = &ui; }
         return run_blob(&bo, json);
     }
     if (!o.out_path && !o.dry_run) return sn_cli_usage_error("missing -o OUT.gguf");
@@ -216,11 +233,7 @@ int main(int argc, char **argv) {
         o.force = 1;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    catch_signals();
     o.cancel = &g_cancel;
 
     ui.tty = sn_cli_isatty_stderr() && !json;

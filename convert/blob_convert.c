@@ -5,6 +5,8 @@
 #include "convert.h"
 #include "ggml_types.h"
 #include "gguf.h"
+#include "hf_config.h"
+#include "path.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,17 +33,41 @@ static int ends_with(const char *s, const char *suf) {
     return a >= b && memcmp(s + a - b, suf, b) == 0;
 }
 
-/* The blob dtype of one source tensor. The family's F32 kinds (arch.h keep_f32 / no_quantize, e.g.
- * Mamba-2's conv1d) stay fp32 like the norms. */
-static sn_blob_dtype pick(const sn_arch *a, const sn_gguf_tensor *t, const char *name, const sn_blob_convert_opts *o) {
-    int matrix = t->n_dims == 2 && ends_with(name, ".weight") && strcmp(name, "token_embd.weight") != 0 &&
+/* The blob dtype of one tensor (n_dims, ne0 of the source; name as written to the blob). The
+ * family's F32 kinds (arch.h keep_f32 / no_quantize, e.g. Mamba-2's conv1d) stay fp32 like the norms. */
+static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const char *name, const sn_blob_convert_opts *o) {
+    int matrix = n_dims == 2 && ends_with(name, ".weight") && strcmp(name, "token_embd.weight") != 0 &&
                  !ends_with(name, "_norm.weight") &&
                  !(a && (sn_arch_name_in(name, a->keep_f32) || sn_arch_name_in(name, a->no_quantize)));
     if (!matrix || o->dtype == SN_BLOBTYPE_FP32) return SN_BLOB_FP32;
     if (o->dtype == SN_BLOBTYPE_FP16) return SN_BLOB_FP16;
     if (!strcmp(name, "output.weight") && o->head_fp16) return SN_BLOB_FP16;
-    return t->ne[0] % SN_BLOB_INT4_GROUP == 0 ? SN_BLOB_INT4G64 : SN_BLOB_FP16;
+    return ne0 % SN_BLOB_INT4_GROUP == 0 ? SN_BLOB_INT4G64 : SN_BLOB_FP16;
 }
+
+static sn_blob_layout layout_of(sn_blob_dtype dt) { return dt == SN_BLOB_INT4G64 ? SN_BLOB_INT4_ROWS : SN_BLOB_ROWMAJOR; }
+
+/* Bytes of one blob row of `cols` values. */
+static uint64_t row_bytes(sn_blob_dtype dt, uint64_t cols) {
+    return dt == SN_BLOB_INT4G64 ? sn_blob_int4_row_bytes(cols) : dt == SN_BLOB_FP16 ? cols * 2 : cols * 4;
+}
+
+/* One f32 row -> its blob encoding in out (row_bytes(dt, cols)); INT4 also updates *max_rel with
+ * max|w - deq(w)| / max|w| (deq: scratch of cols floats). */
+static void encode_row(sn_blob_dtype dt, const float *f, uint64_t cols, uint8_t *out, float *deq, double *max_rel) {
+    if (dt == SN_BLOB_FP32) { memcpy(out, f, cols * 4); return; }
+    if (dt == SN_BLOB_FP16) { sn_fp32_to_fp16_row(f, (uint16_t *)(void *)out, cols); return; }
+    sn_blob_quantize_int4_row(f, cols, out);
+    sn_blob_dequantize_int4_row(out, cols, deq);
+    float amax = 0, emax = 0;
+    for (uint64_t c = 0; c < cols; c++) {
+        amax = fmaxf(amax, fabsf(f[c]));
+        emax = fmaxf(emax, fabsf(f[c] - deq[c]));
+    }
+    if (amax > 0 && emax / amax > *max_rel) *max_rel = emax / amax;
+}
+
+static int cancelled(const sn_blob_convert_opts *o) { return o->cancel && *o->cancel; }
 
 static int can_read(int type) {
     switch (type) {
@@ -51,56 +77,50 @@ static int can_read(int type) {
     }
 }
 
+static sn_status set_blob_keys(sn_gguf_writer *m, const sn_blob_convert_opts *o, const char *src_path, sn_err *err) {
+    const char *base = strrchr(src_path, '/');
+    base = base && base[1] ? base + 1 : src_path;
+    sn_status st = sn_gguf_writer_set_str(m, "sunny.blob.dtype", blobtype_name(o->dtype));
+    if (!st) st = sn_gguf_writer_set_str(m, "sunny.blob.source", base);
+    return st ? sn_err_set(err, st, "%s: setting the blob metadata failed", src_path) : SN_OK;
+}
+
+static void count_dtype(sn_blob_convert_result *res, sn_blob_dtype dt) {
+    res->n_int4 += dt == SN_BLOB_INT4G64;
+    res->n_fp16 += dt == SN_BLOB_FP16;
+    res->n_fp32 += dt == SN_BLOB_FP32;
+    res->n_tensors++;
+}
+
+static uint32_t blob_flags(const sn_blob_convert_opts *o) {
+    return o->dtype == SN_BLOBTYPE_INT4 && !o->head_fp16 ? SN_BLOB_FLAG_INT4_HEAD : 0;
+}
+
+/* ---- GGUF -> blob ---- */
+
 typedef struct { const sn_gguf_tensor *src; char name[64]; sn_blob_dtype dt; } job;
 
-static sn_status write_tensor(sn_blob_writer *w, const job *j, double *max_rel, sn_err *err) {
+static sn_status write_tensor(sn_blob_writer *w, const job *j, const sn_blob_convert_opts *o, double *max_rel,
+                              sn_err *err) {
     const sn_gguf_tensor *t = j->src;
     uint64_t cols = t->ne[0], rows = t->ne[1] * t->ne[2] * t->ne[3];
-    uint64_t src_row = sn_ggml_row_size(t->type, cols);
-    float *f = malloc(cols * sizeof(float));
-    void *out = NULL;
+    uint64_t src_row = sn_ggml_row_size(t->type, cols), rb = row_bytes(j->dt, cols);
+    float *f = malloc(cols * sizeof(float)), *deq = malloc(cols * sizeof(float));
+    uint8_t *out = malloc(rb);
     sn_status st = SN_OK;
-    if (!f) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    if (j->dt == SN_BLOB_INT4G64) {
-        uint64_t rb = sn_blob_int4_row_bytes(cols), nb = rb * rows;
-        uint8_t *buf = malloc(nb);
-        float *deq = malloc(cols * sizeof(float));
-        if (!buf || !deq) { free(buf); free(deq); free(f); return sn_err_set(err, SN_ENOMEM, "out of memory (%s)", j->name); }
-        memset(buf, 0, nb);
-        for (uint64_t r = 0; r < rows; r++) {
-            if (sn_dequantize_row(t->type, (const uint8_t *)t->data + r * src_row, f, (int64_t)cols)) {
-                st = sn_err_set(err, SN_EUNSUPPORTED, "tensor '%s': cannot read GGUF type %s", j->name, sn_ggml_type_name(t->type));
-                break;
-            }
-            uint8_t *q = buf + r * rb;
-            sn_blob_quantize_int4_row(f, cols, q);
-            sn_blob_dequantize_int4_row(q, cols, deq);
-            float amax = 0, emax = 0;
-            for (uint64_t c = 0; c < cols; c++) {
-                amax = fmaxf(amax, fabsf(f[c]));
-                emax = fmaxf(emax, fabsf(f[c] - deq[c]));
-            }
-            if (amax > 0 && emax / amax > *max_rel) *max_rel = emax / amax;
+    if (!f || !deq || !out) st = sn_err_set(err, SN_ENOMEM, "out of memory (%s)", j->name);
+    for (uint64_t r = 0; r < rows && !st; r++) {
+        if ((r & 255) == 0 && cancelled(o)) { st = sn_err_set(err, SN_EIO, "interrupted"); break; }
+        if (sn_dequantize_row(t->type, (const uint8_t *)t->data + r * src_row, f, (int64_t)cols)) {
+            st = sn_err_set(err, SN_EUNSUPPORTED, "tensor '%s': cannot read GGUF type %s", j->name, sn_ggml_type_name(t->type));
+            break;
         }
-        if (!st) st = sn_blob_writer_write(w, buf, nb, err);
-        free(buf);
-        free(deq);
-    } else {
-        size_t esz = j->dt == SN_BLOB_FP32 ? 4 : 2;
-        out = malloc(cols * esz);
-        if (!out) { free(f); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
-        for (uint64_t r = 0; r < rows && !st; r++) {
-            if (sn_dequantize_row(t->type, (const uint8_t *)t->data + r * src_row, f, (int64_t)cols)) {
-                st = sn_err_set(err, SN_EUNSUPPORTED, "tensor '%s': cannot read GGUF type %s", j->name, sn_ggml_type_name(t->type));
-                break;
-            }
-            if (esz == 4) memcpy(out, f, cols * 4);
-            else sn_fp32_to_fp16_row(f, out, cols);
-            st = sn_blob_writer_write(w, out, cols * esz, err);
-        }
-        free(out);
+        encode_row(j->dt, f, cols, out, deq, max_rel);
+        st = sn_blob_writer_write(w, out, rb, err);
     }
     free(f);
+    free(deq);
+    free(out);
     if (!st) st = sn_blob_writer_end_tensor(w, err);
     return st;
 }
@@ -120,11 +140,8 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
         if (!strncmp(k, "sunny.blob.", 11)) continue;
         st = sn_gguf_writer_copy_kv(m, g, i);
     }
-    const char *base = strrchr(gguf_path, '/');
-    base = base ? base + 1 : gguf_path;
-    if (!st) st = sn_gguf_writer_set_str(m, "sunny.blob.dtype", blobtype_name(o->dtype));
-    if (!st) st = sn_gguf_writer_set_str(m, "sunny.blob.source", base);
     if (st) { st = sn_err_set(err, st, "%s: copying metadata failed", gguf_path); goto done; }
+    if ((st = set_blob_keys(m, o, gguf_path, err))) goto done;
     int64_t nj = 0, emb = -1;
     char arch_name[64] = "";
     int64_t ka = sn_gguf_find_key(g, "general.architecture");
@@ -142,37 +159,204 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
         }
         jobs[nj].src = t;
         snprintf(jobs[nj].name, sizeof jobs[nj].name, "%s", t->name);
-        jobs[nj].dt = pick(arch, t, t->name, o);
+        jobs[nj].dt = pick(arch, t->n_dims, t->ne[0], t->name, o);
         if (!strcmp(t->name, "token_embd.weight")) emb = nj;
         nj++;
     }
     if (!has_output && emb >= 0) { /* tied head: an explicit matrix for the blob's kernels */
         jobs[nj].src = jobs[emb].src;
         snprintf(jobs[nj].name, sizeof jobs[nj].name, "output.weight");
-        jobs[nj].dt = pick(arch, jobs[emb].src, "output.weight", o);
+        jobs[nj].dt = pick(arch, jobs[emb].src->n_dims, jobs[emb].src->ne[0], "output.weight", o);
         nj++;
     }
     for (int64_t i = 0; i < nj && !st; i++) {
         const sn_gguf_tensor *t = jobs[i].src;
-        st = sn_blob_writer_add_tensor(w, jobs[i].name, jobs[i].dt,
-                                       jobs[i].dt == SN_BLOB_INT4G64 ? SN_BLOB_INT4_ROWS : SN_BLOB_ROWMAJOR,
-                                       t->n_dims, t->ne, err);
+        st = sn_blob_writer_add_tensor(w, jobs[i].name, jobs[i].dt, layout_of(jobs[i].dt), t->n_dims, t->ne, err);
         if (st > 0) st = SN_OK;
-        res->n_int4 += jobs[i].dt == SN_BLOB_INT4G64;
-        res->n_fp16 += jobs[i].dt == SN_BLOB_FP16;
-        res->n_fp32 += jobs[i].dt == SN_BLOB_FP32;
+        count_dtype(res, jobs[i].dt);
     }
     if (st < 0) goto done;
     st = SN_OK;
-    sn_blob_writer_set_flags(w, o->dtype == SN_BLOBTYPE_INT4 && !o->head_fp16 ? SN_BLOB_FLAG_INT4_HEAD : 0);
+    sn_blob_writer_set_flags(w, blob_flags(o));
     if ((st = sn_blob_writer_begin(w, tmp, err))) goto done;
-    for (int64_t i = 0; i < nj && !st; i++) st = write_tensor(w, &jobs[i], &res->verify_max_rel_err, err);
+    for (int64_t i = 0; i < nj && !st; i++) st = write_tensor(w, &jobs[i], o, &res->verify_max_rel_err, err);
+    if (!st && cancelled(o)) st = sn_err_set(err, SN_EIO, "interrupted");
     if (!st) st = sn_blob_writer_finish(w, err);
-    res->n_tensors = (uint64_t)nj;
 done:
     free(jobs);
     sn_blob_writer_free(w);
     sn_gguf_close(g);
+    return st;
+}
+
+/* ---- HF folder -> blob, streamed: sn_convert hands every tensor over as F32 rows (convert.h's
+ * sink) and each row is encoded and written as it arrives. No intermediate GGUF; the memory is one
+ * row, plus the encoded head of a tied model (written right after token_embd). */
+typedef struct { char name[64]; uint32_t n_dims; uint64_t ne[4]; int type; } hf_tensor;
+
+typedef struct {
+    const sn_blob_convert_opts *o;
+    const sn_arch *arch;
+    const char *tmp;
+    sn_blob_convert_result *res;
+    sn_blob_writer *w;
+    hf_tensor *t;          /* the plan, in stream order */
+    size_t n, cap, cur;
+    int plan_oom;
+    float *row, *deq;      /* the row being filled, a dequantization scratch */
+    uint64_t fill, rows_done;
+    uint8_t *enc, *head;   /* one encoded row; the tied head's encoded rows */
+    uint64_t head_rb;
+    sn_blob_dtype head_dt;
+} hf_sink;
+
+static void hf_on_plan(void *ud, const sn_convert_plan_entry *e) {
+    hf_sink *k = ud;
+    if (k->plan_oom) return;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        hf_tensor *nt = realloc(k->t, cap * sizeof *nt);
+        if (!nt) { k->plan_oom = 1; return; }
+        k->t = nt;
+        k->cap = cap;
+    }
+    hf_tensor *t = &k->t[k->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", e->gguf_name);
+    t->n_dims = e->n_dims;
+    for (uint32_t d = 0; d < 4; d++) t->ne[d] = d < e->n_dims ? e->ne[d] : 1;
+    t->type = e->type;
+}
+
+static sn_blob_dtype hf_dt(const hf_sink *k, const hf_tensor *t) { return pick(k->arch, t->n_dims, t->ne[0], t->name, k->o); }
+
+static sn_status hf_begin(void *ud, const sn_gguf_writer *kv, sn_err *err) {
+    hf_sink *k = ud;
+    if (k->plan_oom) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    k->w = sn_blob_writer_new();
+    if (!k->w) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    sn_gguf_writer *m = sn_blob_writer_meta(k->w);
+    sn_status st = sn_gguf_writer_copy_kvs(m, kv);
+    if (st) return sn_err_set(err, st, "%s: copying metadata failed", k->o->in_path);
+    if ((st = set_blob_keys(m, k->o, k->o->in_path, err))) return st;
+    int tied = 1;
+    uint64_t max_cols = 1;
+    for (size_t i = 0; i < k->n; i++) {
+        if (!strcmp(k->t[i].name, "output.weight")) tied = 0;
+        if (k->t[i].ne[0] > max_cols) max_cols = k->t[i].ne[0];
+    }
+    for (size_t i = 0; i < k->n && !st; i++) {
+        const hf_tensor *t = &k->t[i];
+        if (t->type != SN_GGML_F32) return sn_err_set(err, SN_EINVAL, "tensor %s: the stream is not F32", t->name);
+        const sn_blob_dtype dt = hf_dt(k, t);
+        st = sn_blob_writer_add_tensor(k->w, t->name, dt, layout_of(dt), t->n_dims, t->ne, err);
+        if (st > 0) st = SN_OK;
+        count_dtype(k->res, dt);
+        if (!st && tied && !strcmp(t->name, "token_embd.weight")) { /* the tied head, right after it */
+            k->head_dt = pick(k->arch, t->n_dims, t->ne[0], "output.weight", k->o);
+            st = sn_blob_writer_add_tensor(k->w, "output.weight", k->head_dt, layout_of(k->head_dt), t->n_dims, t->ne, err);
+            if (st > 0) st = SN_OK;
+            count_dtype(k->res, k->head_dt);
+            k->head_rb = row_bytes(k->head_dt, t->ne[0]);
+            const uint64_t rows = t->ne[1] * t->ne[2] * t->ne[3];
+            if (!st && !(k->head = malloc(k->head_rb * rows)))
+                st = sn_err_set(err, SN_ENOMEM, "out of memory for the tied output head (%llu MB)",
+                                (unsigned long long)(k->head_rb * rows >> 20));
+        }
+    }
+    if (st < 0) return st;
+    k->row = malloc(max_cols * sizeof(float));
+    k->deq = malloc(max_cols * sizeof(float));
+    k->enc = malloc(max_cols * 4);
+    if (!k->row || !k->deq || !k->enc) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    sn_blob_writer_set_flags(k->w, blob_flags(k->o));
+    return sn_blob_writer_begin(k->w, k->tmp, err);
+}
+
+static sn_status hf_write(void *ud, const void *data, uint64_t n, sn_err *err) {
+    hf_sink *k = ud;
+    if (k->cur >= k->n) return sn_err_set(err, SN_EINVAL, "blob stream: more tensors than planned");
+    const hf_tensor *t = &k->t[k->cur];
+    const sn_blob_dtype dt = hf_dt(k, t);
+    const int to_head = k->head && !strcmp(t->name, "token_embd.weight");
+    const uint64_t cols = t->ne[0], row_b = cols * 4, rb = row_bytes(dt, cols);
+    const uint8_t *p = data;
+    while (n) {
+        const uint64_t take = row_b - k->fill < n ? row_b - k->fill : n;
+        memcpy((uint8_t *)k->row + k->fill, p, take);
+        k->fill += take;
+        p += take;
+        n -= take;
+        if (k->fill < row_b) break;
+        encode_row(dt, k->row, cols, k->enc, k->deq, &k->res->verify_max_rel_err);
+        sn_status st = sn_blob_writer_write(k->w, k->enc, rb, err);
+        if (st) return st;
+        if (to_head)
+            encode_row(k->head_dt, k->row, cols, k->head + k->rows_done * k->head_rb, k->deq, &k->res->verify_max_rel_err);
+        k->rows_done++;
+        k->fill = 0;
+    }
+    return SN_OK;
+}
+
+static sn_status hf_end_tensor(void *ud, sn_err *err) {
+    hf_sink *k = ud;
+    if (k->cur >= k->n) return sn_err_set(err, SN_EINVAL, "blob stream: more tensors than planned");
+    const hf_tensor *t = &k->t[k->cur];
+    if (k->fill) return sn_err_set(err, SN_EINVAL, "tensor %s: the stream ended inside a row", t->name);
+    sn_status st = sn_blob_writer_end_tensor(k->w, err);
+    if (!st && k->head && !strcmp(t->name, "token_embd.weight")) {
+        st = sn_blob_writer_write(k->w, k->head, k->head_rb * k->rows_done, err);
+        if (!st) st = sn_blob_writer_end_tensor(k->w, err);
+        free(k->head);
+        k->head = NULL;
+    }
+    k->cur++;
+    k->rows_done = 0;
+    return st;
+}
+
+static sn_status hf_finish(void *ud, sn_err *err) {
+    hf_sink *k = ud;
+    if (k->cur != k->n) return sn_err_set(err, SN_EINVAL, "blob stream: %zu of %zu tensors", k->cur, k->n);
+    return sn_blob_writer_finish(k->w, err);
+}
+
+static sn_status from_hf(const sn_blob_convert_opts *o, const char *tmp, sn_blob_convert_result *res, sn_err *err) {
+    hf_sink k;
+    memset(&k, 0, sizeof k);
+    k.o = o;
+    k.tmp = tmp;
+    k.res = res;
+    /* the family decides which tensors stay fp32 (pick); sn_convert itself reports a bad config */
+    char *cfg_path = sn_path_join(o->in_path, "config.json");
+    sn_hf_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    sn_err ignore = {0};
+    if (cfg_path && sn_hf_config_load(cfg_path, &cfg, &ignore) == SN_OK) k.arch = sn_arch_find(cfg.architecture);
+    sn_hf_config_free(&cfg);
+    free(cfg_path);
+    sn_convert_sink sink = {hf_begin, hf_write, hf_end_tensor, hf_finish, &k};
+    sn_convert_opts co;
+    memset(&co, 0, sizeof co);
+    co.model_dir = o->in_path;
+    co.out_path = o->out_path;
+    co.outtype = SN_OUTTYPE_F32;
+    co.n_threads = o->n_threads;
+    co.force = 1;
+    co.cancel = o->cancel;
+    co.on_plan = hf_on_plan;
+    co.on_progress = o->on_progress;
+    co.ud = &k;
+    co.sink = &sink;
+    sn_convert_result cr;
+    sn_status st = sn_convert(&co, &cr, err);
+    sn_blob_writer_free(k.w);
+    free(k.t);
+    free(k.row);
+    free(k.deq);
+    free(k.enc);
+    free(k.head);
     return st;
 }
 
@@ -184,37 +368,21 @@ sn_status sn_blob_convert(const sn_blob_convert_opts *o, sn_blob_convert_result 
     if (stat(o->in_path, &sb) != 0) return sn_err_set(err, SN_EIO, "%s: %s", o->in_path, strerror(errno));
     if (!o->force && access(o->out_path, F_OK) == 0)
         return sn_err_set(err, SN_EINVAL, "%s exists; pass --force to overwrite", o->out_path);
-    size_t pl = strlen(o->out_path) + 32;
-    char *tmp = malloc(pl), *src_tmp = malloc(pl);
-    if (!tmp || !src_tmp) { free(tmp); free(src_tmp); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+    size_t pl = strlen(o->out_path) + 8;
+    char *tmp = malloc(pl);
+    if (!tmp) return sn_err_set(err, SN_ENOMEM, "out of memory");
     snprintf(tmp, pl, "%s.tmp", o->out_path);
-    snprintf(src_tmp, pl, "%s.src.gguf", o->out_path);
-    const char *gguf_path = o->in_path;
-    sn_status st = SN_OK;
-    if (S_ISDIR(sb.st_mode)) { /* HF folder: a temporary GGUF first (f16 for an fp16 blob, else f32) */
-        sn_convert_opts co;
-        memset(&co, 0, sizeof co);
-        co.model_dir = o->in_path;
-        co.out_path = src_tmp;
-        co.outtype = o->dtype == SN_BLOBTYPE_FP16 ? SN_OUTTYPE_F16 : SN_OUTTYPE_F32;
-        co.n_threads = o->n_threads;
-        co.force = 1;
-        sn_convert_result cr;
-        st = sn_convert(&co, &cr, err);
-        gguf_path = src_tmp;
-    }
-    if (!st) st = from_gguf(gguf_path, o, tmp, res, err);
+    sn_status st = S_ISDIR(sb.st_mode) ? from_hf(o, tmp, res, err) : from_gguf(o->in_path, o, tmp, res, err);
     if (!st && o->verify) {
         sn_blob *b = NULL;
         st = sn_blob_open(tmp, SN_BLOB_VERIFY, &b, err);
         sn_blob_close(b);
     }
+    if (!st && cancelled(o)) st = sn_err_set(err, SN_EIO, "interrupted");
     if (!st && rename(tmp, o->out_path) != 0) st = sn_err_set(err, SN_EIO, "rename %s -> %s: %s", tmp, o->out_path, strerror(errno));
     if (st) unlink(tmp);
-    if (gguf_path == src_tmp) unlink(src_tmp);
     if (!st && stat(o->out_path, &sb) == 0) res->bytes = (uint64_t)sb.st_size;
     free(tmp);
-    free(src_tmp);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     res->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return st;

@@ -1,4 +1,5 @@
-/* blob_convert.h - GGUF (or HF folder, via a temporary GGUF) -> sunny runtime blob (docs/BLOB.md).
+/* blob_convert.h - GGUF or HF folder -> sunny runtime blob (docs/BLOB.md). An HF folder is streamed:
+ * sn_convert's tensors go straight into the blob writer as F32 rows (no intermediate GGUF on disk).
  *
  * Every source tensor is dequantized row by row to f32 (runtime/ggml_types) and rewritten in the
  * blob's layout: FP32, FP16, or INT4G64 planar for the 2-D weight matrices; norms, biases and the
@@ -6,7 +7,9 @@
  * the same matrix kernel as every other layer. Output goes to OUT.tmp and is renamed at the end. */
 #ifndef SN_BLOB_CONVERT_H
 #define SN_BLOB_CONVERT_H
+#include "convert.h"
 #include "sn_err.h"
+#include <signal.h>
 #include <stdint.h>
 
 typedef enum { SN_BLOBTYPE_FP32 = 0, SN_BLOBTYPE_FP16 = 1, SN_BLOBTYPE_INT4 = 2 } sn_blobtype;
@@ -21,6 +24,10 @@ typedef struct sn_blob_convert_opts {
     int n_threads;
     int force;
     int verify;            /* reopen with CRC checks and compare every tensor with the source */
+    volatile sig_atomic_t *cancel; /* non-zero -> stop, remove OUT.tmp, return SN_EIO "interrupted" */
+    /* HF folders: sn_convert's progress (bytes of the F32 stream) */
+    void (*on_progress)(void *ud, const sn_convert_progress *p);
+    void *ud;
 } sn_blob_convert_opts;
 
 typedef struct sn_blob_convert_result {

@@ -42,6 +42,19 @@ typedef struct sn_convert_progress {
     double seconds;
 } sn_convert_progress;
 
+/* A consumer of the converted stream instead of a GGUF file (the blob writer uses it, so an HF
+ * folder becomes a blob without an intermediate GGUF on disk). Every tensor is handed over as F32
+ * rows in the plan's order (the plan entries come through on_plan first); calls come from one
+ * writer thread, in order: begin once, then per tensor any number of writes and one end_tensor,
+ * then finish. The consumer owns its output file and its cleanup. */
+typedef struct sn_convert_sink {
+    sn_status (*begin)(void *ud, const sn_gguf_writer *kv, sn_err *err); /* kv: every KV, no tensors */
+    sn_status (*write)(void *ud, const void *data, uint64_t n, sn_err *err);
+    sn_status (*end_tensor)(void *ud, sn_err *err);
+    sn_status (*finish)(void *ud, sn_err *err);
+    void *ud;
+} sn_convert_sink;
+
 typedef struct sn_convert_opts {
     const char *model_dir;       /* HF folder, or one weight file (.safetensors, PyTorch .bin/.pt/.pth) */
     const char *config_path;     /* config.json; NULL: in the folder (or next to the file) */
@@ -58,6 +71,7 @@ typedef struct sn_convert_opts {
     /* per tensor (max_err, bound: 0 = exact) and per tokenizer key (both 0) */
     void (*on_verify)(void *ud, const char *gguf_name, int ok, double max_err, double bound);
     void *ud;
+    const sn_convert_sink *sink; /* NULL: write out_path as GGUF; else stream F32 tensors to it */
 } sn_convert_opts;
 
 typedef struct sn_convert_result {

@@ -871,6 +871,17 @@ sn_status sn_gguf_writer_copy_kv(sn_gguf_writer *w, const sn_gguf *g, int64_t i)
     return put_kv(w, sn_gguf_key(g, i), &b);
 }
 
+sn_status sn_gguf_writer_copy_kvs(sn_gguf_writer *w, const sn_gguf_writer *src) {
+    if (w->state != 0) return SN_EINVAL;
+    for (int64_t i = 0; i < src->n_kv; i++) {
+        bytes b = {0};
+        b_put(&b, src->kv[i].enc, src->kv[i].len);
+        sn_status st = put_kv(w, src->kv[i].key, &b);
+        if (st) return st;
+    }
+    return SN_OK;
+}
+
 sn_status sn_gguf_writer_add_tensor(sn_gguf_writer *w, const char *name, uint32_t n_dims,
                                     const uint64_t *ne, int type, sn_err *err) {
     if (w->state != 0) return sn_err_set(err, SN_EINVAL, "gguf writer: tensors must be added before begin");

@@ -130,6 +130,8 @@ sn_status sn_gguf_writer_set_arr_str(sn_gguf_writer *w, const char *key, const c
                                      const uint64_t *lens, uint64_t n);
 /* Copies KV i of a reader verbatim. */
 sn_status sn_gguf_writer_copy_kv(sn_gguf_writer *w, const sn_gguf *g, int64_t i);
+/* Every KV of another writer, in its order (replacing same-named keys in place). */
+sn_status sn_gguf_writer_copy_kvs(sn_gguf_writer *w, const sn_gguf_writer *src);
 int sn_gguf_writer_has_key(const sn_gguf_writer *w, const char *key);
 sn_status sn_gguf_writer_remove_key(sn_gguf_writer *w, const char *key);
 

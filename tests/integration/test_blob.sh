@@ -62,8 +62,13 @@ fp32-hf $hf fp32 f32
 fp16-gguf $g16 fp16 f16
 fp16-hf $hf fp16 f16
 int4 $g32 int4 run
+int4-hf $hf int4 run
 int4-head16 $g32 int4 run --head fp16
 EOF
+  # the HF folder streams into the blob writer (no intermediate GGUF): same weights as via the f32 GGUF
+  [[ -f $W/$fam-int4-hf.json && $(ids_of "$W/$fam-int4-hf.json") == "$(ids_of "$W/$fam-int4.json")" ]] &&
+    ok "$fam: int4 blob streamed from the HF folder gives the tokens of the one made from the f32 GGUF" ||
+    bad "$fam: int4 blob from the HF folder differs from the one via the f32 GGUF"
 
   # INT4 quality next to llama.cpp's Q4_0 recipe, both against the f32 GGUF (teacher-forced).
   if [[ -x $AGREE ]]; then
@@ -193,4 +198,29 @@ usage 1 "existing output without --force" "$g" --blob -o "$W/exists.snb" --dtype
 [[ ! -s $W/exists.snb && ! -e $W/exists.snb.tmp ]] && ok "nothing written over the existing output" || bad "existing output touched"
 usage 0 "--verify" "$g" --blob -o "$W/v.snb" --dtype fp16 --verify --force
 rm -f "$W/u.snb" "$W/exists.snb" "$W/v.snb"
+
+# ---- SIGINT / SIGTERM during --blob: exit 128+N, nothing left (no .snb.tmp, no intermediate GGUF) ----
+hf=$(fixture qwen3 f32)
+for sig in INT TERM; do
+  out=$W/int-$sig.snb
+  rm -f "$out" "$out".*
+  "$CONV" "$hf" --blob -o "$out" --dtype int4 -t 1 >/dev/null 2>"$W/sig.err" &
+  pid=$!
+  inter=0
+  for _ in $(seq 1 400); do
+    compgen -G "$out.src*" >/dev/null && inter=1
+    [[ -e $out.tmp ]] && break
+    sleep 0.005
+  done
+  kill -$sig $pid 2>/dev/null; wait $pid; rc=$?
+  left=$(compgen -G "$out*" | tr '\n' ' ')
+  ((inter)) && bad "SIG$sig: an intermediate file appeared: $out.src*"
+  if [[ -n $left && ! -f $out ]]; then bad "SIG$sig: left behind: $left"
+  elif [[ -f $out ]]; then echo "info - SIG$sig arrived after the rename (conversion finished first, exit $rc)"
+  else
+    [[ $rc == $((128 + $(kill -l $sig))) ]] && grep -q "interrupted" "$W/sig.err" &&
+      ok "SIG$sig during HF -> blob: exit $rc, 'interrupted', nothing left" || bad "SIG$sig: exit $rc: $(cat "$W/sig.err")"
+  fi
+  rm -f "$out"
+done
 finish
