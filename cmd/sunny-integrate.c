@@ -109,27 +109,33 @@ static int report_smoke(const sn_smoke_result *res, const char *server, cJSON *o
 
 static void ollama_usage(FILE *f) {
     fprintf(f,
-            "usage: sunny-integrate ollama MODEL.gguf --name NAME[:TAG] [--host URL]\n"
-            "         [--template auto|FILE|jinja] [--system TEXT] [--param KEY=VALUE]...\n"
-            "         [--modelfile-out PATH] [--smoke [-n N] [-p PROMPT] [--seed S] [--ctx C]]\n"
-            "         [--run PROMPT] [--dry-run] [--json]\n"
-            "Installs MODEL.gguf into the Ollama server at --host (else OLLAMA_HOST, else\n"
-            "http://127.0.0.1:11434) through its HTTP API, then optionally proves it token-exact.\n"
+            "Usage: sunny-integrate ollama MODEL.gguf --name NAME[:TAG] [options]\n"
+            "Installs MODEL.gguf into an Ollama server through its HTTP API (no `ollama` CLI needed), then\n"
+            "optionally proves it token-exact against sunny's runtime.\n"
             "\n"
-            "  --name NAME[:TAG]    model name in Ollama (required)\n"
-            "  --host URL           server URL (OLLAMA_HOST forms accepted); loopback is never proxied\n"
-            "  --template T         auto (default: family detected from the GGUF's Jinja), a .gotmpl\n"
-            "                       FILE, a .jinja file to detect from, or 'jinja' (let Ollama >= 0.30\n"
-            "                       use the GGUF's own chat template)\n"
-            "  --system TEXT        SYSTEM message stored with the model\n"
-            "  --param KEY=VALUE    a PARAMETER (typed like Ollama: numbers, stop as a list); repeatable\n"
-            "  --modelfile-out P    after a successful install (or dry run), write the equivalent Modelfile\n"
-            "  --smoke              run the same prompt through Ollama and sunny's runtime, compare tokens\n"
-            "  -n N, -p PROMPT      smoke length (32) and prompt; --seed S, --ctx C set seed and num_ctx\n"
-            "  --run PROMPT         print Ollama's answer with the installed template\n"
-            "  --dry-run            print the Modelfile and every request; send none but the version probe\n"
-            "                       (works with no server running, and says so)\n"
-            "  --json               machine-readable result on stdout\n"
+            "Options:\n"
+            "  --name NAME[:TAG]     model name in Ollama (default: none, required)\n"
+            "  --host URL            server URL, OLLAMA_HOST forms accepted; loopback is never proxied\n"
+            "                        (default: $OLLAMA_HOST, else http://127.0.0.1:11434)\n"
+            "  --template T          auto, a .gotmpl FILE, a .jinja FILE to detect from, or 'jinja' (let\n"
+            "                        Ollama >= 0.30 use the GGUF's own template) (default: auto: the family\n"
+            "                        detected from the GGUF's Jinja)\n"
+            "  --system TEXT         SYSTEM message stored with the model (default: none)\n"
+            "  --param KEY=VALUE     a PARAMETER, typed like Ollama (numbers, stop as a list); repeatable\n"
+            "                        (default: none beyond the template's stops)\n"
+            "  --modelfile-out PATH  after a successful install (or dry run), write the equivalent Modelfile\n"
+            "                        (default: none)\n"
+            "  --smoke               run one prompt through Ollama and sunny's runtime, compare the tokens\n"
+            "                        (default: off)\n"
+            "  -n N                  smoke: tokens to compare (default: 32)\n"
+            "  -p, --prompt TEXT     smoke: the prompt (default: \"The capital of France is\")\n"
+            "  --seed S              smoke: seed (default: 42)\n"
+            "  --ctx C               smoke: num_ctx (default: 512)\n"
+            "  --run PROMPT          print Ollama's answer with the installed template (default: none)\n"
+            "  --dry-run             print the Modelfile and every request; send none but the version probe\n"
+            "                        (works with no server running, and says so) (default: off)\n"
+            "  --json                machine-readable result on stdout (default: off)\n"
+            "  -h, --help            print this help and exit\n"
             "\n"
             "Example:\n"
             "  sunny-integrate ollama qwen3-q8_0.gguf --name myqwen:q8 --smoke -n 32\n");
@@ -437,32 +443,73 @@ static void note_line(void *ud, const char *line) {
 
 static void lms_usage(FILE *f) {
     fprintf(f,
-            "usage: sunny-integrate lmstudio --gguf MODEL.gguf [--models-dir DIR] [--publisher P] [--repo R]\n"
-            "         [--mmproj FILE] [--mode hardlink|copy|symlink|move] [--force] [--dry-run]\n"
-            "         [--smoke [-n N] [-p PROMPT] [--seed S] [--ctx C]] [--host URL] [--json]\n"
+            "Usage: sunny-integrate lmstudio MODEL.gguf [options]\n"
             "Places MODEL.gguf at <models>/<publisher>/<repo>/<name>-<QUANT>.gguf where LM Studio indexes it\n"
-            "(models dir resolved like lms), then optionally proves the server token-exact.\n"
+            "(the models dir resolved like `lms import`), then optionally proves the server token-exact.\n"
             "\n"
-            "  --gguf FILE          the model (split parts -00001-of-N are placed together)\n"
-            "  --models-dir DIR     LM Studio models dir (default: ~/.lmstudio-home-pointer, then\n"
-            "                       ~/.cache/lm-studio, ~/.lmstudio; settings.json downloadsFolder)\n"
-            "  --publisher P        folder level 1 (default sunny-local)\n"
-            "  --repo R             folder level 2 (default <general.name>-GGUF)\n"
-            "  --mmproj FILE        vision projector, placed beside the model\n"
-            "  --mode M             hardlink (default; copy across filesystems), copy, symlink, move\n"
-            "  --force              replace an existing target\n"
-            "  --dry-run            print the plan, change nothing\n"
-            "  --smoke              load in LM Studio and compare its greedy tokens with sunny's runtime\n"
-            "  -n N, -p PROMPT      smoke length (32) and prompt; --seed S, --ctx C seed and context\n"
-            "  --host URL           LM Studio server (default http://127.0.0.1:1234)\n"
-            "  --json               machine-readable result on stdout\n"
+            "Options:\n"
+            "  MODEL.gguf, --gguf F  the model; split parts -00001-of-N are placed together (default: none,\n"
+            "                        required)\n"
+            "  --models-dir DIR      LM Studio's models dir (default: resolved like lms: ~/.lmstudio-home-pointer,\n"
+            "                        then ~/.cache/lm-studio, then ~/.lmstudio; settings.json downloadsFolder)\n"
+            "  --user-repo PUB/REPO  both folder levels at once, as lms names them (default: sunny-local/\n"
+            "                        <general.name>-GGUF)\n"
+            "  --publisher P         folder level 1 (default: sunny-local)\n"
+            "  --repo R              folder level 2 (default: <general.name>-GGUF)\n"
+            "  --mmproj FILE         vision projector, placed beside the model (default: none)\n"
+            "  -L, --hard-link       place as a hard link; a copy across filesystems (default: on)\n"
+            "  -c, --copy            place as a copy (default: off)\n"
+            "  -l, --symbolic-link   place as a symbolic link to the absolute path (default: off)\n"
+            "  --mode M              the same as one word: hardlink, copy, symlink or move (default: hardlink)\n"
+            "  --force               replace an existing target (default: off)\n"
+            "  --dry-run             print the plan, change nothing (default: off)\n"
+            "  --smoke               load in LM Studio and compare its greedy tokens with sunny's (default: off)\n"
+            "  -n N                  smoke: tokens to compare (default: 32)\n"
+            "  -p, --prompt TEXT     smoke: the prompt (default: \"The capital of France is\")\n"
+            "  --seed S              smoke: seed (default: 42)\n"
+            "  --ctx C               smoke: context length (default: 512)\n"
+            "  --host URL            LM Studio server for --smoke (default: the one lms would use,\n"
+            "                        else http://127.0.0.1:1234)\n"
+            "  --json                machine-readable result on stdout (default: off)\n"
+            "  -h, --help            print this help and exit\n"
             "\n"
             "Example:\n"
-            "  sunny-integrate lmstudio --gguf llama3-q4_0.gguf --publisher me --repo Llama3-GGUF --smoke\n");
+            "  sunny-integrate lmstudio llama3-q4_0.gguf --user-repo me/Llama3-GGUF --smoke\n");
+}
+
+static void doctor_usage(FILE *f) {
+    fprintf(f,
+            "Usage: sunny-integrate doctor [options]\n"
+            "Diagnoses the connection to Ollama: host, bind address, proxy variables, version.\n"
+            "\n"
+            "Options:\n"
+            "  --host URL            server URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)\n"
+            "  --json                machine-readable result on stdout (default: off)\n"
+            "  -h, --help            print this help and exit\n");
+}
+
+static void template_usage(FILE *f) {
+    fprintf(f,
+            "Usage: sunny-integrate template (MODEL.gguf | MODEL_DIR | --jinja FILE) [options]\n"
+            "Detects the chat-template family and prints the Ollama Go template and stop list.\n"
+            "\n"
+            "Options:\n"
+            "  --jinja FILE          detect from this Jinja template instead of the model's (default: none)\n"
+            "  --json                machine-readable result on stdout (default: off)\n"
+            "  -h, --help            print this help and exit\n");
+}
+
+static void digest_usage(FILE *f) {
+    fprintf(f,
+            "Usage: sunny-integrate digest FILE\n"
+            "Prints sha256:<hex>, the name Ollama gives FILE as a blob, and the hashing speed.\n"
+            "\n"
+            "Options:\n"
+            "  -h, --help            print this help and exit\n");
 }
 
 static int cmd_lmstudio(int argc, char **argv) {
-    const char *gguf = NULL, *dir = NULL, *pub = NULL, *repo = NULL, *mmproj = NULL, *host = NULL;
+    const char *gguf = NULL, *dir = NULL, *pub = NULL, *repo = NULL, *mmproj = NULL, *host = NULL, *user_repo = NULL;
     const char *prompt = "The capital of France is";
     int smoke = 0, n = 32, force = 0, dry = 0;
     int64_t seed = 42, ctx = 512;
@@ -471,7 +518,14 @@ static int cmd_lmstudio(int argc, char **argv) {
         const char *s = argv[i];
         const char **dst = NULL;
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) { lms_usage(stdout); return 0; }
-        else if (!strcmp(s, "--gguf")) dst = &gguf;
+        else if (!strcmp(s, "--gguf")) {
+            if (gguf) return sn_cli_usage_error("lmstudio: two models given ('%s' and --gguf)", gguf);
+            dst = &gguf;
+        }
+        else if (!strcmp(s, "--user-repo")) dst = &user_repo;
+        else if (!strcmp(s, "-L") || !strcmp(s, "--hard-link")) { mode = SN_LMS_HARDLINK; continue; }
+        else if (!strcmp(s, "-c") || !strcmp(s, "--copy")) { mode = SN_LMS_COPY; continue; }
+        else if (!strcmp(s, "-l") || !strcmp(s, "--symbolic-link")) { mode = SN_LMS_SYMLINK; continue; }
         else if (!strcmp(s, "--models-dir")) dst = &dir;
         else if (!strcmp(s, "--publisher")) dst = &pub;
         else if (!strcmp(s, "--repo")) dst = &repo;
@@ -500,11 +554,24 @@ static int cmd_lmstudio(int argc, char **argv) {
             else if (s[2] == 's') seed = x;
             else ctx = x;
             continue;
-        } else return sn_cli_usage_error("lmstudio: unknown argument '%s'", s);
+        } else if (s[0] == '-') return sn_cli_usage_error("lmstudio: unknown option '%s'", s);
+        else if (!gguf) { gguf = s; continue; } /* positional, like `lms import FILE` */
+        else return sn_cli_usage_error("lmstudio: unexpected argument '%s' (the model is '%s')", s, gguf);
         if (i + 1 >= argc) return sn_cli_usage_error("lmstudio: %s needs a value", s);
         *dst = argv[++i];
     }
-    if (!gguf) return sn_cli_usage_error("lmstudio: --gguf MODEL.gguf is required");
+    if (!gguf) return sn_cli_usage_error("lmstudio: MODEL.gguf is required");
+    char ur_pub[256], ur_repo[256];
+    if (user_repo) { /* lms: exactly one '/' */
+        const char *sl = strchr(user_repo, '/');
+        if (!sl || sl == user_repo || !sl[1] || strchr(sl + 1, '/') || (size_t)(sl - user_repo) >= sizeof ur_pub)
+            return sn_cli_usage_error("lmstudio: --user-repo wants PUBLISHER/REPO, got '%s'", user_repo);
+        if (pub || repo) return sn_cli_usage_error("lmstudio: --user-repo replaces --publisher and --repo; give one or the other");
+        snprintf(ur_pub, sizeof ur_pub, "%.*s", (int)(sl - user_repo), user_repo);
+        snprintf(ur_repo, sizeof ur_repo, "%s", sl + 1);
+        pub = ur_pub;
+        repo = ur_repo;
+    }
     sn_err err = {0};
     if (pub && sn_lms_check_name("--publisher", pub, &err)) return sn_cli_usage_error("%s", err.msg);
     if (repo && sn_lms_check_name("--repo", repo, &err)) return sn_cli_usage_error("%s", err.msg);
@@ -593,7 +660,7 @@ static int cmd_doctor(int argc, char **argv) {
         if (!strcmp(argv[i], "--host") && i + 1 < argc) host = argv[++i];
         else if (!strcmp(argv[i], "--json")) g_json = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: sunny-integrate doctor [--host URL] [--json]\n");
+            doctor_usage(stdout);
             return 0;
         } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
     }
@@ -627,8 +694,7 @@ static int cmd_template(int argc, char **argv) {
             if (i + 1 >= argc) return sn_cli_usage_error("template: --jinja needs a FILE");
             jinja = argv[++i];
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: sunny-integrate template (MODEL.gguf | MODEL_DIR | --jinja FILE) [--json]\n"
-                   "Detects the chat-template family and prints the Ollama Go template and stop list.\n");
+            template_usage(stdout);
             return 0;
         } else if (argv[i][0] == '-') return sn_cli_usage_error("template: unknown option '%s'", argv[i]);
         else if (!model) model = argv[i];
@@ -666,7 +732,7 @@ static int cmd_template(int argc, char **argv) {
 static int cmd_digest(int argc, char **argv) {
     if (argc != 1 || argv[0][0] == '-') {
         if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-            printf("usage: sunny-integrate digest FILE   (prints sha256:<hex> as Ollama names the blob)\n");
+            digest_usage(stdout);
             return 0;
         }
         return sn_cli_usage_error("digest: exactly one FILE");
@@ -691,14 +757,22 @@ static int cmd_digest(int argc, char **argv) {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: sunny-integrate <command> [options]\n"
-            "  ollama MODEL.gguf --name NAME[:TAG] ...   install into Ollama over HTTP (+ --smoke)\n"
-            "  lmstudio --gguf MODEL.gguf ...            place into LM Studio's models dir (+ --smoke)\n"
-            "  doctor [--host URL] [--json]              diagnose the Ollama connection\n"
-            "  template (MODEL.gguf|DIR|--jinja FILE)    the Go template + stops sunny derives\n"
-            "  digest FILE                               the sha256:<hex> Ollama names the blob\n"
-            "  --version, -h/--help\n"
-            "Run 'sunny-integrate <command> --help' for details.\n"
+            "Usage: sunny-integrate COMMAND [options]\n"
+            "Installs GGUFs into Ollama and LM Studio and proves them token-exact.\n"
+            "\n"
+            "Commands:\n"
+            "  ollama MODEL.gguf --name NAME[:TAG]   install into Ollama over HTTP (+ --smoke)\n"
+            "  lmstudio MODEL.gguf                   place into LM Studio's models dir (+ --smoke)\n"
+            "  doctor                                diagnose the Ollama connection\n"
+            "  template (MODEL.gguf|DIR|--jinja F)   the Go template + stops sunny derives\n"
+            "  digest FILE                           the sha256:<hex> Ollama names the blob\n"
+            "  help [COMMAND]                        this text, or COMMAND's options\n"
+            "\n"
+            "Options:\n"
+            "  -h, --help            print this help and exit\n"
+            "  --version             print the version and exit\n"
+            "\n"
+            "Run 'sunny-integrate help COMMAND' (or 'sunny-integrate COMMAND --help') for its options.\n"
             "Exit status: 0 ok, 1 failure, 2 usage error.\n"
             "\n"
             "Example:\n"
@@ -706,16 +780,30 @@ static void usage(FILE *f) {
             "  sunny-integrate ollama model.gguf --name mymodel --smoke\n");
 }
 
+typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *); } command;
+
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
+    static const command cmds[] = {
+        {"ollama", cmd_ollama, ollama_usage}, {"lmstudio", cmd_lmstudio, lms_usage},
+        {"doctor", cmd_doctor, doctor_usage}, {"template", cmd_template, template_usage},
+        {"digest", cmd_digest, digest_usage},
+    };
+    const size_t n = sizeof cmds / sizeof cmds[0];
     if (argc < 2) { usage(stderr); return SN_EXIT_USAGE; }
     const char *c = argv[1];
     if (!strcmp(c, "--version")) { sn_cli_print_version(); return 0; }
     if (!strcmp(c, "-h") || !strcmp(c, "--help")) { usage(stdout); return 0; }
-    if (!strcmp(c, "ollama")) return cmd_ollama(argc - 2, argv + 2);
-    if (!strcmp(c, "lmstudio")) return cmd_lmstudio(argc - 2, argv + 2);
-    if (!strcmp(c, "doctor")) return cmd_doctor(argc - 2, argv + 2);
-    if (!strcmp(c, "template")) return cmd_template(argc - 2, argv + 2);
-    if (!strcmp(c, "digest")) return cmd_digest(argc - 2, argv + 2);
-    return sn_cli_usage_error("unknown command '%s'", c);
+    if (!strcmp(c, "help")) {
+        if (argc < 3) { usage(stdout); return 0; }
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(argv[2], cmds[i].name)) { cmds[i].help(stdout); return 0; }
+        return sn_cli_usage_error("help: unknown command '%s' (ollama, lmstudio, doctor, template, digest)", argv[2]);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(c, cmds[i].name)) {
+            sn_cli_set_subcommand(cmds[i].name); /* usage errors point at this command's help */
+            return cmds[i].run(argc - 2, argv + 2);
+        }
+    return sn_cli_usage_error("unknown command '%s' (ollama, lmstudio, doctor, template, digest, help)", c);
 }

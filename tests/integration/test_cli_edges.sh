@@ -66,4 +66,48 @@ out=$("$SR" "$G" -p hi -n 2 2>&1 >/dev/full); rc=$?
 out=$("$SR" -m "$G" --prompt "hi" --n-predict 3 --ctx-size 64 --threads 1 --json 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q '"ids":\[[0-9]*,[0-9]*,[0-9]*\]' <<<"$out" && ok "llama-cli spellings: -m, --n-predict, --ctx-size, --threads" || bad "llama-cli flags rc=$rc: $out"
 
+# --- every --help: one "Usage:" style, each option with its default (or "none"/"off"), and every
+# option the program parses is listed
+check_help() { # LABEL CMD... -> the help of CMD
+  local label=$1; shift
+  local h; h=$("$@" 2>&1); local rc=$?
+  [[ $rc == 0 ]] || { bad "$label: exit $rc"; return; }
+  [[ $(head -1 <<<"$h") == Usage:* ]] && ok "$label: starts with 'Usage:'" || bad "$label: first line is not 'Usage:': $(head -1 <<<"$h")"
+  # option entries: "  -x, --y ARG   text" plus continuation lines indented deeper, inside "Options:"
+  local missing
+  missing=$(awk '
+    /^Options:/ { on = 1; next }
+    on && /^[^ ]/ { on = 0 }
+    on && /^  [^ ]/ { if (entry != "") check(); entry = $0; next }
+    on && /^   / { entry = entry " " $0; next }
+    END { if (entry != "") check() }
+    function check(  name) {
+      name = entry; sub(/^  /, "", name); sub(/   .*/, "", name)
+      if (name ~ /^(-h, --help|--version)$/) return
+      if (entry !~ /\(default/ && entry !~ /default:/) print name
+    }' <<<"$h")
+  [[ -z $missing ]] && ok "$label: every option states its default" || bad "$label: no default for: $(tr '\n' ';' <<<"$missing")"
+  printf '%s\n' "$h" >"$W/help-${label// /_}.txt"
+}
+check_help "sunny-run --help" "$SR" --help
+check_help "sunny-convert --help" "$SN_BIN/sunny-convert" --help
+check_help "sunny-integrate --help" "$SI" --help
+for c in ollama lmstudio doctor template digest; do
+  check_help "sunny-integrate $c --help" "$SI" $c --help
+  cmp -s <("$SI" $c --help) <("$SI" help $c) && ok "sunny-integrate help $c = $c --help" || bad "help $c differs from $c --help"
+  out=$("$SI" $c --no-such-flag 2>&1); rc=$?
+  [[ $rc == 2 ]] && grep -q "Try 'sunny-integrate $c --help'" <<<"$out" && ok "$c: a usage error points at its own help" || bad "$c usage error rc=$rc: $out"
+done
+for prog in sunny-run sunny-convert; do  # every flag the program parses appears in its help
+  src=$SN_SRC/cmd/$prog.c
+  flags=$(grep -o 'strcmp(a, "-[-a-z0-9]*")' "$src" | sed 's/.*"\(.*\)")/\1/' | sort -u)
+  h=$(cat "$W/help-${prog}_--help.txt")
+  miss=""
+  for f in $flags; do
+    [[ $f == --ctx ]] && continue   # an old spelling of --ctx-size, kept working
+    grep -qE -- "(^|[ ,])$f([ ,=]|$)" <<<"$h" || miss="$miss $f"
+  done
+  [[ -z $miss ]] && ok "$prog --help lists every flag it parses" || bad "$prog --help misses:$miss"
+done
+
 finish
