@@ -10,12 +10,17 @@
 # one tensor's working set. The reference point is llama.cpp's converter, which needs Python +
 # torch + transformers (not available offline here), so no ratio is printed; see
 # docs/PERFORMANCE.md for the conditions. Run it under `flock /tmp/sunny-bench.lock` on a shared box.
-#   usage: bench/convert.sh [BUILD_DIR] [FAMILY] [REPS (default 5)]
+# Checkpoint row (issue 14): the same model saved by torch.save as one ~450 MB bf16 pytorch_model.bin
+# (tests/fixtures/gen_torch_ckpt.py) converts to bf16 and q8_0 alternately with the safetensors
+# folder, REPS times each; printed: both MB/s (of the same tensor bytes), their ratio (target >=
+# 0.8x) and the .bin run's peak RSS (target <= 64 MB). WHAT=ckpt runs only this row.
+#   usage: bench/convert.sh [BUILD_DIR] [FAMILY] [REPS (default 5)] [WHAT: all (default) | ckpt]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
 FAM=${2:-llama3}
 REPS=${3:-5}
+WHAT=${4:-all}
 BIN=$B/cmd/sunny-convert
 [[ -x $BIN ]] || { echo "bench/convert.sh: $BIN not built (make first)" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "bench/convert.sh: /usr/bin/time missing (apt-get install time)" >&2; exit 1; }
@@ -38,7 +43,9 @@ echo "CPU seconds of the whole run; medians of $REPS runs per type (peak RSS: th
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 med() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf "%-6s %8s %10s %8s %10s %7s %7s %10s %10s %8s\n" type seconds "MB/s(src)" data_s "MB/s(data)" fsync cpu_s "out MB" "peakRSS" target
-for ot in f16 bf16 q8_0 q4_0; do
+types="f16 bf16 q8_0 q4_0"
+[[ $WHAT == ckpt ]] && types=""
+for ot in $types; do
   out=$W/out-$ot.gguf
   : >"$W/runs-$ot.txt"
   for ((r = 0; r < REPS; r++)); do
@@ -64,4 +71,38 @@ for ot in f16 bf16 q8_0 q4_0; do
   printf "%-6s %8.2f %10s %8.2f %10s %7.2f %7s %10.1f %7d MB %8s\n" "$ot" "$secs" "$mbs" "$ds" "$dmbs" "$fs" "$cpu" "$(awk -v o="$osz" 'BEGIN{print o/1e6}')" $((rss / 1024)) "$tgt"
   rm -f "$out"
 done
+
+# ---- checkpoint row: pytorch_model.bin vs safetensors, runs interleaved so they share conditions ----
+bin=$W/bin/$(basename "$src") # same basename: same general.name, same GGUF
+if [[ ! -f $bin/.done ]]; then
+  rm -rf "$bin"
+  echo "saving $bin/pytorch_model.bin with torch.save ..."
+  /usr/bin/python3 tests/fixtures/gen_torch_ckpt.py repack "$src" "$bin" || exit 1
+  touch "$bin/.done"
+fi
+cat "$bin/pytorch_model.bin" >/dev/null
+echo "checkpoint row: $((src_bytes / 1000000)) MB safetensors vs $(($(stat -c %s "$bin/pytorch_model.bin") / 1000000)) MB pytorch_model.bin, same tensors; MB/s of the tensor bytes over the whole run"
+printf "%-6s %12s %12s %7s %12s %12s %8s\n" type "st MB/s" "bin MB/s" ratio "st peakRSS" "bin peakRSS" target
+one() { # DIR OUTTYPE -> "seconds rss_kb"
+  /usr/bin/time -v "$BIN" "$1" -o "$W/ck.gguf" --outtype "$2" -t 2 --force 2>"$W/time-ck.txt" >/dev/null || { echo "fail"; return; }
+  local s r
+  s=$(grep "Elapsed (wall clock)" "$W/time-ck.txt" | awk -F': ' '{print $2}' |
+      awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
+  r=$(grep "Maximum resident set size" "$W/time-ck.txt" | awk '{print $6}')
+  echo "$s $r"
+}
+for ot in bf16 q8_0; do
+  : >"$W/ck-st.txt"; : >"$W/ck-bin.txt"
+  for ((r = 0; r < REPS; r++)); do
+    one "$src" "$ot" >>"$W/ck-st.txt"
+    one "$bin" "$ot" >>"$W/ck-bin.txt"
+  done
+  grep -q fail "$W"/ck-*.txt && { echo "$ot: checkpoint conversion failed"; cat "$W/time-ck.txt" | tail -3; continue; }
+  ss=$(awk '{print $1}' "$W/ck-st.txt" | med); bs=$(awk '{print $1}' "$W/ck-bin.txt" | med)
+  sr=$(awk '{print $2}' "$W/ck-st.txt" | sort -n | tail -1); br=$(awk '{print $2}' "$W/ck-bin.txt" | sort -n | tail -1)
+  awk -v b="$src_bytes" -v ss="$ss" -v bs="$bs" -v sr="$sr" -v br="$br" -v ot="$ot" 'BEGIN {
+    sm = b / 1e6 / ss; bm = b / 1e6 / bs
+    printf("%-6s %12.0f %12.0f %6.2fx %9d MB %9d MB %8s\n", ot, sm, bm, bm / sm, sr / 1024, br / 1024, ">=0.8x,<=64MB") }'
+done
+rm -f "$W/ck.gguf"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -28,7 +28,7 @@ typedef struct {
     int mmapped;
 } storage_t;
 
-typedef struct { void *p; uint64_t n; } map_t;
+typedef struct { void *p; uint64_t n; int heap; } map_t; /* heap: malloc'd (in-memory archives) */
 
 struct sn_tc_file {
     char *path;
@@ -64,7 +64,10 @@ void sn_tc_close(sn_tc_file *f) {
     for (size_t i = 0; i < f->n; i++) free((char *)f->t[i].name);
     free(f->t);
     free(f->storages);
-    for (size_t i = 0; i < f->n_maps; i++) munmap(f->maps[i].p, f->maps[i].n);
+    for (size_t i = 0; i < f->n_maps; i++) {
+        if (f->maps[i].heap) free(f->maps[i].p);
+        else munmap(f->maps[i].p, f->maps[i].n);
+    }
     free(f->maps);
     sn_zip_close(f->zip);
     if (f->mapped && f->size) munmap((void *)f->base, f->size);
@@ -104,8 +107,20 @@ static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **o
     storage_t s = {e->name, NULL, e->size, e->data_offset, f->mapped};
     if (e->method == SN_ZIP_STORED) {
         s.data = f->base + e->data_offset;
-    } else if (!f->mapped) {
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: deflated storage %s in an in-memory archive", f->path, name);
+    } else if (!f->mapped) { /* in-memory archives (tests, fuzzing): inflate to the heap, bounded */
+        const uint8_t *d;
+        uint8_t *own = NULL;
+        map_t *nm = realloc(f->maps, (f->n_maps + 1) * sizeof(*nm));
+        if (!nm) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        f->maps = nm;
+        sn_status st = sn_zip_read(f->zip, (size_t)k, 64u << 20, &d, &own, err);
+        if (st != SN_OK) return st;
+        f->maps[f->n_maps].p = own;
+        f->maps[f->n_maps].n = e->size;
+        f->maps[f->n_maps].heap = 1;
+        f->n_maps++;
+        s.data = d;
+        s.file_offset = 0;
     } else if (e->size) {
         /* inflate once into an unlinked temp file and map it: bounded memory, pages reclaimable */
         map_t *nm = realloc(f->maps, (f->n_maps + 1) * sizeof(*nm));
@@ -128,6 +143,7 @@ static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **o
         if (st != SN_OK) return st;
         f->maps[f->n_maps].p = p;
         f->maps[f->n_maps].n = e->size;
+        f->maps[f->n_maps].heap = 0;
         f->n_maps++;
         s.data = p;
         s.file_offset = 0;

@@ -38,7 +38,8 @@ typedef struct sn_tc_file sn_tc_file;
 int sn_tc_sniff(const char *path);
 
 sn_status sn_tc_open(const char *path, const sn_tc_opts *o, sn_tc_file **out, sn_err *err);
-/* Same over a caller buffer (tests, fuzzing; deflated storages are then refused); buf must outlive
+/* Same over a caller buffer (tests, fuzzing; deflated storages are then inflated to the heap, at
+ * most 64 MB each); buf must outlive
  * the handle. */
 sn_status sn_tc_open_mem(const void *buf, uint64_t size, const char *what, const sn_tc_opts *o,
                          sn_tc_file **out, sn_err *err);

@@ -167,7 +167,7 @@ static sn_status parse(sn_zip *z, sn_err *err) {
             uint64_t lc = rd32(l + 18), lu = rd32(l + 22);
             if ((lc != 0xFFFFFFFFu && lc != csize) || (lu != 0xFFFFFFFFu && lu != usize))
                 return sn_err_set(err, SN_EFORMAT, "%s: zip entry '%s': local header at offset %llu gives sizes %llu/%llu "
-                                  "but the central directory %llu/%llu", z->what, name, (unsigned long long)lho,
+                                  "but the central directory %llu/%llu (entry size lies)", z->what, name, (unsigned long long)lho,
                                   (unsigned long long)lc, (unsigned long long)lu, (unsigned long long)csize,
                                   (unsigned long long)usize);
         }

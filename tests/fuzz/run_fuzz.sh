@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# run_fuzz.sh NAME SECONDS [BUILD_DIR] - builds tests/fuzz/fuzz_NAME.c with clang's libFuzzer plus
+# ASan/UBSan over the reader sources it needs, and fuzzes for SECONDS from the seed corpus
+# tests/fuzz/corpus/NAME (its findings go to a scratch corpus in BUILD_DIR, not the tree). Prints
+# libFuzzer's final stats line; exits 1 on any crash, leak or timeout (the input is saved as
+# BUILD_DIR/fuzz/NAME/crash-* - copy it into tests/fuzz/regress/ as a regression input).
+# Skips (exit 0 with SKIP) when clang or its libFuzzer runtime is missing.
+set -uo pipefail
+NAME=$1 SECS=${2:-30}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(realpath -m "${3:-${SN_BUILD:-$SRC/build}}/fuzz/$NAME")
+CC=${SN_FUZZ_CC:-clang}
+command -v "$CC" >/dev/null || { echo "SKIP: $CC not installed (apt-get install clang)"; exit 0; }
+mkdir -p "$B/corpus"
+srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "$SRC/convert/pickle.c" "$SRC/runtime/sn_err.c")
+[[ $NAME == torch_zip ]] && srcs+=("$SRC/convert/torch_zip.c" "$SRC/convert/torch_ckpt.c")
+bin=$B/fuzz_$NAME
+if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then
+  "$CC" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I"$SRC/convert" -I"$SRC/runtime" "${srcs[@]}" -lz -o "$bin" 2>"$B/build.log" ||
+    { grep -q "fuzzer" "$B/build.log" && { echo "SKIP: no libFuzzer runtime for $CC"; exit 0; }; cat "$B/build.log"; exit 1; }
+fi
+cd "$B"
+"$bin" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
+  corpus "$SRC/tests/fuzz/corpus/$NAME" >"$B/log" 2>&1
+rc=$?
+grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb)|^#[0-9]+.*DONE" "$B/log"
+ls crash-* leak-* timeout-* oom-* 2>/dev/null && { tail -40 "$B/log"; exit 1; }
+((rc == 0)) || { tail -40 "$B/log"; exit 1; }
+echo "fuzz $NAME: $SECS s, no crash"
