@@ -1350,8 +1350,6 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
                               sn_gguf_writer *w, const sn_vocab_opts *opts, sn_vocab_report *rep,
                               sn_err *err) {
     if (!model_dir || !w) return sn_err_set(err, SN_EINVAL, "sn_vocab_write_gguf: missing argument");
-    const sn_arch *fam = cfg ? sn_arch_find(cfg->architecture) : NULL;
-    if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) return sn_vocab_rwkv_write(model_dir, cfg, w, rep, err);
     plan p;
     memset(&p, 0, sizeof p);
     p.space_prefix = p.norm_lowercase = p.norm_strip_accents = -1;
@@ -1379,6 +1377,11 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         const cJSON *a0 = cJSON_GetArrayItem(archs, 0);
         const char *arch = cJSON_IsString(a0) ? a0->valuestring : (cfg ? cfg->architecture : NULL);
         in.llama_family = is_llama_family(arch);
+        const sn_arch *fam = sn_arch_find(arch);
+        if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) { /* a vocabulary file of its own */
+            st = sn_vocab_rwkv_write(model_dir, in.config, in.vocab_size, w, rep, err);
+            goto out;
+        }
     }
     if (in.tok_config && !cJSON_IsObject(in.tok_config)) {
         st = sn_err_set(err, SN_EFORMAT, "tokenizer_config.json: not a JSON object");

@@ -36,8 +36,10 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
 
 /* The RWKV world vocabulary of model_dir (convert/vocab_rwkv.c); sn_vocab_write_gguf calls it for
  * families whose sn_arch says SN_ARCH_VOCAB_RWKV. */
-sn_status sn_vocab_rwkv_write(const char *model_dir, const struct sn_hf_config *cfg, sn_gguf_writer *w,
-                              sn_vocab_report *rep, sn_err *err);
+struct cJSON;
+/* config: the parsed config.json (special ids); vocab_size <= 0: 65536. */
+sn_status sn_vocab_rwkv_write(const char *model_dir, const struct cJSON *config, int64_t vocab_size,
+                              sn_gguf_writer *w, sn_vocab_report *rep, sn_err *err);
 
 /* The pre-tokenizer names sunny can recognise, NULL-terminated (for --pre help and errors). */
 const char *const *sn_vocab_pre_names(void);

@@ -9,10 +9,9 @@
  * vocab_size with "[PADi]" (UNUSED). Keys: model "rwkv", tokens, token_type, then the special ids
  * gguf-py's SpecialVocab finds in config.json, with bos = eos = 0 and eot = 261 ("\n\n") forced,
  * add_bos/add_eos and the chat template from tokenizer_config.json when it has them. When it has
- * no template the reference writes one of llama.cpp's own files; sunny writes none (documented in
- * docs/FORMATS.md). */
+ * no template the reference writes one of llama.cpp's own files; sunny writes none (docs/TOKENIZER.md,
+ * "RWKV world"). */
 #include "vocab.h"
-#include "hf_config.h"
 #include "path.h"
 
 #include <cJSON.h>
@@ -148,8 +147,8 @@ static int int_key(const cJSON *o, const char *k, int64_t *v) {
     return 1;
 }
 
-sn_status sn_vocab_rwkv_write(const char *dir, const sn_hf_config *cfg, sn_gguf_writer *w, sn_vocab_report *rep,
-                              sn_err *err) {
+sn_status sn_vocab_rwkv_write(const char *dir, const cJSON *config, int64_t vocab_size, sn_gguf_writer *w,
+                              sn_vocab_report *rep, sn_err *err) {
     char *path = sn_path_join(dir, "rwkv_vocab_v20230424.txt"), *text = NULL, *arena = NULL;
     char **tok = NULL;
     uint64_t *lens = NULL;
@@ -157,7 +156,7 @@ sn_status sn_vocab_rwkv_write(const char *dir, const sn_hf_config *cfg, sn_gguf_
     cJSON *tcfg = NULL;
     size_t len = 0;
     sn_status st = SN_OK;
-    const int64_t V = cfg && cfg->vocab_size > 0 ? cfg->vocab_size : 65536;
+    const int64_t V = vocab_size > 0 ? vocab_size : 65536;
     if (!path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (V > (int64_t)1 << 24) { st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %lld is too large", (long long)V); goto out; }
     if (!(text = read_file(path, &len, err))) { st = err->code; goto out; }
@@ -233,7 +232,7 @@ sn_status sn_vocab_rwkv_write(const char *dir, const sn_hf_config *cfg, sn_gguf_
             {"bos_token_id", "tokenizer.ggml.bos_token_id"}, {"eos_token_id", "tokenizer.ggml.eos_token_id"},
             {"unk_token_id", "tokenizer.ggml.unknown_token_id"}, {"sep_token_id", "tokenizer.ggml.seperator_token_id"},
             {"pad_token_id", "tokenizer.ggml.padding_token_id"}, {"mask_token_id", "tokenizer.ggml.mask_token_id"}};
-        const cJSON *root = cfg ? cfg->root : NULL;
+        const cJSON *root = config;
         int64_t v;
         for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
             if (i < 2) {

@@ -827,8 +827,8 @@ sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err)
     return st;
 }
 
-/* Parses the preformatted "parameters" string of /api/show ("stop    \"<|im_end|>\"" lines) and
- * returns 1 if stop value v is listed. */
+/* Parses the preformatted "parameters" string of /api/show ("stop    \"<|im_end|>\"" lines, the
+ * value Go-quoted, so "\n\n" arrives as \"\\n\\n\") and returns 1 if stop value v is listed. */
 static int show_has_stop(const char *params, const char *v) {
     if (!params) return 0;
     const char *p = params;
@@ -840,7 +840,21 @@ static int show_has_stop(const char *params, const char *v) {
             const char *q = p + 4;
             while (q < p + n && (*q == ' ' || *q == '\t')) q++;
             size_t rest = (size_t)(p + n - q);
-            if (rest >= 2 && q[0] == '"' && q[rest - 1] == '"') { q++; rest -= 2; }
+            if (rest >= 2 && q[0] == '"' && q[rest - 1] == '"') { /* Go %q: undo its escapes */
+                q++;
+                rest -= 2;
+                char buf[512];
+                size_t o = 0;
+                for (size_t i = 0; i < rest && o < sizeof buf; i++) {
+                    char c = q[i];
+                    if (c == '\\' && i + 1 < rest) {
+                        c = q[++i];
+                        c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
+                    }
+                    buf[o++] = c;
+                }
+                if (o == vl && memcmp(buf, v, vl) == 0) return 1;
+            }
             if (rest == vl && memcmp(q, v, vl) == 0) return 1;
         }
         p += n;

@@ -29,7 +29,8 @@ int32_t sn_abi_check(uint32_t major) { return major == SN_ABI_VERSION_MAJOR ? SN
 
 uint32_t sn_abi_capabilities(void) {
     const uint32_t f = sn_cpu_usable();
-    uint32_t c = SN_ABI_CAP_TOKENIZER | SN_ABI_CAP_KV_F32 | SN_ABI_CAP_KQUANTS | SN_ABI_CAP_SAMPLER;
+    uint32_t c = SN_ABI_CAP_TOKENIZER | SN_ABI_CAP_KV_F32 | SN_ABI_CAP_KQUANTS | SN_ABI_CAP_SAMPLER | SN_ABI_CAP_STATE |
+                 SN_ABI_CAP_RECURRENT;
     const sn_kernels *k = sn_kernels_best();
     if (k != sn_kernels_scalar()) {
         if (f & SN_CPU_AVX2) c |= SN_ABI_CAP_AVX2;
@@ -133,6 +134,26 @@ int32_t sn_abi_reset(sn_abi_model *m) {
     if (!m) return SN_ABI_EINVAL;
     sn_model_reset(m->m);
     return SN_ABI_OK;
+}
+
+int32_t sn_abi_model_is_recurrent(const sn_abi_model *m) { return m && sn_model_state_size(m->m) > 0; }
+
+int32_t sn_abi_state_size(const sn_abi_model *m, size_t *size) {
+    if (!m || !size) return SN_ABI_EINVAL;
+    const uint64_t n = sn_model_state_size(m->m);
+    *size = (size_t)n;
+    return n ? SN_ABI_OK : SN_ABI_EUNSUPPORTED;
+}
+
+int32_t sn_abi_state_get(sn_abi_model *m, void *buf, size_t cap, size_t *n_out) {
+    if (!m || !n_out || (!buf && cap)) return SN_ABI_EINVAL;
+    *n_out = (size_t)sn_model_state_size(m->m);
+    return sn_model_state_get(m->m, buf, cap, &m->err);
+}
+
+int32_t sn_abi_state_set(sn_abi_model *m, const void *buf, size_t n) {
+    if (!m || !buf) return SN_ABI_EINVAL;
+    return sn_model_state_set(m->m, buf, n, &m->err);
 }
 
 int32_t sn_abi_sampler_new(float temp, int32_t top_k, float top_p, uint32_t seed, sn_abi_sampler **out) {

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define SN_ABI_VERSION_MAJOR 1
-#define SN_ABI_VERSION_MINOR 0
+#define SN_ABI_VERSION_MINOR 1
 #define SN_ABI_VERSION_PATCH 0
 #define SN_ABI_VERSION ((SN_ABI_VERSION_MAJOR << 16) | (SN_ABI_VERSION_MINOR << 8) | SN_ABI_VERSION_PATCH)
 
@@ -37,6 +37,8 @@ extern "C" {
 #define SN_ABI_CAP_KV_F32 (1u << 5)      /* f32 KV cache selectable */
 #define SN_ABI_CAP_KQUANTS (1u << 6)     /* Q4_K / Q6_K weights */
 #define SN_ABI_CAP_SAMPLER (1u << 7)     /* temperature/top-k/top-p/seed sampling */
+#define SN_ABI_CAP_STATE (1u << 8)       /* 1.1: sn_abi_state_size/_get/_set (recurrent models, e.g. rwkv7) */
+#define SN_ABI_CAP_RECURRENT (1u << 9)   /* 1.1: recurrent families (rwkv7) can be loaded */
 
 uint32_t sn_abi_version(void);
 /* SN_ABI_OK if this library implements ABI major version `major`, else SN_ABI_EUNSUPPORTED. */
@@ -79,6 +81,17 @@ int32_t sn_abi_is_eog(const sn_abi_model *m, int32_t id);
 int32_t sn_abi_eval(sn_abi_model *m, const int32_t *ids, size_t n, float *logits);
 /* Forgets the context. */
 int32_t sn_abi_reset(sn_abi_model *m);
+
+/* 1.1, recurrent models (sn_abi_model_is_recurrent = 1): the whole evaluation state (position count
+ * and the per-layer recurrent state, independent of the context length) can be copied out and
+ * restored, so a conversation can be forked or resumed without re-evaluating its tokens. The bytes
+ * are for the same model file on the same machine. A KV-cache model returns SN_ABI_EUNSUPPORTED. */
+int32_t sn_abi_model_is_recurrent(const sn_abi_model *m);
+int32_t sn_abi_state_size(const sn_abi_model *m, size_t *size);
+/* Writes the state into buf (cap >= sn_abi_state_size); *n_out gets its size. */
+int32_t sn_abi_state_get(sn_abi_model *m, void *buf, size_t cap, size_t *n_out);
+/* Restores a state taken from this model by sn_abi_state_get. */
+int32_t sn_abi_state_set(sn_abi_model *m, const void *buf, size_t n);
 
 /* temp <= 0: greedy. top_k <= 0 and top_p >= 1 disable those filters. */
 int32_t sn_abi_sampler_new(float temp, int32_t top_k, float top_p, uint32_t seed, sn_abi_sampler **out);
