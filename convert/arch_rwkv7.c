@@ -11,7 +11,9 @@
  * become time_mix_{w,a,v,g}{0,1,2} ({D, rank} / {rank, D}: BlinkDL stores them [in, out], so they
  * are transposed); layer 0's value-residual LoRA is dropped and the ICLR LoRA is written a second
  * time in its place (llama.cpp's loader wants the tensors; they are never used); vectors are
- * squeezed and r_k [H, head] flattened. w1, w2 and the fused lerp stay F32 in every outtype; for
+ * squeezed and r_k [H, head] flattened. BlinkDL RWKV-LM .pth names (emb, blocks.N.att/ffn, ln0,
+ * ln_out, head) map like RWKV's HF layout (a single .pth converts with --config; the shapes are
+ * BlinkDL's). w1, w2 and the fused lerp stay F32 in every outtype; for
  * q4_0, llama-quantize leaves every LoRA and lerp tensor as it is. The vocabulary is the RWKV world
  * file (convert/vocab_rwkv.c). */
 #include "arch.h"
@@ -266,8 +268,28 @@ static int map_layer(const rwkv7_dims *d, int64_t bid, const char *p, int blink,
     return 1;
 }
 
-static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf, sn_arch_tensor *out, sn_err *err) {
+/* BlinkDL RWKV-LM checkpoint names (a .pth read through the PyTorch reader) in RWKV-HF form:
+ * emb -> model.embeddings, head -> lm_head, ln_out -> model.ln_out, blocks.N.att/ffn/ln0 ->
+ * model.blocks.N.attention/feed_forward/pre_norm. 0 if hf is not such a name. */
+static int blinkdl_name(const char *hf, char *buf, size_t cap) {
+    if (!strcmp(hf, "emb.weight")) return snprintf(buf, cap, "model.embeddings.weight") > 0;
+    if (!strcmp(hf, "head.weight")) return snprintf(buf, cap, "lm_head.weight") > 0;
+    if (!strncmp(hf, "ln_out.", 7)) return snprintf(buf, cap, "model.%s", hf) > 0;
+    if (strncmp(hf, "blocks.", 7) != 0) return 0;
+    const char *p = hf + 7, *dot = strchr(p, '.');
+    if (!dot) return 0;
+    const char *rest = dot + 1, *sub = rest;
+    const char *pfx = "";
+    if (!strncmp(rest, "att.", 4)) pfx = "attention.", sub = rest + 4;
+    else if (!strncmp(rest, "ffn.", 4)) pfx = "feed_forward.", sub = rest + 4;
+    else if (!strncmp(rest, "ln0.", 4)) pfx = "pre_norm.", sub = rest + 4;
+    return snprintf(buf, cap, "model.blocks.%.*s.%s%s", (int)(dot - p), p, pfx, sub) > 0;
+}
+
+static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in, sn_arch_tensor *out, sn_err *err) {
     memset(out, 0, sizeof(*out));
+    char bd[SN_GGUF_MAX_NAME + 64];
+    const char *hf = blinkdl_name(hf_in, bd, sizeof bd) ? bd : hf_in;
     for (int i = 0; i < SN_GGUF_MAX_DIMS; i++) out->ne[i] = out->src_ne[i] = 1;
     rwkv7_dims d;
     dims_of(c, &d);
@@ -303,11 +325,11 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf, s
             const int r = map_layer(&d, bid, p + 1, blink, out);
             if (r >= 0) return r ? SN_ARCH_MAP_OK : SN_ARCH_MAP_SKIP;
         } else if (*p == '.') {
-            return sn_err_set(err, SN_EFORMAT, "tensor '%s' is in layer %lld but config.json has %lld layers", hf,
+            return sn_err_set(err, SN_EFORMAT, "tensor '%s' is in layer %lld but config.json has %lld layers", hf_in,
                               (long long)bid, (long long)d.L);
         }
     }
-    return sn_err_set(err, SN_EUNSUPPORTED, "cannot map tensor '%s' (architecture %s)", hf, a->gguf_arch);
+    return sn_err_set(err, SN_EUNSUPPORTED, "cannot map tensor '%s' (architecture %s)", hf_in, a->gguf_arch);
 }
 
 static sn_status extra_tensors(const sn_arch *a, const sn_hf_config *c, sn_arch_extra *out, size_t n_max,

@@ -3,7 +3,8 @@
 #
 # Fixture: tests/fixtures/gen_rwkv7.py (random weights scaled for diverse greedy output, the real
 # world vocab, head size 64) in the fla-hub and RWKV-HF layouts.
-#  1. sunny-convert fla -> f32/f16/bf16/q8_0/q4_0; the RWKV-HF layout gives the same tensors;
+#  1. sunny-convert fla -> f32/f16/bf16/q8_0/q4_0; the RWKV-HF layout and the BlinkDL .pth (with
+#     --config) give byte-identical tensors;
 #     with llama.cpp's source (LLAMA_CPP_SRC, else the git bundle node-llama-cpp ships) its own
 #     convert_hf_to_gguf.py (tests/tools/lcpp_convert.py: transformers/tqdm shims) must write the
 #     same keys and tensors (tests/tools/gguf_diff.py), and our q4_0 must equal llama-quantize's
@@ -16,6 +17,8 @@
 #     f16/q8_0 matmul kernels do not round like ggml's haswell build (the llama family shows the
 #     same), so there only the tokens are required to be equal.
 #  4. state: A then B == A+B bitwise, save/restore through sn_abi (tests/tools/abi_state).
+#  5. Ollama / LM Studio (fake servers + llama.cpp worker): rwkv-world TEMPLATE and stops stored,
+#     smoke gate OK.
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py torch numpy
@@ -35,6 +38,10 @@ for t in $TYPES; do
   [[ -f $g ]] || "$CONV" "$FX/fla" -o "$g" --outtype "$t" >"$W/conv-$t.log" 2>&1 || bad "sunny-convert $t failed: $(tail -2 "$W/conv-$t.log")"
 done
 "$CONV" "$FX/rwkvhf" -o "$W/sn-rwkvhf-f32.gguf" --outtype f32 >/dev/null 2>&1 || bad "sunny-convert rwkvhf failed"
+# the BlinkDL .pth through the PyTorch reader, with the RWKV-HF config beside it
+cp "$FX/rwkvhf/config.json" "$FX/blinkdl/config.json"
+"$CONV" "$FX/blinkdl/model.pth" --config "$FX/blinkdl/config.json" -o "$W/sn-blinkdl-f32.gguf" --outtype f32 \
+  >"$W/conv-blinkdl.log" 2>&1 || bad "sunny-convert BlinkDL .pth failed: $(tail -2 "$W/conv-blinkdl.log")"
 
 LCPP=${LLAMA_CPP_SRC:-$SN_WORK/llama.cpp-src}
 if [[ -z ${LLAMA_CPP_SRC:-} && ! -f $LCPP/convert_hf_to_gguf.py ]]; then
@@ -42,8 +49,10 @@ if [[ -z ${LLAMA_CPP_SRC:-} && ! -f $LCPP/convert_hf_to_gguf.py ]]; then
 fi
 [[ -f $LCPP/convert_hf_to_gguf.py ]] || bad "no llama.cpp source tree for its converter (LLAMA_CPP_SRC)"
 DIFF="$DIFF --gguf-py $LCPP/gguf-py"
-if out=$($DIFF "$W/sn-f32.gguf" "$W/sn-rwkvhf-f32.gguf" --tensors-only 2>&1); then ok "RWKV-HF layout -> same tensors as fla: $(tail -1 <<<"$out")"
-else bad "RWKV-HF layout tensors differ from fla's:"; echo "$out" | tail -5; fi
+for v in rwkvhf blinkdl; do
+  if out=$($DIFF "$W/sn-f32.gguf" "$W/sn-$v-f32.gguf" --tensors-only 2>&1); then ok "$v layout -> byte-identical tensors to fla's: $(tail -1 <<<"$out")"
+  else bad "$v layout tensors differ from fla's:"; echo "$out" | tail -5; fi
+done
 for t in f32 f16 bf16 q8_0; do
   g=$W/lc-$t.gguf
   [[ -f $g ]] || $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" "$FX/fla" "$g" "$t" >"$W/lc-$t.log" 2>&1 \
@@ -69,7 +78,7 @@ for mode in "" --no-parse-special --decode; do
   else bad "tokenizer ${mode:-parse-special}: differs from llama.cpp"; diff "$W/$tag.exp" "$W/$tag.got" | head -4; fi
 done
 $PY "$SN_SRC/tests/tools/rwkv_ref_tok.py" "$SN_SRC/tests/fixtures/rwkv_vocab_v20230424.txt" "$CORPUS" >"$W/tok.ref"
-cmp -s "$W/tok.ref" "$W/tok_no_parse_special.got" && ok "tokenizer equals the Python greedy-longest-match reference" \
+cmp -s "$W/tok.ref" "$W/tok__no_parse_special.got" && ok "tokenizer equals the Python greedy-longest-match reference" \
   || bad "tokenizer differs from the Python reference"
 
 # ---- 3. runtime parity
@@ -115,4 +124,33 @@ for t in f32 q8_0; do
   if out=$("$SN_BUILD/tests/abi_state" "$W/sn-$t.gguf" "$P1,$P2" "$P3" 2>&1); then ok "state $t: $(tr '\n' ';' <<<"$out")"
   else bad "state $t: $out"; fi
 done
+
+# ---- 5. Ollama and LM Studio (fake servers running llama.cpp): install with the detected
+# rwkv-world TEMPLATE and stops, and the smoke gate (server tokens == sunny-run's on the same file)
+if command -v go >/dev/null; then
+  source "$SN_SRC/tests/fake-ollama/harness.sh"
+  SI=$SN_BIN/sunny-integrate
+  build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+  build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
+  start_fake_ollama "$W/ollama"
+  out=$("$SI" ollama "$W/sn-q8_0.gguf" --name rwkv7-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json 2>"$W/ollama.err"); rc=$?
+  grep -q 'template: rwkv-world (detected from gguf' "$W/ollama.err" && ok "ollama: rwkv-world template detected from the GGUF" \
+    || bad "ollama: template not detected: $(grep template: "$W/ollama.err")"
+  grep -q 'verified: family rwkv7.*3 stop value(s) stored' "$W/ollama.err" && ok "ollama: family rwkv7, template and stops stored" \
+    || bad "ollama: not verified: $(tail -3 "$W/ollama.err")"
+  [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/ollama.err" \
+    && ok "ollama: $(grep -o '\[smoke\] OK.*' "$W/ollama.err")" || bad "ollama smoke: rc=$rc $(tail -3 "$W/ollama.err")"
+  stop "$FAKE_PID"
+  mkdir -p "$W/home/.lmstudio/models"
+  "$SN_TOOLS/fake-lmstudio" -models "$W/home/.lmstudio/models" -port-file "$W/lms.port" \
+    -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/lms.stderr" &
+  LMS_PID=$!; SN_PIDS+=("$LMS_PID")
+  LMS_URL=http://127.0.0.1:$(wait_port "$W/lms.port") || exit 1
+  out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$W/sn-q8_0.gguf" --smoke -n 32 --host "$LMS_URL" 2>"$W/lms.err"); rc=$?
+  [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/lms.err" \
+    && ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/lms.err")" || bad "lmstudio smoke: rc=$rc $(tail -3 "$W/lms.err")"
+  stop "$LMS_PID"
+else
+  bad "go is missing (scripts/deps.sh installs golang-go): no Ollama / LM Studio e2e"
+fi
 finish
