@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(cmake make gcc pkg-config libcurl4-openssl-dev zlib1g-dev libcjson-dev libcunit1-dev libssl-dev
-      libpcre2-dev golang-go python3 python3-jinja2 python3-numpy python3-torch nodejs npm time clang libclang-rt-14-dev)
+      libpcre2-dev golang-go python3 python3-jinja2 python3-numpy python3-torch python3-yaml nodejs npm time clang libclang-rt-14-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do
