@@ -256,6 +256,8 @@ int main(int argc, char **argv) {
         sn_cli_fail(&err);
         return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
     }
+    if (r.derived_config[0] && !json)
+        printf("config (no config.json; derived from tensor shapes): %s\n", r.derived_config);
     if (o.verify && !json)
         printf("verify: %zu tensors and %zu tokenizer keys checked, all match the source\n", r.verify_checked,
                r.verify_keys_checked);

@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sn_st_model;                  /* convert/safetensors.h */
+
 #define SN_ARCH_MAX_PARTS 8          /* most source tensors fused into one GGUF tensor */
 
 typedef enum sn_arch_ew {            /* elementwise maps, applied in f32 */
@@ -94,12 +96,19 @@ typedef struct sn_arch {
     /* Up to n_max generated tensors (emitted before all others). */
     sn_status (*extra_tensors)(const struct sn_arch *a, const sn_hf_config *cfg, sn_arch_extra *out,
                                size_t n_max, size_t *n_out, sn_err *err);
+    /* A config.json text (malloc'd) derived from the names and shapes of a checkpoint that comes
+     * without one (BlinkDL's RWKV .pth); SN_EUNSUPPORTED if the tensors are not this family's. May
+     * be NULL. */
+    sn_status (*config_from_tensors)(const struct sn_arch *a, const struct sn_st_model *m, char **json, sn_err *err);
     /* GGUF tensors that must exist (NULL-terminated): once, and per layer ("blk.%d." + name). */
     const char *const *required;
     const char *const *required_per_layer;
 } sn_arch;
 
 extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_mamba2, sn_arch_rwkv7;
+
+/* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
+sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);
 
 /* The table (convert/archs.c). Looks up architectures[0]; NULL if unsupported. */
 const sn_arch *sn_arch_find(const char *hf_arch);

@@ -12,11 +12,12 @@
  * are transposed); layer 0's value-residual LoRA is dropped and the ICLR LoRA is written a second
  * time in its place (llama.cpp's loader wants the tensors; they are never used); vectors are
  * squeezed and r_k [H, head] flattened. BlinkDL RWKV-LM .pth names (emb, blocks.N.att/ffn, ln0,
- * ln_out, head) map like RWKV's HF layout (a single .pth converts with --config; the shapes are
- * BlinkDL's). w1, w2 and the fused lerp stay F32 in every outtype; for
+ * ln_out, head) map like RWKV's HF layout; without a config.json every hyperparameter is read from a
+ * tensor shape (config_from_tensors; --dry-run prints which). w1, w2 and the fused lerp stay F32 in every outtype; for
  * q4_0, llama-quantize leaves every LoRA and lerp tensor as it is. The vocabulary is the RWKV world
  * file (convert/vocab_rwkv.c). */
 #include "arch.h"
+#include "safetensors.h"
 
 #include <cJSON.h>
 #include <ctype.h>
@@ -339,6 +340,49 @@ static sn_status extra_tensors(const sn_arch *a, const sn_hf_config *c, sn_arch_
     return SN_OK;
 }
 
+/* ---- BlinkDL .pth without a config: every hyperparameter from a tensor shape ---- */
+
+static const sn_st_tensor *tensor(const sn_st_model *m, const char *name) {
+    const int64_t i = sn_st_model_find(m, name);
+    return i < 0 ? NULL : sn_st_model_tensor(m, (size_t)i);
+}
+
+static sn_status config_from_tensors(const sn_arch *a, const sn_st_model *m, char **json, sn_err *err) {
+    (void)a;
+    const sn_st_tensor *emb = tensor(m, "emb.weight"), *rk = tensor(m, "blocks.0.att.r_k"),
+                       *w1 = tensor(m, "blocks.0.att.w1"), *a1 = tensor(m, "blocks.0.att.a1"),
+                       *v1 = tensor(m, "blocks.1.att.v1"), *g1 = tensor(m, "blocks.0.att.g1"),
+                       *fk = tensor(m, "blocks.0.ffn.key.weight");
+    if (!emb || !rk || !w1 || !a1 || !g1 || !fk) return SN_EUNSUPPORTED;
+    if (emb->n_dims != 2 || rk->n_dims != 2 || w1->n_dims != 2 || a1->n_dims != 2 || g1->n_dims != 2 || fk->n_dims != 2)
+        return sn_err_set(err, SN_EFORMAT, "BlinkDL checkpoint: emb/r_k/w1/a1/g1/ffn.key are not 2-D");
+    int64_t L = 0;
+    char name[64];
+    for (;;) {
+        snprintf(name, sizeof name, "blocks.%lld.ln1.weight", (long long)L);
+        if (!tensor(m, name)) break;
+        L++;
+    }
+    const int64_t D = (int64_t)emb->shape[1];
+    const int64_t rv = v1 ? (int64_t)v1->shape[1] : (int64_t)a1->shape[1]; /* a one-layer model has no v1 */
+    char buf[1024];
+    const int n = snprintf(buf, sizeof buf,
+        "{\"architectures\": [\"Rwkv7ForCausalLM\"], \"model_type\": \"rwkv7\", "
+        "\"hidden_size\": %lld, \"num_hidden_layers\": %lld, \"head_size\": %llu, "
+        "\"layer_norm_epsilon\": 1e-05, \"intermediate_size\": %llu, \"vocab_size\": %llu, "
+        "\"lora_rank_decay\": %llu, \"lora_rank_iclr\": %llu, \"lora_rank_value_residual_mix\": %lld, "
+        "\"lora_rank_gate\": %llu, \"_derived_from\": \"hidden_size = emb.weight[1], layers = count of "
+        "blocks.N.ln1, head_size = blocks.0.att.r_k[1], intermediate_size = ffn.key.weight[0], vocab_size = "
+        "emb.weight[0], ranks = w1/a1/v1/g1 [1]; layer_norm_epsilon is not stored in a .pth: 1e-5 as "
+        "RWKV-LM uses\"}",
+        (long long)D, (long long)L, (unsigned long long)rk->shape[1], (unsigned long long)fk->shape[0],
+        (unsigned long long)emb->shape[0], (unsigned long long)w1->shape[1], (unsigned long long)a1->shape[1],
+        (long long)rv, (unsigned long long)g1->shape[1]);
+    if (n < 0 || (size_t)n >= sizeof buf) return sn_err_set(err, SN_EINVAL, "BlinkDL checkpoint: config too long");
+    *json = strdup(buf);
+    return *json ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
+}
+
 static const sn_arch_class k_classes[] = {{"RWKV7ForCausalLM", NULL}, {"Rwkv7ForCausalLM", NULL}, {NULL, NULL}};
 static const char *const k_vocab_files[] = {"rwkv_vocab_v20230424.txt", NULL};
 /* MODEL_TENSOR.TIME_MIX_W1 / W2 / LERP_FUSED are forced F32 by the converter */
@@ -363,4 +407,5 @@ const sn_arch sn_arch_rwkv7 = {
     .gguf_arch = "rwkv7", .classes = k_classes, .vocab = SN_ARCH_VOCAB_RWKV, .vocab_files = k_vocab_files,
     .keep_f32 = k_keep_f32, .no_quantize = k_no_quantize, .prepare_config = prepare_config,
     .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor,
-    .extra_tensors = extra_tensors, .required = k_required, .required_per_layer = k_layer_required};
+    .extra_tensors = extra_tensors, .config_from_tensors = config_from_tensors, .required = k_required,
+    .required_per_layer = k_layer_required};

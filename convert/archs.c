@@ -83,3 +83,19 @@ sn_status sn_arch_check_vocab_files(const sn_arch *a, const char *dir, sn_err *e
         k += (size_t)snprintf(need + k, sizeof need - k, "%s%s", q == f ? "" : q[1] ? ", " : " or ", *q);
     return sn_err_set(err, SN_EIO, "%s/%s: missing (need %s)", dir, f[0], need);
 }
+
+sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err) {
+    *json = NULL;
+    *out = NULL;
+    for (size_t i = 0; i < N_ARCHS; i++) {
+        if (!k_archs[i]->config_from_tensors) continue;
+        sn_status st = k_archs[i]->config_from_tensors(k_archs[i], m, json, err);
+        if (st == SN_OK) {
+            *out = k_archs[i];
+            return SN_OK;
+        }
+        if (st != SN_EUNSUPPORTED) return st;
+    }
+    return sn_err_set(err, SN_EINVAL, "no config.json, and no family recognises the checkpoint's tensors "
+                      "(give --config config.json)");
+}

@@ -741,10 +741,12 @@ static sn_status resolve_inputs(const sn_convert_opts *o, char **cfg_path, char 
         char *dir = sl ? strndup(in, (size_t)(sl - in)) : strdup(".");
         *cfg_path = dir ? sn_path_join(dir[0] ? dir : "/", "config.json") : NULL;
         free(dir);
-        if (*cfg_path && stat(*cfg_path, &sb) != 0) {
+        if (*cfg_path && stat(*cfg_path, &sb) != 0) { /* none: derived from the tensors (sn_convert) */
             free(*cfg_path);
             *cfg_path = NULL;
-            return sn_err_set(err, SN_EINVAL, "%s: a single weight file needs --config config.json (none next to it)", in);
+            *meta_dir = sl ? strndup(in, (size_t)(sl - in)) : strdup(".");
+            if (*meta_dir && !(*meta_dir)[0]) { free(*meta_dir); *meta_dir = strdup("/"); }
+            return *meta_dir ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
         }
     }
     if (!*cfg_path) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -792,10 +794,26 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         goto done;
     }
 
-    if ((st = sn_hf_config_load(cfg_path, &cfg, err)) != SN_OK) goto done;
+    sn_st_open_opts so = {o->state_key};
+    if (!cfg_path) { /* one weight file and no config.json: the family derives it from the shapes */
+        char *json = NULL;
+        const sn_arch *fa = NULL;
+        if ((st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
+        if ((st = sn_arch_config_from_tensors(m, &json, &fa, err)) != SN_OK) {
+            sn_err_prefix(err, "%s", o->model_dir);
+            goto done;
+        }
+        snprintf(res->derived_config, sizeof res->derived_config, "%s", json);
+        st = sn_hf_config_parse(json, "config derived from the tensor shapes", &cfg, err);
+        free(json);
+        if (st != SN_OK) goto done;
+    } else if ((st = sn_hf_config_load(cfg_path, &cfg, err)) != SN_OK) {
+        goto done;
+    }
     const sn_arch *a = sn_arch_find(cfg.architecture);
     if (!a) {
-        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: unsupported architecture '%s' (supported: %s)", cfg_path,
+        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: unsupported architecture '%s' (supported: %s)",
+                        cfg_path ? cfg_path : o->model_dir,
                         cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
         goto done;
     }
@@ -805,8 +823,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         goto done;
     }
     if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
-    sn_st_open_opts so = {o->state_key};
-    if ((st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
+    if (!m && (st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
     if ((st = build_plan(a, &cfg, m, &pl, err)) != SN_OK) goto done;
 
     /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */

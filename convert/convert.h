@@ -91,6 +91,9 @@ typedef struct sn_convert_result {
     size_t verify_checked, verify_failed;           /* tensors */
     size_t verify_keys_checked, verify_keys_failed; /* tokenizer.* keys */
     char verify_first_bad[128];
+    /* a single checkpoint without config.json: the config the family derived from its tensor
+     * shapes (JSON, with "_derived_from" saying which shape gave which value); "" otherwise */
+    char derived_config[1024];
 } sn_convert_result;
 
 sn_status sn_convert(const sn_convert_opts *opts, sn_convert_result *res, sn_err *err);

@@ -3,8 +3,8 @@
 #
 # Fixture: tests/fixtures/gen_rwkv7.py (random weights scaled for diverse greedy output, the real
 # world vocab, head size 64) in the fla-hub and RWKV-HF layouts.
-#  1. sunny-convert fla -> f32/f16/bf16/q8_0/q4_0; the RWKV-HF layout and the BlinkDL .pth (with
-#     --config) give byte-identical tensors;
+#  1. sunny-convert fla -> f32/f16/bf16/q8_0/q4_0; the RWKV-HF layout and the BlinkDL .pth (no
+#     config.json: every hyperparameter from tensor shapes) give byte-identical tensors;
 #     with llama.cpp's source (LLAMA_CPP_SRC, else the git bundle node-llama-cpp ships) its own
 #     convert_hf_to_gguf.py (tests/tools/lcpp_convert.py: transformers/tqdm shims) must write the
 #     same keys and tensors (tests/tools/gguf_diff.py), and our q4_0 must equal llama-quantize's
@@ -39,10 +39,11 @@ for t in $TYPES; do
   [[ -f $g ]] || "$CONV" "$FX/fla" -o "$g" --outtype "$t" >"$W/conv-$t.log" 2>&1 || bad "sunny-convert $t failed: $(tail -2 "$W/conv-$t.log")"
 done
 "$CONV" "$FX/rwkvhf" -o "$W/sn-rwkvhf-f32.gguf" --outtype f32 >/dev/null 2>&1 || bad "sunny-convert rwkvhf failed"
-# the BlinkDL .pth through the PyTorch reader, with the RWKV-HF config beside it
-cp "$FX/rwkvhf/config.json" "$FX/blinkdl/config.json"
-"$CONV" "$FX/blinkdl/model.pth" --config "$FX/blinkdl/config.json" -o "$W/sn-blinkdl-f32.gguf" --outtype f32 \
+# the BlinkDL .pth through the PyTorch reader, no config.json: hyperparameters from tensor shapes
+"$CONV" "$FX/blinkdl/model.pth" -o "$W/sn-blinkdl-f32.gguf" --outtype f32 --force \
   >"$W/conv-blinkdl.log" 2>&1 || bad "sunny-convert BlinkDL .pth failed: $(tail -2 "$W/conv-blinkdl.log")"
+grep -q '^config (no config.json; derived from tensor shapes): .*"head_size": 64.*"_derived_from"' "$W/conv-blinkdl.log" \
+  && ok "BlinkDL .pth: hyperparameters derived from tensor shapes and reported" || bad "BlinkDL .pth: no derived config reported"
 
 LCPP=${LLAMA_CPP_SRC:-$SN_WORK/llama.cpp-src}
 if [[ -z ${LLAMA_CPP_SRC:-} && ! -f $LCPP/convert_hf_to_gguf.py ]]; then
