@@ -838,7 +838,13 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             }
         }
     }
-    if (ot == SN_OUTTYPE_Q4_0) qsort(pl.t, pl.n, sizeof(*pl.t), cmp_quantize_order);
+    if (ot == SN_OUTTYPE_Q4_0) {
+        qsort(pl.t, pl.n, sizeof(*pl.t), cmp_quantize_order);
+        /* llama-quantize's writer records ggml_n_dims: trailing dimensions of size 1 are dropped
+         * (Mamba-2's ssm_norm {d_inner, 1} with one group is 1-D there) */
+        for (size_t i = 0; i < pl.n; i++)
+            while (pl.t[i].n_dims > 1 && pl.t[i].ne[pl.t[i].n_dims - 1] == 1) pl.t[i].n_dims--;
+    }
     int has_output = find_plan(&pl, "output.weight") >= 0;
     uint64_t n_params = 0, src_bytes = 0;
     for (size_t i = 0; i < pl.n; i++) {

@@ -29,6 +29,8 @@ int sn_tsrc_is_plain(const sn_tsrc *s);
 const float *sn_tsrc_row(const sn_tsrc *s, uint64_t r, float *scratch);
 /* The source part and its row holding output row r (for plain tensors: permutation applied). */
 const sn_st_tensor *sn_tsrc_src_row(const sn_tsrc *s, uint64_t r, uint64_t *src_row);
+/* torch's float32 CPU exp (SLEEF expf_u10), which the reference converter's maps use. */
+float sn_tsrc_torch_expf(float x);
 /* y = f(x) for the map kinds of arch.h. */
 void sn_tsrc_apply_ew(sn_arch_ew ew, float *x, uint64_t n);
 

@@ -16,6 +16,7 @@
 
 extern const sn_family sn_family_llama;
 extern const sn_family sn_family_rwkv7;
+extern const sn_family sn_family_mamba2;
 
 /* One row per general.architecture value we run: the family that runs it and that family's
  * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
@@ -24,6 +25,7 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"qwen2", &sn_family_llama, SN_OPT_ROPE_NEOX},
     {"qwen3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM},
     {"rwkv7", &sn_family_rwkv7, 0},
+    {"mamba2", &sn_family_mamba2, 0},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
 

@@ -8,8 +8,9 @@ config transformers does not know (fla's rwkv7) llama.cpp itself falls back to r
 config.json when AutoConfig raises, so the shim below does exactly that: AutoConfig and
 AutoTokenizer raise, and dtypes Debian's older torch lacks get inert stand-ins; everything else is
 llama.cpp's code. Only for vocabularies that do not go
-through transformers (the RWKV world vocab).
+through transformers (the RWKV world vocab), or with SN_LCPP_NO_VOCAB=1 (see below).
 """
+import os
 import runpy
 import sys
 import types
@@ -58,5 +59,16 @@ except ImportError:  # only draws the progress bar
 
     _tq.tqdm = _Bar
     sys.modules["tqdm"] = _tq
+if os.environ.get("SN_LCPP_NO_VOCAB"):
+    # Mamba-2 with a tokenizer.json needs transformers' AutoTokenizer for its vocabulary; with
+    # SN_LCPP_NO_VOCAB=1 the converter writes everything but tokenizer.* (set_vocab only pads
+    # vocab_size as llama.cpp's does), so keys and tensors can still be compared with llama.cpp's.
+    from conversion.mamba import Mamba2Model  # noqa: E402
+
+    def _pad_only(self):
+        pad = self.hparams.get("pad_vocab_size_multiple", 16)
+        self.hparams["vocab_size"] = -(self.hparams["vocab_size"] // -pad) * pad
+
+    Mamba2Model.set_vocab = _pad_only
 sys.argv = ["convert_hf_to_gguf.py", model, "--outfile", out, "--outtype", outtype]
 runpy.run_path(lcpp + "/convert_hf_to_gguf.py", run_name="__main__")

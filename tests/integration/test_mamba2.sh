@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# test_mamba2.sh - Mamba-2 end to end against llama.cpp: converter and runtime.
+#
+# Fixtures: tests/fixtures/gen_mamba2.py, random weights (bf16) with the real qwen3 BPE tokenizer,
+# n_groups 1 and 2 in the transformers layout, and n_groups 2 in the mamba_ssm layout (ssm_cfg,
+# unpadded vocab_size, "time_step_limit": [0.0, Infinity]).
+#  1. Converter: llama.cpp's own convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, without its
+#     vocabulary step, which needs transformers) writes f32/f16/bf16/q8_0 of the n_groups 2 model and
+#     f32 of the other two; every key but tokenizer.* and every tensor (order, type, shape, bytes) of
+#     sunny-convert's file must be the same (tests/tools/gguf_same.py). q4_0 must equal
+#     llama-quantize MOSTLY_Q4_0 run on our f32 file, for all three.
+#  2. Runtime: sunny-run vs node-llama-cpp on the same GGUFs, f32/f16/bf16/q8_0/q4_0 x 3 prompts x
+#     32 greedy tokens and one 300-token run, for n_groups 1 and 2; the last step's top logits must
+#     agree to 1e-5 (relative to the largest) where the tokens are equal.
+#  3. Split runs and state save/restore (tests/tools/state_split): A then B == A+B bitwise.
+source "$(dirname "$0")/lib.sh"
+need_oracle
+need_py numpy torch
+LCPP=$SN_WORK/llama.cpp   # node-llama-cpp's own llama.cpp source, unpacked once (as test_convert_parity)
+( flock 9; [[ -d $LCPP/gguf-py ]] || git clone -q "$SN_SRC/tests/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$LCPP" ) \
+  9>"$SN_WORK/.llama.cpp.lock" 2>/dev/null
+[[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
+export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
+W=$SN_WORK/mamba2
+mkdir -p "$W"
+GEN=$SN_SRC/tests/fixtures/gen_mamba2.py
+
+mk() { # mk NAME ARGS... -> HF dir
+  local d=$W/$1; shift
+  ( flock 9; [[ -f $d/model.safetensors ]] || $PY "$GEN" --out "$d" "$@" >/dev/null ) 9>"$W/.lock"
+  echo "$d"
+}
+conv() { # conv DIR OUTTYPE -> GGUF
+  local g=$1-$2.gguf
+  [[ -f $g ]] || "$SN_BIN/sunny-convert" "$1" -o "$g" --outtype "$2" >/dev/null || return 1
+  echo "$g"
+}
+
+g1=$(mk hf-g1 --groups 1) && g2=$(mk hf-g2 --groups 2) && ssm=$(mk ssm-g2 --groups 2 --layout mamba_ssm) ||
+  { bad "fixture generation failed"; finish; }
+
+# ---- 1. converter
+# every outtype on the grouped model; f32 (the transforms) on the other two layouts
+for d in "$g1" "$g2" "$ssm"; do
+  n=$(basename "$d")
+  ots="f32"; [[ $d == "$g2" ]] && ots="f32 f16 bf16 q8_0"
+  for ot in $ots; do
+    ours=$(conv "$d" $ot) || { bad "$n/$ot: sunny-convert failed"; continue; }
+    ref=$d-llamacpp-$ot.gguf
+    [[ -f $ref ]] || SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" "$d" "$ref" $ot \
+      >"$ref.log" 2>&1 || { bad "$n/$ot: llama.cpp's converter failed: $(tail -2 "$ref.log")"; continue; }
+    if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
+      ok "$n/$ot: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
+    else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+  done
+  ours=$(conv "$d" q4_0) || { bad "$n/q4_0: sunny-convert failed"; continue; }
+  ref=$d-llamaquant-q4_0.gguf
+  if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$d" f32)" "$ref" 2 >/dev/null 2>&1; then
+    cmp -s "$ours" "$ref" && ok "$n/q4_0: file equals llama-quantize MOSTLY_Q4_0 byte for byte" ||
+      { bad "$n/q4_0 differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head; }
+  else bad "$n: llama_model_quantize failed"; fi
+done
+# the tokenizer keys: the padded vocabulary (151669 tokens -> 151680, the last ones [PADn])
+if $PY - "$LCPP/gguf-py" "$(conv "$ssm" f32)" <<'PYEOF'
+import sys; sys.path.insert(0, sys.argv[1]); import gguf
+r = gguf.GGUFReader(sys.argv[2]); f = r.fields["tokenizer.ggml.tokens"]
+toks = [bytes(f.parts[i]).decode() for i in f.data]
+assert len(toks) == 151680 and toks[-1] == "[PAD151679]", (len(toks), toks[-1])
+assert bytes(r.fields["tokenizer.ggml.pre"].parts[-1]).decode() == "qwen2"
+PYEOF
+then ok "mamba_ssm config: vocab padded to 151680 with [PAD] tokens, BPE pre qwen2"; else bad "vocab padding"; fi
+
+# ---- 2. runtime parity
+jobs=$W/jobs.jsonl cases=$W/cases.tsv
+: >"$jobs"; : >"$cases"
+P1='[9707,11,1879,0,576,3974,13876]' P2='[785,3974,13876,38835,35308,916,279,15678,5562,13]' P3='[16,17,18,19,20,21]'
+for d in "$g1" "$g2"; do
+  for ot in f32 f16 bf16 q8_0 q4_0; do
+    g=$(conv "$d" $ot) || { bad "$(basename "$d")/$ot: sunny-convert failed"; continue; }
+    for p in "$P1" "$P2" "$P3"; do
+      echo "{\"model\":\"$g\",\"prompt_ids\":$p,\"n\":32,\"top_logits\":8,\"decode_top_logits\":8}" >>"$jobs"
+      printf '%s\t%s\t%s\t%s\n' "$(basename "$d")/$ot" "$g" "$p" 32 >>"$cases"
+    done
+  done
+  g=$(conv "$d" f32)
+  echo "{\"model\":\"$g\",\"prompt_ids\":$P2,\"n\":300,\"top_logits\":8,\"decode_top_logits\":8}" >>"$jobs"
+  printf '%s\t%s\t%s\t%s\n' "$(basename "$d")/f32-300" "$g" "$P2" 300 >>"$cases"
+done
+$ORACLE batch --threads 2 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
+if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
+import json, subprocess, sys
+cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+oracle = [json.loads(l) for l in open(sys.argv[2])]
+run = sys.argv[3]
+assert len(oracle) == len(cases), (len(oracle), len(cases))
+
+def sunny(gguf, ids, n):
+    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(n), "--json",
+                          "--ignore-eos", "-t", "2"], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+def diff(top, ours):
+    if top[0][0] not in ours:
+        return float("inf")
+    return max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
+
+fail = 0
+for (tag, gguf, p, n), o in zip(cases, oracle):
+    prompt = json.loads(p)
+    s = sunny(gguf, prompt, int(n))
+    a, b = o["ids"], s["ids"]
+    if a != b:
+        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+        print(f"FAIL {tag} prompt {p}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
+        fail += 1
+        continue
+    dec = diff(o["decode_top_logits"], dict(s["top_logprobs"]))
+    bat = diff(o["top_logits"], dict(sunny(gguf, prompt + a[:-1], 1)["top_logprobs"]))
+    ok = dec <= 1e-5 and bat <= 1e-5
+    fail += not ok
+    print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {p}: {n} tokens equal ({len(set(a))} distinct); "
+          f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e}")
+sys.exit(1 if fail else 0)
+PYEOF
+then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Mamba-2 cases"; else bad "runtime parity"; fi
+
+# ---- 3. split runs and state save/restore
+for d in "$g1" "$g2"; do
+  g=$(conv "$d" q8_0)
+  if out=$("$SN_BUILD/tests/state_split" "$g" 2>&1); then ok "$(basename "$d"): $out"
+  else bad "$(basename "$d") split/state: $out"; fi
+done
+finish
