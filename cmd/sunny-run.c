@@ -19,9 +19,9 @@ static void usage(FILE *f) {
     fprintf(f,
             "Usage: sunny-run [-m] MODEL (-p PROMPT | --prompt-ids IDS | -f FILE) [options]\n"
             "       sunny-run [-m] MODEL --tokenize (-p TEXT | -f FILE) [--json]\n"
-            "Runs a llama / qwen2 / qwen3 GGUF (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) or a sunny runtime\n"
-            "blob (OUT.snb from sunny-convert --blob) with llama.cpp's numerics and prints the generated\n"
-            "text. A Hugging Face model folder must be converted first with sunny-convert.\n"
+            "Runs a GGUF (architectures: %s; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) or a sunny\n"
+            "runtime blob (OUT.snb from sunny-convert --blob) with llama.cpp's numerics and prints the\n"
+            "generated text. A Hugging Face model folder must be converted first with sunny-convert.\n"
             "\n"
             "Options:\n"
             "  -m, --model PATH        the model, or give it as the first argument (default: none, required)\n"
@@ -51,7 +51,7 @@ static void usage(FILE *f) {
             "Example:\n"
             "  sunny-run -m llama-3.2-1b-q8_0.gguf -p \"The capital of France is\" -n 16\n"
             "Exit status: 0 ok, 1 failure, 2 usage error.\n",
-            sn_cli_physical_cores());
+            sn_model_supported_archs(), sn_cli_physical_cores());
 }
 
 typedef struct {
