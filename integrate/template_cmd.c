@@ -7,6 +7,7 @@
 
 #include "detect.h"
 #include "gguf.h"
+#include "prove.h"
 #include "templates.h"
 
 #include <cjson/cJSON.h>
@@ -318,22 +319,45 @@ sn_status sn_template_resolve(const char *path_or_dir, const char *jinja_file,
     }
     if ((st = sn_tmpl_load(&set, err))) goto out;
     sn_err derr = {0};
-    sn_status dst = sn_tmpl_detect(set, out->jinja, &d, &derr);
+    sn_tmpl_detect(set, out->jinja, &d, &derr); /* the structural match only orders the candidates */
     for (size_t i = 0; i < d.n_evidence; i++) add_evidence(out, "%s", d.evidence[i]);
-    out->confidence = d.confidence;
-    if (d.nearest && !(out->nearest = strdup(d.nearest->name))) {
+    const sn_tmpl_family *hint = d.family ? d.family : d.nearest;
+    sn_tmpl_model m = {.jinja = out->jinja, .bos_token = out->bos_token, .eos_token = out->eos_token,
+                       .add_bos = out->add_bos};
+    sn_tmpl_claim c;
+    if ((st = sn_tmpl_choose(set, &m, hint, &c, err))) goto out;
+    const sn_tmpl_family *f = c.family;
+    if (!f) {
+        out->confidence = 0;
+        if (hint && !(out->nearest = strdup(hint->name))) st = SN_ENOMEM;
+        out->refusal = strdup(c.proof.reason);
+        add_evidence(out, "no claim: %s", c.proof.reason);
+        if (c.proof.skipped[0]) add_evidence(out, "the Jinja itself refuses: %s", c.proof.skipped);
+        sn_tmpl_proof_free(&c.proof);
+        st = st ? sn_err_set(err, SN_ENOMEM, "template: out of memory")
+                : sn_err_set(err, SN_EUNSUPPORTED, "%s: no template family is proven for this chat template: %s; "
+                             "pass --template FILE with an Ollama Go template (or let Ollama >= 0.30 render the "
+                             "GGUF's Jinja itself)", out->source_path, out->refusal ? out->refusal : "");
+        goto out;
+    }
+    out->proved = 1;
+    out->confidence = 1.0;
+    add_evidence(out, "proved by rendering: %s renders byte-identical to the model's Jinja on %zu of %zu "
+                 "probe conversations%s%s", f->name, c.proof.n_same, c.proof.n_probes,
+                 c.proof.n_skipped ? "; the Jinja itself refuses " : " (system / no system, multi-turn, "
+                 "unicode, template syntax in content)", c.proof.n_skipped ? c.proof.skipped : "");
+    if (hint && hint != f) add_evidence(out, "structural guess was %s; rendering proves %s", hint->name, f->name);
+    if (c.proof.system) {
+        add_evidence(out, "the Jinja injects a default system prompt; it is installed as the Modelfile SYSTEM");
+        out->system = c.proof.system;
+        c.proof.system = NULL;
+    }
+    sn_tmpl_proof_free(&c.proof);
+    if (!(out->family = strdup(f->name)) || !(out->nearest = strdup(f->name))) {
         st = sn_err_set(err, SN_ENOMEM, "template: out of memory");
         goto out;
     }
-    if (dst) {
-        st = sn_err_set(err, dst, "%s: %s", out->source_path, derr.msg);
-        goto out;
-    }
-    if (!(out->family = strdup(d.family->name))) {
-        st = sn_err_set(err, SN_ENOMEM, "template: out of memory");
-        goto out;
-    }
-    st = fill_from_family(out, d.family, &d, &v, err);
+    st = fill_from_family(out, f, &d, &v, err);
 out:
     sn_tmpl_detection_free(&d);
     sn_tmpl_set_free(set);
@@ -352,6 +376,9 @@ char *sn_template_result_json(const sn_template_result *r) {
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
     for (size_t i = 0; ev && i < r->n_evidence; i++) cJSON_AddItemToArray(ev, cJSON_CreateString(r->evidence[i]));
     cJSON_AddItemToObject(o, "template", str_or_null(r->template));
+    cJSON_AddBoolToObject(o, "proved", r->proved);
+    cJSON_AddItemToObject(o, "system", str_or_null(r->system));
+    cJSON_AddItemToObject(o, "refusal", str_or_null(r->refusal));
     cJSON *stop = cJSON_AddArrayToObject(o, "stop");
     for (size_t i = 0; stop && i < r->n_stop; i++) cJSON_AddItemToArray(stop, cJSON_CreateString(r->stop[i]));
     cJSON *params = r->params_json ? cJSON_Parse(r->params_json) : NULL;
@@ -383,6 +410,8 @@ void sn_template_result_free(sn_template_result *r) {
     free(r->bos_token);
     free(r->eos_token);
     free(r->eot_token);
+    free(r->system);
+    free(r->refusal);
     memset(r, 0, sizeof *r);
     r->add_bos = -1;
 }

@@ -1,6 +1,9 @@
 /* template_cmd.h - the library side of `sunny-integrate template`: find a model's Jinja
- * chat_template, decide its family (templates/detect.h) and return the Ollama Go template, the
- * stop list and the evidence, for cmd/ to print and for the Modelfile writer to use.
+ * chat_template, pick a family only when rendering proves it (templates/prove.h: the Jinja and
+ * the family's Go template give byte-identical prompts on every probe conversation; the
+ * structural matcher templates/detect.h only orders the candidates) and return the Ollama Go
+ * template, the stop list, the default SYSTEM it may need and the evidence, for cmd/ to print
+ * and for the Modelfile writer to use.
  *
  * For cmd/sunny-integrate.c (`template (MODEL.gguf | MODEL_DIR | --jinja FILE) [--json]`):
  *     sn_template_result r;
@@ -8,8 +11,9 @@
  *     sn_status st = sn_template_resolve(model_or_null, jinja_file_or_null, &r, &err);
  *     // st == SN_OK: print r.family, r.confidence, r.evidence[], r.template, r.stop[]
  *     //   or, with --json, puts(json = sn_template_result_json(&r)); free(json);
- *     // st == SN_EUNSUPPORTED with r.jinja set: template not recognised; err.msg names the
- *     //   nearest family and --template FILE; r.evidence/r.nearest are still filled (exit 1).
+ *     // st == SN_EUNSUPPORTED with r.jinja set: no family is proven; err.msg and r.refusal say
+ *     //   why (the first rendering difference against the nearest family, or that sunny cannot
+ *     //   render the Jinja); r.evidence/r.nearest are still filled (exit 1).
  *     // other st: bad input (no such file, no chat_template, malformed JSON); err.msg says which.
  *     sn_template_result_free(&r);   // always, also after errors
  * Sources, in order: --jinja FILE ("file"); MODEL.gguf key tokenizer.chat_template ("gguf");
@@ -38,6 +42,9 @@ typedef struct sn_template_result {
     char *eos_token;
     char *eot_token;
     int add_bos;          /* the model's tokenizer adds BOS: 1, 0, or -1 unknown */
+    int proved;           /* 1: family renders byte-identical to the Jinja on every probe */
+    char *system;         /* default system prompt (Modelfile SYSTEM) the family needs, or NULL */
+    char *refusal;        /* why no family is claimed (first difference or the Jinja's problem) */
 } sn_template_result;
 
 /* path_or_dir: MODEL.gguf or an HF model directory (may be NULL when jinja_file is given).

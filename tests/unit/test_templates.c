@@ -56,7 +56,7 @@ static void test_families_loaded(void) {
     load();
     static const char *want[] = {"llama3-instruct", "llama3.1-instruct", "llama2-chat", "mistral-instruct",
                                  "mistral-instruct-v3", "chatml", "chatml-qwen2", "chatml-qwen2.5",
-                                 "chatml-qwen3", "gemma-instruct", "gemma3-instruct", "phi-3",
+                                 "chatml-qwen3", "chatml-think", "mistral-nemo", "gemma-instruct", "gemma3-instruct", "phi-3",
                                  "zephyr", "alpaca", "vicuna", "rwkv-world", "raw"};
     CU_ASSERT_EQUAL(sn_tmpl_count(set), sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
