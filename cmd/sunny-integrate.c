@@ -117,9 +117,13 @@ static void ollama_usage(FILE *f) {
             "  --name NAME[:TAG]     model name in Ollama (default: none, required)\n"
             "  --host URL            server URL, OLLAMA_HOST forms accepted; loopback is never proxied\n"
             "                        (default: $OLLAMA_HOST, else http://127.0.0.1:11434)\n"
-            "  --template T          auto, a .gotmpl FILE, a .jinja FILE to detect from, or 'jinja' (let\n"
+            "  --template T          auto, a .gotmpl FILE, a .jinja FILE to prove against, or 'jinja' (let\n"
             "                        Ollama >= 0.30 use the GGUF's own template) (default: auto: the family\n"
-            "                        detected from the GGUF's Jinja)\n"
+            "                        whose Go template renders byte-identical to the GGUF's Jinja on sunny's\n"
+            "                        probe conversations; none proven: no TEMPLATE on Ollama >= 0.30, which\n"
+            "                        renders the Jinja itself, refused on older servers)\n"
+            "  --template-accept-diff  with auto and no family proven, install the nearest family anyway\n"
+            "                        (its first difference is printed) (default: off)\n"
             "  --system TEXT         SYSTEM message stored with the model (default: none)\n"
             "  --param KEY=VALUE     a PARAMETER, typed like Ollama (numbers, stop as a list); repeatable\n"
             "                        (default: none beyond the template's stops)\n"
@@ -143,17 +147,22 @@ static void ollama_usage(FILE *f) {
 
 typedef struct ollama_args {
     const char *gguf, *name, *host, *tmpl, *system, *mf_out, *prompt, *run;
-    int smoke, dry, n;
+    int smoke, dry, n, accept_diff;
     int64_t seed, ctx;
     cJSON *params;
 } ollama_args;
 
-/* --template: "jinja" sends none; "auto" detects the family from the GGUF's Jinja; a *.jinja FILE is
- * detected the same way; any other FILE is a Go template sent as is. Detected stops/params are merged
- * under the user's --param values. */
+/* --template: "jinja" sends none; "auto" claims the family proven by rendering against the GGUF's
+ * Jinja; a *.jinja FILE is proven the same way; any other FILE is a Go template sent as is. Proven
+ * stops/params are merged under the user's --param values, a derived default system prompt goes to
+ * *sys. When no family is proven, *unproven gets the reason and no template is chosen here: the
+ * caller decides from the server version (TEMPLATE left out on >= 0.30, else refused), unless
+ * --template-accept-diff installs the nearest family anyway. */
 static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char **tmpl, cJSON *params,
-                            char *src, size_t src_cap, sn_err *err) {
+                            char *src, size_t src_cap, char **sys, char **unproven, sn_err *err) {
     *tmpl = NULL;
+    *sys = NULL;
+    *unproven = NULL;
     const char *t = a->tmpl ? a->tmpl : "auto";
     if (strcmp(t, "jinja") == 0) {
         snprintf(src, src_cap, "none sent: the server uses the GGUF's own Jinja template (Ollama >= 0.30)%s",
@@ -170,12 +179,26 @@ static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char *
     }
     sn_template_result r;
     sn_status st = sn_template_resolve(a->gguf, jinja_file ? t : NULL, &r, err);
+    if (st == SN_EUNSUPPORTED && r.jinja && r.refusal) {
+        if (!a->accept_diff) {
+            *unproven = strdup(r.refusal);
+            snprintf(src, src_cap, "no family proven (%s)", r.refusal);
+            sn_template_result_free(&r);
+            memset(err, 0, sizeof *err);
+            return *unproven ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
+        }
+        sn_cli_warnf("--template-accept-diff: installing %s although it renders differently from the "
+                     "GGUF's Jinja: %s", r.nearest ? r.nearest : "?", r.refusal);
+        memset(err, 0, sizeof *err);
+        st = sn_template_use_nearest(&r, err);
+    }
     if (st != SN_OK) {
         sn_template_result_free(&r);
         if (st == SN_EUNSUPPORTED) return st;
         return sn_err_prefix(err, "--template %s", t);
     }
     *tmpl = strdup(r.template);
+    if (r.system && !a->system) *sys = strdup(r.system);
     for (size_t i = 0; i < r.n_stop && st == SN_OK; i++) st = sn_ollama_param_add(params, "stop", r.stop[i], err);
     cJSON *extra = r.params_json ? cJSON_Parse(r.params_json) : NULL;
     const cJSON *it;
@@ -184,8 +207,9 @@ static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char *
         cJSON_AddItemToObject(params, it->string, cJSON_Duplicate(it, 1));
     }
     cJSON_Delete(extra);
-    snprintf(src, src_cap, "%s (detected from %s, confidence %.2f, %zu stop value(s))", r.family, r.source,
-             r.confidence, r.n_stop);
+    snprintf(src, src_cap, "%s (detected from %s, %s, %zu stop value(s)%s)", r.family, r.source,
+             r.proved ? "proven byte-identical to its Jinja by rendering" : "NOT proven equal to its Jinja",
+             r.n_stop, *sys ? ", default SYSTEM from the Jinja" : "");
     sn_template_result_free(&r);
     if (!*tmpl && st == SN_OK) st = sn_err_set(err, SN_ENOMEM, "out of memory");
     return st;
@@ -213,6 +237,7 @@ static int cmd_ollama(int argc, char **argv) {
         else if (!strcmp(s, "--name")) { if (!(a.name = NEXT())) goto missing; }
         else if (!strcmp(s, "--host")) { if (!(a.host = NEXT())) goto missing; }
         else if (!strcmp(s, "--template")) { if (!(a.tmpl = NEXT())) goto missing; }
+        else if (!strcmp(s, "--template-accept-diff")) a.accept_diff = 1;
         else if (!strcmp(s, "--system")) { if (!(a.system = NEXT())) goto missing; }
         else if (!strcmp(s, "--modelfile-out")) { if (!(a.mf_out = NEXT())) goto missing; }
         else if (!strcmp(s, "--run")) { if (!(a.run = NEXT())) goto missing; }
@@ -263,9 +288,11 @@ static int cmd_ollama(int argc, char **argv) {
     sn_http *h = NULL;
     char *body = NULL, *mf = NULL;
     FILE *o = out_stream();
-    if (resolve_template(&a, &mi, &tmpl, a.params, tsrc, sizeof tsrc, &err)) goto fail;
+    char *dsys = NULL, *unproven = NULL;
+    if (resolve_template(&a, &mi, &tmpl, a.params, tsrc, sizeof tsrc, &dsys, &unproven, &err)) goto fail;
     sn_ollama_model_spec spec = {.name = a.name, .gguf_path = a.gguf, .template_text = tmpl,
-                                 .system = a.system, .parameters = a.params, .license = mi.license};
+                                 .system = a.system ? a.system : dsys, .parameters = a.params,
+                                 .license = mi.license};
     fprintf(o, "model   : %s (%s, %s, %.1f MiB)\n", a.gguf, mi.arch, mi.quant, (double)mi.file_size / 1048576.0);
     fprintf(o, "template: %s\n", tsrc);
 
@@ -314,6 +341,19 @@ static int cmd_ollama(int argc, char **argv) {
     }
     cJSON_AddBoolToObject(out, "server_contacted", contacted);
     int legacy = sn_ollama_version_cmp(&ver, 0, 5, 5) < 0;
+    if (unproven) { /* no Go template is proven equal to the Jinja: only the server's own Jinja is right */
+        cJSON_AddStringToObject(out, "template_refusal", unproven);
+        if (contacted && sn_ollama_version_cmp(&ver, 0, 30, 0) < 0) {
+            sn_err_set(&err, SN_EUNSUPPORTED, "no Go template is proven equal to this GGUF's Jinja (%s), and "
+                       "Ollama %s < 0.30 cannot render the Jinja itself; pass --template FILE with a Go "
+                       "template you trust, or --template-accept-diff to install %s anyway",
+                       unproven, ver.raw, "the nearest family");
+            goto fail;
+        }
+        fprintf(o, "note    : TEMPLATE left out: %s renders the GGUF's own Jinja chat template itself "
+                   "(no Go template of sunny's is proven equal to it)\n",
+                contacted ? "this Ollama (>= 0.30)" : "Ollama >= 0.30 (older servers need --template FILE)");
+    }
     if (contacted && !tmpl && sn_ollama_version_cmp(&ver, 0, 30, 0) < 0)
         sn_cli_warnf("Ollama %s < 0.30 ignores the GGUF's Jinja template: with --template jinja the model "
                      "runs with {{ .Prompt }} (raw text, no chat markers); use --template auto or FILE",
@@ -426,6 +466,8 @@ done:
     free(body);
     free(mf);
     free(tmpl);
+    free(dsys);
+    free(unproven);
     sn_http_free(h);
     sn_modelinfo_free(&mi);
     cJSON_Delete(a.params);
@@ -491,10 +533,12 @@ static void doctor_usage(FILE *f) {
 static void template_usage(FILE *f) {
     fprintf(f,
             "Usage: sunny-integrate template (MODEL.gguf | MODEL_DIR | --jinja FILE) [options]\n"
-            "Detects the chat-template family and prints the Ollama Go template and stop list.\n"
+            "Finds the family whose Ollama Go template renders byte-identical to the model's Jinja on\n"
+            "sunny's probe conversations and prints it with its stop list (and the default SYSTEM it\n"
+            "needs); with none proven, prints the first difference and exits 1.\n"
             "\n"
             "Options:\n"
-            "  --jinja FILE          detect from this Jinja template instead of the model's (default: none)\n"
+            "  --jinja FILE          prove against this Jinja template instead of the model's (default: none)\n"
             "  --json                machine-readable result on stdout (default: off)\n"
             "  -h, --help            print this help and exit\n");
 }
@@ -715,7 +759,8 @@ static int cmd_template(int argc, char **argv) {
             for (size_t i = 0; i < r.n_evidence; i++) fprintf(stderr, "  evidence: %s\n", r.evidence[i]);
         rc = sn_cli_fail(&err);
     } else if (!g_json) {
-        printf("family    : %s (confidence %.2f)\n", r.family, r.confidence);
+        printf("family    : %s (proven: byte-identical to the Jinja on every probe conversation)\n", r.family);
+        if (r.system) printf("system    : %s\n", r.system);
         printf("source    : %s%s%s\n", r.source, r.source_path ? " " : "", r.source_path ? r.source_path : "");
         for (size_t i = 0; i < r.n_evidence; i++) printf("evidence  : %s\n", r.evidence[i]);
         printf("stop      :");

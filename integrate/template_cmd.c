@@ -365,6 +365,21 @@ out:
     return st;
 }
 
+sn_status sn_template_use_nearest(sn_template_result *r, sn_err *err) {
+    if (!r->nearest) return sn_err_set(err, SN_EUNSUPPORTED, "no nearest family to fall back to");
+    sn_tmpl_set *set = NULL;
+    sn_status st = sn_tmpl_load(&set, err);
+    if (st) return st;
+    const sn_tmpl_family *f = sn_tmpl_find(set, r->nearest);
+    vocab v = {.tokens = -1};
+    if (!f) st = sn_err_set(err, SN_EUNSUPPORTED, "no family %s", r->nearest);
+    else if (!(r->family = strdup(f->name))) st = sn_err_set(err, SN_ENOMEM, "template: out of memory");
+    else st = fill_from_family(r, f, NULL, &v, err);
+    if (!st) add_evidence(r, "installed %s although it is NOT proven equal to the Jinja (--template-accept-diff)", f->name);
+    sn_tmpl_set_free(set);
+    return st;
+}
+
 static cJSON *str_or_null(const char *s) { return s ? cJSON_CreateString(s) : cJSON_CreateNull(); }
 
 char *sn_template_result_json(const sn_template_result *r) {

@@ -56,6 +56,10 @@ sn_status sn_template_resolve(const char *path_or_dir, const char *jinja_file,
  *  "source_path","bos_token","eos_token","eot_token","add_bos"}; malloc'd, NULL on OOM. */
 char *sn_template_result_json(const sn_template_result *r);
 
+/* After SN_EUNSUPPORTED (no family proven): fills r->family/template/stop from r->nearest anyway,
+ * for an explicit --template-accept-diff. The difference stays in r->refusal. */
+sn_status sn_template_use_nearest(sn_template_result *r, sn_err *err);
+
 void sn_template_result_free(sn_template_result *r);
 
 #endif

