@@ -82,14 +82,14 @@ if [[ ! -f $bin/.done ]]; then
 fi
 cat "$bin/pytorch_model.bin" >/dev/null
 echo "checkpoint row: $((src_bytes / 1000000)) MB safetensors vs $(($(stat -c %s "$bin/pytorch_model.bin") / 1000000)) MB pytorch_model.bin, same tensors; MB/s of the tensor bytes over the whole run"
-printf "%-6s %12s %12s %7s %12s %12s %8s\n" type "st MB/s" "bin MB/s" ratio "st peakRSS" "bin peakRSS" target
-one() { # DIR OUTTYPE -> "seconds rss_kb"
+printf "%-6s %10s %10s %7s %9s %9s %11s %11s %8s\n" type "st MB/s" "bin MB/s" ratio "st cpu_s" "bin cpu_s" "st peakRSS" "bin peakRSS" target
+one() { # DIR OUTTYPE -> "seconds rss_kb cpu_s"
   /usr/bin/time -v "$BIN" "$1" -o "$W/ck.gguf" --outtype "$2" -t 2 --force 2>"$W/time-ck.txt" >/dev/null || { echo "fail"; return; }
   local s r
   s=$(grep "Elapsed (wall clock)" "$W/time-ck.txt" | awk -F': ' '{print $2}' |
       awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
   r=$(grep "Maximum resident set size" "$W/time-ck.txt" | awk '{print $6}')
-  echo "$s $r"
+  echo "$s $r $(awk -F': ' '/User time|System time/ { s += $2 } END { printf("%.2f", s) }' "$W/time-ck.txt")"
 }
 for ot in bf16 q8_0; do
   : >"$W/ck-st.txt"; : >"$W/ck-bin.txt"
@@ -100,9 +100,10 @@ for ot in bf16 q8_0; do
   grep -q fail "$W"/ck-*.txt && { echo "$ot: checkpoint conversion failed"; cat "$W/time-ck.txt" | tail -3; continue; }
   ss=$(awk '{print $1}' "$W/ck-st.txt" | med); bs=$(awk '{print $1}' "$W/ck-bin.txt" | med)
   sr=$(awk '{print $2}' "$W/ck-st.txt" | sort -n | tail -1); br=$(awk '{print $2}' "$W/ck-bin.txt" | sort -n | tail -1)
-  awk -v b="$src_bytes" -v ss="$ss" -v bs="$bs" -v sr="$sr" -v br="$br" -v ot="$ot" 'BEGIN {
+  sc=$(awk '{print $3}' "$W/ck-st.txt" | med); bc=$(awk '{print $3}' "$W/ck-bin.txt" | med)
+  awk -v b="$src_bytes" -v ss="$ss" -v bs="$bs" -v sr="$sr" -v br="$br" -v sc="$sc" -v bc="$bc" -v ot="$ot" 'BEGIN {
     sm = b / 1e6 / ss; bm = b / 1e6 / bs
-    printf("%-6s %12.0f %12.0f %6.2fx %9d MB %9d MB %8s\n", ot, sm, bm, bm / sm, sr / 1024, br / 1024, ">=0.8x,<=64MB") }'
+    printf("%-6s %10.0f %10.0f %6.2fx %9.2f %9.2f %8d MB %8d MB %8s\n", ot, sm, bm, bm / sm, sc, bc, sr / 1024, br / 1024, ">=0.8x,<=64MB") }'
 done
 rm -f "$W/ck.gguf"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
