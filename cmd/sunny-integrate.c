@@ -215,6 +215,63 @@ static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char *
     return st;
 }
 
+/* After install: the prompt the server itself renders (/api/generate with _debug_render_only,
+ * Ollama >= 0.11.5; GenerateHandler renders [model SYSTEM, prompt] through the selected template)
+ * must equal the GGUF's Jinja rendered by sunny for the same conversation. A difference fails the
+ * install when sunny claimed the template (must_match), else it is a warning. */
+static int check_server_render(sn_http *h, const ollama_args *a, const char *derived_sys, int must_match,
+                               FILE *o, cJSON *out, sn_err *err) {
+    static const char PROMPT[] = "What is 2+2?";
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "model", a->name);
+    cJSON_AddStringToObject(b, "prompt", PROMPT);
+    cJSON_AddBoolToObject(b, "_debug_render_only", 1);
+    cJSON_AddBoolToObject(b, "stream", 0);
+    char *js = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .stall_s = 600};
+    sn_http_resp r;
+    sn_status st = js ? sn_http_do(h, &rq, &r, err) : SN_ENOMEM;
+    free(js);
+    if (st) { sn_http_resp_free(&r); return st; }
+    cJSON *j = r.cls == SN_HTTP_OK ? cJSON_Parse(r.body) : NULL;
+    sn_http_resp_free(&r);
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(j, "_debug_info");
+    const cJSON *rt = cJSON_GetObjectItemCaseSensitive(info, "rendered_template");
+    if (!cJSON_IsString(rt)) {
+        fprintf(o, "render  : the server did not return _debug_info.rendered_template; prompt not checked\n");
+        cJSON_Delete(j);
+        return 0;
+    }
+    /* a derived default SYSTEM stands for the Jinja's own default: render the Jinja without one */
+    const char *sys = a->system;
+    (void)derived_sys;
+    char *mine = NULL;
+    if (sn_template_render_jinja(a->gguf, sys, PROMPT, &mine, err)) {
+        cJSON_Delete(j);
+        if (!must_match) { sn_cli_warnf("server render not checked: %s", err->msg); memset(err, 0, sizeof *err); return 0; }
+        return err->code;
+    }
+    const char *srv = rt->valuestring;
+    int same = strcmp(srv, mine) == 0;
+    cJSON_AddBoolToObject(out, "server_render_matches_jinja", same);
+    if (same) {
+        fprintf(o, "render  : the server's prompt (_debug_render_only) is byte-identical to the GGUF's Jinja\n");
+    } else {
+        size_t i = 0;
+        while (srv[i] && srv[i] == mine[i]) i++;
+        char msg[600];
+        snprintf(msg, sizeof msg, "the server renders the prompt differently from the GGUF's Jinja at byte %zu: "
+                 "server \"%.60s\" vs Jinja \"%.60s\"", i, srv + (i > 20 ? i - 20 : 0), mine + (i > 20 ? i - 20 : 0));
+        cJSON_AddStringToObject(out, "server_render_difference", msg);
+        if (must_match) { sn_err_set(err, SN_EIO, "%s", msg); free(mine); cJSON_Delete(j); return SN_EIO; }
+        sn_cli_warnf("%s", msg);
+    }
+    free(mine);
+    cJSON_Delete(j);
+    return 0;
+}
+
 /* --modelfile-out, once the install (or dry run) succeeded. */
 static sn_status write_modelfile(const ollama_args *a, const char *mf, FILE *o, cJSON *out, sn_err *err) {
     if (!a->mf_out) return SN_OK;
@@ -421,6 +478,10 @@ static int cmd_ollama(int argc, char **argv) {
     if (vs) goto fail;
     fprintf(o, "verified: %s\n", note);
     cJSON_AddStringToObject(out, "verified", note);
+    if (mi.chat_template && sn_ollama_version_cmp(&ver, 0, 11, 5) >= 0 &&
+        check_server_render(h, &a, dsys, tmpl && !unproven && (!a.tmpl || !strcmp(a.tmpl, "auto")) && !a.accept_diff,
+                            o, out, &err))
+        goto fail;
     if (write_modelfile(&a, mf, o, out, &err)) goto fail;
 
     if (a.run) {

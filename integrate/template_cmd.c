@@ -7,6 +7,7 @@
 
 #include "detect.h"
 #include "gguf.h"
+#include "jinja.h"
 #include "prove.h"
 #include "templates.h"
 
@@ -377,6 +378,46 @@ sn_status sn_template_use_nearest(sn_template_result *r, sn_err *err) {
     else st = fill_from_family(r, f, NULL, &v, err);
     if (!st) add_evidence(r, "installed %s although it is NOT proven equal to the Jinja (--template-accept-diff)", f->name);
     sn_tmpl_set_free(set);
+    return st;
+}
+
+sn_status sn_template_render_jinja(const char *gguf, const char *system, const char *user, char **out,
+                                   sn_err *err) {
+    *out = NULL;
+    sn_template_result r = {0};
+    r.add_bos = -1;
+    vocab v = {.tokens = -1};
+    sn_status st = load_gguf(gguf, 1, &r, &v, err);
+    sn_jinja *t = NULL;
+    cJSON *vars = NULL;
+    if (st) goto done;
+    if ((st = sn_jinja_parse(r.jinja, strlen(r.jinja), &t, err))) goto done;
+    vars = cJSON_CreateObject();
+    cJSON *msgs = cJSON_AddArrayToObject(vars, "messages");
+    if (system) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", "system");
+        cJSON_AddStringToObject(m, "content", system);
+        cJSON_AddItemToArray(msgs, m);
+    }
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "user");
+    cJSON_AddStringToObject(m, "content", user);
+    cJSON_AddItemToArray(msgs, m);
+    cJSON_AddNullToObject(vars, "tools");
+    cJSON_AddNullToObject(vars, "documents");
+    cJSON_AddTrueToObject(vars, "add_generation_prompt");
+    if (r.bos_token) cJSON_AddStringToObject(vars, "bos_token", r.bos_token);
+    if (r.eos_token) cJSON_AddStringToObject(vars, "eos_token", r.eos_token);
+    if ((st = sn_jinja_render(t, vars, NULL, out, NULL, err))) goto done;
+    size_t bl = r.bos_token ? strlen(r.bos_token) : 0;
+    if (bl && r.add_bos != 0 && strncmp(*out, r.bos_token, bl) == 0) memmove(*out, *out + bl, strlen(*out) - bl + 1);
+done:
+    if (st) sn_err_prefix(err, "%s", gguf);
+    cJSON_Delete(vars);
+    sn_jinja_free(t);
+    vocab_close(&v);
+    sn_template_result_free(&r);
     return st;
 }
 

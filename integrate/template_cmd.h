@@ -56,6 +56,12 @@ sn_status sn_template_resolve(const char *path_or_dir, const char *jinja_file,
  *  "source_path","bos_token","eos_token","eot_token","add_bos"}; malloc'd, NULL on OOM. */
 char *sn_template_result_json(const sn_template_result *r);
 
+/* The GGUF's own Jinja rendered by sunny for [system (if non-NULL), user] with a generation
+ * prompt, one leading BOS removed when the tokenizer adds it: what the server's rendering of the
+ * same conversation must equal. *out is malloc'd. */
+sn_status sn_template_render_jinja(const char *gguf, const char *system, const char *user, char **out,
+                                   sn_err *err);
+
 /* After SN_EUNSUPPORTED (no family proven): fills r->family/template/stop from r->nearest anyway,
  * for an explicit --template-accept-diff. The difference stays in r->refusal. */
 sn_status sn_template_use_nearest(sn_template_result *r, sn_err *err);
