@@ -61,7 +61,8 @@ static void usage(FILE *f) {
             "                       folder is streamed, no intermediate GGUF (default: off)\n"
             "  --dtype TYPE         blob weight type: fp32, fp16 or int4 (INT4G64 matrices) (default: none,\n"
             "                       required with --blob)\n"
-            "  --head TYPE          int4 blobs: the output head as int4 or fp16 (default: int4)\n"
+            "  --head TYPE          int4 blobs: the output head as q6_k (Q8_0/fp16 if rows do not fit), fp16\n"
+            "                       or int4 (default: q6_k; a tied model then shares the embedding's rows)\n"
             "  -h, --help           print this help and exit\n"
             "  --version            print the version and exit\n\n"
             "Example:\n"
@@ -183,9 +184,9 @@ int main(int argc, char **argv) {
                 dtype = sn_blobtype_parse(v);
                 if (dtype < 0) return sn_cli_usage_error("unknown --dtype '%s' (fp32, fp16, int4)", v);
             } else if (!strcmp(a, "--head")) {
-                if (strcmp(v, "fp16") != 0 && strcmp(v, "int4") != 0)
-                    return sn_cli_usage_error("unknown --head '%s' (fp16, int4)", v);
-                head = !strcmp(v, "fp16");
+                if (strcmp(v, "fp16") != 0 && strcmp(v, "int4") != 0 && strcmp(v, "q6_k") != 0)
+                    return sn_cli_usage_error("unknown --head '%s' (q6_k, fp16, int4)", v);
+                head = !strcmp(v, "fp16") ? 1 : !strcmp(v, "int4") ? 2 : 0;
             }
             else if (!strcmp(a, "--outtype")) {
                 int t = sn_outtype_parse(v);
@@ -221,6 +222,7 @@ int main(int argc, char **argv) {
         bo.out_path = o.out_path;
         bo.dtype = (sn_blobtype)dtype;
         bo.head_fp16 = head == 1;
+        bo.head_int4 = head == 2;
         bo.n_threads = o.n_threads;
         bo.force = o.force;
         bo.verify = o.verify;

@@ -33,15 +33,32 @@ static int ends_with(const char *s, const char *suf) {
     return a >= b && memcmp(s + a - b, suf, b) == 0;
 }
 
+/* Compact rows for the embedding (and the head unless --head says otherwise), as llama-quantize's
+ * Q4_0 recipe stores the output tensor: Q6_K, Q8_0 when a row is not a multiple of 256, fp16 when
+ * not of 32. The lookup dequantizes one row per token; as a matrix it runs the GGUF kernels. */
+static sn_blob_dtype compact(uint64_t ne0) {
+    return ne0 % 256 == 0 ? SN_BLOB_Q6_K : ne0 % 32 == 0 ? SN_BLOB_Q8_0 : SN_BLOB_FP16;
+}
+
 /* The blob dtype of one tensor (n_dims, ne0 of the source; name as written to the blob). The
  * family's F32 kinds (arch.h keep_f32 / no_quantize, e.g. Mamba-2's conv1d) stay fp32 like the norms. */
-static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const char *name, const sn_blob_convert_opts *o) {
-    int matrix = n_dims == 2 && ends_with(name, ".weight") && strcmp(name, "token_embd.weight") != 0 &&
-                 !ends_with(name, "_norm.weight") &&
+static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const char *name, const sn_blob_convert_opts *o,
+                          int untied) {
+    if (o->dtype == SN_BLOBTYPE_FP32) return SN_BLOB_FP32;
+    if (n_dims == 2 && !strcmp(name, "token_embd.weight")) {
+        if (o->dtype == SN_BLOBTYPE_FP16) return SN_BLOB_FP16;
+        /* tied: the rows are the head too, in the head's type; untied: INT4 rows, as Q4_0 has them */
+        if (!untied) return pick(a, n_dims, ne0, "output.weight", o, 0);
+        return ne0 % SN_BLOB_INT4_GROUP == 0 ? SN_BLOB_INT4G64 : compact(ne0);
+    }
+    int matrix = n_dims == 2 && ends_with(name, ".weight") && !ends_with(name, "_norm.weight") &&
                  !(a && (sn_arch_name_in(name, a->keep_f32) || sn_arch_name_in(name, a->no_quantize)));
-    if (!matrix || o->dtype == SN_BLOBTYPE_FP32) return SN_BLOB_FP32;
+    if (!matrix) return SN_BLOB_FP32;
     if (o->dtype == SN_BLOBTYPE_FP16) return SN_BLOB_FP16;
-    if (!strcmp(name, "output.weight") && o->head_fp16) return SN_BLOB_FP16;
+    if (!strcmp(name, "output.weight")) {
+        if (o->head_fp16) return SN_BLOB_FP16;
+        if (!o->head_int4) return compact(ne0);
+    }
     return ne0 % SN_BLOB_INT4_GROUP == 0 ? SN_BLOB_INT4G64 : SN_BLOB_FP16;
 }
 
@@ -49,7 +66,13 @@ static sn_blob_layout layout_of(sn_blob_dtype dt) { return dt == SN_BLOB_INT4G64
 
 /* Bytes of one blob row of `cols` values. */
 static uint64_t row_bytes(sn_blob_dtype dt, uint64_t cols) {
-    return dt == SN_BLOB_INT4G64 ? sn_blob_int4_row_bytes(cols) : dt == SN_BLOB_FP16 ? cols * 2 : cols * 4;
+    switch (dt) {
+    case SN_BLOB_INT4G64: return sn_blob_int4_row_bytes(cols);
+    case SN_BLOB_FP16: return cols * 2;
+    case SN_BLOB_Q6_K: return sn_ggml_row_size(SN_GGML_Q6_K, cols);
+    case SN_BLOB_Q8_0: return sn_ggml_row_size(SN_GGML_Q8_0, cols);
+    default: return cols * 4;
+    }
 }
 
 /* One f32 row -> its blob encoding in out (row_bytes(dt, cols)); INT4 also updates *max_rel with
@@ -57,6 +80,10 @@ static uint64_t row_bytes(sn_blob_dtype dt, uint64_t cols) {
 static void encode_row(sn_blob_dtype dt, const float *f, uint64_t cols, uint8_t *out, float *deq, double *max_rel) {
     if (dt == SN_BLOB_FP32) { memcpy(out, f, cols * 4); return; }
     if (dt == SN_BLOB_FP16) { sn_fp32_to_fp16_row(f, (uint16_t *)(void *)out, cols); return; }
+    if (dt == SN_BLOB_Q6_K || dt == SN_BLOB_Q8_0) {
+        sn_ggml_from_f32(dt == SN_BLOB_Q6_K ? SN_GGML_Q6_K : SN_GGML_Q8_0, f, out, (int64_t)cols);
+        return;
+    }
     sn_blob_quantize_int4_row(f, cols, out);
     sn_blob_dequantize_int4_row(out, cols, deq);
     float amax = 0, emax = 0;
@@ -93,7 +120,7 @@ static void count_dtype(sn_blob_convert_result *res, sn_blob_dtype dt) {
 }
 
 static uint32_t blob_flags(const sn_blob_convert_opts *o) {
-    return o->dtype == SN_BLOBTYPE_INT4 && !o->head_fp16 ? SN_BLOB_FLAG_INT4_HEAD : 0;
+    return o->dtype == SN_BLOBTYPE_INT4 && o->head_int4 ? SN_BLOB_FLAG_INT4_HEAD : 0;
 }
 
 /* ---- GGUF -> blob ---- */
@@ -159,14 +186,15 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
         }
         jobs[nj].src = t;
         snprintf(jobs[nj].name, sizeof jobs[nj].name, "%s", t->name);
-        jobs[nj].dt = pick(arch, t->n_dims, t->ne[0], t->name, o);
+        jobs[nj].dt = pick(arch, t->n_dims, t->ne[0], t->name, o, has_output);
         if (!strcmp(t->name, "token_embd.weight")) emb = nj;
         nj++;
     }
-    if (!has_output && emb >= 0) { /* tied head: an explicit matrix for the blob's kernels */
+    if (!has_output && emb >= 0 && pick(arch, jobs[emb].src->n_dims, jobs[emb].src->ne[0], "output.weight", o, 0) != jobs[emb].dt) {
+        /* tied head of another type than the embedding (--head): its own matrix */
         jobs[nj].src = jobs[emb].src;
         snprintf(jobs[nj].name, sizeof jobs[nj].name, "output.weight");
-        jobs[nj].dt = pick(arch, jobs[emb].src->n_dims, jobs[emb].src->ne[0], "output.weight", o);
+        jobs[nj].dt = pick(arch, jobs[emb].src->n_dims, jobs[emb].src->ne[0], "output.weight", o, 0);
         nj++;
     }
     for (int64_t i = 0; i < nj && !st; i++) {
@@ -192,7 +220,7 @@ done:
 /* ---- HF folder -> blob, streamed: sn_convert hands every tensor over as F32 rows (convert.h's
  * sink) and each row is encoded and written as it arrives. No intermediate GGUF; the memory is one
  * row, plus the encoded head of a tied model (written right after token_embd). */
-typedef struct { char name[64]; uint32_t n_dims; uint64_t ne[4]; int type; } hf_tensor;
+typedef struct { char name[64]; uint32_t n_dims; uint64_t ne[4]; int type; sn_blob_dtype dt; } hf_tensor;
 
 typedef struct {
     const sn_blob_convert_opts *o;
@@ -228,7 +256,6 @@ static void hf_on_plan(void *ud, const sn_convert_plan_entry *e) {
     t->type = e->type;
 }
 
-static sn_blob_dtype hf_dt(const hf_sink *k, const hf_tensor *t) { return pick(k->arch, t->n_dims, t->ne[0], t->name, k->o); }
 
 static sn_status hf_begin(void *ud, const sn_gguf_writer *kv, sn_err *err) {
     hf_sink *k = ud;
@@ -246,14 +273,16 @@ static sn_status hf_begin(void *ud, const sn_gguf_writer *kv, sn_err *err) {
         if (k->t[i].ne[0] > max_cols) max_cols = k->t[i].ne[0];
     }
     for (size_t i = 0; i < k->n && !st; i++) {
-        const hf_tensor *t = &k->t[i];
+        hf_tensor *t = &k->t[i];
         if (t->type != SN_GGML_F32) return sn_err_set(err, SN_EINVAL, "tensor %s: the stream is not F32", t->name);
-        const sn_blob_dtype dt = hf_dt(k, t);
+        const sn_blob_dtype dt = k->t[i].dt = pick(k->arch, t->n_dims, t->ne[0], t->name, k->o, !tied);
         st = sn_blob_writer_add_tensor(k->w, t->name, dt, layout_of(dt), t->n_dims, t->ne, err);
         if (st > 0) st = SN_OK;
         count_dtype(k->res, dt);
-        if (!st && tied && !strcmp(t->name, "token_embd.weight")) { /* the tied head, right after it */
-            k->head_dt = pick(k->arch, t->n_dims, t->ne[0], "output.weight", k->o);
+        const sn_blob_dtype hd = pick(k->arch, t->n_dims, t->ne[0], "output.weight", k->o, 0);
+        if (!st && tied && !strcmp(t->name, "token_embd.weight") && hd != dt) {
+            k->head_dt = hd;
+            /* a tied head of another type than the embedding (--head): its own matrix, right after it */
             st = sn_blob_writer_add_tensor(k->w, "output.weight", k->head_dt, layout_of(k->head_dt), t->n_dims, t->ne, err);
             if (st > 0) st = SN_OK;
             count_dtype(k->res, k->head_dt);
@@ -277,7 +306,7 @@ static sn_status hf_write(void *ud, const void *data, uint64_t n, sn_err *err) {
     hf_sink *k = ud;
     if (k->cur >= k->n) return sn_err_set(err, SN_EINVAL, "blob stream: more tensors than planned");
     const hf_tensor *t = &k->t[k->cur];
-    const sn_blob_dtype dt = hf_dt(k, t);
+    const sn_blob_dtype dt = t->dt;
     const int to_head = k->head && !strcmp(t->name, "token_embd.weight");
     const uint64_t cols = t->ne[0], row_b = cols * 4, rb = row_bytes(dt, cols);
     const uint8_t *p = data;

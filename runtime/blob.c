@@ -5,6 +5,7 @@
  * blob says is checked against the file size before use, so a damaged cache file is an error
  * message, never a crash. */
 #include "blob.h"
+#include "ggml_types.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -62,6 +63,12 @@ uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_
     case SN_BLOB_INT4G64: {
         if (lay != SN_BLOB_INT4_ROWS || n_dims != 2 || ne[0] % SN_BLOB_INT4_GROUP) return 0;
         return ne[1] * sn_blob_int4_row_bytes(ne[0]);
+    }
+    case SN_BLOB_Q6_K:
+    case SN_BLOB_Q8_0: {
+        const int gt = dt == SN_BLOB_Q6_K ? SN_GGML_Q6_K : SN_GGML_Q8_0;
+        if (lay != SN_BLOB_ROWMAJOR || ne[0] % sn_ggml_blck_size(gt)) return 0;
+        return n / ne[0] * sn_ggml_row_size(gt, ne[0]);
     }
     }
     return 0;
@@ -141,7 +148,7 @@ static sn_status parse(sn_blob *b, const char *what, int flags, sn_err *err) {
         t->crc32 = rd32(p + off + 60);
         uint64_t fld = off;
         off += REC_FIXED;
-        if ((uint32_t)t->dtype > SN_BLOB_INT4G64 || (uint32_t)t->layout > SN_BLOB_INT4_ROWS)
+        if ((uint32_t)t->dtype > SN_BLOB_Q8_0 || (uint32_t)t->layout > SN_BLOB_INT4_ROWS)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has unknown dtype %u / layout %u (offset %llu)", what, nm, (unsigned)t->dtype, (unsigned)t->layout, (unsigned long long)fld);
         for (uint32_t d = t->n_dims; d < 4 && t->n_dims <= 4; d++)
             if (t->ne[d] != 1)
@@ -233,21 +240,52 @@ int64_t sn_blob_find_tensor(const sn_blob *b, const char *name) {
 
 /* ---------------- INT4G64 quantization ---------------- */
 
+/* One group of 64: try inverse scales around the signed-max rule (the value of largest magnitude
+ * maps to -8, as Q4_0 does, or to +7), round and clamp each candidate to -8..7, refit the scale by
+ * least squares for those codes, and keep the candidate with the smallest squared error. */
+static float quantize_group(const float *v, int8_t *codes) {
+    float amax = 0.0f, mx = 0.0f;
+    for (int j = 0; j < SN_BLOB_INT4_GROUP; j++)
+        if (fabsf(v[j]) > amax) { amax = fabsf(v[j]); mx = v[j]; }
+    if (amax == 0.0f) { memset(codes, 0, SN_BLOB_INT4_GROUP); return 0.0f; }
+    double best_err = INFINITY;
+    float best_d = 0.0f;
+    int8_t q[SN_BLOB_INT4_GROUP];
+    for (int k = -12; k <= 12; k++) {
+        /* k < 0: the extreme value toward +7 levels; k >= 0: toward -8 (Q4_0's rule at k = 0) */
+        const float target = k < 0 ? 7.0f + 0.0625f * (float)(k + 1) : -8.0f + 0.0625f * (float)k;
+        const float id = target / (k < 0 ? amax * (mx < 0 ? -1.0f : 1.0f) : mx);
+        double sxq = 0, sqq = 0, sxx = 0;
+        for (int j = 0; j < SN_BLOB_INT4_GROUP; j++) {
+            int c = (int)lrintf(v[j] * id);
+            c = c < -8 ? -8 : c > 7 ? 7 : c;
+            q[j] = (int8_t)c;
+            sxq += (double)v[j] * c;
+            sqq += (double)c * c;
+            sxx += (double)v[j] * v[j];
+        }
+        if (sqq == 0) continue;
+        const double d = sxq / sqq, e = sxx - sxq * sxq / sqq; /* error of the refitted scale */
+        if (e < best_err) { best_err = e; best_d = (float)d; memcpy(codes, q, sizeof q); }
+    }
+    /* the refitted scale may move a value across a rounding boundary: requantize once with it */
+    if (best_d != 0.0f) {
+        const float id = 1.0f / best_d;
+        for (int j = 0; j < SN_BLOB_INT4_GROUP; j++) {
+            int c = (int)lrintf(v[j] * id);
+            codes[j] = (int8_t)(c < -8 ? -8 : c > 7 ? 7 : c);
+        }
+    }
+    return best_d;
+}
+
 void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *q) {
     float *scales = (float *)(void *)(q + cols / 2);
+    int8_t c[SN_BLOB_INT4_GROUP];
     for (uint64_t g = 0; g < cols / SN_BLOB_INT4_GROUP; g++) {
-        const float *v = x + g * SN_BLOB_INT4_GROUP;
-        float amax = 0.0f;
-        for (int j = 0; j < SN_BLOB_INT4_GROUP; j++) amax = fmaxf(amax, fabsf(v[j]));
-        float d = amax / 7.0f, id = d ? 1.0f / d : 0.0f;
-        scales[g] = d;
+        scales[g] = quantize_group(x + g * SN_BLOB_INT4_GROUP, c);
         uint8_t *o = q + g * 32;
-        for (int j = 0; j < 32; j++) {
-            int lo = (int)roundf(v[j] * id), hi = (int)roundf(v[j + 32] * id);
-            lo = lo < -8 ? -8 : lo > 7 ? 7 : lo;
-            hi = hi < -8 ? -8 : hi > 7 ? 7 : hi;
-            o[j] = (uint8_t)((lo + 8) | ((hi + 8) << 4));
-        }
+        for (int j = 0; j < 32; j++) o[j] = (uint8_t)((c[j] + 8) | ((c[j + 32] + 8) << 4));
     }
 }
 

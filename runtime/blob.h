@@ -14,13 +14,15 @@
 #include <stdint.h>
 
 #define SN_BLOB_MAGIC "SNYB"
-#define SN_BLOB_VERSION 1u
+#define SN_BLOB_VERSION 2u /* 2: Q6_K/Q8_0 tensors (compact embedding and head), error-minimising INT4 scales */
 #define SN_BLOB_ENDIAN_MARK 0x01020304u
 #define SN_BLOB_ALIGN 64u
 #define SN_BLOB_DATA_ALIGN 4096u
 #define SN_BLOB_INT4_GROUP 64
 
-typedef enum { SN_BLOB_FP32 = 0, SN_BLOB_FP16 = 1, SN_BLOB_INT4G64 = 2 } sn_blob_dtype;
+/* Q6_K and Q8_0 are ggml's block layouts, rows of ne0 values back to back (dequantized per row for
+ * the embedding lookup, and run by the GGUF kernels as matrices). */
+typedef enum { SN_BLOB_FP32 = 0, SN_BLOB_FP16 = 1, SN_BLOB_INT4G64 = 2, SN_BLOB_Q6_K = 3, SN_BLOB_Q8_0 = 4 } sn_blob_dtype;
 typedef enum { SN_BLOB_ROWMAJOR = 0, SN_BLOB_INT4_ROWS = 1 } sn_blob_layout;
 enum { SN_BLOB_FLAG_INT4_HEAD = 1 };
 enum { SN_BLOB_VERIFY = 1 }; /* open flag: check every tensor's CRC32 */
@@ -72,7 +74,8 @@ sn_status sn_blob_writer_end_tensor(sn_blob_writer *w, sn_err *err);
 sn_status sn_blob_writer_finish(sn_blob_writer *w, sn_err *err);
 
 /* INT4G64 quantization of one row of `cols` floats into sn_blob_int4_row_bytes(cols) bytes:
- * cols/2 code bytes then cols/64 fp32 scales (see docs/BLOB.md). */
+ * cols/2 code bytes then cols/64 fp32 scales (see docs/BLOB.md). Codes -8..7; each group's scale
+ * is the one of a small search (around Q4_0's signed-max rule) with the least squared error. */
 void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *row);
 void sn_blob_dequantize_int4_row(const uint8_t *row, uint64_t cols, float *y);
 

@@ -10,6 +10,8 @@
 #include "ggml_types.h"
 
 #include "cpu.h"
+#include "blob.h"
+#include "kernels/kernels.h"
 
 /* Bit-exactness needs every a*b+c rounded twice, as in ggml's own build: never let the compiler
  * fuse them into FMA (it would under -march=native with GNU C's default -ffp-contract=fast). */
@@ -1302,6 +1304,11 @@ static void dequant_q6_K(const sn_block_q6_K *x, float *y, int64_t k) {
 
 int sn_dequantize_row(int type, const void *x, float *y, int64_t k) {
     if (k < 0) return -1;
+    if (type == SN_KTYPE_INT4G64) { /* a blob's INT4 rows (an untied int4 blob's embedding) */
+        if (k % SN_BLOB_INT4_GROUP) return -1;
+        sn_blob_dequantize_int4_row(x, (uint64_t)k, y);
+        return 0;
+    }
     const uint32_t blck = sn_ggml_blck_size(type);
     if (blck == 0 || (uint64_t)k % blck != 0) return -1;
     switch (type) {

@@ -177,6 +177,8 @@ static int blob_ktype(const sn_blob_tensor *t) {
     if (t->dtype == SN_BLOB_FP32 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F32;
     if (t->dtype == SN_BLOB_FP16 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F16;
     if (t->dtype == SN_BLOB_INT4G64 && t->layout == SN_BLOB_INT4_ROWS) return SN_KTYPE_INT4G64;
+    if (t->dtype == SN_BLOB_Q6_K && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_Q6_K;
+    if (t->dtype == SN_BLOB_Q8_0 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_Q8_0;
     return -1;
 }
 

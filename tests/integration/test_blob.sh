@@ -70,6 +70,10 @@ EOF
     ok "$fam: int4 blob streamed from the HF folder gives the tokens of the one made from the f32 GGUF" ||
     bad "$fam: int4 blob from the HF folder differs from the one via the f32 GGUF"
 
+  # INT4 size next to llama.cpp's Q4_0 recipe: the embedding and head are compact too (issue 18)
+  s4=$(stat -c %s "$W/$fam-int4.snb"); sq=$(stat -c %s "$g40")
+  ((s4 * 100 <= sq * 105)) && ok "$fam: int4 blob $s4 bytes <= Q4_0 GGUF $sq bytes + 5%" ||
+    bad "$fam: int4 blob $s4 bytes > Q4_0 GGUF $sq bytes + 5%"
   # INT4 quality next to llama.cpp's Q4_0 recipe, both against the f32 GGUF (teacher-forced).
   if [[ -x $AGREE ]]; then
     a4=$("$AGREE" "$g32" "$W/$fam-int4.snb" --prompt-ids "$PROMPT" -n "$STEPS" -t 2 2>&1)
@@ -128,7 +132,8 @@ if [[ -f $src ]]; then
     restore "$off" "$len"
   done <<'EOF'
 0 1 58 magic not.a.sunny.blob
-4 4 02000000 version regenerate
+4 4 01000000 version-1-older-sunny regenerate
+4 4 03000000 version-3 regenerate
 4 4 00000000 version-0 regenerate
 8 4 01020304 endian-mark byte.order
 8 4 ffffffff endian-mark-junk endian

@@ -85,39 +85,65 @@ static void test_roundtrip(void) {
     sn_blob_close(b);
 }
 
+/* Squared error of quantizing one group of 64 with a fixed rule: scale d, codes clamp(round(x/d)). */
+static double group_err_with(const float *x, float d) {
+    double e = 0;
+    for (int j = 0; j < 64; j++) {
+        int c = d != 0.0f ? (int)lrintf(x[j] / d) : 0;
+        c = c < -8 ? -8 : c > 7 ? 7 : c;
+        e += ((double)x[j] - (double)c * d) * ((double)x[j] - (double)c * d);
+    }
+    return e;
+}
+
 static void test_int4_exact(void) {
-    /* Hand-checked group: amax = 7 -> scale 1; values round half away from zero and clamp. */
-    float x[64] = {0};
-    x[0] = 7.0f; x[1] = -7.0f; x[2] = 2.5f; x[3] = -2.5f; x[4] = 0.49f; x[31] = 3.0f;
-    x[32] = -6.5f; x[33] = 1.0f; x[63] = -0.5f;
+    /* A group that is exactly representable (k/2 for k in -8..7, -8 present): reconstructed exactly,
+     * nibbles laid out as docs/BLOB.md says (byte j: element j low, element j+32 high, stored q+8). */
+    float x[64];
+    for (int j = 0; j < 64; j++) x[j] = 0.5f * (float)((j * 7) % 16 - 8);
     uint8_t q[36];
-    float sc[1];
+    float sc[1], y[64];
     sn_blob_quantize_int4_row(x, 64, q);
     memcpy(sc, q + 32, 4);
-    CU_ASSERT_EQUAL(sc[0], 1.0f);
-    CU_ASSERT_EQUAL(q[0], (uint8_t)((7 + 8) | ((-7 + 8) << 4)));   /* x0=7, x32=-6.5 -> -7 */
-    CU_ASSERT_EQUAL(q[1], (uint8_t)((-7 + 8) | ((1 + 8) << 4)));
-    CU_ASSERT_EQUAL(q[2] & 15, 3 + 8);   /* 2.5 -> 3 (away from zero) */
-    CU_ASSERT_EQUAL(q[3] & 15, -3 + 8);
-    CU_ASSERT_EQUAL(q[4] & 15, 0 + 8);
-    CU_ASSERT_EQUAL(q[31] & 15, 3 + 8);
-    CU_ASSERT_EQUAL(q[31] >> 4, -1 + 8); /* x63=-0.5 -> -1 */
+    sn_blob_dequantize_int4_row(q, 64, y);
+    for (int j = 0; j < 64; j++) CU_ASSERT_DOUBLE_EQUAL(y[j], x[j], 1e-6);
+    const float d = sc[0];
+    CU_ASSERT(fabsf(fabsf(d) - 0.5f) < 1e-6f);
+    for (int j = 0; j < 32; j++) {
+        CU_ASSERT_EQUAL((int)(q[j] & 15) - 8, (int)lrintf(x[j] / d));
+        CU_ASSERT_EQUAL((int)(q[j] >> 4) - 8, (int)lrintf(x[j + 32] / d));
+    }
     /* all-zero group: scale 0, codes 8 */
     float z[64] = {0};
     sn_blob_quantize_int4_row(z, 64, q);
     memcpy(sc, q + 32, 4);
     CU_ASSERT_EQUAL(sc[0], 0.0f);
     CU_ASSERT_EQUAL(q[17], 0x88);
-    /* dequant(quant(x)) within half a step */
+    /* the scale search is never worse than amax/7 (version 1) nor Q4_0's signed-max rule, per group */
     unsigned s = 3;
-    float r[256], y[256];
+    float r[256];
     uint8_t q4[144];
     float sc4[4];
-    for (int i = 0; i < 256; i++) r[i] = frand(&s);
-    sn_blob_quantize_int4_row(r, 256, q4);
-    memcpy(sc4, q4 + 128, sizeof sc4);
-    sn_blob_dequantize_int4_row(q4, 256, y);
-    for (int i = 0; i < 256; i++) CU_ASSERT(fabsf(r[i] - y[i]) <= sc4[i / 64] * 0.5f + 1e-6f);
+    double e_new = 0, e_old = 0, e_q40 = 0;
+    for (int trial = 0; trial < 50; trial++) {
+        for (int i = 0; i < 256; i++) r[i] = frand(&s);
+        sn_blob_quantize_int4_row(r, 256, q4);
+        memcpy(sc4, q4 + 128, sizeof sc4);
+        float y4[256];
+        sn_blob_dequantize_int4_row(q4, 256, y4);
+        for (int g = 0; g < 4; g++) {
+            const float *v = r + 64 * g;
+            float amax = 0, mx = 0;
+            for (int j = 0; j < 64; j++) if (fabsf(v[j]) > amax) { amax = fabsf(v[j]); mx = v[j]; }
+            double en = 0;
+            for (int j = 0; j < 64; j++) en += ((double)v[j] - y4[64 * g + j]) * ((double)v[j] - y4[64 * g + j]);
+            const double eo = group_err_with(v, amax / 7.0f), eq = group_err_with(v, mx / -8.0f);
+            CU_ASSERT(en <= eo * (1 + 1e-6) + 1e-12);
+            CU_ASSERT(en <= eq * (1 + 1e-6) + 1e-12);
+            e_new += en; e_old += eo; e_q40 += eq;
+        }
+    }
+    CU_ASSERT(e_new < 0.9 * e_old); /* clearly better than version 1 in total */
 }
 
 static void test_damaged_header_fields(void) {
@@ -138,11 +164,13 @@ static void test_damaged_header_fields(void) {
         CU_ASSERT(err.msg[0] != 0);
         if (st == 0) { printf("header byte %d damage accepted\n", i); sn_blob_close(b); }
     }
-    /* version bump: message says to regenerate */
-    memcpy(m, g_buf, g_len);
-    m[4] = 2;
-    CU_ASSERT(sn_blob_open_mem(m, g_len, 0, &b, &err) != 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "regenerate"));
+    /* an older (version 1) or newer blob: the message says to regenerate */
+    for (int v = 1; v <= 3; v += 2) {
+        memcpy(m, g_buf, g_len);
+        m[4] = (uint8_t)v;
+        CU_ASSERT(sn_blob_open_mem(m, g_len, 0, &b, &err) != 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "regenerate"));
+    }
     /* damage in the table or metadata: caught by the header CRC */
     for (uint64_t i = 64; i < 400 && i < g_len; i += 7) {
         memcpy(m, g_buf, g_len);
