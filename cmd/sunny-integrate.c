@@ -95,6 +95,9 @@ static int report_smoke(const sn_smoke_result *res, const char *server, cJSON *o
     cJSON_AddNumberToObject(sj, "compared", res->n_compared);
     cJSON_AddNumberToObject(sj, "expected", res->n_expected);
     cJSON_AddBoolToObject(sj, "by_ids", res->by_ids);
+    cJSON_AddStringToObject(sj, "method", res->method);
+    cJSON_AddBoolToObject(sj, "truncated", res->truncated);
+    if (res->context_note[0]) cJSON_AddStringToObject(sj, "context", res->context_note);
     if (res->diverged || res->tie) {
         cJSON_AddNumberToObject(sj, "position", res->pos);
         cJSON_AddNumberToObject(sj, "gap", res->gap);
@@ -335,6 +338,12 @@ static int cmd_ollama(int argc, char **argv) {
 
     sn_modelinfo mi;
     if (sn_modelinfo_read(a.gguf, &mi, &err)) { cJSON_Delete(a.params); return sn_cli_fail(&err); }
+    if (a.smoke && mi.split_count > 1) {
+        sn_modelinfo_free(&mi);
+        cJSON_Delete(a.params);
+        return sn_cli_usage_error("--smoke: %s is a split GGUF and sunny's runtime reads single files; install "
+                                  "without --smoke, or merge it (llama-gguf-split --merge) to prove it", a.gguf);
+    }
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "model", a.name);
     cJSON_AddStringToObject(out, "gguf", a.gguf);
@@ -344,12 +353,14 @@ static int cmd_ollama(int argc, char **argv) {
     char tsrc[512];
     sn_http *h = NULL;
     char *body = NULL, *mf = NULL;
+    char **parts = NULL, **part_digests = NULL;
+    size_t n_parts = 0;
     FILE *o = out_stream();
     char *dsys = NULL, *unproven = NULL;
     if (resolve_template(&a, &mi, &tmpl, a.params, tsrc, sizeof tsrc, &dsys, &unproven, &err)) goto fail;
     sn_ollama_model_spec spec = {.name = a.name, .gguf_path = a.gguf, .template_text = tmpl,
                                  .system = a.system ? a.system : dsys, .parameters = a.params,
-                                 .license = mi.license};
+                                 .license = mi.license, .gguf_chat_template = mi.chat_template};
     fprintf(o, "model   : %s (%s, %s, %.1f MiB)\n", a.gguf, mi.arch, mi.quant, (double)mi.file_size / 1048576.0);
     fprintf(o, "template: %s\n", tsrc);
 
@@ -425,6 +436,31 @@ static int cmd_ollama(int argc, char **argv) {
     fprintf(o, "digest  : %s (%.2f GB/s over %.1f MiB)\n", digest, gbps, (double)fsize / 1048576.0);
     cJSON_AddStringToObject(out, "digest", digest);
     cJSON_AddNumberToObject(out, "sha256_gb_per_s", gbps);
+    if (mi.split_count > 1) { /* every shard goes into the create "files" map under its own name */
+        if (sn_ollama_version_cmp(&ver, 0, 30, 0) < 0) {
+            sn_err_set(&err, SN_EUNSUPPORTED,
+                       "%s is part 1 of a %d-part split GGUF: Ollama %s cannot import split GGUFs (0.30 and newer "
+                       "can); merge the parts first with `llama-gguf-split --merge`", a.gguf, mi.split_count, ver.raw);
+            goto fail;
+        }
+        if (sn_ollama_split_parts(a.gguf, mi.split_count, &parts, &n_parts, &err)) goto fail;
+        part_digests = calloc(n_parts, sizeof *part_digests);
+        if (!part_digests) { sn_err_set(&err, SN_ENOMEM, "out of memory"); goto fail; }
+        for (size_t i = 0; i < n_parts; i++) {
+            char ph[65];
+            uint64_t psz = 0;
+            if (i == 0) snprintf(ph, sizeof ph, "%s", hex);
+            else if (sn_ollama_sha256_file(parts[i], ph, &psz, NULL, &err)) goto fail;
+            part_digests[i] = malloc(80);
+            if (!part_digests[i]) { sn_err_set(&err, SN_ENOMEM, "out of memory"); goto fail; }
+            snprintf(part_digests[i], 80, "sha256:%s", ph);
+            if (i) fprintf(o, "shard %zu : %s (%s)\n", i + 1, part_digests[i], parts[i]);
+        }
+        spec.n_parts = n_parts;
+        spec.part_paths = (const char *const *)parts;
+        spec.part_digests = (const char *const *)part_digests;
+        cJSON_AddNumberToObject(out, "split_parts", (double)n_parts);
+    }
 
     if (legacy) {
         body = sn_ollama_create_body_legacy(&spec, digest, &err);
@@ -454,11 +490,16 @@ static int cmd_ollama(int argc, char **argv) {
     }
 
     int exists = 0;
-    if (sn_ollama_blob_exists(h, digest, &exists, &err)) goto fail;
-    if (exists) fprintf(o, "blob    : already on the server\n");
-    else {
-        fprintf(o, "blob    : uploading %.1f MiB\n", (double)fsize / 1048576.0);
-        if (sn_ollama_blob_upload(h, a.gguf, digest, progress_bar, NULL, status_line, NULL, &err)) goto fail;
+    for (size_t i = 0; i < (n_parts > 1 ? n_parts : 1); i++) {
+        const char *bp = n_parts > 1 ? parts[i] : a.gguf, *bd = n_parts > 1 ? part_digests[i] : digest;
+        int ex = 0;
+        if (sn_ollama_blob_exists(h, bd, &ex, &err)) goto fail;
+        if (i == 0) exists = ex;
+        if (ex) fprintf(o, "blob    : %s already on the server\n", bp);
+        else {
+            fprintf(o, "blob    : uploading %s\n", bp);
+            if (sn_ollama_blob_upload(h, bp, bd, progress_bar, NULL, status_line, NULL, &err)) goto fail;
+        }
     }
     cJSON_AddBoolToObject(out, "uploaded", !exists);
     fprintf(o, "create  : %s\n", a.name);
@@ -472,12 +513,13 @@ static int cmd_ollama(int argc, char **argv) {
     }
     cJSON *show = NULL;
     if (sn_ollama_show(h, a.name, &show, &err)) goto fail;
-    char note[512];
+    char note[1024];
     sn_status vs = sn_ollama_verify_show(show, &spec, mi.arch, note, sizeof note, &err);
-    cJSON_Delete(show);
-    if (vs) goto fail;
+    if (vs) { cJSON_Delete(show); goto fail; }
     fprintf(o, "verified: %s\n", note);
     cJSON_AddStringToObject(out, "verified", note);
+    cJSON_AddStringToObject(out, "template_selected", sn_ollama_tmpl_sel_name(sn_ollama_selected_template(show, &spec)));
+    cJSON_Delete(show);
     if (mi.chat_template && sn_ollama_version_cmp(&ver, 0, 11, 5) >= 0 &&
         check_server_render(h, &a, dsys, tmpl && !unproven && (!a.tmpl || !strcmp(a.tmpl, "auto")) && !a.accept_diff,
                             o, out, &err))
@@ -503,7 +545,7 @@ static int cmd_ollama(int argc, char **argv) {
         sn_smoke_local ours;
         if (sn_smoke_run_local(&so, &ours, &err)) goto fail;
         sn_smoke_result res;
-        sn_status ss = sn_ollama_smoke(h, a.name, a.prompt, a.n, a.seed, (int)a.ctx, &ours, &res, &err);
+        sn_status ss = sn_ollama_smoke(h, &ver, a.name, a.prompt, a.n, a.seed, (int)a.ctx, &ours, &res, &err);
         sn_smoke_local_free(&ours);
         if (ss) goto fail;
         if (report_smoke(&res, "ollama", out)) rc = SN_EXIT_FAIL;
@@ -529,6 +571,8 @@ done:
     free(tmpl);
     free(dsys);
     free(unproven);
+    sn_ollama_parts_free(parts, n_parts);
+    sn_ollama_parts_free(part_digests, n_parts);
     sn_http_free(h);
     sn_modelinfo_free(&mi);
     cJSON_Delete(a.params);
@@ -689,14 +733,8 @@ static int cmd_lmstudio(int argc, char **argv) {
     fprintf(o, "models dir: %s (%s)\n", d.models, d.why);
     cJSON_AddStringToObject(out, "models_dir", d.models);
     cJSON_AddStringToObject(out, "models_dir_reason", d.why);
-    if (dir && !dry) {
-        struct stat st;
-        if (stat(dir, &st) != 0 && mkdir(dir, 0755) != 0) {
-            sn_err_set(&err, SN_EIO, "--models-dir %s: %s", dir, strerror(errno));
-            goto fail;
-        }
-    }
-    sn_lms_place_opts po = {.gguf = gguf, .mmproj = mmproj, .models_dir = d.models, .publisher = pub,
+    sn_lms_place_opts po = {.gguf = gguf, .mmproj = mmproj, .models_dir = d.models,
+                            .models_dir_explicit = dir != NULL, .publisher = pub,
                             .repo = repo, .mode = mode, .force = force, .dry_run = dry, .note = note_line,
                             .progress = progress_bar};
     sn_lms_placed pl;

@@ -138,21 +138,29 @@ void sn_lms_default_host(const sn_lms_dirs *d, char *url, size_t cap, char *why,
     snprintf(url, cap, "http://127.0.0.1:1234");
     snprintf(why, why_cap, "LM Studio's default port");
     if (!d->home[0]) return;
-    char p[sizeof d->home + 64];
-    snprintf(p, sizeof p, "%s/.internal/http-server-config.json", d->home);
-    FILE *f = fopen(p, "rb");
-    if (!f) return;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    cJSON *j = cJSON_Parse(buf);
-    const cJSON *port = j ? cJSON_GetObjectItemCaseSensitive(j, "port") : NULL;
-    if (cJSON_IsNumber(port) && port->valuedouble >= 1 && port->valuedouble <= 65535) {
-        snprintf(url, cap, "http://127.0.0.1:%d", (int)port->valuedouble);
-        fmt(why, why_cap, "port of the last server started, from %s", p);
+    static const char *const files[] = {"http-server.json", "http-server-config.json"};
+    static const char *const whys[] = {"port of the running server", "configured port"};
+    for (int i = 0; i < 2; i++) {
+        char p[sizeof d->home + 64];
+        snprintf(p, sizeof p, "%s/.internal/%s", d->home, files[i]);
+        FILE *f = fopen(p, "rb");
+        if (!f) continue;
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        cJSON *j = cJSON_Parse(buf);
+        const cJSON *port = j ? cJSON_GetObjectItemCaseSensitive(j, "port") : NULL;
+        /* an integer 1..65535, else the file is ignored (readLocalAPIServerPort) */
+        int okp = cJSON_IsNumber(port) && port->valuedouble >= 1 && port->valuedouble <= 65535 &&
+                  port->valuedouble == (double)(int)port->valuedouble;
+        if (okp) {
+            snprintf(url, cap, "http://127.0.0.1:%d", (int)port->valuedouble);
+            fmt(why, why_cap, "%s, from %s", whys[i], p);
+        }
+        cJSON_Delete(j);
+        if (okp) return;
     }
-    cJSON_Delete(j);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -331,18 +339,31 @@ static sn_status place_one(const sn_lms_place_opts *o, const char *src, const ch
     return sn_err_set(err, SN_EINVAL, "unknown placement mode");
 }
 
-static sn_status mkdir_p(const char *dir, sn_err *err) {
+/* The directories one mkdir_p created, deepest last, so a failed placement can remove them again. */
+typedef struct made_dirs { char path[8][PATH_MAX]; int n; } made_dirs;
+
+static sn_status mkdir_p(const char *dir, made_dirs *made, sn_err *err) {
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
+    for (char *s = p + 1;; s++) {
+        if (*s && *s != '/') continue;
+        char c = *s;
         *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) return sn_err_set(err, SN_EIO, "mkdir %s: %s", p, strerror(errno));
-        *s = '/';
+        if (mkdir(p, 0755) == 0) {
+            if (made && made->n < 8) snprintf(made->path[made->n++], PATH_MAX, "%s", p);
+        } else if (errno != EEXIST) {
+            return sn_err_set(err, SN_EIO, "mkdir %s: %s", p, strerror(errno));
+        }
+        *s = c;
+        if (!c) break;
     }
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) return sn_err_set(err, SN_EIO, "mkdir %s: %s", p, strerror(errno));
     if (!is_dir(p)) return sn_err_set(err, SN_EIO, "%s exists and is not a directory", p);
     return SN_OK;
+}
+
+/* Removes what mkdir_p created (only if still empty), deepest first. */
+static void unmake_dirs(const made_dirs *made) {
+    for (int i = made->n - 1; i >= 0; i--) rmdir(made->path[i]);
 }
 
 sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *err) {
@@ -466,11 +487,25 @@ sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *e
     for (int i = 0; rc == SN_OK && i < total; i++)
         notef(o->note, o->note_ud, "%s %s %s -> %s", o->dry_run ? "would" : "will", mode_name(o->mode), srcs[i], dsts[i]);
     if (rc == SN_OK && !o->dry_run) {
-        if (!is_dir(o->models_dir))
-            rc = sn_err_set(err, SN_EIO, "the models dir %s does not exist (start LM Studio once, or pass "
-                            "--models-dir)", o->models_dir);
-        if (rc == SN_OK) rc = mkdir_p(dir, err);
-        for (int i = 0; rc == SN_OK && i < total; i++) rc = place_one(o, srcs[i], dsts[i], out, err);
+        made_dirs made = {.n = 0};
+        if (!is_dir(o->models_dir)) {
+            if (o->models_dir_explicit)
+                rc = sn_err_set(err, SN_EIO, "--models-dir %s does not exist (LM Studio's models dir is the "
+                                "folder it shows in My Models; create it or fix the path)", o->models_dir);
+            else { /* lms import: mkdir(modelsFolderPath, {recursive: true}) */
+                notef(o->note, o->note_ud, "creating the models dir %s (it did not exist; lms import does the same)",
+                      o->models_dir);
+                rc = mkdir_p(o->models_dir, NULL, err);
+            }
+        }
+        if (rc == SN_OK) rc = mkdir_p(dir, &made, err);
+        int placed = 0;
+        for (int i = 0; rc == SN_OK && i < total; i++, placed++) rc = place_one(o, srcs[i], dsts[i], out, err);
+        if (rc != SN_OK) { /* nothing partial: placed files and the folders made for them go again */
+            for (int i = 0; i < placed; i++)
+                if (o->mode != SN_LMS_MOVE && !o->force) unlink(dsts[i]); /* --force may have replaced a file */
+            unmake_dirs(&made);
+        }
     }
     free(srcs);
     free(dsts);

@@ -28,8 +28,9 @@ typedef struct sn_lms_dirs {
 sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home, sn_lms_dirs *out,
                                     sn_err *err);
 
-/* The server URL lms would use: <home>/.internal/http-server-config.json {"port"} (the last server
- * started), else port 1234, on 127.0.0.1. why says which. */
+/* The server URL lms would use, on 127.0.0.1: the running server's port from
+ * <home>/.internal/http-server.json {"port"} (lms readLocalAPIServerPort), else the configured one from
+ * <home>/.internal/http-server-config.json, else 1234. why says which. */
 void sn_lms_default_host(const sn_lms_dirs *d, char *url, size_t cap, char *why, size_t why_cap);
 
 /* lms's folder-name rules plus ours (no "..", no control characters). what names the field. */
@@ -41,6 +42,8 @@ typedef struct sn_lms_place_opts {
     const char *gguf;          /* the model (first part when split) */
     const char *mmproj;        /* or NULL */
     const char *models_dir;
+    int models_dir_explicit;   /* --models-dir: it must exist; a resolved one is created like `lms import`
+                                * does (mkdir -p in resolveModelsFolderPath) */
     const char *publisher;     /* NULL -> "sunny-local" */
     const char *repo;          /* NULL -> "<general.name>-GGUF" */
     sn_lms_mode mode;

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,11 +221,14 @@ static sn_status ollama_check(sn_http *h, const sn_http_resp *r, const char *wha
         char e[256];
         sn_http_json_error(r->body, e, sizeof e);
         return sn_err_set(err, SN_EIO,
-                          "%s: Ollama at %s answered 403 Forbidden%s%s. Ollama listening on loopback "
-                          "rejects requests whose Host header is not localhost/a loopback or private IP/"
-                          "the machine's name/*.localhost|*.local|*.internal; behind a reverse proxy set "
-                          "`proxy_set_header Host localhost:11434`, or set OLLAMA_ORIGINS/OLLAMA_HOST on "
-                          "the server",
+                          "%s: Ollama at %s answered 403 Forbidden%s%s. An Ollama server that listens on "
+                          "a loopback address (allowedHostsMiddleware) rejects requests whose Host header "
+                          "is not localhost, a loopback/private IP, the machine's name or "
+                          "*.localhost|*.local|*.internal: behind a reverse proxy set `proxy_set_header "
+                          "Host localhost:11434`, or make the server listen on another address "
+                          "(OLLAMA_HOST=0.0.0.0 on the server), where that check does not apply. "
+                          "(OLLAMA_ORIGINS does not help: it is about the Origin header, which sunny "
+                          "never sends.)",
                           what, sn_http_base(h), e[0] ? ": " : "", e);
     }
     return sn_http_check(h, r, "Ollama", what, err);
@@ -415,7 +419,31 @@ static int name_part_ok(const char *s, size_t n, size_t max, const char *extra) 
     return 1;
 }
 
+/* internal/modelref parseSourceSuffix: a tag "local" or "cloud" (any case, spaces trimmed), or a tag
+ * ending in "-cloud" without a '/', is a source selector, stripped before show/generate resolve the
+ * name - while create stores the literal name. Returns the offending suffix or NULL. */
+static const char *source_suffix(const char *name) {
+    const char *c = strrchr(name, ':');
+    if (!c) return NULL;
+    const char *t = c + 1, *e = t + strlen(t);
+    while (*t == ' ' || *t == '\t') t++;
+    while (e > t && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    size_t n = (size_t)(e - t);
+    if ((n == 5 && strncasecmp(t, "local", 5) == 0) || (n == 5 && strncasecmp(t, "cloud", 5) == 0)) return c;
+    if (n >= 6 && strncasecmp(e - 6, "-cloud", 6) == 0 && !memchr(t, '/', n)) return e - 6;
+    return NULL;
+}
+
 sn_status sn_ollama_check_name(const char *name, sn_err *err) {
+    const char *sfx = source_suffix(name);
+    if (sfx)
+        return sn_err_set(err, SN_EINVAL,
+                          "invalid model name '%s': Ollama reads the tag suffix '%s' as a model source "
+                          "(':local', ':cloud' and '-cloud' select local or ollama.com models; "
+                          "internal/modelref): the model would be created under the literal name, but "
+                          "show and generate would look for '%.*s' instead (404) or go to the cloud. "
+                          "Choose another tag",
+                          name, sfx, (int)(sfx - name), name);
     const char *colon = NULL;
     const char *last_slash = strrchr(name, '/');
     const char *c = strrchr(name, ':');
@@ -453,12 +481,18 @@ char *sn_ollama_create_body(const sn_ollama_model_spec *m, const char *digest) {
     if (!j) return NULL;
     cJSON_AddStringToObject(j, "model", m->name);
     cJSON *files = cJSON_AddObjectToObject(j, "files");
+    if (m->n_parts > 1) {
+        for (size_t i = 0; i < m->n_parts; i++)
+            cJSON_AddStringToObject(files, base_name(m->part_paths[i]), m->part_digests[i]);
+        goto files_done;
+    }
     char key[512];
     snprintf(key, sizeof key, "%s", base_name(m->gguf_path));
     size_t kl = strlen(key);
     if (kl < 5 || strcmp(key + kl - 5, ".gguf") != 0) /* the server detects type by suffix first */
         snprintf(key + kl, sizeof key - kl, ".gguf");
     cJSON_AddStringToObject(files, key, digest);
+files_done:
     if (m->template_text) cJSON_AddStringToObject(j, "template", m->template_text);
     if (m->system) cJSON_AddStringToObject(j, "system", m->system);
     if (m->parameters && cJSON_GetArraySize(m->parameters) > 0)
@@ -636,6 +670,52 @@ char *sn_ollama_create_body_legacy(const sn_ollama_model_spec *m, const char *di
     cJSON_Delete(j);
     free(mf);
     return s;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Split GGUFs */
+
+void sn_ollama_parts_free(char **parts, size_t n) {
+    if (!parts) return;
+    for (size_t i = 0; i < n; i++) free(parts[i]);
+    free(parts);
+}
+
+sn_status sn_ollama_split_parts(const char *first, int split_count, char ***parts, size_t *n, sn_err *err) {
+    *parts = NULL;
+    *n = 0;
+    size_t l = strlen(first);
+    const char *suf = l >= 20 ? first + l - 20 : NULL; /* "-00001-of-00003.gguf" */
+    int part = 0, count = 0;
+    char tail[8];
+    if (!suf || sscanf(suf, "-%5d-of-%5d%7s", &part, &count, tail) != 3 || strcmp(tail, ".gguf") != 0 ||
+        suf[0] != '-' || strncmp(suf + 6, "-of-", 4) != 0)
+        return sn_err_set(err, SN_EINVAL,
+                          "%s: split.count is %d but the name is not llama.cpp's split pattern "
+                          "<stem>-00001-of-%05d.gguf (Ollama groups shards by that name)",
+                          first, split_count, split_count);
+    if (part != 1)
+        return sn_err_set(err, SN_EINVAL, "%s is part %d of %d; pass the first part (-00001-of-%05d.gguf)",
+                          first, part, count, count);
+    if (count != split_count)
+        return sn_err_set(err, SN_EINVAL, "%s: the name says %d parts but split.count says %d", first, count,
+                          split_count);
+    char **p = calloc((size_t)count, sizeof *p);
+    if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int i = 0; i < count; i++) {
+        p[i] = malloc(l + 1);
+        if (!p[i]) { sn_ollama_parts_free(p, (size_t)count); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+        snprintf(p[i], l + 1, "%.*s-%05d-of-%05d.gguf", (int)(suf - first), first, i + 1, count);
+        struct stat sb;
+        if (stat(p[i], &sb) != 0) {
+            sn_status st = sn_err_set(err, SN_EIO, "split part %s is missing (%s)", p[i], strerror(errno));
+            sn_ollama_parts_free(p, (size_t)count);
+            return st;
+        }
+    }
+    *parts = p;
+    *n = (size_t)count;
+    return SN_OK;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -827,40 +907,101 @@ sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err)
     return st;
 }
 
-/* Parses the preformatted "parameters" string of /api/show ("stop    \"<|im_end|>\"" lines, the
- * value Go-quoted, so "\n\n" arrives as \"\\n\\n\") and returns 1 if stop value v is listed. */
+int sn_ollama_go_unquote(const char *s, size_t n, char *out, size_t cap) {
+    if (n < 2 || s[0] != '"' || s[n - 1] != '"' || cap == 0) return 0;
+    size_t o = 0;
+    const char *p = s + 1, *e = s + n - 1;
+#define PUT(c) do { if (o + 1 < cap) out[o++] = (char)(c); } while (0)
+    while (p < e) {
+        if (*p != '\\') { PUT(*p++); continue; }
+        if (++p >= e) return 0;
+        char c = *p++;
+        switch (c) {
+        case 'a': PUT('\a'); break;
+        case 'b': PUT('\b'); break;
+        case 'f': PUT('\f'); break;
+        case 'n': PUT('\n'); break;
+        case 'r': PUT('\r'); break;
+        case 't': PUT('\t'); break;
+        case 'v': PUT('\v'); break;
+        case '\\': PUT('\\'); break;
+        case '"': PUT('"'); break;
+        case '\'': PUT('\''); break;
+        case 'x': case 'u': case 'U': {
+            int len = c == 'x' ? 2 : c == 'u' ? 4 : 8;
+            if (e - p < len) return 0;
+            unsigned long cp = 0;
+            for (int i = 0; i < len; i++) {
+                int d = isdigit((unsigned char)p[i]) ? p[i] - '0' : (tolower((unsigned char)p[i]) >= 'a' && tolower((unsigned char)p[i]) <= 'f') ? tolower((unsigned char)p[i]) - 'a' + 10 : -1;
+                if (d < 0) return 0;
+                cp = cp * 16 + (unsigned long)d;
+            }
+            p += len;
+            if (c == 'x') { PUT(cp); break; }
+            /* UTF-8 encode the rune */
+            if (cp < 0x80) PUT(cp);
+            else if (cp < 0x800) { PUT(0xC0 | (cp >> 6)); PUT(0x80 | (cp & 0x3F)); }
+            else if (cp < 0x10000) { PUT(0xE0 | (cp >> 12)); PUT(0x80 | ((cp >> 6) & 0x3F)); PUT(0x80 | (cp & 0x3F)); }
+            else { PUT(0xF0 | (cp >> 18)); PUT(0x80 | ((cp >> 12) & 0x3F)); PUT(0x80 | ((cp >> 6) & 0x3F)); PUT(0x80 | (cp & 0x3F)); }
+            break;
+        }
+        default:
+            if (c >= '0' && c <= '7') { /* \ooo */
+                if (e - p < 2) return 0;
+                PUT(((c - '0') << 6) | ((p[0] - '0') << 3) | (p[1] - '0'));
+                p += 2;
+            } else return 0;
+        }
+    }
+#undef PUT
+    out[o] = 0;
+    return 1;
+}
+
+/* Parses the preformatted "parameters" string of /api/show (`stop    "<|im_end|>"` lines, each value
+ * printed with Go's %#v, so control characters come back escaped) and returns 1 if stop value v is
+ * listed. */
 static int show_has_stop(const char *params, const char *v) {
     if (!params) return 0;
     const char *p = params;
     size_t vl = strlen(v);
-    while (*p) {
+    char *buf = malloc(strlen(params) + 1);
+    if (!buf) return 0;
+    int found = 0;
+    while (*p && !found) {
         const char *e = strchr(p, '\n');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         if (n > 4 && strncmp(p, "stop", 4) == 0 && (p[4] == ' ' || p[4] == '\t')) {
             const char *q = p + 4;
             while (q < p + n && (*q == ' ' || *q == '\t')) q++;
             size_t rest = (size_t)(p + n - q);
-            if (rest >= 2 && q[0] == '"' && q[rest - 1] == '"') { /* Go %q: undo its escapes */
-                q++;
-                rest -= 2;
-                char buf[512];
-                size_t o = 0;
-                for (size_t i = 0; i < rest && o < sizeof buf; i++) {
-                    char c = q[i];
-                    if (c == '\\' && i + 1 < rest) {
-                        c = q[++i];
-                        c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c;
-                    }
-                    buf[o++] = c;
-                }
-                if (o == vl && memcmp(buf, v, vl) == 0) return 1;
-            }
-            if (rest == vl && memcmp(q, v, vl) == 0) return 1;
+            if (sn_ollama_go_unquote(q, rest, buf, strlen(params) + 1)) found = strlen(buf) == vl && memcmp(buf, v, vl) == 0;
+            else found = rest == vl && memcmp(q, v, vl) == 0; /* an unquoted value (old servers) */
         }
         p += n;
         if (*p == '\n') p++;
     }
-    return 0;
+    free(buf);
+    return found;
+}
+
+sn_ollama_tmpl_sel sn_ollama_selected_template(const cJSON *show, const sn_ollama_model_spec *m) {
+    const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(show, "template");
+    const char *t = cJSON_IsString(tmpl) ? tmpl->valuestring : "";
+    if (m->template_text && strcmp(t, m->template_text) == 0) return SN_OLLAMA_TMPL_GO;
+    if (m->gguf_chat_template && m->gguf_chat_template[0] && strcmp(t, m->gguf_chat_template) == 0)
+        return SN_OLLAMA_TMPL_JINJA;
+    if (!m->template_text) return SN_OLLAMA_TMPL_SERVER;
+    return SN_OLLAMA_TMPL_OTHER;
+}
+
+const char *sn_ollama_tmpl_sel_name(sn_ollama_tmpl_sel s) {
+    switch (s) {
+    case SN_OLLAMA_TMPL_GO: return "go_template";
+    case SN_OLLAMA_TMPL_JINJA: return "gguf_chat_template";
+    case SN_OLLAMA_TMPL_SERVER: return "server_default";
+    default: return "other";
+    }
 }
 
 sn_status sn_ollama_verify_show(const cJSON *show, const sn_ollama_model_spec *m, const char *arch,
@@ -873,11 +1014,11 @@ sn_status sn_ollama_verify_show(const cJSON *show, const sn_ollama_model_spec *m
                           family->valuestring, arch);
     if (arch && !cJSON_IsString(family))
         return sn_err_set(err, SN_EIO, "/api/show: no details.family in the answer");
-    const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(show, "template");
-    if (m->template_text) {
-        if (!cJSON_IsString(tmpl) || strcmp(tmpl->valuestring, m->template_text) != 0)
-            return sn_err_set(err, SN_EIO, "/api/show: the stored template differs from the one sent");
-    }
+    sn_ollama_tmpl_sel sel = sn_ollama_selected_template(show, m);
+    if (sel == SN_OLLAMA_TMPL_OTHER)
+        return sn_err_set(err, SN_EIO,
+                          "/api/show: the template the server reports is neither the one sent nor the GGUF's "
+                          "own chat template");
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(show, "parameters");
     const cJSON *stop = m->parameters ? cJSON_GetObjectItemCaseSensitive(m->parameters, "stop") : NULL;
     int n_stop = 0;
@@ -891,12 +1032,20 @@ sn_status sn_ollama_verify_show(const cJSON *show, const sn_ollama_model_spec *m
             n_stop++;
         }
     }
+    static const char *const what[] = {
+        [SN_OLLAMA_TMPL_GO] = "the Go TEMPLATE sent",
+        [SN_OLLAMA_TMPL_JINJA] = "the GGUF's own Jinja chat template",
+        [SN_OLLAMA_TMPL_SERVER] = "the server's own",
+        [SN_OLLAMA_TMPL_OTHER] = "?"};
     if (note)
-        snprintf(note, note_cap, "family %s, quantization %s, template %s, %d stop value(s) stored",
+        snprintf(note, note_cap, "family %s, quantization %s, %d stop value(s) stored; chat uses %s%s",
                  cJSON_IsString(family) ? family->valuestring : "?",
-                 cJSON_IsString(ql) ? ql->valuestring : "?",
-                 m->template_text ? "as sent" : (cJSON_IsString(tmpl) && tmpl->valuestring[0] ? "server's" : "none"),
-                 n_stop);
+                 cJSON_IsString(ql) ? ql->valuestring : "?", n_stop, what[sel],
+                 sel == SN_OLLAMA_TMPL_JINJA && m->template_text
+                     ? " (Ollama >= 0.30 prefers the Jinja when it exposes more capabilities - tools, thinking - "
+                       "than the Go TEMPLATE, or when the server runs with OLLAMA_GO_TEMPLATE=0; the TEMPLATE "
+                       "sent is stored but unused)"
+                     : "");
     return SN_OK;
 }
 
@@ -906,12 +1055,56 @@ sn_status sn_ollama_verify_show(const cJSON *show, const sn_ollama_model_spec *m
 void sn_ollama_gen_free(sn_ollama_gen *g) {
     free(g->text);
     free(g->context);
+    sn_smoke_tokens_free(g->toks, g->n_toks);
     memset(g, 0, sizeof *g);
+}
+
+/* "logprobs": [{"token","logprob","bytes","top_logprobs":[{"token","logprob","bytes"}]}] (api/types.go
+ * Logprob). The text is taken from "bytes" when present (exact bytes), else from "token". */
+static char *lp_text(const cJSON *o) {
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bytes");
+    if (cJSON_IsArray(b)) {
+        int n = cJSON_GetArraySize(b);
+        char *s = malloc((size_t)n + 1);
+        if (!s) return NULL;
+        int i = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, b) s[i++] = (char)(unsigned char)(cJSON_IsNumber(it) ? it->valueint : '?');
+        s[i] = 0;
+        return s;
+    }
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "token");
+    return strdup(cJSON_IsString(t) ? t->valuestring : "");
+}
+
+static sn_status parse_logprobs(const cJSON *lps, sn_ollama_gen *out, sn_err *err) {
+    size_t n = (size_t)cJSON_GetArraySize(lps);
+    out->has_logprobs = 1;
+    if (n == 0) return SN_OK;
+    out->toks = calloc(n, sizeof *out->toks);
+    if (!out->toks) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, lps) {
+        sn_smoke_token *t = &out->toks[out->n_toks++];
+        t->text = lp_text(e);
+        if (!t->text) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        const cJSON *lp = cJSON_GetObjectItemCaseSensitive(e, "logprob");
+        t->logprob = cJSON_IsNumber(lp) ? lp->valuedouble : NAN;
+        t->gap = NAN;
+        const cJSON *top = cJSON_GetObjectItemCaseSensitive(e, "top_logprobs");
+        if (cJSON_IsArray(top) && cJSON_GetArraySize(top) >= 2) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(top, 0), "logprob");
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(top, 1), "logprob");
+            if (cJSON_IsNumber(a) && cJSON_IsNumber(b)) t->gap = a->valuedouble - b->valuedouble;
+        }
+    }
+    return SN_OK;
 }
 
 sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, sn_err *err) {
     memset(out, 0, sizeof *out);
     out->eval_count = -1;
+    out->prompt_eval_count = -1;
     char *js = cJSON_PrintUnformatted(body);
     if (!js) return sn_err_set(err, SN_ENOMEM, "out of memory");
     /* stream:false sends nothing until done; loading a big model may take minutes (OLLAMA_LOAD_TIMEOUT
@@ -953,9 +1146,24 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
     }
     const cJSON *ec = cJSON_GetObjectItemCaseSensitive(j, "eval_count");
     if (cJSON_IsNumber(ec)) out->eval_count = (int64_t)ec->valuedouble;
+    const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "prompt_eval_count");
+    if (cJSON_IsNumber(pc)) out->prompt_eval_count = (int64_t)pc->valuedouble;
+    out->done = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "done"));
+    const cJSON *lps = cJSON_GetObjectItemCaseSensitive(j, "logprobs");
+    if (cJSON_IsArray(lps) && (st = parse_logprobs(lps, out, err)) != SN_OK) {
+        cJSON_Delete(j);
+        sn_ollama_gen_free(out);
+        return st;
+    }
     const cJSON *dr = cJSON_GetObjectItemCaseSensitive(j, "done_reason");
     if (cJSON_IsString(dr)) snprintf(out->done_reason, sizeof out->done_reason, "%s", dr->valuestring);
     cJSON_Delete(j);
+    if (strcmp(out->done_reason, "load") == 0) { /* GenerateHandler: an empty prompt only loads */
+        sn_ollama_gen_free(out);
+        return sn_err_set(err, SN_EINVAL,
+                          "POST /api/generate: the server only loaded the model (done_reason \"load\"): Ollama "
+                          "answers an empty prompt that way and generates nothing; give a non-empty prompt");
+    }
     if (!out->text) return sn_err_set(err, SN_ENOMEM, "out of memory");
     return SN_OK;
 }
@@ -964,13 +1172,17 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
  * Smoke */
 
 static cJSON *gen_body(const char *name, const char *prompt, int raw, int n_predict, int64_t seed,
-                       int num_ctx) {
+                       int num_ctx, int logprobs) {
     cJSON *b = cJSON_CreateObject();
     cJSON_AddStringToObject(b, "model", name);
     cJSON_AddStringToObject(b, "prompt", prompt);
     if (raw) cJSON_AddBoolToObject(b, "raw", 1);
     else cJSON_AddStringToObject(b, "template", "{{ .Prompt }}");
     cJSON_AddBoolToObject(b, "stream", 0);
+    if (logprobs) {
+        cJSON_AddBoolToObject(b, "logprobs", 1);
+        cJSON_AddNumberToObject(b, "top_logprobs", 2);
+    }
     cJSON *o = cJSON_AddObjectToObject(b, "options");
     cJSON_AddNumberToObject(o, "temperature", 0);
     cJSON_AddNumberToObject(o, "top_k", 1);
@@ -983,39 +1195,57 @@ static cJSON *gen_body(const char *name, const char *prompt, int raw, int n_pred
     return b;
 }
 
-sn_status sn_ollama_smoke(sn_http *h, const char *name, const char *prompt, int n_predict,
-                          int64_t seed, int num_ctx, const sn_smoke_local *ours, sn_smoke_result *res,
-                          sn_err *err) {
-    cJSON *b = gen_body(name, prompt, 1, n_predict, seed, num_ctx);
+sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *name, const char *prompt,
+                          int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
+                          sn_smoke_result *res, sn_err *err) {
+    /* logprobs/top_logprobs exist since 0.12.11; older servers ignore the fields */
+    int want_lp = !v || sn_ollama_version_cmp(v, 0, 12, 11) >= 0;
+    cJSON *b = gen_body(name, prompt, 1, n_predict, seed, num_ctx, want_lp);
     sn_ollama_gen raw;
     sn_status st = sn_ollama_generate(h, b, &raw, err);
     cJSON_Delete(b);
     if (st) return sn_err_prefix(err, "smoke (raw generate)");
-    /* Token ids: the non-raw call's context = prompt ids + generated ids (servers that still send it). */
-    b = gen_body(name, prompt, 0, n_predict, seed, num_ctx);
-    sn_ollama_gen ctx;
-    sn_err e2 = {0};
-    const int32_t *ids = NULL;
-    size_t n_ids = 0;
-    const int32_t *sprompt = NULL;
-    size_t n_sprompt = 0;
-    if (sn_ollama_generate(h, b, &ctx, &e2) == SN_OK && ctx.context && strcmp(ctx.text, raw.text) == 0) {
-        /* context = the server's prompt ids + the generated ids (eval_count of them) */
-        if (ctx.eval_count >= 0 && (size_t)ctx.eval_count <= ctx.n_context) {
-            sprompt = ctx.context;
-            n_sprompt = ctx.n_context - (size_t)ctx.eval_count;
-        }
-        if (ctx.n_context >= ours->n_prompt &&
-            memcmp(ctx.context, ours->prompt_ids, ours->n_prompt * sizeof(int32_t)) == 0) {
-            ids = ctx.context + ours->n_prompt;
-            n_ids = ctx.n_context - ours->n_prompt;
+    int stopped = strcmp(raw.done_reason, "stop") == 0;
+    /* llamaServerRunner.Completion's repetition abort ends the stream without a final chunk */
+    int truncated = !raw.done && !raw.done_reason[0];
+    if (raw.has_logprobs) {
+        st = sn_smoke_compare_tokens(ours, raw.toks, raw.n_toks, stopped, truncated, res, err);
+    } else {
+        st = sn_smoke_compare(ours, raw.text, NULL, 0, stopped, res, err);
+        if (st == SN_OK) {
+            res->truncated = truncated;
+            if (truncated && res->diverged) {
+                /* the server said less than we did because it was cut short, not because it differs */
+                size_t ol = strlen(res->ours_text), tl = strlen(raw.text);
+                if (tl <= ol && memcmp(res->ours_text, raw.text, tl) == 0) {
+                    res->diverged = 0;
+                    res->tie = 0;
+                    res->n_identical = res->n_compared = res->pos;
+                }
+            }
+            snprintf(res->method, sizeof res->method, "text, byte for byte (%s)",
+                     want_lp ? "the server sent no logprobs" : "Ollama < 0.12.11 has no logprobs");
         }
     }
-    cJSON_Delete(b);
-    int stopped = strcmp(raw.done_reason, "stop") == 0;
-    st = sn_smoke_compare(ours, raw.text, ids, n_ids, stopped, res, err);
-    if (st == SN_OK && sprompt) sn_smoke_prompt_check(ours, sprompt, n_sprompt, res);
-    sn_ollama_gen_free(&ctx);
+    if (st == SN_OK && !truncated) sn_smoke_prompt_count_check(ours, raw.prompt_eval_count, res);
+    /* The re-tokenized context: a non-raw call with the template "{{ .Prompt }}" (so the prompt is
+     * rendered as is). Only checked when its answer is the raw one's (same computation). */
+    if (st == SN_OK && !res->prompt_diff[0]) {
+        b = gen_body(name, prompt, 0, n_predict, seed, num_ctx, 0);
+        sn_ollama_gen ctx;
+        sn_err e2 = {0};
+        if (sn_ollama_generate(h, b, &ctx, &e2) != SN_OK)
+            snprintf(res->context_note, sizeof res->context_note, "not checked (%s)", e2.msg);
+        else if (!ctx.context)
+            snprintf(res->context_note, sizeof res->context_note, "not checked (the server sent no context)");
+        else if (strcmp(ctx.text, raw.text) != 0)
+            snprintf(res->context_note, sizeof res->context_note,
+                     "not checked (the non-raw answer differs from the raw one)");
+        else
+            st = sn_smoke_context_check(ours, prompt, ctx.text, ctx.context, ctx.n_context, res, err);
+        sn_ollama_gen_free(&ctx);
+        cJSON_Delete(b);
+    }
     sn_ollama_gen_free(&raw);
     return st;
 }

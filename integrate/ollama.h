@@ -10,6 +10,7 @@
 #ifndef SN_OLLAMA_H
 #define SN_OLLAMA_H
 #include "http.h"
+#include "smoke.h"
 #include "sn_err.h"
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -65,6 +66,12 @@ typedef struct sn_ollama_model_spec {
     const char *system;        /* or NULL */
     const cJSON *parameters;   /* object or NULL */
     const char *license;       /* or NULL */
+    size_t n_parts;            /* a split GGUF: its shards (n_parts > 1), each sent in "files" under its
+                                * own -NNNNN-of-NNNNN.gguf name with its digest ("sha256:<hex>") */
+    const char *const *part_paths;
+    const char *const *part_digests;
+    const char *gguf_chat_template; /* the GGUF's tokenizer.chat_template (or NULL): what /api/show
+                                     * returns as "template" when Ollama >= 0.30 selects it */
 } sn_ollama_model_spec;
 
 /* Validates NAME[:TAG] against Ollama's name grammar ([host/][namespace/]model[:tag]). */
@@ -80,6 +87,14 @@ char *sn_ollama_create_body_legacy(const sn_ollama_model_spec *m, const char *di
  * (contains """ where quoting is needed, or non-printable characters the parser drops). */
 char *sn_ollama_modelfile(const sn_ollama_model_spec *m, const char *from, sn_err *err);
 
+/* The shards of a split GGUF named like llama.cpp's gguf-split ("<stem>-00001-of-0000N.gguf"), given
+ * the first one and split.count from its header: *parts gets n malloc'd paths (free with
+ * sn_ollama_parts_free). A path that is not part 1, a name that disagrees with split.count, or a
+ * missing shard is an error naming the file. Ollama >= 0.30 imports all shards in one create
+ * (server/create.go mergeSplitGGUFLayers: "has 1 shards, expected N" otherwise). */
+sn_status sn_ollama_split_parts(const char *first, int split_count, char ***parts, size_t *n, sn_err *err);
+void sn_ollama_parts_free(char **parts, size_t n);
+
 /* HEAD /api/blobs/<digest>: *exists = 1 on 200, 0 on 404. */
 sn_status sn_ollama_blob_exists(sn_http *h, const char *digest, int *exists, sn_err *err);
 /* POST the file; retries once on a transport failure or 5xx. 200/201 ok; 400 digest mismatch is an
@@ -92,7 +107,22 @@ sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn sta
                            sn_err *err);
 /* POST /api/show; *out is the parsed answer (cJSON_Delete it). */
 sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err);
-/* Checks what /api/show reports against what was sent: family (= GGUF arch), template, stop list.
+/* Which template the server says it will use (/api/show "template", Ollama >= 0.30
+ * selectedModelTemplate): SN_OLLAMA_TMPL_GO = the Go TEMPLATE sent; SN_OLLAMA_TMPL_JINJA = the GGUF's
+ * Jinja (no TEMPLATE sent, or GetModel's PreferChatTemplate because the Jinja exposes more
+ * capabilities - tools, thinking - than the Go one, or OLLAMA_GO_TEMPLATE=0 on the server);
+ * SN_OLLAMA_TMPL_SERVER = none sent and the server shows its own (auto-detected or {{ .Prompt }});
+ * SN_OLLAMA_TMPL_OTHER = something else (an error). */
+typedef enum { SN_OLLAMA_TMPL_GO, SN_OLLAMA_TMPL_JINJA, SN_OLLAMA_TMPL_SERVER, SN_OLLAMA_TMPL_OTHER } sn_ollama_tmpl_sel;
+sn_ollama_tmpl_sel sn_ollama_selected_template(const cJSON *show, const sn_ollama_model_spec *m);
+const char *sn_ollama_tmpl_sel_name(sn_ollama_tmpl_sel s);
+
+/* The value of a Go %#v-printed string ("\"a\\nb\"" -> a<LF>b), as /api/show prints parameters
+ * (ShowHandler). s..s+n is the quoted text; out gets at most cap-1 bytes. Returns 0 if not quoted. */
+int sn_ollama_go_unquote(const char *s, size_t n, char *out, size_t cap);
+
+/* Checks what /api/show reports against what was sent: family (= GGUF arch), template (the one sent
+ * or, at >= 0.30, the GGUF's Jinja the server selected), stop list (values unescaped from %#v).
  * Appends a human summary to note (may be NULL). */
 sn_status sn_ollama_verify_show(const cJSON *show, const sn_ollama_model_spec *m, const char *arch,
                                 char *note, size_t note_cap, sn_err *err);
@@ -103,7 +133,12 @@ typedef struct sn_ollama_gen {
     int32_t *context;     /* "context" ids if the server sent them (malloc'd), else NULL */
     size_t n_context;
     int64_t eval_count;   /* -1 if absent */
+    int64_t prompt_eval_count; /* -1 if absent */
+    int done;             /* "done": false with no done_reason = the server cut the reply short */
     char done_reason[32];
+    sn_smoke_token *toks; /* "logprobs" (>= 0.12.11, when asked): one per generated token, else NULL */
+    size_t n_toks;
+    int has_logprobs;
 } sn_ollama_gen;
 
 /* POST /api/generate with "stream":false and the given JSON body (object, consumed by reference). */
@@ -111,14 +146,16 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
 void sn_ollama_gen_free(sn_ollama_gen *g);
 
 /* ---- smoke ---- */
-struct sn_smoke_local;
-struct sn_smoke_result;
-/* Asks the server for the same greedy continuation sunny computed in ours: a raw call
- * (raw:true, temperature 0, top_k 1, seed, num_predict, num_ctx) for the text, then a non-raw call
- * with template "{{ .Prompt }}" whose "context" (when the server still returns it) gives token ids;
- * compares with sn_smoke_compare. */
-sn_status sn_ollama_smoke(sn_http *h, const char *name, const char *prompt, int n_predict,
-                          int64_t seed, int num_ctx, const struct sn_smoke_local *ours,
-                          struct sn_smoke_result *res, sn_err *err);
+/* Asks the server for the same greedy continuation sunny computed in ours with a raw call (raw:true,
+ * temperature 0, top_k 1, seed, num_predict, num_ctx). Ollama >= 0.12.11 is asked for
+ * "logprobs":true,"top_logprobs":2 and compared token by token (sn_smoke_compare_tokens, with the
+ * server's own top-2 gap for the tie rule); older servers (or one that sends no logprobs) by text.
+ * prompt_eval_count must equal our prompt length. A reply without done/done_reason (the repetition
+ * abort) is reported as truncated. Then a non-raw call with template "{{ .Prompt }}" returns
+ * "context" = Tokenize(prompt + answer), which is checked against sunny's tokenizer on the same text
+ * (sn_smoke_context_check); it is never taken for the generated ids. */
+sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *name, const char *prompt,
+                          int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
+                          sn_smoke_result *res, sn_err *err);
 
 #endif

@@ -145,6 +145,14 @@ static size_t utf8_valid_len(const unsigned char *p, size_t n) {
 
 static int is_eog(const sn_smoke_local *l, int32_t id) { return l->tok ? sn_tok_is_eog(l->tok, id) : 0; }
 
+int sn_smoke_tied(float gap, float max_abs) { return gap < SN_SMOKE_TIE_REL * max_abs; }
+
+void sn_smoke_tokens_free(sn_smoke_token *t, size_t n) {
+    if (!t) return;
+    for (size_t i = 0; i < n; i++) free(t[i].text);
+    free(t);
+}
+
 void sn_smoke_result_free(sn_smoke_result *r) {
     free(r->ours_text);
     free(r->theirs_text);
@@ -155,10 +163,12 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
                            const int32_t *server_ids, size_t n_server_ids, int server_stopped,
                            sn_smoke_result *res, sn_err *err) {
     memset(res, 0, sizeof *res);
+    res->server_gap = NAN;
     res->n_expected = (int)ours->n;
     res->ours_text = strdup(ours->text ? ours->text : "");
     res->theirs_text = strdup(server_text ? server_text : "");
     if (!res->ours_text || !res->theirs_text) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    snprintf(res->method, sizeof res->method, "%s", server_ids ? "token ids" : "text, byte for byte");
     int div_at = -1;
     if (server_ids) {
         res->by_ids = 1;
@@ -225,13 +235,147 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
         res->n_identical = div_at;
         if ((size_t)div_at < ours->n) {
             res->gap = ours->gap[div_at];
-            res->tie = ours->gap[div_at] < 1e-3f * ours->max_abs[div_at];
+            res->tie = sn_smoke_tied(ours->gap[div_at], ours->max_abs[div_at]);
         }
         res->diverged = !res->tie;
     } else {
         res->n_identical = res->n_compared;
     }
     return SN_OK;
+}
+
+/* Does the server's token text stand for our token's bytes? Valid UTF-8 must match byte for byte; a
+ * run that is not valid UTF-8 on our side (a token boundary inside a character) may come back as any
+ * number of U+FFFD (JSON encoders replace such bytes) or as nothing (llama-server drops an incomplete
+ * trailing character from a token's text). */
+static int piece_matches(const char *ours, const char *theirs) {
+    const unsigned char *a = (const unsigned char *)ours, *b = (const unsigned char *)theirs;
+    size_t al = strlen(ours), bl = strlen(theirs), i = 0, j = 0;
+    while (i < al) {
+        size_t vl = utf8_valid_len(a + i, al - i);
+        if (vl > 0) {
+            if (j + vl > bl || memcmp(a + i, b + j, vl) != 0) return 0;
+            i += vl;
+            j += vl;
+            continue;
+        }
+        while (i < al && utf8_valid_len(a + i, al - i) == 0) i++;
+        while (j + 3 <= bl && b[j] == 0xEF && b[j + 1] == 0xBF && b[j + 2] == 0xBD) j += 3;
+    }
+    return j == bl;
+}
+
+static void quote_token(char *dst, size_t cap, const char *s);
+
+sn_status sn_smoke_compare_tokens(const sn_smoke_local *ours, const sn_smoke_token *toks, size_t n,
+                                  int server_stopped, int truncated, sn_smoke_result *res, sn_err *err) {
+    memset(res, 0, sizeof *res);
+    res->server_gap = NAN;
+    res->n_expected = (int)ours->n;
+    res->truncated = truncated;
+    snprintf(res->method, sizeof res->method, "logprobs, token by token");
+    size_t tl = 0;
+    for (size_t i = 0; i < n; i++) tl += strlen(toks[i].text ? toks[i].text : "");
+    res->ours_text = strdup(ours->text ? ours->text : "");
+    res->theirs_text = malloc(tl + 1);
+    if (!res->ours_text || !res->theirs_text) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    res->theirs_text[0] = 0;
+    for (size_t i = 0, p = 0; i < n; i++) {
+        size_t l = strlen(toks[i].text ? toks[i].text : "");
+        memcpy(res->theirs_text + p, toks[i].text ? toks[i].text : "", l + 1);
+        p += l;
+    }
+    size_t n_ours = ours->n; /* the server never reports the end-of-generation token itself */
+    if (n_ours > 0 && is_eog(ours, ours->ids[n_ours - 1])) n_ours--;
+    size_t m = n < n_ours ? n : n_ours, i = 0;
+    int div_at = -1;
+    for (; i < m; i++) {
+        const char *t = toks[i].text ? toks[i].text : "";
+        if (piece_matches(ours->pieces[i], t)) continue;
+        /* a stop string cuts the server's last token short: its text is a prefix of ours */
+        if (server_stopped && i + 1 == n && strncmp(ours->pieces[i], t, strlen(t)) == 0) continue;
+        div_at = (int)i;
+        break;
+    }
+    res->n_compared = div_at >= 0 ? div_at + 1 : (int)m;
+    if (div_at < 0) {
+        if (n > n_ours) {
+            div_at = (int)n_ours; /* the server went on where we stopped (or ended) */
+            res->n_compared = div_at + 1;
+        } else if (n < n_ours && !truncated) {
+            if (server_stopped) snprintf(res->server_stop, sizeof res->server_stop, "stopped after %zu tokens", n);
+            else { div_at = (int)n; res->n_compared = div_at + 1; }
+        }
+    }
+    if (div_at >= 0) {
+        res->pos = div_at;
+        res->n_identical = div_at;
+        quote_token(res->theirs_tok, sizeof res->theirs_tok,
+                    (size_t)div_at < n ? (toks[div_at].text ? toks[div_at].text : "") : "(nothing: it stopped)");
+        quote_token(res->ours_tok, sizeof res->ours_tok,
+                    (size_t)div_at < ours->n ? ours->pieces[div_at] : "(nothing: sunny stopped)");
+        if ((size_t)div_at < ours->n && (size_t)div_at < n) {
+            res->gap = ours->gap[div_at];
+            res->server_gap = (float)toks[div_at].gap;
+            int ours_tied = sn_smoke_tied(ours->gap[div_at], ours->max_abs[div_at]);
+            int theirs_tied = isnan(toks[div_at].gap) || sn_smoke_tied((float)toks[div_at].gap, ours->max_abs[div_at]);
+            res->tie = ours_tied && theirs_tied;
+        }
+        res->diverged = !res->tie;
+    } else {
+        res->n_identical = res->n_compared;
+    }
+    return SN_OK;
+}
+
+sn_status sn_smoke_context_check(const sn_smoke_local *ours, const char *rendered_prompt,
+                                 const char *server_text, const int32_t *ctx, size_t n,
+                                 sn_smoke_result *r, sn_err *err) {
+    if (!ours->tok) return SN_OK;
+    size_t pl = strlen(rendered_prompt), tl = strlen(server_text);
+    char *all = malloc(pl + tl + 1);
+    size_t cap = pl + tl + 16;
+    int32_t *ids = malloc(cap * sizeof(int32_t));
+    if (!all || !ids) { free(all); free(ids); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+    memcpy(all, rendered_prompt, pl);
+    memcpy(all + pl, server_text, tl + 1);
+    int64_t k = sn_tok_encode(ours->tok, all, pl + tl, 0, 1, ids, cap, err);
+    if (k > (int64_t)cap) {
+        cap = (size_t)k;
+        int32_t *nr = realloc(ids, cap * sizeof(int32_t));
+        if (!nr) { free(all); free(ids); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+        ids = nr;
+        k = sn_tok_encode(ours->tok, all, pl + tl, 0, 1, ids, cap, err);
+    }
+    free(all);
+    if (k < 0) { free(ids); return sn_err_prefix(err, "re-tokenizing prompt + answer"); }
+    size_t m = (size_t)k < n ? (size_t)k : n, i = 0;
+    while (i < m && ids[i] == ctx[i]) i++;
+    if (i == m && (size_t)k == n) {
+        snprintf(r->context_note, sizeof r->context_note,
+                 "the server's context (prompt + answer re-tokenized, %zu ids) equals sunny's tokenizer on the "
+                 "same text", n);
+    } else {
+        snprintf(r->prompt_diff, sizeof r->prompt_diff,
+                 "the server's tokenizer differs: its context (prompt + answer re-tokenized without BOS) has "
+                 "%zu ids, sunny's tokenizer gives %lld on the same text; first difference at index %zu "
+                 "(server %d, sunny %d)",
+                 n, (long long)k, i, i < n ? ctx[i] : -1, i < (size_t)k ? ids[i] : -1);
+        r->diverged = 1;
+        r->tie = 0;
+    }
+    free(ids);
+    return SN_OK;
+}
+
+void sn_smoke_prompt_count_check(const sn_smoke_local *ours, int64_t n, sn_smoke_result *r) {
+    if (n < 0 || (size_t)n == ours->n_prompt) return;
+    snprintf(r->prompt_diff, sizeof r->prompt_diff,
+             "prompt tokenized differently: the server evaluated %lld prompt tokens, sunny %zu%s",
+             (long long)n, ours->n_prompt,
+             ((size_t)n + 1 == ours->n_prompt || (size_t)n == ours->n_prompt + 1) ? " - a BOS difference" : "");
+    r->diverged = 1;
+    r->tie = 0;
 }
 
 void sn_smoke_prompt_check(const sn_smoke_local *ours, const int32_t *sp, size_t n,
@@ -262,26 +406,47 @@ static void show_text(char *dst, size_t cap, const char *s) {
     dst[j] = 0;
 }
 
+static void quote_token(char *dst, size_t cap, const char *s) { show_text(dst, cap, s); }
+
 void sn_smoke_format(const sn_smoke_result *r, const char *server_name, char *buf, size_t cap) {
     char o[1200], t[1200];
     show_text(o, sizeof o, r->ours_text ? r->ours_text : "");
     show_text(t, sizeof t, r->theirs_text ? r->theirs_text : "");
+    const char *method = r->method[0] ? r->method : (r->by_ids ? "token ids" : "text");
+    char ctx[400] = "";
+    if (r->context_note[0]) snprintf(ctx, sizeof ctx, "\n[smoke]   context: %s", r->context_note);
     if (r->prompt_diff[0]) {
         snprintf(buf, cap, "[smoke] DIVERGED before generation: %s\n[smoke]   %-6s: %s\n[smoke]   sunny : %s",
                  r->prompt_diff, server_name, t, o);
         return;
     }
     if (!r->diverged && !r->tie) {
-        snprintf(buf, cap, "[smoke] OK: %d/%d tokens identical%s%s%s (compared %s)", r->n_identical,
-                 r->n_compared, r->server_stop[0] ? " (" : "", r->server_stop,
-                 r->server_stop[0] ? ")" : "", r->by_ids ? "token ids" : "text");
+        if (r->truncated)
+            snprintf(buf, cap,
+                     "[smoke] TRUNCATED by the server after %d of %d tokens: %d/%d identical (compared %s)\n"
+                     "[smoke]   the reply ended without done/done_reason: Ollama aborts a prediction after "
+                     "more than 30 chunks that trim to the same text (a repetitive model); the rest is "
+                     "unproven - try another prompt (-p) or a shorter -n%s",
+                     r->n_compared, r->n_expected, r->n_identical, r->n_compared, method, ctx);
+        else
+            snprintf(buf, cap, "[smoke] OK: %d/%d tokens identical%s%s%s (compared %s)%s", r->n_identical,
+                     r->n_compared, r->server_stop[0] ? " (" : "", r->server_stop,
+                     r->server_stop[0] ? ")" : "", method, ctx);
         return;
     }
+    char first[300] = "", sgap[200] = "";
+    if (r->ours_tok[0])
+        snprintf(first, sizeof first, "\n[smoke]   first differing token: %s %s, sunny %s", server_name,
+                 r->theirs_tok, r->ours_tok);
+    if (!isnan(r->server_gap))
+        snprintf(sgap, sizeof sgap, "; the server's own top-2 logprob gap: %.6g", (double)r->server_gap);
     snprintf(buf, cap,
-             "[smoke] %s at token %d of %d (%d identical before it, compared %s)\n"
+             "[smoke] %s at token %d of %d (%d identical before it, compared %s)%s%s\n"
              "[smoke]   %-6s: %s\n[smoke]   sunny : %s\n"
-             "[smoke]   our top-2 logit gap at that step: %.6g%s",
+             "[smoke]   our top-2 logit gap at that step: %.6g%s%s%s",
              r->tie ? "TIE (not a real divergence)" : "DIVERGED", r->pos, r->n_expected, r->n_identical,
-             r->by_ids ? "token ids" : "text", server_name, t, o, (double)r->gap,
-             r->tie ? " (< 1e-3 x max|logit|: the two candidates are numerically tied)" : "");
+             method, r->truncated ? " (the server's reply was truncated)" : "", first, server_name, t, o,
+             (double)r->gap, sgap,
+             r->tie ? " (every known gap < 1e-3 x max|logit|: the two candidates are numerically tied)" : "",
+             ctx);
 }

@@ -13,13 +13,37 @@
 // -create-error MSG (error line mid-create-stream), -serve-gguf PATH (generate with another GGUF),
 // -no-context (omit "context" ids), -no-bos (tokenize without BOS), -forbid (403 everything). -log FILE records "METHOD PATH" per request.
 // -parse-modelfile FILE: parse a Modelfile like Ollama's parser and print its commands as JSON.
+//
+// Behaviours of the real server (v0.33 source unless a version is named), each next to its code:
+//   - generate "context" = Tokenize(prompt + response), the whole text re-tokenized without BOS
+//     (server/routes.go GenerateHandler), so the prompt/answer boundary may tokenize differently;
+//   - generate "logprobs" (>= 0.12.11): api/types.go Logprob {token, logprob, bytes, top_logprobs},
+//     bytes = the token text's bytes (server/logprob.go toAPILogprobs), computed by llama.cpp; older
+//     versions ignore the request fields (-version 0.12.10 acts as such a server);
+//   - empty prompt: only loads the model, done_reason "load" (GenerateHandler);
+//   - repetition abort: more than 30 consecutive chunks that trim to the same text end the
+//     prediction without a final chunk (llm/llama_server.go llamaServerRunner.Completion), so a
+//     stream:false reply has partial text, done:false and no done_reason/eval_count;
+//   - template selection >= 0.30 (server/images.go GetModel shouldPreferChatTemplate, routes.go
+//     shouldUseGoTemplate, selectedModelTemplate): the GGUF's Jinja renders chat/non-raw generate
+//     and is what /api/show returns as "template" when it exposes more capabilities than the Go
+//     TEMPLATE, or always with -go-template 0 (OLLAMA_GO_TEMPLATE=0); -go-template 1 forces Go;
+//   - split GGUFs >= 0.30: shards grouped by split.count/split.no and the -NNNNN-of-NNNNN.gguf name
+//     (server/create.go splitGGUFGroupKey, mergeSplitGGUFLayers);
+//   - create >= 0.30 rewrites the model with llama-quantize COPY; here llama.cpp (the worker) must
+//     load the file, else "failed to validate GGUF with llama-quantize ..." (copyLayerWithLlamaQuantize);
+//     that error, template errors ("template error: ..."), missing blobs arrive as NDJSON error
+//     lines after "parsing GGUF" under HTTP 200 (CreateHandler + streamResponse);
+//   - names with a :local, :cloud or -cloud tag are source suffixes for show/generate
+//     (internal/modelref parseSourceSuffix): create stores the literal name, lookups strip it;
+//   - /api/show "parameters" printed with %#v per value, in map order (ShowHandler);
+//   - Host check only on a loopback listener (allowedHostsMiddleware); -forbid makes every Host fail.
 package main
 
 import (
 	"sunny/ggufinfo"
 
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -36,7 +60,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/template"
 	"time"
 )
 
@@ -57,6 +80,7 @@ var (
 	flagForbid     = flag.Bool("forbid", false, "answer a bare 403 to every request (Host-header rule)")
 	flagNoBOS      = flag.Bool("no-bos", false, "tokenize prompts without BOS (a server with a tokenizer bug)")
 	flagLegacy     = flag.Bool("legacy-create", false, "only the pre-0.5.5 create body, whatever -version says")
+	flagGoTemplate = flag.String("go-template", "", "OLLAMA_GO_TEMPLATE of the server: \"\" unset, 0 or 1")
 )
 
 var digestRe = regexp.MustCompile(`^sha256[:-][0-9a-fA-F]{64}$`)
@@ -72,6 +96,12 @@ type model struct {
 	Quant      string                 `json:"quant"`
 	Size       int64                  `json:"size"`
 	ModifiedAt time.Time              `json:"modified_at"`
+	// what GetModel derives (server/images.go)
+	HasGoTemplate bool   `json:"has_go_template"`
+	ChatTemplate  string `json:"chat_template"` // GGUF tokenizer.chat_template
+	Bos           string `json:"bos"`
+	Eos           string `json:"eos"`
+	Path          string `json:"path"` // the file llama.cpp loads (first shard of a split model)
 }
 
 type server struct {
@@ -308,16 +338,11 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 			errJSON(w, 400, "fake-ollama: 'from' is not supported")
 			return
 		}
-		for k, v := range req.Files {
+		for k := range req.Files {
 			if filepath.IsAbs(k) || strings.Contains(k, "..") || k == "" {
 				errJSON(w, 400, "file path must be relative")
 				return
 			}
-			fileName, digest = k, v
-		}
-		if len(req.Files) != 1 {
-			errJSON(w, 400, "fake-ollama: exactly one file expected")
-			return
 		}
 		m.Template = req.Template
 		m.System = req.System
@@ -335,46 +360,163 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if m.Template != "" {
-		if _, err := template.New("").Option("missingkey=zero").Parse(m.Template); err != nil {
-			errJSON(w, 400, "template error: "+err.Error())
-			return
-		}
+	files := req.Files
+	if s.legacyOnly {
+		files = map[string]string{fileName: strings.Replace(digest, "-", ":", 1)}
 	}
-	bp := blobPath(strings.Replace(digest, "-", ":", 1))
-	st, err := os.Stat(bp)
-	if err != nil {
-		errJSON(w, 400, fmt.Sprintf("blob %s not found: upload it with POST /api/blobs first", digest))
-		return
-	}
+	// From here on the answer is a 200 NDJSON stream: every error is a {"error"} line
+	// (CreateHandler sends them through the channel that streamResponse writes).
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(200)
 	f, _ := w.(http.Flusher)
 	out := &ndjson{w, f}
-	out.send(map[string]string{"status": "parsing GGUF"})
-	if !ggufinfo.IsGGUF(bp) {
-		out.send(map[string]string{"error": "supplied file was not in GGUF format"})
+	fail := func(msg string) { out.send(map[string]string{"error": msg}) }
+	type layer struct {
+		name, digest, path string
+		info               *ggufinfo.Info
+		size               int64
+	}
+	names := make([]string, 0, len(files))
+	for k := range files {
+		names = append(names, k)
+	}
+	sort.Strings(names) // convertFromFiles walks the file names sorted
+	var models []*layer
+	splits := map[string][]*layer{}
+	var splitKeys []string
+	for _, name := range names {
+		// ggufLayersWithMediaType: "parsing GGUF" per file, then open, sniff, decode
+		out.send(map[string]string{"status": "parsing GGUF"})
+		d := files[name]
+		bp := blobPath(strings.Replace(d, "-", ":", 1))
+		st, err := os.Stat(bp)
+		if err != nil {
+			fail(fmt.Sprintf("open %s: no such file or directory", bp))
+			return
+		}
+		if !ggufinfo.IsGGUF(bp) {
+			fail("supplied file was not in GGUF format")
+			return
+		}
+		info, err := ggufinfo.Read(bp)
+		if err != nil {
+			fail(err.Error())
+			return
+		}
+		l := &layer{name: name, digest: d, path: bp, info: info, size: st.Size()}
+		count, _ := info.KV["split.count"].(int64)
+		if count <= 1 {
+			models = append(models, l)
+			continue
+		}
+		if !s.newEngine {
+			// <= 0.24 has no split import: each shard would become its own model layer and the
+			// runner would load only the first file's tensors
+			fail(fmt.Sprintf("fake-ollama %s: split GGUF %q needs Ollama >= 0.30 (merge it with llama-gguf-split --merge)", *flagVersion, name))
+			return
+		}
+		// splitGGUFGroupKey
+		mm := splitNameRe.FindStringSubmatch(filepath.Base(name))
+		if mm == nil {
+			fail(fmt.Sprintf("split GGUF %q must use llama.cpp split filename pattern", name))
+			return
+		}
+		idx, _ := strconv.Atoi(mm[2])
+		n, _ := strconv.Atoi(mm[3])
+		if int64(n) != count {
+			fail(fmt.Sprintf("split GGUF %q filename count %d does not match metadata count %d", name, n, count))
+			return
+		}
+		no, ok := info.KV["split.no"].(int64)
+		if !ok {
+			fail(fmt.Sprintf("split GGUF %q is missing split.no metadata", name))
+			return
+		}
+		if no != int64(idx-1) {
+			fail(fmt.Sprintf("split GGUF %q filename index %d does not match metadata index %d", name, idx-1, no))
+			return
+		}
+		key := fmt.Sprintf("%s:%d", mm[1], count)
+		if _, ok := splits[key]; !ok {
+			splitKeys = append(splitKeys, key)
+		}
+		splits[key] = append(splits[key], l)
+	}
+	for _, key := range splitKeys {
+		// mergeSplitGGUFLayers: all shards present, each index once; the first shard is the model
+		g := splits[key]
+		count, _ := g[0].info.KV["split.count"].(int64)
+		if int64(len(g)) != count {
+			fail(fmt.Sprintf("split GGUF %q has %d shards, expected %d", g[0].name, len(g), count))
+			return
+		}
+		byIdx := make([]*layer, count)
+		for _, l := range g {
+			no := l.info.KV["split.no"].(int64)
+			if byIdx[no] != nil {
+				fail(fmt.Sprintf("split GGUF has duplicate shard index %d", no))
+				return
+			}
+			byIdx[no] = l
+		}
+		// llama.cpp finds the other shards next to the first by name: lay them out that way
+		dir := filepath.Join(*flagModels, "split", strings.TrimPrefix(byIdx[0].digest, "sha256:"))
+		os.MkdirAll(dir, 0o755)
+		var total int64
+		for _, l := range byIdx {
+			link := filepath.Join(dir, filepath.Base(l.name))
+			os.Remove(link)
+			os.Symlink(l.path, link)
+			total += l.size
+		}
+		primary := *byIdx[0]
+		primary.path = filepath.Join(dir, filepath.Base(byIdx[0].name))
+		primary.size = total
+		models = append(models, &primary)
+	}
+	if len(models) != 1 {
+		fail(fmt.Sprintf("fake-ollama: exactly one model file expected, got %d", len(models)))
 		return
 	}
-	info, err := ggufinfo.Read(bp)
-	if err != nil {
-		out.send(map[string]string{"error": err.Error()})
-		return
-	}
+	ml := models[0]
 	if *flagCreateErr != "" {
-		out.send(map[string]string{"error": *flagCreateErr})
+		fail(*flagCreateErr)
 		return
+	}
+	if m.Template != "" {
+		// setTemplate after the layers: a parse failure is errBadTemplate, streamed as a line
+		if _, err := parseTemplate(m.Template); err != nil {
+			fail("template error: " + err.Error())
+			return
+		}
 	}
 	if s.newEngine {
-		out.send(map[string]interface{}{"status": "validating GGUF model", "digest": "0000000000000000000", "total": st.Size(), "completed": st.Size()})
+		// copyLayerWithLlamaQuantize: llama-quantize --allow-requantize in out COPY must read the file
+		out.send(map[string]interface{}{"status": "validating GGUF model", "digest": "0000000000000000000", "total": ml.size, "completed": 0})
+		if s.worker != nil {
+			if _, err := s.worker.call(map[string]interface{}{"op": "load", "model": ml.path}); err != nil {
+				fmt.Fprintln(os.Stderr, "fake-ollama: llama.cpp cannot load the model:", err)
+				fail("failed to validate GGUF with llama-quantize without compatibility patches: llama-quantize failed: exit status 1")
+				return
+			}
+		}
+		out.send(map[string]interface{}{"status": "validating GGUF model", "digest": "0000000000000000000", "total": ml.size, "completed": ml.size})
+		out.send(map[string]string{"status": "verifying conversion"})
+		out.send(map[string]string{"status": fmt.Sprintf("creating new layer sha256:%x", sha256.Sum256([]byte("copy"+ml.digest)))})
+	} else {
+		out.send(map[string]string{"status": "using existing layer " + ml.digest})
 	}
-	out.send(map[string]string{"status": "using existing layer " + digest})
-	m.Digest = digest
+	info := ml.info
+	m.Digest = ml.digest
+	m.Path = ml.path
 	m.Arch = info.Arch
 	m.Quant = info.Quant()
-	m.Size = st.Size()
+	m.Size = ml.size
+	m.HasGoTemplate = m.Template != ""
+	m.ChatTemplate = info.ChatTemplate
+	m.Bos = info.TokenText("tokenizer.ggml.bos_token_id")
+	m.Eos = info.TokenText("tokenizer.ggml.eos_token_id")
 	for _, what := range []string{"template", "system", "params", "license"} {
-		_ = what
 		out.send(map[string]string{"status": fmt.Sprintf("creating new layer sha256:%x", sha256.Sum256([]byte(what+m.Name)))})
 	}
 	out.send(map[string]string{"status": "writing manifest"})
@@ -388,6 +530,65 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 	out.send(map[string]string{"status": "success"})
 }
 
+var splitNameRe = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
+
+// selected: which template GetModel/chatModeForModel pick for m. native = the GGUF's Jinja renders
+// chat and non-raw generate (through llama-server), and /api/show returns it (selectedModelTemplate).
+func (s *server) selected(m *model) (native bool, goTmpl *ollamaTemplate) {
+	src := m.Template
+	if src == "" {
+		src = "{{ .Prompt }}" // template.DefaultTemplate
+	}
+	goTmpl, _ = parseTemplate(src)
+	if !s.newEngine || m.ChatTemplate == "" {
+		return false, goTmpl // <= 0.24 never renders the Jinja
+	}
+	if !m.HasGoTemplate {
+		return true, goTmpl
+	}
+	switch *flagGoTemplate { // goTemplateEnvSet: an explicit OLLAMA_GO_TEMPLATE decides
+	case "0", "false":
+		return true, goTmpl
+	case "1", "true":
+		return false, goTmpl
+	}
+	return shouldPreferChatTemplate(m.ChatTemplate, goTmpl), goTmpl
+}
+
+// parseSourceSuffix (internal/modelref): a ":local" or ":cloud" tag, or a tag ending in "-cloud",
+// selects where the model comes from and is stripped before the name is resolved. Returns the name
+// to resolve and "local", "cloud" or "".
+func parseSourceSuffix(raw string) (string, string) {
+	i := strings.LastIndex(raw, ":")
+	if i < 0 {
+		return raw, ""
+	}
+	tagRaw := strings.TrimSpace(raw[i+1:])
+	tag := strings.ToLower(tagRaw)
+	switch tag {
+	case "cloud":
+		return raw[:i], "cloud"
+	case "local":
+		return raw[:i], "local"
+	}
+	if !strings.Contains(tagRaw, "/") && strings.HasSuffix(tag, "-cloud") {
+		return raw[:i+1] + tagRaw[:len(tagRaw)-len("-cloud")], "cloud"
+	}
+	return raw, ""
+}
+
+// lookup resolves a name for show/generate; a cloud source is proxied to ollama.com, which the
+// fake cannot reach (errCloud).
+var errCloud = errors.New("cloud models are proxied to ollama.com: fake-ollama has no network")
+
+func (s *server) lookupSource(name string) (*model, error) {
+	base, src := parseSourceSuffix(name)
+	if src == "cloud" {
+		return nil, errCloud
+	}
+	return s.lookup(base), nil
+}
+
 func (s *server) lookup(name string) *model {
 	full, ok := normName(name)
 	if !ok {
@@ -398,29 +599,25 @@ func (s *server) lookup(name string) *model {
 	return s.models[full]
 }
 
-// formatted like Ollama's show: `stop                           "<|im_end|>"`
+// ShowHandler: one line per value, `fmt.Sprintf("%-*s %#v", 30, k, v)`, in Go map order (not
+// sorted); %#v prints a string Go-quoted, so "\n\n" comes back as "\"\\n\\n\"".
 func formatParams(p map[string]interface{}) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var sb strings.Builder
-	for _, k := range keys {
-		switch v := p[k].(type) {
+	var params []string
+	for k, v := range p {
+		switch val := v.(type) {
 		case []interface{}:
-			for _, x := range v {
-				fmt.Fprintf(&sb, "%-30s %q\n", k, fmt.Sprint(x))
+			for _, x := range val {
+				params = append(params, fmt.Sprintf("%-*s %#v", 30, k, x))
 			}
 		case []string:
-			for _, x := range v {
-				fmt.Fprintf(&sb, "%-30s %q\n", k, x)
+			for _, x := range val {
+				params = append(params, fmt.Sprintf("%-*s %#v", 30, k, x))
 			}
 		default:
-			fmt.Fprintf(&sb, "%-30s %v\n", k, v)
+			params = append(params, fmt.Sprintf("%-*s %#v", 30, k, v))
 		}
 	}
-	return strings.TrimSuffix(sb.String(), "\n")
+	return strings.Join(params, "\n")
 }
 
 func (s *server) show(w http.ResponseWriter, r *http.Request) {
@@ -433,7 +630,11 @@ func (s *server) show(w http.ResponseWriter, r *http.Request) {
 	if n == "" {
 		n = req.Name
 	}
-	m := s.lookup(n)
+	m, err := s.lookupSource(n)
+	if err != nil {
+		errJSON(w, 502, err.Error())
+		return
+	}
 	if m == nil {
 		errJSON(w, 404, fmt.Sprintf("model '%s' not found", n))
 		return
@@ -442,11 +643,17 @@ func (s *server) show(w http.ResponseWriter, r *http.Request) {
 	if m.Template != "" {
 		mf += fmt.Sprintf("TEMPLATE \"\"\"%s\"\"\"\n", m.Template)
 	}
+	// selectedModelTemplate: the Jinja when the model runs in native-Jinja mode, else the Go one
+	native, goTmpl := s.selected(m)
+	selTemplate := goTmpl.raw
+	if native {
+		selTemplate = m.ChatTemplate
+	}
 	writeJSON(w, 200, map[string]interface{}{
 		"license":    strings.Join(m.License, "\n"),
 		"modelfile":  mf,
 		"parameters": formatParams(m.Params),
-		"template":   m.Template,
+		"template":   selTemplate,
 		"system":     m.System,
 		"details": map[string]interface{}{"parent_model": "", "format": "gguf", "family": m.Arch,
 			"families": []string{m.Arch}, "parameter_size": "", "quantization_level": m.Quant},
@@ -578,38 +785,6 @@ func (o *options) fromMap(m map[string]interface{}) error {
 	return nil
 }
 
-// ---- template rendering (Ollama's data shape, legacy cut at .Response) ----
-type message struct {
-	Role    string
-	Content string
-}
-
-func render(tmpl, system, prompt string) (string, error) {
-	t, err := template.New("").Option("missingkey=zero").Parse(tmpl)
-	if err != nil {
-		return "", err
-	}
-	var msgs []message
-	if system != "" {
-		msgs = append(msgs, message{"system", system})
-	}
-	msgs = append(msgs, message{"user", prompt})
-	data := map[string]interface{}{"System": system, "Prompt": prompt, "Response": "", "Messages": msgs}
-	if !strings.Contains(tmpl, ".Messages") {
-		// legacy mode: the last turn is cut at the .Response node
-		if i := strings.Index(tmpl, "{{ .Response }}"); i >= 0 {
-			if t, err = template.New("").Option("missingkey=zero").Parse(tmpl[:i]); err != nil {
-				return "", err
-			}
-		}
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
 type genReq struct {
 	Model       string                 `json:"model"`
 	Prompt      string                 `json:"prompt"`
@@ -620,6 +795,68 @@ type genReq struct {
 	Stream      *bool                  `json:"stream"`
 	Options     map[string]interface{} `json:"options"`
 	DebugRender bool                   `json:"_debug_render_only"`
+	Logprobs    bool                   `json:"logprobs"`
+	TopLogprobs int                    `json:"top_logprobs"`
+}
+
+// tokenLogprob / logprob: api/types.go TokenLogprob and Logprob.
+type tokenLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes,omitempty"`
+}
+type logprob struct {
+	tokenLogprob
+	TopLogprobs []tokenLogprob `json:"top_logprobs,omitempty"`
+}
+
+// stringToByteInts (server/logprob.go): the bytes of the token text, nil for "".
+func byteInts(s string) []int {
+	if s == "" {
+		return nil
+	}
+	out := make([]int, len(s))
+	for i := 0; i < len(s); i++ {
+		out[i] = int(s[i])
+	}
+	return out
+}
+
+// renderPrompt: GenerateHandler's non-raw prompt. A request template runs the direct
+// tmpl.Execute flow; otherwise the chat-like flow: the GGUF's Jinja through llama-server when the
+// model runs native (>= 0.30), else chatPrompt with the model's Go template.
+func (s *server) renderPrompt(m *model, req *genReq) (string, error) {
+	var msgs []tmplMessage
+	if req.System != "" {
+		msgs = append(msgs, tmplMessage{Role: "system", Content: req.System})
+	} else if m.System != "" {
+		msgs = append(msgs, tmplMessage{Role: "system", Content: m.System})
+	}
+	msgs = append(msgs, tmplMessage{Role: "user", Content: req.Prompt})
+	if req.Template != "" {
+		t, err := parseTemplate(req.Template)
+		if err != nil {
+			return "", err
+		}
+		return t.execute(msgs)
+	}
+	native, goTmpl := s.selected(m)
+	if native {
+		if s.worker == nil {
+			return "", errors.New("fake-ollama: no -worker for Jinja rendering")
+		}
+		jm := make([]map[string]string, len(msgs))
+		for i, x := range msgs {
+			jm[i] = map[string]string{"role": x.Role, "content": x.Content}
+		}
+		res, err := s.worker.call(map[string]interface{}{"op": "render_jinja", "template": m.ChatTemplate,
+			"messages": jm, "bos_token": m.Bos, "eos_token": m.Eos})
+		if err != nil {
+			return "", fmt.Errorf("chat template: %v", err)
+		}
+		return res.Text, nil
+	}
+	return goTmpl.execute(msgs)
 }
 
 func (s *server) generate(w http.ResponseWriter, r *http.Request) {
@@ -628,7 +865,19 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request) {
 		errJSON(w, 400, err.Error())
 		return
 	}
-	m := s.lookup(req.Model)
+	hasLogprobs := !versionLess(*flagVersion, 0, 12, 11)
+	if !hasLogprobs { // older servers do not know the fields (unknown JSON fields are ignored)
+		req.Logprobs, req.TopLogprobs = false, 0
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > 20 {
+		errJSON(w, 400, "top_logprobs must be between 0 and 20")
+		return
+	}
+	m, err := s.lookupSource(req.Model)
+	if err != nil {
+		errJSON(w, 502, err.Error())
+		return
+	}
 	if m == nil {
 		errJSON(w, 404, fmt.Sprintf("model %q not found, try pulling it first", req.Model))
 		return
@@ -646,31 +895,27 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request) {
 		errJSON(w, 500, err.Error())
 		return
 	}
+	if req.Prompt == "" { // GenerateHandler: an empty prompt only loads the model
+		writeJSON(w, 200, map[string]interface{}{"model": req.Model, "created_at": time.Now().UTC(),
+			"response": "", "done": true, "done_reason": "load"})
+		return
+	}
 	prompt := req.Prompt
 	if !req.Raw {
-		tmpl := req.Template
-		if tmpl == "" {
-			tmpl = m.Template
-		}
-		if tmpl == "" {
-			tmpl = "{{ .Prompt }}"
-		}
-		system := req.System
-		if system == "" {
-			system = m.System
-		}
-		var err error
-		if prompt, err = render(tmpl, system, req.Prompt); err != nil {
-			errJSON(w, 500, "template: "+err.Error())
+		if prompt, err = s.renderPrompt(m, &req); err != nil {
+			errJSON(w, 500, err.Error())
 			return
 		}
 	}
 	if req.DebugRender {
-		writeJSON(w, 200, map[string]interface{}{"model": req.Model, "created_at": time.Now(), "response": "",
-			"done": true, "_debug_info": map[string]interface{}{"rendered_template": prompt, "image_count": 0}})
+		writeJSON(w, 200, map[string]interface{}{"model": req.Model, "created_at": time.Now().UTC(), "response": "",
+			"done": false, "_debug_info": map[string]interface{}{"rendered_template": prompt, "image_count": 0}})
 		return
 	}
-	gguf := blobPath(m.Digest)
+	gguf := m.Path
+	if gguf == "" {
+		gguf = blobPath(m.Digest)
+	}
 	if *flagServeGGUF != "" {
 		gguf = *flagServeGGUF
 	}
@@ -685,14 +930,13 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request) {
 	res, err := s.worker.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": nPredict,
 		"temperature": opts.Temperature, "top_k": opts.TopK, "top_p": opts.TopP, "min_p": opts.MinP,
 		"seed": opts.Seed, "num_ctx": opts.NumCtx, "repeat_penalty": opts.RepeatPenalty,
-		"repeat_last_n": opts.RepeatLastN, "add_bos": !*flagNoBOS})
+		"repeat_last_n": opts.RepeatLastN, "add_bos": !*flagNoBOS, "top_logprobs": req.TopLogprobs})
 	if err != nil {
 		errJSON(w, 500, "llama runner process has terminated: "+err.Error())
 		return
 	}
-	// stop strings: cut at the earliest match, keep only the ids whose text was emitted
-	text := ""
-	ids := []int{}
+	// The runner streams one chunk per token. Stop strings cut the text at the earliest match and
+	// end the prediction (done_reason "stop"); an EOG token ends it too.
 	reason := "length"
 	if res.StopReason == "eog" {
 		reason = "stop"
@@ -707,36 +951,93 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request) {
 			cut = i
 		}
 	}
+	n := len(res.Pieces)
+	var chunks []string
 	if cut >= 0 {
 		reason = "stop"
-		text = full[:cut]
 		off := 0
-		for i, p := range res.Pieces {
+		n = 0
+		for _, p := range res.Pieces {
 			if off+len(p) > cut {
+				if off < cut {
+					chunks = append(chunks, p[:cut-off]) // the text before the stop string
+				}
 				break
 			}
 			off += len(p)
-			ids = append(ids, res.IDs[i])
+			chunks = append(chunks, p)
+			n++
 		}
 	} else {
-		text = full
-		ids = res.IDs
+		chunks = res.Pieces
 	}
-	resp := map[string]interface{}{"model": req.Model, "created_at": time.Now(), "response": text, "done": true,
-		"done_reason": reason, "eval_count": len(ids), "prompt_eval_count": len(res.PromptIDs)}
-	if !req.Raw && !*flagNoContext {
-		resp["context"] = append(append([]int{}, res.PromptIDs...), ids...)
+	// llamaServerRunner.Completion: more than 30 consecutive chunks trimming to the same text abort
+	// the prediction; no final (done) chunk is sent then.
+	aborted := false
+	last, repeat := "", 0
+	for i, c := range chunks {
+		if strings.TrimSpace(c) == last {
+			repeat++
+		} else {
+			last, repeat = strings.TrimSpace(c), 0
+		}
+		if repeat > 30 {
+			chunks, aborted = chunks[:i], true
+			break
+		}
+	}
+	var lps []logprob
+	if req.Logprobs {
+		for i := range chunks {
+			if i >= len(res.Logprobs) {
+				break
+			}
+			wl := res.Logprobs[i]
+			lp := logprob{tokenLogprob: tokenLogprob{Token: wl.Token, Logprob: wl.Logprob, Bytes: byteInts(wl.Token)}}
+			if req.TopLogprobs > 0 {
+				for _, t := range wl.Top {
+					lp.TopLogprobs = append(lp.TopLogprobs, tokenLogprob{Token: t.Token, Logprob: t.Logprob, Bytes: byteInts(t.Token)})
+				}
+			}
+			lps = append(lps, lp)
+		}
+	}
+	text := strings.Join(chunks, "")
+	resp := map[string]interface{}{"model": req.Model, "created_at": time.Now().UTC(), "response": text, "done": !aborted}
+	if !aborted {
+		resp["done_reason"] = reason
+		resp["eval_count"] = n
+		resp["prompt_eval_count"] = len(res.PromptIDs)
+		if !req.Raw && !*flagNoContext {
+			// GenerateHandler: res.Context = Tokenize(prompt + response) - the whole text again
+			tk, err := s.worker.call(map[string]interface{}{"op": "tokenize", "model": gguf, "text": prompt + text, "num_ctx": opts.NumCtx})
+			if err != nil {
+				errJSON(w, 500, err.Error())
+				return
+			}
+			resp["context"] = tk.IDs
+		}
+	}
+	if len(lps) > 0 {
+		resp["logprobs"] = lps
 	}
 	if req.Stream == nil || *req.Stream {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		w.WriteHeader(200)
 		f, _ := w.(http.Flusher)
 		out := &ndjson{w, f}
-		for _, p := range res.Pieces[:len(ids)] {
-			out.send(map[string]interface{}{"model": req.Model, "response": p, "done": false})
+		for i, p := range chunks {
+			c := map[string]interface{}{"model": req.Model, "created_at": time.Now().UTC(), "response": p, "done": false}
+			if i < len(lps) {
+				c["logprobs"] = lps[i : i+1]
+			}
+			out.send(c)
 		}
-		resp["response"] = ""
-		out.send(resp)
+		if !aborted {
+			delete(resp, "logprobs")
+			resp["response"] = ""
+			out.send(resp)
+		}
 		return
 	}
 	writeJSON(w, 200, resp)
@@ -750,7 +1051,15 @@ type workerRes struct {
 	Pieces     []string `json:"pieces"`
 	Text       string   `json:"text"`
 	StopReason string   `json:"stop_reason"`
-	Error      string   `json:"error"`
+	Logprobs   []struct {
+		Token   string  `json:"token"`
+		Logprob float64 `json:"logprob"`
+		Top     []struct {
+			Token   string  `json:"token"`
+			Logprob float64 `json:"logprob"`
+		} `json:"top"`
+	} `json:"logprobs"`
+	Error string `json:"error"`
 }
 
 type worker struct {
@@ -937,6 +1246,25 @@ func formatParam(k, v string) (interface{}, error) {
 	}
 }
 
+// allowedHostsMiddleware (server/routes.go): on a loopback listener (the fake's only kind) the Host
+// header must be a loopback/private/unspecified IP, localhost, this machine's name, or end in
+// .localhost/.local/.internal; the Origin header is a separate check (OLLAMA_ORIGINS).
+func hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified()
+	}
+	if hn, err := os.Hostname(); err == nil && strings.ToLower(hn) == host {
+		return true
+	}
+	return host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") ||
+		strings.HasSuffix(host, ".internal")
+}
+
 func main() {
 	flag.Parse()
 	if *flagParseMF != "" {
@@ -990,8 +1318,8 @@ func main() {
 			fmt.Fprintf(s.requestsLog, "%s %s\n", r.Method, r.URL.Path)
 			logMu.Unlock()
 		}
-		if *flagForbid {
-			w.WriteHeader(http.StatusForbidden)
+		if *flagForbid || !hostAllowed(r.Host) {
+			w.WriteHeader(http.StatusForbidden) // allowedHostsMiddleware: a bare 403
 			return
 		}
 		mux.ServeHTTP(w, r)

@@ -6,8 +6,17 @@
 //   -> {"id":1,"prompt_ids":[...],"ids":[...],"pieces":["..",..],"text":"...","stop_reason":"eog"|"length"}
 // The prompt is tokenized like llama-server does (special tokens parsed, BOS added when the GGUF says
 // so). Generation stops at an end-of-generation token (not included in ids/text) or after n_predict.
-// Sampling is node-llama-cpp's (llama.cpp's sampler chain): temperature 0 = greedy.
+// Sampling is node-llama-cpp's (llama.cpp's sampler chain): temperature 0 = greedy. A greedy request
+// (temperature 0) is run through llama.cpp's full next-token distribution instead, so each step also
+// reports its log-probability and the top_logprobs (N, default 0) most likely tokens the way
+// llama-server's n_probs does (log-softmax of the raw logits, not of the sampled distribution):
+//   -> ...,"logprobs":[{"id":5,"token":"..","logprob":-0.1,"top":[{"id":5,"token":"..","logprob":-0.1},..]},..]
+// Other ops ({"op":...}):
+//   "tokenize"     {"model","text"} -> {"ids":[...]}  (llama-server /tokenize: no BOS, special tokens parsed)
+//   "render_jinja" {"template","messages","bos_token","eos_token"} -> {"text"}  (add_generation_prompt)
+//   "load"         {"model"} -> {"ok":true} or an error: llama.cpp must be able to read the file
 import { getLlama } from "node-llama-cpp";
+import { Template } from "@huggingface/jinja";
 import { createInterface } from "node:readline";
 
 const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", maxThreads: 2 });
@@ -41,6 +50,8 @@ async function generate(req) {
   const seq = m.ctx.getSequence();
   const ids = [];
   let stop = "length";
+  if ((req.temperature ?? 0) === 0 && (req.repeat_penalty ?? 1.0) === 1.0)
+    return await generateGreedyWithLogprobs(req, m, seq, prompt, nPredict, numCtx);
   const opts = { temperature: req.temperature ?? 0 };
   if (req.top_k != null) opts.topK = req.top_k;
   if (req.top_p != null) opts.topP = req.top_p;
@@ -70,6 +81,78 @@ async function generate(req) {
   return { prompt_ids: prompt, ids, pieces, text: model.detokenize(ids, false), stop_reason: stop };
 }
 
+function tokenText(model, id) {
+  return model.detokenize([id], true); // a partial UTF-8 piece comes out as U+FFFD, as in llama-server's JSON
+}
+
+// Greedy decoding from the full distribution: argmax (lowest id on a tie, like llama.cpp's greedy
+// sampler) is fed back as the next token; its log-probability and the top-N alternatives are recorded.
+async function generateGreedyWithLogprobs(req, m, seq, prompt, nPredict, numCtx) {
+  const model = m.model;
+  const topN = Math.max(0, Math.min(20, req.top_logprobs ?? 0));
+  const ids = [], logprobs = [];
+  let stop = "length";
+  try {
+    const gen = seq.evaluateWithMetadata(prompt, { probabilities: true },
+      { temperature: 1, topK: 0, topP: 1, minP: 0 });
+    let r = await gen.next();
+    while (!r.done) {
+      const probs = r.value.probabilities; // Map token -> probability (softmax of the raw logits)
+      const better = (t, p, u, q) => p > q || (p === q && t < u);
+      const top = []; // the topN best [token, p], best first (a linear scan: vocabularies are large)
+      let best = -1, bp = -1;
+      for (const [t, p] of probs) {
+        if (best < 0 || better(t, p, best, bp)) { best = t; bp = p; }
+        if (top.length < topN || (topN > 0 && better(t, p, ...top[top.length - 1]))) {
+          let i = top.length < topN ? top.length : top.length - 1;
+          top[i] = [t, p];
+          while (i > 0 && better(top[i][0], top[i][1], ...top[i - 1])) { [top[i], top[i - 1]] = [top[i - 1], top[i]]; i--; }
+        }
+      }
+      if (model.isEogToken(best)) { stop = "eog"; await gen.return(); break; }
+      const topOut = top.map(([t, p]) => ({ id: t, token: tokenText(model, t), logprob: Math.log(p) }));
+      logprobs.push({ id: best, token: tokenText(model, best), logprob: Math.log(bp), top: topOut });
+      ids.push(best);
+      if (ids.length >= nPredict || prompt.length + ids.length >= numCtx) { await gen.return(); break; }
+      r = await gen.next(best);
+    }
+  } finally {
+    seq.dispose();
+  }
+  return { prompt_ids: prompt, ids, pieces: piecesOf(model, ids), text: model.detokenize(ids, false), stop_reason: stop, logprobs };
+}
+
+function piecesOf(model, ids) {
+  const pieces = [];
+  let prev = "";
+  for (let i = 0; i < ids.length; i++) {
+    const s = model.detokenize(ids.slice(0, i + 1), false);
+    pieces.push(s.startsWith(prev) ? s.slice(prev.length) : s);
+    prev = s;
+  }
+  return pieces;
+}
+
+async function handle(req) {
+  switch (req.op ?? "generate") {
+  case "generate": return await generate(req);
+  case "tokenize": {
+    const m = await getModel(req.model, req.num_ctx > 0 ? req.num_ctx : 2048);
+    return { ids: Array.from(m.model.tokenize(req.text, true)) };
+  }
+  case "render_jinja": {
+    const t = new Template(req.template);
+    return { text: t.render({ messages: req.messages, add_generation_prompt: true,
+      bos_token: req.bos_token ?? "", eos_token: req.eos_token ?? "" }) };
+  }
+  case "load": {
+    await llama.loadModel({ modelPath: req.model }).then((mm) => mm.dispose());
+    return { ok: true };
+  }
+  default: throw new Error(`unknown op ${req.op}`);
+  }
+}
+
 const rl = createInterface({ input: process.stdin });
 let chain = Promise.resolve();
 rl.on("line", (line) => {
@@ -77,7 +160,7 @@ rl.on("line", (line) => {
     let req;
     try {
       req = JSON.parse(line);
-      const res = await generate(req);
+      const res = await handle(req);
       process.stdout.write(JSON.stringify({ id: req.id, ...res }) + "\n");
     } catch (e) {
       process.stdout.write(JSON.stringify({ id: req?.id ?? 0, error: String(e?.message ?? e) }) + "\n");

@@ -181,7 +181,40 @@ static void test_create_body(void) {
     cJSON_Delete(p);
 }
 
+static void test_go_unquote(void) {
+    char b[64];
+    const char *q = "\"\\n\\n\"";
+    CU_ASSERT(sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    CU_ASSERT_STRING_EQUAL(b, "\n\n");
+    q = "\"<|im_end|>\"";
+    CU_ASSERT(sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    CU_ASSERT_STRING_EQUAL(b, "<|im_end|>");
+    q = "\"a\\t\\\"b\\\\\\x01\\u00e9\"";
+    CU_ASSERT(sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    CU_ASSERT_STRING_EQUAL(b, "a\t\"b\\\x01\xc3\xa9");
+    q = "noquotes";
+    CU_ASSERT(!sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    /* verify_show finds an escaped stop */
+    cJSON *show = cJSON_Parse("{\"details\":{\"family\":\"rwkv7\"},\"template\":\"T\","
+                              "\"parameters\":\"temperature                    0.7\\nstop                           \\\"\\\\n\\\\n\\\"\"}");
+    cJSON *params = cJSON_CreateObject();
+    sn_err e = {0};
+    CU_ASSERT_EQUAL(sn_ollama_param_add(params, "stop", "\n\n", &e), SN_OK);
+    sn_ollama_model_spec m = {.name = "x", .gguf_path = "x.gguf", .template_text = "T", .parameters = params};
+    CU_ASSERT_EQUAL(sn_ollama_verify_show(show, &m, "rwkv7", NULL, 0, &e), SN_OK);
+    /* the GGUF's Jinja selected by the server is accepted and named */
+    m.template_text = "GO";
+    m.gguf_chat_template = "T";
+    CU_ASSERT_EQUAL(sn_ollama_verify_show(show, &m, "rwkv7", NULL, 0, &e), SN_OK);
+    CU_ASSERT_EQUAL(sn_ollama_selected_template(show, &m), SN_OLLAMA_TMPL_JINJA);
+    m.gguf_chat_template = "other";
+    CU_ASSERT_NOT_EQUAL(sn_ollama_verify_show(show, &m, "rwkv7", NULL, 0, &e), SN_OK);
+    cJSON_Delete(params);
+    cJSON_Delete(show);
+}
+
 static const sn_test_case cases[] = {
+    {"go %#v unquote, escaped stops, selected template", test_go_unquote},
     {"OLLAMA_HOST table", test_host_table},
     {"ConnectableHost", test_connectable},
     {"loopback", test_loopback},

@@ -155,7 +155,114 @@ static void test_prompt_check(void) {
     sn_smoke_local_free(&l);
 }
 
+/* Server tokens (text, gap) for the logprobs path. */
+static sn_smoke_token *toks_of(const char *const *texts, size_t n) {
+    sn_smoke_token *t = calloc(n, sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        t[i].text = strdup(texts[i]);
+        t[i].logprob = -0.5;
+        t[i].gap = 5.0;
+    }
+    return t;
+}
+
+static void test_tokens(void) {
+    sn_smoke_local l = mk(P, 7);
+    sn_smoke_result r;
+    sn_err e = {0};
+    sn_smoke_token *t = toks_of(P, 7);
+    CU_ASSERT_EQUAL(sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e), SN_OK);
+    CU_ASSERT(!r.diverged && !r.tie && r.n_identical == 7);
+    char buf[4096];
+    sn_smoke_format(&r, "ollama", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "OK: 7/7 tokens identical (compared logprobs"));
+    sn_smoke_result_free(&r);
+    /* a different token 4: a divergence that names both tokens */
+    free(t[4].text);
+    t[4].text = strdup(" was");
+    sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 4 && r.n_identical == 4);
+    sn_smoke_format(&r, "ollama", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "first differing token: ollama \" was\", sunny \" is\""));
+    sn_smoke_result_free(&r);
+    /* our gap tied but the server's is not: still a divergence (both must be tied) */
+    l.gap[4] = 1e-5f;
+    sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && !r.tie);
+    sn_smoke_result_free(&r);
+    t[4].gap = 1e-5;
+    sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e);
+    CU_ASSERT(!r.diverged && r.tie);
+    sn_smoke_result_free(&r);
+    /* only the server tied: a divergence */
+    l.gap[4] = 5.0f;
+    sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && !r.tie);
+    sn_smoke_result_free(&r);
+    /* fewer tokens: fine after a stop or a truncation, a divergence otherwise */
+    free(t[4].text);
+    t[4].text = strdup(" is");
+    sn_smoke_compare_tokens(&l, t, 5, 1, 0, &r, &e);
+    CU_ASSERT(!r.diverged && r.n_compared == 5);
+    sn_smoke_result_free(&r);
+    sn_smoke_compare_tokens(&l, t, 5, 0, 1, &r, &e);
+    CU_ASSERT(!r.diverged && r.truncated);
+    sn_smoke_format(&r, "ollama", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "TRUNCATED by the server after 5 of 7 tokens"));
+    sn_smoke_result_free(&r);
+    sn_smoke_compare_tokens(&l, t, 5, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 5);
+    sn_smoke_result_free(&r);
+    sn_smoke_tokens_free(t, 7);
+    sn_smoke_local_free(&l);
+}
+
+static void test_tokens_invalid_utf8(void) {
+    /* a character split over two tokens: the server reports U+FFFD or nothing for each half */
+    const char *const ours[] = {"caf", "\xc3", "\xa9", "!"};
+    sn_smoke_local l = mk(ours, 4);
+    const char *const th1[] = {"caf", "\xef\xbf\xbd", "\xef\xbf\xbd", "!"};
+    const char *const th2[] = {"caf", "", "\xef\xbf\xbd", "!"};
+    const char *const th3[] = {"caf", "", "x", "!"};
+    sn_smoke_result r;
+    sn_err e = {0};
+    sn_smoke_token *t = toks_of(th1, 4);
+    sn_smoke_compare_tokens(&l, t, 4, 0, 0, &r, &e);
+    CU_ASSERT(!r.diverged);
+    sn_smoke_result_free(&r);
+    sn_smoke_tokens_free(t, 4);
+    t = toks_of(th2, 4);
+    sn_smoke_compare_tokens(&l, t, 4, 0, 0, &r, &e);
+    CU_ASSERT(!r.diverged);
+    sn_smoke_result_free(&r);
+    sn_smoke_tokens_free(t, 4);
+    t = toks_of(th3, 4);
+    sn_smoke_compare_tokens(&l, t, 4, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 2);
+    sn_smoke_result_free(&r);
+    sn_smoke_tokens_free(t, 4);
+    sn_smoke_local_free(&l);
+}
+
+static void test_prompt_count(void) {
+    sn_smoke_local l = mk(P, 7);
+    sn_smoke_result r;
+    sn_err e = {0};
+    sn_smoke_token *t = toks_of(P, 7);
+    sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e);
+    sn_smoke_prompt_count_check(&l, 3, &r);
+    CU_ASSERT(!r.diverged);
+    sn_smoke_prompt_count_check(&l, 2, &r);
+    CU_ASSERT(r.diverged && strstr(r.prompt_diff, "BOS difference"));
+    sn_smoke_result_free(&r);
+    sn_smoke_tokens_free(t, 7);
+    sn_smoke_local_free(&l);
+}
+
 static const sn_test_case cases[] = {
+    {"server tokens (logprobs)", test_tokens},
+    {"server tokens vs invalid UTF-8", test_tokens_invalid_utf8},
+    {"prompt_eval_count", test_prompt_count},
     {"text identical", test_text_ok},
     {"text divergence and ties", test_text_divergence},
     {"server stops early", test_text_early_stop},

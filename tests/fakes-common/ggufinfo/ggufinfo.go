@@ -16,6 +16,19 @@ type Info struct {
 	Name     string
 	FileType int64
 	KV       map[string]interface{}
+	// ChatTemplate is tokenizer.chat_template ("" when absent); Tokens is tokenizer.ggml.tokens (for
+	// the BOS/EOS texts a Jinja render gets)
+	ChatTemplate string
+	Tokens       []string
+}
+
+// TokenText returns the text of token id KV key (e.g. "tokenizer.ggml.bos_token_id"), "" if unknown.
+func (i *Info) TokenText(key string) string {
+	id, ok := i.KV[key].(int64)
+	if !ok || id < 0 || id >= int64(len(i.Tokens)) {
+		return ""
+	}
+	return i.Tokens[id]
 }
 
 var ftypeNames = map[int64]string{0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1",
@@ -66,6 +79,7 @@ func Read(path string) (*Info, error) {
 		_, err := io.ReadFull(r, b)
 		return string(b), err
 	}
+	collectTokens := false
 	var readVal func(t uint32) (interface{}, error)
 	readVal = func(t uint32) (interface{}, error) {
 		switch t {
@@ -101,8 +115,13 @@ func Read(path string) (*Info, error) {
 				return nil, err
 			}
 			for i := uint64(0); i < n; i++ {
-				if _, err := readVal(et); err != nil {
+				v, err := readVal(et)
+				if err != nil {
 					return nil, err
+				}
+				if collectTokens {
+					s, _ := v.(string)
+					info.Tokens = append(info.Tokens, s)
 				}
 			}
 			return fmt.Sprintf("[array of %d]", n), nil
@@ -126,9 +145,14 @@ func Read(path string) (*Info, error) {
 		if err := binary.Read(r, binary.LittleEndian, &t); err != nil {
 			return nil, err
 		}
+		collectTokens = k == "tokenizer.ggml.tokens"
 		v, err := readVal(t)
+		collectTokens = false
 		if err != nil {
 			return nil, err
+		}
+		if k == "tokenizer.chat_template" {
+			info.ChatTemplate, _ = v.(string)
 		}
 		if t != 9 && k != "tokenizer.chat_template" {
 			info.KV[k] = v
