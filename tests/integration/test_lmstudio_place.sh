@@ -52,6 +52,15 @@ out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
 [[ $rc == 1 && -z $(ls -A "$H") ]] && grep -q -- "--models-dir" <<<"$out" \
   && ok "no LM Studio home: exit 1, asks for --models-dir, creates nothing" || bad "no home rc=$rc: $out $(ls -A "$H")"
 
+# --- a missing models folder: created when resolved (lms import does mkdir -p), an error when explicit
+H=$W/h7; mkdir -p "$H/.lmstudio"
+out=$(HOME=$H "$SI" lmstudio --gguf "$G" 2>&1); rc=$?
+[[ $rc == 0 && -f $H/.lmstudio/models/$REL ]] && grep -q "creating the models dir" <<<"$out" \
+  && ok "resolved models dir missing: created like lms import, file placed" || bad "mkdir models rc=$rc: $out"
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$W/no-such-dir" 2>&1); rc=$?
+[[ $rc == 1 && ! -e $W/no-such-dir ]] && grep -q "does not exist" <<<"$out" \
+  && ok "explicit --models-dir that does not exist: exit 1, nothing created" || bad "explicit missing rc=$rc: $out"
+
 # --- placement modes
 M=$W/m; mkdir -p "$M"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
@@ -99,7 +108,7 @@ grep -q "chat_template" <<<"$("$SI" lmstudio --gguf "$G" --models-dir "$W/m2" --
   && ok "warns when the GGUF has no tokenizer.chat_template" || bad "no chat_template warning"
 
 # --- split parts placed together, mmproj beside
-mkdir -p "$W/split"; ln -f "$G" "$W/split/big-00001-of-00002.gguf"; ln -f "$G" "$W/split/big-00002-of-00002.gguf"
+mkdir -p "$W/split" "$W/ms"; ln -f "$G" "$W/split/big-00001-of-00002.gguf"; ln -f "$G" "$W/split/big-00002-of-00002.gguf"
 out=$("$SI" lmstudio --gguf "$W/split/big-00001-of-00002.gguf" --models-dir "$W/ms" --repo Split-GGUF --mmproj "$G" 2>&1); rc=$?
 D=$W/ms/sunny-local/Split-GGUF
 [[ $rc == 0 && -f $D/$NAME-F32-00001-of-00002.gguf && -f $D/$NAME-F32-00002-of-00002.gguf && -f $D/mmproj-$NAME-F32.gguf ]] \
