@@ -180,6 +180,8 @@ static int resolve_template(const ollama_args *a, const sn_modelinfo *mi, char *
         snprintf(src, src_cap, "Go template from %s", t);
         return SN_OK;
     }
+    if (!jinja_file && !mi->chat_template) /* a base model: raw completion, said so */
+        return sn_ollama_base_model_template(tmpl, src, src_cap, err);
     sn_template_result r;
     sn_status st = sn_template_resolve(a->gguf, jinja_file ? t : NULL, &r, err);
     if (st == SN_EUNSUPPORTED && r.jinja && r.refusal) {

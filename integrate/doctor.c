@@ -1,4 +1,4 @@
-/* doctor.c - Ollama environment diagnosis (see doctor.h and shared/reference/ollama.md §4). */
+/* doctor.c - Ollama environment diagnosis (see doctor.h and docs/OLLAMA.md). */
 #include "doctor.h"
 #include "http.h"
 #include "ollama.h"

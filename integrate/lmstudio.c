@@ -1,10 +1,11 @@
 /* lmstudio.c - LM Studio models-dir resolution, placement and smoke test (see lmstudio.h and
- * shared/reference/lmstudio.md). */
+ * docs/LMSTUDIO.md). */
 #include "lmstudio.h"
 #include "modelinfo.h"
 #include "smoke.h"
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -537,6 +538,16 @@ const char *sn_lms_explain(const char *e) {
     return "";
 }
 
+/* The endpoint does not exist on this server: LM Studio answers an unknown route with HTTP 200 and
+ * {"error":"Unexpected endpoint or method. (POST /x)"}; a 404/405 without a known explanation is
+ * taken the same way. */
+static int unexpected_endpoint(const sn_http_resp *r) {
+    char e[512];
+    sn_http_json_error(r->body, e, sizeof e);
+    if (strncmp(e, "Unexpected endpoint or method", 29) == 0) return 1;
+    return (r->status == 404 || r->status == 405) && !*sn_lms_explain(e);
+}
+
 static sn_status lms_err(sn_http *h, const sn_http_resp *r, const char *what, sn_err *err) {
     if (r->cls == SN_HTTP_OK) return SN_OK;
     sn_status st = sn_http_check(h, r, "LM Studio", what, err);
@@ -686,7 +697,11 @@ static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {
     sn_http_req rq = {.method = "GET", .path = "/api/v0/models", .timeout_s = 30, .bearer = getenv("LM_API_TOKEN")};
     sn_http_resp r;
     sn_err e = {0};
-    if (sn_http_do(h, &rq, &r, &e) || r.cls != SN_HTTP_OK) { sn_http_resp_free(&r); return 0; }
+    if (sn_http_do(h, &rq, &r, &e) || r.cls != SN_HTTP_OK) {
+        int auth = r.status == 401 || r.status == 403;
+        sn_http_resp_free(&r);
+        return auth ? -1 : 0;
+    }
     char want[160];
     snprintf(want, sizeof want, "%s", p->repo);
     size_t wl = strlen(want);
@@ -738,7 +753,11 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
         return SN_OK;
     }
     char key[256];
-    if (!find_key(h, p, key, sizeof key))
+    int fk = find_key(h, p, key, sizeof key);
+    if (fk < 0)
+        return sn_err_set(err, SN_EIO, "GET /api/v0/models: LM Studio refused the request (HTTP 401/403) — %s",
+                          sn_lms_explain("authentication"));
+    if (!fk)
         return sn_err_set(err, SN_EIO, "LM Studio does not list %s in /api/v0/models — %s", p->rel_path,
                           sn_lms_explain("Invalid model identifier"));
     cJSON *b = cJSON_CreateObject();
@@ -753,7 +772,7 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
     free(body);
     if (st) {
         if (st != SN_ENOMEM) st = transport(h, &r, err);
-    } else if (r.status == 404 || r.status == 405) {
+    } else if (unexpected_endpoint(&r)) {
         notef(note, ud, "no /api/v1/models/load (LM Studio < 0.4): relying on JIT loading of %s", key);
         snprintf(model_id, cap, "%s", key);
     } else if (r.cls != SN_HTTP_OK) {
@@ -783,6 +802,7 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     cJSON_AddNumberToObject(b, "repeat_penalty", 1.0); /* LM Studio's default 1.1 would bend greedy */
     cJSON_AddNumberToObject(b, "seed", (double)seed);
     cJSON_AddBoolToObject(b, "stream", 0);
+    cJSON_AddNumberToObject(b, "logprobs", 2); /* OpenAI completions: top-2 per token, if the server returns them */
     char *body = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
     const char *paths[] = {"/api/v0/completions", "/v1/completions"};
@@ -794,14 +814,10 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
                           .stall_s = 1800}; /* JIT loading happens inside this request */
         st = sn_http_do(h, &rq, &r, err);
         if (st) break;
-        if (r.status == 404 && i == 0) {
-            char e[256];
-            sn_http_json_error(r.body, e, sizeof e);
-            if (!*sn_lms_explain(e)) { /* the endpoint itself is missing: older server */
-                notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
-                sn_http_resp_free(&r);
-                continue;
-            }
+        if (i == 0 && unexpected_endpoint(&r)) { /* the endpoint itself is missing: older server */
+            notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
+            sn_http_resp_free(&r);
+            continue;
         }
         used = i;
         break;
@@ -812,8 +828,13 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
         sn_http_resp_free(&r);
         return st;
     }
-    if (r.cls != SN_HTTP_OK) {
-        st = lms_err(h, &r, used >= 0 ? paths[used] : "completions", err);
+    if (r.cls != SN_HTTP_OK || unexpected_endpoint(&r)) {
+        if (r.cls == SN_HTTP_OK) {
+            char e[512];
+            sn_http_json_error(r.body, e, sizeof e);
+            st = sn_err_set(err, SN_EIO, "%s: LM Studio answered HTTP 200 with the error '%s'",
+                            used >= 0 ? paths[used] : "completions", e);
+        } else st = lms_err(h, &r, used >= 0 ? paths[used] : "completions", err);
         sn_http_resp_free(&r);
         return st;
     }
@@ -839,7 +860,40 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
         notef(note, ud, "model_info.arch = %s (matches the GGUF)", ma->valuestring);
     }
     int stopped = cJSON_IsString(fr) && strcmp(fr->valuestring, "stop") == 0;
-    st = sn_smoke_compare(ours, text->valuestring, NULL, 0, stopped, res, err);
+    /* OpenAI completions logprobs {"tokens":[..],"top_logprobs":[{tok:lp},..]} when a server returns
+     * them; LM Studio accepts the request field but answers "logprobs": null (lmstudio-ai/lms#60) */
+    const cJSON *lp = c0 ? cJSON_GetObjectItemCaseSensitive(c0, "logprobs") : NULL;
+    const cJSON *lt = cJSON_IsObject(lp) ? cJSON_GetObjectItemCaseSensitive(lp, "tokens") : NULL;
+    if (cJSON_IsArray(lt) && cJSON_GetArraySize(lt) > 0) {
+        size_t n = (size_t)cJSON_GetArraySize(lt), k = 0;
+        sn_smoke_token *toks = calloc(n, sizeof *toks);
+        const cJSON *tlp = cJSON_GetObjectItemCaseSensitive(lp, "token_logprobs");
+        const cJSON *top = cJSON_GetObjectItemCaseSensitive(lp, "top_logprobs");
+        const cJSON *it;
+        cJSON_ArrayForEach(it, lt) {
+            if (!toks) break;
+            toks[k].text = strdup(cJSON_IsString(it) ? it->valuestring : "");
+            const cJSON *v = cJSON_GetArrayItem(tlp, (int)k);
+            toks[k].logprob = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+            toks[k].gap = NAN;
+            const cJSON *m = cJSON_GetArrayItem(top, (int)k);
+            double a = -INFINITY, b = -INFINITY;
+            const cJSON *x;
+            cJSON_ArrayForEach(x, m) {
+                if (!cJSON_IsNumber(x)) continue;
+                if (x->valuedouble > a) { b = a; a = x->valuedouble; }
+                else if (x->valuedouble > b) b = x->valuedouble;
+            }
+            if (isfinite(a) && isfinite(b)) toks[k].gap = a - b;
+            k++;
+        }
+        st = toks ? sn_smoke_compare_tokens(ours, toks, k, stopped, 0, res, err) : sn_err_set(err, SN_ENOMEM, "out of memory");
+        sn_smoke_tokens_free(toks, k);
+    } else {
+        st = sn_smoke_compare(ours, text->valuestring, NULL, 0, stopped, res, err);
+        if (st == SN_OK)
+            snprintf(res->method, sizeof res->method, "text, byte for byte (LM Studio returns no logprobs)");
+    }
     cJSON_Delete(j);
     return st;
 }

@@ -1,6 +1,6 @@
 /* lmstudio.h - place a GGUF where LM Studio indexes it, and prove the server computes what sunny does.
  *
- * Follows shared/reference/lmstudio.md. The models dir is resolved exactly like lms/lmstudio-js
+ * Follows lms/lmstudio-js (their source) and LM Studio's server. The models dir is resolved exactly like lms/lmstudio-js
  * (~/.lmstudio-home-pointer, else ~/.cache/lm-studio, else ~/.lmstudio; then settings.json
  * "downloadsFolder" when it is a string, else <home>/models) and nothing there is ever created or
  * modified. Files go exactly two levels deep, <models>/<publisher>/<repo>/<file>.gguf, with names that

@@ -1,4 +1,4 @@
-/* ollama.c - Ollama HTTP install flow (see ollama.h and shared/reference/ollama.md). */
+/* ollama.c - Ollama HTTP install flow (see ollama.h and docs/OLLAMA.md). */
 #include "ollama.h"
 #include "smoke.h"
 #include "utf8.h"
@@ -417,6 +417,14 @@ static int name_part_ok(const char *s, size_t n, size_t max, const char *extra) 
         if (!(isalnum(c) || c == '_' || strchr(extra, c))) return 0;
     }
     return 1;
+}
+
+sn_status sn_ollama_base_model_template(char **tmpl, char *src, size_t src_cap, sn_err *err) {
+    *tmpl = strdup("{{ .Prompt }}");
+    if (!*tmpl) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    snprintf(src, src_cap, "{{ .Prompt }} (raw completion: the GGUF has no tokenizer.chat_template, a base "
+             "model; prompts reach the model as they are, with no chat markers)");
+    return SN_OK;
 }
 
 /* internal/modelref parseSourceSuffix: a tag "local" or "cloud" (any case, spaces trimmed), or a tag

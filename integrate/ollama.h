@@ -1,6 +1,6 @@
 /* ollama.h - install a GGUF into Ollama through its HTTP API, without the ollama CLI.
  *
- * Follows shared/reference/ollama.md: OLLAMA_HOST parsed exactly like Ollama's envconfig.Host() (and
+ * Follows Ollama's source (v0.33): OLLAMA_HOST parsed exactly like Ollama's envconfig.Host() (and
  * mapped like ConnectableHost()), GET /api/version first, SHA-256 of the whole file as
  * "sha256:<64 lowercase hex>", HEAD then POST /api/blobs/<digest> streamed from disk (retry once on a
  * transient failure), POST /api/create with files/template/system/parameters/license (servers
@@ -73,6 +73,12 @@ typedef struct sn_ollama_model_spec {
     const char *gguf_chat_template; /* the GGUF's tokenizer.chat_template (or NULL): what /api/show
                                      * returns as "template" when Ollama >= 0.30 selects it */
 } sn_ollama_model_spec;
+
+/* A GGUF without tokenizer.chat_template (a base model): the TEMPLATE is an explicit raw completion
+ * "{{ .Prompt }}" - what Ollama <= 0.24 runs anyway, and what >= 0.30 falls back to with a warning -
+ * so the install states it instead of leaving it to the server. *tmpl gets a malloc'd copy; src says
+ * so for the user. (The one place this decision is made.) */
+sn_status sn_ollama_base_model_template(char **tmpl, char *src, size_t src_cap, sn_err *err);
 
 /* Validates NAME[:TAG] against Ollama's name grammar ([host/][namespace/]model[:tag]). */
 sn_status sn_ollama_check_name(const char *name, sn_err *err);

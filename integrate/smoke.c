@@ -352,9 +352,17 @@ sn_status sn_smoke_context_check(const sn_smoke_local *ours, const char *rendere
     size_t m = (size_t)k < n ? (size_t)k : n, i = 0;
     while (i < m && ids[i] == ctx[i]) i++;
     if (i == m && (size_t)k == n) {
+        /* Is it also the ids that were computed (prompt ids without BOS, then the generated ones)? */
+        size_t p0 = ours->n_prompt > 0 && ours->tok && sn_tok_bos(ours->tok) == ours->prompt_ids[0] ? 1 : 0;
+        size_t np = ours->n_prompt - p0, ng = ours->n;
+        if (ng > 0 && is_eog(ours, ours->ids[ng - 1])) ng--;
+        int same = np + ng == n && memcmp(ctx, ours->prompt_ids + p0, np * sizeof(int32_t)) == 0 &&
+                   memcmp(ctx + np, ours->ids, (n - np) * sizeof(int32_t)) == 0;
         snprintf(r->context_note, sizeof r->context_note,
                  "the server's context (prompt + answer re-tokenized, %zu ids) equals sunny's tokenizer on the "
-                 "same text", n);
+                 "same text%s", n,
+                 same ? "" : "; the prompt/answer boundary re-tokenized differently from the ids generated "
+                             "(expected: Ollama's context is not the generated ids)");
     } else {
         snprintf(r->prompt_diff, sizeof r->prompt_diff,
                  "the server's tokenizer differs: its context (prompt + answer re-tokenized without BOS) has "

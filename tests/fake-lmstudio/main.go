@@ -1,4 +1,4 @@
-// fake-lmstudio - an LM Studio server stand-in for sunny's tests (shared/reference/lmstudio.md §3).
+// fake-lmstudio - an LM Studio server stand-in for sunny's tests (LM Studio 0.3/0.4 server and lms behaviour).
 //
 // It indexes a models dir the way LM Studio does (only files exactly at <publisher>/<repo>/<file>.gguf;
 // key = repo folder lowercased without "-GGUF", "@<quant>" added when a folder holds several quants;
@@ -9,6 +9,17 @@
 // otherwise, so a client that forgets a field diverges. Failure injection: -serve-gguf PATH (answer
 // with another GGUF), -no-v0 (pre-0.3.6: no /api/v0), -no-load (pre-0.4: no /api/v1/models/load),
 // -runtime-error MSG (every completion fails with MSG). -log FILE records "METHOD PATH".
+//
+// Behaviours of the real server mirrored here (LM Studio 0.3.x/0.4.x):
+//   - a route it does not serve (or a method it does not accept there) answers HTTP 200 with
+//     {"error":"Unexpected endpoint or method. (METHOD PATH)"}, not a 404 - so a client must read the
+//     body to know the endpoint is missing (older servers without /api/v0 or /api/v1/models/load);
+//   - completions choices carry "logprobs": null: LM Studio accepts logprobs/top_logprobs on its
+//     OpenAI-compatible endpoints but does not return them (lmstudio-ai/lms#60, still open);
+//   - -info-file PATH writes the running server's {"port"} like the app's .internal/http-server.json,
+//     which lms reads before the configured port (lms src/localAPIServer.ts readLocalAPIServerPort);
+//   - -api-token T: "Require Authentication" (0.4.0+): every endpoint but /lmstudio-greeting wants
+//     "Authorization: Bearer T", else 401.
 package main
 
 import (
@@ -42,6 +53,8 @@ var (
 	flagNoLoad   = flag.Bool("no-load", false, "no /api/v1/models/load")
 	flagRtErr    = flag.String("runtime-error", "", "fail every completion with this message")
 	flagLog      = flag.String("log", "", "request log")
+	flagInfo     = flag.String("info-file", "", "write {\"port\":N} here (the app's .internal/http-server.json)")
+	flagToken    = flag.String("api-token", "", "require Authorization: Bearer TOKEN")
 )
 
 type entry struct {
@@ -243,7 +256,7 @@ func (s *server) completions(v0 bool) http.HandlerFunc {
 			}
 		}
 		out := map[string]interface{}{"id": "cmpl-fake", "object": "text_completion", "created": time.Now().Unix(),
-			"model": id, "choices": []map[string]interface{}{{"index": 0, "text": text, "logprobs": nil, "finish_reason": finish}},
+			"model": id, "choices": []map[string]interface{}{{"index": 0, "text": text, "logprobs": nil /* never returned */, "finish_reason": finish}},
 			"usage": map[string]int{"prompt_tokens": len(res.PromptIDs), "completion_tokens": len(res.IDs),
 				"total_tokens": len(res.PromptIDs) + len(res.IDs)}}
 		if v0 {
@@ -331,12 +344,22 @@ func main() {
 	if !*flagNoLoad {
 		mux.HandleFunc("/api/v1/models/load", s.load)
 	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// LM Studio answers an unknown route with 200 and an error body
+		writeJSON(w, 200, map[string]string{"error": fmt.Sprintf("Unexpected endpoint or method. (%s %s)", r.Method, r.URL.Path)})
+	})
 	var logMu sync.Mutex
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if logf != nil {
 			logMu.Lock()
 			fmt.Fprintf(logf, "%s %s\n", r.Method, r.URL.Path)
 			logMu.Unlock()
+		}
+		if *flagToken != "" && r.URL.Path != "/lmstudio-greeting" && r.Header.Get("Authorization") != "Bearer "+*flagToken {
+			writeJSON(w, 401, map[string]interface{}{"error": map[string]interface{}{
+				"message": "Unauthorized: a valid API token is required (Authorization: Bearer <token>)",
+				"type":    "invalid_request_error", "code": "unauthorized"}})
+			return
 		}
 		mux.ServeHTTP(w, r)
 	})
@@ -349,6 +372,10 @@ func main() {
 	if *flagPortFile != "" {
 		os.WriteFile(*flagPortFile+".tmp", []byte(strconv.Itoa(port)), 0o644)
 		os.Rename(*flagPortFile+".tmp", *flagPortFile)
+	}
+	if *flagInfo != "" {
+		os.MkdirAll(filepath.Dir(*flagInfo), 0o755)
+		os.WriteFile(*flagInfo, []byte(fmt.Sprintf(`{"port":%d,"pid":%d}`, port, os.Getpid())), 0o644)
 	}
 	fmt.Fprintf(os.Stderr, "fake-lmstudio listening on 127.0.0.1:%d\n", port)
 	http.Serve(ln, h)

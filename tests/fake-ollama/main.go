@@ -1,6 +1,6 @@
 // fake-ollama - an Ollama HTTP API stand-in for sunny's tests (no real Ollama exists in CI).
 //
-// It follows shared/reference/ollama.md: blob digests "sha256:<64 hex>" validated by regex and compared
+// It follows Ollama's source (v0.33): blob digests "sha256:<64 hex>" validated by regex and compared
 // literally, HEAD/POST /api/blobs with 200/201/404/400, /api/create with the >= 0.5.5 JSON body (and the
 // "neither 'from' or 'files' was specified" answer to a legacy body) or, with -version < 0.5.5, only
 // the legacy {"modelfile"} body ("path or Modelfile are required" otherwise), NDJSON streams where

@@ -168,9 +168,21 @@ start_lms "$W/l2" "$S" -no-load -no-v0
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "does not list" <<<"$out" && ok "old server without /api/v0: cannot find the key, says how to check" || bad "old server rc=$rc: $out"
 stop "$LMS_PID"
-start_lms "$W/l3" "$S" -no-load
-out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
-[[ $rc == 0 ]] && grep -q "JIT" <<<"$out" && grep -q "OK: 8/8" <<<"$out" && ok "no load endpoint (< 0.4): JIT loading, OK" || bad "JIT rc=$rc: $out"
+# < 0.4 (no /api/v1/models/load, so LM Studio's 200 {"error":"Unexpected endpoint or method. ..."}),
+# "Require Authentication" on, and the running server's port published in .internal/http-server.json
+H=$W/h9; mkdir -p "$H/.lmstudio/.internal"; ln -s "$S" "$H/.lmstudio/models"
+printf '{"port":1}' > "$H/.lmstudio/.internal/http-server-config.json"   # stale configured port
+start_lms "$W/l3" "$S" -no-load -api-token sekrit -info-file "$H/.lmstudio/.internal/http-server.json"
+r=$(curl -sS --noproxy '*' -w ' %{http_code}' -H 'Authorization: Bearer sekrit' "$LMS_URL/api/v1/nope" -d '{}')
+[[ $r == *'Unexpected endpoint or method. (POST /api/v1/nope)'*' 200' ]] && ok "fake: unknown route is HTTP 200 with an error body" || bad "unknown route: $r"
+out=$(HOME=$H PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --force --smoke -n 8 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "LM_API_TOKEN" <<<"$out" && ok "server requiring a token: 401 explained (LM_API_TOKEN)" || bad "token rc=$rc: $out"
+out=$(HOME=$H LM_API_TOKEN=sekrit PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --force --smoke -n 8 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "JIT" <<<"$out" && grep -q "OK: 8/8" <<<"$out" && grep -q "POST /api/v1/models/load" "$W/l3/log" \
+  && ok "no load endpoint (< 0.4, 200 with an error): fell back to JIT loading, OK (Bearer token sent)" || bad "JIT rc=$rc: $out"
+grep -q "port of the running server, from .*http-server.json" <<<"$out" \
+  && ok "port read from .internal/http-server.json before the configured one" || bad "http-server.json not used: $out"
+grep -q "compared text, byte for byte (LM Studio returns no logprobs)" <<<"$out" && ok "smoke says it compared text (no logprobs from LM Studio)" || bad "method: $out"
 stop "$LMS_PID"
 start_lms "$W/l4" "$S" -serve-gguf "$G2"
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?

@@ -31,7 +31,19 @@ for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0; do
   [[ $(jget "$W/$k.json" 'j["smoke"]["ok"] and j["smoke"]["compared"] > 0') == True ]] && ok "$k: --json smoke summary" || bad "$k: json $(cat "$W/$k.json")"
   grep -q "detected from gguf" "$W/$k.err" && ok "$k: template auto-detected from the GGUF" || bad "$k: template not detected"
   [[ $k != llama3-f16 || $(jget "$W/$k.json" '"run" in j') == True ]] && ok "$k: --run answered through the installed template" || bad "$k: no --run answer"
+  grep -q "compared logprobs, token by token" "$W/$k.err" && ok "$k: compared token by token from the server's logprobs" || bad "$k: method $(grep smoke "$W/$k.err")"
 done
+# >= 0.30 with a Go TEMPLATE: qwen3's Jinja mentions tools, so the server prefers it
+# (shouldPreferChatTemplate) and /api/show returns it; the install verifies and says so
+[[ $(jget "$W/qwen3-f16.json" 'j["template_selected"]') == gguf_chat_template ]] && grep -q "chat uses the GGUF's own Jinja" "$W/qwen3-f16.err" \
+  && ok "qwen3 (Jinja with tools): installed, verified, the report says the server selected the GGUF's Jinja" || bad "qwen3 selection: $(grep verified "$W/qwen3-f16.err")"
+sel=$(jget "$W/llama3-f16.json" 'j["template_selected"]')
+[[ $sel == go_template || $sel == gguf_chat_template ]] && ok "llama3: template selection reported ($sel)" || bad "llama3 selection: $sel"
+# a prompt ending in a space: the server's context (Tokenize(prompt + answer)) merges the space into
+# the first answer token, so it is not the ids generated - the gate must still pass
+out=$("$SI" ollama "${GG[llama3-q8_0]}" --name e2e-llama3-q8-0:latest --host "$FAKE_URL" --smoke -n 16 -p "The capital of France is " 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16' <<<"$out" && grep -q "boundary re-tokenized differently" <<<"$out" \
+  && ok "prompt/answer boundary re-tokenizes differently: smoke passes, context checked" || bad "boundary rc=$rc: $out"
 # the installed template, rendered by the server's request path (_debug_render_only, Go text/template),
 # equals the model's own Jinja rendered like transformers.apply_chat_template
 cat > "$W/conv.json" <<'JSON'
@@ -54,6 +66,12 @@ for fam in llama3 qwen3; do
     fi
   done
 done
+stop "$FAKE_PID"
+# OLLAMA_GO_TEMPLATE=0 on the server: the GGUF's Jinja is used even for llama3
+start_fake_ollama "$W/f3" -go-template 0
+out=$("$SI" ollama "${GG[llama3-q8_0]}" --name e2e-gotmpl0 --host "$FAKE_URL" --smoke -n 16 --json 2>"$W/gotmpl0.err"); rc=$?
+[[ $rc == 0 && $(jget <(echo "$out") 'j["template_selected"]') == gguf_chat_template ]] && grep -q "OLLAMA_GO_TEMPLATE=0" "$W/gotmpl0.err" \
+  && grep -q '\[smoke\] OK: 16/16' "$W/gotmpl0.err" && ok "OLLAMA_GO_TEMPLATE=0: verified, reported as the GGUF's Jinja, smoke OK" || bad "go-template 0 rc=$rc: $(cat "$W/gotmpl0.err")"
 stop "$FAKE_PID"
 start_fake_ollama "$W/f2" -serve-gguf "${GG[qwen3-q8_0]}"
 out=$("$SI" ollama "${GG[llama3-f16]}" --name e2e-div --host "$FAKE_URL" --smoke -n 32 2>&1); rc=$?

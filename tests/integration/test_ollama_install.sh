@@ -78,18 +78,79 @@ out=$(OLLAMA_HOST="'http://127.0.0.1'" "$SI" doctor --json 2>/dev/null)
 
 # --- smoke parity (runtime vs llama.cpp in the fake), then a divergent model
 out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --smoke -n 16 2>&1); rc=$?
-[[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical' <<<"$out" && ok "smoke OK 16/16" || bad "smoke rc=$rc: $out"
+[[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical (compared logprobs, token by token)' <<<"$out" && ok "smoke OK 16/16 (logprobs)" || bad "smoke rc=$rc: $out"
 stop "$FAKE_PID"
 start_fake_ollama "$W/f2" -serve-gguf "$G2"
 out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --smoke -n 16 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED at token' <<<"$out" && grep -q 'top-2 logit gap' <<<"$out" \
-  && ok "divergent model: smoke exits 1 with position, texts and gap" || bad "divergent rc=$rc: $out"
+  && grep -q "first differing token: ollama " <<<"$out" && grep -q "the server's own top-2 logprob gap" <<<"$out" \
+  && ok "divergent model: smoke exits 1 with position, both tokens, both gaps" || bad "divergent rc=$rc: $out"
 stop "$FAKE_PID"
 
 start_fake_ollama "$W/f2b" -no-bos
 out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --smoke -n 8 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q 'prompt tokenized differently' <<<"$out" && grep -q 'BOS difference' <<<"$out" \
   && ok "server tokenizing without BOS: smoke fails before generation and says so" || bad "no-bos rc=$rc: $out"
+stop "$FAKE_PID"
+
+# --- issue 19: behaviours of the real server, one fake (v0.33) for all of them
+start_fake_ollama "$W/f19"
+# names with a source suffix are refused before anything is sent (parseSourceSuffix)
+for n in tiny:local tiny:cloud tiny:7b-cloud; do
+  : > "$W/f19/log"
+  out=$("$SI" ollama "$G" --name "$n" --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+  [[ $rc == 2 && ! -s $W/f19/log ]] && grep -q "model source" <<<"$out" && ok "name $n refused up front, nothing sent" || bad "name $n rc=$rc: $out $(cat "$W/f19/log")"
+done
+r=$(curl -sS --noproxy '*' -w ' %{http_code}' "$FAKE_URL/api/show" -d '{"model":"tiny:local"}')
+[[ $r == *' 404' ]] && ok "fake: show resolves tiny:local as 'tiny' (404)" || bad "fake show :local: $r"
+# a base model (this GGUF has no tokenizer.chat_template): an explicit raw-completion TEMPLATE, said so
+out=$("$SI" ollama "$G" --name tiny:base --host "$FAKE_URL" 2>&1); rc=$?
+st=$(curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"tiny:base"}' | $PY -c 'import json,sys; print(json.load(sys.stdin)["template"])')
+[[ $rc == 0 && $st == '{{ .Prompt }}' ]] && grep -q "raw completion: the GGUF has no tokenizer.chat_template" <<<"$out" \
+  && ok "base model: installed with an explicit {{ .Prompt }} TEMPLATE, and the output says so" || bad "base model rc=$rc template=$st: $out"
+# a stop list with control characters (rwkv-world style) verifies: /api/show prints it with %#v
+out=$("$SI" ollama "$G" --name tiny:stops --host "$FAKE_URL" "${TP[@]}" --param stop=$'\n\n' --param stop='User:' 2>&1); rc=$?
+sp=$(curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"tiny:stops"}' | $PY -c 'import json,sys; print(json.load(sys.stdin)["parameters"])')
+[[ $rc == 0 ]] && grep -q '2 stop value(s) stored' <<<"$out" && grep -qF '"\n\n"' <<<"$sp" \
+  && ok "stop \"\\n\\n\" verified although /api/show prints it escaped ($(grep -F '\n' <<<"$sp" | tr -s ' '))" || bad "escaped stop rc=$rc: $out / $sp"
+# empty prompt: the server only loads (done_reason "load"); sunny says so instead of printing nothing
+r=$(curl -sS --noproxy '*' "$FAKE_URL/api/generate" -d '{"model":"tiny:stops","prompt":"","stream":false}')
+[[ $r == *'"done_reason":"load"'* ]] && ok "fake: empty prompt answers done_reason load" || bad "fake empty prompt: $r"
+out=$("$SI" ollama "$G" --name tiny:stops --host "$FAKE_URL" "${TP[@]}" --run "" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q 'only loaded the model' <<<"$out" && ok "--run \"\": the load-only answer is explained" || bad "empty run rc=$rc: $out"
+# a template error arrives as an NDJSON line after "parsing GGUF" (HTTP 200), with the server's words
+printf '{{ .Prompt ' > "$W/broken.gotmpl"
+out=$("$SI" ollama "$G" --name tiny:tmplerr --host "$FAKE_URL" --template "$W/broken.gotmpl" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q 'mid-stream (line 2, HTTP 200): template error: ' <<<"$out" && ok "template error streamed after parsing GGUF, reported with the server's words" || bad "template error rc=$rc: $out"
+# llama-quantize COPY validation (>= 0.30): llama.cpp cannot load a GGUF that lacks a tensor
+$PY "$SN_SRC/tests/tools/gguf_edit.py" "$G" "$W/notensor.gguf" --drop output_norm.weight || bad "gguf_edit --drop"
+out=$("$SI" ollama "$W/notensor.gguf" --name tiny:invalid --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q 'mid-stream.*failed to validate GGUF with llama-quantize without compatibility patches' <<<"$out" \
+  && ok "server-side validation failure (NDJSON line) reported with the server's words" || bad "validation rc=$rc: $out"
+# a 3-part split GGUF: every shard uploaded and listed in files under its -NNNNN-of-00003.gguf name
+mkdir -p "$W/split"
+$PY "$SN_SRC/tests/tools/gguf_split.py" "$G" "$W/split/tiny" 3 || bad "gguf_split"
+out=$("$SI" ollama "$W/split/tiny-00001-of-00003.gguf" --name tiny:split --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' \
+      --param num_predict=4 --param temperature=0 --run "Hello" --json 2>"$W/split.err"); rc=$?
+[[ $rc == 0 && $(jget <(echo "$out") 'j["split_parts"]') == 3 ]] && grep -q "shard 3 :" "$W/split.err" && [[ -n $(jget <(echo "$out") 'j["run"]') ]] \
+  && ok "3-part split GGUF installed (3 shards in files) and generates through llama.cpp" || bad "split rc=$rc: $out $(cat "$W/split.err")"
+h1=$(sha256sum "$W/split/tiny-00001-of-00003.gguf" | cut -d' ' -f1)
+r=$(curl -sS --noproxy '*' "$FAKE_URL/api/create" -d "{\"model\":\"x:one\",\"files\":{\"tiny-00001-of-00003.gguf\":\"sha256:$h1\"}}")
+grep -q 'has 1 shards, expected 3' <<<"$r" && ok "fake: one shard of three -> 'has 1 shards, expected 3'" || bad "fake one shard: $r"
+out=$("$SI" ollama "$W/split/tiny-00002-of-00003.gguf" --name tiny:split2 --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "pass the first part" <<<"$out" && ok "split: a later shard is refused (pass the first)" || bad "split part 2 rc=$rc: $out"
+# a repetitive model (every logit 0: token 0 forever): the server aborts after > 30 identical chunks
+$PY "$SN_SRC/tests/tools/gguf_edit.py" "$G" "$W/repeat.gguf" --zero output_norm.weight || bad "gguf_edit --zero"
+out=$("$SI" ollama "$W/repeat.gguf" --name tiny:repeat --host "$FAKE_URL" "${TP[@]}" --smoke -n 48 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q '\[smoke\] TRUNCATED by the server after 31 of 48 tokens: 31/31 identical' <<<"$out" && ! grep -q DIVERGED <<<"$out" \
+  && ok "repetitive model: the truncated reply is reported as truncated, not as a divergence" || bad "repeat rc=$rc: $out"
+stop "$FAKE_PID"
+
+# --- older server (0.12.10: no logprobs): the gate compares text and says so
+start_fake_ollama "$W/f20" -version 0.12.10
+out=$("$SI" ollama "$G" --name tiny:f32 --host "$FAKE_URL" "${TP[@]}" --param stop='<|eot_id|>' --smoke -n 16 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical (compared text, byte for byte (Ollama < 0.12.11 has no logprobs))' <<<"$out" \
+  && grep -q 'context: the server.s context .* equals sunny.s tokenizer' <<<"$out" && ok "0.12.10 server: smoke OK on text + re-tokenized context" || bad "old smoke rc=$rc: $out"
 stop "$FAKE_PID"
 
 # --- Modelfile: written with Ollama's quoting, read back by an Ollama-rules parser
