@@ -338,6 +338,12 @@ static int cmd_ollama(int argc, char **argv) {
     if (sn_ollama_check_name(a.name, &err)) { cJSON_Delete(a.params); return sn_cli_usage_error("%s", err.msg); }
     if (!a.prompt) a.prompt = "The capital of France is";
 
+    int sp_part, sp_count;
+    if (sn_ollama_split_name(a.gguf, &sp_part, &sp_count) && sp_part != 1) {
+        cJSON_Delete(a.params);
+        return sn_cli_usage_error("%s is part %d of a %d-part split GGUF; pass the first part (-00001-of-%05d.gguf)",
+                                  a.gguf, sp_part, sp_count, sp_count);
+    }
     sn_modelinfo mi;
     if (sn_modelinfo_read(a.gguf, &mi, &err)) { cJSON_Delete(a.params); return sn_cli_fail(&err); }
     if (a.smoke && mi.split_count > 1) {

@@ -689,6 +689,15 @@ void sn_ollama_parts_free(char **parts, size_t n) {
     free(parts);
 }
 
+int sn_ollama_split_name(const char *path, int *part, int *count) {
+    size_t l = strlen(path);
+    if (l < 20) return 0;
+    const char *suf = path + l - 20;
+    char tail[8];
+    return suf[0] == '-' && strncmp(suf + 6, "-of-", 4) == 0 &&
+           sscanf(suf, "-%5d-of-%5d%7s", part, count, tail) == 3 && strcmp(tail, ".gguf") == 0;
+}
+
 sn_status sn_ollama_split_parts(const char *first, int split_count, char ***parts, size_t *n, sn_err *err) {
     *parts = NULL;
     *n = 0;

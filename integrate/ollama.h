@@ -98,6 +98,8 @@ char *sn_ollama_modelfile(const sn_ollama_model_spec *m, const char *from, sn_er
  * sn_ollama_parts_free). A path that is not part 1, a name that disagrees with split.count, or a
  * missing shard is an error naming the file. Ollama >= 0.30 imports all shards in one create
  * (server/create.go mergeSplitGGUFLayers: "has 1 shards, expected N" otherwise). */
+/* 1 if path is named like a gguf-split shard, with *part (1-based) and *count filled. */
+int sn_ollama_split_name(const char *path, int *part, int *count);
 sn_status sn_ollama_split_parts(const char *first, int split_count, char ***parts, size_t *n, sn_err *err);
 void sn_ollama_parts_free(char **parts, size_t n);
 

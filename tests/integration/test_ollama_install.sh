@@ -138,7 +138,7 @@ h1=$(sha256sum "$W/split/tiny-00001-of-00003.gguf" | cut -d' ' -f1)
 r=$(curl -sS --noproxy '*' "$FAKE_URL/api/create" -d "{\"model\":\"x:one\",\"files\":{\"tiny-00001-of-00003.gguf\":\"sha256:$h1\"}}")
 grep -q 'has 1 shards, expected 3' <<<"$r" && ok "fake: one shard of three -> 'has 1 shards, expected 3'" || bad "fake one shard: $r"
 out=$("$SI" ollama "$W/split/tiny-00002-of-00003.gguf" --name tiny:split2 --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
-[[ $rc == 1 ]] && grep -q "pass the first part" <<<"$out" && ok "split: a later shard is refused (pass the first)" || bad "split part 2 rc=$rc: $out"
+[[ $rc == 2 ]] && grep -q "pass the first part" <<<"$out" && ok "split: a later shard is refused (pass the first)" || bad "split part 2 rc=$rc: $out"
 # a repetitive model (every logit 0: token 0 forever): the server aborts after > 30 identical chunks
 $PY "$SN_SRC/tests/tools/gguf_edit.py" "$G" "$W/repeat.gguf" --zero output_norm.weight || bad "gguf_edit --zero"
 out=$("$SI" ollama "$W/repeat.gguf" --name tiny:repeat --host "$FAKE_URL" "${TP[@]}" --smoke -n 48 2>&1); rc=$?
