@@ -39,6 +39,16 @@ need_oracle() {
 # need_py MODULE...: the Debian python must import each (e.g. torch for checkpoint oracles)
 need_py() { local m; for m in "$@"; do $PY -c "import $m" 2>/dev/null || skip "$PY cannot import $m (run scripts/deps.sh)"; done; }
 
+# llama_tree -> prints the llama.cpp source tree node-llama-cpp ships (its gitRelease.bundle, the
+# exact version of the oracle's libllama), unpacked once under SN_WORK for every test that reads it
+llama_tree() {
+  local t=$SN_WORK/llama.cpp
+  ( flock 9
+    [[ -d $t/gguf-py ]] || { rm -rf "$t"; git clone -q "$SN_SRC/tests/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$t"; }
+  ) 9>"$t.lock" 2>/dev/null || return 1
+  echo "$t"
+}
+
 # fixture FAMILY [DTYPE] [PRESET] -> prints the HF dir (cached under SN_WORK/fixtures)
 fixture() {
   local fam=$1 dt=${2:-bf16} preset=${3:-tiny}

@@ -8,11 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 need_oracle
 
-tree=$SN_WORK/llama.cpp
-if [[ ! -d $tree/gguf-py ]]; then
-  git clone -q "$SN_SRC/tests/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$tree" 2>/dev/null ||
-    skip "cannot unpack llama.cpp's source bundle"
-fi
+tree=$(llama_tree) || { echo "FAIL - cannot unpack llama.cpp's source bundle"; exit 1; }
 export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
 jobs=$SN_WORK/convert_parity_jobs.jsonl
 : >"$jobs"

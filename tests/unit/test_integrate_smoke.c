@@ -72,6 +72,15 @@ static void test_text_divergence(void) {
     sn_smoke_compare(&l, "The capital of France is Lyon.", NULL, 0, 0, &r, &e);
     CU_ASSERT(r.tie && !r.diverged);
     sn_smoke_result_free(&r);
+    /* the rule's edge: a gap of 0.9e-3 x max|logit| is a tie, 1.1e-3 x max|logit| is a divergence */
+    l.gap[5] = 0.9e-3f * l.max_abs[5];
+    sn_smoke_compare(&l, "The capital of France is Lyon.", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.tie && !r.diverged);
+    sn_smoke_result_free(&r);
+    l.gap[5] = 1.1e-3f * l.max_abs[5];
+    sn_smoke_compare(&l, "The capital of France is Lyon.", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && !r.tie);
+    sn_smoke_result_free(&r);
     sn_smoke_local_free(&l);
 }
 

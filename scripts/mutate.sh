@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# mutate.sh - does the suite catch a wrong program? Applies small deliberate bugs one at a time (a
+# rounding changed, a constant off, a check dropped), rebuilds, runs the tests meant to catch each
+# one, and fails if any bug survives. Not part of `make test`; run it before resolving an issue and
+# add a mutation for each new capability (docs/TESTING.md has the current score).
+#
+#   scripts/mutate.sh [-k] [ID-REGEX]      (-k: keep going after a survivor; default: all mutations)
+#
+# Each mutation is (id, file, exact search text, replacement, ctest -R regex[, env]). The search text
+# must occur exactly once in the file: if someone changed that line, the script stops and says so
+# (fix the mutation, never drop it). Work happens in a scratch copy of the tracked files
+# (SN_MUTATE_DIR, default build-mutate/src) with its own incremental build (build-mutate/build);
+# the working tree is never touched. The unmutated copy must pass every targeted test first.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+KEEP=0
+[[ ${1:-} == -k ]] && { KEEP=1; shift; }
+ONLY=${1:-.}
+S=${SN_MUTATE_DIR:-$ROOT/build-mutate}
+SRC=$S/src B=$S/build
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+# ---- the mutations ---------------------------------------------------------------------------------
+# Targeted tests are narrowed with the tests' own knobs so each run takes seconds to a minute.
+FAST_PARITY="SN_PARITY_FAMILIES=llama3 SN_PARITY_TYPES=f32 SN_PARITY_SKIP_SCALING=1 SN_PARITY_SKIP_LONG=1 SN_PARITY_SKIP_KQUANTS=1"
+IDS=() FILES=() FROMS=() TOS=() TESTS=() ENVS=()
+mut() { IDS+=("$1"); FILES+=("$2"); FROMS+=("$3"); TOS+=("$4"); TESTS+=("$5"); ENVS+=("${6:-}"); }
+
+# runtime: quantizers, kernels, forward pass, tokenizer, sampler, formats
+mut q8_0-rounding runtime/ggml_types.c \
+  'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(roundf(xb[j] * id));' \
+  'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(truncf(xb[j] * id));' 'unit/test_ggml_types$'
+mut q4_k-search-step runtime/ggml_types.c \
+  'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);' \
+  'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
+mut q4_k-search-step-x8 runtime/ggml_types.c \
+  'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);' \
+  'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
+mut rope-theta runtime/model_llama.c \
+  's->theta_scale = powf(hp->rope_freq_base, -2.0f / n_dims);' \
+  's->theta_scale = powf(hp->rope_freq_base * 1.01f, -2.0f / n_dims);' 'integration/test_run_parity$' "$FAST_PARITY"
+mut attention-chunking runtime/model_llama.c \
+  'if (!single || n_kv < 512) {' 'if (!single || n_kv < 2048) {' 'integration/test_run_parity$' \
+  "SN_PARITY_FAMILIES=llama3 SN_PARITY_TYPES=f16 SN_PARITY_SKIP_SCALING=1 SN_PARITY_SKIP_KQUANTS=1"
+mut pretok-starcoder runtime/tok_pretok.c \
+  '{"starcoder", RXSET_STARCODER, 0},' '{"starcoder", RXSET_GPT2, 0},' 'integration/test_pretok_rows$' \
+  "SN_PRETOK_ONLY=^(starcoder|gpt-2)$"
+mut pretok-qwen2-flags runtime/tok_pretok.c \
+  '{"qwen2", RXSET_QWEN2, SN_PRE_KEEP_SPACES},' '{"qwen2", RXSET_GPT2, SN_PRE_KEEP_SPACES},' 'integration/test_pretok_rows$' \
+  "SN_PRETOK_ONLY=^qwen2$"
+mut sampler-top-p runtime/sampler.c \
+  'if (cum >= s->p.top_p && i + 1 >= 1) { size = i + 1; break; }' \
+  'if (cum >= s->p.top_p && i + 1 >= 1) { size = i + 2; break; }' 'integration/test_sample_parity$'
+mut sampler-min-p runtime/sampler.c \
+  'const float thr = c[0].logit + logf(s->p.min_p);' 'const float thr = c[0].logit + logf(s->p.min_p * 0.5f);' \
+  'integration/test_sample_parity$'
+mut blob-header runtime/blob.c \
+  'if (reserved != 0) return sn_err_set(err, SN_EFORMAT, "%s: reserved field at offset 16 is not 0", what);' \
+  '(void)reserved;' 'unit/test_blob$|integration/test_blob$'
+mut blob-magic runtime/blob.c \
+  'if (memcmp(p, SN_BLOB_MAGIC, 4) != 0)' 'if (memcmp(p, SN_BLOB_MAGIC, 3) != 0)' 'unit/test_blob$|integration/test_blob$'
+
+# convert: metadata values
+mut rms-norm-eps-x100 convert/arch_llama.c \
+  'TRY(kv_f32(w, A, "attention.layer_norm_rms_epsilon", c->rms_norm_eps, err));' \
+  'TRY(kv_f32(w, A, "attention.layer_norm_rms_epsilon", c->rms_norm_eps * 100, err));' 'integration/test_convert_metadata$' \
+  "SN_META_TYPES=f16"
+
+# integrate: Modelfile quoting, JSON text, tie rule, proxy, paths, host
+mut modelfile-trailing-space integrate/ollama.c \
+  'while (n && MF_WS(s[n - 1])) n--;' '(void)0;' 'integration/test_integrate_text$'
+mut modelfile-nonprintable integrate/ollama.c \
+  "if (cp != '\\t' && cp != '\\n' && cp != '\\r' && !sn_utf8_go_printable(cp))" "if (cp < 0x20 && cp != '\\t' && cp != '\\n' && cp != '\\r')" \
+  'integration/test_integrate_text$'
+mut json-utf8-cut integrate/utf8.c \
+  'if (truncated_tail(s + i, n - i)) break; /* cut at the last boundary */' \
+  'if (truncated_tail(s + i, n - i)) { memcpy(o, s + i, n - i); o += n - i; break; }' 'unit/test_utf8$|integration/test_integrate_text$'
+mut tie-rule-x30 integrate/smoke.c \
+  'res->tie = ours->gap[div_at] < 1e-3f * ours->max_abs[div_at];' \
+  'res->tie = ours->gap[div_at] < 3e-2f * ours->max_abs[div_at];' 'unit/test_integrate_smoke$'
+mut proxy-bypass integrate/http.c \
+  'if (h->loopback) curl_easy_setopt(c, CURLOPT_NOPROXY, "*");' '(void)c;' 'integration/test_ollama_install$'
+mut lmstudio-path-dotdot integrate/lmstudio.c \
+  'if (strstr(n, ".."))' 'if (0 && strstr(n, ".."))' 'integration/test_lmstudio_place$'
+
+# templates: the text of a family template (a newline lost after the assistant header)
+mut template-text templates/data/llama3-instruct.gotmpl \
+  '{{- end }}<|start_header_id|>assistant<|end_header_id|>' '{{- end }}<|start_header_id|>assistant<|end_header_id|> ' \
+  'unit/test_templates$'
+
+# formats and hosts: a bounds check dropped, a default changed
+mut gguf-string-bounds runtime/gguf.c \
+  'if (*len > c->size - c->pos)' 'if (*len > c->size)' 'unit/test_gguf_malformed$'
+mut ollama-default-port integrate/ollama.c \
+  'const char *default_port = "11434";' 'const char *default_port = "11435";' 'unit/test_integrate_ollama$'
+
+# ---- machinery -------------------------------------------------------------------------------------
+die() { echo "mutate: $*" >&2; exit 2; }
+
+sync_tree() { # the tracked files of the working tree, as they are now, into $SRC
+  mkdir -p "$SRC"
+  (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | grep -zv '^tests/node_modules') |
+    (cd "$ROOT" && xargs -0 cp --parents -p -t "$SRC/" 2>/dev/null)
+  ln -sfn "$(readlink -f "$ROOT/tests/node_modules")" "$SRC/tests/node_modules"
+}
+
+# apply FILE FROM TO: exact, single occurrence, or stop loudly
+apply() {
+  /usr/bin/python3 - "$SRC/$1" "$2" "$3" <<'EOF'
+import sys
+p, a, b = sys.argv[1:4]
+s = open(p, encoding="utf-8").read()
+n = s.count(a)
+if n != 1:
+    sys.exit(f"search text found {n} times in {p} (expected exactly once): {a!r}")
+open(p, "w", encoding="utf-8").write(s.replace(a, b))
+EOF
+}
+
+build() { cmake --build "$B" -j "$JOBS" >"$S/build.log" 2>&1; }
+
+run_tests() { # REGEX ENV -> 0 if every test passed
+  local rx=$1 env=$2
+  (cd "$B" && env $env ctest -R "$rx" --timeout 900 >"$S/ctest.log" 2>&1)
+}
+
+sync_tree
+# every search text must still be there before anything is built
+for i in "${!IDS[@]}"; do
+  [[ ${IDS[$i]} =~ $ONLY ]] || continue
+  f=$SRC/${FILES[$i]}
+  [[ -f $f ]] || die "${IDS[$i]}: ${FILES[$i]} does not exist"
+  c=$(grep -cF -- "${FROMS[$i]}" "$f")
+  [[ $c == 1 ]] || die "${IDS[$i]}: search text found $c times in ${FILES[$i]} (expected 1): ${FROMS[$i]}"
+done
+cmake -S "$SRC" -B "$B" -DCMAKE_BUILD_TYPE=Release -DSN_WERROR=ON >"$S/configure.log" 2>&1 || die "configure failed ($S/configure.log)"
+build || die "the unmutated tree does not build ($S/build.log)"
+
+# baseline: every targeted test passes on the unmutated tree (with each mutation's env)
+declare -A seen
+for i in "${!IDS[@]}"; do
+  [[ ${IDS[$i]} =~ $ONLY ]] || continue
+  k="${TESTS[$i]}|${ENVS[$i]}"
+  [[ -n ${seen[$k]:-} ]] && continue
+  seen[$k]=1
+  t0=$(date +%s)
+  run_tests "${TESTS[$i]}" "${ENVS[$i]}" || { cat "$S/ctest.log" | tail -30; die "baseline: '${TESTS[$i]}' fails without any mutation"; }
+  echo "baseline ok: ${TESTS[$i]} ${ENVS[$i]:+($(wc -w <<<"${ENVS[$i]}") knobs) }$(( $(date +%s) - t0 )) s"
+done
+
+caught=0 survived=0 total=0 survivors=()
+for i in "${!IDS[@]}"; do
+  id=${IDS[$i]}
+  [[ $id =~ $ONLY ]] || continue
+  total=$((total + 1))
+  f=${FILES[$i]}
+  cp -p "$SRC/$f" "$S/pristine"
+  apply "$f" "${FROMS[$i]}" "${TOS[$i]}" || { cp -p "$S/pristine" "$SRC/$f"; die "$id: cannot apply"; }
+  t0=$(date +%s)
+  if ! build; then
+    cp -p "$S/pristine" "$SRC/$f"; touch "$SRC/$f"
+    tail -20 "$S/build.log"; die "$id: the mutated tree does not build (a mutation must compile)"
+  fi
+  if run_tests "${TESTS[$i]}" "${ENVS[$i]}"; then
+    survived=$((survived + 1)); survivors+=("$id")
+    echo "SURVIVED  $id ($f) - ${TESTS[$i]} still passes [$(( $(date +%s) - t0 )) s]"
+  else
+    caught=$((caught + 1))
+    echo "caught    $id ($f) by $(grep -oE '[0-9]+ - [^ ]+ \((Failed|Timeout)' "$S/ctest.log" | sed 's/^[0-9]* - //' | tr '\n' ' ')[$(( $(date +%s) - t0 )) s]"
+  fi
+  cp -p "$S/pristine" "$SRC/$f"; touch "$SRC/$f"
+  ((survived && !KEEP)) && break
+done
+build >/dev/null 2>&1 # leave the scratch build unmutated
+echo "mutation score: $caught/$total caught${survivors:+; survived: ${survivors[*]}}"
+[[ $survived -eq 0 ]]
