@@ -78,7 +78,7 @@ fi
 step "4. Ollama"
 host=${OLLAMA_HOST:-127.0.0.1:11434}
 if "$BIN/sunny-integrate" doctor >/dev/null 2>&1; then
-  if "$BIN/sunny-integrate" ollama "$D/demo-q8_0.gguf" --name sunny-demo:q8_0 --template jinja --smoke -n 16; then
+  if "$BIN/sunny-integrate" ollama "$D/demo-q8_0.gguf" --name sunny-demo:q8_0 --smoke -n 16; then
     checks+=("Ollama at $host = sunny-run: the same 16 greedy tokens (smoke test)")
   fi
 else
