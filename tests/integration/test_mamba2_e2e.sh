@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# test_mamba2_e2e.sh - a Mamba-2 base model (no chat template) through the whole path:
+# gen_mamba2.py -> sunny-convert q8_0 -> sunny-integrate ollama / lmstudio --smoke against the fakes
+# (llama.cpp inside) -> smoke OK; a server answering with another model makes the smoke fail.
+# The GGUF has no chat template: sunny-integrate ollama --template auto refuses it and says to pass
+# one (checked), so the install gives the raw completion template {{ .Prompt }} as a file.
+source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
+need_go
+need_oracle
+need_py numpy
+SI=$SN_BIN/sunny-integrate
+W=$SN_WORK/mamba2-e2e
+rm -rf "$W"; mkdir -p "$W/home/.lmstudio/models"
+build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
+F=$SN_WORK/mamba2
+mkdir -p "$F"
+( flock 9; [[ -f $F/hf-g2/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$F/hf-g2" --groups 2 >/dev/null ) 9>"$F/.lock"
+G=$F/e2e-g2-q8_0.gguf
+"$SN_BIN/sunny-convert" "$F/hf-g2" -o "$G" --outtype q8_0 --force >/dev/null || { bad "sunny-convert failed"; finish; }
+G1=$F/e2e-g1-q8_0.gguf
+( flock 9; [[ -f $F/hf-g1/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$F/hf-g1" --groups 1 >/dev/null ) 9>"$F/.lock"
+"$SN_BIN/sunny-convert" "$F/hf-g1" -o "$G1" --outtype q8_0 --force >/dev/null || { bad "sunny-convert failed"; finish; }
+
+start_fake_ollama "$W/f"
+out=$("$SI" ollama "$G" --name mamba2-auto:latest --host "$FAKE_URL" 2>&1); rc=$?
+[[ $rc != 0 ]] && grep -q "no tokenizer.chat_template" <<<"$out" && ok "ollama --template auto: a base model is refused, saying what to pass" ||
+  bad "auto template on a base model: rc=$rc $out"
+printf '{{ .Prompt }}' >"$W/raw.gotmpl"
+out=$("$SI" ollama "$G" --name mamba2-e2e:latest --host "$FAKE_URL" --template "$W/raw.gotmpl" --smoke -n 32 --json 2>"$W/o.err"); rc=$?
+echo "$out" >"$W/o.json"
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
+  ok "ollama: $(grep -o '\[smoke\] OK.*' "$W/o.err")"
+else bad "ollama: rc=$rc $(tail -5 "$W/o.err")"; fi
+t=$(curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"mamba2-e2e:latest"}' | $PY -c 'import json,sys; print(json.load(sys.stdin).get("template",""))')
+[[ $t == '{{ .Prompt }}' ]] && ok "ollama: base model installed with the raw completion template" || bad "ollama template: '$t'"
+stop "$FAKE_PID"
+start_fake_ollama "$W/f2" -serve-gguf "$G1"
+out=$("$SI" ollama "$G" --name mamba2-div --host "$FAKE_URL" --template "$W/raw.gotmpl" --smoke -n 32 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "ollama serving another Mamba-2: smoke fails" || bad "divergent rc=$rc: $out"
+stop "$FAKE_PID"
+
+M=$W/home/.lmstudio/models
+mkdir -p "$W/l"
+"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
+SN_PIDS+=("$!")
+LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
+out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json 2>"$W/l.err"); rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
+  ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
+else bad "lmstudio: rc=$rc $(tail -5 "$W/l.err")"; fi
+finish
