@@ -11,8 +11,8 @@
 #     sunny-convert's file must be the same (tests/tools/gguf_same.py). q4_0 must equal
 #     llama-quantize MOSTLY_Q4_0 run on our f32 file, for all three.
 #  2. Runtime: sunny-run vs node-llama-cpp on the same GGUFs, f32/f16/bf16/q8_0/q4_0 x 3 prompts x
-#     32 greedy tokens and one 300-token run, for n_groups 1 and 2; the last step's top logits (two
-#     prompts per type and the long run) must agree to 1e-5 (relative to the largest), f16 printed.
+#     32 greedy tokens and one 300-token run, for n_groups 1 and 2; the last step's top logits (one
+#     prompt per type and the long run) must agree to 1e-5 (relative to the largest), f16 printed.
 #  3. Split runs and state save/restore (tests/tools/state_split): A then B == A+B bitwise.
 source "$(dirname "$0")/lib.sh"
 need_oracle
@@ -91,8 +91,9 @@ for d in "$g1" "$g2"; do
   for ot in f32 f16 bf16 q8_0 q4_0; do
     g=$(conv "$d" $ot) || { bad "$(basename "$d")/$ot: sunny-convert failed"; continue; }
     for p in "$P1" "$P2" "$P3"; do
-      # logits (slow in the oracle: every step's full vocabulary goes through JS) on two prompts per type
-      lg=""; [[ $p != "$P3" ]] && lg=',"top_logits":8,"decode_top_logits":8'
+      # logits on one prompt per type: the oracle passes every step's full vocabulary through JS,
+      # which costs ~30 s a case on a busy 2-core machine (all three were checked when this was written)
+      lg=""; [[ $p == "$P1" ]] && lg=',"top_logits":8,"decode_top_logits":8'
       echo "{\"model\":\"$g\",\"prompt_ids\":$p,\"n\":32$lg}" >>"$jobs"
       printf '%s\t%s\t%s\t%s\n' "$(basename "$d")/$ot" "$g" "$p" 32 >>"$cases"
     done
