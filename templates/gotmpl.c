@@ -313,7 +313,8 @@ sn_status sn_gotmpl_parse(const char *src, size_t len, sn_gotmpl **out, sn_err *
     gsrc S = {s, len, 0, 1, &c};
     int trim = 0, stop;
     t->root = gnode_new(&c, G_LIST, 1);
-    parse_list(&S, &trim, &t->root->v, &t->root->n, &stop, NULL);
+    alex rest; /* a stray {{else if}} at top level lands here and is then an error */
+    parse_list(&S, &trim, &t->root->v, &t->root->n, &stop, &rest);
     if (stop) gt_fail(&c, SN_JINJA_RAISED_GO, S.line, "unexpected {{end}} or {{else}}");
     *out = t;
     return SN_OK;
