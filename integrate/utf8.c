@@ -82,7 +82,8 @@ static int fix_one(char **p) {
 int sn_utf8_fix_json(cJSON *item) {
     for (; item; item = item->next) {
         if (!(item->type & cJSON_StringIsConst) && fix_one(&item->string)) return -1;
-        if (cJSON_IsString(item) && fix_one(&item->valuestring)) return -1;
+        /* raw items (pre-printed JSON, e.g. the create body) carry text too */
+        if ((cJSON_IsString(item) || cJSON_IsRaw(item)) && fix_one(&item->valuestring)) return -1;
         if (item->child && sn_utf8_fix_json(item->child)) return -1;
     }
     return 0;

@@ -18,7 +18,7 @@ size_t sn_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
  * character boundary), any other ill-formed byte becomes U+FFFD. NULL on out of memory. */
 char *sn_utf8_fix(const char *s);
 
-/* Rewrites every string value and object key under item with sn_utf8_fix, so cJSON_Print gives valid
+/* Rewrites every string value, raw JSON value and object key under item with sn_utf8_fix, so cJSON_Print gives valid
  * UTF-8. Returns 0, or -1 on out of memory (the tree is then partly fixed). */
 int sn_utf8_fix_json(cJSON *item);
 
