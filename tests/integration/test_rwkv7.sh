@@ -156,7 +156,7 @@ if command -v go >/dev/null; then
     -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/lms.stderr" &
   LMS_PID=$!; SN_PIDS+=("$LMS_PID")
   LMS_URL=http://127.0.0.1:$(wait_port "$W/lms.port") || exit 1
-  out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$W/sn-q8_0.gguf" --smoke -n 32 --host "$LMS_URL" 2>"$W/lms.err"); rc=$?
+  HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$W/sn-q8_0.gguf" --smoke -n 32 --host "$LMS_URL" >"$W/lms.err" 2>&1; rc=$?
   [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/lms.err" \
     && ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/lms.err")" || bad "lmstudio smoke: rc=$rc $(tail -3 "$W/lms.err")"
   stop "$LMS_PID"
