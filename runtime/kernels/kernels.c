@@ -35,6 +35,23 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n) {
     }
 }
 
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_lanes;
+static void lanes_init(void) {
+    const char *e = getenv("SN_GGML_LANES");
+    if (e && (strcmp(e, "8") == 0 || strcmp(e, "16") == 0)) g_lanes = atoi(e);
+    else g_lanes = (sn_cpu_features() & SN_CPU_AVX512) ? 16 : 8;
+}
+
+int sn_ggml_lanes(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, lanes_init);
+    return g_lanes;
+}
+
 const sn_kernels *sn_kernels_best(void) {
     const uint32_t f = sn_cpu_usable();
     const sn_kernels *k = NULL;
@@ -95,9 +112,36 @@ float sn_v_expf(float x) {
     return ldexpf(j, (int)n);
 }
 
+/* ggml_v_expf (AVX2 flavour), one lane at a time: the polynomial ends in b*c instead of fma(c, b,
+ * 1), the result is fma(j, k, k) with k = 2^n built from z's bits, and |n| > 126 takes ggml's
+ * two-factor blend (s1 * s1 beyond 192). */
+static float f_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t u_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+float sn_v_expf8(float x) {
+    const float r = 0x1.8p23f;
+    const float z = fmaf(x, 0x1.715476p+0f, r);
+    const float n = z - r;
+    const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));
+    const uint32_t e = u_of(z) << 23;
+    const float k = f_of(e + u_of(1.0f));
+    const float u = b * b;
+    const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                         0x1.ffffecp-1f * b);
+    if (!(fabsf(n) > 126)) return fmaf(j, k, k);
+    const uint32_t g = n <= 0 ? 0x82000000u : 0;
+    const float s1 = f_of(g + 0x7f000000u), s2 = f_of(e - g);
+    if (fabsf(n) > 192) return s1 * s1;
+    return fmaf(s2, j, s2) * s1;
+}
+
 void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up) {
-    const int64_t nv = n & ~(int64_t)15;
-    for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + sn_v_expf(0.0f - gate[i]))) * up[i];
+    const int L = sn_ggml_lanes();
+    const int64_t nv = n & ~(int64_t)(L - 1);
+    if (L == 8)
+        for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + sn_v_expf8(0.0f - gate[i]))) * up[i];
+    else
+        for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + sn_v_expf(0.0f - gate[i]))) * up[i];
     for (int64_t i = nv; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
 }
 
@@ -105,7 +149,7 @@ void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
     static int level = -1;
     int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
     if (l < 0) {
-        l = (sn_cpu_usable() & SN_CPU_AVX512) ? 1 : 0;
+        l = (sn_cpu_usable() & SN_CPU_AVX512) && sn_ggml_lanes() == 16 ? 1 : 0;
         __atomic_store_n(&level, l, __ATOMIC_RELAXED);
     }
     if (l) sn_swiglu_avx512(n, y, gate, up);

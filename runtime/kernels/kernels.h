@@ -60,6 +60,12 @@ int sn_kernel_act_type(int wtype);
 /* Bytes of an activation row of n elements for weight type wtype (0 if unsupported). */
 uint64_t sn_kernel_act_row_size(int wtype, int64_t n);
 
+/* The vector width whose summation order llama.cpp's CPU backend uses on this machine: 16 where
+ * it loads an AVX-512 variant of ggml-cpu, else 8 (the AVX2 "haswell" variant). It follows the
+ * hardware, not SN_CPU, so a capped table still rounds like llama.cpp here; SN_GGML_LANES=8|16
+ * overrides it (tests). Every table computes float dots and SwiGLU in this order. */
+int sn_ggml_lanes(void);
+
 const sn_kernels *sn_kernels_scalar(void);
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
 const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
@@ -82,6 +88,7 @@ void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up);
 void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up);
 /* ggml_v_expf's value for one float (its polynomial, not libm's expf). */
 float sn_v_expf(float x);
+float sn_v_expf8(float x); /* the AVX2 flavour of ggml_v_expf, one lane */
 
 /* Small exact helpers shared by kernel files. */
 static inline float sn_k_h2f(uint16_t h) {

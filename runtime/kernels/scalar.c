@@ -82,7 +82,42 @@ static float reduce16(const float *v) {
 static float w_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
 static float w_f16(const void *p, int64_t i) { return sn_k_h2f(((const uint16_t *)p)[i]); }
 
+/* ggml's AVX2 build (the haswell variant llama.cpp loads on a CPU without AVX-512):
+ *  - vec_dot: 4 accumulators x 8 lanes over chunks of 32, pairwise, then GGML_F32x8_REDUCE's two
+ *    hadds ((v0+v4)+(v1+v5)) + ((v2+v6)+(v3+v7)), the tail added in double;
+ *  - tinyBLAS: 1 accumulator x 8 lanes, hsum ((v0+v4)+(v2+v6)) + ((v1+v5)+(v3+v7)). */
+static float reduce8_hadd(const float *v) {
+    const float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
+    return (t0 + t1) + (t2 + t3);
+}
+
+static float hsum8(const float *a);
+static float w_f32(const void *p, int64_t i);
+
+static float dot_vec8(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
+    float sum[4][8] = {{0}};
+    const int64_t np = n & ~(int64_t)31;
+    for (int64_t i = 0; i < np; i += 32)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 8; l++)
+                sum[j][l] = fmaf(ld(w, i + 8 * j + l), ld(a, i + 8 * j + l), sum[j][l]);
+    for (int l = 0; l < 8; l++) {
+        sum[0][l] += sum[2][l];
+        sum[1][l] += sum[3][l];
+        sum[0][l] += sum[1][l];
+    }
+    if (ld == w_f32) { /* ggml_vec_dot_f32 keeps a float sum: the tail is fused into it */
+        float f = np ? reduce8_hadd(sum[0]) : 0.0f;
+        for (int64_t i = np; i < n; i++) f = fmaf(ld(w, i), ld(a, i), f);
+        return f;
+    }
+    double s = np ? (double)reduce8_hadd(sum[0]) : 0.0;
+    for (int64_t i = np; i < n; i++) s += (double)(ld(w, i) * ld(a, i));
+    return (float)s;
+}
+
 static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
+    if (sn_ggml_lanes() == 8) return dot_vec8(n, w, a, ld);
     float sum[4][16] = {{0}};
     const int64_t np = n & ~(int64_t)63;
     for (int64_t i = 0; i < np; i += 64)
@@ -100,11 +135,12 @@ static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const 
 }
 
 static float dot_mm(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
-    if (n % 16) return dot_vec(n, w, a, ld); /* tinyBLAS declines; ggml falls back to vec_dot */
+    const int L = sn_ggml_lanes();
+    if (n % L) return dot_vec(n, w, a, ld); /* tinyBLAS declines; ggml falls back to vec_dot */
     float acc[16] = {0};
-    for (int64_t i = 0; i < n; i += 16)
-        for (int l = 0; l < 16; l++) acc[l] = fmaf(ld(w, i + l), ld(a, i + l), acc[l]);
-    return reduce16(acc);
+    for (int64_t i = 0; i < n; i += L)
+        for (int l = 0; l < L; l++) acc[l] = fmaf(ld(w, i + l), ld(a, i + l), acc[l]);
+    return L == 8 ? hsum8(acc) : reduce16(acc);
 }
 
 static float dot_f32(int64_t n, const void *w, const void *a) { return dot_vec(n, w, a, w_f32); }
@@ -121,7 +157,25 @@ static void dpbf16(float *acc, const uint16_t *w, const uint16_t *a) {
     }
 }
 
+static float w_bf16(const void *p, int64_t i) { return sn_k_bf2f(((const uint16_t *)p)[i]); }
+
+/* AVX2 build: bf16 widened to f32, 4 accumulators x 8 lanes over chunks of 32 (fused multiply-add
+ * as the compiler contracts ggml's mul+add), combined (c1+c3)+(c2+c4), hsum, tail in double. */
+static float dot_bf16_8(int64_t n, const void *w, const void *a) {
+    float c[4][8] = {{0}};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 8; l++) c[j][l] = fmaf(w_bf16(w, i + 8 * j + l), w_bf16(a, i + 8 * j + l), c[j][l]);
+    float t[8];
+    for (int l = 0; l < 8; l++) t[l] = (c[0][l] + c[2][l]) + (c[1][l] + c[3][l]);
+    double s = (double)hsum8(t);
+    for (; i < n; i++) s += (double)(w_bf16(w, i) * w_bf16(a, i));
+    return (float)s;
+}
+
 static float dot_bf16(int64_t n, const void *vw, const void *va) {
+    if (sn_ggml_lanes() == 8) return dot_bf16_8(n, vw, va);
     const uint16_t *w = vw, *a = va;
     float c1[16] = {0}, c2[16] = {0};
     int64_t i = 0;
@@ -137,6 +191,13 @@ static float dot_bf16(int64_t n, const void *vw, const void *va) {
 }
 
 static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
+    if (sn_ggml_lanes() == 8) { /* tinyBLAS<8> on bf16 rows widened to f32 */
+        if (n % 8) return dot_bf16_8(n, vw, va);
+        float acc[8] = {0};
+        for (int64_t i = 0; i < n; i += 8)
+            for (int l = 0; l < 8; l++) acc[l] = fmaf(w_bf16(vw, i + l), w_bf16(va, i + l), acc[l]);
+        return hsum8(acc);
+    }
     if (n % 32) return dot_bf16(n, vw, va);
     const uint16_t *w = vw, *a = va;
     float acc[16] = {0};

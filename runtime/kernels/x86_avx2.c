@@ -147,7 +147,7 @@ static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
     return reduce16(lo, hi);
 }
 
-/* ---- quantized dots ---- */
+/* ---- float dots in ggml's AVX2 order (sn_ggml_lanes() == 8, see scalar.c) ---- */
 
 static inline float hsum8(__m256 x) {
     __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
@@ -155,6 +155,68 @@ static inline float hsum8(__m256 x) {
     r = _mm_add_ss(r, _mm_movehdup_ps(r));
     return _mm_cvtss_f32(r);
 }
+
+static inline float reduce8_hadd(__m256 x) { /* GGML_F32x8_REDUCE's final step */
+    const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    const __m128 t1 = _mm_hadd_ps(t0, t0);
+    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+}
+
+#define DOT_VEC8(NAME, LD, SCAL, TAIL)                                                        \
+    static float NAME(int64_t n, const void *w, const void *a) {                        \
+        __m256 s[4];                                                                    \
+        for (int j = 0; j < 4; j++) s[j] = _mm256_setzero_ps();                         \
+        const int64_t np = n & ~(int64_t)31;                                            \
+        for (int64_t i = 0; i < np; i += 32)                                            \
+            for (int j = 0; j < 4; j++) s[j] = _mm256_fmadd_ps(LD(w, i + 8 * j), LD(a, i + 8 * j), s[j]); \
+        s[0] = _mm256_add_ps(s[0], s[2]);                                               \
+        s[1] = _mm256_add_ps(s[1], s[3]);                                               \
+        s[0] = _mm256_add_ps(s[0], s[1]);                                               \
+        TAIL(reduce8_hadd(s[0]), np, n, w, a, SCAL);                                    \
+    }
+/* ggml_vec_dot_f32 keeps a float sum (tail fused into it); ggml_vec_dot_f16 a double one */
+#define TAIL_F32(r0, np, n, w, a, SCAL)                                       \
+    float r = np ? r0 : 0.0f;                                                 \
+    for (int64_t i = np; i < n; i++) r = fmaf(SCAL(w, i), SCAL(a, i), r);     \
+    return r
+#define TAIL_F64(r0, np, n, w, a, SCAL)                                       \
+    double r = np ? (double)r0 : 0.0;                                         \
+    for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));  \
+    return (float)r
+
+#define DOT_MM8(NAME, LD, FALLBACK)                                                     \
+    static float NAME(int64_t n, const void *w, const void *a) {                        \
+        if (n % 8) return FALLBACK(n, w, a);                                            \
+        __m256 acc = _mm256_setzero_ps();                                               \
+        for (int64_t i = 0; i < n; i += 8) acc = _mm256_fmadd_ps(LD(w, i), LD(a, i), acc); \
+        return hsum8(acc);                                                              \
+    }
+
+static inline __m256 ld_bf16(const void *p, int64_t i) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)((const uint16_t *)p + i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+}
+static inline float sc_bf16(const void *p, int64_t i) { return sn_k_bf2f(((const uint16_t *)p)[i]); }
+
+DOT_VEC8(dot_f32_8, ld_f32, sc_f32, TAIL_F32)
+DOT_VEC8(dot_f16_8, ld_f16, sc_f16, TAIL_F64)
+DOT_MM8(dot_f32_mm8, ld_f32, dot_f32_8)
+DOT_MM8(dot_f16_mm8, ld_f16, dot_f16_8)
+
+static float dot_bf16_8(int64_t n, const void *w, const void *a) {
+    __m256 c[4];
+    for (int j = 0; j < 4; j++) c[j] = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int j = 0; j < 4; j++) c[j] = _mm256_fmadd_ps(ld_bf16(w, i + 8 * j), ld_bf16(a, i + 8 * j), c[j]);
+    const __m256 t = _mm256_add_ps(_mm256_add_ps(c[0], c[2]), _mm256_add_ps(c[1], c[3]));
+    double s = (double)hsum8(t);
+    for (; i < n; i++) s += (double)(sc_bf16(w, i) * sc_bf16(a, i));
+    return (float)s;
+}
+DOT_MM8(dot_bf16_mm8, ld_bf16, dot_bf16_8)
+
+/* ---- quantized dots ---- */
 
 /* 8 int32 lanes, lane j = sum of the products 4j..4j+3 (x, y signed int8 in [-127, 127]). */
 static inline __m256i lane_dot(__m256i x, __m256i y) {
@@ -340,6 +402,14 @@ const sn_kernels *sn_kernels_avx2(void) {
         k->dot_mm[SN_GGML_F16] = dot_f16_mm;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
         k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
+        if (sn_ggml_lanes() == 8) {
+            k->dot[SN_GGML_F32] = dot_f32_8;
+            k->dot[SN_GGML_F16] = dot_f16_8;
+            k->dot[SN_GGML_BF16] = dot_bf16_8;
+            k->dot_mm[SN_GGML_F32] = dot_f32_mm8;
+            k->dot_mm[SN_GGML_F16] = dot_f16_mm8;
+            k->dot_mm[SN_GGML_BF16] = dot_bf16_mm8;
+        }
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_Q8_0] = quant_q8_0;
         k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx2; /* blob weights */

@@ -437,6 +437,15 @@ const sn_kernels *sn_kernels_avx512(void) {
             k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
             k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
         }
+        if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
+            static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};
+            for (int i = 0; i < 3; i++) {
+                const int t = float_types[i];
+                k->dot[t] = base->dot[t];
+                k->dot_mm[t] = base->dot_mm[t];
+                k->gemm4x4[t] = NULL;
+            }
+        }
         k->quant[SN_GGML_F16] = quant_f16;
         if (f & SN_CPU_AVX512VNNI) /* blob weights */
             k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx512vnni;

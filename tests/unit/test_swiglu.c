@@ -1,7 +1,8 @@
-/* test_swiglu.c - the FFN activation is bit-identical between our scalar reference, our AVX-512
- * kernel and llama.cpp's own ggml_vec_swiglu_f32 (dlopened from node-llama-cpp's zen4 CPU backend,
- * the one it runs on this machine), over a sweep of float bit patterns plus the regions where
- * ggml's expf blends in 0/inf and where silu's result goes subnormal. */
+/* test_swiglu.c - the FFN activation and the float dot products are bit-identical to llama.cpp's
+ * own ggml_vec_swiglu_f32 / ggml_vec_dot_{f32,f16,bf16}, dlopened from the node-llama-cpp CPU
+ * backend variant llama.cpp loads on this machine (zen4 where sunny follows the AVX-512 order,
+ * haswell where it follows the AVX2 one, see sn_ggml_lanes()); the SwiGLU inputs sweep float bit
+ * patterns plus the regions where ggml's expf blends in 0/inf and where silu goes subnormal. */
 #include "sn_test.h"
 
 #include "kernels/kernels.h"
@@ -62,14 +63,30 @@ static void test_avx512_equals_scalar(void) {
 
 typedef void (*ggml_swiglu_fn)(int n, float *y, const float *x, const float *g);
 
-static void test_equals_ggml(void) {
-    if (!(sn_cpu_usable() & SN_CPU_AVX512)) { printf("(skipped: no AVX-512, the zen4 backend cannot run) "); return; }
+/* The ggml-cpu variant whose order sunny follows here, or NULL (with the reason printed). */
+static void *open_ggml_variant(void) {
+    const int lanes = sn_ggml_lanes();
+    const uint32_t f = sn_cpu_features();
+    const char *variant = lanes == 16 ? "zen4" : "haswell";
+    if (lanes == 16 ? !(f & SN_CPU_AVX512) : !(f & SN_CPU_AVX2)) {
+        printf("(skipped: this CPU cannot run the %s backend) ", variant);
+        return NULL;
+    }
     char path[4096];
-    snprintf(path, sizeof path, "%s/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-cpu-zen4.so",
-             sn_test_src());
+    snprintf(path, sizeof path, "%s/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-cpu-%s.so",
+             sn_test_src(), variant);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) printf("cannot load llama.cpp's CPU backend (run scripts/deps.sh): %s ", dlerror());
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NOT_NULL(h);
+    void (*init)(void);
+    *(void **)&init = h ? dlsym(h, "ggml_cpu_init") : NULL; /* fills the fp16 table the tails read */
+    if (init) init();
+    return h;
+}
+
+static void test_equals_ggml(void) {
+    void *h = open_ggml_variant();
+    if (!h) return;
     ggml_swiglu_fn ref;
     *(void **)&ref = dlsym(h, "ggml_vec_swiglu_f32");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
@@ -91,8 +108,60 @@ static void test_equals_ggml(void) {
     dlclose(h);
 }
 
+/* ggml_vec_dot_<t>(n, &s, bs, x, bx, y, by, nrc): x is the weight row, y the activation. */
+typedef void (*ggml_dot_fn)(int n, float *s, size_t bs, const void *x, size_t bx, const void *y, size_t by, int nrc);
+
+static void test_dots_equal_ggml(void) {
+    void *h = open_ggml_variant();
+    if (!h) return;
+    static const struct { const char *sym; int type; int size; } T[] = {
+        {"ggml_vec_dot_f32", SN_GGML_F32, 4}, {"ggml_vec_dot_f16", SN_GGML_F16, 2}, {"ggml_vec_dot_bf16", SN_GGML_BF16, 2}};
+    const sn_kernels *tabs[] = {sn_kernels_scalar(), sn_kernels_avx2(), sn_kernels_avx512()};
+    static float xf[8192], yf[8192];
+    static uint16_t xh[8192], yh[8192];
+    uint32_t seed = 12345;
+    for (int i = 0; i < 8192; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        xf[i] = (float)((int32_t)seed >> 8) / 8388608.0f;
+        seed = seed * 1664525u + 1013904223u;
+        yf[i] = (float)((int32_t)seed >> 8) / 4194304.0f;
+        xh[i] = sn_k_f2h(xf[i]);
+        yh[i] = sn_k_f2h(yf[i]);
+    }
+    static const int ns[] = {64, 96, 100, 256, 896, 1000, 2048, 4096, 8192};
+    int bad = 0, checked = 0;
+    for (int t = 0; t < 3; t++) {
+        ggml_dot_fn ref;
+        *(void **)&ref = dlsym(h, T[t].sym);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+        uint16_t *xb = xh, *yb = yh;
+        static uint16_t xbf[8192], ybf[8192];
+        if (T[t].type == SN_GGML_BF16) {
+            for (int i = 0; i < 8192; i++) { xbf[i] = sn_k_f2bf(xf[i]); ybf[i] = sn_k_f2bf(yf[i]); }
+            xb = xbf, yb = ybf;
+        }
+        const void *x = T[t].size == 4 ? (const void *)xf : (const void *)xb;
+        const void *y = T[t].size == 4 ? (const void *)yf : (const void *)yb;
+        for (size_t n = 0; n < sizeof ns / sizeof ns[0]; n++) {
+            float want = 0;
+            ref(ns[n], &want, 0, x, 0, y, 0, 1);
+            for (int k = 0; k < 3; k++) {
+                if (!tabs[k]) continue;
+                const float got = tabs[k]->dot[T[t].type](ns[n], x, y);
+                checked++;
+                if (!same(got, want) && bad++ < 12)
+                    printf("%s n=%d (%s table): ggml %a, sunny %a\n", T[t].sym, ns[n], tabs[k]->name, want, got);
+            }
+        }
+    }
+    printf("(%d dots checked, lanes %d) ", checked, sn_ggml_lanes());
+    CU_ASSERT_EQUAL(bad, 0);
+    dlclose(h);
+}
+
 static const sn_test_case cases[] = {
     {"avx512 swiglu = scalar reference, bit for bit", test_avx512_equals_scalar},
-    {"sn_swiglu = llama.cpp's ggml_vec_swiglu_f32 (zen4 backend), bit for bit", test_equals_ggml},
+    {"sn_swiglu = llama.cpp's ggml_vec_swiglu_f32 (this machine's backend variant), bit for bit", test_equals_ggml},
+    {"float dots = llama.cpp's ggml_vec_dot_f32/f16/bf16 (this machine's backend variant)", test_dots_equal_ggml},
 };
 SN_TEST_MAIN("swiglu", cases)
