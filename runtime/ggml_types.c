@@ -12,6 +12,7 @@
 #include "cpu.h"
 #include "blob.h"
 #include "kernels/kernels.h"
+#include "quants/quants.h"
 
 /* Bit-exactness needs every a*b+c rounded twice, as in ggml's own build: never let the compiler
  * fuse them into FMA (it would under -march=native with GNU C's default -ffp-contract=fast). */
@@ -1319,7 +1320,7 @@ int sn_dequantize_row(int type, const void *x, float *y, int64_t k) {
     case SN_GGML_Q4_0: dequant_q4_0(x, y, k); return 0;
     case SN_GGML_Q4_K: dequant_q4_K(x, y, k); return 0;
     case SN_GGML_Q6_K: dequant_q6_K(x, y, k); return 0;
-    default: return -1;
+    default: return sn_quants_dequantize_row(type, x, y, k); /* quants/quants.h */
     }
 }
 

@@ -73,7 +73,8 @@ int sn_ggml_from_f32(int type, const float *x, void *y, int64_t n);
  * Returns the previous level. */
 int sn_ggml_simd(int level);
 
-/* Dequantize any supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) to f32.
+/* Dequantize any supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K,
+ * Q5_K, Q6_K; the blocks new to the list are described in quants/quants.h) to f32.
  * Returns 0, or -1 for a type without a dequantizer. */
 int sn_dequantize_row(int type, const void *x, float *y, int64_t k);
 

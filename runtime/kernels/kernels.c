@@ -13,8 +13,14 @@ int sn_kernel_act_type(int wtype) {
     case SN_GGML_F16: return SN_GGML_F16;
     case SN_GGML_BF16: return SN_GGML_BF16;
     case SN_GGML_Q8_0:
-    case SN_GGML_Q4_0: return SN_GGML_Q8_0;
+    case SN_GGML_Q4_0:
+    case SN_GGML_Q5_0: return SN_GGML_Q8_0;
+    case SN_GGML_Q4_1:
+    case SN_GGML_Q5_1: return SN_GGML_Q8_1;
+    case SN_GGML_Q2_K:
+    case SN_GGML_Q3_K:
     case SN_GGML_Q4_K:
+    case SN_GGML_Q5_K:
     case SN_GGML_Q6_K: return SN_GGML_Q8_K;
     case SN_KTYPE_INT4G64: return SN_KTYPE_INT4G64;
     default: return -1;
@@ -29,6 +35,7 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n) {
     case SN_GGML_F16:
     case SN_GGML_BF16: return (uint64_t)n * 2;
     case SN_GGML_Q8_0: return n % SN_QK8_0 ? 0 : (uint64_t)(n / SN_QK8_0) * sizeof(sn_block_q8_0);
+    case SN_GGML_Q8_1: return n % 32 ? 0 : (uint64_t)(n / 32) * 36; /* sn_block_q8_1 */
     case SN_GGML_Q8_K: return n % SN_QK_K ? 0 : (uint64_t)(n / SN_QK_K) * sizeof(sn_block_q8_K);
     case SN_KTYPE_INT4G64: return n % SN_INT4_GROUP ? 0 : sn_int4_act_bytes(n);
     default: return 0;
@@ -51,6 +58,7 @@ int sn_ggml_lanes(void) {
     pthread_once(&once, lanes_init);
     return g_lanes;
 }
+int sn_kernel_q2_K_repacked(void) { return (sn_cpu_features() & SN_CPU_AVX512) != 0; }
 
 const sn_kernels *sn_kernels_best(void) {
     const uint32_t f = sn_cpu_usable();

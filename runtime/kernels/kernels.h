@@ -2,7 +2,8 @@
  *
  * Every weight type is multiplied the way ggml's CPU backend does it, so greedy tokens match
  * llama.cpp: the f32 activation row is first converted to the weight type's "activation type"
- * (F32 stays F32, F16 -> F16, BF16 -> BF16, Q8_0/Q4_0 -> Q8_0, Q4_K/Q6_K -> Q8_K) and then an
+ * (F32 stays F32, F16 -> F16, BF16 -> BF16, Q8_0/Q4_0/Q5_0 -> Q8_0, Q4_1/Q5_1 -> Q8_1,
+ * Q2_K..Q6_K -> Q8_K) and then an
  * exact integer (or f32-accumulated float) dot product runs per weight row. A table exists for
  * the scalar reference and for each SIMD level; the SIMD tables are unit-tested against the
  * scalar one (tests/unit/test_kernels.c) and chosen at run time from CPUID + XCR0 (cpu.h). */
@@ -46,12 +47,17 @@ typedef struct sn_kernels {
     void (*kq_tile64)(int64_t D, const float *q, const float *kt, int64_t ld, float *out);
 } sn_kernels;
 
+/* 1 if llama.cpp repacks Q2_K on this CPU (q2_K_8x8: its CPU backend does so when the CPU has
+ * AVX-512, whatever SN_CPU caps for us); the Q2_K kernels and sn_kernel_mm_tokens follow it. */
+int sn_kernel_q2_K_repacked(void);
+
 /* How many tokens of a T-token batch llama.cpp multiplies in dot_mm order; the rest (the last
  * T - result) go through its single-token path, i.e. dot. Q4_K weights are repacked by ggml's CPU
- * backend on AVX2+ (q4_K_8x8): its gemm takes whole groups of 4 tokens and the leftover tokens
- * (and batches under 4) use the gemv, whose order is dot's. Every other type is all-or-nothing. */
+ * backend on AVX2+ (q4_K_8x8), Q2_K on AVX-512 (q2_K_8x8): its gemm takes whole groups of 4 tokens
+ * and the leftover tokens (and batches under 4) use the gemv, whose order is dot's. Every other
+ * type is all-or-nothing. */
 static inline int64_t sn_kernel_mm_tokens(int wtype, int64_t T) {
-    if (wtype == SN_GGML_Q4_K) return T - T % 4;
+    if (wtype == SN_GGML_Q4_K || (wtype == SN_GGML_Q2_K && sn_kernel_q2_K_repacked())) return T - T % 4;
     return T > 1 ? T : 0;
 }
 
@@ -67,6 +73,12 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n);
 int sn_ggml_lanes(void);
 
 const sn_kernels *sn_kernels_scalar(void);
+/* Fills the entries for Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K and the Q8_1 activation conversion
+ * (quants_scalar.c; SIMD tables call it after their own dot_mm defaults, then add their twins). */
+void sn_kernels_quants_scalar(sn_kernels *k);
+void sn_quant_q8_1_scalar(const float *x, void *y, int64_t n);
+void sn_kernels_quants_avx2(sn_kernels *k);   /* quants_avx2.c */
+void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
 const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
 /* The fastest table this process may use (respects SN_CPU, see cpu.h). */

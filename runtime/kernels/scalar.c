@@ -360,6 +360,7 @@ const sn_kernels *sn_kernels_scalar(void) {
         k->dot_mm[SN_GGML_F16] = dot_f16_mm;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
         k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
+        sn_kernels_quants_scalar(k); /* Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K, Q8_1 */
         k->quant[SN_GGML_F32] = quant_f32;
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_BF16] = quant_bf16;

@@ -410,6 +410,7 @@ const sn_kernels *sn_kernels_avx2(void) {
             k->dot_mm[SN_GGML_F16] = dot_f16_mm8;
             k->dot_mm[SN_GGML_BF16] = dot_bf16_mm8;
         }
+        sn_kernels_quants_avx2(k); /* quants_*.c: the types beyond this file */
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_Q8_0] = quant_q8_0;
         k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx2; /* blob weights */

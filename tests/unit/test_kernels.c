@@ -186,7 +186,9 @@ static void test_dispatch(void) {
     CU_ASSERT_STRING_EQUAL(k->name, want);
     CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q4_K), SN_GGML_Q8_K);
     CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q4_0), SN_GGML_Q8_0);
-    CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q5_K), -1);
+    CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q5_K), SN_GGML_Q8_K);
+    CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q4_1), SN_GGML_Q8_1);
+    CU_ASSERT_EQUAL(sn_kernel_act_type(16 /* IQ2_XXS */), -1);
 }
 
 static const sn_test_case cases[] = {

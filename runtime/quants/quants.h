@@ -1,0 +1,35 @@
+/* quants.h - the ggml block types beyond ggml_types.h's core set: Q4_1, Q5_0, Q5_1 (+ their Q8_1
+ * activation blocks) and the K-quants Q2_K, Q3_K, Q5_K, as llama-quantize writes them.
+ *
+ * Layouts are ggml's (ggml-common.h), field for field:
+ *   Q4_1  32 values: d, m (f16), 16 bytes of nibbles          value = q * d + m        (20 bytes)
+ *   Q5_0  32 values: d, qh (bit i = 5th bit of value i), 16 nibble bytes, value = (q - 16) * d (22)
+ *   Q5_1  32 values: d, m, qh, 16 nibble bytes                value = q * d + m        (24 bytes)
+ *   Q8_1  32 values: d, s = f16(d * sum(qs)), qs[32]          (activation side of Q4_1 / Q5_1)
+ *   Q2_K  256 values: 16 (scale | min << 4) bytes, 64 bytes of 2-bit values, d, dmin  (84 bytes)
+ *   Q3_K  256 values: hmask[32] (3rd bit), 64 bytes of 2-bit values, 12 bytes of 16 packed 6-bit
+ *         scales (minus 32), d                                                        (110 bytes)
+ *   Q5_K  256 values: d, dmin, 12 bytes of 8 6-bit scales + mins (Q4_K's packing), qh[32] (5th
+ *         bits), 128 nibble bytes                                                     (176 bytes)
+ * In each 32-value block of Q4_1/Q5_x, value i < 16 is the low nibble of byte i and value i >= 16
+ * the high nibble of byte i - 16. Dequantization follows ggml's dequantize_row_* (reference C,
+ * each product and sum rounded on its own), which is what llama.cpp uses for token embeddings. */
+#ifndef SN_QUANTS_H
+#define SN_QUANTS_H
+#include <stdint.h>
+
+typedef struct { uint16_t d, m; uint8_t qs[16]; } sn_block_q4_1;                         /* 20 */
+typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[16]; } sn_block_q5_0;             /* 22 */
+typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[16]; } sn_block_q5_1;          /* 24 */
+typedef struct { uint16_t d, s; int8_t qs[32]; } sn_block_q8_1;                          /* 36 */
+typedef struct { uint8_t scales[16]; uint8_t qs[64]; uint16_t d, dmin; } sn_block_q2_K;  /* 84 */
+typedef struct { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; uint16_t d; } sn_block_q3_K; /* 110 */
+typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } sn_block_q5_K; /* 176 */
+
+/* Dequantizes k values of type (one of the types above); 0, or -1 for a type not handled here. */
+int sn_quants_dequantize_row(int type, const void *x, float *y, int64_t k);
+
+/* The 16 signed Q3_K sub-block scales (already minus 32) of one block. */
+void sn_q3_K_scales(const uint8_t packed[12], int8_t out[16]);
+
+#endif

@@ -1,0 +1,267 @@
+/* test_quants.c - the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q5_K kernels (runtime/kernels/quants_*.c)
+ * and dequantizers (runtime/quants/dequant.c).
+ *
+ * Three checks per type, on random blocks:
+ *  - the scalar dot equals dequantize-then-dot in double (a wrong block layout in either fails);
+ *  - every SIMD table's dot / dot_mm equals the scalar one bit for bit;
+ *  - where llama.cpp's own libraries are installed (the npm oracle): our dequantizers equal
+ *    libggml-base's dequantize_row_* bit for bit, and with the CPU backend build llama.cpp picks on
+ *    this CPU (zen4 or haswell) our Q8_0/Q8_1/Q8_K conversions equal its quantize_row_* and our
+ *    dots its ggml_vec_dot_* bit for bit (Q2_K on AVX-512 runs the repacked gemv instead, which
+ *    the parity test covers). */
+#include "sn_test.h"
+
+#include "cpu.h"
+#include "ggml_types.h"
+#include "kernels/kernels.h"
+#include "quants/quants.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <string.h>
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+static uint32_t urand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+static float frand(void) { return (float)(urand() % 2000001) / 1e6f - 1.0f; }
+
+static const int TYPES[] = {SN_GGML_Q4_1, SN_GGML_Q5_0, SN_GGML_Q5_1, SN_GGML_Q2_K, SN_GGML_Q3_K, SN_GGML_Q5_K};
+enum { NT = sizeof(TYPES) / sizeof(TYPES[0]) };
+
+static void put_f16(uint8_t *p, float v) {
+    const uint16_t h = sn_fp32_to_fp16(v);
+    memcpy(p, &h, 2);
+}
+
+/* n values of type t: random bits, with the f16 scale fields set to sane magnitudes */
+static void random_row(int t, uint8_t *w, int64_t n) {
+    const size_t bs = sn_ggml_type_size(t), nb = (size_t)(n / sn_ggml_blck_size(t));
+    for (size_t i = 0; i < bs * nb; i++) w[i] = (uint8_t)urand();
+    for (size_t b = 0; b < nb; b++) {
+        uint8_t *p = w + b * bs;
+        const float d = 0.001f + 0.01f * fabsf(frand()), m = 0.01f * frand();
+        switch (t) {
+        case SN_GGML_Q4_1: case SN_GGML_Q5_1: put_f16(p, d); put_f16(p + 2, m); break;
+        case SN_GGML_Q5_0: put_f16(p, d); break;
+        case SN_GGML_Q2_K: put_f16(p + 80, d); put_f16(p + 82, fabsf(m)); break;
+        case SN_GGML_Q3_K: put_f16(p + 108, d); break;
+        case SN_GGML_Q5_K: put_f16(p, d * 0.1f); put_f16(p + 2, fabsf(m) * 0.1f); break;
+        }
+    }
+}
+
+static void act_to_f32(int at, const void *a, float *y, int64_t n) {
+    if (at == SN_GGML_Q8_K) {
+        const sn_block_q8_K *b = a;
+        for (int64_t i = 0; i < n; i++) y[i] = b[i / 256].d * b[i / 256].qs[i % 256];
+    } else {
+        const sn_block_q8_1 *b1 = a; /* Q8_0 and Q8_1 share d + qs; step over the right size */
+        const sn_block_q8_0 *b0 = a;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = at == SN_GGML_Q8_1 ? sn_fp16_to_fp32(b1[i / 32].d) * b1[i / 32].qs[i % 32]
+                                      : sn_fp16_to_fp32(b0[i / 32].d) * b0[i / 32].qs[i % 32];
+    }
+}
+
+enum { N = 2048 };
+
+static void test_scalar_vs_double(void) {
+    const sn_kernels *s = sn_kernels_scalar();
+    float *x = malloc(N * 4), *wd = malloc(N * 4), *ad = malloc(N * 4);
+    uint8_t *w = malloc(N * 2), *a = malloc(N * 2);
+    for (int rep = 0; rep < 4; rep++) {
+        for (int i = 0; i < N; i++) x[i] = frand() * (rep == 3 ? 30.f : 1.f);
+        for (int ti = 0; ti < NT; ti++) {
+            const int t = TYPES[ti], at = sn_kernel_act_type(t);
+            CU_ASSERT_FATAL(s->dot[t] && s->dot_mm[t] && at >= 0 && s->quant[at]);
+            random_row(t, w, N);
+            s->quant[at](x, a, N);
+            CU_ASSERT_FATAL(sn_dequantize_row(t, w, wd, N) == 0);
+            act_to_f32(at, a, ad, N);
+            double ref = 0, mag = 0;
+            for (int i = 0; i < N; i++) { ref += (double)wd[i] * ad[i]; mag += fabs((double)wd[i] * ad[i]); }
+            /* Q4_1/Q5_1 use s = f16(d * sum): 1e-3 relative on the min term */
+            const double tol = (t == SN_GGML_Q4_1 || t == SN_GGML_Q5_1 ? 2e-3 : 1e-5) * mag + 1e-6;
+            const double got = s->dot[t](N, w, a), got_mm = s->dot_mm[t](N, w, a);
+            if (fabs(got - ref) > tol || fabs(got_mm - ref) > tol)
+                printf("\n  scalar %s: %.9g / %.9g vs reference %.9g\n", sn_ggml_type_name(t), got, got_mm, ref);
+            CU_ASSERT(fabs(got - ref) <= tol);
+            CU_ASSERT(fabs(got_mm - ref) <= tol);
+        }
+    }
+    /* Q8_1's s is d (amax / 127, unrounded) times the sum of its values, rounded to f16 */
+    sn_block_q8_1 q[N / 32];
+    s->quant[SN_GGML_Q8_1](x, q, N);
+    for (int b = 0; b < N / 32; b++) {
+        int sum = 0;
+        float amax = 0;
+        for (int j = 0; j < 32; j++) { sum += q[b].qs[j]; amax = fmaxf(amax, fabsf(x[32 * b + j])); }
+        CU_ASSERT_EQUAL(q[b].s, sn_fp32_to_fp16(amax / 127.f * (float)sum));
+        CU_ASSERT_EQUAL(q[b].d, sn_fp32_to_fp16(amax / 127.f));
+    }
+    free(x); free(wd); free(ad); free(w); free(a);
+}
+
+static void check_table(const sn_kernels *k) {
+    const sn_kernels *s = sn_kernels_scalar();
+    const int64_t sizes[] = {256, 768, 4096};
+    float *x = malloc(4096 * 4);
+    uint8_t *w = malloc(4096 * 2), *a1 = malloc(4096 * 2), *a2 = malloc(4096 * 2);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const int64_t n = sizes[si];
+        for (int rep = 0; rep < 3; rep++) {
+            for (int64_t i = 0; i < n; i++) x[i] = frand() * (rep == 2 ? 40.f : 1.f);
+            if (rep == 1) memset(x, 0, 32 * sizeof(float)); /* an all-zero block */
+            for (int ti = 0; ti < NT; ti++) {
+                const int t = TYPES[ti], at = sn_kernel_act_type(t);
+                random_row(t, w, n);
+                s->quant[at](x, a1, n);
+                k->quant[at](x, a2, n);
+                CU_ASSERT_EQUAL(memcmp(a1, a2, sn_kernel_act_row_size(t, n)), 0);
+                const float r1 = s->dot[t](n, w, a1), r2 = k->dot[t](n, w, a1);
+                const float m1 = s->dot_mm[t](n, w, a1), m2 = k->dot_mm[t](n, w, a1);
+                if (r1 != r2 || m1 != m2)
+                    printf("\n  %s %s n=%lld: dot %.9g vs %.9g, dot_mm %.9g vs %.9g\n", k->name, sn_ggml_type_name(t),
+                           (long long)n, r1, r2, m1, m2);
+                CU_ASSERT_EQUAL(r1, r2);
+                CU_ASSERT_EQUAL(m1, m2);
+            }
+        }
+    }
+    free(x); free(w); free(a1); free(a2);
+}
+
+static void test_avx2(void) {
+    const sn_kernels *k = sn_kernels_avx2();
+    if (!k) { printf(" (no AVX2: skipped) "); return; }
+    check_table(k);
+}
+
+static void test_avx512(void) {
+    const sn_kernels *k = sn_kernels_avx512();
+    if (!k) { printf(" (no AVX-512: skipped) "); return; }
+    check_table(k);
+}
+
+/* ---- llama.cpp's own code as the oracle ---- */
+
+static int cpu_has(const char *flag) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return 0;
+    char line[8192];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5)) continue;
+        char *p = line;
+        const size_t fl = strlen(flag);
+        while ((p = strstr(p, flag))) {
+            if (p[-1] == ' ' && (p[fl] == ' ' || p[fl] == '\n')) { found = 1; break; }
+            p += fl;
+        }
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+typedef void (*vec_dot_fn)(int, float *, size_t, const void *, size_t, const void *, size_t, int);
+typedef void (*quant_fn)(const float *, void *, int64_t);
+typedef void (*dequant_fn)(const void *, float *, int64_t);
+
+static void *open_oracle(const char *lib) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/%s", sn_test_src(), lib);
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void test_dequant_vs_libggml(void) {
+    void *h = open_oracle("libggml-base.so");
+    if (!h) { printf(" (libggml-base.so not installed: skipped) "); return; }
+    const char *syms[NT] = {"dequantize_row_q4_1", "dequantize_row_q5_0", "dequantize_row_q5_1",
+                            "dequantize_row_q2_K", "dequantize_row_q3_K", "dequantize_row_q5_K"};
+    float *y1 = malloc(N * 4), *y2 = malloc(N * 4);
+    uint8_t *w = malloc(N * 2);
+    for (int ti = 0; ti < NT; ti++) {
+        dequant_fn ref = (dequant_fn)dlsym(h, syms[ti]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+        int bad = 0;
+        for (int it = 0; it < 20; it++) {
+            random_row(TYPES[ti], w, N);
+            ref(w, y1, N);
+            CU_ASSERT_FATAL(sn_dequantize_row(TYPES[ti], w, y2, N) == 0);
+            bad += memcmp(y1, y2, N * 4) != 0;
+        }
+        if (bad) printf("\n  %s differs from libggml\n", syms[ti]);
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    free(y1); free(y2); free(w);
+    dlclose(h);
+}
+
+static void test_dots_vs_ggml_cpu(void) {
+    /* the build of ggml's CPU backend llama.cpp picks here: zen4 on AVX-512 machines like ours,
+     * haswell on AVX2-only ones (both run the same AVX2 vec_dot code for these types) */
+    static const char *zen4[] = {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512_bf16", "avx512vbmi", NULL};
+    static const char *haswell[] = {"avx2", "fma", "f16c", "bmi2", NULL};
+    const char *lib = "libggml-cpu-zen4.so";
+    for (int i = 0; zen4[i]; i++)
+        if (!cpu_has(zen4[i])) lib = NULL;
+    for (int i = 0; !lib && haswell[i]; i++)
+        if (!cpu_has(haswell[i])) { printf(" (CPU runs neither ggml's zen4 nor haswell build: skipped) "); return; }
+    if (!lib) lib = "libggml-cpu-haswell.so";
+    void *h = open_oracle(lib);
+    if (!h) { printf(" (%s not installed: skipped) ", lib); return; }
+    printf(" (%s) ", lib);
+    void (*cpu_init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
+    quant_fn q8_1 = (quant_fn)dlsym(h, "quantize_row_q8_1"), q8_0 = (quant_fn)dlsym(h, "quantize_row_q8_0"),
+             q8_K = (quant_fn)dlsym(h, "quantize_row_q8_K");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cpu_init);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q8_1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q8_0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q8_K);
+    cpu_init(); /* fills ggml's f16 -> f32 table */
+    /* Q2_K: where ggml repacks it (AVX-512) its order is the gemv's, checked by the parity test */
+    const char *syms[NT] = {"ggml_vec_dot_q4_1_q8_1", "ggml_vec_dot_q5_0_q8_0", "ggml_vec_dot_q5_1_q8_1",
+                            sn_kernel_q2_K_repacked() ? NULL : "ggml_vec_dot_q2_K_q8_K", "ggml_vec_dot_q3_K_q8_K",
+                            "ggml_vec_dot_q5_K_q8_K"};
+    const sn_kernels *k = sn_kernels_best();
+    float *x = malloc(N * 4);
+    uint8_t *w = malloc(N * 2), *a1 = malloc(N * 2), *a2 = malloc(N * 2);
+    for (int ti = 0; ti < NT; ti++) {
+        if (!syms[ti]) continue;
+        const int t = TYPES[ti], at = sn_kernel_act_type(t);
+        vec_dot_fn ref = (vec_dot_fn)dlsym(h, syms[ti]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+        int bad_q = 0, bad_d = 0;
+        for (int it = 0; it < 50; it++) {
+            for (int i = 0; i < N; i++) x[i] = frand() * (it % 5 == 4 ? 50.f : 1.f);
+            random_row(t, w, N);
+            (at == SN_GGML_Q8_1 ? q8_1 : at == SN_GGML_Q8_0 ? q8_0 : q8_K)(x, a1, N);
+            k->quant[at](x, a2, N);
+            bad_q += memcmp(a1, a2, sn_kernel_act_row_size(t, N)) != 0;
+            float r = 0;
+            ref(N, &r, 0, w, 0, a1, 0, 1);
+            const float mine = k->dot[t](N, w, a1);
+            if (r != mine && !bad_d) printf("\n  %s: ggml %.9g, ours %.9g\n", syms[ti], r, mine);
+            bad_d += r != mine;
+        }
+        if (bad_q) printf("\n  %s: %d activation rows differ from ggml's\n", sn_ggml_type_name(at), bad_q);
+        CU_ASSERT_EQUAL(bad_q, 0);
+        CU_ASSERT_EQUAL(bad_d, 0);
+    }
+    free(x); free(w); free(a1); free(a2);
+    dlclose(h);
+}
+
+static const sn_test_case cases[] = {
+    {"scalar dots equal dequantize-then-dot in double", test_scalar_vs_double},
+    {"AVX2 twins equal the scalar kernels bit for bit", test_avx2},
+    {"AVX-512 twins equal the scalar kernels bit for bit", test_avx512},
+    {"dequantizers equal libggml-base's bit for bit", test_dequant_vs_libggml},
+    {"dots and Q8_1 equal ggml's CPU kernels bit for bit", test_dots_vs_ggml_cpu},
+};
+SN_TEST_MAIN("quants", cases)
