@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
 # bench/decode.sh - sunny-run prefill and decode speed next to llama.cpp's, same GGUF, same run.
 #
-# Builds a ~200M-parameter llama3-family GGUF once (tests/fixtures/gen_model.py --preset 200m, f32,
-# written by tests/tools/rt_hf2gguf.py and converted by rt_quantize to f16, q8_0 and q4_0), then for
-# each dtype and 1 and 2 threads runs:
-#   llama.cpp: tests/tools/llama_oracle.mjs bench (node-llama-cpp; 64 prompt tokens timed with
-#              evaluateWithoutGeneratingNewTokens, then 64 greedy tokens), median of 5 runs;
-#   sunny-run: --prompt-ids (the same 64 ids) -n 65 --json, 5 runs, median of its prefill_tok_s and
-#              decode_tok_s (decode = 64 single-token evaluations after the prompt).
-# Prints tok/s for both and the ratios (target: decode >= 1.0x, prefill >= 0.5x) plus sunny-run's
-# peak RSS (from /usr/bin/time) next to the GGUF size and KV cache size. Then, in the same run, the
-# runtime-blob rows (issue 8: INT4 blob vs Q4_0, fp16 blob vs F16, 1 and 2 threads) from
-# bench/blob_decode.sh; SN_BENCH_BLOB=0 skips them.
+# Self-contained (a fresh clone with `npm ci` in tests/ and a built tree is enough):
+#  1. bench/build_llama_tools.sh builds llama.cpp's llama-bench and llama-quantize once from the
+#     source bundle inside node-llama-cpp (CPU only, -march=native; cached in BUILD_DIR/llama.cpp-tools).
+#  2. The bench model: tests/fixtures/gen_model.py --preset 200m (221M parameters, Llama-3 shape:
+#     hidden 1024, 8 layers, 8 heads / 4 KV heads, ffn 2816, vocab 128256, tied embeddings), written
+#     as F32 by tests/tools/rt_hf2gguf.py and rounded to F16 by rt_quantize (the bytes llama.cpp's
+#     converter writes for these tensors; its convert_hf_to_gguf.py itself needs the `transformers`
+#     Python package, which this offline machine does not have). Every quantized type is then made
+#     by llama-quantize from that F16 file with llama.cpp's own recipe: Q8_0, Q4_0 (its Q4_0 keeps
+#     a Q6_K output head), Q4_K_M, Q5_K_M, Q6_K.
+#  3. For each type and 1 and 2 threads, 64 prompt tokens then 64 greedy decode steps:
+#       sunny-run   --prompt-ids (64 ids) -n 65 --json, RUNS runs, medians of prefill_tok_s and
+#                   decode_tok_s (decode = 64 single-token evaluations after the prompt);
+#       llama-bench -p 64 -n 64 -r RUNS -fa on (flash attention, as node-llama-cpp and sunny-run use
+#                   on CPU), medians of its per-repetition samples_ts for pp64 and tg64;
+#       node-llama-cpp (tests/tools/llama_oracle.mjs bench), median of RUNS runs, as a second column.
+#     Prints tok/s and the ratios sunny / llama-bench and sunny / node-llama-cpp, sunny-run's peak
+#     RSS (/usr/bin/time) and the load average at the start of each row (the machine is shared:
+#     compare the ratios, which both engines' runs in the same minute share).
+# Then, in the same run, the runtime-blob rows (bench/blob_decode.sh); SN_BENCH_BLOB=0 skips them.
 #   usage: bench/decode.sh [BUILD_DIR] [DTYPES] [THREADS]
+#   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/decode), SN_BENCH_NODE=0 skips the
+#          node-llama-cpp column, SN_BENCH_BLOB=0 the blob rows.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
-DTYPES=${2:-"f16 q8_0 q4_0"}
+DTYPES=${2:-"f16 q8_0 q4_0 q4_k_m q5_k_m q6_k"}
 THREADS=${3:-"1 2"}
 RUNS=${SN_BENCH_RUNS:-5}
 RUN=$B/cmd/sunny-run
 QUANT=$B/tests/rt_quantize
 for f in "$RUN" "$QUANT"; do [[ -x $f ]] || { echo "bench/decode.sh: $f not built" >&2; exit 1; }; done
+LBIN=$(nice -n 10 bash bench/build_llama_tools.sh "$B") || { echo "bench/decode.sh: building llama-bench failed" >&2; exit 1; }
 W=${SN_BENCH_WORK:-$B/bench/decode}
 mkdir -p "$W"
 PY=/usr/bin/python3
@@ -31,32 +43,54 @@ if [[ ! -f $W/llama3-200m-f32.gguf ]]; then
   $PY tests/fixtures/gen_model.py --family llama3 --preset 200m --dtype f32 --out "$src" >/dev/null || exit 1
   $PY tests/tools/rt_hf2gguf.py "$src" "$W/llama3-200m-f32.gguf" || exit 1
 fi
+[[ -f $W/llama3-200m-f16.gguf ]] || "$QUANT" "$W/llama3-200m-f32.gguf" "$W/llama3-200m-f16.gguf" f16 || exit 1
+declare -A FTYPE=([q8_0]=Q8_0 [q4_0]=Q4_0 [q4_k_m]=Q4_K_M [q5_k_m]=Q5_K_M [q6_k]=Q6_K [q3_k_m]=Q3_K_M [q2_k]=Q2_K [q5_0]=Q5_0)
 ids=$($PY -c 'print(",".join(str(100 + (i * 7919) % (128256 - 200)) for i in range(64)))')
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
-echo "machine: $cpu, $(nproc) cores; prefill 64 tokens, decode 64 tokens, median of $RUNS"
-printf '%-6s %3s | %12s %12s %7s | %12s %12s %7s | %8s\n' dtype thr "ours pf" "llama pf" ratio "ours dec" "llama dec" ratio "RSS MB"
+isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16|amx_int8)$' | tr '\n' ' ')
+echo "machine: $cpu, $(nproc) cores, ISA: $isa; prefill 64 tokens, decode 64 tokens, median of $RUNS"
+echo "llama.cpp: llama-bench from $LBIN (node-llama-cpp's bundle, $(git bundle list-heads tests/node_modules/node-llama-cpp/llama/gitRelease.bundle | head -c 12))"
+printf '%-7s %3s | %9s %9s %9s %6s %6s | %9s %9s %9s %6s %6s | %6s %5s\n' type thr "ours pf" "bench pf" "node pf" "/bench" "/node" \
+  "ours dec" "bench dec" "node dec" "/bench" "/node" "RSS MB" load
 for dt in $DTYPES; do
   g=$W/llama3-200m-$dt.gguf
-  [[ $dt == f32 || -f $g ]] || "$QUANT" "$W/llama3-200m-f32.gguf" "$g" "$dt" || exit 1
+  if [[ $dt != f16 && ! -f $g ]]; then
+    [[ -n ${FTYPE[$dt]:-} ]] || { echo "bench/decode.sh: unknown type $dt" >&2; exit 2; }
+    "$LBIN/llama-quantize" "$W/llama3-200m-f16.gguf" "$g.tmp" "${FTYPE[$dt]}" >"$W/quantize.log" 2>&1 \
+      || { tail -5 "$W/quantize.log"; exit 1; }
+    mv "$g.tmp" "$g"
+  fi
   cat "$g" > /dev/null
   for t in $THREADS; do
-    ref=$(node tests/tools/llama_oracle.mjs bench "$g" --threads "$t" --prefill 64 --decode 64 --runs "$RUNS") || { echo "oracle failed"; continue; }
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r "$RUNS" -fa on -o json >"$W/lbench.json" 2>"$W/lbench.err" \
+      || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue; }
+    node_ref='{}'
+    if [[ ${SN_BENCH_NODE:-1} != 0 ]]; then
+      node_ref=$(node tests/tools/llama_oracle.mjs bench "$g" --threads "$t" --prefill 64 --decode 64 --runs "$RUNS") || node_ref='{}'
+    fi
     : > "$W/ours.txt"
     rss=0
     for r in $(seq "$RUNS"); do
       /usr/bin/time -f '%M' -o "$W/rss.txt" "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >> "$W/ours.txt" || exit 1
       m=$(tail -1 "$W/rss.txt"); (( m > rss )) && rss=$m
     done
-    $PY - "$W/ours.txt" "$ref" "$dt" "$t" "$rss" "$g" <<'EOF'
-import json, os, statistics, sys
+    $PY - "$W/ours.txt" "$W/lbench.json" "$node_ref" "$dt" "$t" "$rss" "$load" <<'EOF'
+import json, statistics, sys
 ours = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-ref = json.loads(sys.argv[2])
+bench = json.load(open(sys.argv[2]))
+node = json.loads(sys.argv[3])
 pf = statistics.median(o["prefill_tok_s"] for o in ours)
 dc = statistics.median(o["decode_tok_s"] for o in ours)
-rpf, rdc = ref["prefill_tok_s"], ref["decode_tok_s"]
-print("%-6s %3s | %12.1f %12.1f %6.2fx | %12.1f %12.1f %6.2fx | %8.0f  (gguf %.0f MB)" % (
-    sys.argv[3], sys.argv[4], pf, rpf, pf / rpf, dc, rdc, dc / rdc, int(sys.argv[5]) / 1024,
-    os.path.getsize(sys.argv[6]) / 2**20))
+def lb(kind):
+    rows = [b for b in bench if (b["n_prompt"] > 0) == (kind == "pp")]
+    return statistics.median(rows[0]["samples_ts"]) if rows else float("nan")
+bpf, bdc = lb("pp"), lb("tg")
+npf, ndc = node.get("prefill_tok_s", float("nan")), node.get("decode_tok_s", float("nan"))
+r = lambda a, b: a / b if b == b and b > 0 else float("nan")
+print("%-7s %3s | %9.1f %9.1f %9.1f %5.2fx %5.2fx | %9.1f %9.1f %9.1f %5.2fx %5.2fx | %6.0f %5s" % (
+    sys.argv[4], sys.argv[5], pf, bpf, npf, r(pf, bpf), r(pf, npf), dc, bdc, ndc, r(dc, bdc), r(dc, ndc),
+    int(sys.argv[6]) / 1024, sys.argv[7]))
 EOF
   done
 done

@@ -1,6 +1,235 @@
-/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K dots and the
- * Q8_1 conversion): the same exact integers per lane and the same float steps in the same order,
- * so the results are bit-identical to the scalar reference (tests/unit/test_kernels.c). */
+/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K dots): the
+ * same exact integer per lane and the same float steps in the same order, so the results are
+ * bit-identical to the scalar reference (tests/unit/test_quants.c). The integer products use
+ * maddubs (unsigned weights x signed activations; every pair sum fits in int16 here: at most
+ * 2 * 31 * 127) and madd with the scales, as ggml does; lane L of a 32-byte group ends up holding
+ * bytes 4L..4L+3, which is the lane layout the scalar code spells out. Compiled for AVX2 via a
+ * target pragma and only reached from the AVX2 / AVX-512 tables (cpu.c checked the CPU). */
 #include "kernels.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#include "../quants/quants.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define h2f(x) _cvtsh_ss(x)
+
+static inline float hsum8(__m256 v) { /* (a4+a0 + a6+a2) + (a5+a1 + a7+a3), as scalar hsum8 */
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+/* 32 nibbles of 16 bytes: value j < 16 = low nibble of byte j, j >= 16 = high nibble of byte j-16 */
+static inline __m256i nibbles32(const uint8_t *qs) {
+    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0xF));
+}
+
+/* byte j = 0x10 if bit j of the 32-bit word is set, else 0 */
+static inline __m256i bits32(const uint8_t *p) {
+    uint32_t x;
+    memcpy(&x, p, 4);
+    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32((int)x), shuf);
+    b = _mm256_and_si256(b, _mm256_set1_epi64x((long long)0x8040201008040201ull));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(b, _mm256_set1_epi64x((long long)0x8040201008040201ull)), _mm256_set1_epi8(0x10));
+}
+
+/* 8 int32 lanes: lane L = sum of u[4L+k] * s[4L+k] (u unsigned bytes, s signed) */
+static inline __m256i udot(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+static float dot_q4_1(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_1 *w = vw;
+    const sn_block_q8_1 *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    float summs = 0;
+    for (int64_t b = 0; b < n / 32; b++) {
+        summs = fmaf(h2f(w[b].m), h2f(a[b].s), summs);
+        const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d));
+        const __m256i l = udot(nibbles32(w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs));
+        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
+    }
+    return hsum8(acc) + summs;
+}
+
+static float dot_q5_0(int64_t n, const void *vw, const void *va) {
+    const sn_block_q5_0 *w = vw;
+    const sn_block_q8_0 *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 32; b++) {
+        const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d));
+        const __m256i q = _mm256_or_si256(nibbles32(w[b].qs), bits32(w[b].qh)); /* 0..31 */
+        const __m256i y = _mm256_loadu_si256((const __m256i *)a[b].qs);
+        /* (q - 16) * y = q * y - 16 * y, lane by lane, exactly */
+        const __m256i l = _mm256_sub_epi32(udot(q, y), _mm256_slli_epi32(udot(_mm256_set1_epi8(1), y), 4));
+        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
+    }
+    return hsum8(acc);
+}
+
+static float dot_q5_1(int64_t n, const void *vw, const void *va) {
+    const sn_block_q5_1 *w = vw;
+    const sn_block_q8_1 *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    float summs = 0;
+    for (int64_t b = 0; b < n / 32; b++) {
+        summs = fmaf(h2f(w[b].m), h2f(a[b].s), summs);
+        const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d));
+        const __m256i q = _mm256_or_si256(nibbles32(w[b].qs), bits32(w[b].qh));
+        const __m256i l = udot(q, _mm256_loadu_si256((const __m256i *)a[b].qs));
+        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
+    }
+    return hsum8(acc) + summs;
+}
+
+/* 16 int16 copies of scale s in the low lane half and t in the high one */
+static inline __m256i two_scales(int s, int t) { return _mm256_set_m128i(_mm_set1_epi16((short)t), _mm_set1_epi16((short)s)); }
+
+static float dot_q3_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q3_K *w = vw;
+    const sn_block_q8_K *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / 256; b++) {
+        int8_t sc[16];
+        sn_q3_K_scales(w[b].scales, sc);
+        const __m256i hb = _mm256_loadu_si256((const __m256i *)w[b].hmask);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int g = 0; g < 8; g++) { /* 32-value group g = 4h + j */
+            const int h = g / 4, j = g % 4;
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[b].qs + 32 * h));
+            const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j), m3);
+            /* 4 where the high bit is clear: value = lo - 4 * (1 - hbit) */
+            const __m256i hclr = _mm256_andnot_si256(_mm256_srli_epi16(hb, 4 * h + j), one);
+            const __m256i y = _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g));
+            const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(lo, y), _mm256_maddubs_epi16(_mm256_slli_epi16(hclr, 2), y));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, two_scales(sc[2 * g], sc[2 * g + 1])));
+        }
+        const float d = a[b].d * h2f(w[b].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum8(acc);
+}
+
+static float dot_q5_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q5_K *w = vw;
+    const sn_block_q8_K *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    float summs = 0;
+    const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / 256; b++) {
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)w[b].qh);
+        __m256i sumi = _mm256_setzero_si256();
+        int msum = 0;
+        for (int g = 0; g < 8; g++) {
+            uint8_t s, m;
+            sn_k_q4k_scale_min(g, w[b].scales, &s, &m);
+            msum += m * (a[b].bsums[2 * g] + a[b].bsums[2 * g + 1]);
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[b].qs + 32 * (g / 2)));
+            const __m256i lo = _mm256_and_si256(g % 2 ? _mm256_srli_epi16(bits, 4) : bits, m4);
+            const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, g), one), 4);
+            const __m256i y = _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g));
+            const __m256i p = _mm256_maddubs_epi16(_mm256_or_si256(lo, hi), y);
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)s)));
+        }
+        const float d = a[b].d * h2f(w[b].d), dmin = -a[b].d * h2f(w[b].dmin);
+        summs = fmaf(dmin, (float)msum, summs);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum8(acc) + summs;
+}
+
+/* Q2_K: the exact scale and min integers of half h, as in the scalar q2_K_half */
+static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int h, int *isum, int *msum) {
+    const __m256i bits = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * h)), m3 = _mm256_set1_epi8(3);
+    __m256i s = _mm256_setzero_si256();
+    int ms = 0;
+    for (int j = 0; j < 4; j++) {
+        const int s0 = 8 * h + 2 * j;
+        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j), m3);
+        const __m256i y = _mm256_loadu_si256((const __m256i *)(a->qs + 128 * h + 32 * j));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), two_scales(x->scales[s0] & 0xF, x->scales[s0 + 1] & 0xF)));
+        ms += (x->scales[s0] >> 4) * a->bsums[s0] + (x->scales[s0 + 1] >> 4) * a->bsums[s0 + 1];
+    }
+    const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+    *isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
+    *msum = ms;
+}
+
+static inline float q2_K_dot(int64_t n, const void *vw, const void *va, int per_half) {
+    const sn_block_q2_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s1 = 0, s2 = 0;
+    for (int64_t b = 0; b < n / 256; b++) {
+        const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
+        int i0, m0, i1, m1;
+        q2_K_half(&w[b], &a[b], 0, &i0, &m0);
+        q2_K_half(&w[b], &a[b], 1, &i1, &m1);
+        if (per_half) {
+            s1 = fmaf((float)i0, d, s1);
+            s2 = fmaf((float)m0, dmin, s2);
+            s1 = fmaf((float)i1, d, s1);
+            s2 = fmaf((float)m1, dmin, s2);
+        } else {
+            s1 = fmaf((float)(i0 + i1), d, s1);
+            s2 = fmaf((float)(m0 + m1), dmin, s2);
+        }
+    }
+    return s1 - s2;
+}
+
+static float dot_q2_K(int64_t n, const void *w, const void *a) { return q2_K_dot(n, w, a, 0); }
+static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return q2_K_dot(n, w, a, 1); }
+
+static float dot_q2_K_lanes(int64_t n, const void *vw, const void *va) {
+    const sn_block_q2_K *w = vw;
+    const sn_block_q8_K *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    const __m256i m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(0xF);
+    for (int64_t b = 0; b < n / 256; b++) {
+        const float d = a[b].d * h2f(w[b].d), dmin = -a[b].d * h2f(w[b].dmin);
+        const __m128i ms = _mm_loadu_si128((const __m128i *)w[b].scales);
+        const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(ms, 4), _mm256_castsi256_si128(m4)));
+        const __m256i prod = _mm256_madd_epi16(mins, _mm256_loadu_si256((const __m256i *)a[b].bsums));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(prod), acc);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int g = 0; g < 8; g++) {
+            const int h = g / 4, j = g % 4;
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[b].qs + 32 * h));
+            const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j), m3);
+            const __m256i y = _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q, y),
+                                                            two_scales(w[b].scales[2 * g] & 0xF, w[b].scales[2 * g + 1] & 0xF)));
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum8(acc);
+}
+
+void sn_kernels_quants_avx2(sn_kernels *k) {
+    sn_kernels_quants_scalar(k); /* the Q8_1 conversion and anything not twinned below */
+    k->dot[SN_GGML_Q4_1] = k->dot_mm[SN_GGML_Q4_1] = dot_q4_1;
+    k->dot[SN_GGML_Q5_0] = k->dot_mm[SN_GGML_Q5_0] = dot_q5_0;
+    k->dot[SN_GGML_Q5_1] = k->dot_mm[SN_GGML_Q5_1] = dot_q5_1;
+    k->dot[SN_GGML_Q3_K] = k->dot_mm[SN_GGML_Q3_K] = dot_q3_K;
+    k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
+    if (sn_kernel_q2_K_repacked()) {
+        k->dot[SN_GGML_Q2_K] = dot_q2_K;
+        k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_mm;
+    } else {
+        k->dot[SN_GGML_Q2_K] = k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_lanes;
+    }
+}
+#pragma GCC pop_options
+#else
 void sn_kernels_quants_avx2(sn_kernels *k) { sn_kernels_quants_scalar(k); }
+#endif
