@@ -2,7 +2,7 @@
 // template package executes a Modelfile TEMPLATE, so tests can compare it byte for byte with the
 // model's own Jinja rendered by tests/tools/render_jinja.py. Standard library only.
 //
-// Semantics reproduced (see shared/reference/ollama.md §2.3), written from that description:
+// Semantics reproduced (Ollama's template package, see docs/TEMPLATES.md), written from that description:
 //   - text/template with missingkey=zero and the extra funcs json, currentDate, yesterdayDate;
 //   - a template that references neither .Messages nor .Response gets {{ .Response }} appended;
 //   - messages mode (template mentions .Messages): one execution; consecutive messages of the same
