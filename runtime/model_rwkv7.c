@@ -57,8 +57,7 @@ typedef struct {
     const float *ln0, *ln0_b, *out_norm, *out_norm_b;
     sn_matrix output;
     rwkv_layer *layers;
-    float **owned;
-    int n_owned;
+    sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
     int lanes; /* vector width of ggml's reductions on this CPU (16 or 8) */
     /* activations for up to cap_T tokens */
@@ -72,28 +71,7 @@ typedef struct {
 
 static sn_status keep(sn_model *m, rwkv_state *s, const char *name, int n_dims, const int64_t *ne, const float **out,
                       sn_err *err) {
-    const sn_gguf_tensor *t;
-    sn_status st = sn_model_tensor_nd(m, name, n_dims, ne, 1, &t, err);
-    if (st) return st;
-    int64_t n = 1;
-    for (int d = 0; d < n_dims; d++) n *= ne[d];
-    if (t->type == SN_GGML_F32 && ((uintptr_t)t->data % sizeof(float)) == 0) {
-        *out = t->data;
-        return SN_OK;
-    }
-    if (t->type != SN_GGML_F32 && t->type != SN_GGML_F16 && t->type != SN_GGML_BF16)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s has type %s (expected F32, F16 or BF16)", m->path, name,
-                          sn_ggml_type_name(t->type) ? sn_ggml_type_name(t->type) : "unknown");
-    float **o = realloc(s->owned, (size_t)(s->n_owned + 1) * sizeof(*o));
-    if (!o) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    s->owned = o;
-    float *v = malloc((size_t)n * sizeof(float));
-    if (!v) return sn_err_set(err, SN_ENOMEM, "out of memory converting %s", name);
-    s->owned[s->n_owned++] = v;
-    if (sn_dequantize_row(t->type, t->data, v, n) != 0)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: cannot convert tensor %s", m->path, name);
-    *out = v;
-    return SN_OK;
+    return sn_ops_f32_tensor(m, &s->f32s, name, n_dims, ne, out, err);
 }
 
 static sn_status vec(sn_model *m, rwkv_state *s, const char *name, int64_t n, const float **out, sn_err *err) {
@@ -182,8 +160,7 @@ static sn_status load_layer(sn_model *m, rwkv_state *s, int il, sn_err *err) {
 static void rwkv_free(sn_model *m) {
     rwkv_state *s = m->impl;
     if (!s) return;
-    for (int i = 0; i < s->n_owned; i++) free(s->owned[i]);
-    free(s->owned);
+    sn_f32_store_free(&s->f32s);
     free(s->layers);
     sn_ops_free(&s->ops);
     float *bufs[] = {s->x, s->h, s->prev, s->xx, s->r, s->w, s->k, s->v, s->a, s->g, s->kk, s->b,

@@ -33,4 +33,16 @@ sn_status sn_ops_project(sn_ops *o, const float *x, int64_t T, int nw, const sn_
 /* ggml_rms_norm then the elementwise weight: y = x / sqrt(mean(x^2) + eps) * w. */
 void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);
 
+/* Small per-model float tensors (norms, biases, recurrent-family vectors) as f32: an aligned F32
+ * tensor of exactly this shape is used in place; F16/BF16 ones are converted once into arrays the
+ * sn_f32_store owns (freed by sn_f32_store_free). Other types are refused naming the tensor. */
+typedef struct sn_f32_store {
+    float **owned;
+    int n_owned;
+} sn_f32_store;
+
+sn_status sn_ops_f32_tensor(sn_model *m, sn_f32_store *st, const char *name, int n_dims, const int64_t *ne,
+                            const float **out, sn_err *err);
+void sn_f32_store_free(sn_f32_store *st);
+
 #endif
