@@ -25,7 +25,8 @@ G1=$F/e2e-g1-q8_0.gguf
 
 start_fake_ollama "$W/f"
 out=$("$SI" ollama "$G" --name mamba2-auto:latest --host "$FAKE_URL" 2>&1); rc=$?
-[[ $rc != 0 ]] && grep -q "no tokenizer.chat_template" <<<"$out" && ok "ollama --template auto: a base model is refused, saying what to pass" ||
+# A base model (no tokenizer.chat_template) installs with an explicit raw {{ .Prompt }} TEMPLATE, said so.
+[[ $rc == 0 ]] && grep -q 'template: {{ .Prompt }} (raw completion' <<<"$out" && ok "ollama --template auto: a base model gets the raw completion template, said so" ||
   bad "auto template on a base model: rc=$rc $out"
 printf '{{ .Prompt }}' >"$W/raw.gotmpl"
 out=$("$SI" ollama "$G" --name mamba2-e2e:latest --host "$FAKE_URL" --template "$W/raw.gotmpl" --smoke -n 32 --json 2>"$W/o.err"); rc=$?
