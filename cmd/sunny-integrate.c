@@ -252,13 +252,21 @@ static int check_server_render(sn_http *h, const ollama_args *a, const char *der
     const char *sys = a->system;
     (void)derived_sys;
     char *mine = NULL;
-    if (sn_template_render_jinja(a->gguf, sys, PROMPT, &mine, err)) {
+    if (sn_template_render_jinja(a->gguf, sys, PROMPT, 0, &mine, err)) {
         cJSON_Delete(j);
         if (!must_match) { sn_cli_warnf("server render not checked: %s", err->msg); memset(err, 0, sizeof *err); return 0; }
         return err->code;
     }
     const char *srv = rt->valuestring;
     int same = strcmp(srv, mine) == 0;
+    if (!same) { /* a server rendering the Jinja itself (>= 0.30) keeps the BOS text the Jinja writes */
+        char *with_bos = NULL;
+        if (sn_template_render_jinja(a->gguf, sys, PROMPT, 1, &with_bos, err) == SN_OK && strcmp(srv, with_bos) == 0) {
+            same = 1;
+        }
+        memset(err, 0, sizeof *err);
+        free(with_bos);
+    }
     cJSON_AddBoolToObject(out, "server_render_matches_jinja", same);
     if (same) {
         fprintf(o, "render  : the server's prompt (_debug_render_only) is byte-identical to the GGUF's Jinja\n");

@@ -381,7 +381,7 @@ sn_status sn_template_use_nearest(sn_template_result *r, sn_err *err) {
     return st;
 }
 
-sn_status sn_template_render_jinja(const char *gguf, const char *system, const char *user, char **out,
+sn_status sn_template_render_jinja(const char *gguf, const char *system, const char *user, int keep_bos, char **out,
                                    sn_err *err) {
     *out = NULL;
     sn_template_result r = {0};
@@ -411,7 +411,7 @@ sn_status sn_template_render_jinja(const char *gguf, const char *system, const c
     if (r.eos_token) cJSON_AddStringToObject(vars, "eos_token", r.eos_token);
     if ((st = sn_jinja_render(t, vars, NULL, out, NULL, err))) goto done;
     size_t bl = r.bos_token ? strlen(r.bos_token) : 0;
-    if (bl && r.add_bos != 0 && strncmp(*out, r.bos_token, bl) == 0) memmove(*out, *out + bl, strlen(*out) - bl + 1);
+    if (!keep_bos && bl && r.add_bos != 0 && strncmp(*out, r.bos_token, bl) == 0) memmove(*out, *out + bl, strlen(*out) - bl + 1);
 done:
     if (st) sn_err_prefix(err, "%s", gguf);
     cJSON_Delete(vars);

@@ -57,9 +57,11 @@ sn_status sn_template_resolve(const char *path_or_dir, const char *jinja_file,
 char *sn_template_result_json(const sn_template_result *r);
 
 /* The GGUF's own Jinja rendered by sunny for [system (if non-NULL), user] with a generation
- * prompt, one leading BOS removed when the tokenizer adds it: what the server's rendering of the
- * same conversation must equal. *out is malloc'd. */
-sn_status sn_template_render_jinja(const char *gguf, const char *system, const char *user, char **out,
+ * prompt: what the server's rendering of the same conversation must equal. A Go TEMPLATE leaves
+ * the BOS to the tokenizer, so with keep_bos = 0 one leading BOS is removed when the tokenizer adds
+ * it; a server that renders the Jinja itself keeps the BOS text the Jinja writes (keep_bos = 1).
+ * *out is malloc'd. */
+sn_status sn_template_render_jinja(const char *gguf, const char *system, const char *user, int keep_bos, char **out,
                                    sn_err *err);
 
 /* After SN_EUNSUPPORTED (no family proven): fills r->family/template/stop from r->nearest anyway,
