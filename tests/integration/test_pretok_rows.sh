@@ -59,10 +59,14 @@ if tree=$(llama_tree); then
 import json, sys
 parts = open(sys.argv[1], encoding="utf-8").read().split("\n__ggml_vocab_test__\n")
 if parts and parts[-1].endswith("\n"): parts[-1] = parts[-1][:-1]
+if parts and parts[-1] == "": parts.pop()  # the file ends with a separator (test-tokenizer-0 drops it too)
 with open(sys.argv[2], "w") as f:
     for p in parts: f.write(json.dumps(p) + "\n")
 EOF
     if ! "$TOOLS/tok_dump" "$g" --json --no-parse-special "$W/$b.json" >"$W/$b.got" 2>"$W/$b.err"; then
+      if grep -q "is not supported (supported:" "$W/$b.err"; then # e.g. bert (WordPiece): no sunny tokenizer
+        skip_check "$b: its tokenizer model is not one sunny implements ($(grep -o "model '[^']*'" "$W/$b.err"))"; continue
+      fi
       bad "$b: tok_dump cannot tokenize it: $(head -1 "$W/$b.err")"; continue
     fi
     $PY - "$out" "$W/$b.got" "$b" <<'EOF' || sn_fail=$((sn_fail + 1))
