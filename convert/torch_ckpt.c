@@ -19,6 +19,7 @@
 
 #define MAX_PKL (1ull << 30)   /* data.pkl larger than this is not a state dict */
 #define MAX_WALK_DEPTH 16      /* how deep we look for the state dict */
+#define MAX_WALK_VISITS 100000 /* dicts looked at; memo references can share one dict many times */
 
 typedef struct {
     const char *key;
@@ -167,10 +168,13 @@ static int is_tensor_dict(const sn_pk_value *d) {
     return any;
 }
 
-/* Collects "path" of every dict of tensors under v (bounded depth; cycles end at the bound). */
+/* Collects "path" of every dict of tensors under v. Bounded in depth (cycles end there) and in dicts
+ * visited: a pickle can reference one dict from many keys, and a walk of such a graph would double at
+ * every level; *visits counts down and the caller reports its exhaustion. */
 static void find_state_dicts(const sn_pk_value *v, char *path, size_t plen, int depth, const sn_pk_value **found,
-                             char (*found_path)[256], int *n_found) {
-    if (depth > MAX_WALK_DEPTH || !v || v->kind != SN_PK_DICT || *n_found > 8) return;
+                             char (*found_path)[256], int *n_found, long *visits) {
+    if (depth > MAX_WALK_DEPTH || !v || v->kind != SN_PK_DICT || *n_found > 8 || *visits <= 0) return;
+    (*visits)--;
     if (is_tensor_dict(v)) {
         if (*n_found < 8) {
             found[*n_found] = v;
@@ -186,7 +190,7 @@ static void find_state_dicts(const sn_pk_value *v, char *path, size_t plen, int 
         if (L + 1 + k->u.str.len + 1 > plen) continue;
         if (L) path[L++] = '.';
         memcpy(path + L, k->u.str.s, k->u.str.len + 1);
-        find_state_dicts(c, path, plen, depth + 1, found, found_path, n_found);
+        find_state_dicts(c, path, plen, depth + 1, found, found_path, n_found, visits);
         path[L0] = 0; /* back to the parent's path */
     }
 }
@@ -216,7 +220,13 @@ static sn_status pick_state(sn_tc_file *f, const sn_pk_value *root, const char *
     char paths[8][256];
     int n = 0;
     char path[256] = "";
-    find_state_dicts(root, path, sizeof path, 0, found, paths, &n);
+    long visits = MAX_WALK_VISITS;
+    find_state_dicts(root, path, sizeof path, 0, found, paths, &n, &visits);
+    if (visits <= 0)
+        return sn_err_set(err, SN_EFORMAT,
+                          "%s: the saved object's dicts reference each other more than %d times while looking for the "
+                          "state dict (not a model checkpoint?); name it with --state-key",
+                          f->path, MAX_WALK_VISITS);
     if (n == 1) {
         snprintf(f->state_key, sizeof f->state_key, "%s", paths[0]);
         *out = found[0];

@@ -310,7 +310,16 @@ static void test_fuzz_regressions(void) {
         fclose(fp);
         sn_err err = {0};
         sn_tc_file *f = NULL;
-        if (sn_tc_open_mem(b, n, e->d_name, NULL, &f, &err) == SN_OK) sn_tc_close(f);
+        sn_status st = sn_tc_open_mem(b, n, e->d_name, NULL, &f, &err);
+        if (st == SN_OK) sn_tc_close(f);
+        /* torch.save of 20 levels of dicts that each hold one child dict under three keys: a walk
+         * that follows every key visits 3^16 dicts; the search for the state dict must give up and
+         * say so instead. */
+        if (strcmp(e->d_name, "torch_zip-shared-dicts.pt") == 0) {
+            CU_ASSERT_EQUAL(st, SN_EFORMAT);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "reference each other"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "torch_zip-shared-dicts.pt"));
+        }
         sn_pk *pk = NULL;
         if (sn_pk_load(b, n, e->d_name, 0, NULL, &pk, &err) == SN_OK) sn_pk_free(pk);
         free(b);
