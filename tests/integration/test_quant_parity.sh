@@ -82,7 +82,7 @@ import json, sys
 for line in open(sys.argv[1]):
     tag, gguf, ids = line.rstrip("\n").split("\t")
     print(json.dumps({"model": gguf, "prompt_ids": [int(i) for i in ids.split(",")], "n": int(sys.argv[2]),
-                      "top_logits": 8, "decode_top_logits": 8}))
+                      "top_logits": 8, "decode_top_logits": 8, "step_top_logits": 2}))
 PYEOF
 $ORACLE batch --threads 2 <"$WORK/jobs.jsonl" >"$WORK/oracle.jsonl" || { echo "oracle failed"; exit 1; }
 $PY "$SN_SRC/tests/tools/parity_judge.py" "$CASES" "$WORK/oracle.jsonl" "$RUN" "$N" 2

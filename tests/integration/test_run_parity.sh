@@ -3,18 +3,21 @@
 #
 # For each fixture family (llama3, qwen2, qwen3, mistral; random weights, real tokenizers from
 # tests/fixtures/gen_model.py) x {f32, f16, bf16, q8_0, q4_0} x 3 prompts: 32 greedy tokens from
-# sunny-run vs node-llama-cpp (tests/tools/llama_oracle.mjs). A divergence passes only as a proven
-# tie: at the first differing step our top-2 logit gap must be < 1e-3 x max|logit| (printed). The
+# sunny-run vs node-llama-cpp (tests/tools/llama_oracle.mjs), judged by tests/tools/parity_judge.py
+# (shared with test_quant_parity.sh). A differing step passes only as a tie proven on both engines'
+# logits (each one's top-2 gap < 1e-3 x its own max|logit|, the same two candidates); sunny-run
+# then continues on llama.cpp's pick and the remaining tokens are still compared (printed). The
 # final-step logits are compared too, as computed by the last decode step and again by evaluating
 # prompt + the first 31 tokens as one batch: the max abs difference over llama.cpp's 8 largest raw
 # logits (each taken relative to the largest, since sunny-run prints log-probabilities) is printed
-# (~1e-6 = sunny-run's print precision when the logits are bit-identical). Then RoPE-scaled variants and a
-# Q4_K_M-style GGUF (Q4_K + Q6_K, from our reference K-quantizers) on the "small" preset, whose
-# widths are multiples of 256. GGUFs are written by tests/tools/rt_hf2gguf.py + rt_quantize so this
-# test does not depend on sunny-convert. Three 250-token cases (llama3 f16, qwen3 q8_0, qwen2 bf16)
-# decode past 256 cached positions. llama.cpp runs once for all cases (llama_oracle.mjs batch,
-# each GGUF loaded once). Env: SN_SRC SN_BUILD SN_BIN SN_WORK (set by ctest);
-# SN_PARITY_FAMILIES / SN_PARITY_TYPES narrow the matrix.
+# (~1e-6 = sunny-run's print precision when the logits are bit-identical). Then RoPE-scaled
+# variants, a Q4_K_M-style GGUF (Q4_K + Q6_K, from our reference K-quantizers) on the "small"
+# preset, whose widths are multiples of 256, and a Q4_K_M of the same model made by llama.cpp's own
+# quantizer (llama_model_quantize through tests/tools/llama_quantize_oracle). The other GGUFs are
+# written by tests/tools/rt_hf2gguf.py + rt_quantize so this test does not depend on sunny-convert.
+# Three 250-token cases (llama3 f16, qwen3 q8_0, qwen2 bf16) decode past 256 cached positions.
+# llama.cpp runs once for all cases (llama_oracle.mjs batch, each GGUF loaded once). Env: SN_SRC
+# SN_BUILD SN_BIN SN_WORK (set by ctest); SN_PARITY_FAMILIES / SN_PARITY_TYPES narrow the matrix.
 set -euo pipefail
 SRC=${SN_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${SN_BUILD:-$SRC/build}
@@ -92,6 +95,19 @@ if [[ -z ${SN_PARITY_SKIP_KQUANTS:-} ]]; then
         [[ -f $g ]] || "$QUANT" "$WORK/$fam-small-f32.gguf" "$g" q4_k_m
         add_cases "$fam" q4_k_m "$g"
     done
+    # One file made by llama.cpp's own quantizer, so both engines do not just read sunny's bytes:
+    # llama_model_quantize from node-llama-cpp's libllama (tests/tools/llama_quantize_oracle, as in
+    # test_quant_parity.sh) makes a Q4_K_M (llama_ftype 15) of the first family's small f32 file.
+    fam=${SN_PARITY_KQ_FAMILIES:-llama3}; fam=${fam%% *}
+    LQ=$BUILD/tests/llama_quantize_oracle
+    export SN_LIBLLAMA=${SN_LIBLLAMA:-$(ls "$SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so 2>/dev/null | head -1)}
+    [[ -x $LQ && -n $SN_LIBLLAMA ]] || { echo "FAIL: llama_quantize_oracle or node-llama-cpp's libllama missing"; exit 1; }
+    g=$WORK/$fam-small-lq-q4_k_m.gguf
+    if [[ ! -f $g ]]; then
+        "$LQ" "$WORK/$fam-small-f32.gguf" "$g.tmp" 15 >"$WORK/lq.log" 2>&1 || { cat "$WORK/lq.log"; exit 1; }
+        mv "$g.tmp" "$g"
+    fi
+    add_cases "$fam" lq-q4_k_m "$g"
 fi
 
 # ---- 2. llama.cpp: one process, each GGUF loaded once, jobs in case order
@@ -101,70 +117,10 @@ import json, sys
 for line in open(sys.argv[1]):
     tag, gguf, ids = line.rstrip("\n").split("\t")
     print(json.dumps({"model": gguf, "prompt_ids": [int(i) for i in ids.split(",")], "n": int(sys.argv[2]), "top_logits": 8,
-                      "decode_top_logits": 8}))
+                      "decode_top_logits": 8, "step_top_logits": 2}))
 EOF
 $ORACLE batch --threads 2 <"$WORK/jobs.jsonl" >"$WORK/oracle.jsonl"
 
-# ---- 3. sunny-run on every case, judged against llama.cpp's answer
-$PY - "$CASES" "$WORK/oracle.jsonl" "$RUN" "$N" <<'EOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-run, n = sys.argv[3], int(sys.argv[4])
-if len(oracle) != len(cases):
-    sys.exit(f"llama.cpp answered {len(oracle)} of {len(cases)} cases")
-
-def logit_diff(top, ours):
-    """max |(l_k - l_0) - (ours_k - ours_0)| over llama.cpp's top tokens (ours are log-probs)."""
-    global inexact
-    if top[0][0] not in ours:
-        inexact += 1
-        return "n/a (top tokens differ)"
-    d = [abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours]
-    inexact += max(d) > 1e-5
-    return f"{max(d):.1e} ({len(d)} of 8)"
-
-def sunny(gguf, ids, steps):
-    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(steps), "--json",
-                          "--ignore-eos", "-t", "2"], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
-
-fail = inexact = 0  # inexact: final-step logit comparisons above sunny-run's print precision
-for (tag, gguf, ids), o in zip(cases, oracle):
-    prompt = [int(i) for i in ids.split(",")]
-    assert o["prompt_ids"] == prompt and o["model"] == gguf
-    s = sunny(gguf, prompt, n)
-    a, b = o["ids"], s["ids"]
-    first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None)
-    if first is None and len(a) != len(b):
-        first = min(len(a), len(b))
-    if first is None:
-        # final-step logits: the decode step that chose the last token, and the same step again
-        # evaluated as one batch of prompt + 31 tokens (each engine's batched path)
-        dec = logit_diff(o["decode_top_logits"], dict(s["top_logprobs"]))
-        bat = logit_diff(o["top_logits"], dict(sunny(gguf, prompt + a[:-1], 1)["top_logprobs"]))
-        print(f"PASS {tag}: {n} tokens equal; final-step logits max abs diff: decode {dec}, batch {bat}")
-        continue
-    # divergence: our top-2 gap at that step (prompt + common prefix, one token)
-    t = sunny(gguf, prompt + b[:first], 1)
-    gap = t["top_logprobs"][0][1] - t["top_logprobs"][1][1]
-    thr = 1e-3 * t["max_abs_logit"]
-    verdict = json.dumps({"gap": round(gap, 6), "threshold": round(thr, 6), "tie": gap < thr})
-    if gap < thr:
-        print(f"PASS {tag}: tie at step {first} {verdict}")
-    else:
-        print(f"FAIL {tag}: diverged at step {first} {verdict}")
-        print(f"  llama.cpp: {a}\n  sunny-run: {b}")
-        fail += 1
-print(f"run parity: {len(cases) - fail}/{len(cases)} cases pass, {fail} failures; "
-      f"{inexact} final-step logit comparisons differ by more than 1e-5")
-# The logits are claimed equal (README, docs/PERFORMANCE.md) where sunny mirrors llama.cpp's build:
-# an AVX-512 CPU with no SN_CPU cap. Elsewhere llama.cpp sums in other orders; only tokens count.
-import os
-strict = "avx512f" in open("/proc/cpuinfo").read().split() and not os.environ.get("SN_CPU")
-if inexact and strict:
-    print(f"FAIL: {inexact} logit comparisons above 1e-5 on an AVX-512 machine (expected 0)")
-sys.exit(1 if fail or (inexact and strict) else 0)
-EOF
+# ---- 3. sunny-run on every case, judged against llama.cpp's answer (the one judge, shared with
+# test_quant_parity.sh: equal tokens, or a tie proven on both engines' logits, then compared on)
+$PY "$SRC/tests/tools/parity_judge.py" "$CASES" "$WORK/oracle.jsonl" "$RUN" "$N" 2

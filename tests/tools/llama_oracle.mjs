@@ -13,8 +13,9 @@
 //            generation step itself (one token decoded after the others), by generating with
 //            controlledEvaluate one token at a time instead of evaluate().
 //   batch [--threads T]     stdin: JSON lines {"model":GGUF,"prompt_ids":[...],"n":32,"logprobs":K,"top_logits":K,
-//                                               "decode_top_logits":K}
-//            -> one generate-style JSON result per line, in order. One model is kept loaded at a time
+//                                               "decode_top_logits":K,"step_top_logits":K}
+//            -> one generate-style JSON result per line, in order. step_top_logits K adds "step_logits":
+//            per greedy step {"top":[[id,logit] x K],"max_abs":max|logit|} (llama.cpp's own tie evidence). One model is kept loaded at a time
 //            (group jobs by model so each GGUF loads once); one process for many runs.
 //   sample GGUF --prompt-ids 1,2,3 [-n N] --temp T [--top-k K] [--top-p P] [--min-p M] --seed S
 //            -> {"prompt_ids":[...],"ids":[...],...}: N tokens from evaluate() with node-llama-cpp's chain
@@ -83,24 +84,33 @@ async function greedyIn(ctx, prompt, n) {
 }
 
 // Greedy generation one controlledEvaluate call per token, keeping the K largest raw logits of the
-// last step (the one that chose ids[n-1]). Same sampler as greedyIn (temperature 0).
-async function greedyWithLogits(ctx, prompt, n, k) {
+// last step (the one that chose ids[n-1]). Same sampler as greedyIn (temperature 0). With stepK > 0
+// every step also reports {"top": its stepK largest raw logits, "max_abs": max|logit|} (from
+// llama.cpp's own max and min logit), so a judge can tell a tie on llama.cpp's side too.
+async function greedyWithLogits(ctx, prompt, n, k, stepK = 0) {
   const seq = ctx.getSequence();
   const ids = [];
+  const steps = [];
   let top = null;
   let input = prompt;
   while (ids.length < n) {
     const last = ids.length === n - 1;
-    const next = { token: true, options: { temperature: 0 }, ...(last ? { logits: { filter: { tokens: [], includeTop: k } } } : {}) };
+    const want = Math.max(last ? k : 0, stepK);
+    const logits = want ? { logits: { filter: { tokens: [], includeTop: want, includeMax: stepK > 0, includeMin: stepK > 0 } } } : {};
+    const next = { token: true, options: { temperature: 0 }, ...logits };
     const res = await seq.controlledEvaluate([...input.slice(0, -1), [input[input.length - 1], { generateNext: next }]]);
     const out = res[input.length - 1]?.next;
     if (out?.token == null) break;
     ids.push(out.token);
-    if (last && out.logits) top = Array.from(out.logits.entries()).sort((a, b) => b[1] - a[1]).slice(0, k);
+    if (want && out.logits) {
+      const all = Array.from(out.logits.entries()).sort((a, b) => b[1] - a[1]);
+      if (last && k) top = all.slice(0, k);
+      if (stepK) steps.push({ top: all.slice(0, stepK), max_abs: Math.max(Math.abs(all[0][1]), Math.abs(all[all.length - 1][1])) });
+    }
     input = [out.token];
   }
   await seq.dispose();
-  return { ids, top };
+  return { ids, top, steps };
 }
 
 async function lastLogprobs(ctx, hist, k) {
@@ -141,11 +151,13 @@ if (cmd === "batch") {
       const ctx = await model.createContext({ contextSize: job.ctx ?? 512, threads, flashAttention: fa, sequences: 1 });
       m = { path: job.model, ctxSize: job.ctx ?? 512, model, ctx };
     }
-    let ids, decodeTop = null;
-    if (job.decode_top_logits) ({ ids, top: decodeTop } = await greedyWithLogits(m.ctx, job.prompt_ids, job.n ?? 32, job.decode_top_logits));
+    let ids, decodeTop = null, steps = null;
+    if (job.decode_top_logits || job.step_top_logits)
+      ({ ids, top: decodeTop, steps } = await greedyWithLogits(m.ctx, job.prompt_ids, job.n ?? 32, job.decode_top_logits ?? 0, job.step_top_logits ?? 0));
     else ids = await greedyIn(m.ctx, job.prompt_ids, job.n ?? 32);
     const res = { model: job.model, prompt_ids: job.prompt_ids, ids, text: m.model.detokenize(ids) };
     if (decodeTop) res.decode_top_logits = decodeTop;
+    if (job.step_top_logits) res.step_logits = steps;
     await lastStep(m.ctx, job.prompt_ids, ids, res, job.logprobs, job.top_logits);
     process.stdout.write(JSON.stringify(res) + "\n");
   }

@@ -32,7 +32,8 @@ static void pad(buf *b, size_t a) { while (b->n % a) p8(b, 0); }
 /* --- the file generator: a valid file unless a knob says otherwise ------------------------------ */
 enum { KV_OK, KV_EMPTY_KEY, KV_DUP_KEY, KV_BAD_TYPE, KV_BAD_ELEM_TYPE, KV_NESTED, KV_BOOL2,
        KV_BOOL_ARR2, KV_HUGE_COUNT, KV_HUGE_STRLEN, KV_HUGE_ELEM_STRLEN, KV_ALIGN_U64, KV_ALIGN_48,
-       KV_ALIGN_0, KV_ALIGN_64, KV_BAD_UTF8_KEY, KV_NUL_KEY, KV_STRLEN_PAST_EOF, KV_FIT_COUNT };
+       KV_ALIGN_0, KV_ALIGN_64, KV_BAD_UTF8_KEY, KV_NUL_KEY, KV_STRLEN_PAST_EOF, KV_FIT_COUNT,
+       KV_STRLEN_ONE_PAST };
 
 typedef struct { const char *name; uint32_t nd; uint64_t ne[4]; uint32_t type; } tspec;
 
@@ -69,6 +70,8 @@ static void emit_kvs(buf *b, gen *g) {
     case KV_FIT_COUNT: pstr(b, "k"); p32(b, SN_GGUF_ARR); p32(b, SN_GGUF_U64); g->at_field = b->n; p64(b, 1000); p64(b, 1); break;
     case KV_HUGE_STRLEN: g->at_field = b->n; p64(b, UINT64_MAX); put(b, "kkkk", 4); p32(b, SN_GGUF_U8); p8(b, 0); break;
     case KV_STRLEN_PAST_EOF: pstr(b, "k"); p32(b, SN_GGUF_STR); g->at_field = b->n; p64(b, 1u << 20); put(b, "abc", 3); break;
+    /* length set by generate() to one byte more than is left after it: shorter than the file */
+    case KV_STRLEN_ONE_PAST: pstr(b, "k"); p32(b, SN_GGUF_STR); g->at_field = b->n; p64(b, 0); put(b, "abc", 3); break;
     case KV_HUGE_ELEM_STRLEN: pstr(b, "k"); p32(b, SN_GGUF_ARR); p32(b, SN_GGUF_STR); p64(b, 2); pstr(b, "a"); g->at_field = b->n; p64(b, (uint64_t)1 << 40); break;
     case KV_ALIGN_U64: g->at_field = b->n; pstr(b, "general.alignment"); p32(b, SN_GGUF_U64); p64(b, 64); break;
     case KV_ALIGN_48: g->at_field = b->n; pstr(b, "general.alignment"); p32(b, SN_GGUF_U32); p32(b, 48); break;
@@ -128,6 +131,10 @@ static buf generate(gen *g) {
         uint64_t n = tsize(&g->ts[i]);
         for (uint64_t j = 0; j < n && j < 4096; j++) p8(&b, (uint8_t)(j * 13 + 1));
         pad(&b, align);
+    }
+    if (g->kv_mode == KV_STRLEN_ONE_PAST) { /* the string claims every remaining byte and one more */
+        uint64_t len = b.n - (g->at_field + 8) + 1;
+        memcpy(b.p + g->at_field, &len, 8);
     }
     return b;
 }
@@ -267,6 +274,10 @@ static void test_kv_fields(void) {
     expect_bad(&g, "key #1", "string length", AT_ANY);
     g = (gen){.kv_mode = KV_STRLEN_PAST_EOF};
     expect_bad(&g, "key 'k' (#1) value", "exceeds", AT_ANY);
+    /* shorter than the file but one byte longer than what is left (llama.cpp's gguf reader refuses
+     * a string it cannot read whole); a check against the file size alone would read past the end */
+    g = (gen){.kv_mode = KV_STRLEN_ONE_PAST};
+    expect_bad(&g, "key 'k' (#1) value", "bytes left in the file", AT_FIELD);
     g = (gen){.kv_mode = KV_HUGE_ELEM_STRLEN};
     expect_bad(&g, "key 'k' (#1) element 1", "string length", AT_ANY);
     g = (gen){.kv_mode = KV_ALIGN_U64};
