@@ -129,6 +129,14 @@ static inline uint64_t sn_arch_permute_src(uint64_t dst, uint64_t n_rows, uint64
     return h * hd + (w & 1) * (hd / 2) + (w >> 1);
 }
 
+/* Metadata writers for an arch's write_kv: the key is "ARCH.SUFFIX" (just SUFFIX when arch is NULL).
+ * A value that does not fit u32 is an SN_EFORMAT naming config.json and the key. */
+sn_status sn_arch_kv_u32(sn_gguf_writer *w, const char *arch, const char *suffix, int64_t v, sn_err *err);
+sn_status sn_arch_kv_f32(sn_gguf_writer *w, const char *arch, const char *suffix, double v, sn_err *err);
+sn_status sn_arch_kv_str(sn_gguf_writer *w, const char *arch, const char *suffix, const char *v, sn_err *err);
+/* Returns from the calling function on a failed status. */
+#define SN_ARCH_TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
+
 /* Llama-3 rope frequency factors ("rope_type": "llama3"): n = head_dim/2 values. */
 sn_status sn_arch_llama3_rope_freqs(const sn_hf_config *cfg, float **out, uint64_t *n, sn_err *err);
 

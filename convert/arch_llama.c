@@ -56,30 +56,10 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 
 /* ---- metadata ---- */
 
-static sn_status kv_u32(sn_gguf_writer *w, const char *arch, const char *suffix, uint64_t v, sn_err *err) {
-    char key[128];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    if (v > UINT32_MAX) return sn_err_set(err, SN_EFORMAT, "config.json: value %llu for %s does not fit u32",
-                                          (unsigned long long)v, key);
-    sn_status st = sn_gguf_writer_set_u32(w, key, (uint32_t)v);
-    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
-}
-
-static sn_status kv_f32(sn_gguf_writer *w, const char *arch, const char *suffix, double v, sn_err *err) {
-    char key[128];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    sn_status st = sn_gguf_writer_set_f32(w, key, (float)v);
-    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
-}
-
-static sn_status kv_str(sn_gguf_writer *w, const char *arch, const char *suffix, const char *v, sn_err *err) {
-    char key[128];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
-    sn_status st = sn_gguf_writer_set_str(w, key, v);
-    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
-}
-
-#define TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
+#define kv_u32(w, arch, suffix, v, err) sn_arch_kv_u32(w, arch, suffix, (int64_t)(v), err)
+#define kv_f32 sn_arch_kv_f32
+#define kv_str sn_arch_kv_str
+#define TRY SN_ARCH_TRY
 
 static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
                           sn_err *err) {
@@ -134,8 +114,7 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
         TRY(kv_u32(w, A, "attention.key_length", (uint64_t)c->head_dim, err));
         TRY(kv_u32(w, A, "attention.value_length", (uint64_t)c->head_dim, err));
     }
-    sn_status st = sn_gguf_writer_set_u32(w, "general.file_type", file_type);
-    if (st != SN_OK) return sn_err_set(err, st, "cannot set general.file_type");
+    TRY(kv_u32(w, NULL, "general.file_type", file_type, err));
     if (opts_of(a)->llama_kv) {
         TRY(kv_u32(w, A, "vocab_size", (uint64_t)c->vocab_size, err));
         TRY(kv_u32(w, A, "rope.dimension_count", head_dim_of(c), err));

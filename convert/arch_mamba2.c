@@ -108,16 +108,8 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 
 /* ---- metadata: Mamba2Model.set_gguf_parameters, in order ---- */
 
-static sn_status kv_u32(sn_gguf_writer *w, const char *suffix, int64_t v, sn_err *err) {
-    char key[128];
-    snprintf(key, sizeof key, "mamba2.%s", suffix);
-    if (v < 0 || v > UINT32_MAX) return sn_err_set(err, SN_EFORMAT, "config.json: value %lld for %s does not fit u32",
-                                                   (long long)v, key);
-    sn_status st = sn_gguf_writer_set_u32(w, key, (uint32_t)v);
-    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
-}
-
-#define TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
+#define kv_u32(w, suffix, v, err) sn_arch_kv_u32(w, "mamba2", suffix, v, err)
+#define TRY SN_ARCH_TRY
 
 static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
                           sn_err *err) {
@@ -134,10 +126,8 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     TRY(kv_u32(w, "ssm.state_size", d.d_state, err));
     TRY(kv_u32(w, "ssm.time_step_rank", d.n_head, err));
     TRY(kv_u32(w, "ssm.group_count", d.n_group, err));
-    sn_status st = sn_gguf_writer_set_f32(w, "mamba2.attention.layer_norm_rms_epsilon", (float)d.eps);
-    if (st != SN_OK) return sn_err_set(err, st, "cannot set mamba2.attention.layer_norm_rms_epsilon");
-    st = sn_gguf_writer_set_u32(w, "general.file_type", file_type);
-    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set general.file_type");
+    TRY(sn_arch_kv_f32(w, "mamba2", "attention.layer_norm_rms_epsilon", d.eps, err));
+    return sn_arch_kv_u32(w, NULL, "general.file_type", file_type, err);
 }
 
 /* ---- tensors ---- */

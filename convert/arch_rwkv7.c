@@ -111,14 +111,8 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 
 /* ---- metadata: Rwkv7Model.set_gguf_parameters, in order ---- */
 
-static sn_status kv_u32(sn_gguf_writer *w, const char *key, int64_t v, sn_err *err) {
-    if (v < 0 || v > UINT32_MAX)
-        return sn_err_set(err, SN_EFORMAT, "config.json: value %lld for %s does not fit u32", (long long)v, key);
-    sn_status st = sn_gguf_writer_set_u32(w, key, (uint32_t)v);
-    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
-}
-
-#define TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
+#define kv_u32(w, key, v, err) sn_arch_kv_u32(w, NULL, key, v, err)
+#define TRY SN_ARCH_TRY
 
 static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
                           sn_err *err) {
@@ -128,8 +122,7 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     TRY(kv_u32(w, "rwkv7.context_length", 1048576, err)); /* "RWKV isn't context limited" */
     TRY(kv_u32(w, "rwkv7.embedding_length", d.D, err));
     TRY(kv_u32(w, "rwkv7.block_count", d.L, err));
-    sn_status st = sn_gguf_writer_set_f32(w, "rwkv7.attention.layer_norm_epsilon", (float)d.eps);
-    if (st) return sn_err_set(err, st, "cannot set rwkv7.attention.layer_norm_epsilon");
+    TRY(sn_arch_kv_f32(w, NULL, "rwkv7.attention.layer_norm_epsilon", d.eps, err));
     TRY(kv_u32(w, "rwkv7.wkv.head_size", d.hs, err));
     TRY(kv_u32(w, "rwkv7.attention.decay_lora_rank", d.rw, err));
     TRY(kv_u32(w, "rwkv7.attention.iclr_lora_rank", d.ra, err));

@@ -99,3 +99,33 @@ sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, 
     return sn_err_set(err, SN_EINVAL, "no config.json, and no family recognises the checkpoint's tensors "
                       "(give --config config.json)");
 }
+
+/* ---- metadata writers shared by the families' write_kv ---- */
+
+static void kv_key(char *key, size_t n, const char *arch, const char *suffix) {
+    if (arch) snprintf(key, n, "%s.%s", arch, suffix);
+    else snprintf(key, n, "%s", suffix);
+}
+
+sn_status sn_arch_kv_u32(sn_gguf_writer *w, const char *arch, const char *suffix, int64_t v, sn_err *err) {
+    char key[128];
+    kv_key(key, sizeof key, arch, suffix);
+    if (v < 0 || v > UINT32_MAX)
+        return sn_err_set(err, SN_EFORMAT, "config.json: value %lld for %s does not fit u32", (long long)v, key);
+    sn_status st = sn_gguf_writer_set_u32(w, key, (uint32_t)v);
+    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
+}
+
+sn_status sn_arch_kv_f32(sn_gguf_writer *w, const char *arch, const char *suffix, double v, sn_err *err) {
+    char key[128];
+    kv_key(key, sizeof key, arch, suffix);
+    sn_status st = sn_gguf_writer_set_f32(w, key, (float)v);
+    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
+}
+
+sn_status sn_arch_kv_str(sn_gguf_writer *w, const char *arch, const char *suffix, const char *v, sn_err *err) {
+    char key[128];
+    kv_key(key, sizeof key, arch, suffix);
+    sn_status st = sn_gguf_writer_set_str(w, key, v);
+    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
+}

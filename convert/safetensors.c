@@ -8,6 +8,7 @@
 #include "torch_ckpt.h"
 
 #include "ggml_types.h"
+#include "mapfile.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -25,6 +26,7 @@ struct sn_st_file {
     const uint8_t *base;      /* mapping or caller buffer */
     uint64_t size;
     int mapped;
+    sn_mapped_file map;       /* when mapped */
     sn_st_tensor *tensors;    /* sorted by name */
     size_t n;
 };
@@ -254,7 +256,7 @@ void sn_st_file_close(sn_st_file *f) {
     if (!f) return;
     for (size_t i = 0; i < f->n; i++) free((char *)f->tensors[i].name);
     free(f->tensors);
-    if (f->mapped && f->size) munmap((void *)f->base, f->size);
+    if (f->mapped) sn_unmap_file(&f->map);
     free(f->path);
     free(f);
 }
@@ -280,33 +282,20 @@ sn_status sn_st_file_open_mem(const void *buf, uint64_t size, const char *what, 
 
 sn_status sn_st_file_open(const char *path, sn_st_file **out, sn_err *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return sn_err_set(err, SN_EIO, "%s: not a regular file", path);
-    }
+    sn_mapped_file m;
+    sn_status st = sn_map_file(path, &m, err);
+    if (st != SN_OK) return st;
     sn_st_file *f = calloc(1, sizeof(*f));
     if (!f || !(f->path = strdup(path))) {
         free(f);
-        close(fd);
+        sn_unmap_file(&m);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    f->size = (uint64_t)sb.st_size;
-    if (f->size > 0) {
-        void *p = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            close(fd);
-            sn_status st = sn_err_set(err, SN_EIO, "%s: mmap failed: %s", path, strerror(errno));
-            sn_st_file_close(f);
-            return st;
-        }
-        f->base = p;
-        f->mapped = 1;
-    }
-    close(fd);
-    sn_status st = parse_file(f, err);
+    f->map = m;
+    f->base = m.data;
+    f->size = m.size;
+    f->mapped = 1;
+    st = parse_file(f, err);
     if (st != SN_OK) {
         sn_st_file_close(f);
         return st;

@@ -8,13 +8,14 @@
 #include "pickle.h"
 #include "torch_zip.h"
 
+#include "mapfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_PKL (1ull << 30)   /* data.pkl larger than this is not a state dict */
@@ -33,9 +34,10 @@ typedef struct { void *p; uint64_t n; int heap; } map_t; /* heap: malloc'd (in-m
 
 struct sn_tc_file {
     char *path;
-    const uint8_t *base;
+    const uint8_t *base; /* the archive: the mapping or a caller buffer */
     uint64_t size;
     int mapped;
+    sn_mapped_file map;  /* when mapped */
     sn_zip *zip;
     sn_st_tensor *t;
     size_t n;
@@ -71,7 +73,7 @@ void sn_tc_close(sn_tc_file *f) {
     }
     free(f->maps);
     sn_zip_close(f->zip);
-    if (f->mapped && f->size) munmap((void *)f->base, f->size);
+    if (f->mapped) sn_unmap_file(&f->map);
     free(f->path);
     free(f);
 }
@@ -422,32 +424,19 @@ sn_status sn_tc_open_mem(const void *buf, uint64_t size, const char *what, const
 
 sn_status sn_tc_open(const char *path, const sn_tc_opts *o, sn_tc_file **out, sn_err *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return sn_err_set(err, SN_EIO, "%s: not a regular file", path);
-    }
+    sn_mapped_file m;
+    sn_status st = sn_map_file(path, &m, err);
+    if (st != SN_OK) return st;
     sn_tc_file *f = calloc(1, sizeof(*f));
     if (!f || !(f->path = strdup(path))) {
         free(f);
-        close(fd);
+        sn_unmap_file(&m);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    f->size = (uint64_t)sb.st_size;
-    if (f->size > 0) {
-        void *p = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            close(fd);
-            sn_status st = sn_err_set(err, SN_EIO, "%s: mmap failed: %s", path, strerror(errno));
-            sn_tc_close(f);
-            return st;
-        }
-        f->base = p;
-        f->mapped = 1;
-    }
-    close(fd);
+    f->map = m;
+    f->base = m.data;
+    f->size = m.size;
+    f->mapped = 1;
     return open_common(f, o, out, err);
 }
 

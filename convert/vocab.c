@@ -13,6 +13,8 @@
 #include "hf_config.h"
 #include "spm_model.h"
 
+#include "mapfile.h"
+
 #include <cJSON.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -35,49 +37,11 @@ enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4, TT_UN
 /* ------------------------------------------------------------------------------------------------
  * files */
 
-typedef struct {
-    void *map;
-    size_t len;
-    char *heap; /* used instead of map for empty files */
-} file_buf;
-
-static const char *buf_data(const file_buf *b) { return b->map ? (const char *)b->map : b->heap; }
-
-static void buf_free(file_buf *b) {
-    if (b->map) munmap(b->map, b->len);
-    free(b->heap);
-    memset(b, 0, sizeof *b);
-}
-
 static int file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static sn_status buf_load(const char *path, file_buf *b, sn_err *err) {
-    memset(b, 0, sizeof *b);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return sn_err_set(err, SN_EIO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (st.st_size == 0) {
-        close(fd);
-        b->heap = calloc(1, 1);
-        return b->heap ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
-    }
-    b->len = (size_t)st.st_size;
-    b->map = mmap(NULL, b->len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (b->map == MAP_FAILED) {
-        b->map = NULL;
-        return sn_err_set(err, SN_EIO, "%s: cannot mmap: %s", path, strerror(errno));
-    }
-    return SN_OK;
-}
 
 
 /* A tokenizer.json is big (Llama 3: 9 MB, ~1M JSON values). cJSON allocates every value and
@@ -118,14 +82,14 @@ static sn_status json_load_opt(const char *dir, const char *name, cJSON **out, j
         free(path);
         return SN_OK;
     }
-    file_buf b;
-    sn_status st = buf_load(path, &b, err);
+    sn_mapped_file b;
+    sn_status st = sn_map_file(path, &b, err);
     if (st) {
         free(path);
         return st;
     }
-    const char *data = buf_data(&b);
-    size_t len = b.map ? b.len : 0;
+    const char *data = (const char *)b.data;
+    size_t len = (size_t)b.size;
     const char *end = NULL;
     cJSON *j = NULL;
     if (arena && len > 0 && len < (SIZE_MAX - (16u << 20)) / 8) {
@@ -157,7 +121,7 @@ static sn_status json_load_opt(const char *dir, const char *name, cJSON **out, j
         if (e && e >= data && e <= data + len) off = (size_t)(e - data);
         st = sn_err_set(err, SN_EFORMAT, "%s: invalid JSON near byte %zu", path, off);
     }
-    buf_free(&b);
+    sn_unmap_file(&b);
     free(path);
     *out = j;
     return st;
@@ -563,18 +527,18 @@ static sn_status sv_post_processor(plan *p, inputs *in, sn_err *err) {
 }
 
 static sn_status read_text_file(const char *path, char **out, uint64_t *out_len, sn_err *err) {
-    file_buf b;
-    sn_status st = buf_load(path, &b, err);
+    sn_mapped_file b;
+    sn_status st = sn_map_file(path, &b, err);
     if (st) return st;
-    size_t len = b.map ? b.len : 0;
+    size_t len = (size_t)b.size;
     char *s = malloc(len + 1);
     if (!s) {
-        buf_free(&b);
+        sn_unmap_file(&b);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    memcpy(s, buf_data(&b), len);
+    memcpy(s, (const char *)b.data, len);
     s[len] = 0;
-    buf_free(&b);
+    sn_unmap_file(&b);
     *out = s;
     *out_len = len;
     return SN_OK;
@@ -775,13 +739,13 @@ static sn_status special_vocab(plan *p, inputs *in, sn_err *err) {
 
 /* _create_vocab_sentencepiece(): tokenizer.model + added_tokens.json + added_tokens_decoder */
 static sn_status vocab_spm(plan *p, inputs *in, const char *spm_path, sn_err *err) {
-    file_buf b;
+    sn_mapped_file b;
     sn_spm_model m;
-    sn_status st = buf_load(spm_path, &b, err);
+    sn_status st = sn_map_file(spm_path, &b, err);
     if (st) return st;
-    st = sn_spm_parse((const uint8_t *)buf_data(&b), b.map ? b.len : 0, spm_path, &m, err);
+    st = sn_spm_parse(b.data, (size_t)b.size, spm_path, &m, err);
     if (st) {
-        buf_free(&b);
+        sn_unmap_file(&b);
         return st;
     }
     size_t n = in->vocab_size > 0 ? (size_t)in->vocab_size : m.n;
@@ -844,7 +808,7 @@ static sn_status vocab_spm(plan *p, inputs *in, const char *spm_path, sn_err *er
     p->n_vocab = (int64_t)n;
 out:
     sn_spm_free(&m);
-    buf_free(&b);
+    sn_unmap_file(&b);
     return st;
 }
 

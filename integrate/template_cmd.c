@@ -8,6 +8,7 @@
 #include "detect.h"
 #include "gguf.h"
 #include "jinja.h"
+#include "mapfile.h"
 #include "prove.h"
 #include "templates.h"
 
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,8 +29,9 @@
 typedef struct {
     sn_gguf *g;
     int64_t tokens;   /* KV index of tokenizer.ggml.tokens, -1 if none */
-    const char *json; /* mmapped tokenizer.json */
+    const char *json; /* mmapped tokenizer.json (in json_map), NULL if none */
     size_t json_len;
+    sn_mapped_file json_map;
 } vocab;
 
 static sn_status read_text(const char *path, char **out, sn_err *err) {
@@ -208,17 +209,12 @@ static sn_status load_dir(const char *dir, int want_template, sn_template_result
         const cJSON *ab = cJSON_GetObjectItemCaseSensitive(cfg, "add_bos_token");
         if (cJSON_IsBool(ab)) r->add_bos = cJSON_IsTrue(ab);
     }
-    if (file_exists(tok_path)) {
-        int fd = open(tok_path, O_RDONLY | O_CLOEXEC);
-        struct stat sb;
-        if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
-            void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (m != MAP_FAILED) {
-                v->json = m;
-                v->json_len = (size_t)sb.st_size;
-            }
+    if (file_exists(tok_path)) { /* optional: an unreadable one only means stop strings go unchecked */
+        sn_err ignored;
+        if (sn_map_file(tok_path, &v->json_map, &ignored) == SN_OK && v->json_map.size > 0) {
+            v->json = (const char *)v->json_map.data;
+            v->json_len = (size_t)v->json_map.size;
         }
-        if (fd >= 0) close(fd);
     }
     if (!want_template) goto out;
     if (file_exists(jinja_path)) {
@@ -267,7 +263,7 @@ out:
 
 static void vocab_close(vocab *v) {
     if (v->g) sn_gguf_close(v->g);
-    if (v->json) munmap((void *)v->json, v->json_len);
+    sn_unmap_file(&v->json_map);
 }
 
 static sn_status fill_from_family(sn_template_result *r, const sn_tmpl_family *f,

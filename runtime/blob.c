@@ -6,14 +6,14 @@
  * message, never a crash. */
 #include "blob.h"
 #include "ggml_types.h"
+#include "mapfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -23,7 +23,7 @@
 struct sn_blob {
     const uint8_t *base;
     uint64_t size;
-    int mapped;
+    sn_mapped_file map; /* zeroed for a caller buffer */
     uint32_t flags;
     sn_gguf *meta;
     int64_t n_tensors;
@@ -197,21 +197,23 @@ int sn_blob_sniff(const char *path) {
 
 sn_status sn_blob_open(const char *path, int flags, sn_blob **out, sn_err *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) { close(fd); return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno)); }
-    uint64_t size = (uint64_t)sb.st_size;
-    if (size < HDR_SIZE + 8) { close(fd); return sn_err_set(err, SN_EFORMAT, "%s: file too small for a sunny blob (%llu bytes)", path, (unsigned long long)size); }
-    void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) return sn_err_set(err, SN_EIO, "%s: mmap: %s", path, strerror(errno));
+    sn_mapped_file m;
+    sn_status st = sn_map_file(path, &m, err);
+    if (st) return st;
+    if (m.size < HDR_SIZE + 8) {
+        sn_unmap_file(&m);
+        return sn_err_set(err, SN_EFORMAT, "%s: file too small for a sunny blob (%llu bytes)", path,
+                          (unsigned long long)m.size);
+    }
     sn_blob *b = calloc(1, sizeof *b);
-    if (!b) { munmap(m, size); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
-    b->base = m;
-    b->size = size;
-    b->mapped = 1;
-    sn_status st = parse(b, path, flags, err);
+    if (!b) {
+        sn_unmap_file(&m);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    b->map = m;
+    b->base = m.data;
+    b->size = m.size;
+    st = parse(b, path, flags, err);
     if (st) { sn_blob_close(b); return st; }
     *out = b;
     return SN_OK;
@@ -220,7 +222,7 @@ sn_status sn_blob_open(const char *path, int flags, sn_blob **out, sn_err *err) 
 void sn_blob_close(sn_blob *b) {
     if (!b) return;
     if (b->meta) sn_gguf_close(b->meta);
-    if (b->mapped) munmap((void *)b->base, b->size);
+    sn_unmap_file(&b->map);
     free(b->t);
     free(b->names);
     free(b);

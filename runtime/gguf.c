@@ -10,6 +10,7 @@
 #include "gguf.h"
 
 #include "ggml_types.h"
+#include "mapfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -139,8 +139,7 @@ typedef struct gguf_kv {
 struct sn_gguf {
     const uint8_t *base;
     uint64_t size;
-    void *map;
-    size_t map_len;
+    sn_mapped_file map;     /* zeroed for an in-memory GGUF */
     uint32_t version, alignment;
     uint64_t data_off;
     int64_t n_kv, n_tensors;
@@ -382,7 +381,7 @@ static void gguf_free(sn_gguf *g) {
     free(g->t_off_pos);
     free(g->kv_ix.slot);
     free(g->t_ix.slot);
-    if (g->map) munmap(g->map, g->map_len);
+    sn_unmap_file(&g->map);
     free(g);
 }
 
@@ -505,38 +504,18 @@ sn_status sn_gguf_open_mem(const void *buf, uint64_t size, int flags, sn_gguf **
 
 sn_status sn_gguf_open(const char *path, int flags, sn_gguf **out, sn_err *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return sn_err_set(err, SN_EIO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return sn_err_set(err, SN_EIO, "%s: not a regular file", path);
-    }
+    sn_mapped_file m;
+    sn_status st = sn_map_file(path, &m, err);
+    if (st) return st;
     sn_gguf *g = calloc(1, sizeof *g);
-    if (!g) { close(fd); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
-    g->size = (uint64_t)sb.st_size;
-    static const uint8_t empty[1];
-    if (g->size > 0) {
-        void *m = mmap(NULL, (size_t)g->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            free(g);
-            return sn_err_set(err, SN_EIO, "%s: cannot mmap: %s", path, strerror(e));
-        }
-        g->map = m;
-        g->map_len = (size_t)g->size;
-        g->base = m;
-    } else {
-        g->base = empty;
+    if (!g) {
+        sn_unmap_file(&m);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    close(fd);
-    sn_status st = parse(g, path, flags, err);
+    g->map = m;
+    g->base = m.data;
+    g->size = m.size;
+    st = parse(g, path, flags, err);
     if (st) { gguf_free(g); return st; }
     *out = g;
     return SN_OK;

@@ -13,7 +13,7 @@ CC=${SN_FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || { echo "SKIP: $CC not installed (apt-get install clang)"; exit 0; }
 mkdir -p "$B/corpus"
 srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "$SRC/convert/pickle.c" "$SRC/runtime/sn_err.c")
-[[ $NAME == torch_zip ]] && srcs+=("$SRC/convert/torch_zip.c" "$SRC/convert/torch_ckpt.c")
+[[ $NAME == torch_zip ]] && srcs+=("$SRC/convert/torch_zip.c" "$SRC/convert/torch_ckpt.c" "$SRC/runtime/mapfile.c")
 bin=$B/fuzz_$NAME
 if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then
   "$CC" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

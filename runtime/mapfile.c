@@ -1,0 +1,50 @@
+/* mapfile.c - see mapfile.h. */
+#include "mapfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+sn_status sn_map_file(const char *path, sn_mapped_file *m, sn_err *err) {
+    static const uint8_t empty[1];
+    memset(m, 0, sizeof *m);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)sb.st_size > SIZE_MAX) {
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: too large to map on this system", path);
+    }
+    m->data = empty;
+    if (sb.st_size > 0) {
+        void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            memset(m, 0, sizeof *m);
+            return sn_err_set(err, SN_EIO, "%s: cannot mmap: %s", path, strerror(e));
+        }
+        m->map = p;
+        m->data = p;
+        m->size = (uint64_t)sb.st_size;
+    }
+    close(fd);
+    return SN_OK;
+}
+
+void sn_unmap_file(sn_mapped_file *m) {
+    if (m->map) munmap(m->map, (size_t)m->size);
+    memset(m, 0, sizeof *m);
+}
