@@ -52,13 +52,24 @@ uint32_t sn_cpu_features(void) {
     return feats;
 }
 
-uint32_t sn_cpu_usable(void) {
+static uint32_t usable_now(void) {
     uint32_t f = sn_cpu_features();
     const char *cap = getenv("SN_CPU");
     if (!cap || !*cap) return f;
     if (strcmp(cap, "scalar") == 0) return 0;
     if (strcmp(cap, "avx2") == 0) return f & SN_CPU_AVX2;
     return f;
+}
+
+/* Read once: the environment is fixed for the process, and this is asked per row in converters. */
+uint32_t sn_cpu_usable(void) {
+    static uint32_t cached; /* the features + 1, 0 = not read yet */
+    uint32_t c = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!c) {
+        c = usable_now() + 1;
+        __atomic_store_n(&cached, c, __ATOMIC_RELEASE);
+    }
+    return c - 1;
 }
 
 const char *sn_cpu_describe(uint32_t f) {

@@ -18,7 +18,7 @@ enum {
 
 /* Detected features (cached after the first call). */
 uint32_t sn_cpu_features(void);
-/* Features after applying the SN_CPU cap from the environment. */
+/* Features after applying the SN_CPU cap from the environment (read once per process). */
 uint32_t sn_cpu_usable(void);
 /* "avx512-vnni-bf16", "avx2", "scalar", ... for logs and --json. */
 const char *sn_cpu_describe(uint32_t features);

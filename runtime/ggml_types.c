@@ -27,7 +27,6 @@
 #include <strings.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define SN_X86 1
 #endif
@@ -99,30 +98,11 @@ int sn_ggml_simd(int level) {
     g_simd = level < 0 ? 0 : level > 2 ? 2 : level;
     return old;
 }
-/* The level SN_CPU allows (cpu.h: "scalar" -> 0, "avx2" -> 1), read once, so conversions can be
- * A/B-tested like the runtime kernels. */
-static int simd_allowed(void) {
-    static int cap = -1;
-    int c = __atomic_load_n(&cap, __ATOMIC_RELAXED);
-    if (c < 0) {
-        const uint32_t f = sn_cpu_usable();
-        c = (f & SN_CPU_AVX512) ? 2 : (f & SN_CPU_AVX2) ? 1 : 0;
-        __atomic_store_n(&cap, c, __ATOMIC_RELAXED);
-    }
-    return c;
-}
-#define CPU_HAS(feature) (g_simd && simd_allowed() >= 1 && __builtin_cpu_supports(feature))
-#define CPU_HAS512(feature) (g_simd >= 2 && simd_allowed() >= 2 && __builtin_cpu_supports(feature))
-
-#ifdef SN_X86
-/* F16C by CPUID (some compilers' __builtin_cpu_supports does not know "f16c"); the OS side is
- * the AVX state, which __builtin_cpu_supports("avx") checks. */
-static int has_f16c(void) {
-    unsigned a, b, c, d;
-    if (!g_simd || !simd_allowed() || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    return (c & (1u << 29)) != 0 && __builtin_cpu_supports("avx");
-}
-#endif
+/* The one CPU dispatch (cpu.h: CPUID + XCR0, capped by SN_CPU, cached there), so conversions can
+ * be A/B-tested like the runtime kernels: SN_CPU_AVX2 includes FMA and F16C, SN_CPU_AVX512 the
+ * F/BW/VL/DQ/CD subsets these kernels use. */
+#define CPU_AVX2 (g_simd >= 1 && (sn_cpu_usable() & SN_CPU_AVX2))
+#define CPU_AVX512 (g_simd >= 2 && (sn_cpu_usable() & SN_CPU_AVX512))
 
 /* ------------------------------------------------------------------------------------------------
  * Scalar conversions. */
@@ -322,16 +302,16 @@ __attribute__((target("avx2,f16c"))) static void bf16_to_f16_f16c(const uint16_t
 
 void sn_bf16_to_fp16_row(const uint16_t *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
-    if (CPU_HAS512("avx512f")) { bf16_to_f16_avx512(x, y, n); return; }
-    if (has_f16c() && CPU_HAS("avx2")) { bf16_to_f16_f16c(x, y, n); return; }
+    if (CPU_AVX512) { bf16_to_f16_avx512(x, y, n); return; }
+    if (CPU_AVX2) { bf16_to_f16_f16c(x, y, n); return; }
 #endif
     for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
 }
 
 void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
-    if (CPU_HAS512("avx512f")) { f32_to_f16_avx512(x, y, n); return; }
-    if (has_f16c()) {
+    if (CPU_AVX512) { f32_to_f16_avx512(x, y, n); return; }
+    if (CPU_AVX2) {
         f32_to_f16_f16c(x, y, n);
         return;
     }
@@ -341,8 +321,8 @@ void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
 
 void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
 #ifdef SN_X86
-    if (CPU_HAS512("avx512f")) { f16_to_f32_avx512(x, y, n); return; }
-    if (has_f16c()) {
+    if (CPU_AVX512) { f16_to_f32_avx512(x, y, n); return; }
+    if (CPU_AVX2) {
         f16_to_f32_f16c(x, y, n);
         return;
     }
@@ -352,11 +332,11 @@ void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
 
 void sn_fp32_to_bf16_row(const float *x, uint16_t *y, size_t n) {
 #ifdef SN_X86
-    if (CPU_HAS512("avx512f") && CPU_HAS512("avx512bw")) {
+    if (CPU_AVX512) {
         f32_to_bf16_avx512(x, y, n);
         return;
     }
-    if (CPU_HAS("avx2")) { f32_to_bf16_avx2(x, y, n); return; }
+    if (CPU_AVX2) { f32_to_bf16_avx2(x, y, n); return; }
 #endif
     f32_to_bf16_scalar(x, y, n);
 }
@@ -451,7 +431,7 @@ void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
     sn_block_q8_0 *y = vy;
     const int64_t nb = k / SN_QK8_0;
 #ifdef SN_X86
-    if (CPU_HAS("avx2")) { q8_0_row_avx2(x, y, nb); return; }
+    if (CPU_AVX2) { q8_0_row_avx2(x, y, nb); return; }
 #endif
     for (int64_t i = 0; i < nb; i++) q8_0_block(x + i * SN_QK8_0, &y[i]);
 }
@@ -558,8 +538,8 @@ void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
     sn_block_q4_0 *y = vy;
     const int64_t nb = k / SN_QK4_0;
 #ifdef SN_X86
-    if (CPU_HAS512("avx512f")) { q4_0_row_avx512(x, y, nb); return; }
-    if (CPU_HAS("avx2")) { q4_0_row_avx2(x, y, nb); return; }
+    if (CPU_AVX512) { q4_0_row_avx512(x, y, nb); return; }
+    if (CPU_AVX2) { q4_0_row_avx2(x, y, nb); return; }
 #endif
     for (int64_t i = 0; i < nb; i++) q4_0_block(x + i * SN_QK4_0, &y[i]);
 }
@@ -870,7 +850,7 @@ void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) {
     uint8_t L[SN_QK_K], Laux[32];
     float weights[32], mins[SN_QK_K / 32], scales[SN_QK_K / 32];
 #ifdef SN_X86
-    const int lanes = CPU_HAS("avx2");
+    const int lanes = CPU_AVX2;
     float xt[32 * 8], wt[32 * 8];
     int32_t Lt[32 * 8];
 #endif
@@ -1150,11 +1130,11 @@ void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
     int8_t L[SN_QK_K];
     float scales[SN_QK_K / 16];
 #ifdef SN_X86
-    if (CPU_HAS512("avx512f")) {
+    if (CPU_AVX512) {
         for (int64_t i = 0; i < nb; i++) q6_K_block_x16(x + i * SN_QK_K, &y[i]);
         return;
     }
-    const int lanes = CPU_HAS("avx2");
+    const int lanes = CPU_AVX2;
     float xt[16 * 8];
     int32_t Lt[16 * 8];
 #endif
