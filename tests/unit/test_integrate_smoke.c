@@ -136,6 +136,10 @@ static void test_ids(void) {
     sn_smoke_compare(&l, "", other, 7, 0, &r, &e);
     CU_ASSERT(r.diverged && r.pos == 3);
     sn_smoke_result_free(&r);
+    int32_t first[7] = {999, 101, 102, 103, 104, 105, 106}; /* the very first token counts too */
+    sn_smoke_compare(&l, "", first, 7, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 0);
+    sn_smoke_result_free(&r);
     sn_smoke_compare(&l, "", same, 5, 1, &r, &e);
     CU_ASSERT(!r.diverged && r.n_compared == 5);
     sn_smoke_result_free(&r);
@@ -194,6 +198,14 @@ static void test_tokens(void) {
     sn_smoke_format(&r, "ollama", buf, sizeof buf);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "first differing token: ollama \" was\", sunny \" is\""));
     sn_smoke_result_free(&r);
+    /* a server token whose text only begins with ours (" isn't" for " is") is another token */
+    free(t[4].text);
+    t[4].text = strdup(" isn't");
+    sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 4);
+    sn_smoke_result_free(&r);
+    free(t[4].text);
+    t[4].text = strdup(" was");
     /* our gap tied but the server's is not: still a divergence (both must be tied) */
     l.gap[4] = 1e-5f;
     sn_smoke_compare_tokens(&l, t, 7, 0, 0, &r, &e);

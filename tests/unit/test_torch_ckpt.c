@@ -214,6 +214,11 @@ static void test_pickle_refusals(void) {
     const char sg[] = "\x80\x04\x8c\x08" "builtins" "\x8c\x04" "eval" "\x93" "." ;
     CU_ASSERT_EQUAL(load_pk(sg, sizeof sg - 1, NULL, &err), SN_EUNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refused global builtins.eval"));
+    /* a name that only begins with an allowed one is not allowed: torch.FloatStorage.from_file maps
+     * any file; torch.load(weights_only=True)'s unpickler refuses it too ("Unsupported class") */
+    const char pre[] = "\x80\x02" "ctorch\nFloatStorage.from_file\n" ".";
+    CU_ASSERT_EQUAL(load_pk(pre, sizeof pre - 1, NULL, &err), SN_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "refused global torch.FloatStorage.from_file"));
     const char inst[] = "\x80\x02(iposix\nsystem\n.";
     CU_ASSERT_EQUAL(load_pk(inst, sizeof inst - 1, NULL, &err), SN_EUNSUPPORTED);
     const char memo[] = "\x80\x02h\x07.";
