@@ -5,6 +5,7 @@
 # add a mutation for each new capability (docs/TESTING.md has the current score).
 #
 #   scripts/mutate.sh [-k] [ID-REGEX]      (-k: keep going after a survivor; default: all mutations)
+#   SN_MUTATE_CHECK=1 scripts/mutate.sh    (only check that every search text is still there)
 #
 # Each mutation is (id, file, exact search text, replacement, ctest -R regex[, env]); `also FILE FROM
 # TO` right after one adds a second edit to it (one bug made in two places at once, e.g. the same
@@ -198,6 +199,7 @@ for i in "${!IDS[@]}"; do
     apply "${AL_FILE[$k]}" "${AL_FROM[$k]}" || die "${IDS[$i]}: fix its search text"
   done
 done
+if [[ -n ${SN_MUTATE_CHECK:-} ]]; then echo "mutate: every search text of ${#IDS[@]} mutations is present once"; exit 0; fi
 cmake -S "$SRC" -B "$B" -DCMAKE_BUILD_TYPE=Release -DSN_WERROR=ON >"$S/configure.log" 2>&1 || die "configure failed ($S/configure.log)"
 build || die "the unmutated tree does not build ($S/build.log)"
 
