@@ -9,6 +9,7 @@
 #include "q4_0_x8.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 /* ---- activation conversion ---- */
@@ -344,7 +345,8 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
 
 static sn_kernels g_scalar;
 
-const sn_kernels *sn_kernels_scalar(void) {
+/* Fills the table; called once, through pthread_once in sn_kernels_scalar below. */
+static const sn_kernels *build_table(void) {
     sn_kernels *k = &g_scalar;
     if (!k->name) {
         k->dot[SN_GGML_F32] = dot_f32;
@@ -375,4 +377,13 @@ const sn_kernels *sn_kernels_scalar(void) {
         __atomic_store_n(&k->name, "scalar", __ATOMIC_RELEASE);
     }
     return k;
+}
+
+static void build_once(void) { (void)build_table(); }
+
+/* Built once per process (two models loading in two threads must not both write it). */
+const sn_kernels *sn_kernels_scalar(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_once);
+    return &g_scalar;
 }

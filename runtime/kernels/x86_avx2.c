@@ -16,6 +16,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <pthread.h>
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
@@ -384,7 +385,8 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
 
 static sn_kernels g_avx2;
 
-const sn_kernels *sn_kernels_avx2(void) {
+/* Fills the table; called once, through pthread_once in sn_kernels_avx2 below. */
+static const sn_kernels *build_table(void) {
     if (!(sn_cpu_features() & SN_CPU_AVX2)) return NULL;
     sn_kernels *k = &g_avx2;
     if (!k->name) {
@@ -421,6 +423,16 @@ const sn_kernels *sn_kernels_avx2(void) {
         k->name = "avx2";
     }
     return k;
+}
+
+static void build_once(void) { (void)build_table(); }
+
+/* Built once per process (two models loading in two threads must not both write it). */
+const sn_kernels *sn_kernels_avx2(void) {
+    if (!(sn_cpu_features() & SN_CPU_AVX2)) return NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_once);
+    return &g_avx2;
 }
 #pragma GCC pop_options
 #else

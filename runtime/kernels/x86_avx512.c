@@ -16,6 +16,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <pthread.h>
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
@@ -407,7 +408,8 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
 
 static sn_kernels g_avx512;
 
-const sn_kernels *sn_kernels_avx512(void) {
+/* Fills the table; called once, through pthread_once in sn_kernels_avx512 below. */
+static const sn_kernels *build_table(void) {
     const uint32_t f = sn_cpu_features();
     if (!(f & SN_CPU_AVX512)) return NULL;
     const sn_kernels *base = sn_kernels_avx2();
@@ -457,6 +459,16 @@ const sn_kernels *sn_kernels_avx512(void) {
         k->name = "avx512";
     }
     return k;
+}
+
+static void build_once(void) { (void)build_table(); }
+
+/* Built once per process (two models loading in two threads must not both write it). */
+const sn_kernels *sn_kernels_avx512(void) {
+    if (!(sn_cpu_features() & SN_CPU_AVX512)) return NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_once);
+    return &g_avx512;
 }
 #pragma GCC pop_options
 #else
