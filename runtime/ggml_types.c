@@ -131,16 +131,7 @@ uint16_t sn_fp32_to_fp16(float f) {
     return sign | (uint16_t)q;                    /* q == 0x400 is the smallest normal: fine */
 }
 
-float sn_fp16_to_fp32(uint16_t h) {
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    if (e == 0) {
-        float v = (float)m * 0x1p-24f;            /* exact: m < 2^10 */
-        return u2f(f2u(v) | sign);
-    }
-    if (e == 31) return u2f(sign | 0x7f800000u | (m ? 0x400000u | (m << 13) : 0u)); /* NaN quiet */
-    return u2f(sign | ((e + 112u) << 23) | (m << 13));
-}
+float sn_fp16_to_fp32(uint16_t h) { return sn_fp16_decode(h); }
 
 uint16_t sn_fp32_to_bf16(float f) {
     const uint32_t u = f2u(f);

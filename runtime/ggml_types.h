@@ -46,7 +46,24 @@ uint64_t sn_ggml_row_size(int type, uint64_t ne0);
 
 /* Scalar conversions (exact). */
 uint16_t sn_fp32_to_fp16(float f);
-float sn_fp16_to_fp32(uint16_t h);
+float sn_fp16_to_fp32(uint16_t h); /* = sn_fp16_decode, out of line */
+
+/* The one fp16 decoder, inline for kernels. ggml's rule: subnormals exact, infinities kept, a NaN
+ * keeps its payload and comes out quiet (what F16C's vcvtph2ps and ggml's scalar path both give). */
+static inline float sn_fp16_decode(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    union { uint32_t u; float f; } v;
+    if (e == 0) {
+        v.f = (float)m * 0x1p-24f; /* exact: m < 2^10 */
+        v.u |= sign;
+    } else if (e == 31) {
+        v.u = sign | 0x7f800000u | (m ? 0x400000u | (m << 13) : 0u);
+    } else {
+        v.u = sign | ((e + 112u) << 23) | (m << 13);
+    }
+    return v.f;
+}
 uint16_t sn_fp32_to_bf16(float f);
 float sn_bf16_to_fp32(uint16_t h);
 

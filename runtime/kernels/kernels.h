@@ -103,25 +103,7 @@ float sn_v_expf(float x);
 float sn_v_expf8(float x); /* the AVX2 flavour of ggml_v_expf, one lane */
 
 /* Small exact helpers shared by kernel files. */
-static inline float sn_k_h2f(uint16_t h) {
-    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-    if (exp == 0) {
-        if (mant == 0) {
-            bits = sign;
-        } else { /* subnormal: normalise */
-            int e = -1;
-            do { mant <<= 1; e++; } while (!(mant & 0x400));
-            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ff) << 13);
-        }
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (mant << 13);
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-    }
-    union { uint32_t u; float f; } v = {bits};
-    return v.f;
-}
+static inline float sn_k_h2f(uint16_t h) { return sn_fp16_decode(h); }
 
 /* Round-to-nearest-even f32 -> f16 (what F16C's vcvtps2ph with imm 0 does). */
 static inline uint16_t sn_k_f2h(float f) {

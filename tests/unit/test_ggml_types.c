@@ -649,6 +649,27 @@ static void test_against_libggml(void) {
     for (int i = 0; i < M; i++) badb += p[i] != r[i];
     CU_ASSERT_EQUAL(bad16, 0);
     CU_ASSERT_EQUAL(badb, 0);
+    /* every half, NaNs included: the one decoder (sn_fp16_decode, also the kernels' sn_k_h2f and the
+     * row converter) against ggml's */
+    typedef void (*dec16_fn)(const uint16_t *, float *, int64_t);
+    dec16_fn d16 = (dec16_fn)dlsym(h, "ggml_fp16_to_fp32_row");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d16);
+    uint16_t *hs = malloc(65536 * 2);
+    float *want = malloc(65536 * sizeof(float)), *got = malloc(65536 * sizeof(float));
+    for (uint32_t i = 0; i < 65536; i++) hs[i] = (uint16_t)i;
+    d16(hs, want, 65536);
+    sn_fp16_to_fp32_row(hs, got, 65536);
+    int badd = 0, badrow = 0;
+    for (uint32_t i = 0; i < 65536; i++) {
+        float one = sn_fp16_to_fp32(hs[i]);
+        badd += memcmp(&one, &want[i], 4) != 0;
+        badrow += memcmp(&got[i], &want[i], 4) != 0;
+    }
+    CU_ASSERT_EQUAL(badd, 0);
+    CU_ASSERT_EQUAL(badrow, 0);
+    free(hs);
+    free(want);
+    free(got);
     free(xs);
     free(p);
     free(r);
