@@ -1,7 +1,9 @@
-/* tok_internal.h - what the tokenizer's two source files share (internal to runtime/, not an API).
+/* tok_internal.h - what the tokenizer's source files share (internal to runtime/, not an API).
  *
- * tokenizer.c owns the vocabulary: loading, special tokens, detokenizing, and the SPM/BPE models;
- * each tokenizer.ggml.model is an sn_tok_ops row (tok_rwkv.c: the RWKV world trie).
+ * tokenizer.c owns the vocabulary: loading, special tokens, detokenizing; each tokenizer.ggml.model
+ * is an sn_tok_ops row in its own file: tok_spm.c (SentencePiece, "llama"), tok_bpe.c (byte-level
+ * BPE, "gpt2"/"gemma4"), tok_rwkv.c (the RWKV world trie); tok_merge.c is the merge queue SPM and
+ * BPE share.
  * tok_pretok.c owns the BPE pre-tokenizer: llama.cpp's regex list per tokenizer.ggml.pre, its
  * hand-written splitters and the two PCRE2 paths. Both read UTF-8 and classify code points exactly
  * as llama.cpp does, which is what makes the ids equal. */
@@ -120,7 +122,46 @@ struct sn_tokenizer {
 
 /* Token id whose text is s[0..n), or -1. */
 int32_t sn_tok_find(const sn_tokenizer *t, const char *s, size_t n);
+extern const sn_tok_ops sn_tok_spm_ops;  /* tok_spm.c */
+extern const sn_tok_ops sn_tok_bpe_ops;  /* tok_bpe.c */
 extern const sn_tok_ops sn_tok_rwkv_ops; /* tok_rwkv.c */
+/* The piece of a NORMAL SPM token: U+2581 -> ' ' (tok_spm.c; SPM-style BPE uses it too). */
+bool sn_tok_spm_normal_piece(const sn_tokenizer *t, int32_t id, bbuf *b);
+
+/* ---- hashing: token text -> id, merge pair -> rank (open addressing, linear probing) ---- */
+#define SN_TOK_HASH_SEED 0xcbf29ce484222325ull
+static inline uint64_t sn_tok_hash(uint64_t h, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+/* Slots for n entries: a power of two above 2n. */
+static inline uint64_t sn_tok_slot_count(uint64_t n) {
+    uint64_t c = 16;
+    while (c < n * 2 + 1) c <<= 1;
+    return c;
+}
+/* Hash of the pair (l, r), as BPE merges and the SPM pair set key it. */
+static inline uint64_t sn_tok_merge_hash(const char *l, size_t ln, const char *r, size_t rn) {
+    uint64_t h = sn_tok_hash(SN_TOK_HASH_SEED, l, ln);
+    h ^= 0xFF; /* separator that cannot occur inside UTF-8 text */
+    h *= 0x100000001b3ull;
+    return sn_tok_hash(h, r, rn);
+}
+
+/* ---- the merge queue shared by SPM (score, higher first) and BPE (rank, lower first), tok_merge.c ---- */
+typedef struct { int32_t prev, next; uint32_t off, n; } symbol;
+typedef struct { double key; int32_t left, right; uint32_t size; } bigram; /* key: -score or rank */
+typedef struct { bigram *v; size_t n, cap; } heap;
+typedef struct { symbol *v; size_t n, cap; } symvec;
+/* Pushes b; false when out of memory. Ties go to the leftmost pair, as in llama.cpp's comparators. */
+bool sn_tok_heap_push(heap *h, bigram b);
+bigram sn_tok_heap_pop(heap *h); /* h must not be empty */
+/* s[0..n) as one symbol per UTF-8 sequence, linked left to right; false when out of memory. */
+bool sn_tok_split_symbols(symvec *sy, const char *s, size_t n);
+
 
 /* ---- pre-tokenizer ---- */
 enum { /* what a tokenizer.ggml.pre value implies beyond its regexes (llama.cpp's loader) */

@@ -1,11 +1,13 @@
-/* tokenizer.c - llama.cpp-compatible SPM and byte-level BPE tokenizers over a GGUF's tokenizer.*.
+/* tokenizer.c - llama.cpp-compatible tokenizers over a GGUF's tokenizer.*: the model-independent part.
  *
  * The goal is not "a correct tokenizer" but "the ids llama.cpp produces for the same GGUF", because
  * that is what Ollama and LM Studio feed the model. So this file reproduces llama.cpp's rules,
  * including its quirks: its loader defaults and attribute fix-ups, the order in which special tokens
  * are cut out of the text, its merge-queue tie-breaks, its byte fallbacks and its detokenizer's
- * space cleanup. How BPE text is split into pieces first (regex lists, hand-written splitters,
- * Unicode classes) lives in tok_pretok.c. docs/TOKENIZER.md ("Runtime tokenizer") lists the rules
+ * space cleanup. This file loads the vocabulary and applies the fix-ups, cuts special tokens out,
+ * detokenizes, and hands each raw-text fragment to the model's sn_tok_ops row (tok_spm.c, tok_bpe.c,
+ * tok_rwkv.c; tok_internal.h). How BPE text is split into pieces first (regex lists, hand-written
+ * splitters, Unicode classes) lives in tok_pretok.c. docs/TOKENIZER.md ("Runtime tokenizer") lists the rules
  * and the places where llama.cpp itself differs from HF tokenizers. */
 #include "tokenizer.h"
 #include "tok_internal.h"
@@ -25,27 +27,11 @@
 #define A_LSTRIP SN_TOKEN_ATTR_LSTRIP
 #define A_RSTRIP SN_TOKEN_ATTR_RSTRIP
 
-
 /* ---------------------------------------------------------------------------------------------
- * hashing: token text -> id, merge pair -> rank (open addressing, linear probing) */
-
-static uint64_t hash_bytes(uint64_t h, const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-#define HASH_SEED 0xcbf29ce484222325ull
-
-static uint64_t slot_count(uint64_t n) {
-    uint64_t c = 16;
-    while (c < n * 2 + 1) c <<= 1;
-    return c;
-}
+ * token text -> id (open addressing, linear probing; sn_tok_hash in tok_internal.h) */
 
 int32_t sn_tok_find(const sn_tokenizer *t, const char *s, size_t n) {
-    uint64_t h = hash_bytes(HASH_SEED, s, n) & t->tmask;
+    uint64_t h = sn_tok_hash(SN_TOK_HASH_SEED, s, n) & t->tmask;
     for (;;) {
         int32_t id = t->tslot[h];
         if (id < 0) return -1;
@@ -53,296 +39,6 @@ int32_t sn_tok_find(const sn_tokenizer *t, const char *s, size_t n) {
         if (ti->len == n && memcmp(t->arena + ti->off, s, n) == 0) return id;
         h = (h + 1) & t->tmask;
     }
-}
-
-static uint64_t merge_hash(const char *l, size_t ln, const char *r, size_t rn) {
-    uint64_t h = hash_bytes(HASH_SEED, l, ln);
-    h ^= 0xFF; /* separator that cannot occur inside UTF-8 text */
-    h *= 0x100000001b3ull;
-    return hash_bytes(h, r, rn);
-}
-
-static int32_t merge_find(const sn_tokenizer *t, const char *l, size_t ln, const char *r, size_t rn) {
-    if (!t->mslot) return -1;
-    uint64_t h = merge_hash(l, ln, r, rn) & t->mmask;
-    for (;;) {
-        int32_t m = t->mslot[h];
-        if (m < 0) return -1;
-        const merge_info *mi = &t->merge[m];
-        if (mi->llen == ln && mi->rlen == rn && memcmp(t->marena + mi->loff, l, ln) == 0 &&
-            memcmp(t->marena + mi->roff, r, rn) == 0)
-            return m;
-        h = (h + 1) & t->mmask;
-    }
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Merge queue shared by SPM (score, higher first) and BPE (rank, lower first); ties go to the
- * leftmost pair, as in llama.cpp's comparators. */
-
-typedef struct { int32_t prev, next; uint32_t off, n; } symbol;
-typedef struct { double key; int32_t left, right; uint32_t size; } bigram; /* key: -score or rank */
-typedef struct { bigram *v; size_t n, cap; } heap;
-
-static inline bool bg_before(const bigram *a, const bigram *b) {
-    return a->key < b->key || (a->key == b->key && a->left < b->left);
-}
-static bool heap_push(heap *h, bigram b) {
-    if (!grow((void **)&h->v, &h->cap, h->n + 1, sizeof *h->v)) return false;
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!bg_before(&b, &h->v[p])) break;
-        h->v[i] = h->v[p];
-        i = p;
-    }
-    h->v[i] = b;
-    return true;
-}
-static bigram heap_pop(heap *h) {
-    bigram top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const bigram *best = &last;
-        if (l < h->n && bg_before(&h->v[l], best)) { m = l; best = &h->v[l]; }
-        if (r < h->n && bg_before(&h->v[r], best)) { m = r; }
-        if (m == i) break;
-        h->v[i] = h->v[m];
-        i = m;
-    }
-    if (h->n) h->v[i] = last;
-    return top;
-}
-
-typedef struct { symbol *v; size_t n, cap; } symvec;
-
-static bool split_symbols(symvec *sy, const char *s, size_t n) {
-    sy->n = 0;
-    size_t off = 0;
-    while (off < n) {
-        size_t l = sn_tok_utf8_len((unsigned char)s[off]);
-        if (l > n - off) l = n - off;
-        if (!grow((void **)&sy->v, &sy->cap, sy->n + 1, sizeof *sy->v)) return false;
-        int32_t idx = (int32_t)sy->n;
-        sy->v[sy->n++] = (symbol){idx - 1, off + l == n ? -1 : idx + 1, (uint32_t)off, (uint32_t)l};
-        off += l;
-    }
-    return true;
-}
-
-/* SPM (llama.cpp llm_tokenizer_spm_session): text already has ' ' -> U+2581. */
-static bool spm_try_bigram(const sn_tokenizer *t, const char *s, symvec *sy, heap *h, int32_t l, int32_t r) {
-    if (l < 0 || r < 0) return true;
-    uint32_t size = sy->v[l].n + sy->v[r].n;
-    int32_t id = sn_tok_find(t, s + sy->v[l].off, size);
-    if (id < 0) return true;
-    return heap_push(h, (bigram){-(double)t->tok[id].score, l, r, size});
-}
-
-static sn_status spm_tokenize_chunk(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
-    symvec sy = {0};
-    heap h = {0};
-    sn_status st = SN_OK;
-    if (!split_symbols(&sy, s, n)) goto oom;
-    for (size_t i = 1; i < sy.n; i++)
-        if (!spm_try_bigram(t, s, &sy, &h, (int32_t)i - 1, (int32_t)i)) goto oom;
-    while (h.n) {
-        bigram b = heap_pop(&h);
-        symbol *L = &sy.v[b.left], *R = &sy.v[b.right];
-        if (L->n == 0 || R->n == 0 || L->n + R->n != b.size) continue;
-        L->n += R->n;
-        R->n = 0;
-        L->next = R->next;
-        if (R->next >= 0) sy.v[R->next].prev = b.left;
-        if (!spm_try_bigram(t, s, &sy, &h, L->prev, b.left) ||
-            !spm_try_bigram(t, s, &sy, &h, b.left, sy.v[b.left].next))
-            goto oom;
-    }
-    for (int32_t i = sy.n ? 0 : -1; i != -1; i = sy.v[i].next) {
-        const symbol *x = &sy.v[i];
-        int32_t id = sn_tok_find(t, s + x->off, x->n);
-        if (id >= 0) {
-            if (!ivec_push(out, id)) goto oom;
-            continue;
-        }
-        for (uint32_t j = 0; j < x->n; j++) {
-            int32_t bt = t->spm_byte[(unsigned char)s[x->off + j]];
-            if (bt < 0) {
-                st = sn_err_set(err, SN_EFORMAT, "tokenizer: SPM vocab has no byte token <0x%02X> for byte fallback",
-                                (unsigned)(unsigned char)s[x->off + j]);
-                goto done;
-            }
-            if (!ivec_push(out, bt)) goto oom;
-        }
-    }
-    goto done;
-oom:
-    st = sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-done:
-    free(sy.v);
-    free(h.v);
-    return st;
-}
-
-/* SPM merges never join two characters that no token contains side by side (every merged symbol
- * is a token), so the text is cut at such places and each piece is merged on its own: the result is
- * the same as llama.cpp's one queue over the whole text, with small queues instead of a huge one.
- * The pair set holds hashes; a collision only means a missed cut, never a wrong one. */
-static uint64_t pair_hash(const char *a, size_t an, const char *b, size_t bn) {
-    uint64_t h = merge_hash(a, an, b, bn);
-    return h ? h : 1;
-}
-
-static bool pair_known(const sn_tokenizer *t, uint64_t h) {
-    for (uint64_t i = h & t->pmask;; i = (i + 1) & t->pmask) {
-        if (t->pairs[i] == h) return true;
-        if (t->pairs[i] == 0) return false;
-    }
-}
-
-static sn_status spm_tokenize(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
-    size_t start = 0, prev = 0, off = 0;
-    while (off < n) {
-        size_t l = sn_tok_utf8_len((unsigned char)s[off]);
-        if (l > n - off) l = n - off;
-        if (off > start && !pair_known(t, pair_hash(s + prev, off - prev, s + off, l))) {
-            sn_status st = spm_tokenize_chunk(t, s + start, off - start, out, err);
-            if (st) return st;
-            start = off;
-        }
-        prev = off;
-        off += l;
-    }
-    return n > start ? spm_tokenize_chunk(t, s + start, n - start, out, err) : SN_OK;
-}
-
-static bool build_pairs(sn_tokenizer *t) {
-    uint64_t total = 0;
-    for (int32_t id = 0; id < t->n_vocab; id++) total += t->tok[id].len;
-    uint64_t ns = slot_count(total + 1);
-    t->pairs = calloc(ns, sizeof *t->pairs);
-    if (!t->pairs) return false;
-    t->pmask = ns - 1;
-    for (int32_t id = 0; id < t->n_vocab; id++) {
-        const char *s = t->arena + t->tok[id].off;
-        size_t n = t->tok[id].len, prev = 0, off = 0;
-        while (off < n) {
-            size_t l = sn_tok_utf8_len((unsigned char)s[off]);
-            if (l > n - off) l = n - off;
-            if (off > 0) {
-                uint64_t h = pair_hash(s + prev, off - prev, s + off, l), i = h & t->pmask;
-                while (t->pairs[i] && t->pairs[i] != h) i = (i + 1) & t->pmask;
-                t->pairs[i] = h;
-            }
-            prev = off;
-            off += l;
-        }
-    }
-    return true;
-}
-
-/* BPE merges over one byte-level-encoded pre-token (llama.cpp llm_tokenizer_bpe_session). */
-static bool bpe_try_bigram(const sn_tokenizer *t, const char *s, symvec *sy, heap *h, int32_t l, int32_t r) {
-    if (l < 0 || r < 0) return true;
-    const symbol *L = &sy->v[l], *R = &sy->v[r];
-    int32_t rank = merge_find(t, s + L->off, L->n, s + R->off, R->n);
-    if (rank < 0) return true;
-    return heap_push(h, (bigram){(double)rank, l, r, L->n + R->n});
-}
-
-static bool bpe_word(const sn_tokenizer *t, const char *w, size_t n, symvec *sy, heap *h, ivec *out) {
-    if (n == 0) return true;
-    if (t->ignore_merges) {
-        int32_t id = sn_tok_find(t, w, n);
-        if (id >= 0) return ivec_push(out, id);
-    } else if (t->gemma4) {
-        size_t k = 0;
-        while (k < n && w[k] == '\n') k++;
-        int32_t id = k == n ? sn_tok_find(t, w, n) : -1;
-        if (id >= 0) return ivec_push(out, id);
-    }
-    if (!split_symbols(sy, w, n)) return false;
-    h->n = 0;
-    for (size_t i = 1; i < sy->n; i++)
-        if (!bpe_try_bigram(t, w, sy, h, (int32_t)i - 1, (int32_t)i)) return false;
-    while (h->n) {
-        bigram b = heap_pop(h);
-        symbol *L = &sy->v[b.left], *R = &sy->v[b.right];
-        if (L->n == 0 || R->n == 0 || L->n + R->n != b.size) continue;
-        L->n += R->n;
-        R->n = 0;
-        L->next = R->next;
-        if (R->next >= 0) sy->v[R->next].prev = b.left;
-        if (!bpe_try_bigram(t, w, sy, h, L->prev, b.left) ||
-            !bpe_try_bigram(t, w, sy, h, b.left, sy->v[b.left].next))
-            return false;
-    }
-    for (size_t i = 0; i < sy->n; i++) {
-        const symbol *x = &sy->v[i];
-        if (x->n == 0) continue;
-        int32_t id = sn_tok_find(t, w + x->off, x->n);
-        if (id >= 0) {
-            if (!ivec_push(out, id)) return false;
-            continue;
-        }
-        /* llama.cpp then looks up each (already byte-encoded) byte as a one-byte token, or as
-         * <0xNN> for SPM-style BPE */
-        for (uint32_t j = 0; j < x->n; j++) {
-            int32_t bid;
-            if (t->spm_style_bpe) {
-                char hx[8];
-                snprintf(hx, sizeof hx, "<0x%02X>", (unsigned)(unsigned char)w[x->off + j]);
-                bid = sn_tok_find(t, hx, 6);
-            } else {
-                bid = sn_tok_find(t, w + x->off + j, 1);
-            }
-            if (bid >= 0 && !ivec_push(out, bid)) return false;
-        }
-    }
-    return true;
-}
-
-static sn_status bpe_tokenize(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
-    uvec cp = {0}, pieces = {0};
-    bbuf word = {0};
-    symvec sy = {0};
-    heap h = {0};
-    sn_status st = SN_OK;
-    size_t off = 0;
-    while (off < n)
-        if (!uvec_push(&cp, sn_tok_utf8_next((const unsigned char *)s, n, &off))) goto oom;
-    st = sn_pretok_split(t->pretok, cp.v, cp.n, &pieces, err);
-    if (st) goto done;
-    size_t start = 0;
-    for (size_t p = 0; p < pieces.n; p++) {
-        word.n = 0;
-        for (size_t i = start; i < start + pieces.v[p]; i++) {
-            char u[4];
-            int l = sn_tok_utf8_put(cp.v[i], u);
-            if (l == 0) {
-                st = sn_err_set(err, SN_EINVAL, "tokenizer: input decodes to code point U+%X beyond U+10FFFF",
-                                (unsigned)cp.v[i]);
-                goto done;
-            }
-            if (t->spm_style_bpe) {
-                if (!bbuf_add(&word, u, (size_t)l)) goto oom;
-                continue;
-            }
-            for (int j = 0; j < l; j++) {
-                const char *e = t->byte_enc[(unsigned char)u[j]];
-                if (!bbuf_add(&word, e, strlen(e))) goto oom;
-            }
-        }
-        start += pieces.v[p];
-        if (!bpe_word(t, word.v, word.n, &sy, &h, out)) goto oom;
-    }
-    goto done;
-oom:
-    st = sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-done:
-    free(cp.v); free(pieces.v); free(word.v); free(sy.v); free(h.v);
-    return st;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -412,32 +108,6 @@ oom:
     free(nxt.v);
     return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
 }
-
-/* The three encoders of one raw-text fragment (sn_tok_ops.encode). */
-static sn_status spm_encode(const sn_tokenizer *t, const char *p, size_t n, bool after_special, bbuf *s, ivec *out,
-                            sn_err *err) {
-    s->n = 0;
-    if (t->add_space_prefix && after_special && !bbuf_add(s, "\xe2\x96\x81", 3))
-        return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    for (size_t j = 0; j < n; j++) {
-        bool ok = p[j] == ' ' ? bbuf_add(s, "\xe2\x96\x81", 3) : bbuf_add(s, p + j, 1);
-        if (!ok) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    }
-    return spm_tokenize(t, s->v ? s->v : "", s->n, out, err);
-}
-
-static sn_status bpe_encode(const sn_tokenizer *t, const char *p, size_t n, bool after_special, bbuf *s, ivec *out,
-                            sn_err *err) {
-    (void)after_special;
-    if (!t->spm_style_bpe) return bpe_tokenize(t, p, n, out, err);
-    s->n = 0;
-    for (size_t j = 0; j < n; j++) {
-        bool ok = p[j] == ' ' ? bbuf_add(s, "\xe2\x96\x81", 3) : bbuf_add(s, p + j, 1);
-        if (!ok) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    }
-    return bpe_tokenize(t, s->v, s->n, out, err);
-}
-
 int64_t sn_tok_encode(const sn_tokenizer *t, const char *text, size_t len, int add_special,
                       int parse_special, int32_t *ids, size_t cap, sn_err *err) {
     if (!t || (!text && len)) return sn_err_set(err, SN_EINVAL, "tokenizer: NULL argument");
@@ -499,45 +169,6 @@ static char byte_of(const char *s, size_t n) {
         v = v * 16 + h;
     }
     return (char)v;
-}
-
-/* The piece of a NORMAL token (sn_tok_ops.normal_piece): SPM and SPM-style BPE turn U+2581 into
- * spaces; byte-level BPE maps the GPT-2 byte alphabet back to bytes. */
-static bool spm_normal_piece(const sn_tokenizer *t, int32_t id, bbuf *b) {
-    const tok_info *ti = &t->tok[id];
-    const char *s = t->arena + ti->off;
-    for (size_t i = 0; i < ti->len; i++) {
-        if (i + 2 < ti->len && !memcmp(s + i, "\xe2\x96\x81", 3)) {
-            if (!bbuf_add(b, " ", 1)) return false;
-            i += 2;
-        } else if (!bbuf_add(b, s + i, 1)) return false;
-    }
-    return true;
-}
-
-static bool bpe_normal_piece(const sn_tokenizer *t, int32_t id, bbuf *b) {
-    if (t->spm_style_bpe) return spm_normal_piece(t, id, b);
-    const tok_info *ti = &t->tok[id];
-    const char *s = t->arena + ti->off;
-    size_t off = 0;
-    while (off < ti->len) {
-        uint32_t c = sn_tok_utf8_next((const unsigned char *)s, ti->len, &off);
-        int byte = c < 0x144 ? t->byte_dec[c] : -1;
-        if (byte >= 0) {
-            char ch = (char)byte;
-            if (!bbuf_add(b, &ch, 1)) return false;
-        } else {
-            char u[4], hex[16];
-            int l = sn_tok_utf8_put(c, u);
-            if (!bbuf_add(b, "[UNK_BYTE_0x", 12)) return false;
-            for (int j = 0; j < l; j++) {
-                snprintf(hex, sizeof hex, "%02x", (unsigned)(unsigned char)u[j]);
-                if (!bbuf_add(b, hex, 2)) return false;
-            }
-            if (!bbuf_add(b, s, ti->len) || !bbuf_add(b, "]", 1)) return false;
-        }
-    }
-    return true;
 }
 
 /* Appends the full piece (as llama.cpp caches it, special = true) of id. */
@@ -690,18 +321,6 @@ static sn_status get_bool(const sn_gguf *g, const char *key, bool *v, sn_err *er
     return SN_OK;
 }
 
-static void gpt2_byte_encoder(sn_tokenizer *t) {
-    int n = 0;
-    for (int c = 0; c < 0x144; c++) t->byte_dec[c] = -1;
-    for (int b = 0; b < 256; b++) {
-        bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-        uint32_t cp = printable ? (uint32_t)b : (uint32_t)(256 + n++);
-        int l = sn_tok_utf8_put(cp, t->byte_enc[b]);
-        t->byte_enc[b][l] = 0;
-        t->byte_dec[cp] = (int16_t)b;
-    }
-}
-
 static int cmp_special(const void *a, const void *b, void *ctx) {
     const sn_tokenizer *t = ctx;
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -709,100 +328,8 @@ static int cmp_special(const void *a, const void *b, void *ctx) {
     return (x > y) - (x < y);
 }
 
-/* BPE: tokenizer.ggml.merges, ranked by position; the first occurrence of a pair keeps its rank. */
-static sn_status load_merges(sn_tokenizer *t, const sn_gguf *g, sn_err *err) {
-    sn_status st = SN_OK;
-    int64_t mi = sn_gguf_find_key(g, "tokenizer.ggml.merges");
-    if (mi < 0) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: gpt2 vocab without tokenizer.ggml.merges"); return st; }
-    if (sn_gguf_kv_type(g, mi) != SN_GGUF_ARR || sn_gguf_arr_type(g, mi) != SN_GGUF_STR) {
-        st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.merges is not an array of strings"); return st;
-    }
-    uint64_t nm = sn_gguf_arr_n(g, mi);
-    if (nm > INT32_MAX / 4) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: %llu merges is too many", (unsigned long long)nm); return st; }
-    size_t mtotal = 1;
-    for (uint64_t i = 0; i < nm; i++) {
-        sn_gguf_str s = sn_gguf_arr_str(g, mi, i);
-        if (s.len > UINT32_MAX / 2 || mtotal > SIZE_MAX - s.len) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: merge %llu is too long", (unsigned long long)i); return st; }
-        mtotal += s.len;
-    }
-    if (mtotal > UINT32_MAX) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: merges exceed 4 GiB"); return st; }
-    t->marena = malloc(mtotal);
-    t->merge = calloc(nm ? nm : 1, sizeof *t->merge);
-    uint64_t nms = slot_count(nm);
-    t->mslot = malloc(nms * sizeof *t->mslot);
-    if (!t->marena || !t->merge || !t->mslot) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    memset(t->mslot, 0xFF, nms * sizeof *t->mslot);
-    t->mmask = nms - 1;
-    size_t mp = 0;
-    for (uint64_t i = 0; i < nm; i++) {
-        sn_gguf_str s = sn_gguf_arr_str(g, mi, i);
-        memcpy(t->marena + mp, s.ptr, s.len);
-        const char *sp = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
-        merge_info *m = &t->merge[i];
-        if (sp) {
-            size_t cut = (size_t)(sp - s.ptr);
-            *m = (merge_info){(uint32_t)mp, (uint32_t)cut, (uint32_t)(mp + cut + 1), (uint32_t)(s.len - cut - 1)};
-        } else {
-            *m = (merge_info){(uint32_t)mp, 0, (uint32_t)mp, 0}; /* never matches: llama.cpp keys it ("","") */
-        }
-        mp += s.len;
-        t->n_merge = (int32_t)(i + 1);
-        if (!sp) continue;
-        /* the first occurrence of a pair keeps its rank */
-        const char *l = t->marena + m->loff, *r = t->marena + m->roff;
-        uint64_t h = merge_hash(l, m->llen, r, m->rlen) & t->mmask;
-        bool dup = false;
-        while (t->mslot[h] >= 0) {
-            const merge_info *o = &t->merge[t->mslot[h]];
-            if (o->llen == m->llen && o->rlen == m->rlen && !memcmp(t->marena + o->loff, l, m->llen) &&
-                !memcmp(t->marena + o->roff, r, m->rlen)) { dup = true; break; }
-            h = (h + 1) & t->mmask;
-        }
-        if (!dup) t->mslot[h] = (int32_t)i;
-    }
-    return SN_OK;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * The tokenizer models (sn_tok_ops): loader defaults, model tables, encoder, piece. */
-
-static sn_status spm_init(sn_tokenizer *t, const char *model, char **pre, sn_err *err) {
-    (void)model; (void)pre; (void)err;
-    t->bos = 1; t->eos = 2; t->unk = 0;
-    t->add_space_prefix = true; t->add_bos = true; t->add_eos = false; t->clean_spaces = false;
-    return SN_OK;
-}
-
-static sn_status bpe_init(sn_tokenizer *t, const char *model, char **pre, sn_err *err) {
-    t->bos = 11; t->eos = 11; t->unk = -1;
-    if (!strcmp(model, "gemma4")) { /* llama.cpp: no default ids, pre forced to gemma4 */
-        t->bos = t->eos = -1;
-        free(*pre);
-        *pre = strdup("gemma4");
-        if (!*pre) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    }
-    t->add_space_prefix = false; t->clean_spaces = true;
-    unsigned pf = 0;
-    sn_status st = sn_pretok_new(*pre, &t->pretok, &pf, err);
-    if (st) return st;
-    t->ignore_merges = pf & SN_PRE_IGNORE_MERGES;
-    t->add_bos = pf & SN_PRE_ADD_BOS;
-    if (pf & SN_PRE_KEEP_SPACES) t->clean_spaces = false;
-    if (pf & SN_PRE_NO_BOS_ID) t->bos = -1;
-    t->spm_style_bpe = pf & SN_PRE_SPM_STYLE;
-    t->gemma4 = pf & SN_PRE_GEMMA4;
-    return SN_OK;
-}
-
-static sn_status spm_build(sn_tokenizer *t, const sn_gguf *g, sn_err *err) {
-    (void)g;
-    return build_pairs(t) ? SN_OK : sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-}
-
-static const char *const k_spm_models[] = {"llama", NULL}, *const k_bpe_models[] = {"gpt2", "gemma4", NULL};
-static const sn_tok_ops k_spm_ops = {k_spm_models, spm_init, spm_build, spm_encode, spm_normal_piece, NULL, NULL};
-static const sn_tok_ops k_bpe_ops = {k_bpe_models, bpe_init, load_merges, bpe_encode, bpe_normal_piece, NULL, NULL};
-static const sn_tok_ops *const k_tok_ops[] = {&k_spm_ops, &k_bpe_ops, &sn_tok_rwkv_ops};
+/* The tokenizer models (sn_tok_ops), one file each: loader defaults, model tables, encoder, piece. */
+static const sn_tok_ops *const k_tok_ops[] = {&sn_tok_spm_ops, &sn_tok_bpe_ops, &sn_tok_rwkv_ops};
 static const char k_tok_models[] = "llama, gpt2, gemma4, rwkv";
 
 sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
@@ -812,7 +339,6 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
     sn_tokenizer *t = calloc(1, sizeof *t);
     char *model = NULL, *pre = NULL, *gname = NULL, *garch = NULL;
     if (!t) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-    gpt2_byte_encoder(t);
 
     /* model and pre-tokenizer */
     int64_t ki = sn_gguf_find_key(g, "tokenizer.ggml.model");
@@ -918,14 +444,14 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         }
     }
     /* text -> id; duplicates are an error (llama.cpp asserts) */
-    uint64_t ns = slot_count(nv);
+    uint64_t ns = sn_tok_slot_count(nv);
     t->tslot = malloc(ns * sizeof *t->tslot);
     if (!t->tslot) goto oom;
     memset(t->tslot, 0xFF, ns * sizeof *t->tslot);
     t->tmask = ns - 1;
     for (uint64_t i = 0; i < nv; i++) {
         const tok_info *tk = &t->tok[i];
-        uint64_t h = hash_bytes(HASH_SEED, t->arena + tk->off, tk->len) & t->tmask;
+        uint64_t h = sn_tok_hash(SN_TOK_HASH_SEED, t->arena + tk->off, tk->len) & t->tmask;
         while (t->tslot[h] >= 0) {
             const tok_info *o = &t->tok[t->tslot[h]];
             if (o->len == tk->len && !memcmp(t->arena + o->off, t->arena + tk->off, tk->len)) {
