@@ -363,12 +363,12 @@ static int run_generate(const opts *o) {
         sn_cli_warnf("-c %lld is above the context %s was trained for (%lld tokens); output past %lld "
                      "tokens may degrade", (long long)o->ctx, o->model, (long long)n_train, (long long)n_train);
     if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
-    if (n_prompt + o->n_predict > m->n_ctx) {
+    if (n_prompt + o->n_predict > sn_model_n_ctx(m)) {
         char nwhat[64];
         if (o->n_given) snprintf(nwhat, sizeof nwhat, "-n %lld", (long long)o->n_predict);
         else snprintf(nwhat, sizeof nwhat, "%lld tokens to generate (the default -n)", (long long)o->n_predict);
         sn_cli_errorf("%s: prompt (%lld tokens) + %s exceed the context size %lld%s", o->model,
-                      (long long)n_prompt, nwhat, (long long)m->n_ctx,
+                      (long long)n_prompt, nwhat, (long long)sn_model_n_ctx(m),
                       o->ctx ? " (-c)" : " (the model's trained context)");
         goto done;
     }
@@ -446,12 +446,12 @@ static int run_generate(const opts *o) {
             fputs("]", stdout);
         }
         fputs(",\"kernels\":", stdout);
-        json_str(stdout, m->k->name, strlen(m->k->name));
+        json_str(stdout, sn_model_kernels_name(m), strlen(sn_model_kernels_name(m)));
         fputs("}\n", stdout);
     } else {
         putchar('\n');
         fprintf(stderr, "%s: prompt %lld tokens, %.2f tok/s; generated %lld tokens, %.2f tok/s (%s kernels, %d threads)\n",
-                sn_cli_prog(), (long long)n_prompt, pf, (long long)n_out, dc, m->k->name, (int)o->threads);
+                sn_cli_prog(), (long long)n_prompt, pf, (long long)n_out, dc, sn_model_kernels_name(m), (int)o->threads);
     }
     rc = SN_EXIT_OK;
 done:

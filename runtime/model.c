@@ -1,7 +1,7 @@
 /* model.c - family-independent model loading: mmap the GGUF (or the runtime blob), read
  * hyperparameters, choose the family, validate tensors, own the thread pool and kernel table
  * (see model.h). */
-#include "model.h"
+#include "family.h"
 #include "blob.h"
 #include "kernels/int4.h"
 #include "kernels/q4_0_x8.h"
@@ -597,5 +597,7 @@ sn_status sn_model_state_set(sn_model *m, const void *buf, uint64_t n, sn_err *e
 }
 
 int64_t sn_model_n_vocab(const sn_model *m) { return m->hp.n_vocab; }
+int64_t sn_model_n_ctx(const sn_model *m) { return m->n_ctx; }
+const char *sn_model_kernels_name(const sn_model *m) { return m->k->name; }
 const sn_gguf *sn_model_gguf(const sn_model *m) { return m->g; }
 const char *sn_model_format(const sn_model *m) { return m->blob ? "blob" : "gguf"; }

@@ -9,7 +9,7 @@
  * (ggml_compute_forward_rms_norm's sum in double) is shared by every family too. */
 #ifndef SN_OPS_H
 #define SN_OPS_H
-#include "model.h"
+#include "family.h"
 
 typedef struct sn_ops {
     const sn_kernels *k;

@@ -2,6 +2,7 @@
 #include "sn_abi.h"
 
 #include "cpu.h"
+#include "kernels/kernels.h"
 #include "model.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -92,7 +93,7 @@ void sn_abi_model_free(sn_abi_model *m) {
 }
 
 int32_t sn_abi_n_vocab(const sn_abi_model *m) { return m ? (int32_t)sn_model_n_vocab(m->m) : 0; }
-int32_t sn_abi_n_ctx(const sn_abi_model *m) { return m ? (int32_t)m->m->n_ctx : 0; }
+int32_t sn_abi_n_ctx(const sn_abi_model *m) { return m ? (int32_t)sn_model_n_ctx(m->m) : 0; }
 const char *sn_abi_last_error(const sn_abi_model *m) { return m ? m->err.msg : ""; }
 
 static int32_t fail(sn_abi_model *m, int32_t code, const char *msg) {

@@ -10,7 +10,7 @@
 #include "ggml_types.h"
 #include "kernels/kernels.h"
 #include "kernels/q4_0_x8.h"
-#include "model.h"
+#include "family.h"
 
 #include <math.h>
 #include <stdlib.h>
