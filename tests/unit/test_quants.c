@@ -1,4 +1,4 @@
-/* test_quants.c - the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q5_K kernels (runtime/kernels/quants_*.c)
+/* test_quants.c - the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q4_K / Q5_K / Q6_K kernels (runtime/kernels/quants_*.c)
  * and dequantizers (runtime/quants/dequant.c).
  *
  * Three checks per type, on random blocks:
@@ -29,7 +29,8 @@ static uint32_t urand(void) {
 }
 static float frand(void) { return (float)(urand() % 2000001) / 1e6f - 1.0f; }
 
-static const int TYPES[] = {SN_GGML_Q4_1, SN_GGML_Q5_0, SN_GGML_Q5_1, SN_GGML_Q2_K, SN_GGML_Q3_K, SN_GGML_Q5_K};
+static const int TYPES[] = {SN_GGML_Q4_1, SN_GGML_Q5_0, SN_GGML_Q5_1, SN_GGML_Q2_K, SN_GGML_Q3_K, SN_GGML_Q5_K,
+                            SN_GGML_Q4_K, SN_GGML_Q6_K};
 enum { NT = sizeof(TYPES) / sizeof(TYPES[0]) };
 
 static void put_f16(uint8_t *p, float v) {
@@ -49,7 +50,8 @@ static void random_row(int t, uint8_t *w, int64_t n) {
         case SN_GGML_Q5_0: put_f16(p, d); break;
         case SN_GGML_Q2_K: put_f16(p + 80, d); put_f16(p + 82, fabsf(m)); break;
         case SN_GGML_Q3_K: put_f16(p + 108, d); break;
-        case SN_GGML_Q5_K: put_f16(p, d * 0.1f); put_f16(p + 2, fabsf(m) * 0.1f); break;
+        case SN_GGML_Q5_K: case SN_GGML_Q4_K: put_f16(p, d * 0.1f); put_f16(p + 2, fabsf(m) * 0.1f); break;
+        case SN_GGML_Q6_K: put_f16(p + 208, d * 0.1f); break;
         }
     }
 }
@@ -182,7 +184,8 @@ static void test_dequant_vs_libggml(void) {
     void *h = open_oracle("libggml-base.so");
     if (!h) { printf(" (libggml-base.so not installed: skipped) "); return; }
     const char *syms[NT] = {"dequantize_row_q4_1", "dequantize_row_q5_0", "dequantize_row_q5_1",
-                            "dequantize_row_q2_K", "dequantize_row_q3_K", "dequantize_row_q5_K"};
+                            "dequantize_row_q2_K", "dequantize_row_q3_K", "dequantize_row_q5_K",
+                            "dequantize_row_q4_K", "dequantize_row_q6_K"};
     float *y1 = malloc(N * 4), *y2 = malloc(N * 4);
     uint8_t *w = malloc(N * 2);
     for (int ti = 0; ti < NT; ti++) {
@@ -202,20 +205,27 @@ static void test_dequant_vs_libggml(void) {
     dlclose(h);
 }
 
-static void test_dots_vs_ggml_cpu(void) {
-    /* the build of ggml's CPU backend llama.cpp picks here: zen4 on AVX-512 machines like ours,
-     * haswell on AVX2-only ones (both run the same AVX2 vec_dot code for these types) */
+/* the build of ggml's CPU backend llama.cpp picks here: zen4 on AVX-512 machines, haswell on
+ * AVX2-only ones (both run the same AVX2 vec_dot code for these types); NULL (and a note) if
+ * neither fits this CPU or the library is not installed */
+static void *open_ggml_cpu(void) {
     static const char *zen4[] = {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_vnni", "avx512_bf16", "avx512vbmi", NULL};
     static const char *haswell[] = {"avx2", "fma", "f16c", "bmi2", NULL};
     const char *lib = "libggml-cpu-zen4.so";
     for (int i = 0; zen4[i]; i++)
         if (!cpu_has(zen4[i])) lib = NULL;
     for (int i = 0; !lib && haswell[i]; i++)
-        if (!cpu_has(haswell[i])) { printf(" (CPU runs neither ggml's zen4 nor haswell build: skipped) "); return; }
+        if (!cpu_has(haswell[i])) { printf(" (CPU runs neither ggml's zen4 nor haswell build: skipped) "); return NULL; }
     if (!lib) lib = "libggml-cpu-haswell.so";
     void *h = open_oracle(lib);
-    if (!h) { printf(" (%s not installed: skipped) ", lib); return; }
+    if (!h) { printf(" (%s not installed: skipped) ", lib); return NULL; }
     printf(" (%s) ", lib);
+    return h;
+}
+
+static void test_dots_vs_ggml_cpu(void) {
+    void *h = open_ggml_cpu();
+    if (!h) return;
     void (*cpu_init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
     quant_fn q8_1 = (quant_fn)dlsym(h, "quantize_row_q8_1"), q8_0 = (quant_fn)dlsym(h, "quantize_row_q8_0"),
              q8_K = (quant_fn)dlsym(h, "quantize_row_q8_K");
@@ -224,10 +234,11 @@ static void test_dots_vs_ggml_cpu(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(q8_0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q8_K);
     cpu_init(); /* fills ggml's f16 -> f32 table */
-    /* Q2_K: where ggml repacks it (AVX-512) its order is the gemv's, checked by the parity test */
+    /* Q2_K: where ggml repacks it (AVX-512) its order is the gemv's, checked by the parity test;
+     * Q4_K is always repacked on x86 (test_q4_K_vs_ggml_repack) */
     const char *syms[NT] = {"ggml_vec_dot_q4_1_q8_1", "ggml_vec_dot_q5_0_q8_0", "ggml_vec_dot_q5_1_q8_1",
                             sn_kernel_q2_K_repacked() ? NULL : "ggml_vec_dot_q2_K_q8_K", "ggml_vec_dot_q3_K_q8_K",
-                            "ggml_vec_dot_q5_K_q8_K"};
+                            "ggml_vec_dot_q5_K_q8_K", NULL, "ggml_vec_dot_q6_K_q8_K"};
     const sn_kernels *k = sn_kernels_best();
     float *x = malloc(N * 4);
     uint8_t *w = malloc(N * 2), *a1 = malloc(N * 2), *a2 = malloc(N * 2);
@@ -257,11 +268,99 @@ static void test_dots_vs_ggml_cpu(void) {
     dlclose(h);
 }
 
+/* ---- Q4_K against ggml's repacked kernels (what llama.cpp runs for Q4_K on AVX2 and up) ----
+ * ggml interleaves 8 rows into one block_q4_Kx8 per 256 columns: the 8 rows' d, then dmin (f16),
+ * 96 bytes of scales (sub-block g of the 8 rows packed like one Q4_K scales[12], g = 0..7), then
+ * the rows' nibble bytes 8 at a time, row after row. Its gemv takes one plain Q8_K row, its gemm
+ * 4 tokens quantized and interleaved by ggml_quantize_mat_t<8, Q8_K>. Our dot must equal the gemv
+ * and our dot_mm the gemm, output for output. */
+
+/* the Q4_K packing of 8 6-bit scales and 8 6-bit mins into 12 bytes (inverse of sn_k_q4k_scale_min) */
+static void pack_scales12(const uint8_t s[8], const uint8_t m[8], uint8_t *out) {
+    for (int j = 0; j < 4; j++) {
+        out[j] = (uint8_t)((s[j] & 63) | ((s[j + 4] & 48) << 2));
+        out[j + 4] = (uint8_t)((m[j] & 63) | ((m[j + 4] & 48) << 2));
+        out[j + 8] = (uint8_t)((s[j + 4] & 15) | ((m[j + 4] & 15) << 4));
+    }
+}
+
+enum { QX8_BYTES = 16 + 16 + 96 + 1024 };
+
+static void repack_q4_Kx8(const sn_block_q4_K *rows, int64_t nb, uint8_t *out) {
+    for (int64_t b = 0; b < nb; b++, out += QX8_BYTES) {
+        for (int r = 0; r < 8; r++) {
+            memcpy(out + 2 * r, &rows[r * nb + b].d, 2);
+            memcpy(out + 16 + 2 * r, &rows[r * nb + b].dmin, 2);
+        }
+        for (int g = 0; g < 8; g++) {
+            uint8_t s[8], m[8];
+            for (int r = 0; r < 8; r++) sn_k_q4k_scale_min(g, rows[r * nb + b].scales, &s[r], &m[r]);
+            pack_scales12(s, m, out + 32 + 12 * g);
+        }
+        for (int i = 0; i < 128; i++) memcpy(out + 128 + 8 * i, rows[(i % 8) * nb + b].qs + 8 * (i / 8), 8);
+    }
+}
+
+typedef void (*gemx_fn)(int, float *, size_t, const void *, const void *, int, int);
+typedef void (*quant_mat_fn)(const float *, void *, int64_t, int64_t);
+
+static void test_q4_K_vs_ggml_repack(void) {
+    void *h = open_ggml_cpu();
+    if (!h) return;
+    void (*cpu_init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
+    gemx_fn gemv = (gemx_fn)dlsym(h, "_ZN4ggml3cpu6repack4gemvI10block_q4_KLl8ELl8EL9ggml_type15EEEviPfmPKvS7_ii");
+    gemx_fn gemm = (gemx_fn)dlsym(h, "_ZN4ggml3cpu6repack4gemmI10block_q4_KLl8ELl8EL9ggml_type15EEEviPfmPKvS7_ii");
+    quant_mat_fn qmat = (quant_mat_fn)dlsym(h, "_Z19ggml_quantize_mat_tILl8EL9ggml_type15EEvPKfPvll");
+    if (!cpu_init || !gemv || !gemm || !qmat) {
+        printf(" (this libggml-cpu exports no q4_K_8x8 kernels: skipped) ");
+        dlclose(h);
+        return;
+    }
+    cpu_init();
+    const sn_kernels *ks[3] = {sn_kernels_scalar(), sn_kernels_avx2(), sn_kernels_avx512()};
+    const int64_t n = 1024, nb = n / 256;
+    sn_block_q4_K *rows = malloc(8 * (size_t)nb * sizeof(sn_block_q4_K));
+    uint8_t *packed = malloc((size_t)nb * QX8_BYTES), *xm = malloc(4 * (size_t)nb * 292 + 64);
+    sn_block_q8_K *a = malloc(4 * (size_t)nb * sizeof(sn_block_q8_K));
+    float *x = malloc(4 * n * 4), yv[8], ym[4 * 8];
+    int bad_v = 0, bad_m = 0, checked = 0;
+    for (int it = 0; it < 20; it++) {
+        for (int r = 0; r < 8; r++) random_row(SN_GGML_Q4_K, (uint8_t *)(rows + r * nb), n);
+        for (int i = 0; i < 4 * n; i++) x[i] = frand() * (it % 5 == 4 ? 30.f : 1.f);
+        repack_q4_Kx8(rows, nb, packed);
+        for (int t = 0; t < 4; t++) ks[0]->quant[SN_GGML_Q8_K](x + t * n, a + t * nb, n);
+        qmat(x, xm, 4, n);
+        gemm((int)n, ym, 8, packed, xm, 4, 8);
+        for (int t = 0; t < 4; t++) {
+            gemv((int)n, yv, 8, packed, a + t * nb, 1, 8);
+            for (int ki = 0; ki < 3; ki++) {
+                if (!ks[ki]) continue;
+                for (int r = 0; r < 8; r++) {
+                    const float dv = ks[ki]->dot[SN_GGML_Q4_K](n, rows + r * nb, a + t * nb);
+                    const float dm = ks[ki]->dot_mm[SN_GGML_Q4_K](n, rows + r * nb, a + t * nb);
+                    if ((dv != yv[r] && !bad_v) || (dm != ym[t * 8 + r] && !bad_m))
+                        printf("\n  %s Q4_K row %d token %d: gemv %.9g ours %.9g, gemm %.9g ours %.9g\n", ks[ki]->name, r, t,
+                               yv[r], dv, ym[t * 8 + r], dm);
+                    bad_v += dv != yv[r];
+                    bad_m += dm != ym[t * 8 + r];
+                    checked++;
+                }
+            }
+        }
+    }
+    printf(" (%d outputs) ", checked);
+    CU_ASSERT_EQUAL(bad_v, 0);
+    CU_ASSERT_EQUAL(bad_m, 0);
+    free(rows); free(packed); free(xm); free(a); free(x);
+    dlclose(h);
+}
+
 static const sn_test_case cases[] = {
     {"scalar dots equal dequantize-then-dot in double", test_scalar_vs_double},
     {"AVX2 twins equal the scalar kernels bit for bit", test_avx2},
     {"AVX-512 twins equal the scalar kernels bit for bit", test_avx512},
     {"dequantizers equal libggml-base's bit for bit", test_dequant_vs_libggml},
     {"dots and Q8_1 equal ggml's CPU kernels bit for bit", test_dots_vs_ggml_cpu},
+    {"Q4_K dot / dot_mm equal ggml's repacked q4_K_8x8 gemv / gemm", test_q4_K_vs_ggml_repack},
 };
 SN_TEST_MAIN("quants", cases)

@@ -1,0 +1,279 @@
+/* kquants_avx2.c - fast AVX2 kernels for Q4_K and Q6_K against Q8_K activations: the single-row
+ * dots (decode) and 4-row x 4-token register tiles (prompt batches, kernels.h gemm4x4).
+ *
+ * They compute exactly what scalar.c's q4_K_dot / dot_q6_K compute (the orders llama.cpp's CPU
+ * backend uses, see there): every integer is exact, so the speed comes from keeping the integer
+ * work in vectors (maddubs pair sums, madd with 16-bit scale vectors built by one shuffle, one
+ * horizontal sum per block or per tile instead of per sub-block) while the float steps - one fma
+ * per block or per sub-block pair, in the same order - stay as they are. Tests: test_kernels.c
+ * compares every entry with the scalar twin bit for bit; test_quants.c compares Q6_K with
+ * libggml's own vec_dot. Compiled for AVX2 via a target pragma; reached only from tables cpu.c
+ * has cleared for AVX2 (sn_kernels_avx2 / avx512). */
+#include "kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define h2f(x) _cvtsh_ss(x)
+
+/* ---- shared pieces ---- */
+
+/* The 8 6-bit scales and 8 mins of a Q4_K / Q5_K block (sn_k_q4k_scale_min for all j at once). */
+static inline void q4k_scales(const uint8_t *q, uint8_t sc[8], uint8_t mn[8]) {
+    uint32_t u0, u1, u2;
+    memcpy(&u0, q, 4);
+    memcpy(&u1, q + 4, 4);
+    memcpy(&u2, q + 8, 4);
+    const uint32_t s_lo = u0 & 0x3f3f3f3fu, m_lo = u1 & 0x3f3f3f3fu;
+    const uint32_t s_hi = (u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u);
+    const uint32_t m_hi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
+    memcpy(sc, &s_lo, 4);
+    memcpy(sc + 4, &s_hi, 4);
+    memcpy(mn, &m_lo, 4);
+    memcpy(mn + 4, &m_hi, 4);
+}
+
+/* pshufb patterns (constant tables, so the unrolled loops load them rather than build them):
+ * SPREAD16[j] copies 16-bit lane j of each 128-bit half over that half. */
+static const uint8_t SPREAD16[8][32] __attribute__((aligned(32))) = {
+#define S2(j) 2 * (j), 2 * (j) + 1
+#define ROW(j) {S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j), S2(j)}
+    ROW(0), ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6), ROW(7)
+#undef ROW
+};
+/* Q6_K group g (of 4 in a broadcast half of 8 scales): int16 lane 2g in the low 128-bit half,
+ * lane 2g + 1 in the high half. */
+static const uint8_t Q6_SPLIT[4][32] __attribute__((aligned(32))) = {
+#define ROW(j) {S2(2 * j), S2(2 * j), S2(2 * j), S2(2 * j), S2(2 * j), S2(2 * j), S2(2 * j), S2(2 * j), \
+                S2(2 * j + 1), S2(2 * j + 1), S2(2 * j + 1), S2(2 * j + 1), S2(2 * j + 1), S2(2 * j + 1), S2(2 * j + 1), S2(2 * j + 1)}
+    ROW(0), ROW(1), ROW(2), ROW(3)
+#undef ROW
+#undef S2
+};
+static inline __m256i spread16(int j) { return _mm256_load_si256((const __m256i *)SPREAD16[j]); }
+
+static inline int hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* [sum(v0), sum(v1), sum(v2), sum(v3)] of four 8-lane int32 vectors (exact integers) */
+static inline __m128i hsum4_i32(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+static inline float hsum8(__m256 v) { /* (a4+a0 + a6+a2) + (a5+a1 + a7+a3): scalar.c's hsum8 */
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+/* ---- Q4_K ---- */
+
+/* One Q4_K block unpacked once and met by one or more Q8_K blocks. */
+typedef struct {
+    __m256i lo[4], hi[4]; /* nibbles of sub-block 2j and 2j+1 */
+    __m256i sc[8];        /* scale of sub-block g in every int16 lane */
+} q4k_block;
+
+static inline void q4k_load(const sn_block_q4_K *w, q4k_block *k, uint8_t mn[8]) {
+    uint8_t sc[8];
+    q4k_scales(w->scales, sc, mn);
+    const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sc)));
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) k->sc[g] = _mm256_shuffle_epi8(s16, spread16(g));
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        const __m256i raw = _mm256_loadu_si256((const __m256i *)(w->qs + 32 * j));
+        k->lo[j] = _mm256_and_si256(raw, m4);
+        k->hi[j] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+    }
+}
+
+/* sc0 * dot(low nibbles, q8[64j..]) + sc1 * dot(high nibbles, q8[64j+32..]) as 8 lanes */
+static inline __m256i q4k_pair(const q4k_block *k, int j, const int8_t *q8) {
+    const __m256i pl = _mm256_maddubs_epi16(k->lo[j], _mm256_loadu_si256((const __m256i *)(q8 + 64 * j)));
+    const __m256i ph = _mm256_maddubs_epi16(k->hi[j], _mm256_loadu_si256((const __m256i *)(q8 + 64 * j + 32)));
+    return _mm256_add_epi32(_mm256_madd_epi16(pl, k->sc[2 * j]), _mm256_madd_epi16(ph, k->sc[2 * j + 1]));
+}
+
+/* the 4 pairs' min terms m0 * (bsums of the first 32) + m1 * (of the second 32), lanes j */
+static inline __m128i q4k_mins(const uint8_t mn[8], const int16_t *bsums) {
+    const __m128i b0 = _mm_loadu_si128((const __m128i *)bsums), b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));
+    const __m128i bp = _mm_hadd_epi16(b0, b1); /* bsums[2g] + bsums[2g+1], |.| <= 2 * 16 * 127 */
+    return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)mn)), bp);
+}
+
+/* decode order (scalar q4_K_dot, per_pair = 0): one integer per block, one fma each for s1, s2 */
+static float dot_q4_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_K *w = vw;
+    const sn_block_q8_K *a = va;
+    float s1 = 0, s2 = 0;
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        q4k_block k;
+        uint8_t mn[8];
+        q4k_load(&w[b], &k, mn);
+        __m256i acc = q4k_pair(&k, 0, a[b].qs);
+        __m256i acc2 = q4k_pair(&k, 1, a[b].qs);
+        acc = _mm256_add_epi32(acc, q4k_pair(&k, 2, a[b].qs));
+        acc2 = _mm256_add_epi32(acc2, q4k_pair(&k, 3, a[b].qs));
+        acc = _mm256_add_epi32(acc, acc2);
+        const __m128i m = q4k_mins(mn, a[b].bsums);
+        const __m128i m2 = _mm_add_epi32(m, _mm_unpackhi_epi64(m, m));
+        const int summ = _mm_cvtsi128_si32(_mm_add_epi32(m2, _mm_shuffle_epi32(m2, 1)));
+        const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
+        s1 = fmaf((float)hsum_i32(acc), d, s1);
+        s2 = fmaf((float)summ, dmin, s2);
+    }
+    return s1 - s2;
+}
+
+/* batched order (per_pair = 1) for 4 rows x 4 tokens: lanes of s1/s2 are the 4 tokens, one fma
+ * per sub-block pair in pair order, as each output's scalar chain. */
+static void gemm_q4_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y,
+                      int64_t ldy) {
+    const sn_block_q8_K *x[4];
+    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
+    for (int r = 0; r < 4; r++) {
+        const sn_block_q4_K *w = (const sn_block_q4_K *)((const char *)vw + r * w_row);
+        __m128 s1 = _mm_setzero_ps(), s2 = _mm_setzero_ps();
+        for (int64_t b = 0; b < n / SN_QK_K; b++) {
+            q4k_block k;
+            uint8_t mn[8];
+            q4k_load(&w[b], &k, mn);
+            const __m128 ad = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+            const __m128 d = _mm_mul_ps(_mm_set1_ps(h2f(w[b].d)), ad), dmin = _mm_mul_ps(_mm_set1_ps(h2f(w[b].dmin)), ad);
+            /* min terms: rows t, lanes j -> transposed to rows j, lanes t */
+            __m128 m0 = _mm_castsi128_ps(q4k_mins(mn, x[0][b].bsums)), m1 = _mm_castsi128_ps(q4k_mins(mn, x[1][b].bsums));
+            __m128 m2 = _mm_castsi128_ps(q4k_mins(mn, x[2][b].bsums)), m3 = _mm_castsi128_ps(q4k_mins(mn, x[3][b].bsums));
+            _MM_TRANSPOSE4_PS(m0, m1, m2, m3);
+            const __m128 mj[4] = {m0, m1, m2, m3};
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+                const __m128i is = hsum4_i32(q4k_pair(&k, j, x[0][b].qs), q4k_pair(&k, j, x[1][b].qs),
+                                             q4k_pair(&k, j, x[2][b].qs), q4k_pair(&k, j, x[3][b].qs));
+                s1 = _mm_fmadd_ps(_mm_cvtepi32_ps(is), d, s1);
+                s2 = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_castps_si128(mj[j])), dmin, s2);
+            }
+        }
+        float o[4];
+        _mm_storeu_ps(o, _mm_sub_ps(s1, s2));
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = o[t];
+    }
+}
+
+/* ---- Q6_K ---- */
+
+/* The 16-bit scale vectors of a Q6_K block: group g (32 values) has sc[2g] for its bytes 0..15 (the
+ * low 128-bit half) and sc[2g+1] for bytes 16..31. lo/hi = the 8 first / last scales as int16,
+ * broadcast to both halves; the shuffles pick one lane per half. */
+typedef struct { __m256i lo, hi, all; } q6k_scales;
+
+static inline void q6k_scales_load(const int8_t *sc, q6k_scales *s) {
+    const __m128i b = _mm_loadu_si128((const __m128i *)sc);
+    s->all = _mm256_cvtepi8_epi16(b);
+    s->lo = _mm256_permute2x128_si256(s->all, s->all, 0x00);
+    s->hi = _mm256_permute2x128_si256(s->all, s->all, 0x11);
+}
+
+static inline __m256i q6k_scale(const q6k_scales *s, int g) {
+    return _mm256_shuffle_epi8(g < 4 ? s->lo : s->hi, _mm256_load_si256((const __m256i *)Q6_SPLIT[g % 4]));
+}
+
+/* group k (0..3) of half h: 6-bit values as unsigned bytes */
+static inline __m256i q6k_values(__m256i l0, __m256i l1, __m256i qh, int k) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    switch (k) {
+    case 0: return _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+    case 1: return _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+    case 2: return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+    default: return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+    }
+}
+
+/* 32 * (bsums[2L] * sc[2L] + bsums[2L+1] * sc[2L+1]) per lane L: the offset of the unsigned values */
+static inline __m256i q6k_offset(const q6k_scales *s, const sn_block_q8_K *a) {
+    return _mm256_slli_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), s->all), 5);
+}
+
+static float dot_q6_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q6_K *w = vw;
+    const sn_block_q8_K *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        q6k_scales s;
+        q6k_scales_load(w[b].scales, &s);
+        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h));
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(w[b].qh + 32 * h));
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
+                const int g = 4 * h + k;
+                const __m256i p = _mm256_maddubs_epi16(q6k_values(l0, l1, qh, k),
+                                                       _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g)));
+                const __m256i t = _mm256_madd_epi16(p, q6k_scale(&s, g));
+                if (k % 2) s1 = _mm256_add_epi32(s1, t);
+                else s0 = _mm256_add_epi32(s0, t);
+            }
+        }
+        const __m256i lanes = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), q6k_offset(&s, &a[b]));
+        const float d = a[b].d * h2f(w[b].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+    }
+    return hsum8(acc);
+}
+
+/* 4 rows x 4 tokens, each output in dot_q6_K's order (Q6_K's batched order is the same): a row's
+ * block is unpacked once into v[] and met by the 4 tokens' blocks. */
+static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y,
+                      int64_t ldy) {
+    const sn_block_q8_K *x[4];
+    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
+    for (int r = 0; r < 4; r++) {
+        const sn_block_q6_K *w = (const sn_block_q6_K *)((const char *)vw + r * w_row);
+        __m256 acc[4];
+        for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();
+        for (int64_t b = 0; b < n / SN_QK_K; b++) {
+            q6k_scales s;
+            q6k_scales_load(w[b].scales, &s);
+            __m256i v[8], sc[8];
+            _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+                const __m256i l0 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h));
+                const __m256i l1 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h + 32));
+                const __m256i qh = _mm256_loadu_si256((const __m256i *)(w[b].qh + 32 * h));
+                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) v[4 * h + k] = q6k_values(l0, l1, qh, k);
+            }
+            _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) sc[g] = q6k_scale(&s, g);
+            const float dw = h2f(w[b].d);
+            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
+                __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+                _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
+                    const __m256i p = _mm256_maddubs_epi16(v[g], _mm256_loadu_si256((const __m256i *)(x[t][b].qs + 32 * g)));
+                    if (g % 2) s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(p, sc[g]));
+                    else s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(p, sc[g]));
+                }
+                const __m256i lanes = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), q6k_offset(&s, &x[t][b]));
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(lanes), acc[t]);
+            }
+        }
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = hsum8(acc[t]);
+    }
+}
+
+void sn_kernels_kquants_avx2(sn_kernels *k) {
+    k->dot[SN_GGML_Q4_K] = dot_q4_K;
+    k->gemm4x4[SN_GGML_Q4_K] = gemm_q4_K;
+    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
+    k->gemm4x4[SN_GGML_Q6_K] = gemm_q6_K;
+}
+#pragma GCC pop_options
+#else
+void sn_kernels_kquants_avx2(sn_kernels *k) { (void)k; }
+#endif
