@@ -79,10 +79,9 @@ void sn_kernels_quants_scalar(sn_kernels *k);
 void sn_quant_q8_1_scalar(const float *x, void *y, int64_t n);
 void sn_kernels_quants_avx2(sn_kernels *k);   /* quants_avx2.c */
 void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
-/* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c, kquants_avx512.c), bit-identical to
- * scalar.c's; called by the AVX2 / AVX-512 tables after their defaults. */
+/* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c), bit-identical to
+ * scalar.c's; the AVX2 table calls it after its defaults (the AVX-512 table inherits them). */
 void sn_kernels_kquants_avx2(sn_kernels *k);
-void sn_kernels_kquants_avx512(sn_kernels *k);
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
 const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
 /* The fastest table this process may use (respects SN_CPU, see cpu.h). */
