@@ -157,9 +157,11 @@ void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
     static int level = -1;
     int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
     if (l < 0) {
-        l = (sn_cpu_usable() & SN_CPU_AVX512) && sn_ggml_lanes() == 16 ? 1 : 0;
+        const uint32_t f = sn_cpu_usable();
+        l = (f & SN_CPU_AVX512) && sn_ggml_lanes() == 16 ? 1 : (f & SN_CPU_AVX2) && sn_ggml_lanes() == 8 ? 2 : 0;
         __atomic_store_n(&level, l, __ATOMIC_RELAXED);
     }
-    if (l) sn_swiglu_avx512(n, y, gate, up);
+    if (l == 1) sn_swiglu_avx512(n, y, gate, up);
+    else if (l == 2) sn_swiglu_avx2(n, y, gate, up);
     else sn_swiglu_scalar(n, y, gate, up);
 }

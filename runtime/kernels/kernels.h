@@ -101,6 +101,9 @@ void sn_swiglu(int64_t n, float *y, const float *gate, const float *up);
  * to the scalar one where AVX-512 is not compiled in). sn_swiglu picks by sn_cpu_usable(). */
 void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up);
 void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up);
+/* 8 lanes at a time in the AVX2 build's order (sn_ggml_lanes() == 8), bit-identical to the scalar one
+ * there; falls back to it where AVX2 is not compiled in (act_avx2.c). */
+void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up);
 /* ggml_v_expf's value for one float (its polynomial, not libm's expf). */
 float sn_v_expf(float x);
 float sn_v_expf8(float x); /* the AVX2 flavour of ggml_v_expf, one lane */

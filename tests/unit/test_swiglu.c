@@ -61,6 +61,25 @@ static void test_avx512_equals_scalar(void) {
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* the AVX2 kernel follows the 8-lane order: compared with the scalar reference in that order */
+static void test_avx2_equals_scalar(void) {
+    if (!(sn_cpu_usable() & SN_CPU_AVX2)) { printf("(skipped: no AVX2) "); return; }
+    if (sn_ggml_lanes() != 8) { printf("(skipped: SN_GGML_LANES=16 here) "); return; }
+    static float g[CHUNK], u[CHUNK], y0[CHUNK], y1[CHUNK];
+    int64_t bad = 0, total = 0;
+    for (int64_t k = 0;; k++) {
+        const int64_t n = fill_inputs(k, g, u);
+        if (!n) break;
+        const int64_t m = n - (k % 8); /* a tail of 0..7 on the libm path */
+        sn_swiglu_scalar(m, y0, g, u);
+        sn_swiglu_avx2(m, y1, g, u);
+        for (int64_t i = 0; i < m; i++) bad += !same(y0[i], y1[i]);
+        total += m;
+    }
+    if (bad) printf("%lld of %lld differ ", (long long)bad, (long long)total);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 typedef void (*ggml_swiglu_fn)(int n, float *y, const float *x, const float *g);
 
 /* The ggml-cpu variant whose order sunny follows here, or NULL (with the reason printed). */
@@ -161,6 +180,7 @@ static void test_dots_equal_ggml(void) {
 
 static const sn_test_case cases[] = {
     {"avx512 swiglu = scalar reference, bit for bit", test_avx512_equals_scalar},
+    {"avx2 swiglu = scalar reference (8-lane order), bit for bit", test_avx2_equals_scalar},
     {"sn_swiglu = llama.cpp's ggml_vec_swiglu_f32 (this machine's backend variant), bit for bit", test_equals_ggml},
     {"float dots = llama.cpp's ggml_vec_dot_f32/f16/bf16 (this machine's backend variant)", test_dots_equal_ggml},
 };
