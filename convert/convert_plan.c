@@ -1,0 +1,235 @@
+/* convert_plan.c - the conversion plan: every source tensor mapped to its GGUF tensor.
+ *
+ * The family's map_tensor names each source's GGUF tensor, output shape and transforms; the plan
+ * checks the source shape against what config.json implies, assembles fused tensors from their
+ * parts (a fused tensor takes the place where its last part arrives, as the reference yields it),
+ * adds a second name for tensors copied twice, checks that every required tensor is there, and
+ * picks each tensor's output type with llama.cpp's rules. */
+#include "convert_internal.h"
+
+#include "ggml_types.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sn_conv_plan_free(plan_list *pl) {
+    for (size_t i = 0; i < pl->n; i++) free(pl->t[i].gen);
+    free(pl->t);
+    memset(pl, 0, sizeof(*pl));
+}
+
+static plan_t *plan_push(plan_list *pl) {
+    if (pl->n == pl->cap) {
+        size_t nc = pl->cap ? pl->cap * 2 : 64;
+        plan_t *nt = realloc(pl->t, nc * sizeof(*nt));
+        if (!nt) return NULL;
+        pl->t = nt;
+        pl->cap = nc;
+    }
+    plan_t *p = &pl->t[pl->n++];
+    memset(p, 0, sizeof(*p));
+    return p;
+}
+
+static int ends_with(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+int sn_conv_find_plan(const plan_list *pl, const char *gguf_name) {
+    for (size_t i = 0; i < pl->n; i++)
+        if (strcmp(pl->t[i].gguf_name, gguf_name) == 0) return (int)i;
+    return -1;
+}
+
+/* llama.cpp's type rules. The converter (f32/f16/bf16/q8_0): F32 for rank <= 1, *_norm.weight,
+ * names not ending in .weight and the family's keep_f32 kinds; the outtype otherwise; F16 when a row is not a multiple of the
+ * quant block. q4_0 follows llama-quantize MOSTLY_Q4_0 run on the f32 conversion (which leaves the
+ * family's no_quantize kinds F32): the output
+ * tensor (token_embd when there is no output.weight) -> Q6_K, Q8_0 if ne0 % 256, F16 if ne0 % 32;
+ * every other quantizable matrix -> Q4_0, F16 if ne0 % 32. */
+int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output) {
+    if (p->n_dims <= 1 || ends_with(p->gguf_name, "_norm.weight") || !ends_with(p->gguf_name, ".weight"))
+        return SN_GGML_F32;
+    /* the family's F32 kinds: the converter's for f32..q8_0, llama-quantize's exclusions for q4_0 */
+    if (sn_arch_name_in(p->gguf_name, ot == SN_OUTTYPE_Q4_0 ? a->no_quantize : a->keep_f32)) return SN_GGML_F32;
+    uint64_t ne0 = p->ne[0];
+    switch (ot) {
+    case SN_OUTTYPE_F32: return SN_GGML_F32;
+    case SN_OUTTYPE_F16: return SN_GGML_F16;
+    case SN_OUTTYPE_BF16: return SN_GGML_BF16;
+    case SN_OUTTYPE_Q8_0: return ne0 % 32 ? SN_GGML_F16 : SN_GGML_Q8_0;
+    case SN_OUTTYPE_Q4_0: {
+        int is_out = strcmp(p->gguf_name, "output.weight") == 0 ||
+                     (!has_output && strcmp(p->gguf_name, "token_embd.weight") == 0);
+        if (ne0 % 32) return SN_GGML_F16;
+        if (is_out) return ne0 % 256 ? SN_GGML_Q8_0 : SN_GGML_Q6_K;
+        return SN_GGML_Q4_0;
+    }
+    default: return SN_GGML_F16;
+    }
+}
+
+/* llama-quantize writes tensors in its loader's map order: layer number ("blk.N.", -1 for the
+ * rest) first, then name. A q4_0 file follows it so it equals llama-quantize's byte for byte. */
+static int layer_of(const char *name) {
+    int l = -1;
+    if (sscanf(name, "blk.%d.", &l) != 1) l = -1;
+    return l;
+}
+
+int sn_conv_cmp_quantize_order(const void *a, const void *b) {
+    const plan_t *x = a, *y = b;
+    int lx = layer_of(x->gguf_name), ly = layer_of(y->gguf_name);
+    if (lx != ly) return lx < ly ? -1 : 1;
+    return strcmp(x->gguf_name, y->gguf_name);
+}
+
+static void shape_str(const uint64_t *ne, uint32_t n_dims, int reversed, char *buf, size_t n) {
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, n - k, "[");
+    for (uint32_t i = 0; i < n_dims && k < n; i++) {
+        uint64_t v = reversed ? ne[n_dims - 1 - i] : ne[i];
+        k += (size_t)snprintf(buf + k, n - k, "%s%llu", i ? ", " : "", (unsigned long long)v);
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* Rows as the writer streams them: 1-D permuted tensors (llama q/k biases) are permuted
+ * element-wise, i.e. rows of length 1. */
+static void plan_rows(plan_t *p) {
+    p->ts.row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
+    p->ts.n_rows = p->ts.row_len ? p->n_elems / p->ts.row_len : 0;
+}
+
+static uint64_t elems_of(const uint64_t *ne, uint32_t n_dims) {
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < n_dims; d++) n *= ne[d];
+    return n;
+}
+
+/* Adds source t under the mapping at (one part of a fused tensor, or all of one). */
+static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_arch_tensor *at,
+                                 const char *gguf_name, sn_err *err) {
+    /* the source shape: as declared, else the output shape (HF shape reversed) */
+    const uint64_t *want = at->src_n_dims ? at->src_ne : at->ne;
+    uint32_t want_dims = at->src_n_dims ? at->src_n_dims : at->n_dims;
+    uint32_t n_parts = at->n_parts > 1 ? at->n_parts : 1;
+    int same = t->n_dims == want_dims;
+    for (uint32_t d = 0; same && d < t->n_dims; d++)
+        if (t->shape[t->n_dims - 1 - d] != want[d]) same = 0;
+    if (!same) {
+        char got[96], exp[96];
+        shape_str(t->shape, t->n_dims, 0, got, sizeof got);
+        shape_str(want, want_dims, 1, exp, sizeof exp);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has shape %s but config.json implies %s",
+                          t->file, t->name, got, exp);
+    }
+    uint64_t out_elems = elems_of(at->ne, at->n_dims);
+    if (t->n_elems * n_parts != out_elems || at->part >= n_parts || n_parts > SN_ARCH_MAX_PARTS ||
+        (n_parts > 1 && at->permute_heads) || (at->transpose && want_dims != 2))
+        return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': the %s mapping to %s is inconsistent", t->file,
+                          t->name, n_parts > 1 ? "fused" : "reshaped", gguf_name);
+    if (at->permute_heads && (t->shape[0] % (2 * at->permute_heads) != 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': %llu rows cannot be split into %llu heads",
+                          t->file, t->name, (unsigned long long)t->shape[0],
+                          (unsigned long long)at->permute_heads);
+    int k = n_parts > 1 ? sn_conv_find_plan(pl, gguf_name) : -1;
+    plan_t *p;
+    if (k >= 0) {
+        p = &pl->t[k];
+        if (p->ts.n_parts != n_parts || p->ts.part[at->part] || memcmp(p->ne, at->ne, sizeof p->ne) != 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' maps to part %u of %s a second time", t->file,
+                              t->name, at->part, gguf_name);
+    } else {
+        if (sn_conv_find_plan(pl, gguf_name) >= 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' maps to %s, which another tensor already "
+                              "maps to", t->file, t->name, gguf_name);
+        if (!(p = plan_push(pl))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        snprintf(p->hf_name, sizeof p->hf_name, "%s", t->name);
+        snprintf(p->gguf_name, sizeof p->gguf_name, "%s", gguf_name);
+        p->n_dims = at->n_dims;
+        memcpy(p->ne, at->ne, sizeof p->ne);
+        p->n_elems = out_elems;
+        p->permute_heads = at->permute_heads;
+        p->ts.n_parts = n_parts;
+        p->ts.permute_heads = at->permute_heads;
+        p->ts.transpose = at->transpose;
+        p->ts.ew = at->ew;
+        plan_rows(p);
+    }
+    p->ts.part[at->part] = t;
+    if (at->part == 0) p->src = t;
+    if (n_parts > 1) {
+        uint32_t have = 0;
+        for (uint32_t i = 0; i < n_parts; i++) have += p->ts.part[i] != NULL;
+        if (have == n_parts) { /* the reference yields a fused tensor when its last part arrives */
+            plan_t done = *p;
+            memmove(p, p + 1, (size_t)(pl->t + pl->n - 1 - p) * sizeof *p);
+            pl->t[pl->n - 1] = done;
+        }
+    }
+    return SN_OK;
+}
+
+/* Builds the plan: generated tensors first, then safetensors order (llama.cpp's). */
+sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_st_model *m, plan_list *pl,
+                            sn_err *err) {
+    sn_arch_extra ex[4];
+    size_t n_ex = 0;
+    memset(ex, 0, sizeof ex);
+    sn_status st = a->extra_tensors(a, cfg, ex, 4, &n_ex, err);
+    if (st != SN_OK) return st;
+    for (size_t i = 0; i < n_ex; i++) {
+        plan_t *p = plan_push(pl);
+        if (!p) {
+            for (size_t j = i; j < n_ex; j++) free(ex[j].data);
+            return sn_err_set(err, SN_ENOMEM, "out of memory");
+        }
+        snprintf(p->hf_name, sizeof p->hf_name, "(generated)");
+        memcpy(p->gguf_name, ex[i].gguf_name, sizeof p->gguf_name);
+        p->gguf_name[sizeof p->gguf_name - 1] = 0;
+        p->gen = ex[i].data;
+        p->ts.gen = ex[i].data;
+        p->n_dims = 1;
+        for (int d = 0; d < SN_GGUF_MAX_DIMS; d++) p->ne[d] = 1;
+        p->ne[0] = ex[i].n;
+        p->n_elems = ex[i].n;
+        plan_rows(p);
+    }
+    for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
+        const sn_st_tensor *t = sn_st_model_tensor(m, i);
+        sn_arch_tensor at;
+        memset(&at, 0, sizeof at);
+        int r = a->map_tensor(a, cfg, t->name, &at, err);
+        if (r < 0) return sn_err_prefix(err, "%s", t->file);
+        if (r == SN_ARCH_MAP_SKIP) continue;
+        if (t->unsupported)
+            return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s' has %s, which the converter cannot read "
+                              "(supported: float32, float16, bfloat16 with at most %d dimensions)", t->file, t->name,
+                              t->unsupported, SN_ST_MAX_DIMS);
+        if ((st = plan_add_source(pl, t, &at, at.gguf_name, err)) != SN_OK) return st;
+        if (at.also_name[0] && (st = plan_add_source(pl, t, &at, at.also_name, err)) != SN_OK) return st;
+    }
+    for (size_t i = 0; i < pl->n; i++)
+        for (uint32_t k = 0; k < pl->t[i].ts.n_parts; k++)
+            if (!pl->t[i].ts.part[k])
+                return sn_err_set(err, SN_EFORMAT, "%s: %s is fused from %u tensors but part %u is missing (from '%s')",
+                                  sn_st_model_file(m, 0), pl->t[i].gguf_name, pl->t[i].ts.n_parts, k,
+                                  pl->t[i].hf_name);
+    /* completeness: a model missing a layer tensor would only fail later, inside llama.cpp */
+    for (const char *const *q = a->required; q && *q; q++)
+        if (sn_conv_find_plan(pl, *q) < 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: no tensor maps to %s (is a weight file missing?)",
+                              sn_st_model_file(m, 0), *q);
+    for (int64_t l = 0; l < cfg->n_layers; l++)
+        for (const char *const *q = a->required_per_layer; q && *q; q++) {
+            char nm[SN_GGUF_MAX_NAME + 16];
+            snprintf(nm, sizeof nm, "blk.%lld.%s", (long long)l, *q);
+            if (sn_conv_find_plan(pl, nm) < 0)
+                return sn_err_set(err, SN_EFORMAT, "%s: no tensor maps to %s (layer %lld of %lld is incomplete)",
+                                  sn_st_model_file(m, 0), nm, (long long)l, (long long)cfg->n_layers);
+        }
+    return SN_OK;
+}
