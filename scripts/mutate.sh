@@ -40,13 +40,13 @@ mut() { IDS+=("$1"); FILES+=("$2"); FROMS+=("$3"); TOS+=("$4"); TESTS+=("$5"); E
 also() { AL_OF+=($((${#IDS[@]} - 1))); AL_FILE+=("$1"); AL_FROM+=("$2"); AL_TO+=("$3"); }
 
 # runtime: quantizers, kernels, forward pass, tokenizer, sampler, formats
-mut q8_0-rounding runtime/ggml_types.c \
+mut q8_0-rounding runtime/ggml_quant.c \
   'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(roundf(xb[j] * id));' \
   'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(truncf(xb[j] * id));' 'unit/test_ggml_types$'
-mut q4_k-search-step runtime/ggml_types.c \
+mut q4_k-search-step runtime/ggml_quant_k.c \
   'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);' \
   'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
-mut q4_k-search-step-x8 runtime/ggml_types.c \
+mut q4_k-search-step-x8 runtime/ggml_quant_k.c \
   'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);' \
   'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
 mut rope-theta runtime/model_llama.c \

@@ -1,0 +1,75 @@
+/* ggml_types_internal.h - what the ggml type files share (internal to runtime/, not an API).
+ *
+ * ggml_types.c: the type table, the SIMD cap and the by-type dispatch; ggml_codecs.c: fp16/bf16
+ * conversions (scalar and rows) and the dequantizers of the types sunny writes; ggml_quant.c:
+ * the Q8_0 / Q4_0 / Q8_K reference quantizers; ggml_quant_k.c: Q4_K and Q6_K. Every file that
+ * includes this one computes with ggml's rounding: no a*b+c is fused into an FMA. */
+#ifndef SN_GGML_TYPES_INTERNAL_H
+#define SN_GGML_TYPES_INTERNAL_H
+#include "ggml_types.h"
+
+#include "cpu.h"
+
+/* Bit-exactness needs every a*b+c rounded twice, as in ggml's own build: never let the compiler
+ * fuse them into FMA (it would under -march=native with GNU C's default -ffp-contract=fast).
+ * Applies to every function defined after this header in the including file. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SN_X86 1
+#endif
+
+/* SIMD level: 0 scalar only, 1 up to AVX2/F16C, 2 also AVX-512 (sn_ggml_simd sets it; tests
+ * compare every level). */
+extern int sn_ggml_simd_cap;
+/* The one CPU dispatch (cpu.h: CPUID + XCR0, capped by SN_CPU, cached there), so conversions can
+ * be A/B-tested like the runtime kernels: SN_CPU_AVX2 includes FMA and F16C, SN_CPU_AVX512 the
+ * F/BW/VL/DQ/CD subsets these kernels use. */
+#define CPU_AVX2 (sn_ggml_simd_cap >= 1 && (sn_cpu_usable() & SN_CPU_AVX2))
+#define CPU_AVX512 (sn_ggml_simd_cap >= 2 && (sn_cpu_usable() & SN_CPU_AVX512))
+
+/* ---- quantizer helpers ---- */
+
+/* C's float -> int8_t cast as ggml's x86 build performs it: convert to int32 (out of range and NaN
+ * give INT32_MIN, the "integer indefinite" value) and keep the low byte. */
+static inline int8_t cast_i8(float v) {
+    int32_t i;
+    if (v >= -2147483648.0f && v < 2147483648.0f) i = (int32_t)v;
+    else i = INT32_MIN;
+    return (int8_t)(uint8_t)((uint32_t)i & 0xffu);
+}
+
+/* Round to nearest, ties to even, by adding 1.5*2^23 and reading the mantissa (ggml's
+ * nearest_int; only meaningful for |f| <= 2^22, like the original). */
+static inline int nearest_int(float f) {
+    float v = f + 12582912.f;
+    int32_t i;
+    memcpy(&i, &v, 4);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+#define SN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GROUP_MAX_EPS 1e-15f
+
+/* The 6-bit scale and min of sub-block j of a Q4_K block. */
+static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        *m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
+
+#endif
