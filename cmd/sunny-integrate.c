@@ -521,7 +521,7 @@ static int cmd_ollama(int argc, char **argv) {
     fprintf(o, "create  : %s\n", a.name);
     if (sn_ollama_create(h, body, status_line, NULL, &err)) {
         /* A dev build reports 0.0.0 (taken as newest); if it turns out to be pre-0.5.5, use the legacy body. */
-        if (legacy || !strstr(err.msg, "older than 0.5.5")) goto fail;
+        if (legacy || err.detail != SN_OLLAMA_WANTS_LEGACY_BODY) goto fail;
         fprintf(o, "note    : the server wants the legacy create body; retrying with it\n");
         free(body);
         body = sn_ollama_create_body_legacy(&spec, digest, &err);

@@ -881,12 +881,12 @@ sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn sta
         char e[512];
         sn_http_json_error(r.body, e, sizeof e);
         if (strstr(e, "path or Modelfile are required"))
-            st = sn_err_set(err, SN_EIO,
+            st = sn_err_set_detail(err, SN_EIO, SN_OLLAMA_WANTS_LEGACY_BODY,
                             "POST /api/create: the server answered '%s': it is older than 0.5.5 "
                             "and does not understand the JSON create body (version probe said "
                             "otherwise?)", e);
         else if (strstr(e, "neither 'from' or 'files' was specified"))
-            st = sn_err_set(err, SN_EIO,
+            st = sn_err_set_detail(err, SN_EIO, SN_OLLAMA_WANTS_JSON_BODY,
                             "POST /api/create: the server answered '%s': it is 0.5.5 or newer and "
                             "ignores the legacy 'modelfile' body", e);
         else st = ollama_check(h, &r, "POST /api/create", err);

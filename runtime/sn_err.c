@@ -11,6 +11,19 @@ sn_status sn_err_set(sn_err *err, sn_status code, const char *fmt, ...) {
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
         err->code = code;
+        err->detail = 0;
+    }
+    return code;
+}
+
+sn_status sn_err_set_detail(sn_err *err, sn_status code, int32_t detail, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+        err->detail = detail;
     }
     return code;
 }
