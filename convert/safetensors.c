@@ -261,16 +261,23 @@ void sn_st_file_close(sn_st_file *f) {
     free(f);
 }
 
-sn_status sn_st_file_open_mem(const void *buf, uint64_t size, const char *what, sn_st_file **out,
-                              sn_err *err) {
+/* Opens the bytes [buf, buf + size) named `what`; takes over *map (NULL: a caller buffer) even on
+ * failure. */
+static sn_status open_bytes(const uint8_t *buf, uint64_t size, const char *what, sn_mapped_file *map,
+                            sn_st_file **out, sn_err *err) {
     *out = NULL;
     sn_st_file *f = calloc(1, sizeof(*f));
-    if (!f || !(f->path = strdup(what ? what : "<memory>"))) {
+    if (!f || !(f->path = strdup(what))) {
         free(f);
+        if (map) sn_unmap_file(map);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
     f->base = buf;
     f->size = size;
+    if (map) {
+        f->map = *map;
+        f->mapped = 1;
+    }
     sn_status st = parse_file(f, err);
     if (st != SN_OK) {
         sn_st_file_close(f);
@@ -280,28 +287,16 @@ sn_status sn_st_file_open_mem(const void *buf, uint64_t size, const char *what, 
     return SN_OK;
 }
 
+sn_status sn_st_file_open_mem(const void *buf, uint64_t size, const char *what, sn_st_file **out,
+                              sn_err *err) {
+    return open_bytes(buf, size, what ? what : "<memory>", NULL, out, err);
+}
+
 sn_status sn_st_file_open(const char *path, sn_st_file **out, sn_err *err) {
     *out = NULL;
     sn_mapped_file m;
     sn_status st = sn_map_file(path, &m, err);
-    if (st != SN_OK) return st;
-    sn_st_file *f = calloc(1, sizeof(*f));
-    if (!f || !(f->path = strdup(path))) {
-        free(f);
-        sn_unmap_file(&m);
-        return sn_err_set(err, SN_ENOMEM, "out of memory");
-    }
-    f->map = m;
-    f->base = m.data;
-    f->size = m.size;
-    f->mapped = 1;
-    st = parse_file(f, err);
-    if (st != SN_OK) {
-        sn_st_file_close(f);
-        return st;
-    }
-    *out = f;
-    return SN_OK;
+    return st != SN_OK ? st : open_bytes(m.data, m.size, path, &m, out, err);
 }
 
 size_t sn_st_file_n_tensors(const sn_st_file *f) { return f->n; }

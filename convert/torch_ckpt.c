@@ -399,7 +399,23 @@ out:
     return st;
 }
 
-static sn_status open_common(sn_tc_file *f, const sn_tc_opts *o, sn_tc_file **out, sn_err *err) {
+/* Opens the archive [buf, buf + size) named `what`; takes over *map (NULL: a caller buffer) even on
+ * failure. */
+static sn_status open_bytes(const uint8_t *buf, uint64_t size, const char *what, sn_mapped_file *map,
+                            const sn_tc_opts *o, sn_tc_file **out, sn_err *err) {
+    *out = NULL;
+    sn_tc_file *f = calloc(1, sizeof(*f));
+    if (!f || !(f->path = strdup(what))) {
+        free(f);
+        if (map) sn_unmap_file(map);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    f->base = buf;
+    f->size = size;
+    if (map) {
+        f->map = *map;
+        f->mapped = 1;
+    }
     sn_status st = parse(f, o, err);
     if (st != SN_OK) {
         sn_tc_close(f);
@@ -411,33 +427,14 @@ static sn_status open_common(sn_tc_file *f, const sn_tc_opts *o, sn_tc_file **ou
 
 sn_status sn_tc_open_mem(const void *buf, uint64_t size, const char *what, const sn_tc_opts *o, sn_tc_file **out,
                          sn_err *err) {
-    *out = NULL;
-    sn_tc_file *f = calloc(1, sizeof(*f));
-    if (!f || !(f->path = strdup(what ? what : "<memory>"))) {
-        free(f);
-        return sn_err_set(err, SN_ENOMEM, "out of memory");
-    }
-    f->base = buf;
-    f->size = size;
-    return open_common(f, o, out, err);
+    return open_bytes(buf, size, what ? what : "<memory>", NULL, o, out, err);
 }
 
 sn_status sn_tc_open(const char *path, const sn_tc_opts *o, sn_tc_file **out, sn_err *err) {
     *out = NULL;
     sn_mapped_file m;
     sn_status st = sn_map_file(path, &m, err);
-    if (st != SN_OK) return st;
-    sn_tc_file *f = calloc(1, sizeof(*f));
-    if (!f || !(f->path = strdup(path))) {
-        free(f);
-        sn_unmap_file(&m);
-        return sn_err_set(err, SN_ENOMEM, "out of memory");
-    }
-    f->map = m;
-    f->base = m.data;
-    f->size = m.size;
-    f->mapped = 1;
-    return open_common(f, o, out, err);
+    return st != SN_OK ? st : open_bytes(m.data, m.size, path, &m, o, out, err);
 }
 
 size_t sn_tc_n_tensors(const sn_tc_file *f) { return f->n; }
