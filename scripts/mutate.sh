@@ -80,9 +80,9 @@ mut rms-norm-eps-x100 convert/arch_llama.c \
   "SN_META_TYPES=f16"
 
 # integrate: Modelfile quoting, JSON text, tie rule, proxy, paths, host
-mut modelfile-trailing-space integrate/ollama.c \
+mut modelfile-trailing-space integrate/ollama_modelfile.c \
   'while (n && MF_WS(s[n - 1])) n--;' '(void)0;' 'integration/test_integrate_text$'
-mut modelfile-nonprintable integrate/ollama.c \
+mut modelfile-nonprintable integrate/ollama_modelfile.c \
   "if (cp != '\\t' && cp != '\\n' && cp != '\\r' && !sn_utf8_go_printable(cp))" "if (cp < 0x20 && cp != '\\t' && cp != '\\n' && cp != '\\r')" \
   'integration/test_integrate_text$'
 mut json-utf8-cut integrate/utf8.c \
@@ -104,7 +104,7 @@ mut template-text templates/data/llama3-instruct.gotmpl \
 # formats and hosts: a bounds check dropped, a default changed
 mut gguf-string-bounds runtime/gguf.c \
   'if (*len > c->size - c->pos)' 'if (*len > c->size)' 'unit/test_gguf_malformed$'
-mut ollama-default-port integrate/ollama.c \
+mut ollama-default-port integrate/ollama_host.c \
   'const char *default_port = "11434";' 'const char *default_port = "11435";' 'unit/test_integrate_ollama$'
 
 # K-quant kernels: the AVX2 Q5_K dot (its scalar twin and libggml's vec_dot are the references) and
