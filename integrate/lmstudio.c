@@ -1,25 +1,26 @@
-/* lmstudio.c - LM Studio models-dir resolution, placement and smoke test (see lmstudio.h and
- * docs/LMSTUDIO.md). */
-#include "lmstudio.h"
-#include "modelinfo.h"
+/* lmstudio.c - the LM Studio server side of the install flow (see lmstudio.h and docs/LMSTUDIO.md):
+ * its error words explained, the version probe, the lms CLI's listing of what was placed, loading
+ * the model with a context length, and the smoke test against sunny's runtime. Finding the models
+ * folder and placing the file is lmstudio_place.c. */
+#include "lmstudio_internal.h"
+
 #include "smoke.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
-#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) {
+void sn_lms_notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) {
     if (!fn) return;
     char buf[4096];
     va_list ap;
@@ -27,492 +28,6 @@ static void notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) {
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     fn(ud, buf);
-}
-
-/* snprintf that reports truncation (-1) instead of silently cutting a path. */
-static int fmt(char *dst, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static int fmt(char *dst, size_t cap, const char *f, ...) {
-    va_list ap;
-    va_start(ap, f);
-    int n = vsnprintf(dst, cap, f, ap);
-    va_end(ap);
-    return (n < 0 || (size_t)n >= cap) ? -1 : 0;
-}
-
-static int is_dir(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int path_exists(const char *p) {
-    struct stat st;
-    return lstat(p, &st) == 0;
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Models dir: findLMStudioHome() + resolveModelsFolderPath(), read-only. */
-
-sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home, sn_lms_dirs *o,
-                                    sn_err *err) {
-    memset(o, 0, sizeof *o);
-    if (flag_dir) {
-        snprintf(o->models, sizeof o->models, "%s", flag_dir);
-        snprintf(o->why, sizeof o->why, "--models-dir");
-        return SN_OK;
-    }
-    const char *h = user_home ? user_home : getenv("HOME");
-    if (!h || !*h)
-        return sn_err_set(err, SN_EINVAL, "HOME is not set; pass --models-dir DIR");
-    char H[PATH_MAX];
-    if (!realpath(h, H)) snprintf(H, sizeof H, "%s", h); /* lms uses realpath(os.homedir()) */
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/.lmstudio-home-pointer", H);
-    FILE *f = fopen(p, "r");
-    if (f) {
-        char buf[4096];
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        char *s = buf, *e = buf + n;
-        while (s < e && isspace((unsigned char)*s)) s++;
-        while (e > s && isspace((unsigned char)e[-1])) e--;
-        *e = 0;
-        if (!*s)
-            return sn_err_set(err, SN_EFORMAT, "%s is empty; it should hold the LM Studio home path "
-                              "(or pass --models-dir)", p);
-        snprintf(o->home, sizeof o->home, "%s", s);
-        fmt(o->why, sizeof o->why, "home %s from %s", o->home, p);
-    } else {
-        snprintf(p, sizeof p, "%s/.cache/lm-studio", H);
-        if (path_exists(p)) {
-            if (fmt(o->home, sizeof o->home, "%s", p)) return sn_err_set(err, SN_EINVAL, "HOME path too long");
-            fmt(o->why, sizeof o->why, "home %s (legacy location; no ~/.lmstudio-home-pointer)", p);
-        } else {
-            snprintf(p, sizeof p, "%s/.lmstudio", H);
-            if (!path_exists(p))
-                return sn_err_set(err, SN_EINVAL,
-                                  "no LM Studio home found (no %s/.lmstudio-home-pointer, %s/.cache/lm-studio "
-                                  "or %s/.lmstudio): is LM Studio installed and started once? Pass "
-                                  "--models-dir DIR to place the file anyway",
-                                  H, H, H);
-            if (fmt(o->home, sizeof o->home, "%s", p)) return sn_err_set(err, SN_EINVAL, "HOME path too long");
-            fmt(o->why, sizeof o->why, "home %s (no ~/.lmstudio-home-pointer)", p);
-        }
-    }
-    char sp[sizeof o->home + 32];
-    snprintf(sp, sizeof sp, "%s/settings.json", o->home);
-    char *txt = NULL;
-    f = fopen(sp, "rb");
-    const char *why2 = "no settings.json";
-    if (f) {
-        struct stat st;
-        if (fstat(fileno(f), &st) == 0 && st.st_size < (16 << 20)) {
-            txt = malloc((size_t)st.st_size + 1);
-            if (txt) {
-                size_t n = fread(txt, 1, (size_t)st.st_size, f);
-                txt[n] = 0;
-            }
-        }
-        fclose(f);
-        why2 = "settings.json unreadable";
-    } else if (errno != ENOENT) {
-        why2 = "settings.json unreadable";
-    }
-    cJSON *j = txt ? cJSON_Parse(txt) : NULL;
-    free(txt);
-    const cJSON *df = j ? cJSON_GetObjectItemCaseSensitive(j, "downloadsFolder") : NULL;
-    size_t wl = strlen(o->why);
-    if (cJSON_IsString(df) && df->valuestring[0]) {
-        snprintf(o->models, sizeof o->models, "%s", df->valuestring);
-        snprintf(o->why + wl, sizeof o->why - wl, "; models dir from %s downloadsFolder", sp);
-    } else {
-        if (fmt(o->models, sizeof o->models, "%s/models", o->home))
-            return sn_err_set(err, SN_EINVAL, "LM Studio home path too long: %s", o->home);
-        snprintf(o->why + wl, sizeof o->why - wl, "; models dir <home>/models (%s)",
-                 j ? "settings.json has no string downloadsFolder" : why2);
-    }
-    cJSON_Delete(j);
-    return SN_OK;
-}
-
-void sn_lms_default_host(const sn_lms_dirs *d, char *url, size_t cap, char *why, size_t why_cap) {
-    snprintf(url, cap, "http://127.0.0.1:1234");
-    snprintf(why, why_cap, "LM Studio's default port");
-    if (!d->home[0]) return;
-    static const char *const files[] = {"http-server.json", "http-server-config.json"};
-    static const char *const whys[] = {"port of the running server", "configured port"};
-    for (int i = 0; i < 2; i++) {
-        char p[sizeof d->home + 64];
-        snprintf(p, sizeof p, "%s/.internal/%s", d->home, files[i]);
-        FILE *f = fopen(p, "rb");
-        if (!f) continue;
-        char buf[4096];
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        cJSON *j = cJSON_Parse(buf);
-        const cJSON *port = j ? cJSON_GetObjectItemCaseSensitive(j, "port") : NULL;
-        /* an integer 1..65535, else the file is ignored (readLocalAPIServerPort) */
-        int okp = cJSON_IsNumber(port) && port->valuedouble >= 1 && port->valuedouble <= 65535 &&
-                  port->valuedouble == (double)(int)port->valuedouble;
-        if (okp) {
-            snprintf(url, cap, "http://127.0.0.1:%d", (int)port->valuedouble);
-            fmt(why, why_cap, "%s, from %s", whys[i], p);
-        }
-        cJSON_Delete(j);
-        if (okp) return;
-    }
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Names */
-
-sn_status sn_lms_check_name(const char *what, const char *n, sn_err *err) {
-    size_t l = strlen(n);
-    if (l == 0) return sn_err_set(err, SN_EINVAL, "%s is empty", what);
-    if (l > 100) return sn_err_set(err, SN_EINVAL, "%s '%s' is longer than 100 characters", what, n);
-    if (n[0] == '.' || n[l - 1] == '.')
-        return sn_err_set(err, SN_EINVAL, "%s '%s' starts or ends with '.'", what, n);
-    if (n[0] == ' ' || n[l - 1] == ' ')
-        return sn_err_set(err, SN_EINVAL, "%s '%s' starts or ends with a space", what, n);
-    if (strstr(n, ".."))
-        return sn_err_set(err, SN_EINVAL, "%s '%s' contains '..'", what, n);
-    for (size_t i = 0; i < l; i++) {
-        unsigned char c = (unsigned char)n[i];
-        if (c < 0x20 || c == 0x7f)
-            return sn_err_set(err, SN_EINVAL, "%s contains a control character at byte %zu", what, i);
-        if (strchr("/<>:\"\\|?*", c))
-            return sn_err_set(err, SN_EINVAL, "%s '%s' contains '%c' (not allowed: / < > : \" \\ | ? *)",
-                              what, n, c);
-    }
-    return SN_OK;
-}
-
-/* [A-Za-z0-9_-] only (dots break LM Studio's shard grouping), runs of '-' collapsed. */
-static void sanitize(const char *in, char *out, size_t cap) {
-    size_t j = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && j + 1 < cap; p++) {
-        char c = (isalnum(*p) || *p == '_') ? (char)*p : '-';
-        if (c == '-' && (j == 0 || out[j - 1] == '-')) continue;
-        out[j++] = c;
-    }
-    while (j > 0 && out[j - 1] == '-') j--;
-    out[j] = 0;
-    if (j == 0) snprintf(out, cap, "model");
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Checks on the GGUF */
-
-static int check_jinja(const char *t, sn_lms_note_fn note, void *ud) {
-    static const struct { const char *pat, *what; } k[] = {
-        {"|safe", "the 'safe' filter (\"Unknown StringValue filter: safe\")"},
-        {"| safe", "the 'safe' filter (\"Unknown StringValue filter: safe\")"},
-        {"is sequence", "the 'sequence' test (\"Unknown test: sequence\")"},
-        {"is not sequence", "the 'sequence' test (\"Unknown test: sequence\")"},
-        {"{% generation %}", "the HF-only {% generation %} tag"},
-        {"{%- generation", "the HF-only {% generation %} tag"},
-        {".strftime(", "Python's strftime"},
-    };
-    int n = 0;
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (strstr(t, k[i].pat)) {
-            notef(note, ud, "warning: the chat template uses %s, which LM Studio's JS Jinja renderer "
-                  "rejects at request time; chat will fail until you override the template in My Models "
-                  "(raw completions still work)", k[i].what);
-            n++;
-        }
-    return n;
-}
-
-/* "<stem>-00001-of-00003.gguf" -> part 1 of 3, stem length. */
-static int split_parts(const char *base, int *part, int *count, size_t *stem_len) {
-    size_t l = strlen(base);
-    if (l < 21 || strcmp(base + l - 5, ".gguf") != 0) return 0;
-    const char *s = base + l - 5 - 15; /* "-00001-of-00003" */
-    if (s[0] != '-' || strncmp(s + 6, "-of-", 4) != 0) return 0;
-    for (int i = 1; i < 6; i++) if (!isdigit((unsigned char)s[i])) return 0;
-    for (int i = 10; i < 15; i++) if (!isdigit((unsigned char)s[i])) return 0;
-    *part = atoi(s + 1);
-    *count = atoi(s + 10);
-    *stem_len = (size_t)(s - base);
-    return *count >= 1;
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Placement */
-
-static sn_status copy_file(const char *src, const char *dst, sn_http_progress_fn prog, void *ud,
-                           sn_err *err) {
-    char part[PATH_MAX + 8];
-    snprintf(part, sizeof part, "%s.part", dst);
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0) return sn_err_set(err, SN_EIO, "%s: %s", src, strerror(errno));
-    struct stat st;
-    fstat(in, &st);
-    int out = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out < 0) {
-        close(in);
-        return sn_err_set(err, SN_EIO, "%s: %s", part, strerror(errno));
-    }
-    const size_t bs = 4u << 20;
-    char *buf = malloc(bs);
-    uint64_t done = 0, total = (uint64_t)st.st_size;
-    sn_status rc = buf ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
-    while (rc == SN_OK) {
-        ssize_t n = read(in, buf, bs);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) { rc = sn_err_set(err, SN_EIO, "%s: read at %llu: %s", src, (unsigned long long)done, strerror(errno)); break; }
-        if (n == 0) break;
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = write(out, buf + w, (size_t)(n - w));
-            if (k < 0 && errno == EINTR) continue;
-            if (k < 0) { rc = sn_err_set(err, SN_EIO, "%s: write at %llu: %s", part, (unsigned long long)(done + (uint64_t)w), strerror(errno)); break; }
-            w += k;
-        }
-        done += (uint64_t)n;
-        if (prog) prog(ud, done, total);
-    }
-    free(buf);
-    close(in);
-    if (rc == SN_OK && fsync(out) != 0) rc = sn_err_set(err, SN_EIO, "%s: fsync: %s", part, strerror(errno));
-    if (close(out) != 0 && rc == SN_OK) rc = sn_err_set(err, SN_EIO, "%s: close: %s", part, strerror(errno));
-    if (rc == SN_OK && rename(part, dst) != 0) rc = sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
-    if (rc != SN_OK) unlink(part);
-    return rc;
-}
-
-static const char *mode_name(sn_lms_mode m) {
-    switch (m) {
-    case SN_LMS_HARDLINK: return "hard link";
-    case SN_LMS_COPY: return "copy";
-    case SN_LMS_SYMLINK: return "symbolic link";
-    default: return "move";
-    }
-}
-
-/* Places one file; replaces dst atomically when force (the caller checked existence). */
-static sn_status place_one(const sn_lms_place_opts *o, const char *src, const char *dst,
-                           sn_lms_placed *out, sn_err *err) {
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.sunny-tmp", dst);
-    unlink(tmp);
-    switch (o->mode) {
-    case SN_LMS_HARDLINK:
-        if (link(src, tmp) == 0) {
-            if (rename(tmp, dst) != 0) {
-                unlink(tmp);
-                return sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
-            }
-            /* rename() between two links of one inode (--force re-placing the same file) succeeds
-             * without doing anything, so tmp would stay behind */
-            unlink(tmp);
-            return SN_OK;
-        }
-        if (errno != EXDEV && errno != EPERM && errno != EMLINK)
-            return sn_err_set(err, SN_EIO, "hard link %s -> %s: %s", src, dst, strerror(errno));
-        notef(o->note, o->note_ud, "note: cannot hard-link across filesystems (%s); copying instead",
-              strerror(errno));
-        out->fell_back_to_copy = 1;
-        return copy_file(src, dst, o->progress, o->progress_ud, err);
-    case SN_LMS_COPY:
-        return copy_file(src, dst, o->progress, o->progress_ud, err);
-    case SN_LMS_SYMLINK: {
-        char abs[PATH_MAX];
-        if (!realpath(src, abs)) return sn_err_set(err, SN_EIO, "%s: %s", src, strerror(errno));
-        if (symlink(abs, tmp) != 0) return sn_err_set(err, SN_EIO, "symlink %s: %s", dst, strerror(errno));
-        if (rename(tmp, dst) != 0) {
-            unlink(tmp);
-            return sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
-        }
-        return SN_OK;
-    }
-    case SN_LMS_MOVE:
-        if (rename(src, dst) == 0) return SN_OK;
-        if (errno != EXDEV) return sn_err_set(err, SN_EIO, "move %s -> %s: %s", src, dst, strerror(errno));
-        notef(o->note, o->note_ud, "note: %s is on another filesystem; copying, then removing the source", src);
-        out->fell_back_to_copy = 1;
-        sn_status st = copy_file(src, dst, o->progress, o->progress_ud, err);
-        if (st == SN_OK && unlink(src) != 0)
-            notef(o->note, o->note_ud, "warning: copied, but could not remove %s: %s", src, strerror(errno));
-        return st;
-    }
-    return sn_err_set(err, SN_EINVAL, "unknown placement mode");
-}
-
-/* The directories one mkdir_p created, deepest last, so a failed placement can remove them again. */
-typedef struct made_dirs { char path[8][PATH_MAX]; int n; } made_dirs;
-
-static sn_status mkdir_p(const char *dir, made_dirs *made, sn_err *err) {
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1;; s++) {
-        if (*s && *s != '/') continue;
-        char c = *s;
-        *s = 0;
-        if (mkdir(p, 0755) == 0) {
-            if (made && made->n < 8) snprintf(made->path[made->n++], PATH_MAX, "%s", p);
-        } else if (errno != EEXIST) {
-            return sn_err_set(err, SN_EIO, "mkdir %s: %s", p, strerror(errno));
-        }
-        *s = c;
-        if (!c) break;
-    }
-    if (!is_dir(p)) return sn_err_set(err, SN_EIO, "%s exists and is not a directory", p);
-    return SN_OK;
-}
-
-/* Removes what mkdir_p created (only if still empty), deepest first. */
-static void unmake_dirs(const made_dirs *made) {
-    for (int i = made->n - 1; i >= 0; i--) rmdir(made->path[i]);
-}
-
-sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *err) {
-    memset(out, 0, sizeof *out);
-    sn_modelinfo mi;
-    sn_status st = sn_modelinfo_read(o->gguf, &mi, err);
-    if (st) return st;
-    int rc = SN_OK;
-    if (!sn_modelinfo_arch_known(mi.arch)) {
-        rc = sn_err_set(err, SN_EUNSUPPORTED,
-                        "%s: architecture '%s' is unknown to llama.cpp, so LM Studio cannot load it "
-                        "(\"unknown model architecture\")", o->gguf, mi.arch);
-        goto done;
-    }
-    if (strcmp(mi.general_type, "mmproj") == 0 || strcmp(mi.general_type, "adapter") == 0) {
-        rc = sn_err_set(err, SN_EINVAL, "%s is a %s GGUF, not a model; pass it with --mmproj next to the model",
-                        o->gguf, mi.general_type);
-        goto done;
-    }
-    snprintf(out->arch, sizeof out->arch, "%s", mi.arch);
-    snprintf(out->quant, sizeof out->quant, "%s", mi.quant);
-    if (!mi.chat_template) {
-        notef(o->note, o->note_ud, "warning: %s has no tokenizer.chat_template: LM Studio falls back to a generic "
-              "Instruct:/Human:/AI: format, chat will be poor (raw completions are unaffected)", o->gguf);
-        out->warnings++;
-    } else {
-        out->warnings += check_jinja(mi.chat_template, o->note, o->note_ud);
-    }
-
-    /* names */
-    char stem[128];
-    sanitize(mi.name, stem, sizeof stem);
-    snprintf(out->publisher, sizeof out->publisher, "%s", o->publisher ? o->publisher : "sunny-local");
-    if (o->repo) snprintf(out->repo, sizeof out->repo, "%s", o->repo);
-    else snprintf(out->repo, sizeof out->repo, "%.120s-GGUF", stem);
-    if ((rc = sn_lms_check_name("--publisher", out->publisher, err)) ||
-        (rc = sn_lms_check_name("--repo", out->repo, err)))
-        goto done;
-
-    /* the files: split parts together, mmproj beside */
-    const char *base = strrchr(o->gguf, '/');
-    base = base ? base + 1 : o->gguf;
-    int part = 0, count = 0;
-    size_t stem_len = 0;
-    int split = split_parts(base, &part, &count, &stem_len);
-    if (split && part != 1) {
-        rc = sn_err_set(err, SN_EINVAL, "%s is part %d of %d; pass the first part (-00001-of-%05d)", o->gguf,
-                        part, count, count);
-        goto done;
-    }
-    int n_files = split ? count : 1;
-    int total = n_files + (o->mmproj ? 1 : 0);
-    char (*srcs)[PATH_MAX] = calloc((size_t)total, PATH_MAX);
-    char (*dsts)[PATH_MAX] = calloc((size_t)total, PATH_MAX);
-    if (!srcs || !dsts) {
-        free(srcs);
-        free(dsts);
-        rc = sn_err_set(err, SN_ENOMEM, "out of memory");
-        goto done;
-    }
-    char dir[PATH_MAX];
-    if (fmt(dir, sizeof dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo)) {
-        free(srcs);
-        free(dsts);
-        rc = sn_err_set(err, SN_EINVAL, "models dir path too long: %s", o->models_dir);
-        goto done;
-    }
-    for (int i = 0; i < n_files; i++) {
-        if (split) {
-            if (fmt(srcs[i], PATH_MAX, "%.*s%.*s-%05d-of-%05d.gguf", (int)(base - o->gguf), o->gguf,
-                    (int)stem_len, base, i + 1, count) ||
-                fmt(dsts[i], PATH_MAX, "%s/%s-%s-%05d-of-%05d.gguf", dir, stem, mi.quant, i + 1, count))
-                rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
-        } else {
-            if (fmt(srcs[i], PATH_MAX, "%s", o->gguf) || fmt(dsts[i], PATH_MAX, "%s/%s-%s.gguf", dir, stem, mi.quant))
-                rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
-        }
-        if (rc) break;
-        if (!path_exists(srcs[i])) {
-            rc = sn_err_set(err, SN_EIO, "split part %s is missing", srcs[i]);
-            break;
-        }
-    }
-    if (rc == SN_OK && o->mmproj) {
-        sn_modelinfo pm;
-        if ((rc = sn_modelinfo_read(o->mmproj, &pm, err)) == SN_OK) {
-            if (fmt(srcs[n_files], PATH_MAX, "%s", o->mmproj) ||
-                fmt(dsts[n_files], PATH_MAX, "%s/mmproj-%s-%s.gguf", dir, stem, pm.quant))
-                rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
-            if (strcmp(pm.arch, "clip") != 0 && strcmp(pm.general_type, "mmproj") != 0)
-                notef(o->note, o->note_ud, "warning: %s does not look like a projector (architecture %s)",
-                      o->mmproj, pm.arch);
-            sn_modelinfo_free(&pm);
-        }
-    }
-    if (rc == SN_OK) {
-        const char *fbase = strrchr(dsts[0], '/');
-        fbase = fbase ? fbase + 1 : dsts[0];
-        if (fmt(out->rel_path, sizeof out->rel_path, "%s/%s/%s", out->publisher, out->repo, fbase) ||
-            fmt(out->target, sizeof out->target, "%s", dsts[0]))
-            rc = sn_err_set(err, SN_EINVAL, "path too long: %s", dsts[0]);
-    }
-    out->n_files = total;
-    for (int i = 0; rc == SN_OK && i < total; i++) {
-        if (path_exists(dsts[i]) && !o->force)
-            rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
-        /* Placing a file onto its own path would destroy it (symlink to itself, copy onto itself). */
-        char rs[PATH_MAX], rd[PATH_MAX], dd[PATH_MAX];
-        snprintf(dd, sizeof dd, "%s", dsts[i]);
-        char *sl = strrchr(dd, '/');
-        if (rc == SN_OK && sl && realpath(srcs[i], rs)) {
-            *sl = 0;
-            if (realpath(dd, rd)) {
-                size_t l = strlen(rd);
-                snprintf(rd + l, sizeof rd - l, "/%s", sl + 1);
-                if (strcmp(rs, rd) == 0)
-                    rc = sn_err_set(err, SN_EINVAL, "%s is the target itself; nothing to place", srcs[i]);
-            }
-        }
-    }
-    for (int i = 0; rc == SN_OK && i < total; i++)
-        notef(o->note, o->note_ud, "%s %s %s -> %s", o->dry_run ? "would" : "will", mode_name(o->mode), srcs[i], dsts[i]);
-    if (rc == SN_OK && !o->dry_run) {
-        made_dirs made = {.n = 0};
-        if (!is_dir(o->models_dir)) {
-            if (o->models_dir_explicit)
-                rc = sn_err_set(err, SN_EIO, "--models-dir %s does not exist (LM Studio's models dir is the "
-                                "folder it shows in My Models; create it or fix the path)", o->models_dir);
-            else { /* lms import: mkdir(modelsFolderPath, {recursive: true}) */
-                notef(o->note, o->note_ud, "creating the models dir %s (it did not exist; lms import does the same)",
-                      o->models_dir);
-                rc = mkdir_p(o->models_dir, NULL, err);
-            }
-        }
-        if (rc == SN_OK) rc = mkdir_p(dir, &made, err);
-        int placed = 0;
-        for (int i = 0; rc == SN_OK && i < total; i++, placed++) rc = place_one(o, srcs[i], dsts[i], out, err);
-        if (rc != SN_OK) { /* nothing partial: placed files and the folders made for them go again */
-            for (int i = 0; i < placed; i++)
-                if (o->mode != SN_LMS_MOVE && !o->force) unlink(dsts[i]); /* --force may have replaced a file */
-            unmake_dirs(&made);
-        }
-    }
-    free(srcs);
-    free(dsts);
-done:
-    sn_modelinfo_free(&mi);
-    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -657,7 +172,7 @@ sn_status sn_lms_verify_listed(const sn_lms_placed *p, int *found, sn_lms_note_f
     cJSON *j = rc == 0 ? cJSON_Parse(outb) : NULL;
     free(outb);
     if (!cJSON_IsArray(j)) {
-        notef(note, ud, "`lms ls --json` gave no model list (exit %d); not verified", rc);
+        sn_lms_notef(note, ud, "`lms ls --json` gave no model list (exit %d); not verified", rc);
         cJSON_Delete(j);
         return SN_OK;
     }
@@ -679,13 +194,13 @@ sn_status sn_lms_verify_listed(const sn_lms_placed *p, int *found, sn_lms_note_f
         else if (cJSON_IsString(fmtj) && strcmp(fmtj->valuestring, "gguf") != 0)
             st = sn_err_set(err, SN_EIO, "`lms ls` lists %s with format '%s'", p->rel_path, fmtj->valuestring);
         else
-            notef(note, ud, "lms ls: %s listed as %s (%s, %s)", p->rel_path,
+            sn_lms_notef(note, ud, "lms ls: %s listed as %s (%s, %s)", p->rel_path,
                   cJSON_IsString(key) ? key->valuestring : "?", cJSON_IsString(arch) ? arch->valuestring : "?",
                   cJSON_IsString(qn) ? qn->valuestring : "?");
         break;
     }
     if (*found == 0)
-        notef(note, ud, "warning: `lms ls` does not list %s yet: press refresh in My Models or restart LM Studio",
+        sn_lms_notef(note, ud, "warning: `lms ls` does not list %s yet: press refresh in My Models or restart LM Studio",
               p->rel_path);
     cJSON_Delete(j);
     return st;
@@ -740,7 +255,7 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
         snprintf(ctxs, sizeof ctxs, "%d", ctx);
         char *argv[] = {lms, "load", "--exact", (char *)p->rel_path, "--identifier", (char *)identifier,
                         "--context-length", ctxs, "--ttl", "300", "-y", NULL};
-        notef(note, ud, "loading with %s load --exact %s --identifier %s --context-length %s --ttl 300 -y", lms,
+        sn_lms_notef(note, ud, "loading with %s load --exact %s --identifier %s --context-length %s --ttl 300 -y", lms,
               p->rel_path, identifier, ctxs);
         int rc = run_capture(argv, outb, sizeof outb);
         free(lms);
@@ -773,7 +288,7 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
     if (st) {
         if (st != SN_ENOMEM) st = transport(h, &r, err);
     } else if (unexpected_endpoint(&r)) {
-        notef(note, ud, "no /api/v1/models/load (LM Studio < 0.4): relying on JIT loading of %s", key);
+        sn_lms_notef(note, ud, "no /api/v1/models/load (LM Studio < 0.4): relying on JIT loading of %s", key);
         snprintf(model_id, cap, "%s", key);
     } else if (r.cls != SN_HTTP_OK) {
         st = lms_err(h, &r, "POST /api/v1/models/load", err);
@@ -781,7 +296,7 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
         cJSON *j = cJSON_Parse(r.body);
         const cJSON *iid = j ? cJSON_GetObjectItemCaseSensitive(j, "instance_id") : NULL;
         snprintf(model_id, cap, "%s", cJSON_IsString(iid) ? iid->valuestring : key);
-        notef(note, ud, "loaded %s over REST as %s", key, model_id);
+        sn_lms_notef(note, ud, "loaded %s over REST as %s", key, model_id);
         cJSON_Delete(j);
     }
     sn_http_resp_free(&r);
@@ -815,7 +330,7 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
         st = sn_http_do(h, &rq, &r, err);
         if (st) break;
         if (i == 0 && unexpected_endpoint(&r)) { /* the endpoint itself is missing: older server */
-            notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
+            sn_lms_notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
             sn_http_resp_free(&r);
             continue;
         }
@@ -857,7 +372,7 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
             cJSON_Delete(j);
             return st;
         }
-        notef(note, ud, "model_info.arch = %s (matches the GGUF)", ma->valuestring);
+        sn_lms_notef(note, ud, "model_info.arch = %s (matches the GGUF)", ma->valuestring);
     }
     int stopped = cJSON_IsString(fr) && strcmp(fr->valuestring, "stop") == 0;
     /* OpenAI completions logprobs {"tokens":[..],"top_logprobs":[{tok:lp},..]} when a server returns

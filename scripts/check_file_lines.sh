@@ -12,7 +12,7 @@ set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 max=800
 generated="runtime/unicode_data.c"
-pending="integrate/lmstudio.c cmd/sunny-integrate.c"
+pending="cmd/sunny-integrate.c"
 cd "$src"
 bad=0
 while IFS= read -r f; do
