@@ -145,6 +145,8 @@ static size_t utf8_valid_len(const unsigned char *p, size_t n) {
 
 static int is_eog(const sn_smoke_local *l, int32_t id) { return l->tok ? sn_tok_is_eog(l->tok, id) : 0; }
 
+static void quote_token(char *dst, size_t cap, const char *s);
+
 int sn_smoke_tied(float gap, float max_abs) { return gap < SN_SMOKE_TIE_REL * max_abs; }
 
 void sn_smoke_tokens_free(sn_smoke_token *t, size_t n) {
@@ -164,6 +166,7 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
                            sn_smoke_result *res, sn_err *err) {
     memset(res, 0, sizeof *res);
     res->server_gap = NAN;
+    res->text_byte = -1;
     res->n_expected = (int)ours->n;
     res->ours_text = strdup(ours->text ? ours->text : "");
     res->theirs_text = strdup(server_text ? server_text : "");
@@ -227,6 +230,24 @@ sn_status sn_smoke_compare(const sn_smoke_local *ours, const char *server_text,
             res->n_compared = (int)k + 1;
             div_at = (int)k;
         }
+        if (div_at >= 0) {
+            /* where the texts part: sunny's token there, and as many of the server's bytes from that
+             * point as that token has (at least 8, ending on a UTF-8 boundary) */
+            res->text_byte = (long)bo;
+            size_t from = div_at > 0 && (size_t)div_at <= n_tok ? end_off[div_at - 1] : 0, want = 8;
+            if ((size_t)div_at < n_tok && end_off[div_at] - from > want) want = end_off[div_at] - from;
+            size_t e = to + want < tl ? to + want : tl;
+            while (e > to && e < tl && (T[e] & 0xC0) == 0x80) e--;
+            char *tail = malloc(e - to + 1);
+            if (tail) {
+                memcpy(tail, T + to, e - to);
+                tail[e - to] = 0;
+                quote_token(res->theirs_tok, sizeof res->theirs_tok, e > to ? tail : "(nothing: it stopped)");
+                free(tail);
+            }
+            quote_token(res->ours_tok, sizeof res->ours_tok,
+                        (size_t)div_at < n_tok ? ours->pieces[div_at] : "(nothing: sunny stopped)");
+        }
         free(end_off);
         free(B);
     }
@@ -265,12 +286,11 @@ static int piece_matches(const char *ours, const char *theirs) {
     return j == bl;
 }
 
-static void quote_token(char *dst, size_t cap, const char *s);
-
 sn_status sn_smoke_compare_tokens(const sn_smoke_local *ours, const sn_smoke_token *toks, size_t n,
                                   int server_stopped, int truncated, sn_smoke_result *res, sn_err *err) {
     memset(res, 0, sizeof *res);
     res->server_gap = NAN;
+    res->text_byte = -1;
     res->n_expected = (int)ours->n;
     res->truncated = truncated;
     snprintf(res->method, sizeof res->method, "logprobs, token by token");
@@ -424,35 +444,38 @@ void sn_smoke_format(const sn_smoke_result *r, const char *server_name, char *bu
     char ctx[400] = "";
     if (r->context_note[0]) snprintf(ctx, sizeof ctx, "\n[smoke]   context: %s", r->context_note);
     if (r->prompt_diff[0]) {
-        snprintf(buf, cap, "[smoke] DIVERGED before generation: %s\n[smoke]   %-6s: %s\n[smoke]   sunny : %s",
-                 r->prompt_diff, server_name, t, o);
+        snprintf(buf, cap, "[smoke] %sDIVERGED before generation: %s\n[smoke]   %-6s: %s\n[smoke]   sunny : %s",
+                 r->scope, r->prompt_diff, server_name, t, o);
         return;
     }
     if (!r->diverged && !r->tie) {
         if (r->truncated)
             snprintf(buf, cap,
-                     "[smoke] TRUNCATED by the server after %d of %d tokens: %d/%d identical (compared %s)\n"
+                     "[smoke] %sTRUNCATED by the server after %d of %d tokens: %d/%d identical (compared %s)\n"
                      "[smoke]   the reply ended without done/done_reason: Ollama aborts a prediction after "
                      "more than 30 chunks that trim to the same text (a repetitive model); the rest is "
                      "unproven - try another prompt (-p) or a shorter -n%s",
-                     r->n_compared, r->n_expected, r->n_identical, r->n_compared, method, ctx);
+                     r->scope, r->n_compared, r->n_expected, r->n_identical, r->n_compared, method, ctx);
         else
-            snprintf(buf, cap, "[smoke] OK: %d/%d tokens identical%s%s%s (compared %s)%s", r->n_identical,
+            snprintf(buf, cap, "[smoke] %sOK: %d/%d tokens identical%s%s%s (compared %s)%s", r->scope, r->n_identical,
                      r->n_compared, r->server_stop[0] ? " (" : "", r->server_stop,
                      r->server_stop[0] ? ")" : "", method, ctx);
         return;
     }
     char first[300] = "", sgap[200] = "";
-    if (r->ours_tok[0])
+    if (r->ours_tok[0] && r->text_byte >= 0)
+        snprintf(first, sizeof first, "\n[smoke]   first differing byte: %ld of the text, in sunny's token %d: "
+                 "%s %s, sunny %s", r->text_byte, r->pos, server_name, r->theirs_tok, r->ours_tok);
+    else if (r->ours_tok[0])
         snprintf(first, sizeof first, "\n[smoke]   first differing token: %s %s, sunny %s", server_name,
                  r->theirs_tok, r->ours_tok);
     if (!isnan(r->server_gap))
         snprintf(sgap, sizeof sgap, "; the server's own top-2 logprob gap: %.6g", (double)r->server_gap);
     snprintf(buf, cap,
-             "[smoke] %s at token %d of %d (%d identical before it, compared %s)%s%s\n"
+             "[smoke] %s%s at token %d of %d (%d identical before it, compared %s)%s%s\n"
              "[smoke]   %-6s: %s\n[smoke]   sunny : %s\n"
              "[smoke]   our top-2 logit gap at that step: %.6g%s%s%s",
-             r->tie ? "TIE (not a real divergence)" : "DIVERGED", r->pos, r->n_expected, r->n_identical,
+             r->scope, r->tie ? "TIE (not a real divergence)" : "DIVERGED", r->pos, r->n_expected, r->n_identical,
              method, r->truncated ? " (the server's reply was truncated)" : "", first, server_name, t, o,
              (double)r->gap, sgap,
              r->tie ? " (every known gap < 1e-3 x max|logit|: the two candidates are numerically tied)" : "",

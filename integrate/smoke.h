@@ -75,6 +75,10 @@ typedef struct sn_smoke_result {
     char ours_tok[96];     /* the first differing token, both sides, quoted ("" when none) */
     char theirs_tok[96];
     char context_note[320]; /* the re-tokenized context check: what was compared, or why not */
+    char scope[96];        /* which comparison, printed after "[smoke] " (e.g. "chat through the
+                            * installed template: "); "" for the raw one. Set by the caller. */
+    long text_byte;        /* text comparison that diverged: the byte of sunny's text where the two
+                            * texts first differ (its token is pos); -1 otherwise */
 } sn_smoke_result;
 
 /* Compares. server_ids (the generated ids only) may be NULL; then server_text is used.

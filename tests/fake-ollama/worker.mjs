@@ -18,6 +18,7 @@
 import { getLlama } from "node-llama-cpp";
 import { Template } from "@huggingface/jinja";
 import { createInterface } from "node:readline";
+import { rawPiece } from "../tools/llama_piece.mjs";
 
 const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", maxThreads: 2 });
 const models = new Map(); // path -> {model, ctx, ctxSize}
@@ -71,18 +72,26 @@ async function generate(req) {
   } finally {
     seq.dispose();
   }
-  const pieces = [];
-  let prev = "";
-  for (let i = 0; i < ids.length; i++) {
-    const s = model.detokenize(ids.slice(0, i + 1), false);
-    pieces.push(s.startsWith(prev) ? s.slice(prev.length) : s);
-    prev = s;
-  }
-  return { prompt_ids: prompt, ids, pieces, text: model.detokenize(ids, false), stop_reason: stop };
+  const pieces = piecesOf(model, ids);
+  return { prompt_ids: prompt, ids, pieces, text: pieces.join(""), stop_reason: stop };
 }
 
+// One token's text for the logprobs: its bytes, a partial UTF-8 character as U+FFFD (JSON encoders
+// replace bytes that are not UTF-8).
 function tokenText(model, id) {
-  return model.detokenize([id], true); // a partial UTF-8 piece comes out as U+FFFD, as in llama-server's JSON
+  const b = rawPiece(model, id, true);
+  return b ? new TextDecoder().decode(b) : model.detokenize([id], true);
+}
+
+// Length of the longest prefix of b that does not end inside an incomplete UTF-8 character.
+function completeUtf8(b) {
+  for (let back = 1; back <= Math.min(3, b.length); back++) {
+    const c = b[b.length - back];
+    if ((c & 0xc0) === 0x80) continue; // continuation byte: look further back for the lead byte
+    const need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return need > back ? b.length - back : b.length;
+  }
+  return b.length;
 }
 
 // Greedy decoding from the full distribution: argmax (lowest id on a tie, like llama.cpp's greedy
@@ -119,16 +128,32 @@ async function generateGreedyWithLogprobs(req, m, seq, prompt, nPredict, numCtx)
   } finally {
     seq.dispose();
   }
-  return { prompt_ids: prompt, ids, pieces: piecesOf(model, ids), text: model.detokenize(ids, false), stop_reason: stop, logprobs };
+  const pieces = piecesOf(model, ids);
+  return { prompt_ids: prompt, ids, pieces, text: pieces.join(""), stop_reason: stop, logprobs };
 }
 
+// The text chunk each generated token adds, as llama-server streams it: the tokens' bytes
+// (token_to_piece, special tokens as nothing) with an incomplete trailing UTF-8 character held back
+// until it completes; what never completes comes out as U+FFFD at the end.
 function piecesOf(model, ids) {
   const pieces = [];
-  let prev = "";
+  if (ids.length && rawPiece(model, ids[0], false) === null) { // RWKV etc.: detokenize has no clean-up
+    let prev = "";
+    for (let i = 0; i < ids.length; i++) {
+      const s = model.detokenize(ids.slice(0, i + 1), false);
+      pieces.push(s.startsWith(prev) ? s.slice(prev.length) : s);
+      prev = s;
+    }
+    return pieces;
+  }
+  let pending = new Uint8Array(0);
   for (let i = 0; i < ids.length; i++) {
-    const s = model.detokenize(ids.slice(0, i + 1), false);
-    pieces.push(s.startsWith(prev) ? s.slice(prev.length) : s);
-    prev = s;
+    const b = rawPiece(model, ids[i], false), all = new Uint8Array(pending.length + b.length);
+    all.set(pending);
+    all.set(b, pending.length);
+    const k = i + 1 === ids.length ? all.length : completeUtf8(all);
+    pieces.push(new TextDecoder().decode(all.subarray(0, k)));
+    pending = all.slice(k);
   }
   return pieces;
 }

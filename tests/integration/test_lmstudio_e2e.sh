@@ -2,7 +2,8 @@
 # test_lmstudio_e2e.sh - fixture HF model -> sunny-convert -> sunny-integrate lmstudio (temporary
 # HOME with ~/.lmstudio) --smoke against the fake LM Studio (llama.cpp inside) -> OK for llama3 and
 # qwen3 in f16 and q8_0, both quants of a family in one repo folder (LM Studio's @quant variants);
-# a server answering with another model must fail. Skips when the converter cannot produce them yet.
+# a server answering with another model must fail, and one answering with the same model with a late
+# weight perturbed must fail at the byte/token llama.cpp says the two texts part.
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_go
@@ -42,5 +43,28 @@ stop "$LMS_PID"
 start_lms "$W/l2" -serve-gguf "${GG[qwen3-q8_0]}"
 out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "${GG[llama3-f16]}" --force --smoke -n 32 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q 'DIVERGED\|different model' <<<"$out" && ok "server with another model: smoke fails" || bad "divergent rc=$rc: $out"
+stop "$LMS_PID"
+# A server whose model diverges late: the same llama3 f16 with one late weight scaled (blk.1.ffn_down
+# x 1.1). LM Studio returns no logprobs, so the gate compares text: it must part at llama.cpp's first
+# differing byte of the two greedy texts, in the token holding it (tests/tools/divergence_oracle.py
+# runs llama.cpp on both files; a clear divergence: both top-2 gaps >= 5x the tie threshold).
+PG=$W/llama3-f16-perturbed.gguf
+$PY "$SN_SRC/tests/tools/gguf_edit.py" "${GG[llama3-f16]}" "$PG" --scale blk.1.ffn_down.weight 1.1 || bad "gguf_edit --scale"
+if exp=$($PY "$SN_SRC/tests/tools/divergence_oracle.py" "${GG[llama3-f16]}" "$PG" --prompt "The capital of France is" -n 32 2>&1); then
+  echo "$exp" >"$W/late.oracle.json"
+  ex() { jget "$W/late.oracle.json" "$1"; }
+  N=$(ex 'j["n"]'); TK=$(ex 'j["text_token"]')
+  [[ $(ex 'j["k"] >= 5 and min(j["rel_installed"], j["rel_served"]) >= 5e-3') == True ]] \
+    && ok "oracle: llama.cpp's texts part at byte $(ex 'j["text_byte"]') (token $TK): $(ex 'j["installed_q"]') vs $(ex 'j["served_q"]')" \
+    || bad "the perturbed fixture is no clear late divergence: $exp"
+  start_lms "$W/l3" -serve-gguf "$PG"
+  out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "${GG[llama3-f16]}" --force --smoke -n 32 --host "$LMS_URL" 2>&1); rc=$?
+  [[ $rc == 1 ]] && grep -qF "[smoke] DIVERGED at token $TK of $N ($TK identical before it, compared text, byte for byte (LM Studio returns no logprobs))" <<<"$out" \
+    && grep -qF "first differing byte: $(ex 'j["text_byte"]') of the text, in sunny's token $TK: lmstud $(ex 'j["served_q"][:-1]')" <<<"$out" \
+    && grep -qF ", sunny $(ex 'j["installed_q"]')" <<<"$out" \
+    && ok "late divergence (text): fails at llama.cpp's byte $(ex 'j["text_byte"]') / token $TK, both texts shown" || bad "late divergence rc=$rc: $out"
+else
+  bad "divergence oracle: $exp"
+fi
 [[ $(cat "$TRAP_COUNT") == 0 ]] && ok "proxy trap recorded 0 requests" || bad "proxy trap saw $(cat "$TRAP_COUNT")"
 finish

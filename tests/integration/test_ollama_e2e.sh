@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_ollama_e2e.sh - the whole path: fixture HF model -> sunny-convert -> sunny-integrate ollama
 # --template auto --smoke against the fake Ollama (llama.cpp inside) -> "[smoke] OK: N/N tokens
-# identical", for llama3 and qwen3 in f16 and q8_0; --run answers through the installed template; and
-# a server that serves a different model must make the smoke fail. Skips when the converter cannot
-# produce the fixture GGUFs yet.
+# identical", for llama3 and qwen3 in f16 and q8_0; --run answers through the installed template; a
+# server that serves a different model must make the smoke fail; and a server serving the same model
+# with one late weight perturbed must fail at the token llama.cpp says (logprobs and text modes).
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_go
@@ -76,5 +76,37 @@ stop "$FAKE_PID"
 start_fake_ollama "$W/f2" -serve-gguf "${GG[qwen3-q8_0]}"
 out=$("$SI" ollama "${GG[llama3-f16]}" --name e2e-div --host "$FAKE_URL" --smoke -n 32 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "server with a different model: smoke fails" || bad "divergent rc=$rc: $out"
+stop "$FAKE_PID"
+# A server whose model diverges late: the same llama3 f16 with one late weight scaled (blk.1.ffn_down
+# x 1.1), so the greedy outputs share a prefix and then differ. Where, and with which two tokens, is
+# llama.cpp's answer on the two files (tests/tools/divergence_oracle.py), never sunny's; the case must
+# be a clear divergence (both top-2 gaps there >= 5x the tie threshold, 1e-3 x the top logit).
+PG=$W/llama3-f16-perturbed.gguf
+$PY "$SN_SRC/tests/tools/gguf_edit.py" "${GG[llama3-f16]}" "$PG" --scale blk.1.ffn_down.weight 1.1 || bad "gguf_edit --scale"
+if exp=$($PY "$SN_SRC/tests/tools/divergence_oracle.py" "${GG[llama3-f16]}" "$PG" --prompt "The capital of France is" -n 32 2>&1); then
+  echo "$exp" >"$W/late.oracle.json"
+  ex() { jget "$W/late.oracle.json" "$1"; }
+  K=$(ex 'j["k"]'); N=$(ex 'j["n"]')
+  [[ $(ex 'j["k"] >= 5 and min(j["rel_installed"], j["rel_served"]) >= 5e-3') == True ]] \
+    && ok "oracle: llama.cpp's outputs share $K tokens, then $(ex 'j["installed_q"]') vs $(ex 'j["served_q"]') (top-2 gaps $(ex '"%.3g / %.3g" % (j["gap_installed"], j["gap_served"])'): not a tie)" \
+    || bad "the perturbed fixture is no clear late divergence: $exp"
+  start_fake_ollama "$W/f4" -serve-gguf "$PG"
+  out=$("$SI" ollama "${GG[llama3-f16]}" --name e2e-late --host "$FAKE_URL" --smoke -n 32 2>&1); rc=$?
+  [[ $rc == 1 ]] && grep -qF "[smoke] DIVERGED at token $K of $N ($K identical before it, compared logprobs, token by token)" <<<"$out" \
+    && grep -qF "first differing token: ollama $(ex 'j["served_q"]'), sunny $(ex 'j["installed_q"]')" <<<"$out" \
+    && ok "late divergence (logprobs): fails at llama.cpp's token $K with both tokens named" || bad "late divergence rc=$rc: $out"
+  stop "$FAKE_PID"
+  # the same server as Ollama < 0.12.11 (no logprobs): the text gate must part at llama.cpp's first
+  # differing byte, in the token that holds it, and show the server's bytes from there
+  start_fake_ollama "$W/f5" -version 0.12.10 -serve-gguf "$PG"
+  out=$("$SI" ollama "${GG[llama3-f16]}" --name e2e-late --host "$FAKE_URL" --smoke -n 32 2>&1); rc=$?
+  TK=$(ex 'j["text_token"]')
+  [[ $rc == 1 ]] && grep -qF "[smoke] DIVERGED at token $TK of $N ($TK identical before it, compared text, byte for byte (Ollama < 0.12.11 has no logprobs))" <<<"$out" \
+    && grep -qF "first differing byte: $(ex 'j["text_byte"]') of the text, in sunny's token $TK: ollama $(ex 'j["served_q"][:-1]')" <<<"$out" \
+    && grep -qF ", sunny $(ex 'j["installed_q"]')" <<<"$out" \
+    && ok "late divergence (old server, text): fails at llama.cpp's byte $(ex 'j["text_byte"]') / token $TK" || bad "late divergence, text, rc=$rc: $out"
+else
+  bad "divergence oracle: $exp"
+fi
 [[ $(cat "$TRAP_COUNT") == 0 ]] && ok "proxy trap recorded 0 requests" || bad "proxy trap saw $(cat "$TRAP_COUNT")"
 finish

@@ -5,9 +5,13 @@
                                     logit becomes 0, greedy repeats token 0 forever - a repetitive model)
   gguf_edit.py IN OUT --drop NAME   tensor NAME left out: still a well-formed GGUF, but llama.cpp
                                     refuses to load it (missing tensor)
+  gguf_edit.py IN OUT --scale NAME F  tensor NAME (F32 or F16) multiplied by F: the same model with one
+                                    weight perturbed (e.g. a late layer's ffn_down by 1.02), so greedy
+                                    output shares a prefix with the original's and then differs
 Written to OUT.tmp and renamed.
 """
 import os
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -15,15 +19,29 @@ import gguf_split  # noqa: E402
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[3] not in ("--zero", "--drop"):
+    scale = len(sys.argv) == 6 and sys.argv[3] == "--scale"
+    if not scale and (len(sys.argv) != 5 or sys.argv[3] not in ("--zero", "--drop")):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    src, out, op, name = sys.argv[1:]
+    src, out, op, name = sys.argv[1:5]
     ver, kvs, tensors, size_of, b, data_start, align = gguf_split.read_gguf(src)
     if name not in size_of:
         raise SystemExit(f"{src}: no tensor {name}")
     if op == "--drop":
         tensors = [t for t in tensors if t[0] != name]
+    elif scale:
+        import numpy as np
+        t = next(t for t in tensors if t[0] == name)
+        (nd,) = struct.unpack_from("<I", t[1], 0)
+        dims = struct.unpack_from(f"<{nd}Q", t[1], 4)
+        (ty,) = struct.unpack_from("<I", t[1], 4 + 8 * nd)
+        dt = {0: np.float32, 1: np.float16}.get(ty)
+        if dt is None:
+            raise SystemExit(f"{src}: tensor {name} has ggml type {ty}; --scale handles F32 and F16")
+        n = int(np.prod(dims))
+        off = data_start + t[2]
+        x = np.frombuffer(b, dtype=dt, count=n, offset=off).astype(np.float32) * float(sys.argv[5])
+        b = b[:off] + x.astype(dt).tobytes() + b[off + n * np.dtype(dt).itemsize:]
     else:
         t = next(t for t in tensors if t[0] == name)
         off = data_start + t[2]

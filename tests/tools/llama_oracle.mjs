@@ -17,6 +17,10 @@
 //            -> one generate-style JSON result per line, in order. step_top_logits K adds "step_logits":
 //            per greedy step {"top":[[id,logit] x K],"max_abs":max|logit|} (llama.cpp's own tie evidence). One model is kept loaded at a time
 //            (group jobs by model so each GGUF loads once); one process for many runs.
+//            "prompt":TEXT instead of prompt_ids: tokenized as generate --prompt does (BOS when the
+//            GGUF wants one). "pieces":true adds "pieces":[...], each generated token's text on its own
+//            as llama.cpp's token_to_piece gives it (tests/tools/llama_piece.mjs; special tokens as
+//            text; a token that is not whole UTF-8 comes out with U+FFFD).
 //   sample GGUF --prompt-ids 1,2,3 [-n N] --temp T [--top-k K] [--top-p P] [--min-p M] --seed S
 //            -> {"prompt_ids":[...],"ids":[...],...}: N tokens from evaluate() with node-llama-cpp's chain
 //            (top-k -> top-p -> min-p -> temperature -> dist(seed); no repeat penalty) and EOG tokens
@@ -29,6 +33,7 @@
 // Options: --flash-attention auto|on|off (default auto = what node-llama-cpp does by default).
 import { getLlama } from "node-llama-cpp";
 import { readFileSync } from "node:fs";
+import { rawPiece } from "./llama_piece.mjs";
 
 function parseArgs(argv) {
   const o = { _: [] };
@@ -140,6 +145,13 @@ async function lastStep(ctx, prompt, ids, res, logprobs, topLogits) {
   if (topLogits && ids.length) res.top_logits = await lastLogits(ctx, hist, topLogits);
 }
 
+// A text prompt as llama-server tokenizes it: special tokens parsed, BOS unless the GGUF says no.
+function textPromptIds(model, text) {
+  const ids = Array.from(model.tokenize(text, true));
+  return model.tokens.bos != null && model.fileInfo.metadata?.tokenizer?.ggml?.add_bos_token !== false
+    ? [model.tokens.bos, ...ids] : ids;
+}
+
 if (cmd === "batch") {
   let m = null;
   const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.trim().length);
@@ -152,12 +164,14 @@ if (cmd === "batch") {
       m = { path: job.model, ctxSize: job.ctx ?? 512, model, ctx };
     }
     let ids, decodeTop = null, steps = null;
+    if (job.prompt_ids == null) job.prompt_ids = textPromptIds(m.model, job.prompt);
     if (job.decode_top_logits || job.step_top_logits)
       ({ ids, top: decodeTop, steps } = await greedyWithLogits(m.ctx, job.prompt_ids, job.n ?? 32, job.decode_top_logits ?? 0, job.step_top_logits ?? 0));
     else ids = await greedyIn(m.ctx, job.prompt_ids, job.n ?? 32);
     const res = { model: job.model, prompt_ids: job.prompt_ids, ids, text: m.model.detokenize(ids) };
     if (decodeTop) res.decode_top_logits = decodeTop;
     if (job.step_top_logits) res.step_logits = steps;
+    if (job.pieces) res.pieces = ids.map((t) => { const b = rawPiece(m.model, t, true); return b ? new TextDecoder().decode(b) : m.model.detokenize([t], true); });
     await lastStep(m.ctx, job.prompt_ids, ids, res, job.logprobs, job.top_logits);
     process.stdout.write(JSON.stringify(res) + "\n");
   }
@@ -169,11 +183,7 @@ const ctxSize = args.ctx ? Number(args.ctx) : 512;
 
 function promptIds() {
   if (args["prompt-ids"]) return args["prompt-ids"].split(",").map(Number);
-  if (args.prompt != null) {
-    const ids = Array.from(model.tokenize(args.prompt, true));
-    return model.tokens.bos != null && model.fileInfo.metadata?.tokenizer?.ggml?.add_bos_token !== false
-      ? [model.tokens.bos, ...ids] : ids;
-  }
+  if (args.prompt != null) return textPromptIds(model, args.prompt);
   console.error("need --prompt-ids or --prompt");
   process.exit(2);
 }

@@ -66,6 +66,14 @@ static void test_text_divergence(void) {
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "DIVERGED at token 5"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "Lyon"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "0.75"));
+    /* where the texts part: byte 25 ("The capital of France is " is 24 bytes + the shared space), in
+     * our token 5; the server's bytes from there (as many as our token, at least 8), ours quoted */
+    CU_ASSERT_EQUAL(r.text_byte, 25);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "first differing byte: 25 of the text, in sunny's token 5: ollama \"Lyon.\", sunny \" Paris\""));
+    sn_smoke_result_free(&r);
+    /* a divergence inside a token's first bytes: " Par" vs " Pal" parts at byte 27, still token 5 */
+    sn_smoke_compare(&l, "The capital of France is Palermo.", NULL, 0, 0, &r, &e);
+    CU_ASSERT(r.diverged && r.pos == 5 && r.text_byte == 27);
     sn_smoke_result_free(&r);
     /* the same place with a numerically tied pair is reported as a tie, not a failure */
     l.gap[5] = 1e-5f;
