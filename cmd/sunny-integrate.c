@@ -89,7 +89,7 @@ static int report_smoke(const sn_smoke_result *res, const char *server, cJSON *o
     char line[4096];
     sn_smoke_format(res, server, line, sizeof line);
     fprintf(g_json ? stderr : stdout, "%s\n", line);
-    cJSON *sj = cJSON_AddObjectToObject(out, "smoke");
+    cJSON *sj = cJSON_AddObjectToObject(out, res->scope[0] ? "smoke_chat" : "smoke");
     cJSON_AddBoolToObject(sj, "ok", !res->diverged);
     cJSON_AddNumberToObject(sj, "identical", res->n_identical);
     cJSON_AddNumberToObject(sj, "compared", res->n_compared);
@@ -283,6 +283,42 @@ static int check_server_render(sn_http *h, const ollama_args *a, const char *der
     free(mine);
     cJSON_Delete(j);
     return 0;
+}
+
+/* The chat half of --smoke: a fixed user turn through the template the server selected (no raw, no
+ * request template), against sunny's run on the prompt the model's own template renders for that turn
+ * (the GGUF's Jinja, rendered by sunny). This is what catches a model installed with the wrong
+ * template, e.g. none stored on a server whose default is {{ .Prompt }}. Not run for a base model (no
+ * chat template) or when the server renders the GGUF's Jinja itself (the render check above compares
+ * that rendering). Returns 1 on a divergence; err set on a failure to run it. */
+static int smoke_chat(sn_http *h, const sn_ollama_version *ver, const ollama_args *a, const sn_modelinfo *mi,
+                      sn_ollama_tmpl_sel sel, cJSON *out, sn_err *err) {
+    static const char USER[] = "What is 2+2?";
+    FILE *o = g_json ? stderr : stdout;
+    if (!mi->chat_template) return 0;
+    if (sel == SN_OLLAMA_TMPL_JINJA) {
+        fprintf(o, "[smoke] chat: not run (the server renders the GGUF's own Jinja; see the render check)\n");
+        return 0;
+    }
+    char *rendered = NULL;
+    if (sn_template_render_jinja(a->gguf, a->system, USER, 0, &rendered, err)) {
+        fprintf(o, "[smoke] chat: not run (sunny cannot render the GGUF's template: %s)\n", err->msg);
+        memset(err, 0, sizeof *err);
+        return 0;
+    }
+    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = rendered, .n_predict = a->n, .n_ctx = (int)a->ctx, .n_threads = 2};
+    sn_smoke_local ours;
+    sn_status st = sn_smoke_run_local(&so, &ours, err);
+    free(rendered);
+    if (st) return 0;
+    sn_smoke_result res;
+    st = sn_ollama_smoke_chat(h, ver, a->name, USER, a->n, a->seed, (int)a->ctx, &ours, &res, err);
+    sn_smoke_local_free(&ours);
+    if (st) return 0;
+    snprintf(res.scope, sizeof res.scope, "chat (\"%s\" through the installed template): ", USER);
+    int bad = report_smoke(&res, "ollama", out);
+    sn_smoke_result_free(&res);
+    return bad;
 }
 
 /* --modelfile-out, once the install (or dry run) succeeded. */
@@ -534,7 +570,8 @@ static int cmd_ollama(int argc, char **argv) {
     if (vs) { cJSON_Delete(show); goto fail; }
     fprintf(o, "verified: %s\n", note);
     cJSON_AddStringToObject(out, "verified", note);
-    cJSON_AddStringToObject(out, "template_selected", sn_ollama_tmpl_sel_name(sn_ollama_selected_template(show, &spec)));
+    sn_ollama_tmpl_sel tsel = sn_ollama_selected_template(show, &spec);
+    cJSON_AddStringToObject(out, "template_selected", sn_ollama_tmpl_sel_name(tsel));
     cJSON_Delete(show);
     if (mi.chat_template && sn_ollama_version_cmp(&ver, 0, 11, 5) >= 0 &&
         check_server_render(h, &a, dsys, tmpl && !unproven && (!a.tmpl || !strcmp(a.tmpl, "auto")) && !a.accept_diff,
@@ -566,6 +603,8 @@ static int cmd_ollama(int argc, char **argv) {
         if (ss) goto fail;
         if (report_smoke(&res, "ollama", out)) rc = SN_EXIT_FAIL;
         sn_smoke_result_free(&res);
+        if (smoke_chat(h, &ver, &a, &mi, tsel, out, &err)) rc = SN_EXIT_FAIL;
+        if (err.code) goto fail;
     }
     goto done;
 missing:

@@ -531,13 +531,15 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
 /* ------------------------------------------------------------------------------------------------
  * Smoke */
 
+/* raw: 1 = raw (the prompt as is), 0 = the request template "{{ .Prompt }}" (rendered as is, but the
+ * answer carries a context), 2 = chat (the model's own template renders the prompt as a user turn) */
 static cJSON *gen_body(const char *name, const char *prompt, int raw, int n_predict, int64_t seed,
                        int num_ctx, int logprobs) {
     cJSON *b = cJSON_CreateObject();
     cJSON_AddStringToObject(b, "model", name);
     cJSON_AddStringToObject(b, "prompt", prompt);
-    if (raw) cJSON_AddBoolToObject(b, "raw", 1);
-    else cJSON_AddStringToObject(b, "template", "{{ .Prompt }}");
+    if (raw == 1) cJSON_AddBoolToObject(b, "raw", 1);
+    else if (raw == 0) cJSON_AddStringToObject(b, "template", "{{ .Prompt }}");
     cJSON_AddBoolToObject(b, "stream", 0);
     if (logprobs) {
         cJSON_AddBoolToObject(b, "logprobs", 1);
@@ -607,5 +609,31 @@ sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *na
         cJSON_Delete(b);
     }
     sn_ollama_gen_free(&raw);
+    return st;
+}
+
+sn_status sn_ollama_smoke_chat(sn_http *h, const sn_ollama_version *v, const char *name, const char *user,
+                               int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
+                               sn_smoke_result *res, sn_err *err) {
+    int want_lp = !v || sn_ollama_version_cmp(v, 0, 12, 11) >= 0;
+    cJSON *b = gen_body(name, user, 2, n_predict, seed, num_ctx, want_lp);
+    sn_ollama_gen g;
+    sn_status st = sn_ollama_generate(h, b, &g, err);
+    cJSON_Delete(b);
+    if (st) return sn_err_prefix(err, "smoke (chat generate)");
+    int stopped = strcmp(g.done_reason, "stop") == 0;
+    int truncated = !g.done && !g.done_reason[0];
+    if (g.has_logprobs) {
+        st = sn_smoke_compare_tokens(ours, g.toks, g.n_toks, stopped, truncated, res, err);
+    } else {
+        st = sn_smoke_compare(ours, g.text, NULL, 0, stopped, res, err);
+        if (st == SN_OK) {
+            res->truncated = truncated;
+            snprintf(res->method, sizeof res->method, "text, byte for byte (%s)",
+                     want_lp ? "the server sent no logprobs" : "Ollama < 0.12.11 has no logprobs");
+        }
+    }
+    if (st == SN_OK && !truncated) sn_smoke_prompt_count_check(ours, g.prompt_eval_count, res);
+    sn_ollama_gen_free(&g);
     return st;
 }

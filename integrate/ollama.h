@@ -168,5 +168,13 @@ void sn_ollama_gen_free(sn_ollama_gen *g);
 sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *name, const char *prompt,
                           int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
                           sn_smoke_result *res, sn_err *err);
+/* The chat path of the gate: /api/generate without raw or a request template, so the server renders
+ * user as a user turn through the template it selected for the model, greedy as above. ours must be
+ * sunny's run on the prompt the model's own template renders for that turn (the GGUF's Jinja, by
+ * sunny): a server template that renders differently (e.g. Ollama's default {{ .Prompt }} when no
+ * TEMPLATE was stored) shows up as a prompt-length difference or diverging tokens. */
+sn_status sn_ollama_smoke_chat(sn_http *h, const sn_ollama_version *v, const char *name, const char *user,
+                               int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
+                               sn_smoke_result *res, sn_err *err);
 
 #endif
