@@ -49,6 +49,8 @@ static void usage(FILE *f) {
             "                       tokenizer files and README.md are read from its folder\n"
             "  --state-key KEY      PyTorch checkpoints: the state dict's key in the saved dict (\"model\",\n"
             "                       \"a.b\" nests); default: the saved dict itself or its unique dict of tensors\n"
+            "  --vocab FILE         RWKV: the world vocabulary (rwkv_vocab_v20230424.txt) when it is not beside\n"
+            "                       the weights, e.g. for a BlinkDL .pth (default: the one in the folder)\n"
             "  -t, --threads N      conversion threads (default: all CPUs)\n"
             "  --verify             re-read the written file and check every tensor against the source (default: off)\n"
             "  --dry-run            print every tensor (HF name -> GGUF name, source dtype, shape, type, bytes);\n"
@@ -172,7 +174,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--version")) { sn_cli_print_version(); return SN_EXIT_OK; }
         if (!strcmp(a, "-o") || !strcmp(a, "--outfile") || !strcmp(a, "--outtype") || !strcmp(a, "--name") ||
             !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "--pre") || !strcmp(a, "--dtype") ||
-            !strcmp(a, "--head") || !strcmp(a, "--config") || !strcmp(a, "--state-key")) {
+            !strcmp(a, "--head") || !strcmp(a, "--config") || !strcmp(a, "--state-key") || !strcmp(a, "--vocab")) {
             if (i + 1 >= argc) return sn_cli_usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "-o") || !strcmp(a, "--outfile")) o.out_path = v;
@@ -180,6 +182,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--pre")) o.pre_override = v;
             else if (!strcmp(a, "--config")) o.config_path = v;
             else if (!strcmp(a, "--state-key")) o.state_key = v;
+            else if (!strcmp(a, "--vocab")) o.vocab_path = v;
             else if (!strcmp(a, "--dtype")) {
                 dtype = sn_blobtype_parse(v);
                 if (dtype < 0) return sn_cli_usage_error("unknown --dtype '%s' (fp32, fp16, int4)", v);
@@ -213,9 +216,9 @@ int main(int argc, char **argv) {
         if (dtype < 0) return sn_cli_usage_error("--blob needs --dtype fp32|fp16|int4");
         if (head >= 0 && dtype != SN_BLOBTYPE_INT4) return sn_cli_usage_error("--head applies to --dtype int4 only");
         if (!o.out_path) return sn_cli_usage_error("missing -o OUT.snb");
-        if (o.dry_run || outtype_flag || o.name || o.pre_override || o.config_path || o.state_key)
-            return sn_cli_usage_error("--blob cannot be combined with --dry-run, --outtype, --name, --pre, --config or "
-                                      "--state-key");
+        if (o.dry_run || outtype_flag || o.name || o.pre_override || o.config_path || o.state_key || o.vocab_path)
+            return sn_cli_usage_error("--blob cannot be combined with --dry-run, --outtype, --name, --pre, --config, "
+                                      "--state-key or --vocab");
         sn_blob_convert_opts bo;
         memset(&bo, 0, sizeof bo);
         bo.in_path = o.model_dir;

@@ -152,7 +152,15 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
                         cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
         goto done;
     }
-    if ((st = sn_arch_check_vocab_files(a, meta_dir, err)) != SN_OK) goto done;
+    if (o->vocab_path && a->vocab != SN_ARCH_VOCAB_RWKV) {
+        st = sn_err_set(err, SN_EINVAL, "--vocab %s: only RWKV models read a vocabulary file (the world "
+                        "vocab); %s takes its tokenizer from %s", o->vocab_path, cfg.architecture, meta_dir);
+        goto done;
+    }
+    if (!o->vocab_path && (st = sn_arch_check_vocab_files(a, meta_dir, err)) != SN_OK) {
+        if (a->vocab == SN_ARCH_VOCAB_RWKV) sn_err_prefix(err, "%s", "no world vocabulary beside the weights (give it with --vocab FILE)");
+        goto done;
+    }
     if (a->prepare_config && (st = a->prepare_config(a, &cfg, err)) != SN_OK) {
         sn_err_prefix(err, "%s", o->model_dir);
         goto done;
@@ -200,7 +208,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     if ((st = sn_metadata_write(meta_dir, &cfg, o->name, n_params, w, err)) != SN_OK) goto done;
     if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
-    sn_vocab_opts vo = {o->pre_override};
+    sn_vocab_opts vo = {o->pre_override, o->vocab_path};
     sn_vocab_report vr;
     memset(&vr, 0, sizeof vr);
     if ((st = sn_vocab_write_gguf(meta_dir, &cfg, w, &vo, &vr, err)) != SN_OK) goto done;

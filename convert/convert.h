@@ -72,6 +72,8 @@ typedef struct sn_convert_opts {
     void (*on_verify)(void *ud, const char *gguf_name, int ok, double max_err, double bound);
     void *ud;
     const sn_convert_sink *sink; /* NULL: write out_path as GGUF; else stream F32 tensors to it */
+    const char *vocab_path;      /* RWKV: the world vocabulary file (--vocab); NULL: the
+                                  * rwkv_vocab_v20230424.txt in the folder / beside the weight file */
 } sn_convert_opts;
 
 typedef struct sn_convert_result {

@@ -106,7 +106,7 @@ sn_status sn_conv_verify_tokenizer(const sn_convert_opts *o, const char *meta_di
     snprintf(ref, L + 16, "%s.vocab.tmp", o->out_path);
     sn_gguf_writer *w = sn_gguf_writer_new();
     sn_gguf *a = NULL, *b = NULL;
-    sn_vocab_opts vo = {o->pre_override};
+    sn_vocab_opts vo = {o->pre_override, o->vocab_path};
     sn_vocab_report vr;
     sn_status st = w ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
     if (st == SN_OK) st = sn_vocab_write_gguf(meta_dir, cfg, w, &vo, &vr, err);

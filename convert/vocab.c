@@ -246,7 +246,7 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         in.llama_family = is_llama_family(arch);
         const sn_arch *fam = sn_arch_find(arch);
         if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) { /* a vocabulary file of its own */
-            st = sn_vocab_rwkv_write(model_dir, in.config, in.vocab_size, w, rep, err);
+            st = sn_vocab_rwkv_write(model_dir, opts ? opts->rwkv_vocab : NULL, in.config, in.vocab_size, w, rep, err);
             goto out;
         }
     }

@@ -15,7 +15,11 @@
 #include "sn_err.h"
 #include <stddef.h>
 
-typedef struct { const char *pre_override; } sn_vocab_opts; /* --pre NAME or NULL */
+typedef struct {
+    const char *pre_override; /* --pre NAME or NULL */
+    const char *rwkv_vocab;   /* --vocab FILE: the RWKV world vocabulary; NULL = rwkv_vocab_v20230424.txt
+                               * in model_dir */
+} sn_vocab_opts;
 
 typedef struct {
     char model[16]; /* "gpt2" or "llama" */
@@ -37,9 +41,10 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
 /* The RWKV world vocabulary of model_dir (convert/vocab_rwkv.c); sn_vocab_write_gguf calls it for
  * families whose sn_arch says SN_ARCH_VOCAB_RWKV. */
 struct cJSON;
-/* config: the parsed config.json (special ids); vocab_size <= 0: 65536. */
-sn_status sn_vocab_rwkv_write(const char *model_dir, const struct cJSON *config, int64_t vocab_size,
-                              sn_gguf_writer *w, sn_vocab_report *rep, sn_err *err);
+/* config: the parsed config.json (special ids); vocab_size <= 0: 65536. vocab_file: the vocabulary
+ * to read; NULL = model_dir/rwkv_vocab_v20230424.txt (tokenizer_config.json is read from model_dir). */
+sn_status sn_vocab_rwkv_write(const char *model_dir, const char *vocab_file, const struct cJSON *config,
+                              int64_t vocab_size, sn_gguf_writer *w, sn_vocab_report *rep, sn_err *err);
 
 /* The pre-tokenizer names sunny can recognise, NULL-terminated (for --pre help and errors). */
 const char *const *sn_vocab_pre_names(void);

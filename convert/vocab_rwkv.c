@@ -147,9 +147,10 @@ static int int_key(const cJSON *o, const char *k, int64_t *v) {
     return 1;
 }
 
-sn_status sn_vocab_rwkv_write(const char *dir, const cJSON *config, int64_t vocab_size, sn_gguf_writer *w,
-                              sn_vocab_report *rep, sn_err *err) {
-    char *path = sn_path_join(dir, "rwkv_vocab_v20230424.txt"), *text = NULL, *arena = NULL;
+sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJSON *config, int64_t vocab_size,
+                              sn_gguf_writer *w, sn_vocab_report *rep, sn_err *err) {
+    char *path = vocab_file ? strdup(vocab_file) : sn_path_join(dir, "rwkv_vocab_v20230424.txt"), *text = NULL,
+         *arena = NULL;
     char **tok = NULL;
     uint64_t *lens = NULL;
     int32_t *types = NULL;

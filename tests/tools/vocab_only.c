@@ -14,7 +14,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     sn_err err = {0};
-    sn_vocab_opts opts = {argc == 5 ? argv[4] : NULL};
+    sn_vocab_opts opts = {argc == 5 ? argv[4] : NULL, NULL};
     sn_vocab_report rep;
     sn_gguf_writer *w = sn_gguf_writer_new();
     if (!w) return 1;

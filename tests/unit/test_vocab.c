@@ -44,7 +44,7 @@ static sn_gguf *convert(const char *pre, sn_status *st_out, sn_err *err, sn_voca
     sn_gguf_writer *w = sn_gguf_writer_new();
     CU_ASSERT_FATAL(w != NULL);
     sn_gguf_writer_set_str(w, "general.architecture", "llama");
-    sn_vocab_opts opts = {pre};
+    sn_vocab_opts opts = {pre, NULL};
     sn_vocab_report r;
     sn_status st = sn_vocab_write_gguf(g_dir, NULL, w, &opts, rep ? rep : &r, err);
     if (st_out) *st_out = st;
