@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_mamba2_e2e.sh - a Mamba-2 base model (no chat template) through the whole path:
 # gen_mamba2.py -> sunny-convert q8_0 -> sunny-integrate ollama / lmstudio --smoke against the fakes
-# (llama.cpp inside) -> smoke OK; a server answering with another model makes the smoke fail.
+# (llama.cpp inside) -> smoke OK; a server answering with another model makes the smoke fail. Also the
+# recurrent state through sn_abi (tests/tools/abi_state) for n_groups 1 and 2.
 # The GGUF has no chat template: sunny-integrate ollama --template auto refuses it and says to pass
 # one (checked), so the install gives the raw completion template {{ .Prompt }} as a file.
 source "$(dirname "$0")/lib.sh"
@@ -22,6 +23,15 @@ G=$F/e2e-g2-q8_0.gguf
 G1=$F/e2e-g1-q8_0.gguf
 ( flock 9; [[ -f $F/hf-g1/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$F/hf-g1" --groups 1 >/dev/null ) 9>"$F/.lock"
 "$SN_BIN/sunny-convert" "$F/hf-g1" -o "$G1" --outtype q8_0 --force >/dev/null || { bad "sunny-convert failed"; finish; }
+
+# sn_abi (tests/tools/abi_state, a client of sn_abi.h only): A then B leaves the state bytes and last
+# logits of A+B at once (bitwise), the state moved over B, a state saved after A and restored after a
+# detour continues with the same logits and 16 greedy tokens, and a corrupt or short state is refused
+for g in "$G1" "$G"; do
+  if out=$("$SN_BUILD/tests/abi_state" "$g" 9707,11,1879,0,576,3974,13876,38835,35308 916,279,15678,5562,13,16,17 2>&1); then
+    ok "sn_abi state $(basename "$g" .gguf): $(tr '\n' ';' <<<"$out")"
+  else bad "sn_abi state $(basename "$g" .gguf): $out"; fi
+done
 
 start_fake_ollama "$W/f"
 out=$("$SI" ollama "$G" --name mamba2-auto:latest --host "$FAKE_URL" 2>&1); rc=$?

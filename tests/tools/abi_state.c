@@ -66,9 +66,11 @@ int main(int argc, char **argv) {
     sn_abi_reset(m);
     if (sn_abi_eval(m, ab, na + nb, l2) || sn_abi_state_get(m, s2, ss, &n)) { printf("FAIL eval\n"); return 1; }
     const int st_eq = memcmp(s1, s2, ss) == 0, lg_eq = memcmp(l1, l2, (size_t)V * 4) == 0;
-    printf("%s split run: state after A then B %s state after A+B (%zu bytes); last logits %s\n",
-           st_eq && lg_eq ? "PASS" : "FAIL", st_eq ? "==" : "!=", ss, lg_eq ? "bitwise equal" : "differ");
-    bad += !(st_eq && lg_eq);
+    const int moved = memcmp(sa, s1, ss) != 0; /* equal states prove nothing if B left it unchanged */
+    printf("%s split run: state after A then B %s state after A+B (%zu bytes; %s over B); last logits %s\n",
+           st_eq && lg_eq && moved ? "PASS" : "FAIL", st_eq ? "==" : "!=", ss, moved ? "changed" : "UNCHANGED",
+           lg_eq ? "bitwise equal" : "differ");
+    bad += !(st_eq && lg_eq && moved);
     /* save / restore */
     int32_t g1[16], g2[16];
     if (greedy16(m, l2, V, g1)) return 1;
