@@ -534,6 +534,10 @@ static int cmd_ollama(int argc, char **argv) {
         fprintf(o, "  POST %s/api/show  {\"model\":\"%s\"}\n", oh.connect_url, a.name);
         if (a.smoke) fprintf(o, "  POST %s/api/generate  (smoke: raw, temperature 0, top_k 1, seed %lld, num_predict %d, num_ctx %lld)\n",
                              oh.connect_url, (long long)a.seed, a.n, (long long)a.ctx);
+        if (a.smoke && mi.chat_template)
+            fprintf(o, "  POST %s/api/generate  (smoke, chat half: the user turn \"What is 2+2?\" through the template "
+                       "the server selected, same options; skipped if it renders the GGUF's Jinja itself)\n",
+                    oh.connect_url);
         cJSON_AddBoolToObject(out, "dry_run", 1);
         cJSON_AddRawToObject(out, "create_body", body);
         if (write_modelfile(&a, mf, o, out, &err)) goto fail;
