@@ -42,7 +42,7 @@ for fam in mistral llama3; do
     { bad "$fam/small: sunny-convert failed"; continue; }
   ref=$SN_WORK/gguf/$fam-small-llamacpp-q4_0.gguf
   if "$SN_BUILD/tests/llama_quantize_oracle" "$f" "$ref" 2 >/dev/null 2>&1; then
-    n6=$(node "$SN_SRC/tests/tools/gguf_inspect.mjs" "$q" | $PY -c 'import json,sys; print(sum(t["dtype"] == 14 for t in json.load(sys.stdin)["tensors"]))')
+    n6=$(node "$SN_SRC/tests/tools/gguf_inspect.mjs" --brief "$q" | $PY -c 'import json,sys; print(sum(t["dtype"] == 14 for t in json.load(sys.stdin)["tensors"]))')
     if [[ $n6 != 1 ]]; then bad "$fam/small q4_0: $n6 Q6_K tensors, expected 1"
     elif cmp -s "$q" "$ref"; then ok "$fam/small q4_0 (Q6_K head): file equals llama-quantize MOSTLY_Q4_0 byte for byte"
     else bad "$fam/small q4_0 differs from llama-quantize:"
@@ -55,63 +55,73 @@ done
 # add_context_length -> add_uint32, add_sampling_top_k -> add_int32, add_rope_freq_base ->
 # add_float32); a key missing from the table fails too, so a new key needs its type stated here.
 # Tensor infos: as many as the header says, and each dtype one the outtype's recipe can produce.
+# One node process reads all 20 files (gguf_inspect.mjs --brief: array values parsed, not printed).
 cat >"$SN_WORK/hf_gguf_types.py" <<'PYEOF'
 import json, re, sys
 U32, I32, F32, BOOL, STR, ARR = 4, 5, 6, 7, 8, 9
-ot = sys.argv[1]
-d = json.load(sys.stdin)
-arch = next(kv["value"] for kv in d["kv"] if kv["key"] == "general.architecture")
-A = re.escape(arch)
-table = [
-    (r"general\.(architecture|type|name|organization|basename|finetune|version|size_label|description|author"
-     r"|quantized_by|license|license\.name|license\.link|source\.(url|repo_url|doi|uuid)|sampling\.sequence)", (STR,)),
-    (r"general\.(tags|languages)", (ARR, STR)),
-    (r"general\.(base_model|dataset)\.count", (U32,)),
-    (r"general\.(base_model|dataset)\.\d+\.(name|version|organization|repo_url|description|url|doi|uuid)", (STR,)),
-    (r"general\.(file_type|quantization_version)", (U32,)),
-    (r"general\.sampling\.(top_k|penalty_last_n|mirostat)", (I32,)),
-    (r"general\.sampling\.(top_p|min_p|temp|xtc_probability|xtc_threshold|penalty_repeat|mirostat_tau|mirostat_eta)", (F32,)),
-    (A + r"\.(vocab_size|context_length|embedding_length|block_count|feed_forward_length|attention\.head_count"
-     r"|attention\.head_count_kv|attention\.key_length|attention\.value_length|rope\.dimension_count"
-     r"|rope\.scaling\.original_context_length)", (U32,)),
-    (A + r"\.(rope\.freq_base|attention\.layer_norm_rms_epsilon|attention\.layer_norm_epsilon|rope\.scaling\.factor"
-     r"|rope\.scaling\.yarn_(ext_factor|attn_factor|beta_fast|beta_slow))", (F32,)),
-    (A + r"\.rope\.scaling\.type", (STR,)),
-    (A + r"\.attention\.causal", (BOOL,)),
-    (r"tokenizer\.ggml\.(model|pre)|tokenizer\.chat_template(\..+)?", (STR,)),
-    (r"tokenizer\.ggml\.(tokens|merges)|tokenizer\.chat_templates", (ARR, STR)),
-    (r"tokenizer\.ggml\.scores", (ARR, F32)),
-    (r"tokenizer\.ggml\.token_type", (ARR, I32)),
-    (r"tokenizer\.ggml\.\w+_token_id", (U32,)),
-    (r"tokenizer\.ggml\.(add_\w+|normalizer\.\w+)", (BOOL,)),
-]
-bad = []
-for kv in d["kv"]:
-    want = next((w for pat, w in table if re.fullmatch(pat, kv["key"])), None)
-    got = (kv["type"],) if kv["type"] != ARR else (ARR, kv.get("subType"))
-    if want != got:
-        bad.append(f"{kv['key']}: read as {got}, expected {want or 'no such key'}")
-if int(d["kv_count"]) != len(d["kv"]):
-    bad.append(f"kv_count {d['kv_count']} but {len(d['kv'])} keys read")
-allowed = {"f32": {0}, "f16": {0, 1}, "bf16": {0, 30}, "q8_0": {0, 1, 8}, "q4_0": {0, 1, 2, 8, 14}}[ot]
-if int(d["tensor_count"]) != len(d["tensors"]) or not d["tensors"]:
-    bad.append(f"tensor_count {d['tensor_count']} but {len(d['tensors'])} tensor infos read")
-odd = sorted({t["dtype"] for t in d["tensors"]} - allowed)
-if odd:
-    bad.append(f"tensor types {odd} outside the {ot} recipe")
-print(f"{len(d['kv'])} keys, {len(d['tensors'])} tensor infos" if not bad else "; ".join(bad[:8]))
-sys.exit(1 if bad else 0)
+def check(d, ot):
+    arch = next(kv["value"] for kv in d["kv"] if kv["key"] == "general.architecture")
+    A = re.escape(arch)
+    table = [
+        (r"general\.(architecture|type|name|organization|basename|finetune|version|size_label|description|author"
+         r"|quantized_by|license|license\.name|license\.link|source\.(url|repo_url|doi|uuid)|sampling\.sequence)", (STR,)),
+        (r"general\.(tags|languages)", (ARR, STR)),
+        (r"general\.(base_model|dataset)\.count", (U32,)),
+        (r"general\.(base_model|dataset)\.\d+\.(name|version|organization|repo_url|description|url|doi|uuid)", (STR,)),
+        (r"general\.(file_type|quantization_version)", (U32,)),
+        (r"general\.sampling\.(top_k|penalty_last_n|mirostat)", (I32,)),
+        (r"general\.sampling\.(top_p|min_p|temp|xtc_probability|xtc_threshold|penalty_repeat|mirostat_tau|mirostat_eta)", (F32,)),
+        (A + r"\.(vocab_size|context_length|embedding_length|block_count|feed_forward_length|attention\.head_count"
+         r"|attention\.head_count_kv|attention\.key_length|attention\.value_length|rope\.dimension_count"
+         r"|rope\.scaling\.original_context_length)", (U32,)),
+        (A + r"\.(rope\.freq_base|attention\.layer_norm_rms_epsilon|attention\.layer_norm_epsilon|rope\.scaling\.factor"
+         r"|rope\.scaling\.yarn_(ext_factor|attn_factor|beta_fast|beta_slow))", (F32,)),
+        (A + r"\.rope\.scaling\.type", (STR,)),
+        (A + r"\.attention\.causal", (BOOL,)),
+        (r"tokenizer\.ggml\.(model|pre)|tokenizer\.chat_template(\..+)?", (STR,)),
+        (r"tokenizer\.ggml\.(tokens|merges)|tokenizer\.chat_templates", (ARR, STR)),
+        (r"tokenizer\.ggml\.scores", (ARR, F32)),
+        (r"tokenizer\.ggml\.token_type", (ARR, I32)),
+        (r"tokenizer\.ggml\.\w+_token_id", (U32,)),
+        (r"tokenizer\.ggml\.(add_\w+|normalizer\.\w+)", (BOOL,)),
+    ]
+    bad = []
+    for kv in d["kv"]:
+        want = next((w for pat, w in table if re.fullmatch(pat, kv["key"])), None)
+        got = (kv["type"],) if kv["type"] != ARR else (ARR, kv.get("subType"))
+        if want != got:
+            bad.append(f"{kv['key']}: read as {got}, expected {want or 'no such key'}")
+    if int(d["kv_count"]) != len(d["kv"]):
+        bad.append(f"kv_count {d['kv_count']} but {len(d['kv'])} keys read")
+    allowed = {"f32": {0}, "f16": {0, 1}, "bf16": {0, 30}, "q8_0": {0, 1, 8}, "q4_0": {0, 1, 2, 8, 14}}[ot]
+    if int(d["tensor_count"]) != len(d["tensors"]) or not d["tensors"]:
+        bad.append(f"tensor_count {d['tensor_count']} but {len(d['tensors'])} tensor infos read")
+    odd = sorted({t["dtype"] for t in d["tensors"]} - allowed)
+    if odd:
+        bad.append(f"tensor types {odd} outside the {ot} recipe")
+    return f"{len(d['kv'])} keys, {len(d['tensors'])} tensor infos" if not bad else "; ".join(bad[:8]), not bad
+want = dict(zip(sys.argv[1::3], zip(sys.argv[2::3], sys.argv[3::3])))  # file -> (tag, outtype)
+seen, fail = set(), 0
+for line in sys.stdin:
+    d = json.loads(line)
+    tag, ot = want[d["file"]]
+    seen.add(d["file"])
+    msg, good = check(d, ot) if "error" not in d else (d["error"], False)
+    print(f"ok   - {tag}: @huggingface/gguf reads {msg} with the expected types" if good else f"FAIL - {tag}: @huggingface/gguf: {msg}")
+    fail += not good
+for f in set(want) - seen:
+    print(f"FAIL - {want[f][0]}: @huggingface/gguf gave no answer for {f}"); fail += 1
+sys.exit(1 if fail else 0)
 PYEOF
+files=() want=()
 for fam in llama3 qwen2 qwen3 mistral; do
   for ot in f32 f16 bf16 q8_0 q4_0; do
     g=$(gguf_of "$fam" "$ot") || continue
-    if res=$(node "$SN_SRC/tests/tools/gguf_inspect.mjs" "$g" | $PY "$SN_WORK/hf_gguf_types.py" "$ot"); then
-      ok "$fam/$ot: @huggingface/gguf reads $res with the expected types"
-    else
-      bad "$fam/$ot: @huggingface/gguf: $res"
-    fi
+    files+=("$g"); want+=("$g" "$fam/$ot" "$ot")
   done
 done
+node "$SN_SRC/tests/tools/gguf_inspect.mjs" --brief "${files[@]}" | $PY "$SN_WORK/hf_gguf_types.py" "${want[@]}" ||
+  sn_fail=$((sn_fail + 1))
 
 # One llama.cpp process for every greedy run.
 $ORACLE batch --threads 2 <"$jobs" >"$SN_WORK/convert_parity_results.jsonl" 2>/dev/null || bad "llama.cpp oracle failed"

@@ -13,6 +13,10 @@ if "--gguf-py" in args:
     i = args.index("--gguf-py"); lcpp = args[i + 1]; del args[i:i + 2]
 sys.path.insert(0, lcpp or "/work/llama.cpp/gguf-py")
 import gguf  # noqa: E402
+import os  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gguf_fast import reader  # noqa: E402  (gguf-py's GGUFReader, fast on big vocabularies)
 
 ignore, tensors_only = set(), False
 a_path, b_path = args[0], args[1]
@@ -21,7 +25,7 @@ while rest:
     o = rest.pop(0)
     if o == "--ignore-key": ignore.add(rest.pop(0))
     elif o == "--tensors-only": tensors_only = True
-ra, rb = gguf.GGUFReader(a_path), gguf.GGUFReader(b_path)
+ra, rb = reader(gguf, a_path), reader(gguf, b_path)
 bad = 0
 
 

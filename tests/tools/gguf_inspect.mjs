@@ -7,6 +7,10 @@
 //            writes X's KVs (no tensors) with @huggingface/gguf's own serializer, so that sunny's
 //            reader can be checked against an independent writer; prints the description of OUT
 //        node gguf_inspect.mjs --same A.json B.json       compares two descriptions
+//        node gguf_inspect.mjs --brief FILE.gguf...
+//            one JSON line per file: the description with each array's values replaced by their
+//            count ("count": N), so the keys' types of big-vocabulary files are cheap to check
+//            (the library still parses every value); {"file":F,"error":MSG} if it cannot parse F
 // Canon (shared with tests/tools/gguf_write_sample.c): integers as decimal strings, f32/f64 as
 // their bit patterns in hex, bools as booleans, strings as strings, KV types as GGUF type ids.
 import { gguf, serializeGgufMetadata } from "@huggingface/gguf";
@@ -72,7 +76,7 @@ function serialize(desc, out) {
   return { version: 3, kv, tensors: [], tensor_count: "0", kv_count: String(kv.length) };
 }
 
-async function describe(file) {
+async function describe(file, brief = false) {
   const r = await gguf(file, { allowLocalFile: true, typedMetadata: true });
   const tm = r.typedMetadata;
   const out = {
@@ -88,7 +92,10 @@ async function describe(file) {
     const kv = { key, type: e.type };
     if (e.type === T.ARR) {
       kv.subType = e.subType;
-      kv.value = e.value.map((x) => canon(x, e.subType));
+      if (brief) {
+        for (const x of e.value) canon(x, e.subType); // every value is still one canon() accepts
+        kv.count = e.value.length;
+      } else kv.value = e.value.map((x) => canon(x, e.subType));
     } else {
       kv.value = canon(e.value, e.type);
     }
@@ -150,6 +157,18 @@ if (args.length === 3 && args[0] === "--same") {
   report(diff(a, b, "$", []), `${args[1]} differs from ${args[2]}`);
   console.log(`OK: ${args[1]} and ${args[2]} describe the same file (${a.kv.length} keys, ${a.tensors.length} tensors)`);
   process.exit(0);
+}
+if (args.length >= 2 && args[0] === "--brief") {
+  let bad = 0;
+  for (const f of args.slice(1)) {
+    try {
+      console.log(JSON.stringify({ file: f, ...(await describe(f, true)) }));
+    } catch (e) {
+      console.log(JSON.stringify({ file: f, error: `@huggingface/gguf could not parse ${f}: ${e.message}` }));
+      bad++;
+    }
+  }
+  process.exit(bad ? 1 : 0);
 }
 if (args.length !== 1 && !(args.length === 3 && args[1] === "--expect")) {
   console.error("usage: node gguf_inspect.mjs FILE.gguf [--expect EXPECTED.json] | --serialize X.json OUT.gguf | --same A.json B.json");

@@ -15,6 +15,9 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import gguf  # noqa: E402
 
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+from gguf_fast import reader  # noqa: E402  (gguf-py's GGUFReader, fast on big vocabularies)
+
 
 def kvs(r, skip):
     out = {}
@@ -28,7 +31,7 @@ def kvs(r, skip):
 def main():
     ref_p, our_p = sys.argv[2], sys.argv[3]
     skip = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--skip-prefix"]
-    ref, our = gguf.GGUFReader(ref_p), gguf.GGUFReader(our_p)
+    ref, our = reader(gguf, ref_p), reader(gguf, our_p)
     bad = 0
     rk, ok = kvs(ref, skip), kvs(our, skip)
     for k in sorted(set(rk) | set(ok)):

@@ -20,6 +20,9 @@ sys.path.insert(0, sys.argv[1])
 import gguf  # noqa: E402
 from gguf import GGMLQuantizationType as T  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gguf_fast import reader  # noqa: E402  (gguf-py's GGUFReader, fast on big vocabularies)
+
 LAYER_MAP = {
     "input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
     "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
@@ -99,7 +102,7 @@ def expected(hf_dir, outtype):
 
 
 def tensors_of(path):
-    r = gguf.GGUFReader(path)
+    r = reader(gguf, path)
     return {t.name: (int(t.tensor_type), bytes(t.data.tobytes())) for t in r.tensors}
 
 
