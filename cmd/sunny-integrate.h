@@ -1,0 +1,34 @@
+/* sunny-integrate.h - what the two source files of the sunny-integrate program share.
+ *
+ * sunny-integrate.c: output helpers, the ollama subcommand, main(); sunny-integrate-cmds.c: the
+ * lmstudio, doctor, template and digest subcommands. Not a library header. */
+#ifndef SN_SUNNY_INTEGRATE_H
+#define SN_SUNNY_INTEGRATE_H
+#include "smoke.h"
+#include "sn_err.h"
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern int g_json;        /* --json: stdout carries only the final JSON; status goes to stderr */
+FILE *out_stream(void);   /* where status lines go: stdout, or stderr under --json */
+/* An upload/copy progress bar on stderr when it is a terminal. */
+void progress_bar(void *ud, uint64_t done, uint64_t total);
+/* A subcommand failure: message on stderr and under "error" in out; returns SN_EXIT_FAIL. */
+int fail_json(const sn_err *err, cJSON *out);
+/* --json: out on stdout (strings repaired to valid UTF-8). */
+void print_json(cJSON *out);
+/* The smoke verdict line and its JSON form under "smoke" in out; returns 1 on divergence. */
+int report_smoke(const sn_smoke_result *res, const char *server, cJSON *out);
+
+/* sunny-integrate-cmds.c: each subcommand's help text and body (argv after the command name) */
+void lms_usage(FILE *f);
+int cmd_lmstudio(int argc, char **argv);
+void doctor_usage(FILE *f);
+int cmd_doctor(int argc, char **argv);
+void template_usage(FILE *f);
+int cmd_template(int argc, char **argv);
+void digest_usage(FILE *f);
+int cmd_digest(int argc, char **argv);
+
+#endif
