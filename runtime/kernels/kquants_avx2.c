@@ -267,7 +267,57 @@ static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
     }
 }
 
+/* ---- Q8_K activations (scalar.c's quant_q8_K: the max by magnitude, first one on ties; scale
+ * -127 / max; round half to even; clamp at 127; 16-value sums; d = 1 / scale) ---- */
+
+static void quant_q8_K(const float *x, void *vy, int64_t n) {
+    sn_block_q8_K *y = vy;
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < n / SN_QK_K; b++, x += SN_QK_K) {
+        __m256 mx = _mm256_setzero_ps();
+        for (int i = 0; i < SN_QK_K; i += 8) mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
+        __m128 m4 = _mm_max_ps(_mm256_extractf128_ps(mx, 1), _mm256_castps256_ps128(mx));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        if (amax == 0.0f) {
+            memset(&y[b], 0, sizeof(y[b]));
+            continue;
+        }
+        float max = 0.0f; /* the first element whose magnitude is amax */
+        for (int i = 0; i < SN_QK_K; i += 8) {
+            const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)), _mm256_set1_ps(amax), _CMP_EQ_OQ));
+            if (hit) {
+                max = x[i + __builtin_ctz((unsigned)hit)];
+                break;
+            }
+        }
+        const float iscale = -127.f / max;
+        const __m256 is = _mm256_set1_ps(iscale);
+        const __m256i top = _mm256_set1_epi32(127);
+        for (int i = 0; i < SN_QK_K; i += 32) {
+            __m256i v[4];
+            for (int j = 0; j < 4; j++) {
+                const __m256 p = _mm256_round_ps(_mm256_mul_ps(is, _mm256_loadu_ps(x + i + 8 * j)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                v[j] = _mm256_min_epi32(_mm256_cvtps_epi32(p), top);
+            }
+            const __m256i s01 = _mm256_add_epi32(v[0], v[1]), s23 = _mm256_add_epi32(v[2], v[3]);
+            const __m256i h = _mm256_hadd_epi32(s01, s23); /* [s01 pairs | s23 pairs] per 128-bit half */
+            const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+            /* q = [a01, a23, b01, b23] with a = s01 halves: bsums of values i..i+15 and i+16..i+31 */
+            y[b].bsums[i / 16] = (int16_t)(_mm_extract_epi32(q, 0) + _mm_extract_epi32(q, 1));
+            y[b].bsums[i / 16 + 1] = (int16_t)(_mm_extract_epi32(q, 2) + _mm_extract_epi32(q, 3));
+            __m256i p16a = _mm256_packs_epi32(v[0], v[1]), p16b = _mm256_packs_epi32(v[2], v[3]);
+            __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+            p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256((__m256i *)(y[b].qs + i), p8);
+        }
+        y[b].d = 1 / iscale;
+    }
+}
+
 void sn_kernels_kquants_avx2(sn_kernels *k) {
+    k->quant[SN_GGML_Q8_K] = quant_q8_K;
     k->dot[SN_GGML_Q4_K] = dot_q4_K;
     k->gemm4x4[SN_GGML_Q4_K] = gemm_q4_K;
     k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
