@@ -11,6 +11,8 @@
  * has cleared for AVX2 (sn_kernels_avx2 / avx512). */
 #include "kernels.h"
 
+#include "../quants/quants.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
@@ -267,6 +269,84 @@ static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
     }
 }
 
+/* ---- Q5_K (vec_dot_q5_K order, scalar twin in quants_scalar.c: 8 integer lanes per block, lane
+ * L = sum over the 32-value groups g of scale_g * (products 4L..4L+3 of g); fma(d, lane) per
+ * block; hsum8; plus the min terms as a separate scalar fma chain, added last) ---- */
+
+typedef struct {
+    __m256i v[8], sc[8];
+    uint8_t mn[8];
+} q5k_block;
+
+static inline void q5k_load(const sn_block_q5_K *w, q5k_block *k) {
+    uint8_t sc[8];
+    q4k_scales(w->scales, sc, k->mn);
+    const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sc)));
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)w->qh);
+    _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
+        const __m256i raw = _mm256_loadu_si256((const __m256i *)(w->qs + 32 * (g / 2)));
+        const __m256i lo = _mm256_and_si256(g % 2 ? _mm256_srli_epi16(raw, 4) : raw, m4);
+        const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, g), one), 4);
+        k->v[g] = _mm256_or_si256(lo, hi);
+        k->sc[g] = _mm256_shuffle_epi8(s16, spread16(g));
+    }
+}
+
+static inline __m256i q5k_lanes(const q5k_block *k, const int8_t *q8) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+    _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(k->v[g], _mm256_loadu_si256((const __m256i *)(q8 + 32 * g))), k->sc[g]);
+        if (g % 2) s1 = _mm256_add_epi32(s1, p);
+        else s0 = _mm256_add_epi32(s0, p);
+    }
+    return _mm256_add_epi32(s0, s1);
+}
+
+static inline int q5k_msum(const q5k_block *k, const int16_t *bsums) {
+    const __m128i m = q4k_mins(k->mn, bsums);
+    const __m128i m2 = _mm_add_epi32(m, _mm_unpackhi_epi64(m, m));
+    return _mm_cvtsi128_si32(_mm_add_epi32(m2, _mm_shuffle_epi32(m2, 1)));
+}
+
+static float dot_q5_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q5_K *w = vw;
+    const sn_block_q8_K *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    float summs = 0;
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        q5k_block k;
+        q5k_load(&w[b], &k);
+        const float d = a[b].d * h2f(w[b].d), dmin = -a[b].d * h2f(w[b].dmin);
+        summs = fmaf(dmin, (float)q5k_msum(&k, a[b].bsums), summs);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q5k_lanes(&k, a[b].qs)), acc);
+    }
+    return hsum8(acc) + summs;
+}
+
+/* 4 rows x 4 tokens in dot_q5_K's order (Q5_K's batched order is the same) */
+static void gemm_q5_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y,
+                      int64_t ldy) {
+    const sn_block_q8_K *x[4];
+    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
+    for (int r = 0; r < 4; r++) {
+        const sn_block_q5_K *w = (const sn_block_q5_K *)((const char *)vw + r * w_row);
+        __m256 acc[4];
+        float summs[4] = {0, 0, 0, 0};
+        for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();
+        for (int64_t b = 0; b < n / SN_QK_K; b++) {
+            q5k_block k;
+            q5k_load(&w[b], &k);
+            const float dw = h2f(w[b].d), dmw = h2f(w[b].dmin);
+            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
+                summs[t] = fmaf(-x[t][b].d * dmw, (float)q5k_msum(&k, x[t][b].bsums), summs[t]);
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(q5k_lanes(&k, x[t][b].qs)), acc[t]);
+            }
+        }
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = hsum8(acc[t]) + summs[t];
+    }
+}
+
 /* ---- Q8_K activations (scalar.c's quant_q8_K: the max by magnitude, first one on ties; scale
  * -127 / max; round half to even; clamp at 127; 16-value sums; d = 1 / scale) ---- */
 
@@ -322,6 +402,8 @@ void sn_kernels_kquants_avx2(sn_kernels *k) {
     k->gemm4x4[SN_GGML_Q4_K] = gemm_q4_K;
     k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
     k->gemm4x4[SN_GGML_Q6_K] = gemm_q6_K;
+    k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
+    k->gemm4x4[SN_GGML_Q5_K] = gemm_q5_K;
 }
 #pragma GCC pop_options
 #else

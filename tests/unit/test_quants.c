@@ -134,6 +134,27 @@ static void check_table(const sn_kernels *k) {
             }
         }
     }
+    /* register-tiled 4 rows x 4 tokens: every output equals the scalar dot_mm */
+    for (int ti = 0; ti < NT; ti++) {
+        const int t = TYPES[ti], at = sn_kernel_act_type(t);
+        if (!k->gemm4x4[t]) continue;
+        const int64_t n = 768;
+        const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
+        uint8_t *wm = malloc(4 * wr), *xq = malloc(4 * xr);
+        float y[4 * 5];
+        for (int r = 0; r < 4; r++) {
+            random_row(t, wm + r * wr, n);
+            for (int64_t i = 0; i < n; i++) x[i] = frand() * (r == 3 ? 40.f : 1.f);
+            s->quant[at](x, xq + r * xr, n);
+        }
+        k->gemm4x4[t](n, wm, wr, xq, xr, y, 5);
+        int bad = 0;
+        for (int tt = 0; tt < 4; tt++)
+            for (int r = 0; r < 4; r++) bad += y[tt * 5 + r] != s->dot_mm[t](n, wm + r * wr, xq + tt * xr);
+        if (bad) printf("\n  %s gemm4x4 %s: %d outputs differ\n", k->name, sn_ggml_type_name(t), bad);
+        CU_ASSERT_EQUAL(bad, 0);
+        free(wm); free(xq);
+    }
     free(x); free(w); free(a1); free(a2);
 }
 
