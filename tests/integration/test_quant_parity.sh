@@ -10,7 +10,8 @@
 #   llama3 small (hidden 256, ffn 768: the K-quant recipes as written), from an F16 GGUF -
 # each quantized by libllama's llama_model_quantize (tests/tools/llama_quantize_oracle.c, the
 # prebuilt library node-llama-cpp ships, i.e. llama-quantize's recipe) to Q2_K, Q3_K_S/M/L, Q4_0,
-# Q4_1, Q5_0, Q5_1, Q4_K_S/M, Q5_K_S/M, Q6_K, Q8_0: 42 GGUFs, one 13-token prompt each, 32 greedy
+# Q4_1, Q5_0, Q5_1, Q4_K_S/M, Q5_K_S/M, Q6_K, Q8_0: 42 GGUFs (those that are the same file but for
+# general.file_type run once: the tiny fixtures' fallbacks), one 13-token prompt each, 32 greedy
 # tokens from sunny-run vs llama.cpp (node-llama-cpp, one process for all cases), judged by
 # tests/tools/parity_judge.py (exact tokens or a proven tie; final-step logits within 1e-5 on
 # AVX-512). SN_QPARITY_FTYPES / SN_QPARITY_FIXTURES narrow the matrix.
@@ -50,6 +51,24 @@ for fx in $FIXTURES; do
     printf '%s-%s/%s\t%s\t%s\n' "$fam" "$preset" "$ft" "$g" "${bos}40,1093,311,3137,922,279,1917,11,323,1243,584,649,1440" >>"$CASES"
   done
 done
+# On the tiny fixtures (rows not a multiple of 256) several recipes fall back to the same types and
+# write the same file but for general.file_type (e.g. Q2_K = Q3_K_S = Q4_0 there): such a file is run
+# once, for the first recipe that made it (tests/tools/gguf_sig.py: hash with file_type zeroed).
+$PY "$SN_SRC/tests/tools/gguf_sig.py" $(cut -f2 "$CASES") >"$WORK/sig.tsv" || { echo "gguf_sig.py failed"; exit 1; }
+$PY - "$CASES" "$WORK/sig.tsv" <<'PYEOF' || exit 1
+import sys
+sig = dict(l.rstrip("\n").split("\t")[::-1] for l in open(sys.argv[2]))
+seen, keep = {}, []
+for line in open(sys.argv[1]):
+    tag, gguf, ids = line.rstrip("\n").split("\t")
+    first = seen.setdefault((sig[gguf], ids), tag)
+    if first == tag:
+        keep.append(line)
+    else:
+        print(f"info - {tag}: the same file as {first} but for general.file_type (same tensors and keys): run once")
+open(sys.argv[1], "w").writelines(keep)
+print(f"{len(keep)} distinct llama-quantize files to run")
+PYEOF
 # which tensor types the recipes produced (read from the GGUF headers), so coverage is visible
 $PY - "$CASES" <<'PYEOF'
 import collections, struct, sys
