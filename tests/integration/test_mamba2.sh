@@ -17,9 +17,7 @@
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py numpy torch
-LCPP=$SN_WORK/llama.cpp   # node-llama-cpp's own llama.cpp source, unpacked once (as test_convert_parity)
-( flock 9; [[ -d $LCPP/gguf-py ]] || git clone -q "$SN_SRC/tests/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$LCPP" ) \
-  9>"$SN_WORK/.llama.cpp.lock" 2>/dev/null
+LCPP=$(llama_tree)   # node-llama-cpp's own llama.cpp source, unpacked once per work dir (lib.sh)
 [[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
 export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
 W=$SN_WORK/mamba2
@@ -43,15 +41,22 @@ g1=$(mk hf-g1 --groups 1) && g2=$(mk hf-g2 --groups 2) && ssm=$(mk ssm-g1 --layo
   { bad "fixture generation failed"; finish; }
 
 # ---- 1. converter
-# every outtype on the grouped model; f32 (the transforms) on the other two layouts
+# every outtype on the grouped model; f32 (the transforms) on the other two layouts. llama.cpp's
+# converter writes all six references in one python process (torch imported once).
+: >"$W/lcpp-jobs.tsv"
+for d in "$g1" "$g2" "$ssm"; do
+  ots="f32"; [[ $d == "$g2" ]] && ots="f32 f16 bf16 q8_0"
+  for ot in $ots; do [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"; done
+done
+[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
+  >"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 for d in "$g1" "$g2" "$ssm"; do
   n=$(basename "$d")
   ots="f32"; [[ $d == "$g2" ]] && ots="f32 f16 bf16 q8_0"
   for ot in $ots; do
     ours=$(conv "$d" $ot) || { bad "$n/$ot: sunny-convert failed"; continue; }
     ref=$d-llamacpp-$ot.gguf
-    [[ -f $ref ]] || SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" "$d" "$ref" $ot \
-      >"$ref.log" 2>&1 || { bad "$n/$ot: llama.cpp's converter failed: $(tail -2 "$ref.log")"; continue; }
+    [[ -f $ref ]] || { bad "$n/$ot: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" 2>/dev/null | cut -c1-300)"; continue; }
     if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
       ok "$n/$ot: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
     else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi

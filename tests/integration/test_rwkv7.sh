@@ -45,20 +45,22 @@ done
 grep -q '^config (no config.json; derived from tensor shapes): .*"head_size": 64.*"_derived_from"' "$W/conv-blinkdl.log" \
   && ok "BlinkDL .pth: hyperparameters derived from tensor shapes and reported" || bad "BlinkDL .pth: no derived config reported"
 
-LCPP=${LLAMA_CPP_SRC:-$SN_WORK/llama.cpp-src}
-if [[ -z ${LLAMA_CPP_SRC:-} && ! -f $LCPP/convert_hf_to_gguf.py ]]; then
-  rm -rf "$LCPP"; git clone -q "$SN_SRC/tests/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$LCPP" 2>/dev/null || true
-fi
+# the source tree unpacked once per work dir for every test (lib.sh llama_tree), unless given
+LCPP=${LLAMA_CPP_SRC:-$(llama_tree)}
 [[ -f $LCPP/convert_hf_to_gguf.py ]] || bad "no llama.cpp source tree for its converter (LLAMA_CPP_SRC)"
 DIFF="$DIFF --gguf-py $LCPP/gguf-py"
 for v in rwkvhf blinkdl; do
   if out=$($DIFF "$W/sn-f32.gguf" "$W/sn-$v-f32.gguf" --tensors-only 2>&1); then ok "$v layout -> byte-identical tensors to fla's: $(tail -1 <<<"$out")"
   else bad "$v layout tensors differ from fla's:"; echo "$out" | tail -5; fi
 done
+# llama.cpp's converter writes the four references in one python process (torch imported once)
+: >"$W/lc-jobs.tsv"
+for t in f32 f16 bf16 q8_0; do [[ -f $W/lc-$t.gguf ]] || printf '%s\t%s\t%s\n' "$FX/fla" "$W/lc-$t.gguf" $t >>"$W/lc-jobs.tsv"; done
+[[ -s $W/lc-jobs.tsv ]] && { $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lc-jobs.tsv" >"$W/lc.log" 2>&1 ||
+  echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 for t in f32 f16 bf16 q8_0; do
   g=$W/lc-$t.gguf
-  [[ -f $g ]] || $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" "$FX/fla" "$g" "$t" >"$W/lc-$t.log" 2>&1 \
-    || { bad "llama.cpp's converter failed ($t): $(tail -2 "$W/lc-$t.log")"; continue; }
+  [[ -f $g ]] || { bad "llama.cpp's converter failed ($t): $(grep -F "FAILED $FX/fla -> $g" "$W/lc.log" 2>/dev/null | cut -c1-300)"; continue; }
   if out=$($DIFF "$g" "$W/sn-$t.gguf" 2>&1); then ok "$t: keys and tensors equal llama.cpp's converter: $(tail -1 <<<"$out")"
   else bad "$t: differs from llama.cpp's converter:"; echo "$out" | tail -6; fi
 done

@@ -2,6 +2,12 @@
 """lcpp_convert.py - run llama.cpp's own convert_hf_to_gguf.py where `transformers` is not installed.
 
   lcpp_convert.py LLAMA_CPP_DIR MODEL_DIR OUT.gguf OUTTYPE
+  lcpp_convert.py LLAMA_CPP_DIR --jobs JOBS.tsv     (lines "MODEL_DIR<TAB>OUT.gguf<TAB>OUTTYPE")
+
+--jobs runs every conversion in this one process (torch and the converter's modules are imported
+once: ~3 s of CPU each time otherwise), each into OUT.gguf.tmp renamed to OUT.gguf when the converter
+returns; a failed job leaves no OUT.gguf, prints "FAILED MODEL_DIR -> OUT.gguf: reason" and makes
+the exit status 1 after the others ran.
 
 The converter imports transformers only for AutoConfig / AutoTokenizer. For architectures whose
 config transformers does not know (fla's rwkv7) llama.cpp itself falls back to reading
@@ -13,9 +19,14 @@ through transformers (the RWKV world vocab), or with SN_LCPP_NO_VOCAB=1 (see bel
 import os
 import runpy
 import sys
+import traceback
 import types
 
-lcpp, model, out, outtype = sys.argv[1:5]
+lcpp = sys.argv[1]
+if sys.argv[2] == "--jobs":
+    jobs = [l.rstrip("\n").split("\t") for l in open(sys.argv[3]) if l.strip()]
+else:
+    jobs = [sys.argv[2:5]]
 
 
 class _Unavailable:
@@ -70,5 +81,31 @@ if os.environ.get("SN_LCPP_NO_VOCAB"):
         self.hparams["vocab_size"] = -(self.hparams["vocab_size"] // -pad) * pad
 
     Mamba2Model.set_vocab = _pad_only
-sys.argv = ["convert_hf_to_gguf.py", model, "--outfile", out, "--outtype", outtype]
-runpy.run_path(lcpp + "/convert_hf_to_gguf.py", run_name="__main__")
+if len(jobs) == 1 and sys.argv[2] != "--jobs":  # one conversion: exactly the converter's own run
+    model, out, outtype = jobs[0]
+    sys.argv = ["convert_hf_to_gguf.py", model, "--outfile", out, "--outtype", outtype]
+    runpy.run_path(lcpp + "/convert_hf_to_gguf.py", run_name="__main__")
+    sys.exit(0)
+failed = 0
+for model, out, outtype in jobs:
+    tmp = out + ".tmp"
+    sys.argv = ["convert_hf_to_gguf.py", model, "--outfile", tmp, "--outtype", outtype]
+    err = None
+    try:
+        runpy.run_path(lcpp + "/convert_hf_to_gguf.py", run_name="__main__")
+    except SystemExit as e:  # the converter exits on bad input (and may exit 0 when done)
+        if e.code not in (0, None):
+            err = e
+    except Exception as e:
+        err = e
+    if err is None and os.path.exists(tmp):
+        os.replace(tmp, out)
+        print(f"converted {model} -> {out} ({outtype})", flush=True)
+    else:
+        failed += 1
+        if err is not None and not isinstance(err, SystemExit):
+            traceback.print_exception(type(err), err, err.__traceback__)
+        print(f"FAILED {model} -> {out}: {err!r}", flush=True)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+sys.exit(1 if failed else 0)
