@@ -49,17 +49,20 @@ llama_tree() {
   echo "$t"
 }
 
-# fixture FAMILY [DTYPE] [PRESET] -> prints the HF dir (cached under SN_WORK/fixtures)
+# fixture FAMILY [DTYPE] [PRESET] -> prints the HF dir, generated once per work dir and shared by every
+# test that asks for the same one (SN_WORK/fixtures). Its .done holds the generator's content hash
+# and the parameters, so an edited gen_model.py regenerates it; written to DIR.tmp, then renamed.
 fixture() {
   local fam=$1 dt=${2:-bf16} preset=${3:-tiny}
-  local d=$SN_WORK/fixtures/$fam-$preset-$dt
+  local d=$SN_WORK/fixtures/$fam-$preset-$dt key
+  key="$(sha256sum <"$SN_SRC/tests/fixtures/gen_model.py" | cut -c1-16) $fam $preset $dt"
   mkdir -p "$SN_WORK/fixtures"
   ( # tests run in parallel under ctest -j: one writer per fixture
     flock 9
-    if [[ ! -f $d/.done ]]; then
-      rm -rf "$d"
-      $PY "$SN_SRC/tests/fixtures/gen_model.py" --family "$fam" --dtype "$dt" --preset "$preset" --out "$d" >/dev/null || exit 1
-      touch "$d/.done"
+    if [[ ! -f $d/.done || $(<"$d/.done") != "$key" ]]; then
+      rm -rf "$d" "$d.tmp"
+      $PY "$SN_SRC/tests/fixtures/gen_model.py" --family "$fam" --dtype "$dt" --preset "$preset" --out "$d.tmp" >/dev/null || exit 1
+      echo "$key" >"$d.tmp/.done" && mv "$d.tmp" "$d" || exit 1
     fi
   ) 9>"$d.lock" || return 1
   echo "$d"
@@ -73,7 +76,7 @@ gguf_of() {
   out=$SN_WORK/gguf/$fam-$preset-$dt-$ot.gguf
   mkdir -p "$SN_WORK/gguf"
   ( flock 9
-    if [[ ! -f $out || $SN_BIN/sunny-convert -nt $out ]]; then # a rebuilt converter redoes it
+    if [[ ! -f $out || $SN_BIN/sunny-convert -nt $out || $src/.done -nt $out ]]; then # a rebuilt converter or fixture redoes it
       "$SN_BIN/sunny-convert" "$src" -o "$out" --outtype "$ot" --force >/dev/null || exit 1
     fi
   ) 9>"$out.lock" || return 1
