@@ -3,7 +3,8 @@
 # then the unit tests (and the ASan-marked integration tests) again in an ASan/UBSan build.
 # Ends with one line "N passed, N failed, N skipped" over both runs, and fails on any failure, on a
 # missing oracle, and on any skip that is not declared optional (tests/CMakeLists.txt
-# SN_OPTIONAL_INTEGRATION). The slowest tests of the Release run are listed with their times.
+# SN_OPTIONAL_INTEGRATION). The slowest tests of the Release run are listed with their times, and
+# each stage's wall time against the 25-minute budget (docs/TESTING.md, "Time budget").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc 2>/dev/null || echo 2)
@@ -11,6 +12,8 @@ B=${SN_TEST_BUILD:-build-test}
 A=${SN_ASAN_BUILD:-build-asan}
 PY=/usr/bin/python3
 passed=0; failed=0; skipped=0; unexpected=0
+t0=$SECONDS; stages=()
+stage() { stages+=("$1 $((SECONDS - t0)) s"); t0=$SECONDS; } # stage NAME: the time since the last one
 
 # Oracles first: each is a dependency (scripts/deps.sh), and a missing one fails the run here, by
 # name, even though the tests that need it would fail on their own too.
@@ -63,8 +66,10 @@ mkdir -p "$B" "$A"
 echo "== build ($B, -Werror)"
 if cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DSN_WERROR=ON >"$B/configure.log" 2>&1 &&
    cmake --build "$B" -j "$JOBS"; then
+  stage build
   echo "== tests ($B)"
   (cd "$B" && ctest --output-on-failure -j "$JOBS" ${SN_CTEST_ARGS:-}) 2>&1 | tee "$B/sunny.ctest.log"
+  stage tests
   count "$B/sunny.ctest.log" "$B"
   times "$B/sunny.ctest.log"
 else
@@ -75,8 +80,10 @@ fi
 echo "== build ($A, ASan+UBSan)"
 if cmake -S . -B "$A" -DCMAKE_BUILD_TYPE=Debug -DSN_SANITIZE=ON -DSN_WERROR=ON >"$A/configure.log" 2>&1 &&
    cmake --build "$A" -j "$JOBS"; then
+  stage asan-build
   echo "== tests ($A: unit + asan-labelled)"
   (cd "$A" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$JOBS" -L 'unit|asan') 2>&1 | tee "$A/sunny.ctest.log"
+  stage asan-tests
   count "$A/sunny.ctest.log" "$A"
 else
   echo "asan build failed"; failed=$((failed + 1))
@@ -88,5 +95,7 @@ if grep -qs "SKIP-CHECK:" "${logs[@]}"; then
   echo "== checks skipped inside tests"; grep -hs "SKIP-CHECK:" "${logs[@]}" | sort | uniq -c
 fi
 
+# deps (make test runs scripts/deps.sh first) is not in these; budget: all of make test <= 25 min
+echo "== stage wall times: ${stages[*]/%/,} total $SECONDS s (budget for make test: 1500 s)"
 echo "$passed passed, $failed failed, $skipped skipped ($unexpected unexpected)"
 [[ $failed -eq 0 && $unexpected -eq 0 ]]

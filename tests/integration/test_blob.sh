@@ -16,6 +16,10 @@ mkdir -p "$W"
 PROMPT=1,450,4996,17354,9581,374
 N=32
 STEPS=${SN_BLOB_STEPS:-256}
+# Under ASan/UBSan (SN_SANITIZED=1, scripts/test.sh's second build) the same code paths run on a short
+# teacher-forced window: memory safety does not depend on its length, and the int4-vs-Q4_0 quality
+# bound (a statistic over the window) is judged by the Release run on all 256 steps.
+[[ ${SN_SANITIZED:-0} == 1 && -z ${SN_BLOB_STEPS:-} ]] && STEPS=16
 
 ids_of() { # FILE.json -> the generated ids as "a,b,c"
   sed -n 's/.*"ids":\[\([0-9,]*\)\].*/\1/p' "$1"
@@ -88,7 +92,9 @@ EOF
     [[ $(rate "$af") == 1.0000 && $(err "$af") == 0.00000 ]] && ok "$fam: fp32 blob agrees with the f32 GGUF exactly over $STEPS steps" ||
       bad "$fam: fp32 blob vs f32 GGUF: $af"
     r4=$(rate "$a4"); rq=$(rate "$aq"); e4=$(err "$a4"); eq=$(err "$aq")
-    if [[ -n $r4 && -n $rq && -n $e4 && -n $eq ]]; then
+    if [[ -n $r4 && -n $rq && -n $e4 && -n $eq ]] && ((STEPS < 128)); then
+      echo "info - $fam: int4 top-1 $r4 vs Q4_0 $rq over $STEPS steps (the quality bound needs >= 128 steps: judged in the Release run)"
+    elif [[ -n $r4 && -n $rq && -n $e4 && -n $eq ]]; then
       # INT4G64 spends the same 4.5 bits/weight as Q4_0 but on groups of 64 (amax/7, 15 levels) instead
       # of 32 (16 levels): ~30% more weight noise, so on these random-weight fixtures its logit error is
       # ~1.1-1.2x Q4_0's. A broken layout or nibble order gives errors near 1 and top-1 near 0.
