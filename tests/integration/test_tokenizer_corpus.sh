@@ -94,7 +94,10 @@ done
 # nine rows this test used to repeat (default, gpt-2, tekken, smollm, deepseek-r1-qwen, qwen35,
 # deepseek-coder, gpt-4o, chameleon: the same GGUFs, inputs and comparison) are no longer run twice.
 
-# Speed: 1 MB of English-like text (corpus ASCII lines repeated), tokenized in one call.
+# 1 MB of English-like text (corpus ASCII lines repeated), tokenized in one call. Not a speed test
+# (speed is for bench/, against llama.cpp, never a timed test on a shared machine): the bound is 30x
+# the ~1 s this takes on a quiet 2-core machine, there to catch a quadratic blowup (a pre-tokenizer
+# or merge loop that rescans the text), which takes minutes, not seconds.
 big=$W/english_1mb.txt
 grep -v '^#' "$CORPUS" | LC_ALL=C grep -v '[^ -~]' | awk 'length > 20' >"$W/ascii_lines.txt"
 : >"$big"
@@ -104,7 +107,7 @@ for fam in llama3 llama2; do
   [[ -f $gguf ]] || continue
   line=$("$TOOLS/tok_dump" "$gguf" --bench 1 "$big" 2>&1 >/dev/null)
   secs=$(sed -n 's/.* in \([0-9.]*\) s .*/\1/p' <<<"$line")
-  if [[ -n $secs ]] && awk -v s="$secs" 'BEGIN{exit !(s < 1.0)}'; then ok "$fam: $line"
-  else bad "$fam: 1 MB took too long or failed: $line"; fi
+  if [[ -n $secs ]] && awk -v s="$secs" 'BEGIN{exit !(s < 30.0)}'; then ok "$fam: 1 MB in one call, no blowup: $line"
+  else bad "$fam: 1 MB took over 30 s (quadratic?) or failed: $line"; fi
 done
 finish

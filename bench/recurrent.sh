@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bench/recurrent.sh - RWKV-7 and Mamba-2: sunny-run prefill and decode next to llama.cpp's, same
+# GGUF, same run (issues 15 and 16).
+#
+# Models (random weights, the real shapes):
+#   rwkv7  tests/fixtures/gen_rwkv7.py --preset world191m (hidden 768, 12 layers, head 64, FFN 3072,
+#          vocab 65536: the 191M "world" shape), fla-hub layout;
+#   mamba2 tests/fixtures/gen_mamba2.py --preset 130m (d_model 768, 24 layers, d_state 128, head 64,
+#          expand 2, GPT-NeoX vocabulary ~50k: the mamba2-130m shape).
+# Files: F16 and Q8_0 written by sunny-convert (tests/integration/test_rwkv7.sh and test_mamba2.sh
+# show these bytes equal llama.cpp's own converter's), Q4_0 made from the F16 file by llama.cpp's
+# llama-quantize (its recipe).
+# Per model, type and thread count: 64 prompt tokens, then 64 greedy decode steps:
+#   sunny-run --prompt-ids (64 ids) -n 65 --json, RUNS runs, medians of prefill_tok_s / decode_tok_s;
+#   llama-bench -p 64 -n 64 -r RUNS (built by bench/build_llama_tools.sh from the llama.cpp source in
+#   node-llama-cpp), medians of its samples;
+#   node-llama-cpp (tests/tools/llama_oracle.mjs bench) as a second column (SN_BENCH_NODE=0 skips it).
+# Prints tok/s, the ratios sunny / llama-bench and sunny / node, and the load average per row.
+# Targets: decode >= 1.2x llama.cpp (f16, q8_0, q4_0; 1 and 2 threads), prefill >= 1.0x.
+#   usage: bench/recurrent.sh [BUILD_DIR] [MODELS (rwkv7 mamba2)] [TYPES (f16 q8_0 q4_0)] [THREADS (1 2)]
+#   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/recurrent)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+MODELS=${2:-"rwkv7 mamba2"}
+TYPES=${3:-"f16 q8_0 q4_0"}
+THREADS=${4:-"1 2"}
+RUNS=${SN_BENCH_RUNS:-5}
+RUN=$B/cmd/sunny-run
+CONV=$B/cmd/sunny-convert
+for f in "$RUN" "$CONV"; do [[ -x $f ]] || { echo "bench/recurrent.sh: $f not built" >&2; exit 1; }; done
+LBIN=$(nice -n 10 bash bench/build_llama_tools.sh "$B") || { echo "bench/recurrent.sh: building llama-bench failed" >&2; exit 1; }
+W=${SN_BENCH_WORK:-$B/bench/recurrent}
+mkdir -p "$W"
+PY=/usr/bin/python3
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16)$' | tr '\n' ' ')
+echo "machine: $cpu, $(nproc) cores, ISA: $isa; prefill 64 tokens, decode 64 tokens, median of $RUNS"
+printf '%-7s %-5s %3s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s | %5s\n' model type thr "ours pf" "bench pf" "node pf" \
+  "/bench" "/node" "ours dec" "bench dc" "node dc" "/bench" "/node" load
+for model in $MODELS; do
+  src=$W/$model-src
+  case $model in
+    rwkv7) gen=(tests/fixtures/gen_rwkv7.py --preset world191m --dtype f32); dir=$src/fla; nv=65536 ;;
+    mamba2) gen=(tests/fixtures/gen_mamba2.py --preset 130m --dtype f32); dir=$src; nv=50000 ;;
+    *) echo "bench/recurrent.sh: unknown model $model (rwkv7, mamba2)" >&2; exit 2 ;;
+  esac
+  if [[ ! -f $src/.done ]]; then
+    rm -rf "$src"
+    echo "generating $src ..."
+    $PY "${gen[@]}" --out "$src" >/dev/null || exit 1
+    touch "$src/.done"
+  fi
+  ids=$($PY -c "print(','.join(str(300 + (i * 7919) % ($nv - 400)) for i in range(64)))")
+  for dt in $TYPES; do
+    g=$W/$model-$dt.gguf
+    if [[ ! -f $g ]]; then
+      case $dt in
+        f16|q8_0) "$CONV" "$dir" -o "$g" --outtype "$dt" --force >/dev/null || exit 1 ;;
+        q4_0)
+          [[ -f $W/$model-f16.gguf ]] || "$CONV" "$dir" -o "$W/$model-f16.gguf" --outtype f16 --force >/dev/null || exit 1
+          "$LBIN/llama-quantize" "$W/$model-f16.gguf" "$g.tmp" Q4_0 >"$W/quantize.log" 2>&1 || { tail -5 "$W/quantize.log"; exit 1; }
+          mv "$g.tmp" "$g" ;;
+        *) echo "bench/recurrent.sh: unknown type $dt (f16, q8_0, q4_0)" >&2; exit 2 ;;
+      esac
+    fi
+    cat "$g" >/dev/null
+    for t in $THREADS; do
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r "$RUNS" -o json >"$W/lbench.json" 2>"$W/lbench.err" \
+        || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue; }
+      node_ref='{}'
+      [[ ${SN_BENCH_NODE:-1} != 0 ]] &&
+        { node_ref=$(node tests/tools/llama_oracle.mjs bench "$g" --threads "$t" --prefill 64 --decode 64 --runs "$RUNS") || node_ref='{}'; }
+      : >"$W/ours.txt"
+      for r in $(seq "$RUNS"); do
+        "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >>"$W/ours.txt" || exit 1
+      done
+      $PY - "$W/ours.txt" "$W/lbench.json" "$node_ref" "$model" "$dt" "$t" "$load" <<'EOF'
+import json, statistics, sys
+ours = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+bench = json.load(open(sys.argv[2]))
+node = json.loads(sys.argv[3])
+pf = statistics.median(o["prefill_tok_s"] for o in ours)
+dc = statistics.median(o["decode_tok_s"] for o in ours)
+def lb(pp):
+    rows = [b for b in bench if (b["n_prompt"] > 0) == pp]
+    return statistics.median(rows[0]["samples_ts"]) if rows else float("nan")
+bpf, bdc = lb(True), lb(False)
+npf, ndc = node.get("prefill_tok_s", float("nan")), node.get("decode_tok_s", float("nan"))
+r = lambda a, b: a / b if b == b and b > 0 else float("nan")
+print("%-7s %-5s %3s | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %5s" % (
+    sys.argv[4], sys.argv[5], sys.argv[6], pf, bpf, npf, r(pf, bpf), r(pf, npf), dc, bdc, ndc, r(dc, bdc),
+    r(dc, ndc), sys.argv[7]))
+EOF
+    done
+  done
+done
