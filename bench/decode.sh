@@ -14,8 +14,9 @@
 #  3. For each type and 1 and 2 threads, 64 prompt tokens then 64 greedy decode steps:
 #       sunny-run   --prompt-ids (64 ids) -n 65 --json, RUNS runs, medians of prefill_tok_s and
 #                   decode_tok_s (decode = 64 single-token evaluations after the prompt);
-#       llama-bench -p 64 -n 64 -r RUNS -fa on (flash attention, as node-llama-cpp and sunny-run use
-#                   on CPU), medians of its per-repetition samples_ts for pp64 and tg64;
+#       llama-bench -p 64 -n 64 -r 1 -fa on (flash attention, as node-llama-cpp and sunny-run use
+#                   on CPU), RUNS times, each followed by one sunny-run (interleaved, so both engines
+#                   see the same load); medians of its samples_ts for pp64 and tg64;
 #       node-llama-cpp (tests/tools/llama_oracle.mjs bench), median of RUNS runs, as a second column.
 #     Prints tok/s and the ratios sunny / llama-bench and sunny / node-llama-cpp, sunny-run's peak
 #     RSS (/usr/bin/time) and the load average at the start of each row (the machine is shared:
@@ -63,28 +64,29 @@ for dt in $DTYPES; do
   cat "$g" > /dev/null
   for t in $THREADS; do
     load=$(cut -d' ' -f1 /proc/loadavg)
-    "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r "$RUNS" -fa on -o json >"$W/lbench.json" 2>"$W/lbench.err" \
-      || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue; }
     node_ref='{}'
     if [[ ${SN_BENCH_NODE:-1} != 0 ]]; then
       node_ref=$(node tests/tools/llama_oracle.mjs bench "$g" --threads "$t" --prefill 64 --decode 64 --runs "$RUNS") || node_ref='{}'
     fi
     : > "$W/ours.txt"
+    : > "$W/lbench.json"
     rss=0
-    for r in $(seq "$RUNS"); do
+    for r in $(seq "$RUNS"); do # interleaved: one llama-bench repetition, then one sunny-run
+      "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r 1 -fa on -o jsonl >>"$W/lbench.json" 2>"$W/lbench.err" \
+        || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue 2; }
       /usr/bin/time -f '%M' -o "$W/rss.txt" "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >> "$W/ours.txt" || exit 1
       m=$(tail -1 "$W/rss.txt"); (( m > rss )) && rss=$m
     done
     $PY - "$W/ours.txt" "$W/lbench.json" "$node_ref" "$dt" "$t" "$rss" "$load" <<'EOF'
 import json, statistics, sys
 ours = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-bench = json.load(open(sys.argv[2]))
+bench = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 node = json.loads(sys.argv[3])
 pf = statistics.median(o["prefill_tok_s"] for o in ours)
 dc = statistics.median(o["decode_tok_s"] for o in ours)
 def lb(kind):
     rows = [b for b in bench if (b["n_prompt"] > 0) == (kind == "pp")]
-    return statistics.median(rows[0]["samples_ts"]) if rows else float("nan")
+    return statistics.median(x for b in rows for x in b["samples_ts"]) if rows else float("nan")
 bpf, bdc = lb("pp"), lb("tg")
 npf, ndc = node.get("prefill_tok_s", float("nan")), node.get("decode_tok_s", float("nan"))
 r = lambda a, b: a / b if b == b and b > 0 else float("nan")

@@ -111,9 +111,9 @@ mut ollama-default-port integrate/ollama_host.c \
 
 # K-quant kernels: the AVX2 Q5_K dot (its scalar twin and libggml's vec_dot are the references) and
 # the Q5_K dequantizer's min of groups 4-7 (libggml's dequantize_row_q5_K is the reference)
-mut kquant-q5k-avx2-bsums runtime/kernels/quants_avx2.c \
-  'msum += m * (a[b].bsums[2 * g] + a[b].bsums[2 * g + 1]);' \
-  'msum += m * (a[b].bsums[2 * g] + a[b].bsums[2 * g]);' 'unit/test_quants$'
+mut kquant-q5k-avx2-bsums runtime/kernels/kquants_avx2.c \
+  'b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));' \
+  'b1 = _mm_loadu_si128((const __m128i *)(bsums + 7));' 'unit/test_quants$'
 mut kquant-dequant-min runtime/quants/dequant.c \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));' \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 4] >> 6) << 4));' 'unit/test_quants$'

@@ -1,4 +1,4 @@
-/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K dots): the
+/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K dots; Q5_K's is in kquants_avx2.c): the
  * same exact integer per lane and the same float steps in the same order, so the results are
  * bit-identical to the scalar reference (tests/unit/test_quants.c). The integer products use
  * maddubs (unsigned weights x signed activations; every pair sum fits in int16 here: at most
@@ -119,34 +119,6 @@ static float dot_q3_K(int64_t n, const void *vw, const void *va) {
     return hsum8(acc);
 }
 
-static float dot_q5_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q5_K *w = vw;
-    const sn_block_q8_K *a = va;
-    __m256 acc = _mm256_setzero_ps();
-    float summs = 0;
-    const __m256i m4 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
-    for (int64_t b = 0; b < n / 256; b++) {
-        const __m256i qh = _mm256_loadu_si256((const __m256i *)w[b].qh);
-        __m256i sumi = _mm256_setzero_si256();
-        int msum = 0;
-        for (int g = 0; g < 8; g++) {
-            uint8_t s, m;
-            sn_k_q4k_scale_min(g, w[b].scales, &s, &m);
-            msum += m * (a[b].bsums[2 * g] + a[b].bsums[2 * g + 1]);
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[b].qs + 32 * (g / 2)));
-            const __m256i lo = _mm256_and_si256(g % 2 ? _mm256_srli_epi16(bits, 4) : bits, m4);
-            const __m256i hi = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, g), one), 4);
-            const __m256i y = _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g));
-            const __m256i p = _mm256_maddubs_epi16(_mm256_or_si256(lo, hi), y);
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)s)));
-        }
-        const float d = a[b].d * h2f(w[b].d), dmin = -a[b].d * h2f(w[b].dmin);
-        summs = fmaf(dmin, (float)msum, summs);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-    }
-    return hsum8(acc) + summs;
-}
-
 /* Q2_K: the exact scale and min integers of half h, as in the scalar q2_K_half */
 static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int h, int *isum, int *msum) {
     const __m256i bits = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * h)), m3 = _mm256_set1_epi8(3);
@@ -221,7 +193,6 @@ void sn_kernels_quants_avx2(sn_kernels *k) {
     k->dot[SN_GGML_Q5_0] = k->dot_mm[SN_GGML_Q5_0] = dot_q5_0;
     k->dot[SN_GGML_Q5_1] = k->dot_mm[SN_GGML_Q5_1] = dot_q5_1;
     k->dot[SN_GGML_Q3_K] = k->dot_mm[SN_GGML_Q3_K] = dot_q3_K;
-    k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
     if (sn_kernel_q2_K_repacked()) {
         k->dot[SN_GGML_Q2_K] = dot_q2_K;
         k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_mm;
