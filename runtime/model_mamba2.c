@@ -28,10 +28,15 @@
  * normalises over the whole d_inner (they differ when n_groups > 1; see docs/MAMBA2.md). */
 #include "ops.h"
 
+#include "cpu.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 enum { UBATCH = 512, MAXL = 16, VECS = 4 };
 enum { PART_CONV = 0, PART_SSM = 1 };
@@ -57,6 +62,7 @@ typedef struct {
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
     int lanes;      /* vector width of ggml's scan on this CPU (16 or 8) */
+    int scan_avx2;  /* 8 lanes and AVX2 usable: scan_head_avx2 */
     int64_t cap_T;
     float *x, *h, *zxbcdt, *convx, *xbc, *dt, *y, *o, *ones;
 } mamba2_state;
@@ -136,6 +142,7 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
     m->impl = s;
     sn_ops_init(&s->ops, m);
     s->lanes = strcmp(m->k->name, "avx512") == 0 ? 16 : 8;
+    s->scan_avx2 = s->lanes == 8 && (sn_cpu_usable() & SN_CPU_AVX2);
     mamba2_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -254,10 +261,66 @@ static void scan_head(const scan_job *j, int64_t h) {
     }
 }
 
+#if defined(__x86_64__)
+/* scan_head with 8 lanes as AVX2 vectors: per lane the same two multiplies, add and FMA in the same
+ * order, the same pairwise accumulator adds and hsum, so bit-identical to the scalar twin (which
+ * SN_CPU=scalar runs; test_mamba2's parity with llama.cpp runs this one). */
+__attribute__((target("avx2,fma"))) static void scan_head_avx2(const scan_job *j, int64_t h) {
+    const mamba2_hparams *hp = &j->s->hp;
+    const int64_t N = hp->d_state, P = hp->head_dim, G = hp->n_group, CH = hp->conv_ch;
+    const int64_t g = h / (hp->n_head / G), np = N & ~(int64_t)(VECS * 8 - 1);
+    float *Sh = j->S + h * P * N;
+    for (int64_t t = 0; t < j->T; t++) {
+        const float *xbc = j->s->xbc + t * CH;
+        const float *x = xbc, *B = xbc + hp->d_inner + g * N, *C = xbc + hp->d_inner + G * N + g * N;
+        const float dt = softplusf_(j->s->dt[t * hp->n_head + h]);
+        const float dA = expf(dt * j->L->A[h]);
+        const __m256 vdA = _mm256_set1_ps(dA);
+        float *y = j->s->y + t * hp->d_inner + h * P;
+        for (int64_t i = 0; i < P; i++) {
+            float *Si = Sh + i * N;
+            const float x_dt = x[h * P + i] * dt;
+            const __m256 vx = _mm256_set1_ps(x_dt);
+            __m256 acc[VECS];
+            for (int q = 0; q < VECS; q++) acc[q] = _mm256_setzero_ps();
+            for (int64_t k0 = 0; k0 < np; k0 += VECS * 8)
+                for (int q = 0; q < VECS; q++) {
+                    const int64_t k = k0 + 8 * q;
+                    const __m256 st = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(Si + k), vdA),
+                                                    _mm256_mul_ps(_mm256_loadu_ps(B + k), vx));
+                    acc[q] = _mm256_fmadd_ps(st, _mm256_loadu_ps(C + k), acc[q]);
+                    _mm256_storeu_ps(Si + k, st);
+                }
+            float sum = 0.0f;
+            if (np) { /* hsum(…, 8) as vectors: halves added, then two hadds */
+                const __m256 a8 = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
+                __m128 t4 = _mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1));
+                t4 = _mm_hadd_ps(t4, t4);
+                sum = _mm_cvtss_f32(_mm_hadd_ps(t4, t4));
+            }
+            for (int64_t k = np; k < N; k++) { /* states past the last 32 */
+                const float st = Si[k] * dA + B[k] * x_dt;
+                sum += st * C[k];
+                Si[k] = st;
+            }
+            y[i] = sum;
+        }
+    }
+}
+#endif
+
 static void scan_worker(void *arg, int ith, int nth) {
     const scan_job *j = arg;
     const int64_t H = j->s->hp.n_head;
-    for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) scan_head(j, h);
+    for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
+#if defined(__x86_64__)
+        if (j->s->scan_avx2) {
+            scan_head_avx2(j, h);
+            continue;
+        }
+#endif
+        scan_head(j, h);
+    }
 }
 
 /* ---- one micro-batch ---- */

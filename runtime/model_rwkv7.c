@@ -27,10 +27,15 @@
  * is claimed for head size 64 only). */
 #include "ops.h"
 
+#include "cpu.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 enum { UBATCH = 512, N_LERP = 6, VECS = 4 };
 enum { PART_SHIFT = 0, PART_WKV = 1 };
@@ -60,6 +65,7 @@ typedef struct {
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
     int lanes; /* vector width of ggml's reductions on this CPU (16 or 8) */
+    int wkv_avx2; /* 8 lanes and AVX2 usable: wkv_head_avx2 (for head sizes that are multiples of 32) */
     /* activations for up to cap_T tokens */
     int64_t cap_T;
     float *x, *h, *prev, *xx, *r, *w, *k, *v, *a, *g, *kk, *b, *vfirst, *y, *lo, *ff;
@@ -176,6 +182,7 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     m->impl = s;
     sn_ops_init(&s->ops, m);
     s->lanes = strcmp(m->k->name, "avx512") == 0 ? 16 : 8;
+    s->wkv_avx2 = s->lanes == 8 && (sn_cpu_usable() & SN_CPU_AVX2);
     rwkv_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -341,11 +348,62 @@ static void wkv_head(const rwkv_state *s, float *S, int64_t T, int64_t h) {
     }
 }
 
+#if defined(__x86_64__)
+/* wkv_head with 8 lanes as AVX2 vectors: every lane does the same fused multiply-adds in the same
+ * order as the scalar twin (a*b+c rounded once either way), and the reductions are the same
+ * reduce_acc on the stored lanes, so the results are bit-identical (test_rwkv7's parity runs it). */
+/* reduce_acc(…, 8) as vectors: (x0 + x2) + (x1 + x3), halves added, then two hadds. */
+__attribute__((target("avx2,fma"))) static inline float reduce8_avx2(const __m256 *x) {
+    const __m256 a8 = _mm256_add_ps(_mm256_add_ps(x[0], x[2]), _mm256_add_ps(x[1], x[3]));
+    __m128 t4 = _mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1));
+    t4 = _mm_hadd_ps(t4, t4);
+    return _mm_cvtss_f32(_mm_hadd_ps(t4, t4));
+}
+
+__attribute__((target("avx2,fma"))) static void wkv_head_avx2(const rwkv_state *s, float *S, int64_t T, int64_t h) {
+    const int64_t N = s->hp.head_size, C = s->hp.n_embd;
+    for (int64_t t = 0; t < T; t++) {
+        const int64_t o = t * C + h * N;
+        const float *r = s->r + o, *w = s->w + o, *k = s->k + o, *v = s->v + o, *a = s->kk + o, *b = s->b + o;
+        for (int64_t i = 0; i < N; i++) {
+            float *Si = S + i * N;
+            __m256 vs[VECS];
+            for (int q = 0; q < VECS; q++) vs[q] = _mm256_setzero_ps();
+            for (int64_t j0 = 0; j0 < N; j0 += VECS * 8)
+                for (int q = 0; q < VECS; q++)
+                    vs[q] = _mm256_fmadd_ps(_mm256_loadu_ps(a + j0 + 8 * q), _mm256_loadu_ps(Si + j0 + 8 * q), vs[q]);
+            const float sa = reduce8_avx2(vs);
+            const __m256 vi = _mm256_set1_ps(v[i]), vsa = _mm256_set1_ps(sa);
+            __m256 va[VECS];
+            for (int q = 0; q < VECS; q++) va[q] = _mm256_setzero_ps();
+            for (int64_t j0 = 0; j0 < N; j0 += VECS * 8)
+                for (int q = 0; q < VECS; q++) {
+                    const int64_t j = j0 + 8 * q;
+                    const __m256 kv = _mm256_mul_ps(vi, _mm256_loadu_ps(k + j));
+                    __m256 st = _mm256_fmadd_ps(_mm256_loadu_ps(Si + j), _mm256_loadu_ps(w + j), kv);
+                    st = _mm256_fmadd_ps(vsa, _mm256_loadu_ps(b + j), st);
+                    _mm256_storeu_ps(Si + j, st);
+                    va[q] = _mm256_fmadd_ps(st, _mm256_loadu_ps(r + j), va[q]);
+                }
+            s->y[t * C + h * N + i] = reduce8_avx2(va);
+        }
+    }
+}
+#endif
+
 static void wkv_worker(void *arg, int ith, int nth) {
     const wkv_job *j = arg;
     const int64_t H = j->s->hp.n_head, N = j->s->hp.head_size;
     const int64_t h0 = H * ith / nth, h1 = H * (ith + 1) / nth;
-    for (int64_t h = h0; h < h1; h++) wkv_head(j->s, j->S + h * N * N, j->T, h);
+    for (int64_t h = h0; h < h1; h++) {
+#if defined(__x86_64__)
+        if (j->s->wkv_avx2 && N % (VECS * 8) == 0) {
+            wkv_head_avx2(j->s, j->S + h * N * N, j->T, h);
+            continue;
+        }
+#endif
+        wkv_head(j->s, j->S + h * N * N, j->T, h);
+    }
 }
 
 /* ---- the forward pass over one micro-batch ---- */
