@@ -38,7 +38,7 @@ for t in $TYPES; do
   g=$W/sn-$t.gguf
   [[ -f $g ]] || "$CONV" "$FX/fla" -o "$g" --outtype "$t" >"$W/conv-$t.log" 2>&1 || bad "sunny-convert $t failed: $(tail -2 "$W/conv-$t.log")"
 done
-"$CONV" "$FX/rwkvhf" -o "$W/sn-rwkvhf-f32.gguf" --outtype f32 >/dev/null 2>&1 || bad "sunny-convert rwkvhf failed"
+"$CONV" "$FX/rwkvhf" -o "$W/sn-rwkvhf-f32.gguf" --outtype f32 --force >/dev/null 2>&1 || bad "sunny-convert rwkvhf failed"
 # the BlinkDL .pth through the PyTorch reader, no config.json: hyperparameters from tensor shapes
 "$CONV" "$FX/blinkdl/model.pth" -o "$W/sn-blinkdl-f32.gguf" --outtype f32 --force \
   >"$W/conv-blinkdl.log" 2>&1 || bad "sunny-convert BlinkDL .pth failed: $(tail -2 "$W/conv-blinkdl.log")"
