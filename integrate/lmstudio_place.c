@@ -163,12 +163,12 @@ sn_status sn_lms_check_name(const char *what, const char *n, sn_err *err) {
     size_t l = strlen(n);
     if (l == 0) return sn_err_set(err, SN_EINVAL, "%s is empty", what);
     if (l > 100) return sn_err_set(err, SN_EINVAL, "%s '%s' is longer than 100 characters", what, n);
+    /* lms's import validator: with '/' and '\\' refused below, a leading '.' also keeps "." and ".."
+     * (the only names that could leave the models dir) out, so "a..b" is allowed, as in lms. */
     if (n[0] == '.' || n[l - 1] == '.')
         return sn_err_set(err, SN_EINVAL, "%s '%s' starts or ends with '.'", what, n);
     if (n[0] == ' ' || n[l - 1] == ' ')
         return sn_err_set(err, SN_EINVAL, "%s '%s' starts or ends with a space", what, n);
-    if (strstr(n, ".."))
-        return sn_err_set(err, SN_EINVAL, "%s '%s' contains '..'", what, n);
     for (size_t i = 0; i < l; i++) {
         unsigned char c = (unsigned char)n[i];
         if (c < 0x20 || c == 0x7f)

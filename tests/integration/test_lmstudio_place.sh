@@ -101,6 +101,9 @@ for bad_name in "../evil" "a/b" ".." ".hidden" "trailing." " lead" 'x:y' 'q?' "$
   [[ $rc == 2 ]] || bad "repo '$bad_name' accepted (rc=$rc)"
 done
 [[ $(snap "$M") == "$s0" && ! -e $W/evil ]] && ok "path-escape names rejected (exit 2), nothing created" || bad "escape attempt changed the disk"
+# lms's own name rules (its import validator) allow dots inside a name: "v1..2" is a folder name, not a path
+out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --publisher "v1..2" --dry-run 2>&1); rc=$?
+[[ $rc == 0 && $(snap "$M") == "$s0" ]] && ok "'v1..2' is a valid publisher, as in lms (dry run)" || bad "v1..2 rc=$rc: $out"
 head -c 4096 /dev/urandom > "$W/junk.gguf"
 out=$("$SI" lmstudio --gguf "$W/junk.gguf" --models-dir "$M" 2>&1); rc=$?
 [[ $rc == 1 && $(snap "$M") == "$s0" ]] && ok "not a GGUF: exit 1, nothing placed" || bad "junk rc=$rc: $out"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include <unistd.h>
 
 static char g_path[256];
@@ -170,6 +171,25 @@ static void test_damaged_header_fields(void) {
         m[4] = (uint8_t)v;
         CU_ASSERT(sn_blob_open_mem(m, g_len, 0, &b, &err) != 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "regenerate"));
+    }
+    /* a header field the CRC covers, set and the CRC recomputed: each field's own check must say so */
+    {
+        struct { int off; uint8_t v; const char *want; } f[] = {
+            {16, 1, "reserved field at offset 16"}, {56, 1, "alignment"}, {60, 0x80, "unknown flags"}};
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+            memcpy(m, g_buf, g_len);
+            m[f[i].off] ^= f[i].v;
+            uint64_t te;
+            memcpy(&te, m + 32, 8);
+            uint32_t c = (uint32_t)crc32(crc32(0L, Z_NULL, 0), m + 16, (uInt)(te - 16));
+            memcpy(m + 12, &c, 4);
+            b = NULL;
+            err.msg[0] = 0;
+            CU_ASSERT(sn_blob_open_mem(m, g_len, 0, &b, &err) != 0);
+            if (!strstr(err.msg, f[i].want)) printf("offset %d: '%s', want '%s'\n", f[i].off, err.msg, f[i].want);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, f[i].want));
+            if (b) sn_blob_close(b);
+        }
     }
     /* damage in the table or metadata: caught by the header CRC */
     for (uint64_t i = 64; i < 400 && i < g_len; i += 7) {
