@@ -4,27 +4,28 @@
 #include <stdio.h>
 #include <string.h>
 
-sn_status sn_err_set(sn_err *err, sn_status code, const char *fmt, ...) {
+static sn_status vset(sn_err *err, sn_status code, int32_t detail, const char *fmt, va_list ap) {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
         err->code = code;
-        err->detail = 0;
+        err->detail = detail;
     }
     return code;
 }
 
+sn_status sn_err_set(sn_err *err, sn_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vset(err, code, 0, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 sn_status sn_err_set_detail(sn_err *err, sn_status code, int32_t detail, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-        err->code = code;
-        err->detail = detail;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    vset(err, code, detail, fmt, ap);
+    va_end(ap);
     return code;
 }
 
