@@ -4,8 +4,8 @@
   lcpp_convert.py LLAMA_CPP_DIR MODEL_DIR OUT.gguf OUTTYPE
   lcpp_convert.py LLAMA_CPP_DIR --jobs JOBS.tsv     (lines "MODEL_DIR<TAB>OUT.gguf<TAB>OUTTYPE")
 
---jobs runs every conversion in this one process (torch and the converter's modules are imported
-once: ~3 s of CPU each time otherwise), each into OUT.gguf.tmp renamed to OUT.gguf when the converter
+--jobs imports torch and the converter's modules once (~3 s of CPU each time otherwise) and runs each
+conversion in a child forked from that process, each into OUT.gguf.tmp renamed to OUT.gguf when the converter
 returns; a failed job leaves no OUT.gguf, prints "FAILED MODEL_DIR -> OUT.gguf: reason" and makes
 the exit status 1 after the others ran.
 
@@ -86,8 +86,8 @@ if len(jobs) == 1 and sys.argv[2] != "--jobs":  # one conversion: exactly the co
     sys.argv = ["convert_hf_to_gguf.py", model, "--outfile", out, "--outtype", outtype]
     runpy.run_path(lcpp + "/convert_hf_to_gguf.py", run_name="__main__")
     sys.exit(0)
-failed = 0
-for model, out, outtype in jobs:
+def run_job(model, out, outtype):
+    """One conversion in this (forked) process; exit status 0 when OUT.gguf is in place."""
     tmp = out + ".tmp"
     sys.argv = ["convert_hf_to_gguf.py", model, "--outfile", tmp, "--outtype", outtype]
     err = None
@@ -101,11 +101,35 @@ for model, out, outtype in jobs:
     if err is None and os.path.exists(tmp):
         os.replace(tmp, out)
         print(f"converted {model} -> {out} ({outtype})", flush=True)
-    else:
+        return 0
+    if err is not None and not isinstance(err, SystemExit):
+        traceback.print_exception(type(err), err, err.__traceback__)
+    print(f"FAILED {model} -> {out}: {err!r}", flush=True)
+    if os.path.exists(tmp):
+        os.unlink(tmp)
+    return 1
+
+
+# Each job runs in a child forked from this process: the imports above (torch, the converter's
+# modules) are shared, but nothing a conversion leaves behind in module or class state reaches the
+# next one (run in one interpreter, llama.cpp's RWKV-7 converter keeps the fused lerp tensors it has
+# written and the second job fails with "Duplicated tensor name").
+failed = 0
+for model, out, outtype in jobs:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = run_job(model, out, outtype)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
         failed += 1
-        if err is not None and not isinstance(err, SystemExit):
-            traceback.print_exception(type(err), err, err.__traceback__)
-        print(f"FAILED {model} -> {out}: {err!r}", flush=True)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if not os.WIFEXITED(status):
+            print(f"FAILED {model} -> {out}: the conversion process died (status {status})", flush=True)
 sys.exit(1 if failed else 0)
