@@ -1,6 +1,6 @@
 /* modelinfo.h - the few GGUF facts integrate/ needs about a model file: architecture, name, file
  * type (quantization), chat template, license, context length, and whether llama.cpp knows the
- * architecture. Read once through runtime/gguf.h (header only) so Ollama and LM Studio installs,
+ * architecture. Read once through runtime/formats/gguf.h (header only) so Ollama and LM Studio installs,
  * Modelfiles and the smoke test describe the same file the same way. */
 #ifndef SN_MODELINFO_H
 #define SN_MODELINFO_H

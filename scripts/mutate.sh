@@ -42,25 +42,25 @@ mut() { IDS+=("$1"); FILES+=("$2"); FROMS+=("$3"); TOS+=("$4"); TESTS+=("$5"); E
 also() { AL_OF+=($((${#IDS[@]} - 1))); AL_FILE+=("$1"); AL_FROM+=("$2"); AL_TO+=("$3"); }
 
 # runtime: quantizers, kernels, forward pass, tokenizer, sampler, formats
-mut q8_0-rounding runtime/ggml_quant.c \
+mut q8_0-rounding runtime/quants/ggml_quant.c \
   'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(roundf(xb[j] * id));' \
   'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(truncf(xb[j] * id));' 'unit/test_ggml_types$'
-mut q4_k-search-step runtime/ggml_quant_k.c \
+mut q4_k-search-step runtime/quants/ggml_quant_k.c \
   'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);' \
   'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
-mut q4_k-search-step-x8 runtime/ggml_quant_k.c \
+mut q4_k-search-step-x8 runtime/quants/ggml_quant_k.c \
   'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);' \
   'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
-mut rope-theta runtime/model_llama.c \
+mut rope-theta runtime/models/model_llama.c \
   's->theta_scale = powf(hp->rope_freq_base, -2.0f / n_dims);' \
   's->theta_scale = powf(hp->rope_freq_base * 1.01f, -2.0f / n_dims);' 'integration/test_run_parity$' "$FAST_PARITY"
-mut attention-chunking runtime/model_llama.c \
+mut attention-chunking runtime/models/model_llama.c \
   'if (!single || n_kv < 512) {' 'if (!single || n_kv < 2048) {' 'integration/test_run_parity$' \
   "SN_PARITY_STRICT=1 SN_PARITY_FAMILIES=llama3 SN_PARITY_TYPES=f16 SN_PARITY_SKIP_SCALING=1 SN_PARITY_SKIP_KQUANTS=1"
-mut pretok-starcoder runtime/tok_pretok.c \
+mut pretok-starcoder runtime/tokenizers/tok_pretok.c \
   '{"starcoder", RXSET_STARCODER, 0},' '{"starcoder", RXSET_GPT2, 0},' 'integration/test_pretok_rows$' \
   "SN_PRETOK_ONLY=^(starcoder|gpt-2)$"
-mut pretok-qwen2-flags runtime/tok_pretok.c \
+mut pretok-qwen2-flags runtime/tokenizers/tok_pretok.c \
   '{"qwen2", RXSET_QWEN2, SN_PRE_KEEP_SPACES},' '{"qwen2", RXSET_GPT2, SN_PRE_KEEP_SPACES},' 'integration/test_pretok_rows$' \
   "SN_PRETOK_ONLY=^qwen2$"
 mut sampler-top-p runtime/sampler.c \
@@ -69,14 +69,14 @@ mut sampler-top-p runtime/sampler.c \
 mut sampler-min-p runtime/sampler.c \
   'const float thr = c[0].logit + logf(s->p.min_p);' 'const float thr = c[0].logit + logf(s->p.min_p * 0.5f);' \
   'integration/test_sample_parity$'
-mut blob-header runtime/blob.c \
+mut blob-header runtime/formats/blob.c \
   'if (reserved != 0) return sn_err_set(err, SN_EFORMAT, "%s: reserved field at offset 16 is not 0", what);' \
   '(void)reserved;' 'unit/test_blob$'
-mut blob-magic runtime/blob.c \
+mut blob-magic runtime/formats/blob.c \
   'if (memcmp(p, SN_BLOB_MAGIC, 4) != 0)' 'if (memcmp(p, SN_BLOB_MAGIC, 3) != 0)' 'unit/test_blob$'
 
 # convert: metadata values
-mut rms-norm-eps-x100 convert/arch_llama.c \
+mut rms-norm-eps-x100 convert/archs/arch_llama.c \
   'TRY(kv_f32(w, A, "attention.layer_norm_rms_epsilon", c->rms_norm_eps, err));' \
   'TRY(kv_f32(w, A, "attention.layer_norm_rms_epsilon", c->rms_norm_eps * 100, err));' 'integration/test_convert_metadata$' \
   "SN_META_TYPES=f16"
@@ -104,7 +104,7 @@ mut template-text templates/data/llama3-instruct.gotmpl \
   'unit/test_templates$'
 
 # formats and hosts: a bounds check dropped, a default changed
-mut gguf-string-bounds runtime/gguf.c \
+mut gguf-string-bounds runtime/formats/gguf.c \
   'if (*len > c->size - c->pos)' 'if (*len > c->size)' 'unit/test_gguf_malformed$'
 mut ollama-default-port integrate/ollama_host.c \
   'const char *default_port = "11434";' 'const char *default_port = "11435";' 'unit/test_integrate_ollama$'
@@ -119,15 +119,15 @@ mut kquant-dequant-min runtime/quants/dequant.c \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 4] >> 6) << 4));' 'unit/test_quants$'
 
 # RWKV-7 and Mamba-2 runtimes: the decay's constant, the dt softplus replaced by a ReLU
-mut rwkv7-decay runtime/model_rwkv7.c \
+mut rwkv7-decay runtime/models/model_rwkv7.c \
   's->w[t * D + i] = expf(sigmoidf_(z) * -0.606531f);' 's->w[t * D + i] = expf(sigmoidf_(z) * -0.6f);' \
   'integration/test_rwkv7$'
-mut mamba2-dt-softplus runtime/model_mamba2.c \
+mut mamba2-dt-softplus runtime/models/model_mamba2.c \
   'static float softplusf_(float x) { return x > 20.0f ? x : logf(1.0f + expf(x)); }' \
   'static float softplusf_(float x) { return x > 20.0f ? x : fmaxf(x, 0.0f); }' 'integration/test_mamba2$'
 
 # the pickle reader: an allow-list entry widened to every name it begins (torch.FloatStorage.*)
-mut pickle-allowlist-prefix convert/pickle.c \
+mut pickle-allowlist-prefix convert/readers/pickle.c \
   'if (strcmp(k_globals[i].name, full) == 0) {' \
   'if (strncmp(k_globals[i].name, full, strlen(k_globals[i].name)) == 0) {' 'unit/test_torch_ckpt$'
 

@@ -12,7 +12,7 @@
  * the next rows) roughly doubles the streaming rate. Prefetches never fault, so running past the
  * end of the mapping is harmless. */
 #include "int4.h"
-#include "../cpu.h"
+#include "cpu.h"
 #include <math.h>
 #include <string.h>
 

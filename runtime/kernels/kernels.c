@@ -2,7 +2,7 @@
  * matrix multiply every projection goes through (see kernels.h). */
 #include "kernels.h"
 
-#include "../cpu.h"
+#include "cpu.h"
 #include "int4.h"
 
 #include <math.h>

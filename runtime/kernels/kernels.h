@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../ggml_types.h"
+#include "ggml_types.h"
 
 /* Weight types beyond ggml's: the runtime blob's INT4G64 rows (docs/BLOB.md, kernels/int4.h). Its
  * activation type is itself: an int8 row with per-64 scales and code sums (sn_int4_quantize_act). */

@@ -11,7 +11,7 @@
  * has cleared for AVX2 (sn_kernels_avx2 / avx512). */
 #include "kernels.h"
 
-#include "../quants/quants.h"
+#include "quants.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options

@@ -10,7 +10,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
-#include "../quants/quants.h"
+#include "quants.h"
 
 #include <immintrin.h>
 #include <math.h>

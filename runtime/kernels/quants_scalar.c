@@ -17,7 +17,7 @@
  * Every integer here is exact, so the SIMD twins only have to keep the float steps. */
 #include "kernels.h"
 
-#include "../quants/quants.h"
+#include "quants.h"
 
 #include <math.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 #include "kernels.h"
 
-#include "../cpu.h"
+#include "cpu.h"
 #include "int4.h"
 #include "q4_0_x8.h"
 

@@ -6,7 +6,7 @@
  * dmin * m are rounded before they multiply the value. */
 #include "quants.h"
 
-#include "../ggml_types.h"
+#include "ggml_types.h"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF

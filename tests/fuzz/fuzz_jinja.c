@@ -4,7 +4,7 @@
  * render" are the expected outcomes for garbage. Step, output and memory limits are lowered so a
  * mutated template cannot run for long. Built and run by tests/integration/test_fuzz_jinja.sh:
  *   clang -fsanitize=fuzzer,address,undefined -Itemplates -Iruntime tests/fuzz/fuzz_jinja.c \
- *         templates/jinja*.c runtime/sn_err.c -lcjson */
+ *         templates/jinja*.c runtime/base/sn_err.c -lcjson */
 #include "jinja.h"
 
 #include <cjson/cJSON.h>

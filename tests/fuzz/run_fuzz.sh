@@ -12,12 +12,12 @@ B=$(realpath -m "${3:-${SN_BUILD:-$SRC/build}}/fuzz/$NAME")
 CC=${SN_FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || { echo "SKIP: $CC not installed (apt-get install clang)"; exit 0; }
 mkdir -p "$B/corpus"
-srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "$SRC/convert/pickle.c" "$SRC/runtime/sn_err.c")
-[[ $NAME == torch_zip ]] && srcs+=("$SRC/convert/torch_zip.c" "$SRC/convert/torch_ckpt.c" "$SRC/runtime/mapfile.c")
+srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "$SRC/convert/readers/pickle.c" "$SRC/runtime/base/sn_err.c")
+[[ $NAME == torch_zip ]] && srcs+=("$SRC/convert/readers/torch_zip.c" "$SRC/convert/readers/torch_ckpt.c" "$SRC/runtime/base/mapfile.c")
 bin=$B/fuzz_$NAME
-if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then
+if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/readers/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then
   "$CC" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$SRC/convert" -I"$SRC/runtime" "${srcs[@]}" -lz -o "$bin" 2>"$B/build.log" ||
+    -I"$SRC/convert/readers" -I"$SRC/runtime/base" "${srcs[@]}" -lz -o "$bin" 2>"$B/build.log" ||
     { grep -q "fuzzer" "$B/build.log" && { echo "SKIP: no libFuzzer runtime for $CC"; exit 0; }; cat "$B/build.log"; exit 1; }
 fi
 cd "$B"

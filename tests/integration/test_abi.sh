@@ -60,8 +60,8 @@ PYEOF
 check_threads "$BUILD/tests/abi_threads" "$(basename "$BUILD") build"
 if [[ $(basename "$BUILD") != *asan* ]]; then
     tsan=$WORK/abi_threads_tsan
-    gcc -fsanitize=thread -O1 -g -std=c11 -D_GNU_SOURCE -I"$SRC/runtime" "$SRC"/runtime/*.c "$SRC"/runtime/kernels/*.c \
-        "$SRC"/runtime/quants/*.c "$SRC/tests/tools/abi_threads.c" -lpcre2-8 -lz -lm -lpthread -o "$tsan"
+    gcc -fsanitize=thread -O1 -g -std=c11 -D_GNU_SOURCE $(printf -- '-I%s ' "$SRC"/runtime "$SRC"/runtime/*/) "$SRC"/runtime/*.c "$SRC"/runtime/*/*.c \
+        "$SRC/tests/tools/abi_threads.c" -lpcre2-8 -lz -lm -lpthread -o "$tsan"
     TSAN_OPTIONS="halt_on_error=1 exitcode=66" check_threads "$tsan" "ThreadSanitizer build"
 fi
 echo "abi: ok"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_pretok_rows.sh - every pre-tokenizer row sunny knows (the tokenizer.ggml.pre table in
-# runtime/tok_pretok.c, read from the source so a new row is covered the day it is added) tokenizes
+# runtime/tokenizers/tok_pretok.c, read from the source so a new row is covered the day it is added) tokenizes
 # like llama.cpp. Each row's name is written into a vocab-only GGUF of a real published tokenizer
 # (tests/tools/vocab_only --pre: Llama 3's byte-level BPE for the BPE rows, Gemma 3's SPM vocab for
 # the SPM-style rows) and the corpus (tests/fixtures/tokenizer_corpus.txt) goes through llama.cpp
@@ -17,10 +17,10 @@ W=$SN_WORK/pretok-rows
 rm -rf "$W"; mkdir -p "$W"
 for t in vocab_only tok_dump; do [[ -x $TOOLS/$t ]] || { echo "FAIL - $TOOLS/$t not built"; exit 1; }; done
 
-rows=$(sed -n '/^static const pre_row PRE_TABLE\[\] = {/,/^};/p' "$SN_SRC/runtime/tok_pretok.c" |
+rows=$(sed -n '/^static const pre_row PRE_TABLE\[\] = {/,/^};/p' "$SN_SRC/runtime/tokenizers/tok_pretok.c" |
        sed -nE 's/^ *\{"([^"]+)", RXSET_[A-Z0-9_]+, (.*)\},?$/\1\t\2/p')
 n=$(wc -l <<<"$rows")
-[[ $n -ge 80 ]] && ok "$n pre-tokenizer rows in runtime/tok_pretok.c" || bad "only $n rows parsed from runtime/tok_pretok.c"
+[[ $n -ge 80 ]] && ok "$n pre-tokenizer rows in runtime/tokenizers/tok_pretok.c" || bad "only $n rows parsed from runtime/tokenizers/tok_pretok.c"
 # SN_PRETOK_ONLY=REGEX narrows the rows (scripts/mutate.sh uses it to stay fast)
 [[ -n ${SN_PRETOK_ONLY:-} ]] && rows=$(awk -F'\t' -v rx="$SN_PRETOK_ONLY" '$1 ~ rx' <<<"$rows")
 

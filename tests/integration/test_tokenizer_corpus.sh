@@ -90,7 +90,7 @@ for fam in llama3 qwen3 llama2; do
 done
 
 # The other pre-tokenizer rows through the Llama 3 vocab (vocab_only --pre) are test_pretok_rows.sh's:
-# it runs every row of runtime/tok_pretok.c on this same corpus and vocab against llama.cpp, so the
+# it runs every row of runtime/tokenizers/tok_pretok.c on this same corpus and vocab against llama.cpp, so the
 # nine rows this test used to repeat (default, gpt-2, tekken, smollm, deepseek-r1-qwen, qwen35,
 # deepseek-coder, gpt-4o, chameleon: the same GGUFs, inputs and comparison) are no longer run twice.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# gen_unicode_data.py - writes runtime/unicode_data.c: the code point class table the tokenizer's
+# gen_unicode_data.py - writes runtime/tokenizers/unicode_data.c: the code point class table the tokenizer's
 # pre-tokenizers use (\p{N} \p{L} \p{M} \p{P} \p{S} \p{Z} \p{C}, unassigned, and White_Space).
 #
 # llama.cpp classifies code points with its own table generated from UnicodeData.txt 15.1 (not with

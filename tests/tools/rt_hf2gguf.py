@@ -5,7 +5,7 @@ The runtime's parity tests need GGUFs that llama.cpp loads, before (and independ
 converter. This writes one the way llama.cpp's convert_hf_to_gguf.py lays it out for the fixture
 families of tests/fixtures/gen_model.py: llama (llama3, mistral: Q/K rows permuted for llama's
 normal RoPE; Llama-3 rope_freqs from rope_scaling), qwen2 (biases), qwen3 (q/k norms, key_length).
-All tensors are F32; tests/tools/rt_quantize (C, using runtime/ggml_types.h) makes the other types.
+All tensors are F32; tests/tools/rt_quantize (C, using runtime/quants/ggml_types.h) makes the other types.
 Tokenizer metadata comes from the fixture's tokenizer.json (gpt2 BPE for llama3/qwen, SPM for
 mistral) - enough for llama.cpp to load the vocabulary; prompts are given as ids.
 

@@ -1,7 +1,7 @@
 /* rt_quantize.c - rewrite an F32 GGUF with its matrices in another type, for the runtime's tests.
  *
  * The parity tests need the same model as F16, BF16, Q8_0, Q4_0 and a Q4_K_M-style mix, made by our
- * own reference quantizers (runtime/ggml_types.h, bit-exact with ggml's *_ref) so that llama.cpp and
+ * own reference quantizers (runtime/quants/ggml_types.h, bit-exact with ggml's *_ref) so that llama.cpp and
  * sunny-run read identical bytes. 1-D tensors stay F32 as llama.cpp's tools leave them.
  *   q4_k_m: attn_v, ffn_down and output (or tied token_embd) -> Q6_K, other matrices -> Q4_K.
  *

@@ -1,6 +1,6 @@
 /* hf_config.c - config.json with the defaults transformers' config classes apply.
  *
- * The class defaults come from the architecture table (convert/archs.c, transformers 4.57's values,
+ * The class defaults come from the architecture table (convert/archs/archs.c, transformers 4.57's values,
  * the version llama.cpp's converter pins). A field the file sets always wins; a field neither sets
  * stays "absent" so the GGUF writer can omit the key exactly as the reference does. */
 #include "hf_config.h"

@@ -27,7 +27,7 @@ typedef struct {
     int n_tokens;   /* length of tokenizer.ggml.tokens */
 } sn_vocab_report;
 
-struct sn_hf_config; /* convert/hf_config.h; may be NULL. config.json is read raw from model_dir (as
+struct sn_hf_config; /* convert/readers/hf_config.h; may be NULL. config.json is read raw from model_dir (as
                      * gguf-py's SpecialVocab does); cfg only supplies vocab_size / architecture
                      * when the raw file lacks them (transformers' class defaults). */
 
@@ -38,7 +38,7 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
                               sn_gguf_writer *w, const sn_vocab_opts *opts, sn_vocab_report *rep,
                               sn_err *err);
 
-/* The RWKV world vocabulary of model_dir (convert/vocab_rwkv.c); sn_vocab_write_gguf calls it for
+/* The RWKV world vocabulary of model_dir (convert/vocab/vocab_rwkv.c); sn_vocab_write_gguf calls it for
  * families whose sn_arch says SN_ARCH_VOCAB_RWKV. */
 struct cJSON;
 /* config: the parsed config.json (special ids); vocab_size <= 0: 65536. vocab_file: the vocabulary
@@ -49,7 +49,7 @@ sn_status sn_vocab_rwkv_write(const char *model_dir, const char *vocab_file, con
 /* The pre-tokenizer names sunny can recognise, NULL-terminated (for --pre help and errors). */
 const char *const *sn_vocab_pre_names(void);
 
-/* ---- internals shared with tests (convert/pretok_fingerprint.c) ---- */
+/* ---- internals shared with tests (convert/vocab/pretok_fingerprint.c) ---- */
 struct cJSON;
 /* Names llama.cpp's pre-tokenizer for a parsed tokenizer.json (+ tokenizer_config.json, may be NULL)
  * into NAME. Unknown layouts -> SN_EUNSUPPORTED with the regex found and a hint to use --pre. */

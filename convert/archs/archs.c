@@ -4,7 +4,7 @@
  * "supported:" message (convert.c, sunny-convert --help), the transformers class defaults applied to
  * config.json (hf_config.c), which tokenizer path the family follows (vocab.c), the per-tensor type
  * rules (convert.c choose_type) and the blob writer's "keep f32" rule (blob_convert.c). The runtime has
- * its own table of the families it can run (runtime/model.c). Adding a family: write
+ * its own table of the families it can run (runtime/models/model.c). Adding a family: write
  * convert/arch_<family>.c and add its sn_arch to k_archs. */
 #include "arch.h"
 

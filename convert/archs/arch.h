@@ -1,7 +1,7 @@
 /* arch.h - the per-architecture table: how one HF model family becomes GGUF.
  *
  * Each family is one sn_arch value (convert/arch_<family>.c) with one row in the table in
- * convert/archs.c; every list of architectures (the converter's lookup, config.json class defaults,
+ * convert/archs/archs.c; every list of architectures (the converter's lookup, config.json class defaults,
  * the tokenizer path, the type rules, the blob writer) is derived from that table. The driver asks a
  * family: which tokenizer files it needs, to complete its config (fallback keys, padding), to check
  * it, the {arch}.* metadata keys (in llama.cpp's converter order, ending with general.file_type and
@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct sn_st_model;                  /* convert/safetensors.h */
+struct sn_st_model;                  /* convert/readers/safetensors.h */
 
 #define SN_ARCH_MAX_PARTS 8          /* most source tensors fused into one GGUF tensor */
 
@@ -110,7 +110,7 @@ extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_mamba2
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);
 
-/* The table (convert/archs.c). Looks up architectures[0]; NULL if unsupported. */
+/* The table (convert/archs/archs.c). Looks up architectures[0]; NULL if unsupported. */
 const sn_arch *sn_arch_find(const char *hf_arch);
 /* Looks up a GGUF general.architecture value; NULL if no family writes it. */
 const sn_arch *sn_arch_find_gguf(const char *gguf_arch);

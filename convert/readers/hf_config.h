@@ -14,7 +14,7 @@
 struct cJSON;
 
 /* The defaults one transformers config class applies (LlamaConfig, MistralConfig, ...), as
- * AutoConfig(...).to_dict() would contain them. Each architecture's row in convert/archs.c names its
+ * AutoConfig(...).to_dict() would contain them. Each architecture's row in convert/archs/archs.c names its
  * classes' defaults; the table is the only place they are listed. */
 typedef struct sn_hf_defaults {
     int64_t vocab, hidden, inter, layers, heads, kv_heads; /* kv_heads -1 = same as heads */
@@ -24,7 +24,7 @@ typedef struct sn_hf_defaults {
     int64_t bos, eos;   /* -1 = None */
 } sn_hf_defaults;
 
-/* The class defaults of config.json architectures[0] (convert/archs.c), NULL if none apply. */
+/* The class defaults of config.json architectures[0] (convert/archs/archs.c), NULL if none apply. */
 const sn_hf_defaults *sn_hf_defaults_for(const char *hf_arch);
 
 /* rope scaling kinds (rope_scaling / rope_parameters "rope_type" or legacy "type") */

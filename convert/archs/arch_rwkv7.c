@@ -15,7 +15,7 @@
  * ln_out, head) map like RWKV's HF layout; without a config.json every hyperparameter is read from a
  * tensor shape (config_from_tensors; --dry-run prints which). w1, w2 and the fused lerp stay F32 in every outtype; for
  * q4_0, llama-quantize leaves every LoRA and lerp tensor as it is. The vocabulary is the RWKV world
- * file (convert/vocab_rwkv.c). */
+ * file (convert/vocab/vocab_rwkv.c). */
 #include "arch.h"
 #include "safetensors.h"
 
