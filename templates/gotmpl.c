@@ -11,12 +11,12 @@
 #include <string.h>
 
 _Noreturn void gt_fail(gtctx *c, sn_status code, int line, const char *fmt, ...) {
-    char msg[600];
+    char lead[40];
+    snprintf(lead, sizeof lead, "Go template line %d: ", line);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ja_verr(c->err, code, lead, "", fmt, ap);
     va_end(ap);
-    sn_err_set(c->err, code, "%sGo template line %d: %s", code == SN_EUNSUPPORTED ? "cannot render: " : "", line, msg);
     longjmp(c->fail, 1);
 }
 

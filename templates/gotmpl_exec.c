@@ -21,18 +21,9 @@ typedef struct {
 } gx;
 
 static void put(gx *x, const char *s, size_t n) {
-    if (x->n + n + 1 > x->cap) {
-        size_t nc = x->cap ? x->cap * 2 : 1024;
-        while (nc < x->n + n + 1) nc *= 2;
-        if (nc > ((size_t)64 << 20)) gt_fail(x->c, SN_EUNSUPPORTED, 0, "output larger than 64 MiB");
-        char *no = gt_alloc(x->c, nc);
-        if (x->n) memcpy(no, x->out, x->n);
-        x->out = no;
-        x->cap = nc;
-    }
-    memcpy(x->out + x->n, s, n);
-    x->n += n;
-    x->out[x->n] = 0;
+    int r = ja_append(x->c->a, &x->out, &x->n, &x->cap, s, n, 1024, (size_t)64 << 20);
+    if (r == JA_TOO_BIG) gt_fail(x->c, SN_EUNSUPPORTED, 0, "output larger than 64 MiB");
+    if (r) gt_fail(x->c, SN_EUNSUPPORTED, 0, "the template needs more than the memory limit");
 }
 
 static void step(gx *x, int line) {

@@ -14,28 +14,12 @@
 #include <string.h>
 #include <time.h>
 
-static void fail_at(jctx *c, sn_status code, const jnode *at, const char *fmt, va_list ap) {
-    char msg[700];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    if (at)
-        sn_err_set(c->err, code, "%s%s at %u:%u", code == SN_EUNSUPPORTED ? "cannot render: " : "", msg,
-                   at->line, at->col);
-    else
-        sn_err_set(c->err, code, "%s%s", code == SN_EUNSUPPORTED ? "cannot render: " : "", msg);
-}
-
-_Noreturn void jx_raise(jctx *c, const jnode *at, const char *fmt, ...) {
+_Noreturn void jx_fail(jctx *c, sn_status code, const jnode *at, const char *fmt, ...) {
+    char where[32] = "";
+    if (at) snprintf(where, sizeof where, " at %u:%u", at->line, at->col);
     va_list ap;
     va_start(ap, fmt);
-    fail_at(c, SN_JINJA_RAISED, at, fmt, ap);
-    va_end(ap);
-    longjmp(c->fail, 1);
-}
-
-_Noreturn void jx_unsupported(jctx *c, const jnode *at, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fail_at(c, SN_EUNSUPPORTED, at, fmt, ap);
+    ja_verr(c->err, code, "", where, fmt, ap);
     va_end(ap);
     longjmp(c->fail, 1);
 }
@@ -528,6 +512,22 @@ static void exec_for(jctx *c, jframe *f, const jnode *s, jbuf *out) {
     if (n == 0) exec_body(c, f, s->w, s->nw, out);
 }
 
+/* a block's body rendered to a string and passed through its filter CHAIN (set / filter blocks) */
+static jv render_filtered(jctx *c, jframe *f, const jnode *s, const jnode *chain) {
+    jbuf b = {0};
+    exec_body(c, f, s->v, s->n, &b);
+    return apply_filters(c, f, chain, jv_str(c, b.p ? b.p : "", b.n));
+}
+
+/* the macro (or {% call %} body) DEF closing over frame F */
+static jmacro *new_macro(jctx *c, const jnode *def, jframe *f) {
+    jmacro *m = ja_alloc(c->a, sizeof *m);
+    if (!m) jx_oom(c);
+    m->def = def;
+    m->closure = f;
+    return m;
+}
+
 static void exec_stmt(jctx *c, jframe *f, const jnode *s, jbuf *out) {
     jx_step(c, s);
     switch (s->k) {
@@ -551,34 +551,20 @@ static void exec_stmt(jctx *c, jframe *f, const jnode *s, jbuf *out) {
         bind_targets(c, s, f, s->names, s->nn, v);
         return;
     }
-    case N_SETBLOCK: {
-        jbuf b = {0};
-        exec_body(c, f, s->v, s->n, &b);
-        frame_set(c, f, s->names[0], apply_filters(c, f, s->b, jv_str(c, b.p ? b.p : "", b.n)));
-        return;
-    }
+    case N_SETBLOCK: frame_set(c, f, s->names[0], render_filtered(c, f, s, s->b)); return;
     case N_FILTERBLOCK: {
-        jbuf b = {0};
-        exec_body(c, f, s->v, s->n, &b);
-        jv v = apply_filters(c, f, s->a, jv_str(c, b.p ? b.p : "", b.n));
+        jv v = render_filtered(c, f, s, s->a);
         jv_str_into(c, out, &v);
         return;
     }
     case N_MACRO: {
-        jmacro *m = ja_alloc(c->a, sizeof *m);
-        if (!m) jx_oom(c);
-        m->def = s;
-        m->closure = f;
         jv v = {.t = JT_MACRO};
-        v.u.m = m;
+        v.u.m = new_macro(c, s, f);
         frame_set(c, f, s->name, v);
         return;
     }
     case N_CALLBLOCK: {
-        jmacro *body = ja_alloc(c->a, sizeof *body);
-        if (!body) jx_oom(c);
-        body->def = s;
-        body->closure = f;
+        jmacro *body = new_macro(c, s, f);
         const jnode *call = s->a;
         jv fn = jx_eval(c, f, call->a);
         if (fn.t != JT_MACRO) jx_unsupported(c, s, "{%% call %%} of something that is not a macro");

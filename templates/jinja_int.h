@@ -10,6 +10,7 @@
 #define SN_JINJA_INT_H
 #include "jinja.h"
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 /* ---- arena ---- */
@@ -21,6 +22,18 @@ typedef struct jarena {
 void ja_init(jarena *a, size_t limit);
 void ja_free(jarena *a);
 void *ja_alloc(jarena *a, size_t n); /* zeroed; NULL when over the limit */
+/* Appends S[0..N) to the NUL-terminated text *P of *LEN bytes in capacity *CAP, which doubles
+ * (from FIRST) until it fits. 0 when done, JA_TOO_BIG when the capacity would pass MAX (0 = no
+ * limit), JA_NOMEM when the arena is over its limit. Output buffers of both template engines. */
+enum { JA_TOO_BIG = 1, JA_NOMEM = 2 };
+int ja_append(jarena *a, char **p, size_t *len, size_t *cap, const char *s, size_t n, size_t first,
+              size_t max);
+
+/* ---- errors ---- */
+/* Fills err for a failed parse or render (Jinja and Go templates alike): "cannot render: " first
+ * when CODE is SN_EUNSUPPORTED (a construct we do not implement, so the caller does not guess),
+ * then LEAD, the message FMT/AP (at most 699 bytes) and TAIL (where: " at 3:14"). */
+void ja_verr(sn_err *err, sn_status code, const char *lead, const char *tail, const char *fmt, va_list ap);
 
 /* ---- values ---- */
 typedef enum { JT_UNDEF, JT_NONE, JT_BOOL, JT_INT, JT_FLOAT, JT_STR, JT_LIST, JT_DICT, JT_MACRO,
@@ -114,9 +127,13 @@ typedef struct jctx {
     int json_ascii;          /* tojson(ensure_ascii=True) in progress */
 } jctx;
 
-/* Errors: both longjmp to ctx->fail. */
-_Noreturn void jx_raise(jctx *c, const jnode *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-_Noreturn void jx_unsupported(jctx *c, const jnode *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Errors: these longjmp to ctx->fail. */
+/* ends the render with CODE and "message at line:col" (AT may be NULL); jx_raise is a template
+ * error (jinja2 raises too), jx_unsupported a construct this interpreter does not implement */
+_Noreturn void jx_fail(jctx *c, sn_status code, const jnode *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define jx_raise(c, at, ...) jx_fail((c), SN_JINJA_RAISED, (at), __VA_ARGS__)
+#define jx_unsupported(c, at, ...) jx_fail((c), SN_EUNSUPPORTED, (at), __VA_ARGS__)
 _Noreturn void jx_oom(jctx *c);
 
 /* ---- value helpers (jinja_value.c) ---- */

@@ -44,15 +44,15 @@ static void line_col_at(lexer *L, size_t off, uint32_t *line, uint32_t *col) {
 static sn_status lex_fail(lexer *L, sn_status code, size_t off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static sn_status lex_fail(lexer *L, sn_status code, size_t off, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     uint32_t l, c;
     line_col(L->s, off, &l, &c);
-    return sn_err_set(L->err, code, "%s%s at %u:%u", code == SN_EUNSUPPORTED ? "cannot render: " : "",
-                      msg, l, c);
+    char where[32];
+    snprintf(where, sizeof where, " at %u:%u", l, c);
+    va_list ap;
+    va_start(ap, fmt);
+    ja_verr(L->err, code, "", where, fmt, ap);
+    va_end(ap);
+    return code;
 }
 
 static jtok *push(lexer *L, jtok_type t, size_t off, size_t len) {

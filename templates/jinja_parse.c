@@ -23,13 +23,12 @@ typedef struct {
 static _Noreturn void pfail(parser *P, sn_status code, const jtok *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static _Noreturn void pfail(parser *P, sn_status code, const jtok *at, const char *fmt, ...) {
-    char msg[512];
+    char where[32];
+    snprintf(where, sizeof where, " at %u:%u", at->line, at->col);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ja_verr(P->err, code, "", where, fmt, ap);
     va_end(ap);
-    sn_err_set(P->err, code, "%s%s at %u:%u", code == SN_EUNSUPPORTED ? "cannot render: " : "", msg,
-               at->line, at->col);
     longjmp(P->fail, 1);
 }
 
@@ -89,35 +88,42 @@ static const char *expect_name(parser *P) {
     return tok_name(P, adv(P));
 }
 
-/* growable node / name vectors */
+/* growable node / name vectors in the arena */
 typedef struct { jnode **v; size_t n, cap; } nvec;
 typedef struct { const char **v; size_t n, cap; } svec;
+/* room for one more of n items of `size` bytes: the same array, or a copy twice as large */
+static void *vec_room(parser *P, void *items, size_t n, size_t *cap, size_t size) {
+    if (n < *cap) return items;
+    size_t nc = *cap ? *cap * 2 : 4;
+    void *grown = palloc(P, nc * size);
+    if (n) memcpy(grown, items, n * size);
+    *cap = nc;
+    return grown;
+}
 static void nv_push(parser *P, nvec *v, jnode *x) {
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 4;
-        jnode **nn = palloc(P, nc * sizeof *nn);
-        if (v->n) memcpy(nn, v->v, v->n * sizeof *nn);
-        v->v = nn;
-        v->cap = nc;
-    }
+    v->v = vec_room(P, v->v, v->n, &v->cap, sizeof *v->v);
     v->v[v->n++] = x;
 }
 static void sv_push(parser *P, svec *v, const char *x) {
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 4;
-        const char **nn = palloc(P, nc * sizeof *nn);
-        if (v->n) memcpy(nn, v->v, v->n * sizeof *nn);
-        v->v = nn;
-        v->cap = nc;
-    }
+    v->v = vec_room(P, v->v, v->n, &v->cap, sizeof *v->v);
     v->v[v->n++] = x;
 }
 
+/* binary precedence levels, loosest first (see k_binops) */
+enum { LV_OR, LV_AND, LV_NOT, LV_ADD, LV_CONCAT, LV_MUL, LV_POW, LV_UNARY };
 static jnode *parse_expr(parser *P);
-static jnode *parse_or(parser *P);
+static jnode *parse_binary(parser *P, int level);
 static jnode *parse_unary(parser *P, int with_filter);
 static jnode *parse_primary(parser *P);
 static jnode *parse_postfix(parser *P, jnode *n);
+
+/* In "a, b, c" up to CLOSE (a trailing comma allowed): 1 when another item follows, 0 once
+ * CLOSE has been read. SEEN counts the items read so far. */
+static int more_items(parser *P, const char *close, size_t seen) {
+    if (accept_op(P, close)) return 0;
+    if (seen) expect_op(P, ",");
+    return !accept_op(P, close);
+}
 
 static void enter(parser *P) {
     if (++P->depth > 200) pfail(P, SN_EUNSUPPORTED, cur(P), "expression nested deeper than 200");
@@ -127,9 +133,7 @@ static void enter(parser *P) {
 static void parse_call_args(parser *P, jnode *n) {
     nvec pos = {0}, kwv = {0};
     svec kwn = {0};
-    while (!accept_op(P, ")")) {
-        if (pos.n + kwv.n) expect_op(P, ",");
-        if (accept_op(P, ")")) break;
+    while (more_items(P, ")", pos.n + kwv.n)) {
         if (is_op(cur(P), "*") || is_op(cur(P), "**"))
             pfail(P, SN_EUNSUPPORTED, cur(P), "*args / **kwargs in a call");
         if (cur(P)->t == TK_NAME && is_op(&P->t[P->i + 1], "=")) {
@@ -148,7 +152,7 @@ static void parse_call_args(parser *P, jnode *n) {
 
 static jnode *parse_tuple(parser *P, int with_cond) {
     const jtok *at = cur(P);
-    jnode *first = with_cond ? parse_expr(P) : parse_or(P);
+    jnode *first = with_cond ? parse_expr(P) : parse_binary(P, LV_OR);
     if (!is_op(cur(P), ",")) return first;
     nvec items = {0};
     nv_push(P, &items, first);
@@ -156,7 +160,7 @@ static jnode *parse_tuple(parser *P, int with_cond) {
         const jtok *k = cur(P);
         if (k->t == TK_BLOCK_END || k->t == TK_VAR_END || is_op(k, ")") || is_name(k, "if") || is_op(k, "]"))
             break;
-        nv_push(P, &items, with_cond ? parse_expr(P) : parse_or(P));
+        nv_push(P, &items, with_cond ? parse_expr(P) : parse_binary(P, LV_OR));
     }
     jnode *t = node(P, N_TUPLE, at);
     t->v = items.v;
@@ -210,20 +214,15 @@ static jnode *parse_primary(parser *P) {
     } else if (is_op(k, "[")) {
         adv(P);
         nvec items = {0};
-        while (!accept_op(P, "]")) {
-            if (items.n) expect_op(P, ",");
-            if (accept_op(P, "]")) break;
+        while (more_items(P, "]", items.n))
             nv_push(P, &items, parse_expr(P));
-        }
         n = node(P, N_LIST, k);
         n->v = items.v;
         n->n = items.n;
     } else if (is_op(k, "{")) {
         adv(P);
         nvec keys = {0}, vals = {0};
-        while (!accept_op(P, "}")) {
-            if (keys.n) expect_op(P, ",");
-            if (accept_op(P, "}")) break;
+        while (more_items(P, "}", keys.n)) {
             nv_push(P, &keys, parse_expr(P));
             expect_op(P, ":");
             nv_push(P, &vals, parse_expr(P));
@@ -268,6 +267,14 @@ static jnode *parse_subscript(parser *P, const jtok *at, jnode *obj) {
     return n;
 }
 
+/* FN(args...) after its '(' */
+static jnode *parse_call(parser *P, const jtok *at, jnode *fn) {
+    jnode *x = node(P, N_CALL, at);
+    x->a = fn;
+    parse_call_args(P, x);
+    return x;
+}
+
 static jnode *parse_postfix(parser *P, jnode *n) {
     for (;;) {
         const jtok *k = cur(P);
@@ -291,10 +298,7 @@ static jnode *parse_postfix(parser *P, jnode *n) {
             n = parse_subscript(P, k, n);
         } else if (is_op(k, "(")) {
             adv(P);
-            jnode *x = node(P, N_CALL, k);
-            x->a = n;
-            parse_call_args(P, x);
-            n = x;
+            n = parse_call(P, k, n);
         } else return n;
     }
 }
@@ -329,10 +333,7 @@ static jnode *parse_filter_expr(parser *P, jnode *n) {
             n = t;
         } else if (is_op(k, "(")) {
             adv(P);
-            jnode *x = node(P, N_CALL, k);
-            x->a = n;
-            parse_call_args(P, x);
-            n = x;
+            n = parse_call(P, k, n);
         } else return n;
     }
 }
@@ -352,52 +353,52 @@ static jnode *parse_unary(parser *P, int with_filter) {
     return n;
 }
 
-static jnode *bin(parser *P, const jtok *at, int op, jnode *a, jnode *b) {
-    jnode *n = node(P, N_BIN, at);
+/* a node for "a OP b" (N_BIN / N_CMP carry the operator; N_AND / N_OR leave it 0) */
+static jnode *pair(parser *P, const jtok *at, jkind kind, int op, jnode *a, jnode *b) {
+    jnode *n = node(P, kind, at);
     n->op = op;
     n->a = a;
     n->b = b;
     return n;
 }
 
-static jnode *parse_pow(parser *P) {
-    jnode *n = parse_unary(P, 1);
-    while (is_op(cur(P), "**")) { const jtok *k = adv(P); n = bin(P, k, OP_POW, n, parse_unary(P, 1)); }
-    return n;
+/* The left-associative binary levels, loosest first: each level's operands are the next
+ * level's expressions. "not" (unary) and the chained comparisons sit between "and" and
+ * "+ -"; they are written out below, as is the unary operand under "**". */
+typedef struct { const char *tok; jkind kind; int op; } binop;
+static const binop k_binops[][5] = {
+    [LV_OR] = {{"or", N_OR, 0}},
+    [LV_AND] = {{"and", N_AND, 0}},
+    [LV_ADD] = {{"+", N_BIN, OP_ADD}, {"-", N_BIN, OP_SUB}},
+    [LV_CONCAT] = {{"~", N_BIN, OP_CONCAT}},
+    [LV_MUL] = {{"*", N_BIN, OP_MUL}, {"/", N_BIN, OP_DIV}, {"//", N_BIN, OP_FLOORDIV}, {"%", N_BIN, OP_MOD}},
+    [LV_POW] = {{"**", N_BIN, OP_POW}},
+};
+
+static const binop *match_binop(const jtok *k, int level) {
+    for (const binop *o = k_binops[level]; o->tok; o++)
+        if (o->tok[0] >= 'a' && o->tok[0] <= 'z' ? is_name(k, o->tok) : is_op(k, o->tok)) return o;
+    return NULL;
 }
 
-static jnode *parse_math2(parser *P) {
-    jnode *n = parse_pow(P);
+static jnode *parse_not(parser *P);
+
+static jnode *parse_binary(parser *P, int level) {
+    if (level == LV_NOT) return parse_not(P);
+    if (level == LV_UNARY) return parse_unary(P, 1);
+    jnode *n = parse_binary(P, level + 1);
     for (;;) {
         const jtok *k = cur(P);
-        int op = is_op(k, "*") ? OP_MUL : is_op(k, "/") ? OP_DIV : is_op(k, "//") ? OP_FLOORDIV
-                 : is_op(k, "%") ? OP_MOD : 0;
-        if (!op) return n;
+        const binop *o = match_binop(k, level);
+        if (!o) return n;
         adv(P);
-        n = bin(P, k, op, n, parse_pow(P));
-    }
-}
-
-static jnode *parse_concat(parser *P) {
-    jnode *n = parse_math2(P);
-    while (is_op(cur(P), "~")) { const jtok *k = adv(P); n = bin(P, k, OP_CONCAT, n, parse_math2(P)); }
-    return n;
-}
-
-static jnode *parse_math1(parser *P) {
-    jnode *n = parse_concat(P);
-    for (;;) {
-        const jtok *k = cur(P);
-        int op = is_op(k, "+") ? OP_ADD : is_op(k, "-") ? OP_SUB : 0;
-        if (!op) return n;
-        adv(P);
-        n = bin(P, k, op, n, parse_concat(P));
+        n = pair(P, k, o->kind, o->op, n, parse_binary(P, level + 1));
     }
 }
 
 /* a < b < c is (a < b) and (b < c), as in Python */
 static jnode *parse_compare(parser *P) {
-    jnode *n = parse_math1(P), *chain = NULL, *left = n;
+    jnode *n = parse_binary(P, LV_ADD), *chain = NULL, *left = n;
     for (;;) {
         const jtok *k = cur(P);
         int op = is_op(k, "==") ? OP_EQ : is_op(k, "!=") ? OP_NE : is_op(k, "<") ? OP_LT
@@ -406,17 +407,9 @@ static jnode *parse_compare(parser *P) {
         if (!op && is_name(k, "not") && is_name(&P->t[P->i + 1], "in")) { adv(P); op = OP_NOTIN; }
         if (!op) break;
         adv(P);
-        jnode *right = parse_math1(P);
-        jnode *c = node(P, N_CMP, k);
-        c->op = op;
-        c->a = left;
-        c->b = right;
-        if (chain) {
-            jnode *and = node(P, N_AND, k);
-            and->a = chain;
-            and->b = c;
-            chain = and;
-        } else chain = c;
+        jnode *right = parse_binary(P, LV_ADD);
+        jnode *c = pair(P, k, N_CMP, op, left, right);
+        chain = chain ? pair(P, k, N_AND, 0, chain, c) : c;
         left = right;
     }
     return chain ? chain : n;
@@ -434,38 +427,14 @@ static jnode *parse_not(parser *P) {
     return parse_compare(P);
 }
 
-static jnode *parse_and(parser *P) {
-    jnode *n = parse_not(P);
-    while (is_name(cur(P), "and")) {
-        const jtok *k = adv(P);
-        jnode *x = node(P, N_AND, k);
-        x->a = n;
-        x->b = parse_not(P);
-        n = x;
-    }
-    return n;
-}
-
-static jnode *parse_or(parser *P) {
-    jnode *n = parse_and(P);
-    while (is_name(cur(P), "or")) {
-        const jtok *k = adv(P);
-        jnode *x = node(P, N_OR, k);
-        x->a = n;
-        x->b = parse_and(P);
-        n = x;
-    }
-    return n;
-}
-
 static jnode *parse_expr(parser *P) {
     enter(P);
-    jnode *n = parse_or(P);
+    jnode *n = parse_binary(P, LV_OR);
     while (is_name(cur(P), "if")) {
         const jtok *k = adv(P);
         jnode *c = node(P, N_COND, k);
         c->b = n;
-        c->a = parse_or(P);
+        c->a = parse_binary(P, LV_OR);
         if (accept_name(P, "else")) c->c = parse_expr(P);
         n = c;
     }
@@ -482,6 +451,34 @@ static void expect_block_end(parser *P) {
         pfail(P, SN_JINJA_RAISED, cur(P), "expected '%%}', got %s", tok_desc(cur(P), b, sizeof b));
     }
     adv(P);
+}
+
+/* The '%}' after a block tag, then its statements up to one of ENDS into *ITEMS / *COUNT.
+ * Returns the end keyword read; the '%}' after it is not. */
+static const char *parse_block(parser *P, const char *const *ends, jnode ***items, size_t *count) {
+    const char *ended;
+    expect_block_end(P);
+    jnode *body = parse_body(P, ends, &ended);
+    *items = body->v;
+    *count = body->n;
+    return ended;
+}
+
+/* the statements of block N up to its END tag, and that tag's '%}' */
+static jnode *parse_block_to(parser *P, jnode *n, const char *end) {
+    const char *const ends[] = {end, NULL};
+    parse_block(P, ends, &n->v, &n->n);
+    expect_block_end(P);
+    return n;
+}
+
+/* one "| name(args)" link of a filter chain, after the '|' (or {% filter %}) */
+static jnode *parse_filter_link(parser *P, const jtok *at, jnode *chain) {
+    jnode *f = node(P, N_FILTER, at);
+    f->a = chain;
+    f->name = expect_name(P);
+    if (accept_op(P, "(")) parse_call_args(P, f);
+    return f;
 }
 
 /* "a" / "a, b" / "(a, b)" */
@@ -501,9 +498,7 @@ static void parse_params(parser *P, jnode *n) {
     svec names = {0};
     nvec defs = {0};
     if (accept_op(P, "(")) {
-        while (!accept_op(P, ")")) {
-            if (names.n) expect_op(P, ",");
-            if (accept_op(P, ")")) break;
+        while (more_items(P, ")", names.n)) {
             sv_push(P, &names, expect_name(P));
             nv_push(P, &defs, accept_op(P, "=") ? parse_expr(P) : NULL);
         }
@@ -518,11 +513,7 @@ static jnode *parse_if(parser *P, const jtok *at) {
     static const char *const ends[] = {"elif", "else", "endif", NULL};
     jnode *n = node(P, N_IF, at);
     n->a = parse_tuple(P, 1);
-    expect_block_end(P);
-    const char *ended;
-    jnode *body = parse_body(P, ends, &ended);
-    n->v = body->v;
-    n->n = body->n;
+    const char *ended = parse_block(P, ends, &n->v, &n->n);
     if (!strcmp(ended, "elif")) {
         jnode *e = parse_if(P, &P->t[P->i - 1]);
         n->w = palloc(P, sizeof *n->w);
@@ -532,10 +523,7 @@ static jnode *parse_if(parser *P, const jtok *at) {
     }
     if (!strcmp(ended, "else")) {
         static const char *const ends2[] = {"endif", NULL};
-        expect_block_end(P);
-        jnode *eb = parse_body(P, ends2, &ended);
-        n->w = eb->v;
-        n->nw = eb->n;
+        parse_block(P, ends2, &n->w, &n->nw);
     }
     expect_block_end(P);
     return n;
@@ -555,16 +543,9 @@ static jnode *parse_stmt(parser *P) {
         n->a = parse_tuple(P, 0);
         if (accept_name(P, "if")) n->b = parse_expr(P);
         if (is_name(cur(P), "recursive")) pfail(P, SN_EUNSUPPORTED, cur(P), "recursive for loop");
-        expect_block_end(P);
-        jnode *body = parse_body(P, ends, &ended);
-        n->v = body->v;
-        n->n = body->n;
-        if (!strcmp(ended, "else")) {
+        if (!strcmp(parse_block(P, ends, &n->v, &n->n), "else")) {
             static const char *const ends2[] = {"endfor", NULL};
-            expect_block_end(P);
-            jnode *eb = parse_body(P, ends2, &ended);
-            n->w = eb->v;
-            n->nw = eb->n;
+            parse_block(P, ends2, &n->w, &n->nw);
         }
         expect_block_end(P);
         return n;
@@ -587,24 +568,11 @@ static jnode *parse_stmt(parser *P) {
             return n;
         }
         if (n->a || n->nn != 1) pfail(P, SN_EUNSUPPORTED, t0, "block set of an attribute or a tuple");
-        static const char *const ends[] = {"endset", NULL};
         n->k = N_SETBLOCK;
         jnode *chain = NULL; /* optional filters: {% set x | trim %} */
-        while (is_op(cur(P), "|")) {
-            const jtok *fk = adv(P);
-            jnode *f = node(P, N_FILTER, fk);
-            f->a = chain;
-            f->name = expect_name(P);
-            if (accept_op(P, "(")) parse_call_args(P, f);
-            chain = f;
-        }
+        while (is_op(cur(P), "|")) chain = parse_filter_link(P, adv(P), chain);
         n->b = chain;
-        expect_block_end(P);
-        jnode *body = parse_body(P, ends, &ended);
-        n->v = body->v;
-        n->n = body->n;
-        expect_block_end(P);
-        return n;
+        return parse_block_to(P, n, "endset");
     }
     if (is_name(k, "macro")) {
         static const char *const ends[] = {"endmacro", NULL};
@@ -612,48 +580,26 @@ static jnode *parse_stmt(parser *P) {
         n->name = expect_name(P);
         if (!is_op(cur(P), "(")) pfail(P, SN_JINJA_RAISED, cur(P), "expected '('");
         parse_params(P, n);
-        expect_block_end(P);
-        jnode *body = parse_body(P, ends, &ended);
-        n->v = body->v;
-        n->n = body->n;
+        parse_block(P, ends, &n->v, &n->n);
         if (cur(P)->t == TK_NAME) adv(P); /* {% endmacro name %} */
         expect_block_end(P);
         return n;
     }
     if (is_name(k, "call")) {
-        static const char *const ends[] = {"endcall", NULL};
         jnode *n = node(P, N_CALLBLOCK, k);
         if (is_op(cur(P), "(")) parse_params(P, n);
         n->a = parse_expr(P);
         if (n->a->k != N_CALL) pfail(P, SN_JINJA_RAISED, k, "expected a call after {%% call %%}");
-        expect_block_end(P);
-        jnode *body = parse_body(P, ends, &ended);
-        n->v = body->v;
-        n->n = body->n;
-        expect_block_end(P);
-        return n;
+        return parse_block_to(P, n, "endcall");
     }
     if (is_name(k, "filter")) {
-        static const char *const ends[] = {"endfilter", NULL};
         jnode *n = node(P, N_FILTERBLOCK, k), *chain = NULL;
-        do {
-            const jtok *fk = cur(P);
-            jnode *f = node(P, N_FILTER, fk);
-            f->a = chain;
-            f->name = expect_name(P);
-            if (accept_op(P, "(")) parse_call_args(P, f);
-            chain = f;
-        } while (accept_op(P, "|"));
+        do chain = parse_filter_link(P, cur(P), chain);
+        while (accept_op(P, "|"));
         n->a = chain;
-        expect_block_end(P);
-        jnode *body = parse_body(P, ends, &ended);
-        n->v = body->v;
-        n->n = body->n;
-        expect_block_end(P);
-        return n;
+        return parse_block_to(P, n, "endfilter");
     }
     if (is_name(k, "with")) {
-        static const char *const ends[] = {"endwith", NULL};
         jnode *n = node(P, N_WITH, k);
         svec names = {0};
         nvec vals = {0};
@@ -665,12 +611,7 @@ static jnode *parse_stmt(parser *P) {
         }
         n->names = names.v; n->nn = names.n;
         n->w = vals.v; n->nw = vals.n;
-        expect_block_end(P);
-        jnode *body = parse_body(P, ends, &ended);
-        n->v = body->v;
-        n->n = body->n;
-        expect_block_end(P);
-        return n;
+        return parse_block_to(P, n, "endwith");
     }
     if (is_name(k, "generation")) { /* transformers' AssistantTracker: renders its body as is */
         static const char *const ends[] = {"endgeneration", NULL};

@@ -41,6 +41,34 @@ void *ja_alloc(jarena *a, size_t n) {
     return p;
 }
 
+int ja_append(jarena *a, char **p, size_t *len, size_t *cap, const char *s, size_t n, size_t first,
+              size_t max) {
+    if (*len + n + 1 > *cap) {
+        size_t nc = *cap ? *cap : first / 2;
+        do {
+            if (nc > SIZE_MAX / 2) return JA_NOMEM;
+            nc *= 2;
+        } while (nc < *len + n + 1);
+        if (max && nc > max) return JA_TOO_BIG;
+        char *grown = ja_alloc(a, nc);
+        if (!grown) return JA_NOMEM;
+        if (*len) memcpy(grown, *p, *len);
+        *p = grown;
+        *cap = nc;
+    }
+    memcpy(*p + *len, s, n);
+    *len += n;
+    (*p)[*len] = 0;
+    return 0;
+}
+
+/* ---- errors ---- */
+void ja_verr(sn_err *err, sn_status code, const char *lead, const char *tail, const char *fmt, va_list ap) {
+    char msg[700];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    sn_err_set(err, code, "%s%s%s%s", code == SN_EUNSUPPORTED ? "cannot render: " : "", lead, msg, tail);
+}
+
 /* ---- constructors ---- */
 jv jv_undef(const char *name) { jv v = {.t = JT_UNDEF}; v.undef_name = name; return v; }
 jv jv_none(void) { return (jv){.t = JT_NONE}; }
@@ -257,23 +285,9 @@ int jv_cmp(jctx *c, const jnode *at, const jv *a, const jv *b) {
 /* ---- buffers ---- */
 void jb_put(jctx *c, jbuf *b, const char *s, size_t n) {
     if (n == 0) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->n + n + 1) {
-            if (nc > SIZE_MAX / 2) jx_oom(c);
-            nc *= 2;
-        }
-        if (c->max_output && nc > 4 * c->max_output + 1024)
-            jx_unsupported(c, NULL, "output larger than the %zu-byte limit", c->max_output);
-        char *np = ja_alloc(c->a, nc);
-        if (!np) jx_oom(c);
-        if (b->n) memcpy(np, b->p, b->n);
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
+    int r = ja_append(c->a, &b->p, &b->n, &b->cap, s, n, 256, c->max_output ? 4 * c->max_output + 1024 : 0);
+    if (r == JA_TOO_BIG) jx_unsupported(c, NULL, "output larger than the %zu-byte limit", c->max_output);
+    if (r) jx_oom(c);
 }
 
 void jb_putc(jctx *c, jbuf *b, char ch) { jb_put(c, b, &ch, 1); }

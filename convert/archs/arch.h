@@ -134,6 +134,9 @@ static inline uint64_t sn_arch_permute_src(uint64_t dst, uint64_t n_rows, uint64
 sn_status sn_arch_kv_u32(sn_gguf_writer *w, const char *arch, const char *suffix, int64_t v, sn_err *err);
 sn_status sn_arch_kv_f32(sn_gguf_writer *w, const char *arch, const char *suffix, double v, sn_err *err);
 sn_status sn_arch_kv_str(sn_gguf_writer *w, const char *arch, const char *suffix, const char *v, sn_err *err);
+/* A family's run of u32 keys as a table, written in order by sn_arch_kv_u32s. */
+typedef struct { const char *suffix; int64_t v; } sn_arch_u32;
+sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_u32 *kv, size_t n, sn_err *err);
 /* Returns from the calling function on a failed status. */
 #define SN_ARCH_TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
 

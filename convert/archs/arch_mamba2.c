@@ -108,7 +108,6 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 
 /* ---- metadata: Mamba2Model.set_gguf_parameters, in order ---- */
 
-#define kv_u32(w, suffix, v, err) sn_arch_kv_u32(w, "mamba2", suffix, v, err)
 #define TRY SN_ARCH_TRY
 
 static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
@@ -116,16 +115,19 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     (void)a;
     mamba2_dims d;
     dims_of(c, &d);
-    TRY(kv_u32(w, "context_length", 1 << 20, err)); /* the reference's arbitrary 2**20 */
-    TRY(kv_u32(w, "embedding_length", d.d_model, err));
-    TRY(kv_u32(w, "feed_forward_length", 0, err));
-    TRY(kv_u32(w, "attention.head_count", 0, err));
-    TRY(kv_u32(w, "block_count", c->n_layers, err));
-    TRY(kv_u32(w, "ssm.conv_kernel", d.d_conv, err));
-    TRY(kv_u32(w, "ssm.inner_size", d.d_inner, err));
-    TRY(kv_u32(w, "ssm.state_size", d.d_state, err));
-    TRY(kv_u32(w, "ssm.time_step_rank", d.n_head, err));
-    TRY(kv_u32(w, "ssm.group_count", d.n_group, err));
+    const sn_arch_u32 kv[] = {
+        {"context_length", 1 << 20}, /* the reference's arbitrary 2**20 */
+        {"embedding_length", d.d_model},
+        {"feed_forward_length", 0},
+        {"attention.head_count", 0},
+        {"block_count", c->n_layers},
+        {"ssm.conv_kernel", d.d_conv},
+        {"ssm.inner_size", d.d_inner},
+        {"ssm.state_size", d.d_state},
+        {"ssm.time_step_rank", d.n_head},
+        {"ssm.group_count", d.n_group},
+    };
+    TRY(sn_arch_kv_u32s(w, "mamba2", kv, sizeof kv / sizeof *kv, err));
     TRY(sn_arch_kv_f32(w, "mamba2", "attention.layer_norm_rms_epsilon", d.eps, err));
     return sn_arch_kv_u32(w, NULL, "general.file_type", file_type, err);
 }

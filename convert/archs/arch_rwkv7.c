@@ -111,7 +111,6 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 
 /* ---- metadata: Rwkv7Model.set_gguf_parameters, in order ---- */
 
-#define kv_u32(w, key, v, err) sn_arch_kv_u32(w, NULL, key, v, err)
 #define TRY SN_ARCH_TRY
 
 static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
@@ -119,18 +118,24 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     (void)a;
     rwkv7_dims d;
     dims_of(c, &d);
-    TRY(kv_u32(w, "rwkv7.context_length", 1048576, err)); /* "RWKV isn't context limited" */
-    TRY(kv_u32(w, "rwkv7.embedding_length", d.D, err));
-    TRY(kv_u32(w, "rwkv7.block_count", d.L, err));
-    TRY(sn_arch_kv_f32(w, NULL, "rwkv7.attention.layer_norm_epsilon", d.eps, err));
-    TRY(kv_u32(w, "rwkv7.wkv.head_size", d.hs, err));
-    TRY(kv_u32(w, "rwkv7.attention.decay_lora_rank", d.rw, err));
-    TRY(kv_u32(w, "rwkv7.attention.iclr_lora_rank", d.ra, err));
-    TRY(kv_u32(w, "rwkv7.attention.value_residual_mix_lora_rank", d.rv, err));
-    TRY(kv_u32(w, "rwkv7.attention.gate_lora_rank", d.rg, err));
-    TRY(kv_u32(w, "rwkv7.feed_forward_length", d.F, err));
-    TRY(kv_u32(w, "general.file_type", file_type, err));
-    return kv_u32(w, "rwkv7.attention.head_count", 0, err); /* "required by llama.cpp, unused" */
+    const sn_arch_u32 dims[] = {
+        {"context_length", 1048576}, /* "RWKV isn't context limited" */
+        {"embedding_length", d.D},
+        {"block_count", d.L},
+    };
+    const sn_arch_u32 ranks[] = {
+        {"wkv.head_size", d.hs},
+        {"attention.decay_lora_rank", d.rw},
+        {"attention.iclr_lora_rank", d.ra},
+        {"attention.value_residual_mix_lora_rank", d.rv},
+        {"attention.gate_lora_rank", d.rg},
+        {"feed_forward_length", d.F},
+    };
+    TRY(sn_arch_kv_u32s(w, "rwkv7", dims, sizeof dims / sizeof *dims, err));
+    TRY(sn_arch_kv_f32(w, "rwkv7", "attention.layer_norm_epsilon", d.eps, err));
+    TRY(sn_arch_kv_u32s(w, "rwkv7", ranks, sizeof ranks / sizeof *ranks, err));
+    TRY(sn_arch_kv_u32(w, NULL, "general.file_type", file_type, err));
+    return sn_arch_kv_u32(w, "rwkv7", "attention.head_count", 0, err); /* "required by llama.cpp, unused" */
 }
 
 /* ---- tensors ---- */

@@ -116,6 +116,14 @@ sn_status sn_arch_kv_u32(sn_gguf_writer *w, const char *arch, const char *suffix
     return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
 }
 
+sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_u32 *kv, size_t n, sn_err *err) {
+    for (size_t i = 0; i < n; i++) {
+        sn_status st = sn_arch_kv_u32(w, arch, kv[i].suffix, kv[i].v, err);
+        if (st != SN_OK) return st;
+    }
+    return SN_OK;
+}
+
 sn_status sn_arch_kv_f32(sn_gguf_writer *w, const char *arch, const char *suffix, double v, sn_err *err) {
     char key[128];
     kv_key(key, sizeof key, arch, suffix);
