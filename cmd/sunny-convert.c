@@ -61,7 +61,7 @@ static void usage(FILE *f) {
             "                       (default: none: detected from tokenizer.json)\n"
             "  --blob               write a sunny runtime blob (.snb, docs/BLOB.md) for sunny-run instead; an HF\n"
             "                       folder is streamed, no intermediate GGUF (default: off)\n"
-            "  --dtype TYPE         blob weight type: fp32, fp16 or int4 (INT4G64 matrices) (default: none,\n"
+            "  --dtype TYPE         blob weight type: fp32, fp16 or int4 (INT4G32 matrices) (default: none,\n"
             "                       required with --blob)\n"
             "  --head TYPE          int4 blobs: the output head as q6_k (Q8_0/fp16 if rows do not fit), fp16\n"
             "                       or int4 (default: q6_k; a tied model then shares the embedding's rows)\n"

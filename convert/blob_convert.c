@@ -49,7 +49,7 @@ static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const
         if (o->dtype == SN_BLOBTYPE_FP16) return SN_BLOB_FP16;
         /* tied: the rows are the head too, in the head's type; untied: INT4 rows, as Q4_0 has them */
         if (!untied) return pick(a, n_dims, ne0, "output.weight", o, 0);
-        return ne0 % SN_BLOB_INT4_GROUP == 0 ? SN_BLOB_INT4G64 : compact(ne0);
+        return ne0 % SN_BLOB_INT4_COLS == 0 ? SN_BLOB_INT4G32 : compact(ne0);
     }
     int matrix = n_dims == 2 && ends_with(name, ".weight") && !ends_with(name, "_norm.weight") &&
                  !(a && (sn_arch_name_in(name, a->keep_f32) || sn_arch_name_in(name, a->no_quantize)));
@@ -59,15 +59,15 @@ static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const
         if (o->head_fp16) return SN_BLOB_FP16;
         if (!o->head_int4) return compact(ne0);
     }
-    return ne0 % SN_BLOB_INT4_GROUP == 0 ? SN_BLOB_INT4G64 : SN_BLOB_FP16;
+    return ne0 % SN_BLOB_INT4_COLS == 0 ? SN_BLOB_INT4G32 : SN_BLOB_FP16;
 }
 
-static sn_blob_layout layout_of(sn_blob_dtype dt) { return dt == SN_BLOB_INT4G64 ? SN_BLOB_INT4_ROWS : SN_BLOB_ROWMAJOR; }
+static sn_blob_layout layout_of(sn_blob_dtype dt) { return dt == SN_BLOB_INT4G32 ? SN_BLOB_INT4_ROWS : SN_BLOB_ROWMAJOR; }
 
 /* Bytes of one blob row of `cols` values. */
 static uint64_t row_bytes(sn_blob_dtype dt, uint64_t cols) {
     switch (dt) {
-    case SN_BLOB_INT4G64: return sn_blob_int4_row_bytes(cols);
+    case SN_BLOB_INT4G32: return sn_blob_int4_row_bytes(cols);
     case SN_BLOB_FP16: return cols * 2;
     case SN_BLOB_Q6_K: return sn_ggml_row_size(SN_GGML_Q6_K, cols);
     case SN_BLOB_Q8_0: return sn_ggml_row_size(SN_GGML_Q8_0, cols);
@@ -113,7 +113,7 @@ static sn_status set_blob_keys(sn_gguf_writer *m, const sn_blob_convert_opts *o,
 }
 
 static void count_dtype(sn_blob_convert_result *res, sn_blob_dtype dt) {
-    res->n_int4 += dt == SN_BLOB_INT4G64;
+    res->n_int4 += dt == SN_BLOB_INT4G32;
     res->n_fp16 += dt == SN_BLOB_FP16;
     res->n_fp32 += dt == SN_BLOB_FP32;
     res->n_tensors++;

@@ -2,7 +2,7 @@
  * sn_convert's tensors go straight into the blob writer as F32 rows (no intermediate GGUF on disk).
  *
  * Every source tensor is dequantized row by row to f32 (runtime/ggml_types) and rewritten in the
- * blob's layout: FP32, FP16, or INT4G64 rows for the 2-D weight matrices; norms and biases stay FP32;
+ * blob's layout: FP32, FP16, or INT4G32 rows for the 2-D weight matrices; norms and biases stay FP32;
  * an int4 blob keeps the token embedding and the head compact (Q6_K rows, as llama-quantize's Q4_0
  * recipe does). A tied model uses the embedding as its head unless --head asks for another type.
  * Output goes to OUT.tmp and is renamed at the end. */
@@ -22,7 +22,7 @@ typedef struct sn_blob_convert_opts {
     const char *out_path;
     sn_blobtype dtype;
     int head_fp16;         /* int4 only: output.weight FP16 (default: Q6_K like llama-quantize's Q4_0) */
-    int head_int4;         /* int4 only: output.weight INT4G64 */
+    int head_int4;         /* int4 only: output.weight INT4G32 */
     int n_threads;
     int force;
     int verify;            /* reopen with CRC checks and compare every tensor with the source */

@@ -1,7 +1,7 @@
 /* blob.c - reader and streaming writer of sunny's runtime blob (docs/BLOB.md).
  *
  * Why a second format next to GGUF: the blob carries weights in layouts made for sunny's kernels
- * (INT4 groups of 64: nibble codes + fp32 scales per row) that GGUF has no type for. Everything a
+ * (INT4 groups of 32: nibble codes + fp16 scales per row) that GGUF has no type for. Everything a
  * blob says is checked against the file size before use, so a damaged cache file is an error
  * message, never a crash. */
 #include "blob.h"
@@ -46,7 +46,7 @@ static uint32_t crc32_buf(const void *p, uint64_t n) {
     return (uint32_t)c;
 }
 
-uint64_t sn_blob_int4_row_bytes(uint64_t cols) { return cols / 2 + cols / SN_BLOB_INT4_GROUP * 4; }
+uint64_t sn_blob_int4_row_bytes(uint64_t cols) { return cols / 2 + cols / SN_BLOB_INT4_GROUP * 2; }
 
 uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_dims, const uint64_t *ne) {
     if (n_dims < 1 || n_dims > 4) return 0;
@@ -60,8 +60,8 @@ uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_
     switch (dt) {
     case SN_BLOB_FP32: return lay == SN_BLOB_ROWMAJOR ? n * 4 : 0;
     case SN_BLOB_FP16: return lay == SN_BLOB_ROWMAJOR ? n * 2 : 0;
-    case SN_BLOB_INT4G64: {
-        if (lay != SN_BLOB_INT4_ROWS || n_dims != 2 || ne[0] % SN_BLOB_INT4_GROUP) return 0;
+    case SN_BLOB_INT4G32: {
+        if (lay != SN_BLOB_INT4_ROWS || n_dims != 2 || ne[0] % SN_BLOB_INT4_COLS) return 0;
         return ne[1] * sn_blob_int4_row_bytes(ne[0]);
     }
     case SN_BLOB_Q6_K:
@@ -88,7 +88,8 @@ static sn_status parse(sn_blob *b, const char *what, int flags, sn_err *err) {
     if (mark != SN_BLOB_ENDIAN_MARK)
         return sn_err_set(err, SN_EFORMAT, "%s: bad endian mark 0x%08x at offset 8", what, mark);
     if (version != SN_BLOB_VERSION)
-        return sn_err_set(err, SN_EFORMAT, "%s: blob format version %u (offset 4) but this sunny reads version %u; regenerate it from the GGUF with sunny-convert --blob", what, version, SN_BLOB_VERSION);
+        return sn_err_set(err, SN_EFORMAT, "%s: blob format version %u (field 'version', offset 4) but this sunny reads only version %u%s; regenerate it from the GGUF with sunny-convert --blob", what, version, SN_BLOB_VERSION,
+                          version == 2 ? " (version 2 stored INT4 in groups of 64 with fp32 scales, version 3 in groups of 32 with fp16 scales)" : "");
     uint64_t reserved = rd64(p + 16), n_t = rd64(p + 24), table_end = rd64(p + 32);
     uint64_t data_off = rd64(p + 40), fsize = rd64(p + 48);
     uint32_t align = rd32(p + 56);
@@ -240,64 +241,80 @@ int64_t sn_blob_find_tensor(const sn_blob *b, const char *name) {
     return -1;
 }
 
-/* ---------------- INT4G64 quantization ---------------- */
+/* ---------------- INT4G32 quantization ---------------- */
 
-/* One group of 64: try inverse scales around the signed-max rule (the value of largest magnitude
- * maps to -8, as Q4_0 does, or to +7), round and clamp each candidate to -8..7, refit the scale by
- * least squares for those codes, and keep the candidate with the smallest squared error. */
-static float quantize_group(const float *v, int8_t *codes) {
+/* One group of 32: try inverse scales around the signed-max rule (the value of largest magnitude
+ * maps to -8, as Q4_0 does, or to +7, in steps of 1/16 of a level), round and clamp each
+ * candidate's codes to -8..7, refit the scale by least squares for those codes, round it to fp16,
+ * round the codes again with that stored scale, and keep the candidate whose stored form (fp16
+ * scale × codes) has the smallest squared error. Q4_0's own choice (scale = max / -8) is the
+ * first candidate, so no group comes out worse than its Q4_0 encoding. Returns the fp16 scale. */
+static float clamp_fp16(double d) { return d > 65504.0 ? 65504.0f : d < -65504.0 ? -65504.0f : (float)d; }
+
+/* Squared error of the group stored with fp16 scale h and the codes round(v / d) clamped (the best
+ * codes for that scale); the codes go to q. */
+static double eval_scale(const float *v, uint16_t h, int8_t *q) {
+    const float d = sn_fp16_to_fp32(h);
+    double e = 0;
+    for (int j = 0; j < SN_BLOB_INT4_GROUP; j++) {
+        int c = d != 0.0f ? (int)lrintf(v[j] / d) : 0;
+        c = c < -8 ? -8 : c > 7 ? 7 : c;
+        q[j] = (int8_t)c;
+        const double r = (double)v[j] - (double)d * c;
+        e += r * r;
+    }
+    return e;
+}
+
+static uint16_t quantize_group(const float *v, int8_t *codes) {
     float amax = 0.0f, mx = 0.0f;
     for (int j = 0; j < SN_BLOB_INT4_GROUP; j++)
         if (fabsf(v[j]) > amax) { amax = fabsf(v[j]); mx = v[j]; }
-    if (amax == 0.0f) { memset(codes, 0, SN_BLOB_INT4_GROUP); return 0.0f; }
-    double best_err = INFINITY;
-    float best_d = 0.0f;
+    memset(codes, 0, SN_BLOB_INT4_GROUP);
+    if (!(amax > 0.0f)) return 0;
     int8_t q[SN_BLOB_INT4_GROUP];
+    /* Q4_0's own encoding (its scale max / -8, stored as fp16) is the first candidate */
+    uint16_t best = sn_fp32_to_fp16(clamp_fp16(mx / -8.0));
+    double best_err = eval_scale(v, best, codes);
     for (int k = -12; k <= 12; k++) {
         /* k < 0: the extreme value toward +7 levels; k >= 0: toward -8 (Q4_0's rule at k = 0) */
         const float target = k < 0 ? 7.0f + 0.0625f * (float)(k + 1) : -8.0f + 0.0625f * (float)k;
         const float id = target / (k < 0 ? amax * (mx < 0 ? -1.0f : 1.0f) : mx);
-        double sxq = 0, sqq = 0, sxx = 0;
+        double sxq = 0, sqq = 0;
         for (int j = 0; j < SN_BLOB_INT4_GROUP; j++) {
             int c = (int)lrintf(v[j] * id);
             c = c < -8 ? -8 : c > 7 ? 7 : c;
-            q[j] = (int8_t)c;
             sxq += (double)v[j] * c;
             sqq += (double)c * c;
-            sxx += (double)v[j] * v[j];
         }
         if (sqq == 0) continue;
-        const double d = sxq / sqq, e = sxx - sxq * sxq / sqq; /* error of the refitted scale */
-        if (e < best_err) { best_err = e; best_d = (float)d; memcpy(codes, q, sizeof q); }
+        const uint16_t h = sn_fp32_to_fp16(clamp_fp16(sxq / sqq)); /* least-squares scale, as fp16 */
+        const double e = eval_scale(v, h, q);
+        if (e < best_err) { best_err = e; best = h; memcpy(codes, q, sizeof q); }
     }
-    /* the refitted scale may move a value across a rounding boundary: requantize once with it */
-    if (best_d != 0.0f) {
-        const float id = 1.0f / best_d;
-        for (int j = 0; j < SN_BLOB_INT4_GROUP; j++) {
-            int c = (int)lrintf(v[j] * id);
-            codes[j] = (int8_t)(c < -8 ? -8 : c > 7 ? 7 : c);
-        }
-    }
-    return best_d;
+    return best;
 }
 
 void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *q) {
-    float *scales = (float *)(void *)(q + cols / 2);
-    int8_t c[SN_BLOB_INT4_GROUP];
-    for (uint64_t g = 0; g < cols / SN_BLOB_INT4_GROUP; g++) {
-        scales[g] = quantize_group(x + g * SN_BLOB_INT4_GROUP, c);
-        uint8_t *o = q + g * 32;
-        for (int j = 0; j < 32; j++) o[j] = (uint8_t)((c[j] + 8) | ((c[j + 32] + 8) << 4));
+    uint16_t *scales = (uint16_t *)(void *)(q + cols / 2);
+    int8_t lo[SN_BLOB_INT4_GROUP], hi[SN_BLOB_INT4_GROUP];
+    for (uint64_t c = 0; c < cols / SN_BLOB_INT4_COLS; c++) {
+        /* chunk c: group 2c in the low nibbles, group 2c + 1 in the high nibbles */
+        scales[2 * c] = quantize_group(x + c * SN_BLOB_INT4_COLS, lo);
+        scales[2 * c + 1] = quantize_group(x + c * SN_BLOB_INT4_COLS + SN_BLOB_INT4_GROUP, hi);
+        uint8_t *o = q + c * 32;
+        for (int j = 0; j < 32; j++) o[j] = (uint8_t)((lo[j] + 8) | ((hi[j] + 8) << 4));
     }
 }
 
 void sn_blob_dequantize_int4_row(const uint8_t *q, uint64_t cols, float *y) {
-    const float *scales = (const float *)(const void *)(q + cols / 2);
-    for (uint64_t g = 0; g < cols / SN_BLOB_INT4_GROUP; g++) {
-        const uint8_t *o = q + g * 32;
+    const uint16_t *scales = (const uint16_t *)(const void *)(q + cols / 2);
+    for (uint64_t c = 0; c < cols / SN_BLOB_INT4_COLS; c++) {
+        const uint8_t *o = q + c * 32;
+        const float d0 = sn_fp16_to_fp32(scales[2 * c]), d1 = sn_fp16_to_fp32(scales[2 * c + 1]);
         for (int j = 0; j < 32; j++) {
-            y[g * 64 + j] = (float)((o[j] & 15) - 8) * scales[g];
-            y[g * 64 + 32 + j] = (float)((o[j] >> 4) - 8) * scales[g];
+            y[c * 64 + j] = (float)((o[j] & 15) - 8) * d0;
+            y[c * 64 + 32 + j] = (float)((o[j] >> 4) - 8) * d1;
         }
     }
 }

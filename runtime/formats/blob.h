@@ -14,15 +14,18 @@
 #include <stdint.h>
 
 #define SN_BLOB_MAGIC "SNYB"
-#define SN_BLOB_VERSION 2u /* 2: Q6_K/Q8_0 tensors (compact embedding and head), error-minimising INT4 scales */
+/* 3: INT4G32 (groups of 32, fp16 scales); 2: INT4G64 with fp32 scales, Q6_K/Q8_0 tensors; 1: f32
+ * embeddings. Older versions are refused with "regenerate it" (a blob is a cache of a GGUF). */
+#define SN_BLOB_VERSION 3u
 #define SN_BLOB_ENDIAN_MARK 0x01020304u
 #define SN_BLOB_ALIGN 64u
 #define SN_BLOB_DATA_ALIGN 4096u
-#define SN_BLOB_INT4_GROUP 64
+#define SN_BLOB_INT4_GROUP 32 /* inputs per fp16 scale */
+#define SN_BLOB_INT4_COLS 64  /* INT4 row lengths are a multiple of this */
 
 /* Q6_K and Q8_0 are ggml's block layouts, rows of ne0 values back to back (dequantized per row for
  * the embedding lookup, and run by the GGUF kernels as matrices). */
-typedef enum { SN_BLOB_FP32 = 0, SN_BLOB_FP16 = 1, SN_BLOB_INT4G64 = 2, SN_BLOB_Q6_K = 3, SN_BLOB_Q8_0 = 4 } sn_blob_dtype;
+typedef enum { SN_BLOB_FP32 = 0, SN_BLOB_FP16 = 1, SN_BLOB_INT4G32 = 2, SN_BLOB_Q6_K = 3, SN_BLOB_Q8_0 = 4 } sn_blob_dtype;
 typedef enum { SN_BLOB_ROWMAJOR = 0, SN_BLOB_INT4_ROWS = 1 } sn_blob_layout;
 enum { SN_BLOB_FLAG_INT4_HEAD = 1 };
 enum { SN_BLOB_VERIFY = 1 }; /* open flag: check every tensor's CRC32 */
@@ -54,7 +57,7 @@ int64_t sn_blob_find_tensor(const sn_blob *b, const char *name);
 const sn_blob_tensor *sn_blob_tensor_at(const sn_blob *b, int64_t i);
 /* Bytes a tensor of this dtype/layout/shape must occupy (0 if the combination is invalid). */
 uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_dims, const uint64_t *ne);
-/* INT4G64 rows: bytes of one row of `cols` inputs (cols/2 code bytes + cols/64 fp32 scales). */
+/* INT4G32 rows: bytes of one row of `cols` inputs (cols/2 code bytes + cols/32 fp16 scales). */
 uint64_t sn_blob_int4_row_bytes(uint64_t cols);
 
 /* ---- writer ---- */
@@ -73,9 +76,10 @@ sn_status sn_blob_writer_end_tensor(sn_blob_writer *w, sn_err *err);
 /* Patches the tensor CRCs and the header CRC, fsyncs and closes. */
 sn_status sn_blob_writer_finish(sn_blob_writer *w, sn_err *err);
 
-/* INT4G64 quantization of one row of `cols` floats into sn_blob_int4_row_bytes(cols) bytes:
- * cols/2 code bytes then cols/64 fp32 scales (see docs/BLOB.md). Codes -8..7; each group's scale
- * is the one of a small search (around Q4_0's signed-max rule) with the least squared error. */
+/* INT4G32 quantization of one row of `cols` floats (cols % 64 == 0) into
+ * sn_blob_int4_row_bytes(cols) bytes: cols/2 code bytes then cols/32 fp16 scales (see
+ * docs/BLOB.md). Codes -8..7; each group's scale is the one of a small search (around Q4_0's
+ * signed-max rule) with the least squared error after rounding the scale to fp16. */
 void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *row);
 void sn_blob_dequantize_int4_row(const uint8_t *row, uint64_t cols, float *y);
 

@@ -1,18 +1,26 @@
-/* int4.c - INT4G64 × int8 dot products for the runtime blob (see int4.h for the arithmetic).
+/* int4.c - INT4G32 × int8 dot products for the runtime blob (see int4.h for the layout and the
+ * arithmetic).
  *
- * Decode is memory-bound: per 64 weights a row holds 32 code bytes + one fp32 scale (0.5625 bytes
- * per weight, read once, sequentially). The SIMD versions expand the 32 code bytes into 64 unsigned
- * 4-bit values in one register (low nibbles then high nibbles, matching the activation's element
- * order) and use the u8×s8 multiply-add instructions. The scalar and AVX-512 kernels fold the −8·Σa
- * correction into each exact integer group sum; the AVX2 one subtracts it as a separate float sum.
+ * Decode is memory-bound: per 32 weights a row holds 16 code bytes + one fp16 scale (0.5625 bytes
+ * per weight, read once, sequentially: codes, then the row's scales). The SIMD versions expand a
+ * 32-byte chunk into the 64 unsigned 4-bit values of two whole groups (low nibbles = group 2c, high
+ * nibbles = group 2c + 1, matching contiguous activation slices) and use the u8×s8 multiply-add
+ * instructions. Each group's integer sum Σ u·a is exact; −8·Σ a is subtracted as an integer too, so
+ * only the per-group factor w_scale · a_scale and the final accumulation are float.
+ *
+ * AVX2: eight groups (256 weights) per step. The eight groups' 8-lane partial sums are reduced with
+ * a horizontal-add tree into one vector holding one exact sum per group, so the correction, the
+ * int→float conversion, the fp16 scale conversion (F16C) and the fma are each one instruction per
+ * eight groups instead of per group.
  *
  * Rows are short (576 bytes for 1024 inputs) and the matrix is far larger than the caches, so the
- * hardware prefetcher alone leaves the loop waiting on DRAM (measured ~4 GB/s out of ~20 on the
- * dev EPYC); a software prefetch PREFETCH_AHEAD bytes ahead of the code pointer (which runs on into
- * the next rows) roughly doubles the streaming rate. Prefetches never fault, so running past the
- * end of the mapping is harmless. */
+ * hardware prefetcher alone leaves the loop waiting on DRAM; a software prefetch PREFETCH_AHEAD
+ * bytes ahead of the code pointer (which runs on into the next rows) roughly doubles the streaming
+ * rate (measured on the INT4G64 predecessor of this layout). Prefetches never fault, so running
+ * past the end of the mapping is harmless. */
 #include "int4.h"
 #include "cpu.h"
+#include "ggml_types.h"
 #include <math.h>
 #include <string.h>
 
@@ -24,6 +32,10 @@ static act_view view(const void *act, int64_t n) {
     v.scale = (const float *)(const void *)((const uint8_t *)act + n);
     v.sum = (const int32_t *)(const void *)((const uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
     return v;
+}
+
+static const uint16_t *w_scales(const void *w_row, int64_t n) {
+    return (const uint16_t *)(const void *)((const uint8_t *)w_row + n / 2);
 }
 
 void sn_int4_quantize_act_scalar(const float *x, void *act, int64_t n) {
@@ -48,31 +60,37 @@ void sn_int4_quantize_act_scalar(const float *x, void *act, int64_t n) {
 }
 
 int64_t sn_int4_group_isum_ref(const uint8_t *w_row, const int8_t *aq, int64_t g) {
-    const uint8_t *w = w_row + g * 32;
+    const uint8_t *w = w_row + (g / 2) * 32;
+    const int sh = (int)(g & 1) * 4;
     const int8_t *q = aq + g * SN_INT4_GROUP;
     int64_t s = 0;
-    for (int j = 0; j < 32; j++) {
-        s += (int64_t)((w[j] & 15) - 8) * q[j];
-        s += (int64_t)((w[j] >> 4) - 8) * q[j + 32];
-    }
+    for (int j = 0; j < 32; j++) s += (int64_t)(((w[j] >> sh) & 15) - 8) * q[j];
     return s;
 }
 
 float sn_int4_dot_scalar(int64_t n, const void *w_row, const void *act) {
     const int64_t ng = n / SN_INT4_GROUP;
     const uint8_t *w = w_row;
-    const float *sc = (const float *)(const void *)(w + n / 2);
+    const uint16_t *sc = w_scales(w_row, n);
     act_view a = view(act, n);
     float acc = 0.0f;
     for (int64_t g = 0; g < ng; g++) {
-        const uint8_t *wg = w + g * 32;
+        const uint8_t *wc = w + (g / 2) * 32;
+        const int sh = (int)(g & 1) * 4;
         const int8_t *q = a.q + g * SN_INT4_GROUP;
         int32_t s = 0;
-        for (int j = 0; j < 32; j++) s += (int32_t)(wg[j] & 15) * q[j] + (int32_t)(wg[j] >> 4) * q[j + 32];
+        for (int j = 0; j < 32; j++) s += (int32_t)((wc[j] >> sh) & 15) * q[j];
         s -= 8 * a.sum[g];
-        acc += (float)s * (sc[g] * a.scale[g]);
+        acc += (float)s * (sn_fp16_decode(sc[g]) * a.scale[g]);
     }
     return acc;
+}
+
+void sn_int4_gemm4x4_scalar(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y,
+                            int64_t ldy) {
+    for (int t = 0; t < 4; t++)
+        for (int r = 0; r < 4; r++)
+            y[t * ldy + r] = sn_int4_dot_scalar(n, (const uint8_t *)w + r * w_row, (const uint8_t *)x + t * x_row);
 }
 
 #if defined(__x86_64__)
@@ -80,91 +98,220 @@ float sn_int4_dot_scalar(int64_t n, const void *w_row, const void *act) {
 
 enum { PREFETCH_AHEAD = 1024 };
 
-__attribute__((target("avx2,fma"))) static inline float hsum256(__m256 v) {
+#define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
+
+AVX2_TARGET static inline float hsum256(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
 
-__attribute__((target("avx2,fma")))
-float sn_int4_dot_avx2(int64_t n, const void *w_row, const void *act) {
-    const int64_t ng = n / SN_INT4_GROUP;
-    const uint8_t *w = w_row;
-    const float *sc = (const float *)(const void *)(w + n / 2);
-    act_view a = view(act, n);
-    const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps();
-    float corr = 0.0f;
-    for (int64_t g = 0; g < ng; g++) {
-        _mm_prefetch((const char *)(w + g * 32) + PREFETCH_AHEAD, _MM_HINT_T0);
-        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(w + g * 32));
-        __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-        __m256i q0 = _mm256_loadu_si256((const __m256i *)(const void *)(a.q + g * 64));
-        __m256i q1 = _mm256_loadu_si256((const __m256i *)(const void *)(a.q + g * 64 + 32));
-        /* u8 x s8 -> s16 pair sums (|2·15·127| < 32767, no saturation), then pairs -> s32 */
-        __m256i p = _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, q0), ones),
-                                     _mm256_madd_epi16(_mm256_maddubs_epi16(hi, q1), ones));
-        float s = sc[g] * a.scale[g];
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(s), acc);
-        corr += (float)(8 * a.sum[g]) * s;
-    }
-    return hsum256(acc) - corr;
+/* u[2c], u[2c+1]: the low and high nibbles of chunk c (c < 4) = groups 2c and 2c+1 of a block of
+ * eight; q: the block's 256 activation codes. Returns Σ u·a of each of the eight groups (lane i =
+ * group i). Products fit maddubs' int16 pairs (2·15·127 < 32767); group sums ≤ 32·15·127. */
+AVX2_TARGET static inline __m256i isum8(const __m256i *u, const int8_t *q) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i p[8];
+    for (int i = 0; i < 8; i++)
+        p[i] = _mm256_madd_epi16(_mm256_maddubs_epi16(u[i], _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * i))), ones);
+    /* hadd(a, b) = [a0+a1 a2+a3 b0+b1 b2+b3 | a4+a5 a6+a7 b4+b5 b6+b7]: two levels give, per 128-bit
+     * half, the four groups' half sums; the halves are then added across. */
+    const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+    const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
 }
 
-/* Two groups per step: 64 code bytes hold groups g and g+1; their low nibbles pair with
- * [q_g[0..31], q_g+1[0..31]] and the high nibbles with [q_g[32..63], q_g+1[32..63]] (two 256-bit
- * lane shuffles of the activation), so after two vpdpbusd lanes 0-7 hold group g's partial sums and
- * lanes 8-15 group g+1's. The −8·Σa term enters as the accumulator's starting value (−8 × the same
- * lanes' activation sums, two vpdpbusd with a constant 8), so every lane is an exact integer and
- * no separate correction sum is reduced at the end (measured ~10 % faster decode than correcting
- * with a float sum per 16 groups). The float factors w_scale · a_scale of 16 groups are one vector
- * product; one permute spreads the pair's two factors over the lanes.
- *
- * One row per call: a 4-row variant sharing the activation shuffles measured 2x slower decode on
- * the dev EPYC (its loads of four interleaved row streams stall; one sequential stream with a
- * software prefetch does not). */
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
-float sn_int4_dot_avx512vnni(int64_t n, const void *w_row, const void *act) {
+/* Unpacks nch (1..4) chunks into u (missing ones zero). */
+AVX2_TARGET static inline void unpack8(const uint8_t *w, int nch, __m256i *u) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int c = 0; c < 4; c++) {
+        if (c < nch) {
+            const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(w + 32 * c));
+            u[2 * c] = _mm256_and_si256(b, m4);
+            u[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+        } else {
+            u[2 * c] = u[2 * c + 1] = _mm256_setzero_si256();
+        }
+    }
+}
+
+/* The last ng % 8 groups of a row as a zero-padded block of eight: scales, sums and codes copied
+ * so the full-block arithmetic applies unchanged (zero scales contribute exactly 0). */
+typedef struct { uint16_t ws[8]; float as[8]; int32_t sum[8]; int8_t q[256]; } tail8;
+
+static void tail_fill(tail8 *t, const uint16_t *ws, const act_view *a, int64_t g, int64_t cnt) {
+    memset(t, 0, sizeof *t);
+    memcpy(t->ws, ws + g, (size_t)cnt * 2);
+    memcpy(t->as, a->scale + g, (size_t)cnt * 4);
+    memcpy(t->sum, a->sum + g, (size_t)cnt * 4);
+    memcpy(t->q, a->q + g * SN_INT4_GROUP, (size_t)cnt * SN_INT4_GROUP);
+}
+
+/* One block of eight groups into acc: (Σ u·a − 8·Σ a) × (w_scale · a_scale). */
+AVX2_TARGET static inline __m256 block8(__m256 acc, const __m256i *u, const int8_t *q, const int32_t *sum,
+                                        const uint16_t *ws, const float *as) {
+    const __m256i s = _mm256_sub_epi32(isum8(u, q), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)sum), 3));
+    const __m256 f = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)ws)), _mm256_loadu_ps(as));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc);
+}
+
+AVX2_TARGET float sn_int4_dot_avx2(int64_t n, const void *w_row, const void *act) {
     const int64_t ng = n / SN_INT4_GROUP;
     const uint8_t *w = w_row;
-    const float *sc = (const float *)(const void *)(w + n / 2);
-    act_view a = view(act, n);
-    const __m512i m4 = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8), two = _mm512_set1_epi32(2);
-    const __m512i pair0 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const uint16_t *ws = w_scales(w_row, n);
+    const act_view a = view(act, n);
+    __m256 acc = _mm256_setzero_ps();
+    __m256i u[8];
+    int64_t g = 0;
+    for (; g + 8 <= ng; g += 8) {
+        _mm_prefetch((const char *)(w + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
+        _mm_prefetch((const char *)(w + g * 16) + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+        unpack8(w + g * 16, 4, u);
+        acc = block8(acc, u, a.q + g * SN_INT4_GROUP, a.sum + g, ws + g, a.scale + g);
+    }
+    if (g < ng) {
+        tail8 t;
+        tail_fill(&t, ws, &a, g, ng - g);
+        unpack8(w + g * 16, (int)(ng - g) / 2, u);
+        acc = block8(acc, u, t.q, t.sum, t.ws, t.as);
+    }
+    return hsum256(acc);
+}
+
+/* Four rows × four tokens: each row's chunks are unpacked once per block and meet the four
+ * activation rows; per output the operations are dot_avx2's, in its order (bit-identical). */
+AVX2_TARGET void sn_int4_gemm4x4_avx2(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row,
+                                      float *y, int64_t ldy) {
+    const int64_t ng = n / SN_INT4_GROUP;
+    act_view a[4];
+    for (int t = 0; t < 4; t++) a[t] = view((const uint8_t *)x + t * x_row, n);
+    for (int r = 0; r < 4; r++) {
+        const uint8_t *wr = (const uint8_t *)w + r * w_row;
+        const uint16_t *ws = w_scales(wr, n);
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        __m256i u[8];
+        int64_t g = 0;
+        for (; g + 8 <= ng; g += 8) {
+            _mm_prefetch((const char *)(wr + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
+            _mm_prefetch((const char *)(wr + g * 16) + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+            unpack8(wr + g * 16, 4, u);
+            for (int t = 0; t < 4; t++)
+                acc[t] = block8(acc[t], u, a[t].q + g * SN_INT4_GROUP, a[t].sum + g, ws + g, a[t].scale + g);
+        }
+        if (g < ng) {
+            unpack8(wr + g * 16, (int)(ng - g) / 2, u);
+            for (int t = 0; t < 4; t++) {
+                tail8 tl;
+                tail_fill(&tl, ws, &a[t], g, ng - g);
+                acc[t] = block8(acc[t], u, tl.q, tl.sum, tl.ws, tl.as);
+            }
+        }
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = hsum256(acc[t]);
+    }
+}
+
+/* AVX-512 VNNI: sixteen groups per block, two chunks (four groups) per step. A 64-byte load holds
+ * chunks k and k+1: its low nibbles are groups 2k and 2k+2, its high nibbles 2k+1 and 2k+3; two
+ * 256-bit lane shuffles of the activation line them up, and each vpdpbusd leaves group partials in
+ * lanes 0-7 and 8-15. The −8·Σ a term is each accumulator's starting value (vpdpbusd with a
+ * constant 8), so every lane holds an exact integer; the float factors w_scale · a_scale of the
+ * sixteen groups are one vector, spread over the lanes by one permute per product. */
+#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+typedef struct { __m512i lo, hi; } u512;
+
+/* One two-chunk step: weights (lo, hi) against activation codes q (256 bytes, groups 2k..2k+3);
+ * factors f of the block, gi = index of group 2k within the block. */
+AVX512_TARGET static inline void step4(__m512 *acc0, __m512 *acc1, u512 u, const int8_t *q, __m512 f, int gi) {
+    const __m512i eight = _mm512_set1_epi8(8), zero = _mm512_setzero_si512();
+    const __m512i qa = _mm512_loadu_si512((const void *)q), qb = _mm512_loadu_si512((const void *)(q + 64));
+    const __m512i ql = _mm512_shuffle_i64x2(qa, qb, 0x44), qh = _mm512_shuffle_i64x2(qa, qb, 0xEE);
+    const __m512i pl = _mm512_dpbusd_epi32(_mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eight, ql)), u.lo, ql);
+    const __m512i ph = _mm512_dpbusd_epi32(_mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eight, qh)), u.hi, qh);
+    const __m512i il = _mm512_add_epi32(_mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0), _mm512_set1_epi32(gi));
+    const __m512i ih = _mm512_add_epi32(il, _mm512_set1_epi32(1));
+    *acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pl), _mm512_permutexvar_ps(il, f), *acc0);
+    *acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ph), _mm512_permutexvar_ps(ih, f), *acc1);
+}
+
+/* One single-chunk step (the odd last chunk of a row): groups gi, gi+1 of the block in lanes 0-7, 8-15. */
+AVX512_TARGET static inline void step2(__m512 *acc0, __m512i u, const int8_t *q, __m512 f, int gi) {
+    const __m512i eight = _mm512_set1_epi8(8), zero = _mm512_setzero_si512();
+    const __m512i qv = _mm512_loadu_si512((const void *)q);
+    const __m512i p = _mm512_dpbusd_epi32(_mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eight, qv)), u, qv);
+    const __m512i ix = _mm512_add_epi32(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0), _mm512_set1_epi32(gi));
+    *acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(ix, f), *acc0);
+}
+
+AVX512_TARGET static inline u512 unpack4(const uint8_t *w) {
+    const __m512i m4 = _mm512_set1_epi8(15), b = _mm512_loadu_si512((const void *)w);
+    u512 u = {_mm512_and_si512(b, m4), _mm512_and_si512(_mm512_srli_epi16(b, 4), m4)};
+    return u;
+}
+
+AVX512_TARGET static inline __m512i unpack2(const uint8_t *w) {
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)w);
+    return _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(b), _mm256_srli_epi16(b, 4), 1), _mm512_set1_epi8(15));
+}
+
+/* The factors w_scale · a_scale of the cnt (≤ 16) groups from g0 (the rest 0). */
+AVX512_TARGET static inline __m512 factors16(const uint16_t *ws, const float *as, int64_t cnt) {
+    const __mmask16 mk = (__mmask16)((1u << cnt) - 1);
+    return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, ws)), _mm512_maskz_loadu_ps(mk, as));
+}
+
+AVX512_TARGET float sn_int4_dot_avx512vnni(int64_t n, const void *w_row, const void *act) {
+    const int64_t ng = n / SN_INT4_GROUP;
+    const uint8_t *w = w_row;
+    const uint16_t *ws = w_scales(w_row, n);
+    const act_view a = view(act, n);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     for (int64_t g0 = 0; g0 < ng; g0 += 16) {
         const int64_t cnt = ng - g0 < 16 ? ng - g0 : 16;
-        const __mmask16 mk = (__mmask16)((1u << cnt) - 1);
-        const __m512 f = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sc + g0), _mm512_maskz_loadu_ps(mk, a.scale + g0));
-        __m512i idx = pair0;
-        int64_t g = g0;
-        for (; g + 2 <= g0 + cnt; g += 2) {
-            _mm_prefetch((const char *)(w + g * 32) + PREFETCH_AHEAD, _MM_HINT_T0);
-            const __m512i b = _mm512_loadu_si512((const void *)(w + g * 32));
-            const __m512i qa = _mm512_loadu_si512((const void *)(a.q + g * 64));
-            const __m512i qb = _mm512_loadu_si512((const void *)(a.q + g * 64 + 64));
-            const __m512i ql = _mm512_shuffle_i64x2(qa, qb, 0x44), qh = _mm512_shuffle_i64x2(qa, qb, 0xEE);
-            const __m512i neg = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                                 _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, ql), eight, qh));
-            const __m512i lo = _mm512_and_si512(b, m4), hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), m4);
-            const __m512i p = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(neg, lo, ql), hi, qh);
-            const __m512 fs = _mm512_permutexvar_ps(idx, f);
-            if ((g - g0) & 2) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), fs, acc1);
-            else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), fs, acc0);
-            idx = _mm512_add_epi32(idx, two);
+        const __m512 f = factors16(ws + g0, a.scale + g0, cnt);
+        int64_t gi = 0;
+        for (; gi + 4 <= cnt; gi += 4) {
+            const int64_t g = g0 + gi;
+            _mm_prefetch((const char *)(w + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
+            step4(&acc0, &acc1, unpack4(w + g * 16), a.q + g * SN_INT4_GROUP, f, (int)gi);
         }
-        if (g < g0 + cnt) { /* an odd last group: one group across all 16 lanes */
-            const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(w + g * 32));
-            const __m512i u = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(b), _mm256_srli_epi16(b, 4), 1), m4);
-            const __m512i q = _mm512_loadu_si512((const void *)(a.q + g * 64));
-            const __m512i neg = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, q));
-            const __m512i p = _mm512_dpbusd_epi32(neg, u, q);
-            acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(_mm512_set1_epi32((int)(g - g0)), f), acc0);
-        }
+        if (gi < cnt) step2(&acc0, unpack2(w + (g0 + gi) * 16), a.q + (g0 + gi) * SN_INT4_GROUP, f, (int)gi);
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 }
+
+/* Four rows × four tokens in dot_avx512vnni's per-output order (bit-identical). */
+AVX512_TARGET void sn_int4_gemm4x4_avx512vnni(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row,
+                                              float *y, int64_t ldy) {
+    const int64_t ng = n / SN_INT4_GROUP;
+    act_view a[4];
+    for (int t = 0; t < 4; t++) a[t] = view((const uint8_t *)x + t * x_row, n);
+    for (int r = 0; r < 4; r++) {
+        const uint8_t *wr = (const uint8_t *)w + r * w_row;
+        const uint16_t *ws = w_scales(wr, n);
+        __m512 acc0[4], acc1[4];
+        for (int t = 0; t < 4; t++) acc0[t] = acc1[t] = _mm512_setzero_ps();
+        for (int64_t g0 = 0; g0 < ng; g0 += 16) {
+            const int64_t cnt = ng - g0 < 16 ? ng - g0 : 16;
+            __m512 f[4];
+            for (int t = 0; t < 4; t++) f[t] = factors16(ws + g0, a[t].scale + g0, cnt);
+            int64_t gi = 0;
+            for (; gi + 4 <= cnt; gi += 4) {
+                const int64_t g = g0 + gi;
+                _mm_prefetch((const char *)(wr + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
+                const u512 u = unpack4(wr + g * 16);
+                for (int t = 0; t < 4; t++) step4(&acc0[t], &acc1[t], u, a[t].q + g * SN_INT4_GROUP, f[t], (int)gi);
+            }
+            if (gi < cnt) {
+                const __m512i u = unpack2(wr + (g0 + gi) * 16);
+                for (int t = 0; t < 4; t++) step2(&acc0[t], u, a[t].q + (g0 + gi) * SN_INT4_GROUP, f[t], (int)gi);
+            }
+        }
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[t], acc1[t]));
+    }
+}
+
 /* The scalar quantizer 16 lanes at a time, bit for bit: the same amax, the same d = amax/127 and
  * id = 1/d, the same products v·id, and roundf's half-away-from-zero rounding rebuilt from a
  * truncation (x − trunc(x) is exact here), so codes, scales and sums equal the scalar ones. */
@@ -177,9 +324,9 @@ void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) {
     const __m512i lim = _mm512_set1_epi32(127), nlim = _mm512_set1_epi32(-127);
     for (int64_t g = 0; g < n / SN_INT4_GROUP; g++) {
         const float *v = x + g * SN_INT4_GROUP;
-        __m512 xv[4];
+        __m512 xv[2];
         __m512 m = _mm512_setzero_ps();
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 2; k++) {
             xv[k] = _mm512_loadu_ps(v + 16 * k);
             m = _mm512_max_ps(m, _mm512_abs_ps(xv[k]));
         }
@@ -187,7 +334,7 @@ void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) {
         const float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
         const __m512 idv = _mm512_set1_ps(id);
         __m512i acc = _mm512_setzero_si512();
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 2; k++) {
             const __m512 p = _mm512_mul_ps(xv[k], idv);
             __m512 r = _mm512_roundscale_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
             const __mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(p, r)), half, _CMP_GE_OQ);
@@ -206,6 +353,10 @@ void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) {
 void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
 float sn_int4_dot_avx2(int64_t n, const void *w_row, const void *act) { return sn_int4_dot_scalar(n, w_row, act); }
 float sn_int4_dot_avx512vnni(int64_t n, const void *w_row, const void *act) { return sn_int4_dot_scalar(n, w_row, act); }
+void sn_int4_gemm4x4_avx2(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y,
+                          int64_t ldy) { sn_int4_gemm4x4_scalar(n, w, w_row, x, x_row, y, ldy); }
+void sn_int4_gemm4x4_avx512vnni(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y,
+                                int64_t ldy) { sn_int4_gemm4x4_scalar(n, w, w_row, x, x_row, y, ldy); }
 #endif
 
 /* The activation quantizer the kernel tables use: AVX-512 when this process may use it (SN_CPU). */

@@ -22,7 +22,7 @@ int sn_kernel_act_type(int wtype) {
     case SN_GGML_Q4_K:
     case SN_GGML_Q5_K:
     case SN_GGML_Q6_K: return SN_GGML_Q8_K;
-    case SN_KTYPE_INT4G64: return SN_KTYPE_INT4G64;
+    case SN_KTYPE_INT4G32: return SN_KTYPE_INT4G32;
     default: return -1;
     }
 }
@@ -37,7 +37,7 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n) {
     case SN_GGML_Q8_0: return n % SN_QK8_0 ? 0 : (uint64_t)(n / SN_QK8_0) * sizeof(sn_block_q8_0);
     case SN_GGML_Q8_1: return n % 32 ? 0 : (uint64_t)(n / 32) * 36; /* sn_block_q8_1 */
     case SN_GGML_Q8_K: return n % SN_QK_K ? 0 : (uint64_t)(n / SN_QK_K) * sizeof(sn_block_q8_K);
-    case SN_KTYPE_INT4G64: return n % SN_INT4_GROUP ? 0 : sn_int4_act_bytes(n);
+    case SN_KTYPE_INT4G32: return n % SN_INT4_COLS ? 0 : sn_int4_act_bytes(n);
     default: return 0;
     }
 }

@@ -368,8 +368,9 @@ static const sn_kernels *build_table(void) {
         k->quant[SN_GGML_BF16] = quant_bf16;
         k->quant[SN_GGML_Q8_0] = quant_q8_0;
         k->quant[SN_GGML_Q8_K] = quant_q8_K;
-        k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_scalar; /* blob weights */
-        k->quant[SN_KTYPE_INT4G64] = sn_int4_quantize_act;
+        k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_scalar; /* blob weights */
+        k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_scalar;
+        k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act;
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;

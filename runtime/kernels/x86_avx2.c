@@ -416,7 +416,8 @@ static const sn_kernels *build_table(void) {
         sn_kernels_kquants_avx2(k); /* fast Q4_K / Q6_K (kquants_avx2.c) */
         k->quant[SN_GGML_F16] = quant_f16;
         k->quant[SN_GGML_Q8_0] = quant_q8_0;
-        k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx2; /* blob weights */
+        k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx2; /* blob weights */
+        k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx2;
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;

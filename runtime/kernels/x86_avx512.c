@@ -450,8 +450,10 @@ static const sn_kernels *build_table(void) {
             }
         }
         k->quant[SN_GGML_F16] = quant_f16;
-        if (f & SN_CPU_AVX512VNNI) /* blob weights */
-            k->dot[SN_KTYPE_INT4G64] = k->dot_mm[SN_KTYPE_INT4G64] = sn_int4_dot_avx512vnni;
+        if (f & SN_CPU_AVX512VNNI) { /* blob weights */
+            k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx512vnni;
+            k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx512vnni;
+        }
         k->mad_f16 = mad_f16;
         k->scale_f16 = scale_f16;
         k->mad_f32 = mad_f32;

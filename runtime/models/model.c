@@ -176,7 +176,7 @@ const sn_gguf_tensor *sn_model_find_tensor(const sn_model *m, const char *name) 
 static int blob_ktype(const sn_blob_tensor *t) {
     if (t->dtype == SN_BLOB_FP32 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F32;
     if (t->dtype == SN_BLOB_FP16 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F16;
-    if (t->dtype == SN_BLOB_INT4G64 && t->layout == SN_BLOB_INT4_ROWS) return SN_KTYPE_INT4G64;
+    if (t->dtype == SN_BLOB_INT4G32 && t->layout == SN_BLOB_INT4_ROWS) return SN_KTYPE_INT4G32;
     if (t->dtype == SN_BLOB_Q6_K && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_Q6_K;
     if (t->dtype == SN_BLOB_Q8_0 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_Q8_0;
     return -1;
@@ -280,18 +280,18 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
     sn_status st = sn_model_tensor(m, name, n_in, n_out, required, &t, err);
     if (st || !t) return st;
     if (!m->k->dot[t->type] || sn_kernel_act_type(t->type) < 0) {
-        const char *tn = t->type == SN_KTYPE_INT4G64 ? "INT4G64" : sn_ggml_type_name(t->type);
+        const char *tn = t->type == SN_KTYPE_INT4G32 ? "INT4G32" : sn_ggml_type_name(t->type);
         return sn_err_set(err, SN_EUNSUPPORTED,
                           "%s: tensor %s has type %s, which sunny-run does not implement "
                           "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)",
                           m->path, name, tn ? tn : "unknown");
     }
-    const int int4 = t->type == SN_KTYPE_INT4G64;
-    const uint64_t rb = int4 ? (n_in % SN_INT4_GROUP ? 0 : sn_int4_w_row_bytes(n_in))
+    const int int4 = t->type == SN_KTYPE_INT4G32;
+    const uint64_t rb = int4 ? (n_in % SN_INT4_COLS ? 0 : sn_int4_w_row_bytes(n_in))
                              : sn_ggml_row_size(t->type, (uint64_t)n_in);
     if (rb == 0 || sn_kernel_act_row_size(t->type, n_in) == 0)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: row length %lld is not a multiple of the %s block size",
-                          m->path, name, (long long)n_in, int4 ? "INT4G64" : sn_ggml_type_name(t->type));
+                          m->path, name, (long long)n_in, int4 ? "INT4G32" : sn_ggml_type_name(t->type));
     if (rb * (uint64_t)n_out != t->size)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: %llu bytes, expected %llu", m->path, name,
                           (unsigned long long)t->size, (unsigned long long)(rb * (uint64_t)n_out));

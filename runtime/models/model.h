@@ -13,7 +13,7 @@
  *
  * The model file may also be a sunny runtime blob (.snb, docs/BLOB.md): model.c then takes the
  * metadata from the blob's embedded GGUF and serves its tensors through the same sn_gguf_tensor
- * records (FP32 -> SN_GGML_F32, FP16 -> SN_GGML_F16, INT4G64 -> SN_KTYPE_INT4G64), pointing into
+ * records (FP32 -> SN_GGML_F32, FP16 -> SN_GGML_F16, INT4G32 -> SN_KTYPE_INT4G32), pointing into
  * the blob's mapping, so families never need to know which format they got. */
 #ifndef SN_MODEL_H
 #define SN_MODEL_H

@@ -313,8 +313,8 @@ static void dequant_q6_K(const sn_block_q6_K *x, float *y, int64_t k) {
 
 int sn_dequantize_row(int type, const void *x, float *y, int64_t k) {
     if (k < 0) return -1;
-    if (type == SN_KTYPE_INT4G64) { /* a blob's INT4 rows (an untied int4 blob's embedding) */
-        if (k % SN_BLOB_INT4_GROUP) return -1;
+    if (type == SN_KTYPE_INT4G32) { /* a blob's INT4 rows (an untied int4 blob's embedding) */
+        if (k % SN_BLOB_INT4_COLS) return -1;
         sn_blob_dequantize_int4_row(x, (uint64_t)k, y);
         return 0;
     }

@@ -95,11 +95,14 @@ EOF
     if [[ -n $r4 && -n $rq && -n $e4 && -n $eq ]] && ((STEPS < 128)); then
       echo "info - $fam: int4 top-1 $r4 vs Q4_0 $rq over $STEPS steps (the quality bound needs >= 128 steps: judged in the Release run)"
     elif [[ -n $r4 && -n $rq && -n $e4 && -n $eq ]]; then
-      # INT4G64 spends the same 4.5 bits/weight as Q4_0 but on groups of 64 (amax/7, 15 levels) instead
-      # of 32 (16 levels): ~30% more weight noise, so on these random-weight fixtures its logit error is
-      # ~1.1-1.2x Q4_0's. A broken layout or nibble order gives errors near 1 and top-1 near 0.
-      awk -v a="$r4" -v b="$rq" -v e="$e4" -v f="$eq" 'BEGIN { exit !(a >= b - 0.15 && e <= 1.4 * f) }' &&
-        ok "$fam: int4 top-1 $r4 vs Q4_0 $rq, mean relative logit error $e4 vs Q4_0 $eq" ||
+      # INT4G32 (blob version 3) spends Q4_0's 4.5 bits/weight on the same groups of 32 with fp16
+      # scales, but picks each scale by an error search that includes Q4_0's own choice, so its weight
+      # error is below Q4_0's in every group (~5% lower RMS): issue 18's target is "no worse than Q4_0".
+      # The mean logit error is a stable statistic and must not exceed Q4_0's; top-1 over 256
+      # random-weight steps moves by a few steps with any change, so it gets 0.02 (5 steps) of slack.
+      # A broken layout or nibble order gives errors near 1 and top-1 near 0.
+      awk -v a="$r4" -v b="$rq" -v e="$e4" -v f="$eq" 'BEGIN { exit !(a >= b - 0.02 && e <= f) }' &&
+        ok "$fam: int4 top-1 $r4 vs Q4_0 $rq, mean relative logit error $e4 vs Q4_0 $eq (no worse)" ||
         bad "$fam: int4 quality too low: top-1 $r4 (Q4_0 $rq), mean relative logit error $e4 (Q4_0 $eq)"
     else
       bad "$fam: model_agree failed: $a4 / $aq"
@@ -139,7 +142,8 @@ if [[ -f $src ]]; then
   done <<'EOF'
 0 1 58 magic not.a.sunny.blob
 4 4 01000000 version-1-older-sunny regenerate
-4 4 03000000 version-3 regenerate
+4 4 02000000 version-2-groups-of-64 groups.of.64
+4 4 04000000 version-4 regenerate
 4 4 00000000 version-0 regenerate
 8 4 01020304 endian-mark byte.order
 8 4 ffffffff endian-mark-junk endian

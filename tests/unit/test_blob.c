@@ -1,6 +1,7 @@
 /* test_blob.c - the runtime blob format: write/read round trip, INT4 quantizer pinned to exact
  * integer arithmetic, and every header field / truncation of a valid blob rejected cleanly. */
 #include "blob.h"
+#include "ggml_types.h"
 #include "sn_test.h"
 #include <math.h>
 #include <stdio.h>
@@ -27,10 +28,10 @@ static void write_sample(void) {
     uint64_t ne_a[1] = {10}, ne_b[2] = {8, 3}, ne_c[2] = {128, 5};
     CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "a", SN_BLOB_FP32, SN_BLOB_ROWMAJOR, 1, ne_a, &err), 0);
     CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "b", SN_BLOB_FP16, SN_BLOB_ROWMAJOR, 2, ne_b, &err), 1);
-    CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "c", SN_BLOB_INT4G64, SN_BLOB_INT4_ROWS, 2, ne_c, &err), 2);
+    CU_ASSERT_EQUAL(sn_blob_writer_add_tensor(w, "c", SN_BLOB_INT4G32, SN_BLOB_INT4_ROWS, 2, ne_c, &err), 2);
     CU_ASSERT(sn_blob_writer_add_tensor(w, "c", SN_BLOB_FP32, SN_BLOB_ROWMAJOR, 1, ne_a, &err) < 0);
     uint64_t bad[2] = {100, 2}; /* 100 % 64 != 0 */
-    CU_ASSERT(sn_blob_writer_add_tensor(w, "d", SN_BLOB_INT4G64, SN_BLOB_INT4_ROWS, 2, bad, &err) < 0);
+    CU_ASSERT(sn_blob_writer_add_tensor(w, "d", SN_BLOB_INT4G32, SN_BLOB_INT4_ROWS, 2, bad, &err) < 0);
     CU_ASSERT_EQUAL_FATAL(sn_blob_writer_begin(w, g_path, &err), 0);
     float a[10];
     for (int i = 0; i < 10; i++) a[i] = (float)i * 0.5f;
@@ -40,7 +41,7 @@ static void write_sample(void) {
     for (int i = 0; i < 24; i++) b[i] = (uint16_t)(0x3c00 + i);
     CU_ASSERT_EQUAL(sn_blob_writer_write(w, b, sizeof b, &err), 0);
     CU_ASSERT_EQUAL(sn_blob_writer_end_tensor(w, &err), 0);
-    uint64_t nb = sn_blob_tensor_nbytes(SN_BLOB_INT4G64, SN_BLOB_INT4_ROWS, 2, ne_c);
+    uint64_t nb = sn_blob_tensor_nbytes(SN_BLOB_INT4G32, SN_BLOB_INT4_ROWS, 2, ne_c);
     uint8_t *c = calloc(1, nb);
     unsigned s = 7;
     float row[128];
@@ -86,10 +87,29 @@ static void test_roundtrip(void) {
     sn_blob_close(b);
 }
 
-/* Squared error of quantizing one group of 64 with a fixed rule: scale d, codes clamp(round(x/d)). */
-static double group_err_with(const float *x, float d) {
+/* Squared error of one group of 32 as llama.cpp's Q4_0 stores it (quantize_row_q4_0_ref): d = the
+ * signed max / -8, codes (int)(x / d + 8.5) clamped to 15, d kept as fp16. */
+static double group_err_q4_0(const float *x) {
+    float amax = 0, mx = 0;
+    for (int j = 0; j < 32; j++) if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); mx = x[j]; }
+    const float d = mx / -8.0f, id = d ? 1.0f / d : 0.0f, d16 = sn_fp16_to_fp32(sn_fp32_to_fp16(d));
     double e = 0;
-    for (int j = 0; j < 64; j++) {
+    for (int j = 0; j < 32; j++) {
+        int c = (int)(x[j] * id + 8.5f);
+        c = c > 15 ? 15 : c;
+        const double r = (double)x[j] - (double)(c - 8) * d16;
+        e += r * r;
+    }
+    return e;
+}
+
+/* Squared error of one group of 32 with the version-2 rule's simplest ancestor: scale amax/7. */
+static double group_err_amax7(const float *x) {
+    float amax = 0;
+    for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[j]));
+    const float d = sn_fp16_to_fp32(sn_fp32_to_fp16(amax / 7.0f));
+    double e = 0;
+    for (int j = 0; j < 32; j++) {
         int c = d != 0.0f ? (int)lrintf(x[j] / d) : 0;
         c = c < -8 ? -8 : c > 7 ? 7 : c;
         e += ((double)x[j] - (double)c * d) * ((double)x[j] - (double)c * d);
@@ -98,53 +118,69 @@ static double group_err_with(const float *x, float d) {
 }
 
 static void test_int4_exact(void) {
-    /* A group that is exactly representable (k/2 for k in -8..7, -8 present): reconstructed exactly,
-     * nibbles laid out as docs/BLOB.md says (byte j: element j low, element j+32 high, stored q+8). */
+    /* Two groups that are exactly representable (k/2 for k in -8..7, -8 present in each): rebuilt
+     * exactly, laid out as docs/BLOB.md says: 32 code bytes (byte j: element j = group 0 in the low
+     * nibble, element j + 32 = group 1 in the high nibble, stored q + 8), then two fp16 scales. */
     float x[64];
     for (int j = 0; j < 64; j++) x[j] = 0.5f * (float)((j * 7) % 16 - 8);
+    CU_ASSERT_EQUAL(sn_blob_int4_row_bytes(64), 36);
     uint8_t q[36];
-    float sc[1], y[64];
+    uint16_t sc[2];
+    float y[64];
     sn_blob_quantize_int4_row(x, 64, q);
     memcpy(sc, q + 32, 4);
     sn_blob_dequantize_int4_row(q, 64, y);
     for (int j = 0; j < 64; j++) CU_ASSERT_DOUBLE_EQUAL(y[j], x[j], 1e-6);
-    const float d = sc[0];
-    CU_ASSERT(fabsf(fabsf(d) - 0.5f) < 1e-6f);
+    const float d0 = sn_fp16_to_fp32(sc[0]), d1 = sn_fp16_to_fp32(sc[1]);
+    CU_ASSERT(fabsf(fabsf(d0) - 0.5f) < 1e-6f && fabsf(fabsf(d1) - 0.5f) < 1e-6f);
     for (int j = 0; j < 32; j++) {
-        CU_ASSERT_EQUAL((int)(q[j] & 15) - 8, (int)lrintf(x[j] / d));
-        CU_ASSERT_EQUAL((int)(q[j] >> 4) - 8, (int)lrintf(x[j + 32] / d));
+        CU_ASSERT_EQUAL((int)(q[j] & 15) - 8, (int)lrintf(x[j] / d0));
+        CU_ASSERT_EQUAL((int)(q[j] >> 4) - 8, (int)lrintf(x[j + 32] / d1));
     }
-    /* all-zero group: scale 0, codes 8 */
+    /* different magnitudes in the two groups of a chunk get their own scales */
+    for (int j = 32; j < 64; j++) x[j] *= 64.0f;
+    sn_blob_quantize_int4_row(x, 64, q);
+    sn_blob_dequantize_int4_row(q, 64, y);
+    for (int j = 0; j < 64; j++) CU_ASSERT_DOUBLE_EQUAL(y[j], x[j], 1e-6);
+    /* all-zero groups: scale 0, codes 8 */
     float z[64] = {0};
     sn_blob_quantize_int4_row(z, 64, q);
     memcpy(sc, q + 32, 4);
-    CU_ASSERT_EQUAL(sc[0], 0.0f);
+    CU_ASSERT_EQUAL(sc[0], 0);
+    CU_ASSERT_EQUAL(sc[1], 0);
     CU_ASSERT_EQUAL(q[17], 0x88);
-    /* the scale search is never worse than amax/7 (version 1) nor Q4_0's signed-max rule, per group */
+    /* huge values: the scale saturates at fp16's largest finite value instead of becoming inf */
+    for (int j = 0; j < 64; j++) z[j] = j == 3 ? 1e9f : 1.0f;
+    sn_blob_quantize_int4_row(z, 64, q);
+    sn_blob_dequantize_int4_row(q, 64, y);
+    for (int j = 0; j < 64; j++) CU_ASSERT(isfinite(y[j]));
+    /* the scale search is never worse than Q4_0's encoding of the same group, and clearly better in
+     * total (uniform and Gaussian-like weights) */
     unsigned s = 3;
     float r[256];
     uint8_t q4[144];
-    float sc4[4];
-    double e_new = 0, e_old = 0, e_q40 = 0;
-    for (int trial = 0; trial < 50; trial++) {
-        for (int i = 0; i < 256; i++) r[i] = frand(&s);
+    double e_new = 0, e_q40 = 0, e_a7 = 0;
+    for (int trial = 0; trial < 100; trial++) {
+        for (int i = 0; i < 256; i++) {
+            r[i] = frand(&s);
+            if (trial & 1) r[i] = r[i] + frand(&s) + frand(&s) + frand(&s); /* bell-shaped */
+        }
+        CU_ASSERT_EQUAL(sn_blob_int4_row_bytes(256), 144);
         sn_blob_quantize_int4_row(r, 256, q4);
-        memcpy(sc4, q4 + 128, sizeof sc4);
         float y4[256];
         sn_blob_dequantize_int4_row(q4, 256, y4);
-        for (int g = 0; g < 4; g++) {
-            const float *v = r + 64 * g;
-            float amax = 0, mx = 0;
-            for (int j = 0; j < 64; j++) if (fabsf(v[j]) > amax) { amax = fabsf(v[j]); mx = v[j]; }
+        for (int g = 0; g < 8; g++) {
+            const float *v = r + 32 * g;
             double en = 0;
-            for (int j = 0; j < 64; j++) en += ((double)v[j] - y4[64 * g + j]) * ((double)v[j] - y4[64 * g + j]);
-            const double eo = group_err_with(v, amax / 7.0f), eq = group_err_with(v, mx / -8.0f);
-            CU_ASSERT(en <= eo * (1 + 1e-6) + 1e-12);
-            CU_ASSERT(en <= eq * (1 + 1e-6) + 1e-12);
-            e_new += en; e_old += eo; e_q40 += eq;
+            for (int j = 0; j < 32; j++) en += ((double)v[j] - y4[32 * g + j]) * ((double)v[j] - y4[32 * g + j]);
+            const double eq = group_err_q4_0(v);
+            CU_ASSERT(en <= eq * (1 + 1e-9) + 1e-12);
+            e_new += en; e_q40 += eq; e_a7 += group_err_amax7(v);
         }
     }
-    CU_ASSERT(e_new < 0.9 * e_old); /* clearly better than version 1 in total */
+    printf("(squared error vs Q4_0 %.3f, vs amax/7 %.3f) ", e_new / e_q40, e_new / e_a7);
+    CU_ASSERT(e_new < 0.95 * e_q40);
+    CU_ASSERT(e_new < 0.9 * e_a7);
 }
 
 static void test_damaged_header_fields(void) {
@@ -165,12 +201,16 @@ static void test_damaged_header_fields(void) {
         CU_ASSERT(err.msg[0] != 0);
         if (st == 0) { printf("header byte %d damage accepted\n", i); sn_blob_close(b); }
     }
-    /* an older (version 1) or newer blob: the message says to regenerate */
-    for (int v = 1; v <= 3; v += 2) {
+    /* an older (version 1 or 2) or newer blob: the message names the field and says to regenerate */
+    for (int v = 1; v <= 4; v++) {
+        if (v == (int)SN_BLOB_VERSION) continue;
         memcpy(m, g_buf, g_len);
         m[4] = (uint8_t)v;
         CU_ASSERT(sn_blob_open_mem(m, g_len, 0, &b, &err) != 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "regenerate"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "version"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "offset 4"));
+        if (v == 2) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "groups of 64"));
     }
     /* a header field the CRC covers, set and the CRC recomputed: each field's own check must say so */
     {
