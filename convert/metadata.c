@@ -7,6 +7,7 @@
  * rules as gguf-py's get_model_id_components, so general.name and friends match the reference.
  * general.sampling.* come from generation_config.json. */
 #include "convert.h"
+#include "mapfile.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- small string helpers ---- */
 
@@ -428,26 +428,14 @@ static void apply_id(meta_t *m, const char *model_id, int64_t total) {
     if (c.size_label[0]) set_if_unset(&m->size_label, c.size_label);
 }
 
+/* DIR/NAME as a string, or NULL when it is missing, unreadable or over MAX bytes (optional files) */
 static char *slurp(const char *dir, const char *name, size_t max) {
     size_t a = strlen(dir), b = strlen(name);
-    char *path = malloc(a + b + 2);
+    char *path = malloc(a + b + 2), *buf = NULL;
     if (!path) return NULL;
     snprintf(path, a + b + 2, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
+    sn_read_file(path, max, &buf, NULL, NULL);
     free(path);
-    if (!f) return NULL;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || sb.st_size < 0 || (size_t)sb.st_size > max) {
-        fclose(f);
-        return NULL;
-    }
-    char *buf = malloc((size_t)sb.st_size + 1);
-    if (buf && fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[sb.st_size] = 0;
     return buf;
 }
 

@@ -4,15 +4,14 @@
  * the version llama.cpp's converter pins). A field the file sets always wins; a field neither sets
  * stays "absent" so the GGUF writer can omit the key exactly as the reference does. */
 #include "hf_config.h"
+#include "mapfile.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
@@ -319,27 +318,10 @@ fail:
 
 sn_status sn_hf_config_load(const char *path, sn_hf_config *cfg, sn_err *err) {
     memset(cfg, 0, sizeof(*cfg));
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || sb.st_size < 0 || sb.st_size > 64 * 1024 * 1024) {
-        fclose(fp);
-        return sn_err_set(err, SN_EFORMAT, "%s: unreadable or larger than 64 MB", path);
-    }
-    size_t n = (size_t)sb.st_size;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        fclose(fp);
-        return sn_err_set(err, SN_ENOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(buf, 1, n, fp);
-    fclose(fp);
-    if (got != n) {
-        free(buf);
-        return sn_err_set(err, SN_EIO, "%s: read failed", path);
-    }
-    buf[n] = 0;
-    sn_status st = sn_hf_config_parse(buf, path, cfg, err);
+    char *buf;
+    sn_status st = sn_read_file(path, 64 << 20, &buf, NULL, err);
+    if (st != SN_OK) return st;
+    st = sn_hf_config_parse(buf, path, cfg, err);
     free(buf);
     return st;
 }

@@ -6,6 +6,7 @@
  * value (an empty dict, a tensor descriptor, a bytes object). Every read is bounds-checked against
  * the buffer, every count against a limit. */
 #include "pickle.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,13 +148,9 @@ static sn_status new_value(sn_pk *p, sn_pk_kind k, sn_pk_value **out, sn_err *er
     memset(v, 0, sizeof(*v));
     v->kind = k;
     if (k == SN_PK_TUPLE || k == SN_PK_LIST || k == SN_PK_DICT || k == SN_PK_SET) {
-        if (p->n_cont == p->cap_cont) {
-            uint64_t nc = p->cap_cont ? p->cap_cont * 2 : 256;
-            sn_pk_value **nn = realloc(p->containers, nc * sizeof(*nn));
-            if (!nn) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
-            p->containers = nn;
-            p->cap_cont = nc;
-        }
+        sn_pk_value **nn = sn_grow(p->containers, p->n_cont, &p->cap_cont, sizeof *nn, 256);
+        if (!nn) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
+        p->containers = nn;
         p->containers[p->n_cont++] = v;
     }
     *out = v;
@@ -161,13 +158,9 @@ static sn_status new_value(sn_pk *p, sn_pk_kind k, sn_pk_value **out, sn_err *er
 }
 
 static sn_status seq_push(sn_pk *p, sn_pk_value *c, sn_pk_value *item, sn_err *err) {
-    if (c->u.seq.n == c->u.seq.cap) {
-        uint64_t nc = c->u.seq.cap ? c->u.seq.cap * 2 : 4;
-        sn_pk_value **ni = realloc(c->u.seq.items, nc * sizeof(*ni));
-        if (!ni) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
-        c->u.seq.items = ni;
-        c->u.seq.cap = nc;
-    }
+    sn_pk_value **ni = sn_grow(c->u.seq.items, c->u.seq.n, &c->u.seq.cap, sizeof *ni, 4);
+    if (!ni) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
+    c->u.seq.items = ni;
     c->u.seq.items[c->u.seq.n++] = item;
     if (item->depth + 1 > c->depth) {
         c->depth = item->depth + 1;
@@ -200,13 +193,9 @@ static sn_status push(sn_pk *p, sn_pk_value *v, sn_err *err) {
     if (p->sp >= p->lim.max_stack)
         return sn_err_set(err, SN_EFORMAT, AT_FMT "stack deeper than %llu values (limit)", AT(p),
                           (unsigned long long)p->lim.max_stack);
-    if (p->sp == p->stack_cap) {
-        uint64_t nc = p->stack_cap ? p->stack_cap * 2 : 256;
-        sn_pk_value **ns = realloc(p->stack, nc * sizeof(*ns));
-        if (!ns) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
-        p->stack = ns;
-        p->stack_cap = nc;
-    }
+    sn_pk_value **ns = sn_grow(p->stack, p->sp, &p->stack_cap, sizeof *ns, 256);
+    if (!ns) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
+    p->stack = ns;
     p->stack[p->sp++] = v;
     return SN_OK;
 }
@@ -505,13 +494,9 @@ static sn_status run(sn_pk *p, sn_err *err) {
             if (p->n_marks >= p->lim.max_marks)
                 return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu nested MARKs (limit)", AT(p),
                                   (unsigned long long)p->lim.max_marks);
-            if (p->n_marks == p->marks_cap) {
-                uint64_t nc = p->marks_cap ? p->marks_cap * 2 : 64;
-                uint64_t *nm = realloc(p->marks, nc * sizeof(*nm));
-                if (!nm) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
-                p->marks = nm;
-                p->marks_cap = nc;
-            }
+            uint64_t *nm = sn_grow(p->marks, p->n_marks, &p->marks_cap, sizeof *nm, 64);
+            if (!nm) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
+            p->marks = nm;
             p->marks[p->n_marks++] = p->sp;
             break;
         case '0': /* POP */

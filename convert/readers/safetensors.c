@@ -302,16 +302,12 @@ sn_status sn_st_file_open(const char *path, sn_st_file **out, sn_err *err) {
 size_t sn_st_file_n_tensors(const sn_st_file *f) { return f->n; }
 const sn_st_tensor *sn_st_file_tensor(const sn_st_file *f, size_t i) { return i < f->n ? &f->tensors[i] : NULL; }
 
+static int cmp_name_tensor(const void *name, const void *t) { return strcmp(name, ((const sn_st_tensor *)t)->name); }
+
 int64_t sn_st_file_find(const sn_st_file *f, const char *name) {
-    size_t lo = 0, hi = f->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(f->tensors[mid].name, name);
-        if (c == 0) return (int64_t)mid;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return -1;
+    if (!f->n) return -1;
+    const sn_st_tensor *t = bsearch(name, f->tensors, f->n, sizeof *f->tensors, cmp_name_tensor);
+    return t ? t - f->tensors : -1;
 }
 
 /* Bytes from t->data to the end of its furthest element (== nbytes when contiguous). */
@@ -374,32 +370,6 @@ void sn_st_release(const sn_st_tensor *t, uint64_t off, uint64_t len) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-
-static sn_status read_text(const char *path, char **out, sn_err *err) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || sb.st_size < 0 || (uint64_t)sb.st_size > SN_ST_MAX_HEADER) {
-        fclose(fp);
-        return sn_err_set(err, SN_EFORMAT, "%s: unreadable or larger than 100 MB", path);
-    }
-    size_t n = (size_t)sb.st_size;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        fclose(fp);
-        return sn_err_set(err, SN_ENOMEM, "%s: out of memory", path);
-    }
-    if (fread(buf, 1, n, fp) != n) {
-        free(buf);
-        fclose(fp);
-        return sn_err_set(err, SN_EIO, "%s: read failed", path);
-    }
-    fclose(fp);
-    buf[n] = 0;
-    *out = buf;
-    return SN_OK;
-}
-
 void sn_st_model_close(sn_st_model *m) {
     if (!m) return;
     for (size_t i = 0; i < m->n_files; i++) {
@@ -428,7 +398,7 @@ static int cmp_tensor_ptr_name(const void *a, const void *b) {
 static sn_status index_shards(const char *dir, const char *ipath, cJSON **root_out, char ***names_out,
                               size_t *n_out, sn_err *err) {
     char *txt = NULL;
-    sn_status st = read_text(ipath, &txt, err);
+    sn_status st = sn_read_file(ipath, SN_ST_MAX_HEADER, &txt, NULL, err);
     if (st != SN_OK) return st;
     cJSON *root = cJSON_Parse(txt);
     free(txt);

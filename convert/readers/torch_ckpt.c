@@ -8,6 +8,7 @@
 #include "pickle.h"
 #include "torch_zip.h"
 
+#include "grow.h"
 #include "mapfile.h"
 
 #include <errno.h>
@@ -42,7 +43,8 @@ struct sn_tc_file {
     sn_st_tensor *t;
     size_t n;
     storage_t *storages;
-    size_t n_storages, cap_storages;
+    size_t n_storages;
+    uint64_t cap_storages;
     map_t *maps;     /* inflated storages */
     size_t n_maps;
     char state_key[256];
@@ -86,6 +88,14 @@ static sn_status refuse_legacy(const sn_tc_file *f, const char *kind, sn_err *er
                       f->path, kind, f->path);
 }
 
+/* one more slot in f->maps, for an inflated storage; 0 when out of memory */
+static int room_for_map(sn_tc_file *f) {
+    map_t *nm = realloc(f->maps, (f->n_maps + 1) * sizeof(*nm));
+    if (!nm) return 0;
+    f->maps = nm;
+    return 1;
+}
+
 /* The storage entry for key, inflated to a mapped temp file if deflated. */
 static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **out, sn_err *err) {
     for (size_t i = 0; i < f->n_storages; i++)
@@ -100,35 +110,24 @@ static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **o
         return sn_err_set(err, SN_EFORMAT, "%s: the pickle references storage '%s' but the archive has no entry %s", f->path,
                           key, name);
     const sn_zip_entry *e = sn_zip_entry_at(f->zip, (size_t)k);
-    if (f->n_storages == f->cap_storages) {
-        size_t nc = f->cap_storages ? f->cap_storages * 2 : 64;
-        storage_t *ns = realloc(f->storages, nc * sizeof(*ns));
-        if (!ns) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        f->storages = ns;
-        f->cap_storages = nc;
-    }
+    storage_t *ns = sn_grow(f->storages, f->n_storages, &f->cap_storages, sizeof *ns, 64);
+    if (!ns) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    f->storages = ns;
     storage_t s = {e->name, NULL, e->size, e->data_offset, f->mapped};
     if (e->method == SN_ZIP_STORED) {
         s.data = f->base + e->data_offset;
     } else if (!f->mapped) { /* in-memory archives (tests, fuzzing): inflate to the heap, bounded */
         const uint8_t *d;
         uint8_t *own = NULL;
-        map_t *nm = realloc(f->maps, (f->n_maps + 1) * sizeof(*nm));
-        if (!nm) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        f->maps = nm;
+        if (!room_for_map(f)) return sn_err_set(err, SN_ENOMEM, "out of memory");
         sn_status st = sn_zip_read(f->zip, (size_t)k, 64u << 20, &d, &own, err);
         if (st != SN_OK) return st;
-        f->maps[f->n_maps].p = own;
-        f->maps[f->n_maps].n = e->size;
-        f->maps[f->n_maps].heap = 1;
-        f->n_maps++;
+        f->maps[f->n_maps++] = (map_t){own, e->size, 1};
         s.data = d;
         s.file_offset = 0;
     } else if (e->size) {
         /* inflate once into an unlinked temp file and map it: bounded memory, pages reclaimable */
-        map_t *nm = realloc(f->maps, (f->n_maps + 1) * sizeof(*nm));
-        if (!nm) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        f->maps = nm;
+        if (!room_for_map(f)) return sn_err_set(err, SN_ENOMEM, "out of memory");
         const char *td = getenv("TMPDIR");
         char tmpl[4096];
         snprintf(tmpl, sizeof tmpl, "%s/sunny-inflate-XXXXXX", td && *td ? td : "/tmp");
@@ -144,10 +143,7 @@ static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **o
         }
         close(fd);
         if (st != SN_OK) return st;
-        f->maps[f->n_maps].p = p;
-        f->maps[f->n_maps].n = e->size;
-        f->maps[f->n_maps].heap = 0;
-        f->n_maps++;
+        f->maps[f->n_maps++] = (map_t){p, e->size, 0};
         s.data = p;
         s.file_offset = 0;
         s.mmapped = 1;

@@ -209,16 +209,17 @@ sn_status sn_zip_open_mem(const uint8_t *buf, uint64_t size, const char *what, s
 size_t sn_zip_n_entries(const sn_zip *z) { return z->n; }
 const sn_zip_entry *sn_zip_entry_at(const sn_zip *z, size_t i) { return i < z->n ? &z->e[i] : NULL; }
 
+typedef struct { const sn_zip *z; const char *name; } find_key;
+static int cmp_key_entry(const void *key, const void *ix) {
+    const find_key *k = key;
+    return strcmp(k->name, k->z->e[*(const size_t *)ix].name);
+}
+
 int64_t sn_zip_find(const sn_zip *z, const char *name) {
-    size_t lo = 0, hi = z->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(z->e[z->order[mid]].name, name);
-        if (c == 0) return (int64_t)z->order[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return -1;
+    if (!z->n) return -1;
+    const find_key k = {z, name};
+    const size_t *ix = bsearch(&k, z->order, z->n, sizeof *z->order, cmp_key_entry);
+    return ix ? (int64_t)*ix : -1;
 }
 
 /* Inflates entry en, handing each produced piece to sink; checks the size and CRC-32. */

@@ -121,23 +121,6 @@ static void plan_free(plan *p) {
     free(p->tmpl_default);
 }
 
-sn_status sn_vocab_read_text(const char *path, char **out, uint64_t *out_len, sn_err *err) {
-    sn_mapped_file b;
-    sn_status st = sn_map_file(path, &b, err);
-    if (st) return st;
-    size_t len = (size_t)b.size;
-    char *s = malloc(len + 1);
-    if (!s) {
-        sn_unmap_file(&b);
-        return sn_err_set(err, SN_ENOMEM, "out of memory");
-    }
-    memcpy(s, (const char *)b.data, len);
-    s[len] = 0;
-    sn_unmap_file(&b);
-    *out = s;
-    *out_len = len;
-    return SN_OK;
-}
 
 /* ------------------------------------------------------------------------------------------------
  * writing */

@@ -48,7 +48,7 @@ static sn_status merges_from_txt(plan *p, inputs *in, sn_err *err) {
     }
     char *text = NULL;
     uint64_t len = 0;
-    sn_status st = sn_vocab_read_text(path, &text, &len, err);
+    sn_status st = sn_read_file(path, UINT64_MAX, &text, &len, err);
     if (st) {
         free(path);
         return st;

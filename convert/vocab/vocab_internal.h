@@ -9,6 +9,7 @@
 #ifndef SN_VOCAB_INTERNAL_H
 #define SN_VOCAB_INTERNAL_H
 #include "vocab.h"
+#include "mapfile.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -130,8 +131,6 @@ typedef struct { uint8_t *base; size_t used, cap; } json_arena;
  * With ARENA, the tree lives in ARENA (released by vocab.c, never cJSON_Delete); ARENA stays empty
  * when the arena parse was not possible and the tree came from malloc. */
 sn_status sn_vocab_json_load(const char *dir, const char *name, cJSON **out, json_arena *arena, sn_err *err);
-/* The whole file as a NUL-terminated heap string (*out_len bytes before the NUL). */
-sn_status sn_vocab_read_text(const char *path, char **out, uint64_t *out_len, sn_err *err);
 
 /* ---- the token table (vocab_table.c) ---- */
 void sn_vocab_table_free(tok_table *t);

@@ -13,6 +13,7 @@
  * "RWKV world"). */
 #include "vocab.h"
 #include "path.h"
+#include "mapfile.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -114,30 +115,6 @@ static size_t py_repr(const unsigned char *b, size_t n, char *out) {
     return o;
 }
 
-static char *read_file(const char *path, size_t *len, sn_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { sn_err_set(err, SN_EIO, "%s: cannot open", path); return NULL; }
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = cap ? cap * 2 : 1 << 20;
-            char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(f); sn_err_set(err, SN_ENOMEM, "out of memory"); return NULL; }
-            buf = nb;
-        }
-        const size_t r = fread(buf + n, 1, 65536, f);
-        n += r;
-        if (r < 65536) break;
-    }
-    const int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(buf); sn_err_set(err, SN_EIO, "%s: read error", path); return NULL; }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
 static int int_key(const cJSON *o, const char *k, int64_t *v) {
@@ -155,12 +132,12 @@ sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJS
     uint64_t *lens = NULL;
     int32_t *types = NULL;
     cJSON *tcfg = NULL;
-    size_t len = 0;
+    uint64_t len = 0;
     sn_status st = SN_OK;
     const int64_t V = vocab_size > 0 ? vocab_size : 65536;
     if (!path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (V > (int64_t)1 << 24) { st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %lld is too large", (long long)V); goto out; }
-    if (!(text = read_file(path, &len, err))) { st = err->code; goto out; }
+    if ((st = sn_read_file(path, UINT64_MAX, &text, &len, err))) goto out;
     tok = calloc((size_t)V, sizeof *tok);
     lens = calloc((size_t)V, sizeof *lens);
     types = calloc((size_t)V, sizeof *types);
@@ -213,9 +190,8 @@ sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJS
     }
     {
         char *tp = sn_path_join(dir, "tokenizer_config.json");
-        size_t tlen;
-        sn_err e2 = {0};
-        char *tt = tp ? read_file(tp, &tlen, &e2) : NULL;
+        char *tt = NULL;
+        if (tp) sn_read_file(tp, UINT64_MAX, &tt, NULL, NULL); /* optional */
         free(tp);
         if (tt) {
             tcfg = cJSON_Parse(tt);

@@ -253,7 +253,7 @@ static sn_status sv_chat_template(plan *p, inputs *in, sn_err *err) {
         goto done;
     }
     if (sn_vocab_file_exists(jinja)) {
-        if ((st = sn_vocab_read_text(jinja, &text, &len, err))) goto done;
+        if ((st = sn_read_file(jinja, UINT64_MAX, &text, &len, err))) goto done;
         DIR *d = opendir(adir);
         char *names[MAX_TEMPLATES];
         int n = 0;
@@ -284,7 +284,7 @@ static sn_status sv_chat_template(plan *p, inputs *in, sn_err *err) {
                 st = sn_err_set(err, SN_ENOMEM, "out of memory");
                 break;
             }
-            st = sn_vocab_read_text(fp, &t2, &l2, err);
+            st = sn_read_file(fp, UINT64_MAX, &t2, &l2, err);
             free(fp);
             if (!st) {
                 names[i][strlen(names[i]) - 6] = 0; /* stem */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -41,6 +42,29 @@ sn_status sn_map_file(const char *path, sn_mapped_file *m, sn_err *err) {
         m->size = (uint64_t)sb.st_size;
     }
     close(fd);
+    return SN_OK;
+}
+
+sn_status sn_read_file(const char *path, uint64_t max, char **out, uint64_t *len, sn_err *err) {
+    *out = NULL;
+    sn_mapped_file m;
+    sn_status st = sn_map_file(path, &m, err);
+    if (st != SN_OK) return st;
+    if (m.size > max) {
+        sn_unmap_file(&m);
+        return sn_err_set(err, SN_EFORMAT, "%s: unreadable or larger than %llu MB", path,
+                          (unsigned long long)(max >> 20));
+    }
+    char *s = malloc((size_t)m.size + 1);
+    if (!s) {
+        sn_unmap_file(&m);
+        return sn_err_set(err, SN_ENOMEM, "%s: out of memory", path);
+    }
+    memcpy(s, m.data, (size_t)m.size);
+    s[m.size] = 0;
+    if (len) *len = m.size;
+    sn_unmap_file(&m);
+    *out = s;
     return SN_OK;
 }
 

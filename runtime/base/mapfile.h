@@ -23,4 +23,9 @@ sn_status sn_map_file(const char *path, sn_mapped_file *m, sn_err *err);
 /* Releases the mapping (safe on a zeroed or already closed record). */
 void sn_unmap_file(sn_mapped_file *m);
 
+/* The one whole-file reader, for small text inputs (JSON configs, vocabularies, templates): a
+ * NUL-terminated heap copy of PATH in *out (free() it), its length in *len (may be NULL). Errors:
+ * sn_map_file's; SN_EFORMAT "PATH: unreadable or larger than N MB" over MAX bytes; SN_ENOMEM. */
+sn_status sn_read_file(const char *path, uint64_t max, char **out, uint64_t *len, sn_err *err);
+
 #endif

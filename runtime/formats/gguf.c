@@ -162,21 +162,16 @@ static sn_status need(cursor *c, uint64_t n) {
     return SN_OK;
 }
 
-static sn_status rd_u32(cursor *c, uint32_t *v) {
-    sn_status st = need(c, 4);
+/* the next n bytes, as they are in the file (little-endian, as this host) */
+static sn_status rd_raw(cursor *c, void *v, uint64_t n) {
+    sn_status st = need(c, n);
     if (st) return st;
-    memcpy(v, c->b + c->pos, 4);
-    c->pos += 4;
+    memcpy(v, c->b + c->pos, n);
+    c->pos += n;
     return SN_OK;
 }
-
-static sn_status rd_u64(cursor *c, uint64_t *v) {
-    sn_status st = need(c, 8);
-    if (st) return st;
-    memcpy(v, c->b + c->pos, 8);
-    c->pos += 8;
-    return SN_OK;
-}
+static sn_status rd_u32(cursor *c, uint32_t *v) { return rd_raw(c, v, 4); }
+static sn_status rd_u64(cursor *c, uint64_t *v) { return rd_raw(c, v, 8); }
 
 /* A string: u64 length + bytes. *s points into the buffer. */
 static sn_status rd_str(cursor *c, const uint8_t **s, uint64_t *len) {
