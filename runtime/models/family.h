@@ -30,14 +30,19 @@ typedef struct sn_blob sn_blob;
  *     The state can be saved and restored (sn_model_state_get / _set). */
 enum { SN_STATE_KV = 1, SN_STATE_RECURRENT = 2 };
 
+/* llama.cpp's default micro-batch (n_ubatch): a family's forward pass sees at most this many tokens. */
+enum { SN_UBATCH = 512 };
+
 typedef struct sn_family {
     const char *name;
     int state_kind; /* SN_STATE_* */
     /* Reads and validates the family's hyperparameters (m->opts says which variant of the table row
      * it is), maps its tensors, allocates its cache or declares its recurrent state. */
     sn_status (*load)(sn_model *m, sn_err *err);
-    /* Append n tokens at positions n_past.. and write the last token's logits (n_vocab floats). */
-    sn_status (*eval)(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err);
+    /* The forward pass over one micro-batch: T <= SN_UBATCH tokens at positions n_past.., the last
+     * token's logits (n_vocab floats) when logits is not NULL. sn_model_eval splits longer inputs
+     * (as llama.cpp's n_ubatch does) and advances n_past after each. */
+    sn_status (*forward)(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err);
     void (*reset)(sn_model *m); /* may be NULL; a recurrent state is zeroed by model.c */
     void (*free)(sn_model *m);
     uint64_t (*state_bytes)(const sn_model *m); /* KV cache size; NULL: the declared recurrent state */

@@ -105,20 +105,23 @@ static int get_float(const sn_gguf *g, const char *key, float *out) {
     }
 }
 
+/* What get_int / get_float's result R (not 0) means for KEY: absent (an error only if REQUIRED),
+ * per-layer (-2), or not of the KIND asked for. */
+static sn_status key_problem(const sn_model *m, const char *key, int r, int required, const char *kind, sn_err *err) {
+    if (r == 1) return required ? sn_err_set(err, SN_EFORMAT, "%s: missing metadata key %s", m->path, key) : SN_OK;
+    if (r == -2)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: %s varies per layer, which is not supported",
+                          m->path, key);
+    return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not %s", m->path, key, kind);
+}
+
 sn_status sn_model_key_int(const sn_model *m, const char *suffix, int required, int64_t lo, int64_t hi,
                            int64_t *out, sn_err *err) {
     char key[128];
     snprintf(key, sizeof(key), "%s.%s", m->hp.arch, suffix);
     int64_t v = 0;
     const int r = get_int(m->g, key, &v);
-    if (r == 1) {
-        if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing metadata key %s", m->path, key);
-        return SN_OK;
-    }
-    if (r == -2)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: %s varies per layer, which is not supported",
-                          m->path, key);
-    if (r < 0) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not an integer", m->path, key);
+    if (r) return key_problem(m, key, r, required, "an integer", err);
     if (v < lo || v > hi)
         return sn_err_set(err, SN_EFORMAT, "%s: %s = %lld is out of range [%lld, %lld]", m->path, key,
                           (long long)v, (long long)lo, (long long)hi);
@@ -131,11 +134,7 @@ sn_status sn_model_key_float(const sn_model *m, const char *suffix, int required
     snprintf(key, sizeof(key), "%s.%s", m->hp.arch, suffix);
     float v = 0.0f;
     const int r = get_float(m->g, key, &v);
-    if (r == 1) {
-        if (required) return sn_err_set(err, SN_EFORMAT, "%s: missing metadata key %s", m->path, key);
-        return SN_OK;
-    }
-    if (r < 0) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not a float", m->path, key);
+    if (r) return key_problem(m, key, r, required, "a float", err);
     if (!isfinite(v)) return sn_err_set(err, SN_EFORMAT, "%s: metadata key %s is not finite", m->path, key);
     *out = v;
     return SN_OK;
@@ -508,7 +507,13 @@ sn_status sn_model_eval(sn_model *m, const int32_t *tokens, int64_t n, float *lo
         if (tokens[i] < 0 || tokens[i] >= m->hp.n_vocab)
             return sn_err_set(err, SN_EINVAL, "token id %d at index %lld is outside the vocabulary [0, %lld)",
                               tokens[i], (long long)i, (long long)m->hp.n_vocab);
-    return m->fam->eval(m, tokens, n, logits, err);
+    for (int64_t i = 0; i < n; i += SN_UBATCH) {
+        const int64_t T = n - i < SN_UBATCH ? n - i : SN_UBATCH;
+        sn_status st = m->fam->forward(m, tokens + i, T, i + T == n ? logits : NULL, err);
+        if (st) return st;
+        m->n_past += T;
+    }
+    return SN_OK;
 }
 
 void sn_model_reset(sn_model *m) {

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { UBATCH = 512, FA_TILE = 64 };
+enum { FA_TILE = 64 };
 enum { ROPE_SCALING_NONE = 0, ROPE_SCALING_LINEAR = 1, ROPE_SCALING_YARN = 2 };
 
 /* Hyperparameters as llama.cpp derives them from the GGUF (defaults included). */
@@ -60,9 +60,7 @@ typedef struct { /* per-thread attention scratch */
 typedef struct {
     llama_hparams hp;
     /* weights */
-    const void *tok_embd;
-    int tok_type;
-    uint64_t tok_row_bytes;
+    sn_matrix tok_embd;
     const float *output_norm, *rope_freqs;
     sn_matrix output;
     layer_weights *layers;
@@ -279,15 +277,11 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
                           (long long)hp->head_dim_k, (long long)hp->head_dim_v);
 
-    sn_matrix emb;
-    if ((st = sn_model_matrix(m, "token_embd.weight", hp->n_embd, hp->n_vocab, 1, &emb, err))) return st;
-    s->tok_embd = emb.data;
-    s->tok_type = emb.type;
-    s->tok_row_bytes = emb.row_bytes;
+    if ((st = sn_model_matrix(m, "token_embd.weight", hp->n_embd, hp->n_vocab, 1, &s->tok_embd, err))) return st;
 
     if ((st = keep_vector(m, s, "output_norm.weight", hp->n_embd, 1, &s->output_norm, err))) return st;
     if ((st = sn_model_matrix(m, "output.weight", hp->n_embd, hp->n_vocab, 0, &s->output, err))) return st;
-    if (!s->output.data) s->output = emb; /* tied embeddings */
+    if (!s->output.data) s->output = s->tok_embd; /* tied embeddings */
     if ((st = keep_vector(m, s, "rope_freqs.weight", hp->n_rot / 2, 0, &s->rope_freqs, err))) return st;
 
     s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
@@ -615,12 +609,9 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     sn_status st;
     if ((st = ensure_batch(m, s, T, err))) return st;
 
-    for (int64_t t = 0; t < T; t++) {
-        const void *row = (const char *)s->tok_embd + (uint64_t)tokens[t] * s->tok_row_bytes;
-        if (sn_dequantize_row(s->tok_type, row, s->x + t * E, E) != 0)
-            return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
-        if (hp->n_rot > 0) rope_cache(m, s, pos0 + t, s->rope + t * hp->n_rot);
-    }
+    if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
+    if (hp->n_rot > 0)
+        for (int64_t t = 0; t < T; t++) rope_cache(m, s, pos0 + t, s->rope + t * hp->n_rot);
 
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *L = &s->layers[il];
@@ -699,22 +690,10 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         if ((st = sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err))) return st;
         for (int64_t i = 0; i < R * E; i++) x[i] = s->xb[i] + x[i];
     }
-    m->n_past += T;
     if (!logits) return SN_OK;
     /* only the last token's logits */
     sn_ops_rmsnorm(s->xb, s->x + (T - 1) * E, s->output_norm, E, hp->rms_eps);
-    const sn_matrix *wout[1] = {&s->output};
-    float *yout[1] = {logits};
-    return sn_ops_project(&s->ops, s->xb, 1, 1, wout, yout, err);
-}
-
-static sn_status llama_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err) {
-    for (int64_t i = 0; i < n; i += UBATCH) {
-        const int64_t T = n - i < UBATCH ? n - i : UBATCH;
-        sn_status st = forward(m, tokens + i, T, i + T == n ? logits : NULL, err);
-        if (st) return st;
-    }
-    return SN_OK;
+    return sn_ops_project1(&s->ops, s->xb, 1, &s->output, logits, err);
 }
 
 static void llama_reset(sn_model *m) { (void)m; /* positions >= n_past are never read */ }
@@ -728,7 +707,7 @@ const sn_family sn_family_llama = {
     .name = "llama",
     .state_kind = SN_STATE_KV,
     .load = llama_load,
-    .eval = llama_eval,
+    .forward = forward,
     .reset = llama_reset,
     .free = llama_free,
     .state_bytes = llama_state_bytes,

@@ -38,7 +38,7 @@
 #include <immintrin.h>
 #endif
 
-enum { UBATCH = 512, MAXL = 16, VECS = 4 };
+enum { MAXL = 16, VECS = 4 };
 enum { PART_CONV = 0, PART_SSM = 1 };
 
 typedef struct {
@@ -53,9 +53,7 @@ typedef struct {
 
 typedef struct {
     mamba2_hparams hp;
-    const void *tok_embd;
-    int tok_type;
-    uint64_t tok_row_bytes;
+    sn_matrix tok_embd;
     const float *out_norm;
     sn_matrix output;
     mamba2_layer *layers;
@@ -147,15 +145,11 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
     const int64_t E = hp->n_embd;
-    sn_matrix emb;
-    if ((st = sn_model_matrix(m, "token_embd.weight", E, hp->n_vocab, 1, &emb, err))) return st;
-    s->tok_embd = emb.data;
-    s->tok_type = emb.type;
-    s->tok_row_bytes = emb.row_bytes;
+    if ((st = sn_model_matrix(m, "token_embd.weight", E, hp->n_vocab, 1, &s->tok_embd, err))) return st;
     const int64_t ne_norm[] = {E};
     if ((st = f32_tensor(m, s, "output_norm.weight", 1, ne_norm, &s->out_norm, err))) return st;
     if ((st = sn_model_matrix(m, "output.weight", E, hp->n_vocab, 0, &s->output, err))) return st;
-    if (!s->output.data) s->output = emb; /* tied head: llama.cpp duplicates token_embd */
+    if (!s->output.data) s->output = s->tok_embd; /* tied head: llama.cpp duplicates token_embd */
     if ((st = sn_model_repack(m, &s->output, err))) return st;
     s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
     if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -196,20 +190,6 @@ static sn_status ensure_batch(mamba2_state *s, int64_t T, sn_err *err) {
 
 static float softplusf_(float x) { return x > 20.0f ? x : logf(1.0f + expf(x)); }
 
-/* The horizontal sum of GGML_F32_VEC_REDUCE: 16 lanes in the order GCC's _mm512_reduce_add_ps
- * adds them; 8 lanes as the AVX2 macro does (halves added, then two hadds). */
-static float hsum(const float *x, int lanes) {
-    if (lanes == 16) {
-        float a[8], b[4];
-        for (int i = 0; i < 8; i++) a[i] = x[i + 8] + x[i];
-        for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
-        return (b[0] + b[2]) + (b[1] + b[3]);
-    }
-    float t[4];
-    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
-    return (t[0] + t[1]) + (t[2] + t[3]);
-}
-
 typedef struct {
     const mamba2_state *s;
     const mamba2_layer *L;
@@ -249,7 +229,7 @@ static void scan_head(const scan_job *j, int64_t h) {
                     acc[1][l] += acc[3][l];
                 }
                 for (int l = 0; l < lanes; l++) acc[0][l] += acc[1][l];
-                sum = hsum(acc[0], lanes);
+                sum = lanes == 16 ? sn_ops_hsum16(acc[0]) : sn_ops_hsum8(acc[0]);
             }
             for (int64_t k = np; k < N; k++) { /* states past the last 64 */
                 const float st = Si[k] * dA + B[k] * x_dt;
@@ -325,19 +305,13 @@ static void scan_worker(void *arg, int ith, int nth) {
 
 /* ---- one micro-batch ---- */
 
-static sn_status project1(mamba2_state *s, const float *x, int64_t T, const sn_matrix *w, float *y, sn_err *err) {
-    const sn_matrix *ws[1] = {w};
-    float *ys[1] = {y};
-    return sn_ops_project(&s->ops, x, T, 1, ws, ys, err);
-}
-
 static sn_status mixer(sn_model *m, mamba2_state *s, int il, int64_t T, sn_err *err) {
     const mamba2_hparams *hp = &s->hp;
     const mamba2_layer *L = &s->layers[il];
     const int64_t DI = hp->d_inner, CH = hp->conv_ch, K = hp->d_conv, W = K - 1 + T, H = hp->n_head;
     const int64_t P = hp->head_dim, NP = hp->d_in_proj, GS = DI / hp->n_group;
     sn_status st;
-    if ((st = project1(s, s->h, T, &L->in, s->zxbcdt, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, s->h, T, &L->in, s->zxbcdt, err))) return st;
     /* conv window per channel: the saved d_conv-1 columns, then this batch's xBC */
     float *cs = sn_model_state_part(m, il, PART_CONV);
     for (int64_t c = 0; c < CH; c++) {
@@ -369,7 +343,7 @@ static sn_status mixer(sn_model *m, mamba2_state *s, int il, int64_t T, sn_err *
         for (int64_t i = 0; i < DI; i += P) sn_swiglu(P, y + i, z + i, y + i); /* silu(z) * y per head row */
         for (int64_t g = 0; g < hp->n_group; g++) sn_ops_rmsnorm(y + g * GS, y + g * GS, L->norm + g * GS, GS, hp->eps);
     }
-    return project1(s, s->y, T, &L->out, s->o, err);
+    return sn_ops_project1(&s->ops, s->y, T, &L->out, s->o, err);
 }
 
 static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
@@ -378,36 +352,22 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     const int64_t E = hp->n_embd;
     sn_status st;
     if ((st = ensure_batch(s, T, err))) return st;
-    for (int64_t t = 0; t < T; t++) {
-        const void *row = (const char *)s->tok_embd + (uint64_t)tokens[t] * s->tok_row_bytes;
-        if (sn_dequantize_row(s->tok_type, row, s->x + t * E, E) != 0)
-            return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
-    }
+    if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
     for (int il = 0; il < hp->n_layer; il++) {
         const mamba2_layer *L = &s->layers[il];
         for (int64_t t = 0; t < T; t++) sn_ops_rmsnorm(s->h + t * E, s->x + t * E, L->attn_norm, E, hp->eps);
         if ((st = mixer(m, s, il, T, err))) return st;
         for (int64_t i = 0; i < T * E; i++) s->x[i] = s->o[i] + s->x[i];
     }
-    m->n_past += T;
     if (!logits) return SN_OK;
     sn_ops_rmsnorm(s->h, s->x + (T - 1) * E, s->out_norm, E, hp->eps);
-    return project1(s, s->h, 1, &s->output, logits, err);
-}
-
-static sn_status mamba2_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err) {
-    for (int64_t i = 0; i < n; i += UBATCH) {
-        const int64_t T = n - i < UBATCH ? n - i : UBATCH;
-        sn_status st = forward(m, tokens + i, T, i + T == n ? logits : NULL, err);
-        if (st) return st;
-    }
-    return SN_OK;
+    return sn_ops_project1(&s->ops, s->h, 1, &s->output, logits, err);
 }
 
 const sn_family sn_family_mamba2 = {
     .name = "mamba2",
     .state_kind = SN_STATE_RECURRENT,
     .load = mamba2_load,
-    .eval = mamba2_eval,
+    .forward = forward,
     .free = mamba2_free,
 };

@@ -37,7 +37,7 @@
 #include <immintrin.h>
 #endif
 
-enum { UBATCH = 512, N_LERP = 6, VECS = 4 };
+enum { N_LERP = 6, VECS = 4 };
 enum { PART_SHIFT = 0, PART_WKV = 1 };
 
 typedef struct {
@@ -56,9 +56,7 @@ typedef struct {
 
 typedef struct {
     rwkv_hparams hp;
-    const void *tok_embd;
-    int tok_type;
-    uint64_t tok_row_bytes;
+    sn_matrix tok_embd;
     const float *ln0, *ln0_b, *out_norm, *out_norm_b;
     sn_matrix output;
     rwkv_layer *layers;
@@ -187,11 +185,7 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
     const int64_t D = hp->n_embd;
-    sn_matrix emb;
-    if ((st = sn_model_matrix(m, "token_embd.weight", D, hp->n_vocab, 1, &emb, err))) return st;
-    s->tok_embd = emb.data;
-    s->tok_type = emb.type;
-    s->tok_row_bytes = emb.row_bytes;
+    if ((st = sn_model_matrix(m, "token_embd.weight", D, hp->n_vocab, 1, &s->tok_embd, err))) return st;
     if ((st = vec(m, s, "token_embd_norm.weight", D, &s->ln0, err))) return st;
     if ((st = vec(m, s, "token_embd_norm.bias", D, &s->ln0_b, err))) return st;
     if ((st = vec(m, s, "output_norm.weight", D, &s->out_norm, err))) return st;
@@ -239,21 +233,6 @@ static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
  * the same CPUID bits (the scalar table mirrors the AVX2 layout). */
 enum { MAXL = 16 };
 
-/* GCC's _mm512_reduce_add_ps: halves, quarters, then (b0 + b2) + (b1 + b3). */
-static float hsum16(const float *x) {
-    float a[8], b[4];
-    for (int i = 0; i < 8; i++) a[i] = x[i + 8] + x[i];
-    for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
-    return (b[0] + b[2]) + (b[1] + b[3]);
-}
-
-/* GGML_F32x8_REDUCE's tail: 128-bit halves, then two _mm_hadd_ps: (t0 + t1) + (t2 + t3). */
-static float hsum8_hadd(const float *x) {
-    float t[4];
-    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
-    return (t[0] + t[1]) + (t[2] + t[3]);
-}
-
 /* ggml_vec_cvar_f32's AVX2 block sum: halves, movehl, movehdup: (t0 + t2) + (t1 + t3). */
 static float hsum8_movehl(const float *x) {
     float t[4];
@@ -268,7 +247,7 @@ static float reduce_acc(float x[VECS][MAXL], int lanes) {
         x[1][l] += x[3][l];
     }
     for (int l = 0; l < lanes; l++) x[0][l] += x[1][l];
-    return lanes == 16 ? hsum16(x[0]) : hsum8_hadd(x[0]);
+    return lanes == 16 ? sn_ops_hsum16(x[0]) : sn_ops_hsum8(x[0]);
 }
 
 /* ggml_norm over n floats then weight and bias (either may be NULL): the mean from a double sum,
@@ -286,7 +265,7 @@ static void layernorm(float *y, const float *x, const float *w, const float *b, 
             y[i + l] = x[i + l] - mean;
             sq[l] = y[i + l] * y[i + l];
         }
-        var += (double)(lanes == 16 ? hsum16(sq) : hsum8_movehl(sq));
+        var += (double)(lanes == 16 ? sn_ops_hsum16(sq) : hsum8_movehl(sq));
     }
     for (; i < n; i++) {
         float d = x[i] - mean;
@@ -408,12 +387,6 @@ static void wkv_worker(void *arg, int ith, int nth) {
 
 /* ---- the forward pass over one micro-batch ---- */
 
-static sn_status project1(rwkv_state *s, const float *x, int64_t T, const sn_matrix *w, float *y, sn_err *err) {
-    const sn_matrix *ws[1] = {w};
-    float *ys[1] = {y};
-    return sn_ops_project(&s->ops, x, T, 1, ws, ys, err);
-}
-
 /* x_prev rows: the saved shift vector for token 0, then the previous rows of h. */
 static void shifted(float *prev, const float *h, const float *saved, int64_t T, int64_t D) {
     memcpy(prev, saved, (size_t)D * sizeof(float));
@@ -435,22 +408,22 @@ static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err 
             }
     const float *xr = s->xx, *xw = s->xx + TD, *xk = s->xx + 2 * TD, *xv = s->xx + 3 * TD, *xa = s->xx + 4 * TD,
                 *xg = s->xx + 5 * TD;
-    if ((st = project1(s, xr, T, &L->wr, s->r, err))) return st;
-    if ((st = project1(s, xw, T, &L->w1, s->lo, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xr, T, &L->wr, s->r, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xw, T, &L->w1, s->lo, err))) return st;
     for (int64_t i = 0; i < T * L->w1.n_out; i++) s->lo[i] = tanhf(s->lo[i]);
-    if ((st = project1(s, s->lo, T, &L->w2, s->w, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->w2, s->w, err))) return st;
     for (int64_t t = 0; t < T; t++)
         for (int64_t i = 0; i < D; i++) {
             const float z = s->w[t * D + i] + L->w0[i];
             s->w[t * D + i] = expf(sigmoidf_(z) * -0.606531f);
         }
-    if ((st = project1(s, xk, T, &L->wk, s->k, err))) return st;
-    if ((st = project1(s, xv, T, &L->wv, s->v, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xk, T, &L->wk, s->k, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xv, T, &L->wv, s->v, err))) return st;
     if (il == 0) {
         memcpy(s->vfirst, s->v, (size_t)TD * sizeof(float));
     } else {
-        if ((st = project1(s, xv, T, &L->v1, s->lo, err))) return st;
-        if ((st = project1(s, s->lo, T, &L->v2, s->a, err))) return st; /* a is computed later */
+        if ((st = sn_ops_project1(&s->ops, xv, T, &L->v1, s->lo, err))) return st;
+        if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->v2, s->a, err))) return st; /* a is computed later */
         for (int64_t t = 0; t < T; t++)
             for (int64_t i = 0; i < D; i++) {
                 const int64_t e = t * D + i;
@@ -458,11 +431,11 @@ static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err 
                 s->v[e] = s->v[e] + (s->vfirst[e] - s->v[e]) * mix;
             }
     }
-    if ((st = project1(s, xg, T, &L->g1, s->lo, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xg, T, &L->g1, s->lo, err))) return st;
     for (int64_t i = 0; i < T * L->g1.n_out; i++) s->lo[i] = sigmoidf_(s->lo[i]);
-    if ((st = project1(s, s->lo, T, &L->g2, s->g, err))) return st;
-    if ((st = project1(s, xa, T, &L->a1, s->lo, err))) return st;
-    if ((st = project1(s, s->lo, T, &L->a2, s->a, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->g2, s->g, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xa, T, &L->a1, s->lo, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->a2, s->a, err))) return st;
     for (int64_t t = 0; t < T; t++)
         for (int64_t i = 0; i < D; i++) s->a[t * D + i] = sigmoidf_(s->a[t * D + i] + L->a0[i]);
     for (int64_t t = 0; t < T; t++) {
@@ -501,7 +474,7 @@ static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err 
         }
     }
     memcpy(shift, s->h + (T - 1) * D, (size_t)D * sizeof(float));
-    return project1(s, s->y, T, &L->wo, s->r, err); /* the time-mix output goes to s->r */
+    return sn_ops_project1(&s->ops, s->y, T, &L->wo, s->r, err); /* the time-mix output goes to s->r */
 }
 
 static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
@@ -510,12 +483,8 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     const int64_t D = hp->n_embd;
     sn_status st;
     if ((st = ensure_batch(s, T, err))) return st;
-    for (int64_t t = 0; t < T; t++) {
-        const void *row = (const char *)s->tok_embd + (uint64_t)tokens[t] * s->tok_row_bytes;
-        if (sn_dequantize_row(s->tok_type, row, s->x + t * D, D) != 0)
-            return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
-        layernorm(s->x + t * D, s->x + t * D, s->ln0, s->ln0_b, D, hp->eps, s->lanes);
-    }
+    if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
+    for (int64_t t = 0; t < T; t++) layernorm(s->x + t * D, s->x + t * D, s->ln0, s->ln0_b, D, hp->eps, s->lanes);
     for (int il = 0; il < hp->n_layer; il++) {
         const rwkv_layer *L = &s->layers[il];
         for (int64_t t = 0; t < T; t++) layernorm(s->h + t * D, s->x + t * D, L->attn_norm, L->attn_norm_b, D, hp->eps, s->lanes);
@@ -542,33 +511,23 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
                 const int64_t e = t * D + i;
                 s->xx[e] = (prev[e] - h[e]) * L->lerp_ffn[i] + h[e];
             }
-        if ((st = project1(s, s->xx, R, &L->ffn_key, s->ff, err))) return st;
+        if ((st = sn_ops_project1(&s->ops, s->xx, R, &L->ffn_key, s->ff, err))) return st;
         for (int64_t i = 0; i < R * hp->n_ff; i++) {
             const float z = s->ff[i] > 0.0f ? s->ff[i] : 0.0f;
             s->ff[i] = z * z;
         }
-        if ((st = project1(s, s->ff, R, &L->ffn_value, s->y, err))) return st;
+        if ((st = sn_ops_project1(&s->ops, s->ff, R, &L->ffn_value, s->y, err))) return st;
         for (int64_t i = 0; i < R * D; i++) x[i] = s->y[i] + x[i];
     }
-    m->n_past += T;
     if (!logits) return SN_OK;
     layernorm(s->h, s->x + (T - 1) * D, s->out_norm, s->out_norm_b, D, hp->eps, s->lanes);
-    return project1(s, s->h, 1, &s->output, logits, err);
-}
-
-static sn_status rwkv_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err) {
-    for (int64_t i = 0; i < n; i += UBATCH) {
-        const int64_t T = n - i < UBATCH ? n - i : UBATCH;
-        sn_status st = forward(m, tokens + i, T, i + T == n ? logits : NULL, err);
-        if (st) return st;
-    }
-    return SN_OK;
+    return sn_ops_project1(&s->ops, s->h, 1, &s->output, logits, err);
 }
 
 const sn_family sn_family_rwkv7 = {
     .name = "rwkv7",
     .state_kind = SN_STATE_RECURRENT,
     .load = rwkv_load,
-    .eval = rwkv_eval,
+    .forward = forward,
     .free = rwkv_free,
 };

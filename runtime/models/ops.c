@@ -184,3 +184,31 @@ void sn_f32_store_free(sn_f32_store *store) {
     store->owned = NULL;
     store->n_owned = 0;
 }
+
+sn_status sn_ops_project1(sn_ops *o, const float *x, int64_t T, const sn_matrix *w, float *y, sn_err *err) {
+    const sn_matrix *ws[1] = {w};
+    float *ys[1] = {y};
+    return sn_ops_project(o, x, T, 1, ws, ys, err);
+}
+
+sn_status sn_ops_embed(const sn_matrix *emb, const int32_t *tokens, int64_t T, float *x, sn_err *err) {
+    for (int64_t t = 0; t < T; t++) {
+        const void *row = (const char *)emb->data + (uint64_t)tokens[t] * emb->row_bytes;
+        if (sn_dequantize_row(emb->type, row, x + t * emb->n_in, emb->n_in) != 0)
+            return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
+    }
+    return SN_OK;
+}
+
+float sn_ops_hsum16(const float *x) {
+    float a[8], b[4];
+    for (int i = 0; i < 8; i++) a[i] = x[i + 8] + x[i];
+    for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+float sn_ops_hsum8(const float *x) {
+    float t[4];
+    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
+    return (t[0] + t[1]) + (t[2] + t[3]);
+}
