@@ -16,21 +16,24 @@ void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
 void sn_cli_init(const char *prog) { g_prog = prog; }
 const char *sn_cli_prog(void) { return g_prog; }
 
+/* "prog: LEAD<message>TAIL" on stderr, TAIL ending the line */
+static void vreport(const char *lead, const char *tail, const char *fmt, va_list ap) {
+    fprintf(stderr, "%s: %s", g_prog, lead);
+    vfprintf(stderr, fmt, ap);
+    fputs(tail, stderr);
+}
+
 void sn_cli_errorf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", g_prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vreport("", "\n", fmt, ap);
     va_end(ap);
 }
 
 void sn_cli_warnf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: warning: ", g_prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vreport("warning: ", "\n", fmt, ap);
     va_end(ap);
 }
 
@@ -40,11 +43,11 @@ int sn_cli_fail(const sn_err *err) {
 }
 
 int sn_cli_usage_error(const char *fmt, ...) {
+    char tail[160];
+    snprintf(tail, sizeof tail, "\nTry '%s%s%s --help'.\n", g_prog, g_sub ? " " : "", g_sub ? g_sub : "");
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", g_prog);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry '%s%s%s --help'.\n", g_prog, g_sub ? " " : "", g_sub ? g_sub : "");
+    vreport("", tail, fmt, ap);
     va_end(ap);
     return SN_EXIT_USAGE;
 }

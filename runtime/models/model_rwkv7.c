@@ -82,6 +82,17 @@ static sn_status vec(sn_model *m, rwkv_state *s, const char *name, int64_t n, co
     return keep(m, s, name, 1, &n, out, err);
 }
 
+/* A LayerNorm's NAME.weight and NAME.bias, n each. */
+static sn_status norm_wb(sn_model *m, rwkv_state *s, const char *name, int64_t n, const float **w, const float **b,
+                         sn_err *err) {
+    char full[SN_GGUF_MAX_NAME + 40];
+    snprintf(full, sizeof full, "%s.weight", name);
+    sn_status st = vec(m, s, full, n, w, err);
+    if (st) return st;
+    snprintf(full, sizeof full, "%s.bias", name);
+    return vec(m, s, full, n, b, err);
+}
+
 static sn_status read_hparams(const sn_model *m, rwkv_hparams *hp, sn_err *err) {
     sn_status st;
     hp->n_embd = m->hp.n_embd;
@@ -119,12 +130,10 @@ static sn_status load_layer(sn_model *m, rwkv_state *s, int il, sn_err *err) {
 #define NAME(suffix) (snprintf(name, sizeof(name), "blk.%d." suffix, il), name)
 #define VEC(suffix, dst) if ((st = vec(m, s, NAME(suffix), D, &(dst), err))) return st
 #define MAT(suffix, nin, nout, dst) if ((st = sn_model_matrix(m, NAME(suffix), nin, nout, 1, &(dst), err))) return st
-    VEC("attn_norm.weight", L->attn_norm);
-    VEC("attn_norm.bias", L->attn_norm_b);
-    VEC("attn_norm_2.weight", L->ffn_norm);
-    VEC("attn_norm_2.bias", L->ffn_norm_b);
-    VEC("time_mix_ln.weight", L->ln_x);
-    VEC("time_mix_ln.bias", L->ln_x_b);
+#define NORM(prefix, w, b) if ((st = norm_wb(m, s, NAME(prefix), D, &(w), &(b), err))) return st
+    NORM("attn_norm", L->attn_norm, L->attn_norm_b);
+    NORM("attn_norm_2", L->ffn_norm, L->ffn_norm_b);
+    NORM("time_mix_ln", L->ln_x, L->ln_x_b);
     VEC("time_mix_w0.weight", L->w0);
     VEC("time_mix_a0.weight", L->a0);
     VEC("time_mix_v0.weight", L->v0);
@@ -152,6 +161,7 @@ static sn_status load_layer(sn_model *m, rwkv_state *s, int il, sn_err *err) {
     MAT("channel_mix_key.weight", D, hp->n_ff, L->ffn_key);
     MAT("channel_mix_value.weight", hp->n_ff, D, L->ffn_value);
 #undef MAT
+#undef NORM
 #undef VEC
 #undef NAME
     sn_matrix *mats[] = {&L->w1, &L->w2, &L->a1, &L->a2, &L->v1, &L->v2, &L->g1, &L->g2,
@@ -186,10 +196,8 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     if ((st = read_hparams(m, hp, err))) return st;
     const int64_t D = hp->n_embd;
     if ((st = sn_model_matrix(m, "token_embd.weight", D, hp->n_vocab, 1, &s->tok_embd, err))) return st;
-    if ((st = vec(m, s, "token_embd_norm.weight", D, &s->ln0, err))) return st;
-    if ((st = vec(m, s, "token_embd_norm.bias", D, &s->ln0_b, err))) return st;
-    if ((st = vec(m, s, "output_norm.weight", D, &s->out_norm, err))) return st;
-    if ((st = vec(m, s, "output_norm.bias", D, &s->out_norm_b, err))) return st;
+    if ((st = norm_wb(m, s, "token_embd_norm", D, &s->ln0, &s->ln0_b, err))) return st;
+    if ((st = norm_wb(m, s, "output_norm", D, &s->out_norm, &s->out_norm_b, err))) return st;
     if ((st = sn_model_matrix(m, "output.weight", D, hp->n_vocab, 1, &s->output, err))) return st;
     if ((st = sn_model_repack(m, &s->output, err))) return st;
     s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
