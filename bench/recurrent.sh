@@ -12,8 +12,9 @@
 # llama-quantize (its recipe).
 # Per model, type and thread count: 64 prompt tokens, then 64 greedy decode steps:
 #   sunny-run --prompt-ids (64 ids) -n 65 --json, RUNS runs, medians of prefill_tok_s / decode_tok_s;
-#   llama-bench -p 64 -n 64 -r RUNS (built by bench/build_llama_tools.sh from the llama.cpp source in
-#   node-llama-cpp), medians of its samples;
+#   llama-bench -p 64 -n 64 -r 1 (built by bench/build_llama_tools.sh from the llama.cpp source in
+#   node-llama-cpp), RUNS times, each followed by one sunny-run (interleaved, so both engines see
+#   the same load), medians of its samples;
 #   node-llama-cpp (tests/tools/llama_oracle.mjs bench) as a second column (SN_BENCH_NODE=0 skips it).
 # Prints tok/s, the ratios sunny / llama-bench and sunny / node, and the load average per row.
 # Targets: decode >= 1.2x llama.cpp (f16, q8_0, q4_0; 1 and 2 threads), prefill >= 1.0x.
@@ -67,29 +68,31 @@ for model in $MODELS; do
     cat "$g" >/dev/null
     for t in $THREADS; do
       load=$(cut -d' ' -f1 /proc/loadavg)
-      "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r "$RUNS" -o json >"$W/lbench.json" 2>"$W/lbench.err" \
-        || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue; }
       node_ref='{}'
       [[ ${SN_BENCH_NODE:-1} != 0 ]] &&
         { node_ref=$(node tests/tools/llama_oracle.mjs bench "$g" --threads "$t" --prefill 64 --decode 64 --runs "$RUNS") || node_ref='{}'; }
       : >"$W/ours.txt"
-      for r in $(seq "$RUNS"); do
+      : >"$W/lbench.json"
+      for r in $(seq "$RUNS"); do # interleaved: one llama-bench repetition, then one sunny-run
+        "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r 1 -o jsonl >>"$W/lbench.json" 2>"$W/lbench.err" \
+          || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue 2; }
         "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >>"$W/ours.txt" || exit 1
       done
+      load="$load-$(cut -d' ' -f1 /proc/loadavg)"
       $PY - "$W/ours.txt" "$W/lbench.json" "$node_ref" "$model" "$dt" "$t" "$load" <<'EOF'
 import json, statistics, sys
 ours = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-bench = json.load(open(sys.argv[2]))
+bench = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 node = json.loads(sys.argv[3])
 pf = statistics.median(o["prefill_tok_s"] for o in ours)
 dc = statistics.median(o["decode_tok_s"] for o in ours)
 def lb(pp):
     rows = [b for b in bench if (b["n_prompt"] > 0) == pp]
-    return statistics.median(rows[0]["samples_ts"]) if rows else float("nan")
+    return statistics.median(x for b in rows for x in b["samples_ts"]) if rows else float("nan")
 bpf, bdc = lb(True), lb(False)
 npf, ndc = node.get("prefill_tok_s", float("nan")), node.get("decode_tok_s", float("nan"))
 r = lambda a, b: a / b if b == b and b > 0 else float("nan")
-print("%-7s %-5s %3s | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %5s" % (
+print("%-7s %-5s %3s | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %s" % (
     sys.argv[4], sys.argv[5], sys.argv[6], pf, bpf, npf, r(pf, bpf), r(pf, npf), dc, bdc, ndc, r(dc, bdc),
     r(dc, ndc), sys.argv[7]))
 EOF

@@ -79,6 +79,8 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }
+    if (k->mm[wtype] && k->mm[wtype](n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, x_row_bytes, T, y + r0, ldy))
+        return;
     /* Full 4x4 tiles through the table's register-tiled kernel when it has one; the rest (and
      * tables without one) row by row, tiled so a block of weight rows stays in cache while it
      * meets every token. Both compute each output in dot_mm's order. */

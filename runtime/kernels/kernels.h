@@ -32,6 +32,11 @@ typedef struct sn_kernels {
      * r < 4, t < 4 (a full 4x4 tile), in exactly dot_mm's per-element order. NULL = use dot_mm. */
     void (*gemm4x4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
                                          uint64_t x_row, float *y, int64_t ldy);
+    /* Optional batched matmul for T >= 2 tokens over R consecutive rows: y[t*ldy + r] = dot_mm(row r,
+     * act t) for r < R, t < T, bit-identical to dot_mm, with the kernel's own tiling (mm_avx2.c).
+     * Returns 0 where it declines (then sn_matmul uses gemm4x4 / dot_mm). NULL = none. */
+    int (*mm[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,
+                              int64_t T, float *y, int64_t ldy);
     /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =
      * dot(row i, act t) for the n_groups * 8 rows starting at w, any T >= 1, bit-identical to
      * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */
@@ -82,6 +87,8 @@ void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
 /* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c), bit-identical to
  * scalar.c's; the AVX2 table calls it after its defaults (the AVX-512 table inherits them). */
 void sn_kernels_kquants_avx2(sn_kernels *k);
+/* Tiled batched F32/F16/BF16 (8-lane order only) and Q8_0 matmuls (mm_avx2.c, kernels.h mm). */
+void sn_kernels_mm_avx2(sn_kernels *k);
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
 const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
 /* The fastest table this process may use (respects SN_CPU, see cpu.h). */

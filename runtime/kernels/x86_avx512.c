@@ -440,6 +440,10 @@ static const sn_kernels *build_table(void) {
             k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
             k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
         }
+        /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
+         * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
+        for (int t = 0; t < SN_KTYPE_COUNT; t++) k->mm[t] = NULL;
+        if (!(f & SN_CPU_AVX512VNNI)) k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
         if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
             static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};
             for (int i = 0; i < 3; i++) {
@@ -447,6 +451,7 @@ static const sn_kernels *build_table(void) {
                 k->dot[t] = base->dot[t];
                 k->dot_mm[t] = base->dot_mm[t];
                 k->gemm4x4[t] = NULL;
+                k->mm[t] = base->mm[t];
             }
         }
         k->quant[SN_GGML_F16] = quant_f16;

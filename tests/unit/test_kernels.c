@@ -91,6 +91,47 @@ static void check_table(const sn_kernels *k) {
             free(w); free(xq); free(row);
         }
     }
+    /* batched matmuls (kernels.h mm): every output of every edge tile equals the scalar dot_mm,
+     * through sn_matmul as the model calls it (a declined length falls back to dot_mm) */
+    for (int ti = 0; ti < NW; ti++) {
+        const int t = WTYPES[ti], at = sn_kernel_act_type(t);
+        if (!k->mm[t]) continue;
+        const int64_t lens[] = {64, 96, 256 + 40, 768, 12, 36};
+        for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+            const int64_t n = lens[li];
+            if (n % sn_ggml_blck_size(t) || n % sn_ggml_blck_size(at)) continue;
+            /* 19 rows: a full 16-row cache block and a 3-row one; lengths above 512: two K chunks;
+             * the 64-element rows also run 70 tokens (two token groups of the driver) */
+            const int64_t R = 19, T = n == 64 ? 70 : 8, ldy = R + 3;
+            const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
+            char *w = malloc(wr * R), *xq = malloc(xr * T);
+            float *row = malloc((size_t)n * 4), *y = malloc((size_t)(T * ldy) * 4);
+            for (int r = 0; r < R; r++) {
+                for (int64_t i = 0; i < n; i++) row[i] = frand() * 0.1f;
+                sn_ggml_from_f32(t, row, w + r * wr, n);
+            }
+            for (int tt = 0; tt < T; tt++) {
+                for (int64_t i = 0; i < n; i++) row[i] = frand();
+                s->quant[at](row, xq + tt * xr, n);
+            }
+            int bad = 0;
+            for (int64_t TT = 2; TT <= T; TT += TT < 8 ? 1 : 31) /* ... 8, 39, 70 */
+                for (int64_t r0 = 0; r0 < 3; r0++)
+                    for (int64_t r1 = r0 + 1; r1 <= R; r1 += 1 + (r1 > 6) * 3) {
+                        for (int64_t i = 0; i < T * ldy; i++) y[i] = -12345.f;
+                        sn_matmul(k, t, w, wr, n, xq, xr, TT, y, ldy, r0, r1);
+                        for (int64_t tt = 0; tt < T; tt++)
+                            for (int64_t r = 0; r < ldy; r++) {
+                                const int in = tt < TT && r >= r0 && r < r1;
+                                const float want = in ? s->dot_mm[t](n, w + r * wr, xq + tt * xr) : -12345.f;
+                                bad += memcmp(&y[tt * ldy + r], &want, 4) != 0;
+                            }
+                    }
+            if (bad) printf("\n  %s mm %s n=%lld: %d outputs differ\n", k->name, sn_ggml_type_name(t), (long long)n, bad);
+            CU_ASSERT_EQUAL(bad, 0);
+            free(w); free(xq); free(row); free(y);
+        }
+    }
     /* attention helpers */
     for (int64_t n = 1; n < 300; n += 37) {
         uint16_t *y1 = malloc((size_t)n * 2), *y2 = malloc((size_t)n * 2), *xv = malloc((size_t)n * 2);

@@ -1,0 +1,264 @@
+/* mm_avx2.c - batched (prompt) matrix multiplies for F32 / F16 / BF16 and Q8_0 weights on AVX2,
+ * register-tiled: a tile of up to 4 weight rows x 3 tokens keeps 12 independent accumulators, so
+ * each weight vector is loaded (and converted) once per tile instead of once per output, and the
+ * fused multiply-add chains of different outputs overlap instead of waiting on each other.
+ *
+ * The sums are the ones ggml's AVX2 ("haswell") build computes for batches, and each output is
+ * computed in exactly the same order as the single-output dot_mm of scalar.c:
+ *  - F32 / F16 / BF16 (tinyBLAS with 8-lane vectors): per output one 8-lane accumulator,
+ *    acc = fma(w[i..i+7], x[i..i+7], acc) for i = 0, 8, 16, ... in order, then the horizontal
+ *    sum ((v0+v4)+(v2+v6)) + ((v1+v5)+(v3+v7)). F16 / BF16 values are widened to f32 exactly.
+ *    Rows whose length is not a multiple of 8 are declined by tinyBLAS (ggml then uses vec_dot),
+ *    and here (sn_matmul then uses the table's dot_mm, which does the same).
+ *  - Q8_0 x Q8_0 (tinyBLAS_Q0_AVX): per output and block one 8-lane vector of exact int32 sums of
+ *    4 products, acc = fma(d_w * d_x, float(sums), acc) block by block, then the same horizontal sum.
+ * Which tile an output belongs to changes nothing about its order, so the tile shapes here are
+ * our own choice. Only installed where sn_ggml_lanes() == 8 for the float types (the AVX-512
+ * build sums 16 lanes). Tests: tests/unit/test_kernels.c compares every output of these with the
+ * scalar dot_mm bit for bit, for row counts, token counts and lengths that hit every edge tile. */
+#include "kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#include <immintrin.h>
+
+#define h2f(x) _cvtsh_ss(x)
+#define SN_AI static inline __attribute__((always_inline))
+
+/* Cache blocking: a block of ROW_BLOCK weight rows meets every token of a group of TOK_GROUP;
+ * long rows are cut into chunks of KC elements so the block's chunk stays in L1 while every token
+ * tile passes it (each output's 8-lane accumulator is parked in `acc` between chunks: storing and
+ * reloading a float is exact, so every lane still runs one fma chain in element order). */
+enum { ROW_BLOCK = 16, TOK_GROUP = 64, TILE_R = 4, TILE_T = 3, KC = 512 };
+
+/* Tile modes: FIRST starts the accumulators at zero (else loads them from acc), LAST writes the
+ * horizontal sums to y (else parks the accumulators in acc). */
+enum { FIRST = 1, LAST = 2 };
+#ifndef Q8_TILE_T
+#define Q8_TILE_T 3
+#endif
+
+SN_AI float hsum8(__m256 x) {
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+SN_AI __m256 ld_f32(const void *p, int64_t i) { return _mm256_loadu_ps((const float *)p + i); }
+SN_AI __m256 ld_f16(const void *p, int64_t i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
+}
+SN_AI __m256 ld_bf16(const void *p, int64_t i) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)((const uint16_t *)p + i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+}
+
+/* ---- float types: one RM x RN tile ---- */
+
+#define TILE_BEGIN(RM, RN)                                                                        \
+    __m256 c[TILE_T][TILE_R];                                                                     \
+    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
+        _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++)                                      \
+            c[t][r] = (mode & FIRST) ? _mm256_setzero_ps() : _mm256_load_ps(acc + (t * ROW_BLOCK + r) * 8);
+#define TILE_END(RM, RN)                                                                          \
+    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
+        _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                    \
+            if (mode & LAST) y[t * ldy + r] = hsum8(c[t][r]);                                     \
+            else _mm256_store_ps(acc + (t * ROW_BLOCK + r) * 8, c[t][r]);                         \
+        }
+
+#define FLOAT_TILE(NAME, LD)                                                                      \
+    SN_AI void NAME(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row,     \
+                    float *acc, int mode, float *y, int64_t ldy, const int RM, const int RN) {   \
+        TILE_BEGIN(RM, RN)                                                                        \
+        for (int64_t i = 0; i < n; i += 8) {                                                      \
+            __m256 b[TILE_T];                                                                     \
+            _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) b[t] = LD(x + (uint64_t)t * x_row, i); \
+            _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                \
+                const __m256 a = LD(w + (uint64_t)r * w_row, i);                                  \
+                _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) c[t][r] = _mm256_fmadd_ps(a, b[t], c[t][r]); \
+            }                                                                                     \
+        }                                                                                         \
+        TILE_END(RM, RN)                                                                          \
+    }
+
+FLOAT_TILE(tile_f32, ld_f32)
+FLOAT_TILE(tile_f16, ld_f16)
+FLOAT_TILE(tile_bf16, ld_bf16)
+
+/* ---- Q8_0 x Q8_0: one RM x RN tile ---- */
+
+/* The block scales arrive as floats: dw[r * NBC + b] for the tile's rows, dx[t * NBC + b] for its
+ * tokens (converted once per cache block by the driver instead of once per tile); d = dw * dx is
+ * the same single-precision product ggml forms. */
+enum { NBC = KC / SN_QK8_0 };
+
+SN_AI void tile_q8_0(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, const float *dw,
+                     const float *dx, float *acc, int mode, float *y, int64_t ldy, const int RM, const int RN) {
+    const int64_t nb = n / SN_QK8_0;
+    const __m256i ones = _mm256_set1_epi16(1);
+    TILE_BEGIN(RM, RN)
+    for (int64_t b = 0; b < nb; b++) {
+        __m256 dxv[TILE_T];
+        _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) dxv[t] = _mm256_broadcast_ss(dx + t * NBC + b);
+        _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)((const sn_block_q8_0 *)(w + (uint64_t)r * w_row) + b)->qs);
+            const __m256i aq = _mm256_sign_epi8(q, q);
+            const __m256 dwv = _mm256_broadcast_ss(dw + r * NBC + b);
+            _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) {
+                const sn_block_q8_0 *xb = (const sn_block_q8_0 *)(x + (uint64_t)t * x_row) + b;
+                const __m256i s = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)xb->qs), q);
+                const __m256i l = _mm256_madd_epi16(ones, _mm256_maddubs_epi16(aq, s));
+                c[t][r] = _mm256_fmadd_ps(_mm256_mul_ps(dwv, dxv[t]), _mm256_cvtepi32_ps(l), c[t][r]);
+            }
+        }
+    }
+    TILE_END(RM, RN)
+}
+
+/* ---- the blocked loop around a tile function ---- */
+
+/* One generic driver; the tile function is picked by a switch on the shape so that the common
+ * 4 x 3 case is a straight call of a fully unrolled body. */
+typedef void (*tile_fn)(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, float *acc,
+                        int mode, float *y, int64_t ldy, int rm, int rn);
+
+#define TILE_ANY(TILE)                                                                              \
+    static void TILE##_any(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, \
+                           float *acc, int mode, float *y, int64_t ldy, int rm, int rn) {           \
+        switch (rm * 4 + rn) {                                                                      \
+        case 4 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 4, 3); break;                           \
+        case 4 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 4, 2); break;                           \
+        case 4 * 4 + 1: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 4, 1); break;                           \
+        case 3 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 3, 3); break;                           \
+        case 3 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 3, 2); break;                           \
+        case 3 * 4 + 1: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 3, 1); break;                           \
+        case 2 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 2, 3); break;                           \
+        case 2 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 2, 2); break;                           \
+        case 2 * 4 + 1: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 2, 1); break;                           \
+        case 1 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 1, 3); break;                           \
+        case 1 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 1, 2); break;                           \
+        default: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 1, 1); break;                                  \
+        }                                                                                           \
+    }
+
+TILE_ANY(tile_f32)
+TILE_ANY(tile_f16)
+TILE_ANY(tile_bf16)
+
+/* wb32 / xb32: bytes of 32 elements of a weight / activation row (chunk offsets). */
+static void drive(tile_fn tile, int tile_t, uint64_t wb32, uint64_t xb32, int64_t n, const void *vw, uint64_t w_row, int64_t R,
+                  const void *vx, uint64_t x_row, int64_t T, float *y, int64_t ldy) {
+    const char *w = vw, *x = vx;
+    float acc[TOK_GROUP * ROW_BLOCK * 8] __attribute__((aligned(32)));
+    for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
+        const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;
+        for (int64_t rb = 0; rb < R; rb += ROW_BLOCK) {
+            const int64_t re = rb + ROW_BLOCK < R ? rb + ROW_BLOCK : R;
+            for (int64_t k0 = 0; k0 < n; k0 += KC) {
+                const int64_t kn = n - k0 < KC ? n - k0 : KC;
+                const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
+                const char *wk = w + (uint64_t)(k0 / 32) * wb32, *xk = x + (uint64_t)(k0 / 32) * xb32;
+                for (int64_t t = tg; t < te; t += tile_t) {
+                    const int rn = te - t < tile_t ? (int)(te - t) : tile_t;
+                    for (int64_t r = rb; r < re; r += TILE_R) {
+                        const int rm = re - r < TILE_R ? (int)(re - r) : TILE_R;
+                        tile(kn, wk + (uint64_t)r * w_row, w_row, xk + (uint64_t)t * x_row, x_row,
+                             acc + ((t - tg) * ROW_BLOCK + (r - rb)) * 8, mode, y + t * ldy + r, ldy, rm, rn);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* tinyBLAS declines rows whose length is not a multiple of 8 (ggml then runs vec_dot): so do we,
+ * and sn_matmul uses the table's dot_mm, which does the same. */
+static int mm_f32(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
+                  float *y, int64_t ldy) {
+    if (n % 8) return 0;
+    drive(tile_f32_any, TILE_T, 128, 128, n, w, w_row, R, x, x_row, T, y, ldy);
+    return 1;
+}
+static int mm_f16(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
+                  float *y, int64_t ldy) {
+    if (n % 8) return 0;
+    drive(tile_f16_any, TILE_T, 64, 64, n, w, w_row, R, x, x_row, T, y, ldy);
+    return 1;
+}
+static int mm_bf16(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
+                   float *y, int64_t ldy) {
+    if (n % 8) return 0;
+    drive(tile_bf16_any, TILE_T, 64, 64, n, w, w_row, R, x, x_row, T, y, ldy);
+    return 1;
+}
+static void tile_q8_0_any(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, const float *dw,
+                          const float *dx, float *acc, int mode, float *y, int64_t ldy, int rm, int rn) {
+#define Q8(RM, RN) tile_q8_0(n, w, w_row, x, x_row, dw, dx, acc, mode, y, ldy, RM, RN)
+    switch (rm * 4 + rn) {
+    case 4 * 4 + 3: Q8(4, 3); break;
+    case 4 * 4 + 2: Q8(4, 2); break;
+    case 4 * 4 + 1: Q8(4, 1); break;
+    case 3 * 4 + 3: Q8(3, 3); break;
+    case 3 * 4 + 2: Q8(3, 2); break;
+    case 3 * 4 + 1: Q8(3, 1); break;
+    case 2 * 4 + 3: Q8(2, 3); break;
+    case 2 * 4 + 2: Q8(2, 2); break;
+    case 2 * 4 + 1: Q8(2, 1); break;
+    case 1 * 4 + 3: Q8(1, 3); break;
+    case 1 * 4 + 2: Q8(1, 2); break;
+    default: Q8(1, 1); break;
+    }
+#undef Q8
+}
+
+/* drive() with the block scales of each cache block converted to floats once. */
+static int mm_q8_0(int64_t n, const void *vw, uint64_t w_row, int64_t R, const void *vx, uint64_t x_row, int64_t T,
+                   float *y, int64_t ldy) {
+    const char *w = vw, *x = vx;
+    float acc[TOK_GROUP * ROW_BLOCK * 8] __attribute__((aligned(32)));
+    float dx[TOK_GROUP * NBC], dw[ROW_BLOCK * NBC];
+    for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
+        const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;
+        for (int64_t rb = 0; rb < R; rb += ROW_BLOCK) {
+            const int64_t re = rb + ROW_BLOCK < R ? rb + ROW_BLOCK : R;
+            for (int64_t k0 = 0; k0 < n; k0 += KC) {
+                const int64_t kn = n - k0 < KC ? n - k0 : KC, nb = kn / SN_QK8_0;
+                const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
+                const char *wk = w + (uint64_t)(k0 / SN_QK8_0) * sizeof(sn_block_q8_0);
+                const char *xk = x + (uint64_t)(k0 / SN_QK8_0) * sizeof(sn_block_q8_0);
+                for (int64_t t = tg; t < te; t++)
+                    for (int64_t b = 0; b < nb; b++)
+                        dx[(t - tg) * NBC + b] = h2f(((const sn_block_q8_0 *)(xk + (uint64_t)t * x_row))[b].d);
+                for (int64_t r = rb; r < re; r++)
+                    for (int64_t b = 0; b < nb; b++)
+                        dw[(r - rb) * NBC + b] = h2f(((const sn_block_q8_0 *)(wk + (uint64_t)r * w_row))[b].d);
+                for (int64_t t = tg; t < te; t += Q8_TILE_T) {
+                    const int rn = te - t < Q8_TILE_T ? (int)(te - t) : Q8_TILE_T;
+                    for (int64_t r = rb; r < re; r += TILE_R) {
+                        const int rm = re - r < TILE_R ? (int)(re - r) : TILE_R;
+                        tile_q8_0_any(kn, wk + (uint64_t)r * w_row, w_row, xk + (uint64_t)t * x_row, x_row,
+                                      dw + (r - rb) * NBC, dx + (t - tg) * NBC, acc + ((t - tg) * ROW_BLOCK + (r - rb)) * 8,
+                                      mode, y + t * ldy + r, ldy, rm, rn);
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+void sn_kernels_mm_avx2(sn_kernels *k) {
+    if (sn_ggml_lanes() == 8) {
+        k->mm[SN_GGML_F32] = mm_f32;
+        k->mm[SN_GGML_F16] = mm_f16;
+        k->mm[SN_GGML_BF16] = mm_bf16;
+    }
+    k->mm[SN_GGML_Q8_0] = mm_q8_0;
+}
+#pragma GCC pop_options
+#else
+void sn_kernels_mm_avx2(sn_kernels *k) { (void)k; }
+#endif
