@@ -22,11 +22,7 @@
 #include <unistd.h>
 
 struct sn_st_file {
-    char *path;               /* owned */
-    const uint8_t *base;      /* mapping or caller buffer */
-    uint64_t size;
-    int mapped;
-    sn_mapped_file map;       /* when mapped */
+    sn_input in;              /* the file's bytes and name */
     sn_st_tensor *tensors;    /* sorted by name */
     size_t n;
 };
@@ -88,25 +84,25 @@ static sn_status parse_entry(const sn_st_file *f, const cJSON *item, uint64_t da
                              sn_st_tensor *t, sn_err *err) {
     const char *name = item->string;
     if (!cJSON_IsObject(item))
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': header entry is not an object", f->path, name);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': header entry is not an object", f->in.path, name);
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(item, "shape");
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
     if (!cJSON_IsString(dt) || !dt->valuestring)
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': missing or non-string \"dtype\"", f->path, name);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': missing or non-string \"dtype\"", f->in.path, name);
     if (!cJSON_IsArray(sh))
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': missing or non-array \"shape\"", f->path, name);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': missing or non-array \"shape\"", f->in.path, name);
     if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': \"data_offsets\" must be [begin, end]",
-                          f->path, name);
+                          f->in.path, name);
     if (parse_dtype(dt->valuestring, &t->dtype) != SN_OK)
         return sn_err_set(err, SN_EUNSUPPORTED,
-                          "%s: tensor '%s': unsupported dtype %s (supported: F32, F16, BF16)", f->path,
+                          "%s: tensor '%s': unsupported dtype %s (supported: F32, F16, BF16)", f->in.path,
                           name, dt->valuestring);
     int nd = cJSON_GetArraySize(sh);
     if (nd > SN_ST_MAX_DIMS)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s': %d dimensions (at most %d supported)",
-                          f->path, name, nd, SN_ST_MAX_DIMS);
+                          f->in.path, name, nd, SN_ST_MAX_DIMS);
     t->n_dims = (uint32_t)nd;
     uint64_t n = 1;
     for (int i = 0; i < SN_ST_MAX_DIMS; i++) t->shape[i] = 1;
@@ -114,87 +110,87 @@ static sn_status parse_entry(const sn_st_file *f, const cJSON *item, uint64_t da
         uint64_t d;
         if (json_u64(cJSON_GetArrayItem(sh, i), &d) != 0)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer",
-                              f->path, name, i);
+                              f->in.path, name, i);
         t->shape[i] = d;
         if (d != 0 && n > UINT64_MAX / d)
-            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape overflows", f->path, name);
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape overflows", f->in.path, name);
         n *= d;
     }
     t->n_elems = n;
     uint32_t es = sn_st_dtype_size(t->dtype);
     if (n > UINT64_MAX / es)
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape overflows", f->path, name);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape overflows", f->in.path, name);
     t->nbytes = n * es;
     uint64_t b, e;
     if (json_u64(cJSON_GetArrayItem(off, 0), &b) != 0 || json_u64(cJSON_GetArrayItem(off, 1), &e) != 0)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': data_offsets are not non-negative integers",
-                          f->path, name);
+                          f->in.path, name);
     if (e < b)
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': data_offsets end %llu < begin %llu", f->path,
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': data_offsets end %llu < begin %llu", f->in.path,
                           name, (unsigned long long)e, (unsigned long long)b);
     if (e - b != t->nbytes)
         return sn_err_set(err, SN_EFORMAT,
                           "%s: tensor '%s': data_offsets span %llu bytes but %s shape needs %llu",
-                          f->path, name, (unsigned long long)(e - b), dt->valuestring,
+                          f->in.path, name, (unsigned long long)(e - b), dt->valuestring,
                           (unsigned long long)t->nbytes);
-    uint64_t data_size = f->size - data_start;
+    uint64_t data_size = f->in.size - data_start;
     if (e > data_size)
         return sn_err_set(err, SN_EFORMAT,
                           "%s: tensor '%s': data_offsets [%llu, %llu] run past the end of the file "
                           "(data area is %llu bytes; file truncated?)",
-                          f->path, name, (unsigned long long)b, (unsigned long long)e,
+                          f->in.path, name, (unsigned long long)b, (unsigned long long)e,
                           (unsigned long long)data_size);
     t->file_offset = data_start + b;
-    t->data = f->base + t->file_offset;
+    t->data = f->in.base + t->file_offset;
     int64_t stv = 1;
     for (int i = (int)t->n_dims - 1; i >= 0; i--) {
         t->stride[i] = stv;
         stv *= (int64_t)t->shape[i];
     }
     t->contiguous = 1;
-    t->file = f->path;
-    t->mmapped = f->mapped;
+    t->file = f->in.path;
+    t->mmapped = f->in.mapped;
     return SN_OK;
 }
 
 static sn_status parse_file(sn_st_file *f, sn_err *err) {
-    if (f->size < 8)
+    if (f->in.size < 8)
         return sn_err_set(err, SN_EFORMAT, "%s: truncated: %llu bytes, need at least 8 for the header length",
-                          f->path, (unsigned long long)f->size);
+                          f->in.path, (unsigned long long)f->in.size);
     uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | f->base[i];
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | f->in.base[i];
     if (hlen > SN_ST_MAX_HEADER)
         return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 exceeds the 100 MB limit "
-                          "(not a safetensors file?)", f->path, (unsigned long long)hlen);
+                          "(not a safetensors file?)", f->in.path, (unsigned long long)hlen);
     if (hlen < 2)
-        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 is too small", f->path,
+        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 is too small", f->in.path,
                           (unsigned long long)hlen);
-    if (hlen > f->size - 8)
+    if (hlen > f->in.size - 8)
         return sn_err_set(err, SN_EFORMAT, "%s: truncated: header needs %llu bytes after offset 8, file has %llu",
-                          f->path, (unsigned long long)hlen, (unsigned long long)(f->size - 8));
-    if (f->base[8] != '{')
-        return sn_err_set(err, SN_EFORMAT, "%s: header at offset 8 is not a JSON object", f->path);
+                          f->in.path, (unsigned long long)hlen, (unsigned long long)(f->in.size - 8));
+    if (f->in.base[8] != '{')
+        return sn_err_set(err, SN_EFORMAT, "%s: header at offset 8 is not a JSON object", f->in.path);
     char *txt = malloc(hlen + 1);
-    if (!txt) return sn_err_set(err, SN_ENOMEM, "%s: out of memory for a %llu-byte header", f->path,
+    if (!txt) return sn_err_set(err, SN_ENOMEM, "%s: out of memory for a %llu-byte header", f->in.path,
                                 (unsigned long long)hlen);
-    memcpy(txt, f->base + 8, hlen);
+    memcpy(txt, f->in.base + 8, hlen);
     txt[hlen] = 0;
     if (memchr(txt, 0, hlen)) {
         free(txt);
-        return sn_err_set(err, SN_EFORMAT, "%s: header contains a NUL byte", f->path);
+        return sn_err_set(err, SN_EFORMAT, "%s: header contains a NUL byte", f->in.path);
     }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(txt, hlen + 1, &end, 1);
     if (!root) {
         uint64_t at = end && end >= txt ? (uint64_t)(end - txt) : 0;
         free(txt);
-        return sn_err_set(err, SN_EFORMAT, "%s: header is not valid JSON (near byte offset %llu)", f->path,
+        return sn_err_set(err, SN_EFORMAT, "%s: header is not valid JSON (near byte offset %llu)", f->in.path,
                           (unsigned long long)(8 + at));
     }
     free(txt);
     sn_status st = SN_OK;
     if (!cJSON_IsObject(root)) {
-        st = sn_err_set(err, SN_EFORMAT, "%s: header is not a JSON object", f->path);
+        st = sn_err_set(err, SN_EFORMAT, "%s: header is not a JSON object", f->in.path);
         goto out;
     }
     size_t cnt = 0;
@@ -202,7 +198,7 @@ static sn_status parse_file(sn_st_file *f, sn_err *err) {
         if (strcmp(it->string, "__metadata__") != 0) cnt++;
     f->tensors = calloc(cnt ? cnt : 1, sizeof(*f->tensors));
     if (!f->tensors) {
-        st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->path);
+        st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->in.path);
         goto out;
     }
     uint64_t data_start = 8 + hlen;
@@ -211,7 +207,7 @@ static sn_status parse_file(sn_st_file *f, sn_err *err) {
         sn_st_tensor *t = &f->tensors[f->n];
         char *nm = strdup(it->string);
         if (!nm) {
-            st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->path);
+            st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->in.path);
             goto out;
         }
         t->name = nm;
@@ -221,7 +217,7 @@ static sn_status parse_file(sn_st_file *f, sn_err *err) {
     qsort(f->tensors, f->n, sizeof(*f->tensors), cmp_tensor_name);
     for (size_t i = 1; i < f->n; i++)
         if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
-            st = sn_err_set(err, SN_EFORMAT, "%s: tensor name '%s' appears twice in the header", f->path,
+            st = sn_err_set(err, SN_EFORMAT, "%s: tensor name '%s' appears twice in the header", f->in.path,
                             f->tensors[i].name);
             goto out;
         }
@@ -229,7 +225,7 @@ static sn_status parse_file(sn_st_file *f, sn_err *err) {
     if (f->n > 1) {
         const sn_st_tensor **v = malloc(f->n * sizeof(*v));
         if (!v) {
-            st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->path);
+            st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", f->in.path);
             goto out;
         }
         for (size_t i = 0; i < f->n; i++) v[i] = &f->tensors[i];
@@ -238,7 +234,7 @@ static sn_status parse_file(sn_st_file *f, sn_err *err) {
             const sn_st_tensor *a = v[i - 1], *b = v[i];
             if (a->nbytes && b->nbytes && a->file_offset + a->nbytes > b->file_offset) {
                 st = sn_err_set(err, SN_EFORMAT, "%s: tensors '%s' and '%s' overlap (bytes %llu..%llu and %llu..%llu)",
-                                f->path, a->name, b->name, (unsigned long long)a->file_offset,
+                                f->in.path, a->name, b->name, (unsigned long long)a->file_offset,
                                 (unsigned long long)(a->file_offset + a->nbytes),
                                 (unsigned long long)b->file_offset,
                                 (unsigned long long)(b->file_offset + b->nbytes));
@@ -256,28 +252,18 @@ void sn_st_file_close(sn_st_file *f) {
     if (!f) return;
     for (size_t i = 0; i < f->n; i++) free((char *)f->tensors[i].name);
     free(f->tensors);
-    if (f->mapped) sn_unmap_file(&f->map);
-    free(f->path);
+    sn_input_close(&f->in);
     free(f);
 }
 
-/* Opens the bytes [buf, buf + size) named `what`; takes over *map (NULL: a caller buffer) even on
- * failure. */
-static sn_status open_bytes(const uint8_t *buf, uint64_t size, const char *what, sn_mapped_file *map,
-                            sn_st_file **out, sn_err *err) {
-    *out = NULL;
+/* Parses the bytes of *in, taken over even on failure. */
+static sn_status open_input(sn_input *in, sn_st_file **out, sn_err *err) {
     sn_st_file *f = calloc(1, sizeof(*f));
-    if (!f || !(f->path = strdup(what))) {
-        free(f);
-        if (map) sn_unmap_file(map);
+    if (!f) {
+        sn_input_close(in);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    f->base = buf;
-    f->size = size;
-    if (map) {
-        f->map = *map;
-        f->mapped = 1;
-    }
+    f->in = *in;
     sn_status st = parse_file(f, err);
     if (st != SN_OK) {
         sn_st_file_close(f);
@@ -289,14 +275,17 @@ static sn_status open_bytes(const uint8_t *buf, uint64_t size, const char *what,
 
 sn_status sn_st_file_open_mem(const void *buf, uint64_t size, const char *what, sn_st_file **out,
                               sn_err *err) {
-    return open_bytes(buf, size, what ? what : "<memory>", NULL, out, err);
+    *out = NULL;
+    sn_input in;
+    sn_status st = sn_input_borrow(&in, buf, size, what ? what : "<memory>", err);
+    return st != SN_OK ? st : open_input(&in, out, err);
 }
 
 sn_status sn_st_file_open(const char *path, sn_st_file **out, sn_err *err) {
     *out = NULL;
-    sn_mapped_file m;
-    sn_status st = sn_map_file(path, &m, err);
-    return st != SN_OK ? st : open_bytes(m.data, m.size, path, &m, out, err);
+    sn_input in;
+    sn_status st = sn_input_map(&in, path, err);
+    return st != SN_OK ? st : open_input(&in, out, err);
 }
 
 size_t sn_st_file_n_tensors(const sn_st_file *f) { return f->n; }
@@ -388,7 +377,7 @@ static const sn_st_tensor *mf_tensor(const model_file *f, size_t i) {
 static int64_t mf_find(const model_file *f, const char *name) {
     return f->st ? sn_st_file_find(f->st, name) : sn_tc_find(f->tc, name);
 }
-static const char *mf_path(const model_file *f) { return f->st ? f->st->path : sn_tc_path(f->tc); }
+static const char *mf_path(const model_file *f) { return f->st ? f->st->in.path : sn_tc_path(f->tc); }
 
 static int cmp_tensor_ptr_name(const void *a, const void *b) {
     return strcmp((*(const sn_st_tensor *const *)a)->name, (*(const sn_st_tensor *const *)b)->name);

@@ -34,11 +34,7 @@ typedef struct {
 typedef struct { void *p; uint64_t n; int heap; } map_t; /* heap: malloc'd (in-memory archives) */
 
 struct sn_tc_file {
-    char *path;
-    const uint8_t *base; /* the archive: the mapping or a caller buffer */
-    uint64_t size;
-    int mapped;
-    sn_mapped_file map;  /* when mapped */
+    sn_input in;         /* the archive's bytes and name */
     sn_zip *zip;
     sn_st_tensor *t;
     size_t n;
@@ -75,8 +71,7 @@ void sn_tc_close(sn_tc_file *f) {
     }
     free(f->maps);
     sn_zip_close(f->zip);
-    if (f->mapped) sn_unmap_file(&f->map);
-    free(f->path);
+    sn_input_close(&f->in);
     free(f);
 }
 
@@ -85,7 +80,7 @@ static sn_status refuse_legacy(const sn_tc_file *f, const char *kind, sn_err *er
                       "%s: %s torch.save format (written by torch < 1.6 or with _use_new_zipfile_serialization=False) "
                       "is not supported; re-save it in the zip format with torch >= 1.6: python -c \"import torch; "
                       "torch.save(torch.load('%s', map_location='cpu', weights_only=True), 'resaved.bin')\"",
-                      f->path, kind, f->path);
+                      f->in.path, kind, f->in.path);
 }
 
 /* one more slot in f->maps, for an inflated storage; 0 when out of memory */
@@ -107,16 +102,16 @@ static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **o
     snprintf(name, sizeof name, "%s/data/%s", f->prefix, key);
     int64_t k = sn_zip_find(f->zip, name);
     if (k < 0)
-        return sn_err_set(err, SN_EFORMAT, "%s: the pickle references storage '%s' but the archive has no entry %s", f->path,
+        return sn_err_set(err, SN_EFORMAT, "%s: the pickle references storage '%s' but the archive has no entry %s", f->in.path,
                           key, name);
     const sn_zip_entry *e = sn_zip_entry_at(f->zip, (size_t)k);
     storage_t *ns = sn_grow(f->storages, f->n_storages, &f->cap_storages, sizeof *ns, 64);
     if (!ns) return sn_err_set(err, SN_ENOMEM, "out of memory");
     f->storages = ns;
-    storage_t s = {e->name, NULL, e->size, e->data_offset, f->mapped};
+    storage_t s = {e->name, NULL, e->size, e->data_offset, f->in.mapped};
     if (e->method == SN_ZIP_STORED) {
-        s.data = f->base + e->data_offset;
-    } else if (!f->mapped) { /* in-memory archives (tests, fuzzing): inflate to the heap, bounded */
+        s.data = f->in.base + e->data_offset;
+    } else if (!f->in.mapped) { /* in-memory archives (tests, fuzzing): inflate to the heap, bounded */
         const uint8_t *d;
         uint8_t *own = NULL;
         if (!room_for_map(f)) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -132,14 +127,14 @@ static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **o
         char tmpl[4096];
         snprintf(tmpl, sizeof tmpl, "%s/sunny-inflate-XXXXXX", td && *td ? td : "/tmp");
         int fd = mkstemp(tmpl);
-        if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot create a temporary file for deflated %s: %s", f->path, name,
+        if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot create a temporary file for deflated %s: %s", f->in.path, name,
                                       strerror(errno));
         unlink(tmpl);
         sn_status st = sn_zip_inflate_to_fd(f->zip, (size_t)k, fd, err);
         void *p = MAP_FAILED;
         if (st == SN_OK) {
             p = mmap(NULL, e->size, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p == MAP_FAILED) st = sn_err_set(err, SN_EIO, "%s: mmap of inflated %s failed: %s", f->path, name, strerror(errno));
+            if (p == MAP_FAILED) st = sn_err_set(err, SN_EIO, "%s: mmap of inflated %s failed: %s", f->in.path, name, strerror(errno));
         }
         close(fd);
         if (st != SN_OK) return st;
@@ -202,18 +197,18 @@ static sn_status pick_state(sn_tc_file *f, const sn_pk_value *root, const char *
         for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, ".")) {
             const sn_pk_value *n = sn_pk_dict_get(v, tok);
             if (!n)
-                return sn_err_set(err, SN_EFORMAT, "%s: --state-key %s: no key '%s' in the saved %s", f->path, state_key,
+                return sn_err_set(err, SN_EFORMAT, "%s: --state-key %s: no key '%s' in the saved %s", f->in.path, state_key,
                                   tok, v && v->kind == SN_PK_DICT ? "dict" : "object (not a dict)");
             v = n;
         }
         if (!is_tensor_dict(v))
-            return sn_err_set(err, SN_EFORMAT, "%s: --state-key %s does not name a dict of tensors", f->path, state_key);
+            return sn_err_set(err, SN_EFORMAT, "%s: --state-key %s does not name a dict of tensors", f->in.path, state_key);
         snprintf(f->state_key, sizeof f->state_key, "%s", state_key);
         *out = v;
         return SN_OK;
     }
     if (!root || root->kind != SN_PK_DICT)
-        return sn_err_set(err, SN_EFORMAT, "%s: the saved object is not a dict (a state dict or a dict holding one)", f->path);
+        return sn_err_set(err, SN_EFORMAT, "%s: the saved object is not a dict (a state dict or a dict holding one)", f->in.path);
     const sn_pk_value *found[8];
     char paths[8][256];
     int n = 0;
@@ -224,7 +219,7 @@ static sn_status pick_state(sn_tc_file *f, const sn_pk_value *root, const char *
         return sn_err_set(err, SN_EFORMAT,
                           "%s: the saved object's dicts reference each other more than %d times while looking for the "
                           "state dict (not a model checkpoint?); name it with --state-key",
-                          f->path, MAX_WALK_VISITS);
+                          f->in.path, MAX_WALK_VISITS);
     if (n == 1) {
         snprintf(f->state_key, sizeof f->state_key, "%s", paths[0]);
         *out = found[0];
@@ -232,12 +227,12 @@ static sn_status pick_state(sn_tc_file *f, const sn_pk_value *root, const char *
     }
     if (n == 0)
         return sn_err_set(err, SN_EFORMAT, "%s: no dict of tensors found in the saved object (not a model checkpoint?)",
-                          f->path);
+                          f->in.path);
     char list[600];
     size_t k = 0;
     for (int i = 0; i < n && i < 8; i++)
         k += (size_t)snprintf(list + k, k < sizeof list ? sizeof list - k : 0, "%s'%s'", i ? ", " : "", paths[i]);
-    return sn_err_set(err, SN_EFORMAT, "%s: %d dicts of tensors found (%s%s); choose one with --state-key", f->path, n, list,
+    return sn_err_set(err, SN_EFORMAT, "%s: %d dicts of tensors found (%s%s); choose one with --state-key", f->in.path, n, list,
                       n > 8 ? ", ..." : "");
 }
 
@@ -252,10 +247,10 @@ static sn_status make_tensor(sn_tc_file *f, const char *name, const sn_pk_value 
     const storage_t *s = NULL;
     sn_status st = get_storage(f, sv->u.storage.key, &s, err);
     if (st != SN_OK) return sn_err_prefix(err, "tensor '%s'", name);
-    if (es == 0) return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s': unknown storage dtype", f->path, name);
+    if (es == 0) return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s': unknown storage dtype", f->in.path, name);
     if (sv->u.storage.numel > UINT64_MAX / es || sv->u.storage.numel * es != s->nbytes)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': storage %s holds %llu bytes but the pickle declares %llu "
-                          "elements of %s", f->path, name, s->key, (unsigned long long)s->nbytes,
+                          "elements of %s", f->in.path, name, s->key, (unsigned long long)s->nbytes,
                           (unsigned long long)sv->u.storage.numel, sn_pk_dtype_name(dt));
     uint32_t nd = v->u.tensor.n_dims;
     uint64_t n = 1, max_off = v->u.tensor.offset;
@@ -264,28 +259,28 @@ static sn_status make_tensor(sn_tc_file *f, const char *name, const sn_pk_value 
         uint64_t d = v->u.tensor.size[i];
         if (d == 0) empty = 1;
         if (d && n > UINT64_MAX / d)
-            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': sizes overflow (pickle offset %llu)", f->path, name,
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': sizes overflow (pickle offset %llu)", f->in.path, name,
                               (unsigned long long)v->u.tensor.op_offset);
         n *= d;
     }
     for (uint32_t i = 0; i < nd && !empty; i++) {
         uint64_t d = v->u.tensor.size[i], sd = (uint64_t)v->u.tensor.stride[i];
         if (sd && d - 1 > (UINT64_MAX - max_off) / sd)
-            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': sizes x strides overflow (pickle offset %llu)", f->path,
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': sizes x strides overflow (pickle offset %llu)", f->in.path,
                               name, (unsigned long long)v->u.tensor.op_offset);
         max_off += (d - 1) * sd;
     }
     if (!empty && (max_off >= s->nbytes / es))
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' needs element %llu (offset %llu, sizes and strides of the "
-                          "pickle at offset %llu) but storage %s holds only %llu elements of %s", f->path, name,
+                          "pickle at offset %llu) but storage %s holds only %llu elements of %s", f->in.path, name,
                           (unsigned long long)max_off, (unsigned long long)v->u.tensor.offset,
                           (unsigned long long)v->u.tensor.op_offset, s->key, (unsigned long long)(s->nbytes / es),
                           sn_pk_dtype_name(dt));
     if (n > UINT64_MAX / es)
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': byte size overflows", f->path, name);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': byte size overflows", f->in.path, name);
     memset(t, 0, sizeof(*t));
     if (!(t->name = strdup(name))) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    t->file = f->path;
+    t->file = f->in.path;
     t->n_elems = n;
     t->n_dims = nd;
     for (int i = 0; i < SN_ST_MAX_DIMS; i++) t->shape[i] = 1;
@@ -317,26 +312,26 @@ static sn_status make_tensor(sn_tc_file *f, const char *name, const sn_pk_value 
 }
 
 static sn_status parse(sn_tc_file *f, const sn_tc_opts *o, sn_err *err) {
-    if (f->size >= sizeof k_legacy_magic && memcmp(f->base, k_legacy_magic, sizeof k_legacy_magic) == 0)
+    if (f->in.size >= sizeof k_legacy_magic && memcmp(f->in.base, k_legacy_magic, sizeof k_legacy_magic) == 0)
         return refuse_legacy(f, "legacy (pre-1.6) pickle-stream", err);
-    if (f->size >= 262 && memcmp(f->base + 257, "ustar", 5) == 0) return refuse_legacy(f, "legacy tar", err);
-    if (f->size < 4 || memcmp(f->base, "PK\3\4", 4) != 0)
-        return sn_err_set(err, SN_EFORMAT, "%s: not a PyTorch checkpoint (no zip signature at offset 0)", f->path);
-    sn_status st = sn_zip_open_mem(f->base, f->size, f->path, &f->zip, err);
+    if (f->in.size >= 262 && memcmp(f->in.base + 257, "ustar", 5) == 0) return refuse_legacy(f, "legacy tar", err);
+    if (f->in.size < 4 || memcmp(f->in.base, "PK\3\4", 4) != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: not a PyTorch checkpoint (no zip signature at offset 0)", f->in.path);
+    sn_status st = sn_zip_open_mem(f->in.base, f->in.size, f->in.path, &f->zip, err);
     if (st != SN_OK) return st;
     int64_t pk = -1;
     for (size_t i = 0; i < sn_zip_n_entries(f->zip); i++) {
         const char *nm = sn_zip_entry_at(f->zip, i)->name;
         const char *sl = strchr(nm, '/');
         if (sl && strcmp(sl, "/data.pkl") == 0) {
-            if (pk >= 0) return sn_err_set(err, SN_EFORMAT, "%s: two data.pkl entries in the archive", f->path);
+            if (pk >= 0) return sn_err_set(err, SN_EFORMAT, "%s: two data.pkl entries in the archive", f->in.path);
             pk = (int64_t)i;
         }
     }
-    if (pk < 0) return sn_err_set(err, SN_EFORMAT, "%s: zip archive without <name>/data.pkl (not a torch.save file)", f->path);
+    if (pk < 0) return sn_err_set(err, SN_EFORMAT, "%s: zip archive without <name>/data.pkl (not a torch.save file)", f->in.path);
     const sn_zip_entry *pe = sn_zip_entry_at(f->zip, (size_t)pk);
     size_t plen = (size_t)(strchr(pe->name, '/') - pe->name);
-    if (plen >= sizeof f->prefix) return sn_err_set(err, SN_EFORMAT, "%s: archive folder name too long", f->path);
+    if (plen >= sizeof f->prefix) return sn_err_set(err, SN_EFORMAT, "%s: archive folder name too long", f->in.path);
     memcpy(f->prefix, pe->name, plen);
     f->prefix[plen] = 0;
     /* byteorder: absent means little (torch < 1.10 wrote none) */
@@ -350,14 +345,14 @@ static sn_status parse(sn_tc_file *f, const sn_tc_opts *o, sn_err *err) {
         uint64_t bl = sn_zip_entry_at(f->zip, (size_t)bo)->size;
         int little = bl == 6 && memcmp(d, "little", 6) == 0, big = bl == 3 && memcmp(d, "big", 3) == 0;
         free(own);
-        if (big) return sn_err_set(err, SN_EUNSUPPORTED, "%s: big-endian checkpoint (byteorder 'big') is not supported", f->path);
-        if (!little) return sn_err_set(err, SN_EFORMAT, "%s: %s is neither 'little' nor 'big'", f->path, bo_name);
+        if (big) return sn_err_set(err, SN_EUNSUPPORTED, "%s: big-endian checkpoint (byteorder 'big') is not supported", f->in.path);
+        if (!little) return sn_err_set(err, SN_EFORMAT, "%s: %s is neither 'little' nor 'big'", f->in.path, bo_name);
     }
     const uint8_t *pkl;
     uint8_t *own = NULL;
     if ((st = sn_zip_read(f->zip, (size_t)pk, MAX_PKL, &pkl, &own, err)) != SN_OK) return st;
     char what[700];
-    snprintf(what, sizeof what, "%s: %s", f->path, pe->name);
+    snprintf(what, sizeof what, "%s: %s", f->in.path, pe->name);
     sn_pk *p = NULL;
     st = sn_pk_load(pkl, pe->size, what, pe->method == SN_ZIP_STORED ? pe->data_offset : 0, NULL, &p, err);
     if (st != SN_OK) {
@@ -375,7 +370,7 @@ static sn_status parse(sn_tc_file *f, const sn_tc_opts *o, sn_err *err) {
         const sn_pk_value *k = sd->u.seq.items[i], *v = sd->u.seq.items[i + 1];
         if (v->kind != SN_PK_TENSOR) continue;
         if (strlen(k->u.str.s) != k->u.str.len || k->u.str.len == 0) {
-            st = sn_err_set(err, SN_EFORMAT, "%s: a tensor name is empty or contains a NUL byte", f->path);
+            st = sn_err_set(err, SN_EFORMAT, "%s: a tensor name is empty or contains a NUL byte", f->in.path);
             goto out;
         }
         if ((st = make_tensor(f, k->u.str.s, v, &f->t[f->n], err)) != SN_OK) goto out;
@@ -384,7 +379,7 @@ static sn_status parse(sn_tc_file *f, const sn_tc_opts *o, sn_err *err) {
     qsort(f->t, f->n, sizeof(*f->t), cmp_name);
     for (size_t i = 1; i < f->n; i++)
         if (strcmp(f->t[i - 1].name, f->t[i].name) == 0) {
-            st = sn_err_set(err, SN_EFORMAT, "%s: tensor name '%s' appears twice in the state dict", f->path, f->t[i].name);
+            st = sn_err_set(err, SN_EFORMAT, "%s: tensor name '%s' appears twice in the state dict", f->in.path, f->t[i].name);
             goto out;
         }
     /* storage keys point into the pickle arena, which is freed below */
@@ -395,23 +390,14 @@ out:
     return st;
 }
 
-/* Opens the archive [buf, buf + size) named `what`; takes over *map (NULL: a caller buffer) even on
- * failure. */
-static sn_status open_bytes(const uint8_t *buf, uint64_t size, const char *what, sn_mapped_file *map,
-                            const sn_tc_opts *o, sn_tc_file **out, sn_err *err) {
-    *out = NULL;
+/* Parses the archive in *in, taken over even on failure. */
+static sn_status open_input(sn_input *in, const sn_tc_opts *o, sn_tc_file **out, sn_err *err) {
     sn_tc_file *f = calloc(1, sizeof(*f));
-    if (!f || !(f->path = strdup(what))) {
-        free(f);
-        if (map) sn_unmap_file(map);
+    if (!f) {
+        sn_input_close(in);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    f->base = buf;
-    f->size = size;
-    if (map) {
-        f->map = *map;
-        f->mapped = 1;
-    }
+    f->in = *in;
     sn_status st = parse(f, o, err);
     if (st != SN_OK) {
         sn_tc_close(f);
@@ -423,19 +409,22 @@ static sn_status open_bytes(const uint8_t *buf, uint64_t size, const char *what,
 
 sn_status sn_tc_open_mem(const void *buf, uint64_t size, const char *what, const sn_tc_opts *o, sn_tc_file **out,
                          sn_err *err) {
-    return open_bytes(buf, size, what ? what : "<memory>", NULL, o, out, err);
+    *out = NULL;
+    sn_input in;
+    sn_status st = sn_input_borrow(&in, buf, size, what ? what : "<memory>", err);
+    return st != SN_OK ? st : open_input(&in, o, out, err);
 }
 
 sn_status sn_tc_open(const char *path, const sn_tc_opts *o, sn_tc_file **out, sn_err *err) {
     *out = NULL;
-    sn_mapped_file m;
-    sn_status st = sn_map_file(path, &m, err);
-    return st != SN_OK ? st : open_bytes(m.data, m.size, path, &m, o, out, err);
+    sn_input in;
+    sn_status st = sn_input_map(&in, path, err);
+    return st != SN_OK ? st : open_input(&in, o, out, err);
 }
 
 size_t sn_tc_n_tensors(const sn_tc_file *f) { return f->n; }
 const sn_st_tensor *sn_tc_tensor(const sn_tc_file *f, size_t i) { return i < f->n ? &f->t[i] : NULL; }
-const char *sn_tc_path(const sn_tc_file *f) { return f->path; }
+const char *sn_tc_path(const sn_tc_file *f) { return f->in.path; }
 const char *sn_tc_state_key(const sn_tc_file *f) { return f->state_key; }
 
 int64_t sn_tc_find(const sn_tc_file *f, const char *name) {

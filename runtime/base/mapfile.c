@@ -45,6 +45,34 @@ sn_status sn_map_file(const char *path, sn_mapped_file *m, sn_err *err) {
     return SN_OK;
 }
 
+sn_status sn_input_borrow(sn_input *in, const void *buf, uint64_t size, const char *what, sn_err *err) {
+    memset(in, 0, sizeof *in);
+    if (!(in->path = strdup(what))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    in->base = buf;
+    in->size = size;
+    return SN_OK;
+}
+
+sn_status sn_input_map(sn_input *in, const char *path, sn_err *err) {
+    memset(in, 0, sizeof *in);
+    sn_status st = sn_map_file(path, &in->map, err);
+    if (st != SN_OK) return st;
+    if (!(in->path = strdup(path))) {
+        sn_unmap_file(&in->map);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    in->base = in->map.data;
+    in->size = in->map.size;
+    in->mapped = 1;
+    return SN_OK;
+}
+
+void sn_input_close(sn_input *in) {
+    if (in->mapped) sn_unmap_file(&in->map);
+    free(in->path);
+    memset(in, 0, sizeof *in);
+}
+
 sn_status sn_read_file(const char *path, uint64_t max, char **out, uint64_t *len, sn_err *err) {
     *out = NULL;
     sn_mapped_file m;

@@ -23,6 +23,22 @@ sn_status sn_map_file(const char *path, sn_mapped_file *m, sn_err *err);
 /* Releases the mapping (safe on a zeroed or already closed record). */
 void sn_unmap_file(sn_mapped_file *m);
 
+/* The bytes a format reader parses: a file it mapped, or a caller's buffer it borrows (tests,
+ * fuzzing, archives in memory), with the name its errors give them. */
+typedef struct sn_input {
+    char *path;          /* owned: the file, or what the caller calls its buffer */
+    const uint8_t *base; /* the mapping or the caller's buffer */
+    uint64_t size;
+    int mapped;          /* base is `map`, released by sn_input_close */
+    sn_mapped_file map;
+} sn_input;
+/* Maps PATH into *in. */
+sn_status sn_input_map(sn_input *in, const char *path, sn_err *err);
+/* Borrows [buf, buf + size), named WHAT. */
+sn_status sn_input_borrow(sn_input *in, const void *buf, uint64_t size, const char *what, sn_err *err);
+/* Releases the mapping and the name (safe on a zeroed or closed record). */
+void sn_input_close(sn_input *in);
+
 /* The one whole-file reader, for small text inputs (JSON configs, vocabularies, templates): a
  * NUL-terminated heap copy of PATH in *out (free() it), its length in *len (may be NULL). Errors:
  * sn_map_file's; SN_EFORMAT "PATH: unreadable or larger than N MB" over MAX bytes; SN_ENOMEM. */
