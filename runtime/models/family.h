@@ -36,6 +36,8 @@ enum { SN_UBATCH = 512 };
 typedef struct sn_family {
     const char *name;
     int state_kind; /* SN_STATE_* */
+    size_t impl_size; /* bytes of the family's own record, m->impl: model.c allocates it zeroed before
+                       * load and frees it after free */
     /* Reads and validates the family's hyperparameters (m->opts says which variant of the table row
      * it is), maps its tensors, allocates its cache or declares its recurrent state. */
     sn_status (*load)(sn_model *m, sn_err *err);
@@ -44,7 +46,7 @@ typedef struct sn_family {
      * (as llama.cpp's n_ubatch does) and advances n_past after each. */
     sn_status (*forward)(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err);
     void (*reset)(sn_model *m); /* may be NULL; a recurrent state is zeroed by model.c */
-    void (*free)(sn_model *m);
+    void (*free)(sn_model *m); /* releases what load allocated inside m->impl */
     uint64_t (*state_bytes)(const sn_model *m); /* KV cache size; NULL: the declared recurrent state */
 } sn_family;
 

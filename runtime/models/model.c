@@ -477,6 +477,10 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     }
 
     if ((st = sn_pool_new(p.n_threads, &m->pool, err)) != SN_OK) { sn_model_free(m); return st; }
+    if (!(m->impl = calloc(1, m->fam->impl_size))) {
+        sn_model_free(m);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
     if ((st = m->fam->load(m, err)) != SN_OK) { sn_model_free(m); return st; }
     *out = m;
     return SN_OK;
@@ -485,6 +489,7 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
 void sn_model_free(sn_model *m) {
     if (!m) return;
     if (m->fam && m->impl) m->fam->free(m);
+    free(m->impl);
     free(m->state);
     sn_pool_free(m->pool);
     if (m->blob) sn_blob_close(m->blob); /* also frees m->g, its embedded metadata */

@@ -104,7 +104,6 @@ static sn_status keep_vector(sn_model *m, llama_state *s, const char *name, int6
 
 static void llama_free(sn_model *m) {
     llama_state *s = m->impl;
-    if (!s) return;
     for (int i = 0; i < s->n_owned; i++) free(s->owned[i]);
     free(s->owned);
     free(s->layers);
@@ -121,8 +120,6 @@ static void llama_free(sn_model *m) {
         }
         free(s->scratch);
     }
-    free(s);
-    m->impl = NULL;
 }
 
 static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
@@ -264,9 +261,7 @@ static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err)
 }
 
 static sn_status llama_load(sn_model *m, sn_err *err) {
-    llama_state *s = calloc(1, sizeof(*s));
-    if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    m->impl = s;
+    llama_state *s = m->impl;
     sn_ops_init(&s->ops, m);
     llama_hparams *hp = &s->hp;
     sn_status st;
@@ -705,6 +700,7 @@ static uint64_t llama_state_bytes(const sn_model *m) {
 
 const sn_family sn_family_llama = {
     .name = "llama",
+    .impl_size = sizeof(llama_state),
     .state_kind = SN_STATE_KV,
     .load = llama_load,
     .forward = forward,

@@ -124,22 +124,17 @@ static sn_status load_layer(sn_model *m, mamba2_state *s, int il, sn_err *err) {
 
 static void mamba2_free(sn_model *m) {
     mamba2_state *s = m->impl;
-    if (!s) return;
     sn_f32_store_free(&s->f32s);
     free(s->layers);
     sn_ops_free(&s->ops);
     float *bufs[] = {s->x, s->h, s->zxbcdt, s->convx, s->xbc, s->dt, s->y, s->o, s->ones};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
-    free(s);
-    m->impl = NULL;
 }
 
 static sn_status mamba2_load(sn_model *m, sn_err *err) {
-    mamba2_state *s = calloc(1, sizeof(*s));
-    if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    m->impl = s;
+    mamba2_state *s = m->impl;
     sn_ops_init(&s->ops, m);
-    s->lanes = strcmp(m->k->name, "avx512") == 0 ? 16 : 8;
+    s->lanes = sn_ops_lanes(&s->ops);
     s->scan_avx2 = s->lanes == 8 && (sn_cpu_usable() & SN_CPU_AVX2);
     mamba2_hparams *hp = &s->hp;
     sn_status st;
@@ -366,6 +361,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
 
 const sn_family sn_family_mamba2 = {
     .name = "mamba2",
+    .impl_size = sizeof(mamba2_state),
     .state_kind = SN_STATE_RECURRENT,
     .load = mamba2_load,
     .forward = forward,

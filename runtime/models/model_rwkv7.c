@@ -173,23 +173,18 @@ static sn_status load_layer(sn_model *m, rwkv_state *s, int il, sn_err *err) {
 
 static void rwkv_free(sn_model *m) {
     rwkv_state *s = m->impl;
-    if (!s) return;
     sn_f32_store_free(&s->f32s);
     free(s->layers);
     sn_ops_free(&s->ops);
     float *bufs[] = {s->x, s->h, s->prev, s->xx, s->r, s->w, s->k, s->v, s->a, s->g, s->kk, s->b,
                      s->vfirst, s->y, s->lo, s->ff};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
-    free(s);
-    m->impl = NULL;
 }
 
 static sn_status rwkv_load(sn_model *m, sn_err *err) {
-    rwkv_state *s = calloc(1, sizeof(*s));
-    if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    m->impl = s;
+    rwkv_state *s = m->impl;
     sn_ops_init(&s->ops, m);
-    s->lanes = strcmp(m->k->name, "avx512") == 0 ? 16 : 8;
+    s->lanes = sn_ops_lanes(&s->ops);
     s->wkv_avx2 = s->lanes == 8 && (sn_cpu_usable() & SN_CPU_AVX2);
     rwkv_hparams *hp = &s->hp;
     sn_status st;
@@ -534,6 +529,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
 
 const sn_family sn_family_rwkv7 = {
     .name = "rwkv7",
+    .impl_size = sizeof(rwkv_state),
     .state_kind = SN_STATE_RECURRENT,
     .load = rwkv_load,
     .forward = forward,

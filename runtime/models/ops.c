@@ -12,6 +12,8 @@ void sn_ops_init(sn_ops *o, const sn_model *m) {
     o->pool = m->pool;
 }
 
+int sn_ops_lanes(const sn_ops *o) { return strcmp(o->k->name, "avx512") == 0 ? 16 : 8; }
+
 sn_status sn_ops_reserve(sn_ops *o, int64_t T, int64_t widest, sn_err *err) {
     /* Converted activations: the largest row any activation type needs, times T. */
     uint64_t row = 0;

@@ -21,6 +21,9 @@ typedef struct sn_ops {
 
 /* Binds the kernels and pool of m; no allocation yet. */
 void sn_ops_init(sn_ops *o, const sn_model *m);
+/* The vector width of the reductions ggml's build for this kernel table uses: 16 for the AVX-512
+ * table, else 8 (the AVX2 layout, which the scalar table mirrors). */
+int sn_ops_lanes(const sn_ops *o);
 /* Makes room for T activation rows of up to `widest` elements. */
 sn_status sn_ops_reserve(sn_ops *o, int64_t T, int64_t widest, sn_err *err);
 void sn_ops_free(sn_ops *o);
