@@ -134,9 +134,15 @@ static inline uint64_t sn_arch_permute_src(uint64_t dst, uint64_t n_rows, uint64
 sn_status sn_arch_kv_u32(sn_gguf_writer *w, const char *arch, const char *suffix, int64_t v, sn_err *err);
 sn_status sn_arch_kv_f32(sn_gguf_writer *w, const char *arch, const char *suffix, double v, sn_err *err);
 sn_status sn_arch_kv_str(sn_gguf_writer *w, const char *arch, const char *suffix, const char *v, sn_err *err);
-/* A family's run of u32 keys as a table, written in order by sn_arch_kv_u32s. */
-typedef struct { const char *suffix; int64_t v; } sn_arch_u32;
-sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_u32 *kv, size_t n, sn_err *err);
+/* A named integer of a family's config: a metadata key suffix and its value for sn_arch_kv_u32s, or a
+ * required config.json field (as errors name it) and the value read for sn_arch_check_range. */
+typedef struct { const char *name; int64_t v; } sn_arch_value;
+/* Writes the n u32 keys "ARCH.NAME" in order. */
+sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_value *kv, size_t n, sn_err *err);
+/* SN_EFORMAT "config.json: NAME is missing or not an integer in 1..2^LOG2_MAX" for the first of the
+ * n values outside that range (a missing field reads as 0; the bound keeps shape products from
+ * overflowing). */
+sn_status sn_arch_check_range(const sn_arch_value *v, size_t n, int log2_max, sn_err *err);
 /* Returns from the calling function on a failed status. */
 #define SN_ARCH_TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
 

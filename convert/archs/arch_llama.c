@@ -29,14 +29,13 @@ static uint64_t head_dim_of(const sn_hf_config *c) {
 
 static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *err) {
     const char *f = "config.json";
-    struct { const char *name; int64_t v; } req[] = {
-        {"hidden_size", c->hidden_size}, {"num_hidden_layers", c->n_layers},
-        {"num_attention_heads", c->n_heads}, {"num_key_value_heads", c->n_kv_heads},
-        {"intermediate_size", c->intermediate_size}, {"vocab_size", c->vocab_size},
+    const sn_arch_value req[] = {
+        {"\"hidden_size\"", c->hidden_size}, {"\"num_hidden_layers\"", c->n_layers},
+        {"\"num_attention_heads\"", c->n_heads}, {"\"num_key_value_heads\"", c->n_kv_heads},
+        {"\"intermediate_size\"", c->intermediate_size}, {"\"vocab_size\"", c->vocab_size},
     };
-    for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
-        if (req[i].v <= 0 || req[i].v > (int64_t)1 << 31) /* bounded so shape products cannot overflow */
-            return sn_err_set(err, SN_EFORMAT, "%s: \"%s\" is missing or not an integer in 1..2^31", f, req[i].name);
+    sn_status st = sn_arch_check_range(req, sizeof req / sizeof *req, 31, err);
+    if (st != SN_OK) return st;
     if (c->head_dim > (int64_t)1 << 31)
         return sn_err_set(err, SN_EFORMAT, "%s: \"head_dim\" %lld is out of range", f, (long long)c->head_dim);
     if (c->n_heads % c->n_kv_heads != 0)

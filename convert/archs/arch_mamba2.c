@@ -85,14 +85,13 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
     const char *f = "config.json";
     mamba2_dims d;
     dims_of(c, &d);
-    struct { const char *name; int64_t v; } req[] = {
+    const sn_arch_value req[] = {
         {"d_model (hidden_size)", d.d_model}, {"n_layer (num_hidden_layers)", c->n_layers},
         {"d_inner", d.d_inner}, {"n_groups", d.n_group}, {"d_conv (conv_kernel)", d.d_conv},
         {"d_state (state_size)", d.d_state}, {"head_dim", d.head_dim}, {"vocab_size", c->vocab_size},
     };
-    for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
-        if (req[i].v <= 0 || req[i].v > (int64_t)1 << 24)
-            return sn_err_set(err, SN_EFORMAT, "%s: %s is missing or not an integer in 1..2^24", f, req[i].name);
+    sn_status st = sn_arch_check_range(req, sizeof req / sizeof *req, 24, err);
+    if (st != SN_OK) return st;
     if (d.d_inner != d.expand * d.d_model)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: d_inner %lld != expand %lld * d_model %lld: llama.cpp's "
                           "mamba2 loader and converter assume d_inner = expand * d_model, so sunny refuses it too",
@@ -115,7 +114,7 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     (void)a;
     mamba2_dims d;
     dims_of(c, &d);
-    const sn_arch_u32 kv[] = {
+    const sn_arch_value kv[] = {
         {"context_length", 1 << 20}, /* the reference's arbitrary 2**20 */
         {"embedding_length", d.d_model},
         {"feed_forward_length", 0},

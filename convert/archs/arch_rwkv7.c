@@ -90,14 +90,13 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
     rwkv7_dims d;
     dims_of(c, &d);
     const char *f = "config.json";
-    struct { const char *name; int64_t v; } req[] = {
+    const sn_arch_value req[] = {
         {"hidden_size", d.D}, {"num_hidden_layers", d.L}, {"head_size (head_dim)", d.hs},
         {"intermediate_size", d.F}, {"lora_rank_decay (decay_low_rank_dim)", d.rw},
         {"lora_rank_iclr (a_low_rank_dim)", d.ra}, {"lora_rank_value_residual_mix (v_low_rank_dim)", d.rv},
         {"lora_rank_gate (gate_low_rank_dim)", d.rg}, {"vocab_size", d.V}};
-    for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
-        if (req[i].v <= 0 || req[i].v > (int64_t)1 << 24)
-            return sn_err_set(err, SN_EFORMAT, "%s: %s is missing or not an integer in 1..2^24", f, req[i].name);
+    sn_status st = sn_arch_check_range(req, sizeof req / sizeof *req, 24, err);
+    if (st != SN_OK) return st;
     if (!(d.eps >= 0))
         return sn_err_set(err, SN_EFORMAT, "%s: layer_norm_epsilon (norm_eps) is missing or negative", f);
     if (d.D % d.hs != 0)
@@ -118,12 +117,12 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     (void)a;
     rwkv7_dims d;
     dims_of(c, &d);
-    const sn_arch_u32 dims[] = {
+    const sn_arch_value dims[] = {
         {"context_length", 1048576}, /* "RWKV isn't context limited" */
         {"embedding_length", d.D},
         {"block_count", d.L},
     };
-    const sn_arch_u32 ranks[] = {
+    const sn_arch_value ranks[] = {
         {"wkv.head_size", d.hs},
         {"attention.decay_lora_rank", d.rw},
         {"attention.iclr_lora_rank", d.ra},

@@ -116,11 +116,19 @@ sn_status sn_arch_kv_u32(sn_gguf_writer *w, const char *arch, const char *suffix
     return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
 }
 
-sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_u32 *kv, size_t n, sn_err *err) {
+sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_value *kv, size_t n, sn_err *err) {
     for (size_t i = 0; i < n; i++) {
-        sn_status st = sn_arch_kv_u32(w, arch, kv[i].suffix, kv[i].v, err);
+        sn_status st = sn_arch_kv_u32(w, arch, kv[i].name, kv[i].v, err);
         if (st != SN_OK) return st;
     }
+    return SN_OK;
+}
+
+sn_status sn_arch_check_range(const sn_arch_value *v, size_t n, int log2_max, sn_err *err) {
+    for (size_t i = 0; i < n; i++)
+        if (v[i].v <= 0 || v[i].v > (int64_t)1 << log2_max)
+            return sn_err_set(err, SN_EFORMAT, "config.json: %s is missing or not an integer in 1..2^%d", v[i].name,
+                              log2_max);
     return SN_OK;
 }
 
