@@ -6,6 +6,7 @@
 #include "ggml_types.h"
 #include "gguf.h"
 #include "hf_config.h"
+#include "int4.h"
 #include "path.h"
 #include <errno.h>
 #include <math.h>
@@ -62,7 +63,40 @@ static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const
     return ne0 % SN_BLOB_INT4_COLS == 0 ? SN_BLOB_INT4G32 : SN_BLOB_FP16;
 }
 
-static sn_blob_layout layout_of(sn_blob_dtype dt) { return dt == SN_BLOB_INT4G32 ? SN_BLOB_INT4_ROWS : SN_BLOB_ROWMAJOR; }
+/* INT4 matrices are stored in 8-row groups for the kernels; the embedding keeps one row per token
+ * for the lookup (a tied --head int4 model multiplies by those rows with the row kernels). */
+static sn_blob_layout layout_of(sn_blob_dtype dt, const char *name) {
+    if (dt != SN_BLOB_INT4G32) return SN_BLOB_ROWMAJOR;
+    return strcmp(name, "token_embd.weight") ? SN_BLOB_INT4_X8 : SN_BLOB_INT4_ROWS;
+}
+
+/* Encoded rows on their way to the writer: as they are, or gathered 8 at a time and packed into an
+ * 8-row group (the last group padded with zero rows, as the blob size rule expects). */
+typedef struct { sn_blob_layout lay; uint64_t cols, rb; int n; uint8_t *rows, *grp; } rowbuf;
+
+static sn_status rowbuf_init(rowbuf *b, sn_blob_layout lay, uint64_t cols, uint64_t rb, sn_err *err) {
+    memset(b, 0, sizeof *b);
+    b->lay = lay; b->cols = cols; b->rb = rb;
+    if (lay != SN_BLOB_INT4_X8) return SN_OK;
+    b->rows = malloc(8 * rb);
+    b->grp = malloc(8 * rb);
+    return b->rows && b->grp ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
+}
+
+static void rowbuf_free(rowbuf *b) { free(b->rows); free(b->grp); b->rows = b->grp = NULL; }
+
+static sn_status rowbuf_flush(sn_blob_writer *w, rowbuf *b, sn_err *err) {
+    if (b->lay != SN_BLOB_INT4_X8 || b->n == 0) return SN_OK;
+    sn_int4x8_pack(b->rows, b->n, (int64_t)b->cols, b->grp);
+    b->n = 0;
+    return sn_blob_writer_write(w, b->grp, 8 * b->rb, err);
+}
+
+static sn_status rowbuf_put(sn_blob_writer *w, rowbuf *b, const uint8_t *row, sn_err *err) {
+    if (b->lay != SN_BLOB_INT4_X8) return sn_blob_writer_write(w, row, b->rb, err);
+    memcpy(b->rows + (uint64_t)b->n * b->rb, row, b->rb);
+    return ++b->n == 8 ? rowbuf_flush(w, b, err) : SN_OK;
+}
 
 /* Bytes of one blob row of `cols` values. */
 static uint64_t row_bytes(sn_blob_dtype dt, uint64_t cols) {
@@ -134,8 +168,9 @@ static sn_status write_tensor(sn_blob_writer *w, const job *j, const sn_blob_con
     uint64_t src_row = sn_ggml_row_size(t->type, cols), rb = row_bytes(j->dt, cols);
     float *f = malloc(cols * sizeof(float)), *deq = malloc(cols * sizeof(float));
     uint8_t *out = malloc(rb);
-    sn_status st = SN_OK;
-    if (!f || !deq || !out) st = sn_err_set(err, SN_ENOMEM, "out of memory (%s)", j->name);
+    rowbuf rbuf;
+    sn_status st = rowbuf_init(&rbuf, layout_of(j->dt, j->name), cols, rb, err);
+    if (!st && (!f || !deq || !out)) st = sn_err_set(err, SN_ENOMEM, "out of memory (%s)", j->name);
     for (uint64_t r = 0; r < rows && !st; r++) {
         if ((r & 255) == 0 && cancelled(o)) { st = sn_err_set(err, SN_EIO, "interrupted"); break; }
         if (sn_dequantize_row(t->type, (const uint8_t *)t->data + r * src_row, f, (int64_t)cols)) {
@@ -143,8 +178,10 @@ static sn_status write_tensor(sn_blob_writer *w, const job *j, const sn_blob_con
             break;
         }
         encode_row(j->dt, f, cols, out, deq, max_rel);
-        st = sn_blob_writer_write(w, out, rb, err);
+        st = rowbuf_put(w, &rbuf, out, err);
     }
+    if (!st) st = rowbuf_flush(w, &rbuf, err);
+    rowbuf_free(&rbuf);
     free(f);
     free(deq);
     free(out);
@@ -199,7 +236,7 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
     }
     for (int64_t i = 0; i < nj && !st; i++) {
         const sn_gguf_tensor *t = jobs[i].src;
-        st = sn_blob_writer_add_tensor(w, jobs[i].name, jobs[i].dt, layout_of(jobs[i].dt), t->n_dims, t->ne, err);
+        st = sn_blob_writer_add_tensor(w, jobs[i].name, jobs[i].dt, layout_of(jobs[i].dt, jobs[i].name), t->n_dims, t->ne, err);
         if (st > 0) st = SN_OK;
         count_dtype(res, jobs[i].dt);
     }
@@ -236,6 +273,8 @@ typedef struct {
     uint8_t *enc, *head;   /* one encoded row; the tied head's encoded rows */
     uint64_t head_rb;
     sn_blob_dtype head_dt;
+    rowbuf rbuf;           /* rows of the current tensor on their way out (8-row groups) */
+    size_t rbuf_for;       /* 1 + index of the tensor rbuf is set up for, 0 = none */
 } hf_sink;
 
 static void hf_on_plan(void *ud, const sn_convert_plan_entry *e) {
@@ -276,14 +315,14 @@ static sn_status hf_begin(void *ud, const sn_gguf_writer *kv, sn_err *err) {
         hf_tensor *t = &k->t[i];
         if (t->type != SN_GGML_F32) return sn_err_set(err, SN_EINVAL, "tensor %s: the stream is not F32", t->name);
         const sn_blob_dtype dt = k->t[i].dt = pick(k->arch, t->n_dims, t->ne[0], t->name, k->o, !tied);
-        st = sn_blob_writer_add_tensor(k->w, t->name, dt, layout_of(dt), t->n_dims, t->ne, err);
+        st = sn_blob_writer_add_tensor(k->w, t->name, dt, layout_of(dt, t->name), t->n_dims, t->ne, err);
         if (st > 0) st = SN_OK;
         count_dtype(k->res, dt);
         const sn_blob_dtype hd = pick(k->arch, t->n_dims, t->ne[0], "output.weight", k->o, 0);
         if (!st && tied && !strcmp(t->name, "token_embd.weight") && hd != dt) {
             k->head_dt = hd;
             /* a tied head of another type than the embedding (--head): its own matrix, right after it */
-            st = sn_blob_writer_add_tensor(k->w, "output.weight", k->head_dt, layout_of(k->head_dt), t->n_dims, t->ne, err);
+            st = sn_blob_writer_add_tensor(k->w, "output.weight", k->head_dt, layout_of(k->head_dt, "output.weight"), t->n_dims, t->ne, err);
             if (st > 0) st = SN_OK;
             count_dtype(k->res, k->head_dt);
             k->head_rb = row_bytes(k->head_dt, t->ne[0]);
@@ -317,9 +356,14 @@ static sn_status hf_write(void *ud, const void *data, uint64_t n, sn_err *err) {
         p += take;
         n -= take;
         if (k->fill < row_b) break;
+        sn_status st = SN_OK;
+        if (k->rbuf_for != k->cur + 1) {
+            rowbuf_free(&k->rbuf);
+            k->rbuf_for = k->cur + 1;
+            if ((st = rowbuf_init(&k->rbuf, layout_of(dt, t->name), cols, rb, err))) return st;
+        }
         encode_row(dt, k->row, cols, k->enc, k->deq, &k->res->verify_max_rel_err);
-        sn_status st = sn_blob_writer_write(k->w, k->enc, rb, err);
-        if (st) return st;
+        if ((st = rowbuf_put(k->w, &k->rbuf, k->enc, err))) return st;
         if (to_head)
             encode_row(k->head_dt, k->row, cols, k->head + k->rows_done * k->head_rb, k->deq, &k->res->verify_max_rel_err);
         k->rows_done++;
@@ -333,9 +377,14 @@ static sn_status hf_end_tensor(void *ud, sn_err *err) {
     if (k->cur >= k->n) return sn_err_set(err, SN_EINVAL, "blob stream: more tensors than planned");
     const hf_tensor *t = &k->t[k->cur];
     if (k->fill) return sn_err_set(err, SN_EINVAL, "tensor %s: the stream ended inside a row", t->name);
-    sn_status st = sn_blob_writer_end_tensor(k->w, err);
+    sn_status st = k->rbuf_for == k->cur + 1 ? rowbuf_flush(k->w, &k->rbuf, err) : SN_OK;
+    if (!st) st = sn_blob_writer_end_tensor(k->w, err);
     if (!st && k->head && !strcmp(t->name, "token_embd.weight")) {
-        st = sn_blob_writer_write(k->w, k->head, k->head_rb * k->rows_done, err);
+        rowbuf hb;
+        st = rowbuf_init(&hb, layout_of(k->head_dt, "output.weight"), t->ne[0], k->head_rb, err);
+        for (uint64_t r = 0; r < k->rows_done && !st; r++) st = rowbuf_put(k->w, &hb, k->head + r * k->head_rb, err);
+        if (!st) st = rowbuf_flush(k->w, &hb, err);
+        rowbuf_free(&hb);
         if (!st) st = sn_blob_writer_end_tensor(k->w, err);
         free(k->head);
         k->head = NULL;
@@ -386,6 +435,7 @@ static sn_status from_hf(const sn_blob_convert_opts *o, const char *tmp, sn_blob
     free(k.deq);
     free(k.enc);
     free(k.head);
+    rowbuf_free(&k.rbuf);
     return st;
 }
 

@@ -61,8 +61,9 @@ uint64_t sn_blob_tensor_nbytes(sn_blob_dtype dt, sn_blob_layout lay, uint32_t n_
     case SN_BLOB_FP32: return lay == SN_BLOB_ROWMAJOR ? n * 4 : 0;
     case SN_BLOB_FP16: return lay == SN_BLOB_ROWMAJOR ? n * 2 : 0;
     case SN_BLOB_INT4G32: {
-        if (lay != SN_BLOB_INT4_ROWS || n_dims != 2 || ne[0] % SN_BLOB_INT4_COLS) return 0;
-        return ne[1] * sn_blob_int4_row_bytes(ne[0]);
+        if ((lay != SN_BLOB_INT4_ROWS && lay != SN_BLOB_INT4_X8) || n_dims != 2 || ne[0] % SN_BLOB_INT4_COLS) return 0;
+        const uint64_t rows = lay == SN_BLOB_INT4_X8 ? (ne[1] + 7) / 8 * 8 : ne[1]; /* x8: padded to whole groups */
+        return rows * sn_blob_int4_row_bytes(ne[0]);
     }
     case SN_BLOB_Q6_K:
     case SN_BLOB_Q8_0: {
@@ -149,7 +150,7 @@ static sn_status parse(sn_blob *b, const char *what, int flags, sn_err *err) {
         t->crc32 = rd32(p + off + 60);
         uint64_t fld = off;
         off += REC_FIXED;
-        if ((uint32_t)t->dtype > SN_BLOB_Q8_0 || (uint32_t)t->layout > SN_BLOB_INT4_ROWS)
+        if ((uint32_t)t->dtype > SN_BLOB_Q8_0 || (uint32_t)t->layout > SN_BLOB_INT4_X8)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has unknown dtype %u / layout %u (offset %llu)", what, nm, (unsigned)t->dtype, (unsigned)t->layout, (unsigned long long)fld);
         for (uint32_t d = t->n_dims; d < 4 && t->n_dims <= 4; d++)
             if (t->ne[d] != 1)

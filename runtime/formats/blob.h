@@ -26,7 +26,9 @@
 /* Q6_K and Q8_0 are ggml's block layouts, rows of ne0 values back to back (dequantized per row for
  * the embedding lookup, and run by the GGUF kernels as matrices). */
 typedef enum { SN_BLOB_FP32 = 0, SN_BLOB_FP16 = 1, SN_BLOB_INT4G32 = 2, SN_BLOB_Q6_K = 3, SN_BLOB_Q8_0 = 4 } sn_blob_dtype;
-typedef enum { SN_BLOB_ROWMAJOR = 0, SN_BLOB_INT4_ROWS = 1 } sn_blob_layout;
+/* INT4G32 comes in two layouts: rows (the untied embedding, read one row per token) and 8-row
+ * groups (every weight matrix; kernels/int4.h). */
+typedef enum { SN_BLOB_ROWMAJOR = 0, SN_BLOB_INT4_ROWS = 1, SN_BLOB_INT4_X8 = 2 } sn_blob_layout;
 enum { SN_BLOB_FLAG_INT4_HEAD = 1 };
 enum { SN_BLOB_VERIFY = 1 }; /* open flag: check every tensor's CRC32 */
 

@@ -93,6 +93,55 @@ void sn_int4_gemm4x4_scalar(int64_t n, const void *w, uint64_t w_row, const void
             y[t * ldy + r] = sn_int4_dot_scalar(n, (const uint8_t *)w + r * w_row, (const uint8_t *)x + t * x_row);
 }
 
+/* ---- 8-row groups ---- */
+
+void sn_int4x8_pack(const uint8_t *rows, int nrows, int64_t n, uint8_t *group) {
+    const uint64_t rb = sn_int4_w_row_bytes(n);
+    const int64_t nb = n / SN_INT4_GROUP;
+    for (int64_t b = 0; b < nb; b++) {
+        uint8_t *blk = group + b * SN_INT4X8_BLOCK_BYTES;
+        uint16_t sc[SN_INT4X8_ROWS] = {0};
+        for (int r = 0; r < SN_INT4X8_ROWS; r++) {
+            const uint8_t *row = rows + (uint64_t)r * rb;
+            /* row layout: element e of block b sits in chunk b/2, byte e, nibble b&1 */
+            uint8_t u[32];
+            for (int e = 0; e < 32; e++) u[e] = r < nrows ? (uint8_t)((row[(b / 2) * 32 + e] >> ((b & 1) * 4)) & 15) : 8;
+            for (int c = 0; c < 4; c++)
+                for (int i = 0; i < 4; i++) blk[c * 32 + 4 * r + i] = (uint8_t)(u[4 * c + i] | (u[16 + 4 * c + i] << 4));
+            if (r < nrows) memcpy(&sc[r], row + n / 2 + 2 * b, 2);
+        }
+        memcpy(blk + 128, sc, sizeof sc);
+    }
+}
+
+void sn_int4x8_mm_scalar(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                         int64_t ldy) {
+    const int64_t nb = n / SN_INT4_GROUP, ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS;
+    for (int64_t G = 0; G < ng; G++) {
+        const uint8_t *wg = (const uint8_t *)w + (uint64_t)G * sn_int4x8_group_bytes(n);
+        for (int64_t t = 0; t < T; t++) {
+            const act_view a = view((const uint8_t *)x + (uint64_t)t * x_row, n);
+            float acc[SN_INT4X8_ROWS] = {0};
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *blk = wg + b * SN_INT4X8_BLOCK_BYTES;
+                const int8_t *q = a.q + b * SN_INT4_GROUP;
+                const uint16_t *ws = (const uint16_t *)(const void *)(blk + 128);
+                for (int r = 0; r < SN_INT4X8_ROWS; r++) {
+                    int32_t s = 0;
+                    for (int c = 0; c < 4; c++)
+                        for (int i = 0; i < 4; i++) {
+                            const uint8_t v = blk[c * 32 + 4 * r + i];
+                            s += (int32_t)(v & 15) * q[4 * c + i] + (int32_t)(v >> 4) * q[16 + 4 * c + i];
+                        }
+                    s -= 8 * a.sum[b];
+                    acc[r] = fmaf((float)s, sn_fp16_decode(ws[r]) * a.scale[b], acc[r]);
+                }
+            }
+            for (int r = 0; r < SN_INT4X8_ROWS && G * SN_INT4X8_ROWS + r < nrows; r++) y[t * ldy + G * SN_INT4X8_ROWS + r] = acc[r];
+        }
+    }
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -349,6 +398,87 @@ void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) {
         sum[g] = _mm512_reduce_add_epi32(acc);
     }
 }
+/* ---- 8-row groups, AVX2 and AVX-512 VNNI (256-bit) ----
+ * Per block and token: four 32-byte chunks → 8 nibble vectors (lane = row), each against one
+ * broadcast 4-byte activation word; the eight maddubs results add up in int16 (each ≤ 2·15·127,
+ * eight of them ≤ 30480), one madd makes the rows' int32 sums. Tokens go in tiles of up to four so
+ * an unpacked block meets several tokens. */
+static void store_rows(float *y, int64_t ldy, int64_t t, int64_t row0, int64_t nrows, const float *v) {
+    for (int r = 0; r < SN_INT4X8_ROWS && row0 + r < nrows; r++) y[t * ldy + row0 + r] = v[r];
+}
+
+#define X8_MM_BODY(ISUM)                                                                                          \
+    const int64_t nb = n / SN_INT4_GROUP, ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS;                     \
+    const __m256i m4 = _mm256_set1_epi8(15);                                                                      \
+    for (int64_t G = 0; G < ng; G++) {                                                                            \
+        const uint8_t *wg = (const uint8_t *)w + (uint64_t)G * sn_int4x8_group_bytes(n);                          \
+        for (int64_t t0 = 0; t0 < T; t0 += 4) {                                                                   \
+            const int nt = T - t0 < 4 ? (int)(T - t0) : 4;                                                       \
+            act_view a[4];                                                                                        \
+            __m256 acc[4];                                                                                        \
+            for (int t = 0; t < nt; t++) {                                                                        \
+                a[t] = view((const uint8_t *)x + (uint64_t)(t0 + t) * x_row, n);                                  \
+                acc[t] = _mm256_setzero_ps();                                                                     \
+            }                                                                                                     \
+            for (int64_t b = 0; b < nb; b++) {                                                                    \
+                const uint8_t *blk = wg + b * SN_INT4X8_BLOCK_BYTES;                                              \
+                _mm_prefetch((const char *)blk + PREFETCH_AHEAD, _MM_HINT_T0);                                    \
+                _mm_prefetch((const char *)blk + PREFETCH_AHEAD + 64, _MM_HINT_T0);                               \
+                __m256i u[8];                                                                                     \
+                for (int c = 0; c < 4; c++) {                                                                     \
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 32 * c));          \
+                    u[2 * c] = _mm256_and_si256(v, m4);                                                           \
+                    u[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);                                 \
+                }                                                                                                 \
+                const __m256 ws = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(blk + 128)));   \
+                for (int t = 0; t < nt; t++) {                                                                    \
+                    const int8_t *q = a[t].q + b * SN_INT4_GROUP;                                                 \
+                    __m256i s = ISUM;                                                                             \
+                    s = _mm256_sub_epi32(s, _mm256_set1_epi32(8 * a[t].sum[b]));                                  \
+                    const __m256 f = _mm256_mul_ps(ws, _mm256_set1_ps(a[t].scale[b]));                            \
+                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc[t]);                                   \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (int t = 0; t < nt; t++) {                                                                        \
+                float v[8];                                                                                       \
+                _mm256_storeu_ps(v, acc[t]);                                                                      \
+                store_rows(y, ldy, t0 + t, G * SN_INT4X8_ROWS, nrows, v);                                         \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+static inline int32_t word(const int8_t *q) { int32_t v; memcpy(&v, q, 4); return v; }
+
+AVX2_TARGET static inline __m256i isum_x8_avx2(const __m256i *u, const int8_t *q) {
+    __m256i s16 = _mm256_setzero_si256();
+    for (int c = 0; c < 4; c++) {
+        s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(u[2 * c], _mm256_set1_epi32(word(q + 4 * c))));
+        s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(u[2 * c + 1], _mm256_set1_epi32(word(q + 16 + 4 * c))));
+    }
+    return _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
+}
+
+AVX2_TARGET void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                                   float *y, int64_t ldy) {
+    X8_MM_BODY(isum_x8_avx2(u, q))
+}
+
+__attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
+static inline __m256i isum_x8_vnni(const __m256i *u, const int8_t *q) {
+    __m256i s = _mm256_setzero_si256();
+    for (int c = 0; c < 4; c++) {
+        s = _mm256_dpbusd_epi32(s, u[2 * c], _mm256_set1_epi32(word(q + 4 * c)));
+        s = _mm256_dpbusd_epi32(s, u[2 * c + 1], _mm256_set1_epi32(word(q + 16 + 4 * c)));
+    }
+    return s;
+}
+
+__attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
+void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                             float *y, int64_t ldy) {
+    X8_MM_BODY(isum_x8_vnni(u, q))
+}
+#undef X8_MM_BODY
 #else
 void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
 float sn_int4_dot_avx2(int64_t n, const void *w_row, const void *act) { return sn_int4_dot_scalar(n, w_row, act); }
@@ -357,6 +487,10 @@ void sn_int4_gemm4x4_avx2(int64_t n, const void *w, uint64_t w_row, const void *
                           int64_t ldy) { sn_int4_gemm4x4_scalar(n, w, w_row, x, x_row, y, ldy); }
 void sn_int4_gemm4x4_avx512vnni(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y,
                                 int64_t ldy) { sn_int4_gemm4x4_scalar(n, w, w_row, x, x_row, y, ldy); }
+void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                       int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
+void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                             float *y, int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
 #endif
 
 /* The activation quantizer the kernel tables use: AVX-512 when this process may use it (SN_CPU). */
@@ -376,6 +510,13 @@ sn_int4_dot_fn sn_int4_dot_best(void) {
     if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) return sn_int4_dot_avx512vnni;
     if (f & SN_CPU_AVX2) return sn_int4_dot_avx2;
     return sn_int4_dot_scalar;
+}
+
+sn_int4x8_mm_fn sn_int4x8_mm_best(void) {
+    uint32_t f = sn_cpu_usable();
+    if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) return sn_int4x8_mm_avx512vnni;
+    if (f & SN_CPU_AVX2) return sn_int4x8_mm_avx2;
+    return sn_int4x8_mm_scalar;
 }
 
 const char *sn_int4_dot_name(sn_int4_dot_fn f) {

@@ -49,4 +49,35 @@ const char *sn_int4_dot_name(sn_int4_dot_fn f);
 /* Exact integer sum Σ (u − 8)·a of group g (of 32) of one row (tests pin every variant to this). */
 int64_t sn_int4_group_isum_ref(const uint8_t *w_row, const int8_t *aq, int64_t g);
 
+/* ---- 8-row groups (blob layout INT4G32x8, the layout of every INT4 weight matrix) ----
+ * Rows in groups of 8; group G (rows 8G..8G+7) is n/32 blocks of 144 bytes, block b (inputs
+ * 32b..32b+31) at G·(n/32)·144 + b·144:
+ *   bytes 0..127: 4 chunks of 32 bytes; byte 4r+i of chunk c is row r's code byte for elements
+ *       4c+i (low nibble) and 16+4c+i (high nibble) of the block, each stored as q + 8;
+ *   bytes 128..143: the fp16 scales of rows 0..7.
+ * One sequential stream per group, and 8 rows in the 8 lanes: each block's integer sums come out
+ * one per lane (no horizontal reductions), the scales multiply as one vector, and one broadcast
+ * activation word meets 8 rows. A matrix whose row count is not a multiple of 8 is padded with
+ * zero rows (scale 0) to the next group. Same 4.5 bits per weight as the row layout. */
+enum { SN_INT4X8_ROWS = 8, SN_INT4X8_BLOCK_BYTES = 144 };
+static inline uint64_t sn_int4x8_group_bytes(int64_t n) { return (uint64_t)(n / SN_INT4_GROUP) * SN_INT4X8_BLOCK_BYTES; }
+
+/* y[t*ldy + r] = dot(row r, act t) for r < nrows (from the first row of the group at w), t < T;
+ * x holds T activation rows (sn_int4_quantize_act) x_row bytes apart. Per output: for each block,
+ * the exact integer Σ (u − 8)·a, then acc = fma(float(sum), fp16(w_scale) · a_scale, acc) in block
+ * order: the scalar, AVX2 and AVX-512 VNNI versions are bit-identical. */
+typedef void (*sn_int4x8_mm_fn)(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                                float *y, int64_t ldy);
+void sn_int4x8_mm_scalar(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                         int64_t ldy);
+void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                       int64_t ldy);
+void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                             float *y, int64_t ldy);
+/* Best available for this process (respects SN_CPU). */
+sn_int4x8_mm_fn sn_int4x8_mm_best(void);
+/* Rewrites nrows (<= 8) rows of the row layout (row_bytes(n) each, back to back) as one 8-row group
+ * (sn_int4x8_group_bytes(n) bytes; rows nrows..7 zero). */
+void sn_int4x8_pack(const uint8_t *rows, int nrows, int64_t n, uint8_t *group);
+
 #endif

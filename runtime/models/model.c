@@ -175,7 +175,7 @@ const sn_gguf_tensor *sn_model_find_tensor(const sn_model *m, const char *name) 
 static int blob_ktype(const sn_blob_tensor *t) {
     if (t->dtype == SN_BLOB_FP32 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F32;
     if (t->dtype == SN_BLOB_FP16 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_F16;
-    if (t->dtype == SN_BLOB_INT4G32 && t->layout == SN_BLOB_INT4_ROWS) return SN_KTYPE_INT4G32;
+    if (t->dtype == SN_BLOB_INT4G32 && (t->layout == SN_BLOB_INT4_ROWS || t->layout == SN_BLOB_INT4_X8)) return SN_KTYPE_INT4G32;
     if (t->dtype == SN_BLOB_Q6_K && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_Q6_K;
     if (t->dtype == SN_BLOB_Q8_0 && t->layout == SN_BLOB_ROWMAJOR) return SN_GGML_Q8_0;
     return -1;
@@ -291,11 +291,20 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
     if (rb == 0 || sn_kernel_act_row_size(t->type, n_in) == 0)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: row length %lld is not a multiple of the %s block size",
                           m->path, name, (long long)n_in, int4 ? "INT4G32" : sn_ggml_type_name(t->type));
-    if (rb * (uint64_t)n_out != t->size)
+    /* a blob's INT4 matrices come in 8-row groups (kernels/int4.h), padded to whole groups; they
+     * serve matmuls only, never row lookups */
+    int64_t bi = int4 && m->blob ? sn_blob_find_tensor(m->blob, t->name) : -1;
+    const int x8 = bi >= 0 && sn_blob_tensor_at(m->blob, bi)->layout == SN_BLOB_INT4_X8;
+    const uint64_t rows = x8 ? (uint64_t)(n_out + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS * SN_INT4X8_ROWS : (uint64_t)n_out;
+    if (rb * rows != t->size)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: %llu bytes, expected %llu", m->path, name,
-                          (unsigned long long)t->size, (unsigned long long)(rb * (uint64_t)n_out));
+                          (unsigned long long)t->size, (unsigned long long)(rb * rows));
+    if (x8 && !strcmp(t->name, "token_embd.weight"))
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s is stored in INT4 8-row groups (layout 2), which cannot serve "
+                          "the embedding lookup; regenerate the blob with sunny-convert --blob", m->path, name);
     out->name = t->name;
-    out->data = t->data;
+    out->data = t->data; /* non-NULL: the families tell a present matrix (e.g. an untied head) by it */
+    out->x8 = x8 ? t->data : NULL;
     out->type = t->type;
     out->n_in = n_in;
     out->n_out = n_out;
@@ -387,6 +396,15 @@ void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t 
 void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
                    int64_t ldy, int64_t r0, int64_t r1) {
     if (r0 >= r1) return;
+    if (w->x8 && w->type == SN_KTYPE_INT4G32) { /* a blob's INT4 matrix in 8-row groups; r0 % 8 == 0 */
+        /* the 8-row kernel of the table's ISA (the same one its INT4 dot is) */
+        const sn_int4x8_mm_fn mm = k->dot[SN_KTYPE_INT4G32] == sn_int4_dot_avx512vnni ? sn_int4x8_mm_avx512vnni
+                                 : k->dot[SN_KTYPE_INT4G32] == sn_int4_dot_avx2       ? sn_int4x8_mm_avx2
+                                                                                      : sn_int4x8_mm_scalar;
+        mm(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_INT4X8_ROWS) * sn_int4x8_group_bytes(w->n_in), r1 - r0, x,
+           x_row, T, y + r0, ldy);
+        return;
+    }
     if (w->x8 && k->mm_q4_0x8) {
         const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
         const int64_t n8 = w->n_out / SN_Q4_0X8_ROWS * SN_Q4_0X8_ROWS, e = r1 < n8 ? r1 : n8;

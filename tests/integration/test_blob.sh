@@ -68,6 +68,7 @@ fp16-hf $hf fp16 f16
 int4 $g32 int4 run
 int4-hf $hf int4 run
 int4-head16 $g32 int4 run --head fp16
+int4-head4 $g32 int4 run --head int4
 EOF
   # the HF folder streams into the blob writer (no intermediate GGUF): same weights as via the f32 GGUF
   [[ -f $W/$fam-int4-hf.json && $(ids_of "$W/$fam-int4-hf.json") == "$(ids_of "$W/$fam-int4.json")" ]] &&
@@ -82,16 +83,24 @@ EOF
   if [[ -x $AGREE ]]; then
     a4=$("$AGREE" "$g32" "$W/$fam-int4.snb" --prompt-ids "$PROMPT" -n "$STEPS" -t 2 2>&1)
     a4h=$("$AGREE" "$g32" "$W/$fam-int4-head16.snb" --prompt-ids "$PROMPT" -n "$STEPS" -t 2 2>&1)
+    a44=$("$AGREE" "$g32" "$W/$fam-int4-head4.snb" --prompt-ids "$PROMPT" -n "$STEPS" -t 2 2>&1)
     aq=$("$AGREE" "$g32" "$g40" --prompt-ids "$PROMPT" -n "$STEPS" -t 2 2>&1)
     af=$("$AGREE" "$g32" "$W/$fam-fp32-gguf.snb" --prompt-ids "$PROMPT" -n "$STEPS" -t 2 2>&1)
     echo "info - $fam agreement with f32 over $STEPS steps: int4 blob $a4"
     echo "info - $fam agreement with f32 over $STEPS steps: int4 blob, fp16 head $a4h"
+    echo "info - $fam agreement with f32 over $STEPS steps: int4 blob, int4 head $a44"
     echo "info - $fam agreement with f32 over $STEPS steps: llama.cpp Q4_0 $aq"
     rate() { sed -n 's/.*"top1_rate":\([0-9.]*\).*/\1/p' <<<"$1"; }
     err() { sed -n 's/.*"rel_logit_err_mean":\([0-9.]*\).*/\1/p' <<<"$1"; }
     [[ $(rate "$af") == 1.0000 && $(err "$af") == 0.00000 ]] && ok "$fam: fp32 blob agrees with the f32 GGUF exactly over $STEPS steps" ||
       bad "$fam: fp32 blob vs f32 GGUF: $af"
     r4=$(rate "$a4"); rq=$(rate "$aq"); e4=$(err "$a4"); eq=$(err "$aq")
+    # --head int4 trades quality for bytes (a tied head shares the INT4 embedding rows; an untied
+    # one is an 8-row-group matrix): it must stay in Q4_0's range, not be garbage (a head that is
+    # not read, or read as the embedding, gives errors of ~4)
+    e44=$(err "$a44")
+    [[ -n $e44 && -n $eq ]] && awk -v e="$e44" -v f="$eq" 'BEGIN { exit !(e <= 1.3 * f) }' &&
+      ok "$fam: int4 head: mean relative logit error $e44 (Q4_0 $eq)" || bad "$fam: int4 head broken: $a44 (Q4_0 $aq)"
     if [[ -n $r4 && -n $rq && -n $e4 && -n $eq ]] && ((STEPS < 128)); then
       echo "info - $fam: int4 top-1 $r4 vs Q4_0 $rq over $STEPS steps (the quality bound needs >= 128 steps: judged in the Release run)"
     elif [[ -n $r4 && -n $rq && -n $e4 && -n $eq ]]; then

@@ -42,6 +42,10 @@ static void write_sample(void) {
     CU_ASSERT_EQUAL(sn_blob_writer_write(w, b, sizeof b, &err), 0);
     CU_ASSERT_EQUAL(sn_blob_writer_end_tensor(w, &err), 0);
     uint64_t nb = sn_blob_tensor_nbytes(SN_BLOB_INT4G32, SN_BLOB_INT4_ROWS, 2, ne_c);
+    /* 8-row groups: 5 rows take a whole group of 8; an unknown layout is no size at all */
+    CU_ASSERT_EQUAL(sn_blob_tensor_nbytes(SN_BLOB_INT4G32, SN_BLOB_INT4_X8, 2, ne_c), 8 * sn_blob_int4_row_bytes(128));
+    CU_ASSERT_EQUAL(sn_blob_tensor_nbytes(SN_BLOB_INT4G32, (sn_blob_layout)3, 2, ne_c), 0);
+    CU_ASSERT_EQUAL(sn_blob_tensor_nbytes(SN_BLOB_INT4G32, SN_BLOB_ROWMAJOR, 2, ne_c), 0);
     uint8_t *c = calloc(1, nb);
     unsigned s = 7;
     float row[128];

@@ -188,6 +188,60 @@ static void test_quant_act(void) {
     free(x); free(a); free(b);
 }
 
+/* 8-row groups: packing the row layout and multiplying gives the row layout's dot (same exact
+ * integer sums; fused vs unfused accumulation), and the SIMD versions equal the scalar one bit for
+ * bit, for partial last groups (nrows % 8) and token counts around the tile of four. */
+static void test_x8(void) {
+    static const int64_t ns[] = {64, 128, 192, 1024, 1088};
+    static const int64_t rowsv[] = {1, 7, 8, 13, 37};
+    const uint32_t f = sn_cpu_features();
+    uint32_t s = 11;
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+        for (size_t m = 0; m < sizeof rowsv / sizeof rowsv[0]; m++) {
+            const int64_t n = ns[k], rows = rowsv[m], ng = (rows + 7) / 8, T = 6;
+            const uint64_t rb = sn_int4_w_row_bytes(n), xr = sn_int4_act_bytes(n);
+            CU_ASSERT_EQUAL(sn_int4x8_group_bytes(n), 8 * rb);
+            uint8_t *w = calloc((size_t)ng * 8, rb), *w8 = malloc((size_t)ng * 8 * rb), *x = malloc(T * xr);
+            float *v = malloc((size_t)n * sizeof(float));
+            for (int64_t r = 0; r < rows; r++) {
+                for (int64_t j = 0; j < n; j++) v[j] = frand(&s) * (float)(1 + r % 3) * (j % 50 == 0 ? 9.0f : 1.0f);
+                sn_blob_quantize_int4_row(v, (uint64_t)n, w + r * rb);
+            }
+            for (int64_t g = 0; g < ng; g++)
+                sn_int4x8_pack(w + g * 8 * rb, rows - 8 * g < 8 ? (int)(rows - 8 * g) : 8, n, w8 + g * 8 * rb);
+            for (int64_t t = 0; t < T; t++) {
+                for (int64_t j = 0; j < n; j++) v[j] = frand(&s) * 2.0f;
+                sn_int4_quantize_act(v, x + t * xr, n);
+            }
+            const int64_t ldy = rows + 3;
+            float *y0 = malloc(T * ldy * sizeof(float)), *y1 = malloc(T * ldy * sizeof(float));
+            for (int64_t T1 = 1; T1 <= T; T1++) {
+                for (int64_t i = 0; i < T * ldy; i++) y0[i] = y1[i] = -7.0f;
+                sn_int4x8_mm_scalar(n, w8, rows, x, xr, T1, y0, ldy);
+                int bad = 0;
+                for (int64_t t = 0; t < T; t++)
+                    for (int64_t r = 0; r < ldy; r++) {
+                        const float got = y0[t * ldy + r];
+                        if (t >= T1 || r >= rows) { bad += got != -7.0f; continue; }
+                        const float want = sn_int4_dot_scalar(n, w + r * rb, x + t * xr);
+                        bad += !(fabsf(got - want) <= 1e-5f * (fabsf(want) + 1.0f) * 4);
+                    }
+                if (f & SN_CPU_AVX2) {
+                    sn_int4x8_mm_avx2(n, w8, rows, x, xr, T1, y1, ldy);
+                    bad += memcmp(y0, y1, T * ldy * sizeof(float)) != 0;
+                }
+                if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) {
+                    for (int64_t i = 0; i < T * ldy; i++) y1[i] = -7.0f;
+                    sn_int4x8_mm_avx512vnni(n, w8, rows, x, xr, T1, y1, ldy);
+                    bad += memcmp(y0, y1, T * ldy * sizeof(float)) != 0;
+                }
+                if (bad) printf("n=%lld rows=%lld T=%lld: %d bad ", (long long)n, (long long)rows, (long long)T1, bad);
+                CU_ASSERT_EQUAL(bad, 0);
+            }
+            free(w); free(w8); free(x); free(v); free(y0); free(y1);
+        }
+}
+
 static const sn_test_case cases[] = {
     {"avx512 activation quantizer = scalar, byte for byte", test_quant_act},
     {"every SIMD dot = scalar = exact sums for 2..94 groups", test_lengths},
@@ -197,5 +251,6 @@ static const sn_test_case cases[] = {
     {"scalar 4x4 prompt tile = scalar dot, bit for bit", test_gemm_scalar},
     {"avx2 4x4 prompt tile = avx2 dot, bit for bit", test_gemm_avx2},
     {"avx512 vnni 4x4 prompt tile = its dot, bit for bit", test_gemm_avx512vnni},
+    {"8-row groups: pack + mm = row dot; avx2 / avx512 = scalar bit for bit", test_x8},
 };
 SN_TEST_MAIN("int4", cases)
