@@ -197,45 +197,32 @@ __attribute__((target("avx2,f16c"))) static void bf16_to_f16_f16c(const uint16_t
 }
 #endif
 
-void sn_bf16_to_fp16_row(const uint16_t *x, uint16_t *y, size_t n) {
-#ifdef SN_X86
-    if (CPU_AVX512) { bf16_to_f16_avx512(x, y, n); return; }
-    if (CPU_AVX2) { bf16_to_f16_f16c(x, y, n); return; }
-#endif
+static void bf16_to_f16_scalar(const uint16_t *x, uint16_t *y, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
 }
 
+typedef void (*u16_to_u16_fn)(const uint16_t *x, uint16_t *y, size_t n);
+typedef void (*f32_to_u16_fn)(const float *x, uint16_t *y, size_t n);
+typedef void (*u16_to_f32_fn)(const uint16_t *x, float *y, size_t n);
+
+void sn_bf16_to_fp16_row(const uint16_t *x, uint16_t *y, size_t n) {
+    static const u16_to_u16_fn by_level[3] = SN_BY_LEVEL(bf16_to_f16_scalar, bf16_to_f16_f16c, bf16_to_f16_avx512);
+    by_level[sn_ggml_level()](x, y, n);
+}
+
 void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
-#ifdef SN_X86
-    if (CPU_AVX512) { f32_to_f16_avx512(x, y, n); return; }
-    if (CPU_AVX2) {
-        f32_to_f16_f16c(x, y, n);
-        return;
-    }
-#endif
-    f32_to_f16_scalar(x, y, n);
+    static const f32_to_u16_fn by_level[3] = SN_BY_LEVEL(f32_to_f16_scalar, f32_to_f16_f16c, f32_to_f16_avx512);
+    by_level[sn_ggml_level()](x, y, n);
 }
 
 void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
-#ifdef SN_X86
-    if (CPU_AVX512) { f16_to_f32_avx512(x, y, n); return; }
-    if (CPU_AVX2) {
-        f16_to_f32_f16c(x, y, n);
-        return;
-    }
-#endif
-    f16_to_f32_scalar(x, y, n);
+    static const u16_to_f32_fn by_level[3] = SN_BY_LEVEL(f16_to_f32_scalar, f16_to_f32_f16c, f16_to_f32_avx512);
+    by_level[sn_ggml_level()](x, y, n);
 }
 
 void sn_fp32_to_bf16_row(const float *x, uint16_t *y, size_t n) {
-#ifdef SN_X86
-    if (CPU_AVX512) {
-        f32_to_bf16_avx512(x, y, n);
-        return;
-    }
-    if (CPU_AVX2) { f32_to_bf16_avx2(x, y, n); return; }
-#endif
-    f32_to_bf16_scalar(x, y, n);
+    static const f32_to_u16_fn by_level[3] = SN_BY_LEVEL(f32_to_bf16_scalar, f32_to_bf16_avx2, f32_to_bf16_avx512);
+    by_level[sn_ggml_level()](x, y, n);
 }
 
 void sn_bf16_to_fp32_row(const uint16_t *x, float *y, size_t n) {

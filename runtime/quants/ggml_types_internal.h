@@ -35,6 +35,15 @@ extern int sn_ggml_simd_cap;
  * F/BW/VL/DQ/CD subsets these kernels use. */
 #define CPU_AVX2 (sn_ggml_simd_cap >= 1 && (sn_cpu_usable() & SN_CPU_AVX2))
 #define CPU_AVX512 (sn_ggml_simd_cap >= 2 && (sn_cpu_usable() & SN_CPU_AVX512))
+/* The level in use (AVX-512 usable implies AVX2): the fp16/bf16 row converters keep their
+ * variants in a table indexed by it, {scalar, AVX2, AVX-512}, built with SN_BY_LEVEL (a level with
+ * no variant of its own names the one below; off x86 every entry is the scalar one). */
+static inline int sn_ggml_level(void) { return CPU_AVX512 ? 2 : CPU_AVX2 ? 1 : 0; }
+#ifdef SN_X86
+#define SN_BY_LEVEL(scalar, avx2, avx512) {scalar, avx2, avx512}
+#else
+#define SN_BY_LEVEL(scalar, avx2, avx512) {scalar, scalar, scalar}
+#endif
 
 /* ---- quantizer helpers ---- */
 
