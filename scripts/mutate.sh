@@ -114,6 +114,10 @@ mut ollama-default-port integrate/ollama_host.c \
 mut kquant-q5k-avx2-bsums runtime/kernels/kquants_avx2.c \
   'b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));' \
   'b1 = _mm_loadu_si128((const __m128i *)(bsums + 7));' 'unit/test_quants$'
+# AVX2 batched tiles (mm_avx2.c): a tile forgets the accumulators of the row's earlier K chunks
+mut mm-avx2-chunk-carry runtime/kernels/mm_avx2.c \
+  '_mm256_setzero_ps() : _mm256_load_ps(acc + (t * ROW_BLOCK + r) * 8);' \
+  '_mm256_setzero_ps() : _mm256_setzero_ps();' 'unit/test_kernels$'
 mut kquant-dequant-min runtime/quants/dequant.c \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));' \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 4] >> 6) << 4));' 'unit/test_quants$'

@@ -78,7 +78,7 @@ static inline __m256 ld_f16(const void *p, int64_t i) {
         for (int j = 0; j < 4; j++) s[j][0] = s[j][1] = _mm256_setzero_ps();                      \
         const int64_t np = n & ~(int64_t)63;                                                      \
         for (int64_t i = 0; i < np; i += 64)                                                      \
-            for (int j = 0; j < 4; j++) {                                                         \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {                                 \
                 s[j][0] = _mm256_fmadd_ps(LD(w, i + 16 * j), LD(a, i + 16 * j), s[j][0]);         \
                 s[j][1] = _mm256_fmadd_ps(LD(w, i + 16 * j + 8), LD(a, i + 16 * j + 8), s[j][1]); \
             }                                                                                     \
@@ -169,7 +169,8 @@ static inline float reduce8_hadd(__m256 x) { /* GGML_F32x8_REDUCE's final step *
         for (int j = 0; j < 4; j++) s[j] = _mm256_setzero_ps();                         \
         const int64_t np = n & ~(int64_t)31;                                            \
         for (int64_t i = 0; i < np; i += 32)                                            \
-            for (int j = 0; j < 4; j++) s[j] = _mm256_fmadd_ps(LD(w, i + 8 * j), LD(a, i + 8 * j), s[j]); \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                         \
+                s[j] = _mm256_fmadd_ps(LD(w, i + 8 * j), LD(a, i + 8 * j), s[j]);       \
         s[0] = _mm256_add_ps(s[0], s[2]);                                               \
         s[1] = _mm256_add_ps(s[1], s[3]);                                               \
         s[0] = _mm256_add_ps(s[0], s[1]);                                               \
@@ -209,7 +210,8 @@ static float dot_bf16_8(int64_t n, const void *w, const void *a) {
     for (int j = 0; j < 4; j++) c[j] = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 32 <= n; i += 32)
-        for (int j = 0; j < 4; j++) c[j] = _mm256_fmadd_ps(ld_bf16(w, i + 8 * j), ld_bf16(a, i + 8 * j), c[j]);
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
+            c[j] = _mm256_fmadd_ps(ld_bf16(w, i + 8 * j), ld_bf16(a, i + 8 * j), c[j]);
     const __m256 t = _mm256_add_ps(_mm256_add_ps(c[0], c[2]), _mm256_add_ps(c[1], c[3]));
     double s = (double)hsum8(t);
     for (; i < n; i++) s += (double)(sc_bf16(w, i) * sc_bf16(a, i));
