@@ -14,14 +14,16 @@ int sn_kernel_act_type(int wtype) {
     case SN_GGML_BF16: return SN_GGML_BF16;
     case SN_GGML_Q8_0:
     case SN_GGML_Q4_0:
-    case SN_GGML_Q5_0: return SN_GGML_Q8_0;
+    case SN_GGML_Q5_0:
+    case SN_GGML_IQ4_NL: return SN_GGML_Q8_0;
     case SN_GGML_Q4_1:
     case SN_GGML_Q5_1: return SN_GGML_Q8_1;
     case SN_GGML_Q2_K:
     case SN_GGML_Q3_K:
     case SN_GGML_Q4_K:
     case SN_GGML_Q5_K:
-    case SN_GGML_Q6_K: return SN_GGML_Q8_K;
+    case SN_GGML_Q6_K:
+    case SN_GGML_IQ4_XS: return SN_GGML_Q8_K;
     case SN_KTYPE_INT4G32: return SN_KTYPE_INT4G32;
     default: return -1;
     }

@@ -2,8 +2,8 @@
  *
  * Every weight type is multiplied the way ggml's CPU backend does it, so greedy tokens match
  * llama.cpp: the f32 activation row is first converted to the weight type's "activation type"
- * (F32 stays F32, F16 -> F16, BF16 -> BF16, Q8_0/Q4_0/Q5_0 -> Q8_0, Q4_1/Q5_1 -> Q8_1,
- * Q2_K..Q6_K -> Q8_K) and then an
+ * (F32 stays F32, F16 -> F16, BF16 -> BF16, Q8_0/Q4_0/Q5_0/IQ4_NL -> Q8_0, Q4_1/Q5_1 -> Q8_1,
+ * Q2_K..Q6_K/IQ4_XS -> Q8_K) and then an
  * exact integer (or f32-accumulated float) dot product runs per weight row. A table exists for
  * the scalar reference and for each SIMD level; the SIMD tables are unit-tested against the
  * scalar one (tests/unit/test_kernels.c) and chosen at run time from CPUID + XCR0 (cpu.h). */
@@ -59,10 +59,12 @@ int sn_kernel_q2_K_repacked(void);
 /* How many tokens of a T-token batch llama.cpp multiplies in dot_mm order; the rest (the last
  * T - result) go through its single-token path, i.e. dot. Q4_K weights are repacked by ggml's CPU
  * backend on AVX2+ (q4_K_8x8), Q2_K on AVX-512 (q2_K_8x8): its gemm takes whole groups of 4 tokens
- * and the leftover tokens (and batches under 4) use the gemv, whose order is dot's. Every other
- * type is all-or-nothing. */
+ * and the leftover tokens (and batches under 4) use the gemv, whose order is dot's. IQ4_XS batches
+ * of 8+ tokens go through ggml's IQ panel gemm (dot_mm), smaller ones through its vec_dot. Every
+ * other type is all-or-nothing. */
 static inline int64_t sn_kernel_mm_tokens(int wtype, int64_t T) {
     if (wtype == SN_GGML_Q4_K || (wtype == SN_GGML_Q2_K && sn_kernel_q2_K_repacked())) return T - T % 4;
+    if (wtype == SN_GGML_IQ4_XS) return T >= 8 ? T : 0; /* ggml's IQ panel gemm takes batches of 8+ */
     return T > 1 ? T : 0;
 }
 
@@ -83,6 +85,9 @@ const sn_kernels *sn_kernels_scalar(void);
 void sn_kernels_quants_scalar(sn_kernels *k);
 void sn_quant_q8_1_scalar(const float *x, void *y, int64_t n);
 void sn_kernels_quants_avx2(sn_kernels *k);   /* quants_avx2.c */
+/* IQ4_NL / IQ4_XS dots (iq4_scalar.c, iq4_avx2.c); the quants_* fillers call them. */
+void sn_kernels_iq4_scalar(sn_kernels *k);
+void sn_kernels_iq4_avx2(sn_kernels *k);
 void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
 /* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c), bit-identical to
  * scalar.c's; the AVX2 table calls it after its defaults (the AVX-512 table inherits them). */

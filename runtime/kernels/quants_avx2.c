@@ -199,6 +199,7 @@ void sn_kernels_quants_avx2(sn_kernels *k) {
     } else {
         k->dot[SN_GGML_Q2_K] = k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_lanes;
     }
+    sn_kernels_iq4_avx2(k); /* IQ4_NL / IQ4_XS (iq4_avx2.c) */
 }
 #pragma GCC pop_options
 #else

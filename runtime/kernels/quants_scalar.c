@@ -240,4 +240,5 @@ void sn_kernels_quants_scalar(sn_kernels *k) {
         k->dot[SN_GGML_Q2_K] = k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_lanes;
     }
     k->quant[SN_GGML_Q8_1] = sn_quant_q8_1_scalar;
+    sn_kernels_iq4_scalar(k); /* IQ4_NL / IQ4_XS (iq4_scalar.c) */
 }

@@ -282,7 +282,7 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
         const char *tn = t->type == SN_KTYPE_INT4G32 ? "INT4G32" : sn_ggml_type_name(t->type);
         return sn_err_set(err, SN_EUNSUPPORTED,
                           "%s: tensor %s has type %s, which sunny-run does not implement "
-                          "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)",
+                          "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
                           m->path, name, tn ? tn : "unknown");
     }
     const int int4 = t->type == SN_KTYPE_INT4G32;

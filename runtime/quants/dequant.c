@@ -1,4 +1,5 @@
-/* dequant.c - f32 values of the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q5_K blocks (quants.h).
+/* dequant.c - f32 values of the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q5_K / IQ4_NL / IQ4_XS blocks
+ * (quants.h).
  *
  * llama.cpp reads token embeddings through ggml's reference dequantizers, so these keep their
  * expressions and evaluation order: x * d + m is a product rounded, then a sum rounded (never an
@@ -23,6 +24,10 @@ _Static_assert(sizeof(sn_block_q8_1) == 36, "q8_1 block");
 _Static_assert(sizeof(sn_block_q2_K) == 84, "q2_K block");
 _Static_assert(sizeof(sn_block_q3_K) == 110, "q3_K block");
 _Static_assert(sizeof(sn_block_q5_K) == 176, "q5_K block");
+_Static_assert(sizeof(sn_block_iq4_nl) == 18, "iq4_nl block");
+_Static_assert(sizeof(sn_block_iq4_xs) == 136, "iq4_xs block");
+
+const int8_t sn_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 static void dequant_q4_1(const sn_block_q4_1 *x, float *y, int64_t k) {
     for (int64_t i = 0; i < k / 32; i++, y += 32) {
@@ -116,6 +121,25 @@ static void dequant_q5_K(const sn_block_q5_K *x, float *y, int64_t k) {
     }
 }
 
+/* 16 nibble bytes -> 32 values dl * level: low nibbles first, then high (one product each) */
+static void iq4_32(const uint8_t *qs, float dl, float *y) {
+    for (int j = 0; j < 16; j++) {
+        y[j] = dl * sn_iq4nl_values[qs[j] & 0xF];
+        y[j + 16] = dl * sn_iq4nl_values[qs[j] >> 4];
+    }
+}
+
+static void dequant_iq4_nl(const sn_block_iq4_nl *x, float *y, int64_t k) {
+    for (int64_t i = 0; i < k / 32; i++, y += 32) iq4_32(x[i].qs, sn_fp16_to_fp32(x[i].d), y);
+}
+
+static void dequant_iq4_xs(const sn_block_iq4_xs *x, float *y, int64_t k) {
+    for (int64_t i = 0; i < k / 256; i++) {
+        const float d = sn_fp16_to_fp32(x[i].d);
+        for (int j = 0; j < 8; j++, y += 32) iq4_32(x[i].qs + 16 * j, d * (float)sn_iq4_xs_scale(&x[i], j), y);
+    }
+}
+
 int sn_quants_dequantize_row(int type, const void *x, float *y, int64_t k) {
     switch (type) {
     case SN_GGML_Q4_1: dequant_q4_1(x, y, k); return 0;
@@ -124,6 +148,8 @@ int sn_quants_dequantize_row(int type, const void *x, float *y, int64_t k) {
     case SN_GGML_Q2_K: dequant_q2_K(x, y, k); return 0;
     case SN_GGML_Q3_K: dequant_q3_K(x, y, k); return 0;
     case SN_GGML_Q5_K: dequant_q5_K(x, y, k); return 0;
+    case SN_GGML_IQ4_NL: dequant_iq4_nl(x, y, k); return 0;
+    case SN_GGML_IQ4_XS: dequant_iq4_xs(x, y, k); return 0;
     default: return -1;
     }
 }

@@ -14,7 +14,7 @@ typedef enum sn_ggml_type {
     SN_GGML_F32 = 0, SN_GGML_F16 = 1, SN_GGML_Q4_0 = 2, SN_GGML_Q4_1 = 3,
     SN_GGML_Q5_0 = 6, SN_GGML_Q5_1 = 7, SN_GGML_Q8_0 = 8, SN_GGML_Q8_1 = 9,
     SN_GGML_Q2_K = 10, SN_GGML_Q3_K = 11, SN_GGML_Q4_K = 12, SN_GGML_Q5_K = 13,
-    SN_GGML_Q6_K = 14, SN_GGML_Q8_K = 15,
+    SN_GGML_Q6_K = 14, SN_GGML_Q8_K = 15, SN_GGML_IQ4_NL = 20, SN_GGML_IQ4_XS = 23,
     SN_GGML_I8 = 24, SN_GGML_I16 = 25, SN_GGML_I32 = 26, SN_GGML_I64 = 27, SN_GGML_F64 = 28,
     SN_GGML_BF16 = 30,
     SN_GGML_TYPE_COUNT = 43
@@ -91,7 +91,7 @@ int sn_ggml_from_f32(int type, const float *x, void *y, int64_t n);
 int sn_ggml_simd(int level);
 
 /* Dequantize any supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K,
- * Q5_K, Q6_K; the blocks new to the list are described in quants/quants.h) to f32.
+ * Q5_K, Q6_K, IQ4_NL, IQ4_XS; the blocks new to the list are described in quants/quants.h) to f32.
  * Returns 0, or -1 for a type without a dequantizer. */
 int sn_dequantize_row(int type, const void *x, float *y, int64_t k);
 

@@ -1,5 +1,6 @@
 /* quants.h - the ggml block types beyond ggml_types.h's core set: Q4_1, Q5_0, Q5_1 (+ their Q8_1
- * activation blocks) and the K-quants Q2_K, Q3_K, Q5_K, as llama-quantize writes them.
+ * activation blocks), the K-quants Q2_K, Q3_K, Q5_K and the non-imatrix IQ types IQ4_NL, IQ4_XS,
+ * as llama-quantize writes them.
  *
  * Layouts are ggml's (ggml-common.h), field for field:
  *   Q4_1  32 values: d, m (f16), 16 bytes of nibbles          value = q * d + m        (20 bytes)
@@ -11,7 +12,11 @@
  *         scales (minus 32), d                                                        (110 bytes)
  *   Q5_K  256 values: d, dmin, 12 bytes of 8 6-bit scales + mins (Q4_K's packing), qh[32] (5th
  *         bits), 128 nibble bytes                                                     (176 bytes)
- * In each 32-value block of Q4_1/Q5_x, value i < 16 is the low nibble of byte i and value i >= 16
+ *   IQ4_NL 32 values: d (f16), 16 nibble bytes; value = d * sn_iq4nl_values[nibble]      (18 bytes)
+ *   IQ4_XS 256 values: d, scales_h (2 high bits of sub-block j's scale at bits 2j..2j+1),
+ *         scales_l[4] (low 4 bits: byte j/2, nibble j%2), 128 nibble bytes (16 per 32-value
+ *         sub-block j, in IQ4_NL's order); value = d * (scale_j - 32) * sn_iq4nl_values[nibble] (136)
+ * In each 32-value block of Q4_1/Q5_x/IQ4_NL (and sub-block of IQ4_XS), value i < 16 is the low nibble of byte i and value i >= 16
  * the high nibble of byte i - 16. Dequantization follows ggml's dequantize_row_* (reference C,
  * each product and sum rounded on its own), which is what llama.cpp uses for token embeddings. */
 #ifndef SN_QUANTS_H
@@ -25,6 +30,15 @@ typedef struct { uint16_t d, s; int8_t qs[32]; } sn_block_q8_1;                 
 typedef struct { uint8_t scales[16]; uint8_t qs[64]; uint16_t d, dmin; } sn_block_q2_K;  /* 84 */
 typedef struct { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; uint16_t d; } sn_block_q3_K; /* 110 */
 typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } sn_block_q5_K; /* 176 */
+typedef struct { uint16_t d; uint8_t qs[16]; } sn_block_iq4_nl;                          /* 18 */
+typedef struct { uint16_t d, scales_h; uint8_t scales_l[4]; uint8_t qs[128]; } sn_block_iq4_xs; /* 136 */
+
+/* ggml's 16 non-linear 4-bit levels of IQ4_NL / IQ4_XS (ggml-common.h kvalues_iq4nl). */
+extern const int8_t sn_iq4nl_values[16];
+/* The 6-bit scale of sub-block j (0..7) of an IQ4_XS block, minus 32. */
+static inline int sn_iq4_xs_scale(const sn_block_iq4_xs *x, int j) {
+    return (((x->scales_l[j / 2] >> (4 * (j % 2))) & 0xF) | (((x->scales_h >> (2 * j)) & 3) << 4)) - 32;
+}
 
 /* Dequantizes k values of type (one of the types above); 0, or -1 for a type not handled here. */
 int sn_quants_dequantize_row(int type, const void *x, float *y, int64_t k);

@@ -14,10 +14,11 @@
 # general.file_type run once: the tiny fixtures' fallbacks), one 13-token prompt each, 32 greedy
 # tokens from sunny-run vs llama.cpp (node-llama-cpp, one process for all cases), judged by
 # tests/tools/parity_judge.py (exact tokens or a proven tie; final-step logits within 1e-5 on
-# AVX-512). SN_QPARITY_FTYPES / SN_QPARITY_FIXTURES narrow the matrix.
+# AVX-512). SN_QPARITY_FTYPES / SN_QPARITY_FIXTURES narrow the matrix (and may name iq4_nl / iq4_xs,
+# which test_iq4_parity.sh runs), SN_QPARITY_WORK names the work dir.
 source "$(dirname "$0")/lib.sh"
 need_oracle
-WORK=$SN_WORK/quant_parity
+WORK=$SN_WORK/${SN_QPARITY_WORK:-quant_parity}
 mkdir -p "$WORK"
 RUN=$SN_BIN/sunny-run
 QUANT=$SN_BUILD/tests/rt_quantize
@@ -28,7 +29,7 @@ export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/b
 N=32
 # llama_ftype numbers (llama.h)
 declare -A FT=([q4_0]=2 [q4_1]=3 [q8_0]=7 [q5_0]=8 [q5_1]=9 [q2_k]=10 [q3_k_s]=11 [q3_k_m]=12 [q3_k_l]=13
-               [q4_k_s]=14 [q4_k_m]=15 [q5_k_s]=16 [q5_k_m]=17 [q6_k]=18)
+               [q4_k_s]=14 [q4_k_m]=15 [q5_k_s]=16 [q5_k_m]=17 [q6_k]=18 [iq4_nl]=25 [iq4_xs]=30)
 FTYPES=${SN_QPARITY_FTYPES:-"q2_k q3_k_s q3_k_m q3_k_l q4_0 q4_1 q5_0 q5_1 q4_k_s q4_k_m q5_k_s q5_k_m q6_k q8_0"}
 FIXTURES=${SN_QPARITY_FIXTURES:-"llama3/tiny/bf16 qwen2/tiny/f16 llama3/small/f16"}
 CASES=$WORK/cases.tsv

@@ -1,5 +1,5 @@
-/* test_quants.c - the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q4_K / Q5_K / Q6_K kernels (runtime/kernels/quants_*.c)
- * and dequantizers (runtime/quants/dequant.c).
+/* test_quants.c - the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / IQ4_NL / IQ4_XS kernels
+ * (runtime/kernels/quants_*.c, iq4_*.c) and dequantizers (runtime/quants/dequant.c).
  *
  * Three checks per type, on random blocks:
  *  - the scalar dot equals dequantize-then-dot in double (a wrong block layout in either fails);
@@ -8,7 +8,8 @@
  *    libggml-base's dequantize_row_* bit for bit, and with the CPU backend build llama.cpp picks on
  *    this CPU (zen4 or haswell) our Q8_0/Q8_1/Q8_K conversions equal its quantize_row_* and our
  *    dots its ggml_vec_dot_* bit for bit (Q2_K on AVX-512 runs the repacked gemv instead, which
- *    the parity test covers). */
+ *    the parity test covers; IQ4_NL and Q4_K are always repacked on x86 and are checked against
+ *    ggml's repacked gemv / gemm instead). */
 #include "sn_test.h"
 
 #include "cpu.h"
@@ -30,7 +31,7 @@ static uint32_t urand(void) {
 static float frand(void) { return (float)(urand() % 2000001) / 1e6f - 1.0f; }
 
 static const int TYPES[] = {SN_GGML_Q4_1, SN_GGML_Q5_0, SN_GGML_Q5_1, SN_GGML_Q2_K, SN_GGML_Q3_K, SN_GGML_Q5_K,
-                            SN_GGML_Q4_K, SN_GGML_Q6_K};
+                            SN_GGML_Q4_K, SN_GGML_Q6_K, SN_GGML_IQ4_NL, SN_GGML_IQ4_XS};
 enum { NT = sizeof(TYPES) / sizeof(TYPES[0]) };
 
 static void put_f16(uint8_t *p, float v) {
@@ -52,6 +53,8 @@ static void random_row(int t, uint8_t *w, int64_t n) {
         case SN_GGML_Q3_K: put_f16(p + 108, d); break;
         case SN_GGML_Q5_K: case SN_GGML_Q4_K: put_f16(p, d * 0.1f); put_f16(p + 2, fabsf(m) * 0.1f); break;
         case SN_GGML_Q6_K: put_f16(p + 208, d * 0.1f); break;
+        case SN_GGML_IQ4_NL: put_f16(p, d * 0.1f); break;
+        case SN_GGML_IQ4_XS: put_f16(p, d * 0.01f); break;
         }
     }
 }
@@ -206,7 +209,8 @@ static void test_dequant_vs_libggml(void) {
     if (!h) { printf(" (libggml-base.so not installed: skipped) "); return; }
     const char *syms[NT] = {"dequantize_row_q4_1", "dequantize_row_q5_0", "dequantize_row_q5_1",
                             "dequantize_row_q2_K", "dequantize_row_q3_K", "dequantize_row_q5_K",
-                            "dequantize_row_q4_K", "dequantize_row_q6_K"};
+                            "dequantize_row_q4_K", "dequantize_row_q6_K", "dequantize_row_iq4_nl",
+                            "dequantize_row_iq4_xs"};
     float *y1 = malloc(N * 4), *y2 = malloc(N * 4);
     uint8_t *w = malloc(N * 2);
     for (int ti = 0; ti < NT; ti++) {
@@ -259,7 +263,7 @@ static void test_dots_vs_ggml_cpu(void) {
      * Q4_K is always repacked on x86 (test_q4_K_vs_ggml_repack) */
     const char *syms[NT] = {"ggml_vec_dot_q4_1_q8_1", "ggml_vec_dot_q5_0_q8_0", "ggml_vec_dot_q5_1_q8_1",
                             sn_kernel_q2_K_repacked() ? NULL : "ggml_vec_dot_q2_K_q8_K", "ggml_vec_dot_q3_K_q8_K",
-                            "ggml_vec_dot_q5_K_q8_K", NULL, "ggml_vec_dot_q6_K_q8_K"};
+                            "ggml_vec_dot_q5_K_q8_K", NULL, "ggml_vec_dot_q6_K_q8_K", NULL, "ggml_vec_dot_iq4_xs_q8_K"};
     const sn_kernels *k = sn_kernels_best();
     float *x = malloc(N * 4);
     uint8_t *w = malloc(N * 2), *a1 = malloc(N * 2), *a2 = malloc(N * 2);
@@ -376,6 +380,67 @@ static void test_q4_K_vs_ggml_repack(void) {
     dlclose(h);
 }
 
+/* ---- IQ4_NL against ggml's repacked iq4_nl_8x8 kernels (what llama.cpp runs for every IQ4_NL
+ * matrix with a row count divisible by 8 on AVX2 and up). A block_iq4_nlx8 holds, per 32 columns,
+ * the 8 rows' f16 d, then 16 chunks of 8 nibble bytes: chunk i is bytes 8(i/8)..8(i/8)+7 of row
+ * i%8. The gemv takes one Q8_0 row, the gemm 4 tokens interleaved by ggml_quantize_mat_t<8, Q8_0>.
+ * Our dot must equal both (dot = dot_mm), output for output. */
+static void test_iq4_nl_vs_ggml_repack(void) {
+    void *h = open_ggml_cpu();
+    if (!h) return;
+    void (*cpu_init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
+    gemx_fn gemv = (gemx_fn)dlsym(h, "ggml_gemv_iq4_nl_8x8_q8_0");
+    gemx_fn gemm = (gemx_fn)dlsym(h, "ggml_gemm_iq4_nl_8x8_q8_0");
+    quant_mat_fn qmat = (quant_mat_fn)dlsym(h, "_Z19ggml_quantize_mat_tILl8EL9ggml_type8EEvPKfPvll");
+    quant_fn q8_0 = (quant_fn)dlsym(h, "quantize_row_q8_0");
+    if (!cpu_init || !gemv || !gemm || !qmat || !q8_0) {
+        printf(" (this libggml-cpu exports no iq4_nl_8x8 kernels: skipped) ");
+        dlclose(h);
+        return;
+    }
+    cpu_init();
+    const sn_kernels *ks[3] = {sn_kernels_scalar(), sn_kernels_avx2(), sn_kernels_avx512()};
+    const int64_t n = 1024 + 96, nb = n / 32; /* an odd block count and a tail past 8-block steps */
+    sn_block_iq4_nl *rows = malloc(8 * (size_t)nb * sizeof(sn_block_iq4_nl));
+    uint8_t *packed = malloc((size_t)nb * 144), *xm = malloc(4 * (size_t)nb * 34 + 64);
+    sn_block_q8_0 *a = malloc(4 * (size_t)nb * sizeof(sn_block_q8_0));
+    float *x = malloc(4 * n * 4), yv[8], ym[4 * 8];
+    int bad_v = 0, bad_m = 0, checked = 0;
+    for (int it = 0; it < 20; it++) {
+        for (int r = 0; r < 8; r++) random_row(SN_GGML_IQ4_NL, (uint8_t *)(rows + r * nb), n);
+        for (int i = 0; i < 4 * n; i++) x[i] = frand() * (it % 5 == 4 ? 30.f : 1.f);
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *o = packed + b * 144;
+            for (int r = 0; r < 8; r++) memcpy(o + 2 * r, &rows[r * nb + b].d, 2);
+            for (int i = 0; i < 16; i++) memcpy(o + 16 + 8 * i, rows[(i % 8) * nb + b].qs + 8 * (i / 8), 8);
+        }
+        for (int t = 0; t < 4; t++) q8_0(x + t * n, a + t * nb, n);
+        qmat(x, xm, 4, n);
+        gemm((int)n, ym, 8, packed, xm, 4, 8);
+        for (int t = 0; t < 4; t++) {
+            gemv((int)n, yv, 8, packed, a + t * nb, 1, 8);
+            for (int ki = 0; ki < 3; ki++) {
+                if (!ks[ki]) continue;
+                for (int r = 0; r < 8; r++) {
+                    const float dv = ks[ki]->dot[SN_GGML_IQ4_NL](n, rows + r * nb, a + t * nb);
+                    const float dm = ks[ki]->dot_mm[SN_GGML_IQ4_NL](n, rows + r * nb, a + t * nb);
+                    if ((dv != yv[r] && !bad_v) || (dm != ym[t * 8 + r] && !bad_m))
+                        printf("\n  %s IQ4_NL row %d token %d: gemv %.9g ours %.9g, gemm %.9g ours %.9g\n", ks[ki]->name, r,
+                               t, yv[r], dv, ym[t * 8 + r], dm);
+                    bad_v += dv != yv[r];
+                    bad_m += dm != ym[t * 8 + r];
+                    checked++;
+                }
+            }
+        }
+    }
+    printf(" (%d outputs) ", checked);
+    CU_ASSERT_EQUAL(bad_v, 0);
+    CU_ASSERT_EQUAL(bad_m, 0);
+    free(rows); free(packed); free(xm); free(a); free(x);
+    dlclose(h);
+}
+
 static const sn_test_case cases[] = {
     {"scalar dots equal dequantize-then-dot in double", test_scalar_vs_double},
     {"AVX2 twins equal the scalar kernels bit for bit", test_avx2},
@@ -383,5 +448,6 @@ static const sn_test_case cases[] = {
     {"dequantizers equal libggml-base's bit for bit", test_dequant_vs_libggml},
     {"dots and Q8_1 equal ggml's CPU kernels bit for bit", test_dots_vs_ggml_cpu},
     {"Q4_K dot / dot_mm equal ggml's repacked q4_K_8x8 gemv / gemm", test_q4_K_vs_ggml_repack},
+    {"IQ4_NL dot / dot_mm equal ggml's repacked iq4_nl_8x8 gemv / gemm", test_iq4_nl_vs_ggml_repack},
 };
 SN_TEST_MAIN("quants", cases)

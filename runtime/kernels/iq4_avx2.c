@@ -1,0 +1,134 @@
+/* iq4_avx2.c - AVX2 twins of iq4_scalar.c (IQ4_NL and IQ4_XS dots): the same exact integers and
+ * the same float steps in the same order, so results are bit-identical to the scalar reference
+ * (tests/unit/test_quants.c). The 16 levels are looked up with pshufb; signed levels times signed
+ * activations go through maddubs on |level| and the activation with the level's sign (every pair
+ * sum is at most 2 * 127 * 127, inside int16), then madd to 8 int32 lanes of 4 products each.
+ * Compiled for AVX2 via a target pragma and only reached from the AVX2 / AVX-512 tables (cpu.c
+ * checked the CPU). */
+#include "kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#include "quants.h"
+
+#include <immintrin.h>
+#include <math.h>
+
+#define h2f(x) _cvtsh_ss(x)
+
+static inline float hsum8(__m256 v) { /* (a4+a0 + a6+a2) + (a5+a1 + a7+a3), as scalar hsum8 */
+    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+/* 32 signed levels of 16 nibble bytes: bytes 0..15 from the low nibbles, 16..31 from the high */
+static inline __m256i levels32(__m128i lut, const uint8_t *qs) {
+    const __m128i q = _mm_loadu_si128((const __m128i *)qs), m4 = _mm_set1_epi8(0xF);
+    return _mm256_set_m128i(_mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(q, 4), m4)),
+                            _mm_shuffle_epi8(lut, _mm_and_si128(q, m4)));
+}
+
+/* 16 int16: pair sums of signed x signed bytes (no level is 0, so sign() keeps every product) */
+static inline __m256i pairs(__m256i v, __m256i a) {
+    return _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(a, v));
+}
+
+static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
+    const sn_block_iq4_nl *w = vw;
+    const sn_block_q8_0 *a = va;
+    const __m128i lut = _mm_loadu_si128((const __m128i *)sn_iq4nl_values);
+    const __m256i one = _mm256_set1_epi16(1);
+    const int64_t nb = n / 32;
+    float s = 0;
+    int64_t b = 0;
+    /* 8 blocks' integer sums at a time (exact, any order), then the fma chain in block order */
+    for (; b + 8 <= nb; b += 8) {
+        __m256i l[8];
+        for (int i = 0; i < 8; i++)
+            l[i] = _mm256_madd_epi16(pairs(levels32(lut, w[b + i].qs), _mm256_loadu_si256((const __m256i *)a[b + i].qs)), one);
+        const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[0], l[1]), _mm256_hadd_epi32(l[2], l[3]));
+        const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[4], l[5]), _mm256_hadd_epi32(l[6], l[7]));
+        const __m128i s0 = _mm_add_epi32(_mm256_castsi256_si128(h0), _mm256_extracti128_si256(h0, 1));
+        const __m128i s1 = _mm_add_epi32(_mm256_castsi256_si128(h1), _mm256_extracti128_si256(h1, 1));
+        float f[8];
+        _mm256_storeu_ps(f, _mm256_cvtepi32_ps(_mm256_set_m128i(s1, s0)));
+        for (int i = 0; i < 8; i++) s = fmaf(f[i], h2f(w[b + i].d) * h2f(a[b + i].d), s);
+    }
+    for (; b < nb; b++) {
+        const __m256i l = _mm256_madd_epi16(pairs(levels32(lut, w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)), one);
+        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+        const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+        const int isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
+        s = fmaf((float)isum, h2f(w[b].d) * h2f(a[b].d), s);
+    }
+    return s;
+}
+
+static float dot_iq4_xs(int64_t n, const void *vw, const void *va) {
+    const sn_block_iq4_xs *w = vw;
+    const sn_block_q8_K *a = va;
+    const __m128i lut = _mm_loadu_si128((const __m128i *)sn_iq4nl_values);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / 256; b++) {
+        __m256i sumi = _mm256_setzero_si256();
+        for (int j = 0; j < 8; j++) {
+            const __m256i p = pairs(levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)sn_iq4_xs_scale(&w[b], j))));
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b].d) * a[b].d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum8(acc);
+}
+
+/* the batched order (iq4_scalar.c): one exact integer per block, fma chain over the blocks */
+static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
+    const sn_block_iq4_xs *w = vw;
+    const sn_block_q8_K *a = va;
+    const __m128i lut = _mm_loadu_si128((const __m128i *)sn_iq4nl_values);
+    float s = 0;
+    for (int64_t b = 0; b < n / 256; b++) {
+        __m256i sumi = _mm256_setzero_si256();
+        for (int j = 0; j < 8; j++) {
+            const __m256i p = pairs(levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)sn_iq4_xs_scale(&w[b], j))));
+        }
+        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+        const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+        const int isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
+        s = fmaf((float)isum, h2f(w[b].d) * a[b].d, s);
+    }
+    return s;
+}
+
+void sn_kernels_iq4_avx2(sn_kernels *k) {
+    k->dot[SN_GGML_IQ4_NL] = k->dot_mm[SN_GGML_IQ4_NL] = dot_iq4_nl;
+    k->dot[SN_GGML_IQ4_XS] = dot_iq4_xs;
+    k->dot_mm[SN_GGML_IQ4_XS] = dot_iq4_xs_mm;
+}
+#pragma GCC pop_options
+#else
+/* the batched order (iq4_scalar.c): one exact integer per block, fma chain over the blocks */
+static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
+    const sn_block_iq4_xs *w = vw;
+    const sn_block_q8_K *a = va;
+    const __m128i lut = _mm_loadu_si128((const __m128i *)sn_iq4nl_values);
+    float s = 0;
+    for (int64_t b = 0; b < n / 256; b++) {
+        __m256i sumi = _mm256_setzero_si256();
+        for (int j = 0; j < 8; j++) {
+            const __m256i p = pairs(levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)sn_iq4_xs_scale(&w[b], j))));
+        }
+        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+        const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+        const int isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
+        s = fmaf((float)isum, h2f(w[b].d) * a[b].d, s);
+    }
+    return s;
+}
+
+void sn_kernels_iq4_avx2(sn_kernels *k) { sn_kernels_iq4_scalar(k); }
+#endif
