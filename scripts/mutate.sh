@@ -118,6 +118,17 @@ mut kquant-q5k-avx2-bsums runtime/kernels/kquants_avx2.c \
 mut mm-avx2-chunk-carry runtime/kernels/mm_avx2.c \
   '_mm256_setzero_ps() : _mm256_load_ps(acc + (t * ROW_BLOCK + r) * 8);' \
   '_mm256_setzero_ps() : _mm256_setzero_ps();' 'unit/test_kernels$'
+# IQ4 kernels: IQ4_XS batches left on vec_dot's lane order instead of ggml's IQ panel gemm (the
+# parity test's 14- and 45-token batches then round differently), IQ4_NL's per-block fma unfused
+# (libggml's repacked gemv is the reference), an IQ4_XS sub-block scale's high bits misread
+mut iq4-xs-panel-threshold runtime/kernels/kernels.h \
+  'if (wtype == SN_GGML_IQ4_XS) return T >= 8 ? T : 0;' \
+  'if (wtype == SN_GGML_IQ4_XS) return T >= 64 ? T : 0;' 'integration/test_iq4_parity$'
+mut iq4-nl-unfused runtime/kernels/iq4_scalar.c \
+  's = fmaf((float)isum, sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d), s);' \
+  's += (float)isum * (sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d));' 'unit/test_quants$'
+mut iq4-xs-scale-high-bits runtime/quants/quants.h \
+  '(((x->scales_h >> (2 * j)) & 3) << 4)) - 32;' '(((x->scales_h >> j) & 3) << 4)) - 32;' 'unit/test_quants$'
 mut kquant-dequant-min runtime/quants/dequant.c \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));' \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 4] >> 6) << 4));' 'unit/test_quants$'
