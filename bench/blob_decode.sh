@@ -2,12 +2,13 @@
 # bench/blob_decode.sh - decode speed of sunny's runtime blobs (docs/BLOB.md) against llama.cpp.
 #
 # On the ~200M llama3 fixture (tests/fixtures/gen_model.py --preset 200m, bf16, tied embeddings),
-# in one run, for 1 and 2 threads: sunny-run on the INT4 blob (int4 head, and fp16 head) vs
-# llama.cpp (node-llama-cpp) on the Q4_0 GGUF made by llama-quantize's recipe (sunny-convert
-# --outtype q4_0 is byte-identical), and sunny-run on the fp16 blob vs llama.cpp on the F16 GGUF.
-# Both sides: a 64-token prompt, then 64 greedy decode steps, median of RUNS runs; the engines
-# alternate run by run so machine load hits both alike. Targets (issue 8): INT4 >= 1.2x Q4_0,
-# fp16 >= 1.0x F16. This bench is separate from bench/decode.sh (the GGUF rows, runtime engineer).
+# in one run, for 1 and 2 threads: sunny-run on the INT4 blob (default Q6_K head shared with the
+# embedding, as llama-quantize's Q4_0 recipe; and with --head fp16) vs llama.cpp (node-llama-cpp) on
+# the Q4_0 GGUF made by llama-quantize's recipe (sunny-convert --outtype q4_0 is byte-identical),
+# and sunny-run on the fp16 blob vs llama.cpp on the F16 GGUF. Both sides: a 64-token prompt, then
+# 64 greedy decode steps, median of RUNS runs; the engines alternate run by run so machine load hits
+# both alike. Targets (issues 8, 18): INT4 >= 1.2x Q4_0, fp16 >= 1.0x F16. This bench is separate
+# from bench/decode.sh (the GGUF rows, runtime engineer).
 #   usage: bench/blob_decode.sh [BUILD_DIR] [RUNS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,7 +66,7 @@ kern=$("$RUN" "$W/m-int4.snb" --prompt-ids 1 -n 1 2>&1 >/dev/null | sed -n 's/.*
 bytes() { stat -c %s "$1"; }
 echo "model: llama3 200m preset (n_embd 1024, 8 layers, n_ff 2816, vocab 128256, tied), bf16 source"
 echo "files: int4 blob $(($(bytes "$W/m-int4.snb") / 1000000)) MB, int4+fp16-head blob $(($(bytes "$W/m-int4-h16.snb") / 1000000)) MB," \
-  "fp16 blob $(($(bytes "$W/m-fp16.snb") / 1000000)) MB (token_embd stays fp32, read one row per token)," \
+  "fp16 blob $(($(bytes "$W/m-fp16.snb") / 1000000)) MB," \
   "Q4_0 GGUF $(($(bytes "$W/m-q4_0.gguf") / 1000000)) MB (Q6_K token_embd = head), F16 GGUF $(($(bytes "$W/m-f16.gguf") / 1000000)) MB"
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); sunny $kern; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "decode tok/s: 64-token prompt + 64 greedy steps, median of $RUNS runs per engine, runs interleaved"

@@ -361,6 +361,52 @@ AVX512_TARGET void sn_int4_gemm4x4_avx512vnni(int64_t n, const void *w, uint64_t
     }
 }
 
+/* The scalar quantizer 8 lanes at a time, bit for bit (the AVX-512 one's method on AVX2): the same
+ * amax, d = amax/127, id = 1/d, products v·id, and roundf's half-away-from-zero rounding rebuilt
+ * from a truncation, so codes, scales and sums equal the scalar ones. */
+AVX2_TARGET void sn_int4_quantize_act_avx2(const float *x, void *act, int64_t n) {
+    int8_t *q = act;
+    float *scale = (float *)(void *)((uint8_t *)act + n);
+    int32_t *sum = (int32_t *)(void *)((uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
+    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 signmask = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
+    const __m256i lim = _mm256_set1_epi32(127), nlim = _mm256_set1_epi32(-127);
+    for (int64_t g = 0; g < n / SN_INT4_GROUP; g++) {
+        const float *v = x + g * SN_INT4_GROUP;
+        __m256 xv[4];
+        __m256 m = _mm256_setzero_ps();
+        for (int k = 0; k < 4; k++) {
+            xv[k] = _mm256_loadu_ps(v + 8 * k);
+            m = _mm256_max_ps(m, _mm256_and_ps(xv[k], absmask));
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        const float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
+        const __m256 idv = _mm256_set1_ps(id);
+        __m256i acc = _mm256_setzero_si256();
+        int32_t c32[SN_INT4_GROUP];
+        for (int k = 0; k < 4; k++) {
+            const __m256 p = _mm256_mul_ps(xv[k], idv);
+            __m256 r = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m256 up = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(p, r), absmask), half, _CMP_GE_OQ);
+            const __m256 sgn = _mm256_or_ps(_mm256_and_ps(p, signmask), one);
+            r = _mm256_add_ps(r, _mm256_and_ps(up, sgn));
+            const __m256i c = _mm256_min_epi32(_mm256_max_epi32(_mm256_cvttps_epi32(r), nlim), lim);
+            _mm256_storeu_si256((__m256i *)(void *)(c32 + 8 * k), c);
+            acc = _mm256_add_epi32(acc, c);
+        }
+        for (int j = 0; j < SN_INT4_GROUP; j++) q[g * SN_INT4_GROUP + j] = (int8_t)c32[j];
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+        scale[g] = d;
+        sum[g] = _mm_cvtsi128_si32(s4);
+    }
+}
+
 /* The scalar quantizer 16 lanes at a time, bit for bit: the same amax, the same d = amax/127 and
  * id = 1/d, the same products v·id, and roundf's half-away-from-zero rounding rebuilt from a
  * truncation (x − trunc(x) is exact here), so codes, scales and sums equal the scalar ones. */
@@ -481,6 +527,7 @@ void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void
 #undef X8_MM_BODY
 #else
 void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
+void sn_int4_quantize_act_avx2(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
 float sn_int4_dot_avx2(int64_t n, const void *w_row, const void *act) { return sn_int4_dot_scalar(n, w_row, act); }
 float sn_int4_dot_avx512vnni(int64_t n, const void *w_row, const void *act) { return sn_int4_dot_scalar(n, w_row, act); }
 void sn_int4_gemm4x4_avx2(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y,
@@ -493,15 +540,17 @@ void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void
                              float *y, int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
 #endif
 
-/* The activation quantizer the kernel tables use: AVX-512 when this process may use it (SN_CPU). */
+/* The activation quantizer the kernel tables use: AVX-512 or AVX2 when this process may use it (SN_CPU). */
 void sn_int4_quantize_act(const float *x, void *act, int64_t n) {
     static int level = -1;
     int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
     if (l < 0) {
-        l = (sn_cpu_usable() & SN_CPU_AVX512) ? 1 : 0;
+        const uint32_t f = sn_cpu_usable();
+        l = (f & SN_CPU_AVX512) ? 1 : (f & SN_CPU_AVX2) ? 2 : 0;
         __atomic_store_n(&level, l, __ATOMIC_RELAXED);
     }
-    if (l) sn_int4_quantize_act_avx512(x, act, n);
+    if (l == 1) sn_int4_quantize_act_avx512(x, act, n);
+    else if (l == 2) sn_int4_quantize_act_avx2(x, act, n);
     else sn_int4_quantize_act_scalar(x, act, n);
 }
 

@@ -23,9 +23,10 @@
 static inline uint64_t sn_int4_act_bytes(int64_t n) { return (uint64_t)n + (uint64_t)(n / SN_INT4_GROUP) * 8; }
 static inline uint64_t sn_int4_w_row_bytes(int64_t n) { return (uint64_t)(n / 2) + (uint64_t)(n / SN_INT4_GROUP) * 2; }
 
-/* Best available (AVX-512 or scalar; bit-identical output). */
+/* Best available (AVX-512, AVX2 or scalar; bit-identical output). */
 void sn_int4_quantize_act(const float *x, void *act, int64_t n);
 void sn_int4_quantize_act_scalar(const float *x, void *act, int64_t n);
+void sn_int4_quantize_act_avx2(const float *x, void *act, int64_t n);
 void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n);
 
 float sn_int4_dot_scalar(int64_t n, const void *w_row, const void *act);

@@ -171,8 +171,8 @@ static void test_gemm_avx512vnni(void) {
 
 /* The AVX-512 activation quantizer writes the same bytes as the scalar one, including ties at .5,
  * values that round past 127, zeros and all-zero groups. */
-static void test_quant_act(void) {
-    if (!(sn_cpu_features() & SN_CPU_AVX512)) { printf("(skipped: CPU lacks the ISA) "); return; }
+static void check_quant_act(void (*fn)(const float *, void *, int64_t), uint32_t need) {
+    if (!(sn_cpu_features() & need)) { printf("(skipped: CPU lacks the ISA) "); return; }
     enum { N = 64 * 40 };
     float *x = malloc(N * sizeof(float));
     uint8_t *a = malloc(sn_int4_act_bytes(N)), *b = malloc(sn_int4_act_bytes(N));
@@ -183,10 +183,12 @@ static void test_quant_act(void) {
     x[128] = 127.0f;
     for (int j = 192; j < 256; j++) x[j] = j % 2 ? -1e-30f : 3e38f / 64; /* huge and tiny */
     sn_int4_quantize_act_scalar(x, a, N);
-    sn_int4_quantize_act_avx512(x, b, N);
+    fn(x, b, N);
     CU_ASSERT(memcmp(a, b, sn_int4_act_bytes(N)) == 0);
     free(x); free(a); free(b);
 }
+static void test_quant_act(void) { check_quant_act(sn_int4_quantize_act_avx512, SN_CPU_AVX512); }
+static void test_quant_act_avx2(void) { check_quant_act(sn_int4_quantize_act_avx2, SN_CPU_AVX2); }
 
 /* 8-row groups: packing the row layout and multiplying gives the row layout's dot (same exact
  * integer sums; fused vs unfused accumulation), and the SIMD versions equal the scalar one bit for
@@ -244,6 +246,7 @@ static void test_x8(void) {
 
 static const sn_test_case cases[] = {
     {"avx512 activation quantizer = scalar, byte for byte", test_quant_act},
+    {"avx2 activation quantizer = scalar, byte for byte", test_quant_act_avx2},
     {"every SIMD dot = scalar = exact sums for 2..94 groups", test_lengths},
     {"scalar dot = exact integer sums", test_scalar_exact},
     {"avx2 dot = scalar", test_avx2},
