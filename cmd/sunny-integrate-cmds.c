@@ -295,7 +295,10 @@ int cmd_template(int argc, char **argv) {
             for (size_t i = 0; i < r.n_evidence; i++) fprintf(stderr, "  evidence: %s\n", r.evidence[i]);
         rc = sn_cli_fail(&err);
     } else if (!g_json) {
-        printf("family    : %s (proven: byte-identical to the Jinja on every probe conversation)\n", r.family);
+        if (r.caveat)
+            printf("family    : %s (proven: byte-identical to the Jinja on every probe conversation, for %s: the "
+                   "Jinja strips it, Ollama's Go templates cannot)\n", r.family, r.caveat);
+        else printf("family    : %s (proven: byte-identical to the Jinja on every probe conversation)\n", r.family);
         if (r.system) printf("system    : %s\n", r.system);
         printf("source    : %s%s%s\n", r.source, r.source_path ? " " : "", r.source_path ? r.source_path : "");
         for (size_t i = 0; i < r.n_evidence; i++) printf("evidence  : %s\n", r.evidence[i]);

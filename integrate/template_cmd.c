@@ -343,6 +343,18 @@ sn_status sn_template_resolve(const char *path_or_dir, const char *jinja_file,
                  "probe conversations%s%s", f->name, c.proof.n_same, c.proof.n_probes,
                  c.proof.n_skipped ? "; the Jinja itself refuses " : " (system / no system, multi-turn, "
                  "unicode, template syntax in content)", c.proof.n_skipped ? c.proof.skipped : "");
+    if (c.proof.n_trimmed) {
+        char cav[160];
+        snprintf(cav, sizeof cav, "%s content without surrounding white space", sn_tmpl_trim_roles_name(c.proof.trim_roles));
+        if (!(out->caveat = strdup(cav))) {
+            sn_tmpl_proof_free(&c.proof);
+            st = sn_err_set(err, SN_ENOMEM, "template: out of memory");
+            goto out;
+        }
+        add_evidence(out, "on probe '%s' the Jinja strips %s content; Ollama's Go templates have no trim, so %s "
+                     "renders the same only when that content comes without surrounding white space",
+                     c.proof.trim_probe, sn_tmpl_trim_roles_name(c.proof.trim_roles), f->name);
+    }
     if (hint && hint != f) add_evidence(out, "structural guess was %s; rendering proves %s", hint->name, f->name);
     if (c.proof.system) {
         add_evidence(out, "the Jinja injects a default system prompt; it is installed as the Modelfile SYSTEM");
@@ -431,6 +443,7 @@ char *sn_template_result_json(const sn_template_result *r) {
     cJSON_AddBoolToObject(o, "proved", r->proved);
     cJSON_AddItemToObject(o, "system", str_or_null(r->system));
     cJSON_AddItemToObject(o, "refusal", str_or_null(r->refusal));
+    cJSON_AddItemToObject(o, "caveat", str_or_null(r->caveat));
     cJSON *stop = cJSON_AddArrayToObject(o, "stop");
     for (size_t i = 0; stop && i < r->n_stop; i++) cJSON_AddItemToArray(stop, cJSON_CreateString(r->stop[i]));
     cJSON *params = r->params_json ? cJSON_Parse(r->params_json) : NULL;
@@ -464,6 +477,7 @@ void sn_template_result_free(sn_template_result *r) {
     free(r->eot_token);
     free(r->system);
     free(r->refusal);
+    free(r->caveat);
     memset(r, 0, sizeof *r);
     r->add_bos = -1;
 }

@@ -45,6 +45,9 @@ typedef struct sn_template_result {
     int proved;           /* 1: family renders byte-identical to the Jinja on every probe */
     char *system;         /* default system prompt (Modelfile SYSTEM) the family needs, or NULL */
     char *refusal;        /* why no family is claimed (first difference or the Jinja's problem) */
+    char *caveat;         /* a claim proven only for content without surrounding white space (the
+                           * Jinja strips it, a Go template cannot): "user and assistant content
+                           * without surrounding white space"; NULL for an exact claim */
 } sn_template_result;
 
 /* path_or_dir: MODEL.gguf or an HF model directory (may be NULL when jinja_file is given).

@@ -24,7 +24,15 @@ static const char PROBES[] =
     "  {\"role\": \"assistant\", \"content\": \"\\u041f\\u0440\\u0438\\u0432\\u0435\\u0442 \\u2014 \\u3053\\u3093\\u306b\\u3061\\u306f\"},"
     "  {\"role\": \"user\", \"content\": \"\\u00bfY t\\u00fa?\"}]},"
     " {\"name\": \"template-syntax\", \"messages\": [{\"role\": \"system\", \"content\": \"Keep {{ braces }} and {% tags %} as text.\"},"
-    "  {\"role\": \"user\", \"content\": \"Print {{ .Prompt }} and {% if x %}{# y #} literally\"}]}]";
+    "  {\"role\": \"user\", \"content\": \"Print {{ .Prompt }} and {% if x %}{# y #} literally\"}]},"
+    /* content with surrounding white space: a Jinja that trims it (`| trim`, llama3, gemma, the
+     * rwkv-world Jinja) cannot be matched by any Go template (Ollama's have no trim function) */
+    " {\"name\": \"whitespace\", \"messages\": [{\"role\": \"system\", \"content\": \"\\nBe brief. \"},"
+    "  {\"role\": \"user\", \"content\": \" Hi\\n\\n\"}, {\"role\": \"assistant\", \"content\": \"\\tHello. \\n\"},"
+    "  {\"role\": \"user\", \"content\": \"\\n\\nWhat now?  \"}]},"
+    /* ... and without a system message, for Jinjas that refuse the system role */
+    " {\"name\": \"whitespace-no-system\", \"messages\": [{\"role\": \"user\", \"content\": \"\\tHey \"},"
+    "  {\"role\": \"assistant\", \"content\": \" Yes?\\n\"}, {\"role\": \"user\", \"content\": \"Go on.\\n\\n\"}]}]";
 
 const char *sn_tmpl_probes_json(void) { return PROBES; }
 
@@ -37,6 +45,40 @@ static void snip(char *dst, size_t cap, const char *s, size_t len, size_t off) {
         else dst[n++] = ch;
     }
     dst[n] = 0;
+}
+
+/* Python's str.strip() white space (what Jinja's `trim` and `.strip()` remove), ASCII part. */
+static int py_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f); }
+
+/* The role bit of a message for sn_tmpl_proof.trim_roles. */
+static unsigned role_bit(const cJSON *m) {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "role");
+    const char *s = cJSON_IsString(r) ? r->valuestring : "";
+    return !strcmp(s, "system") ? SN_TMPL_TRIM_SYSTEM : !strcmp(s, "user") ? SN_TMPL_TRIM_USER
+         : !strcmp(s, "assistant") ? SN_TMPL_TRIM_ASSISTANT : SN_TMPL_TRIM_OTHER;
+}
+
+/* A copy of MESSAGES with the string content of the roles in ROLES stripped; NULL when no content
+ * changes (then there is nothing a trimming Jinja would do differently). */
+static cJSON *trimmed_messages(const cJSON *messages, unsigned roles) {
+    cJSON *t = cJSON_Duplicate(messages, 1);
+    int changed = 0;
+    cJSON *m;
+    cJSON_ArrayForEach(m, t) {
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+        if (!cJSON_IsString(c) || !(role_bit(m) & roles)) continue;
+        const char *b = c->valuestring, *e = b + strlen(b);
+        while (b < e && py_space((unsigned char)*b)) b++;
+        while (e > b && py_space((unsigned char)e[-1])) e--;
+        if (b == c->valuestring && *e == 0) continue;
+        char *n = strndup(b, (size_t)(e - b));
+        if (!n) { cJSON_Delete(t); return NULL; }
+        cJSON_SetValuestring(c, n);
+        free(n);
+        changed = 1;
+    }
+    if (!changed) { cJSON_Delete(t); return NULL; }
+    return t;
 }
 
 /* vars for the Jinja as apply_chat_template passes them */
@@ -138,7 +180,24 @@ sn_status sn_tmpl_prove(const sn_tmpl_model *m, const sn_tmpl_family *f, int try
             free(jo);
             goto done;
         }
-        if (strcmp(jo, go) == 0) {
+        int same = strcmp(jo, go) == 0;
+        /* the Jinja strips the content of some roles: the Go side, given that content stripped,
+         * must render the same (the roles found on the first such probe hold for all of them) */
+        for (unsigned roles = out->trim_roles ? out->trim_roles : 1; !same && roles < 16;
+             roles = out->trim_roles ? 16 : roles + 1) {
+            cJSON *tm = trimmed_messages(msgs, roles);
+            char *gt_out = NULL;
+            if (tm && sn_gotmpl_render_chat(gt, tm, NULL, -1, out->system, &gt_out, &e) == SN_OK &&
+                strcmp(jo, gt_out) == 0) {
+                same = 1;
+                out->n_trimmed++;
+                out->trim_roles = roles;
+                if (!out->trim_probe[0]) snprintf(out->trim_probe, sizeof out->trim_probe, "%s", name);
+            }
+            free(gt_out);
+            cJSON_Delete(tm);
+        }
+        if (same) {
             out->n_same++;
             nosys_ok += !has_sys;
         } else if (!out->probe[0]) {
@@ -184,16 +243,33 @@ sn_status sn_tmpl_choose(const sn_tmpl_set *set, const sn_tmpl_model *m, const s
             sn_tmpl_proof pr;
             sn_status st = sn_tmpl_prove(m, f, pass, &pr, err);
             if (st) return st;
-            if (pr.identical) {
+            if (pr.identical && !pr.n_trimmed) { /* exact on every probe: claim it */
                 sn_tmpl_proof_free(&out->proof);
                 out->family = f;
                 out->proof = pr;
                 return SN_OK;
             }
+            if (pr.identical && !out->family) { /* equal only on trimmed content: keep looking */
+                sn_tmpl_proof_free(&out->proof);
+                out->family = f;
+                out->proof = pr;
+                continue;
+            }
+            if (pr.identical) { sn_tmpl_proof_free(&pr); continue; }
+            if (out->family) { sn_tmpl_proof_free(&pr); continue; }
             if (i == 0 && pass == 0) out->proof = pr; /* the hint's difference is the one to report */
             else if (!out->proof.reason[0] && i == 1 && !hint) out->proof = pr;
             else sn_tmpl_proof_free(&pr);
         }
     }
     return SN_OK;
+}
+
+const char *sn_tmpl_trim_roles_name(unsigned roles) {
+    static const char *const names[16] = {
+        "no", "system", "user", "system and user", "assistant", "system and assistant",
+        "user and assistant", "system, user and assistant", "tool", "system and tool", "user and tool",
+        "system, user and tool", "assistant and tool", "system, assistant and tool",
+        "user, assistant and tool", "every message's"};
+    return names[roles & 15];
 }

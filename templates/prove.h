@@ -8,7 +8,15 @@
  *
  * Probes on which the Jinja itself raises (e.g. "System role not supported") are skipped and
  * named; at least the probes without a system message must render. A Jinja whose output depends
- * on the clock (strftime_now) can never be matched by a fixed Go template and is refused. */
+ * on the clock (strftime_now) can never be matched by a fixed Go template and is refused.
+ *
+ * A Jinja that strips message content (`| trim`, `.strip()`: llama3, gemma, llama.cpp's rwkv-world)
+ * cannot be matched by any Go template, since Ollama's template functions have no trim. Such a
+ * family is proven in a weaker, stated sense: on every probe with surrounding white space in content
+ * (the "whitespace" probe), the Go template given the same conversation with each content stripped
+ * renders exactly what the Jinja renders for the original (n_trimmed counts those probes). A claim
+ * of that kind says so ("equal for content without surrounding white space"); an exact family is
+ * always preferred to it. */
 #ifndef SN_TEMPLATES_PROVE_H
 #define SN_TEMPLATES_PROVE_H
 #include "templates.h"
@@ -23,7 +31,16 @@ typedef struct sn_tmpl_proof {
     char go_snip[200];
     char reason[600];          /* why no proof: the difference, an error, clock dependence */
     char *system;              /* default system prompt the family needs (malloc'd) or NULL */
+    size_t n_trimmed;          /* probes equal only when the Go side gets the content stripped */
+    char trim_probe[48];       /* the first of them */
+    unsigned trim_roles;       /* whose content: SN_TMPL_TRIM_* bits */
 } sn_tmpl_proof;
+
+enum { SN_TMPL_TRIM_SYSTEM = 1, SN_TMPL_TRIM_USER = 2, SN_TMPL_TRIM_ASSISTANT = 4, SN_TMPL_TRIM_OTHER = 8 };
+
+/* "user and assistant" for trim_roles (static storage, one call at a time per thread is not needed:
+ * it returns one of 16 fixed strings). */
+const char *sn_tmpl_trim_roles_name(unsigned roles);
 
 typedef struct sn_tmpl_model {
     const char *jinja;
@@ -39,7 +56,9 @@ sn_status sn_tmpl_prove(const sn_tmpl_model *m, const sn_tmpl_family *f, int try
 void sn_tmpl_proof_free(sn_tmpl_proof *p);
 
 /* Picks the family to claim: HINT (the structural detection's pick, may be NULL) first, then
- * every family, first as is and then with a default system prompt derived from the Jinja. out->
+ * every family, first as is and then with a default system prompt derived from the Jinja; an exact
+ * proof wins over one that needs stripped content (proof.n_trimmed > 0), which is taken only when
+ * no family is exact. out->
  * family is NULL when none renders identically; out->proof then says why (the hint's first
  * difference, or the Jinja's own problem). */
 typedef struct sn_tmpl_claim {

@@ -58,8 +58,9 @@ int main(int argc, char **argv) {
         cJSON *sys = cJSON_CreateString(c.proof.system ? c.proof.system : "");
         char *sj = cJSON_PrintUnformatted(sys);
         const sn_tmpl_family *shown = c.family ? c.family : (d.family ? d.family : d.nearest);
-        printf("%s\t%s\t%s\t%s\t%s\n", file, c.family ? "claimed" : "refused", shown ? shown->name : "-",
-               c.proof.system ? sj : "", c.family ? "" : c.proof.reason);
+        printf("%s\t%s\t%s\t%s\t%u\t%s\n", file, c.family ? "claimed" : "refused", shown ? shown->name : "-",
+               c.proof.system ? sj : "", c.family && c.proof.n_trimmed ? c.proof.trim_roles : 0u,
+               c.family ? "" : c.proof.reason);
         free(sj);
         cJSON_Delete(sys);
         sn_tmpl_proof_free(&c.proof);
