@@ -12,6 +12,7 @@
  * no template the reference writes one of llama.cpp's own files; sunny writes none (docs/TOKENIZER.md,
  * "RWKV world"). */
 #include "vocab.h"
+#include "templates.h"
 #include "path.h"
 #include "mapfile.h"
 
@@ -226,6 +227,11 @@ sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJS
         if (cJSON_IsBool(e)) TRY(sn_gguf_writer_set_bool(w, "tokenizer.ggml.add_eos_token", cJSON_IsTrue(e)));
         const cJSON *ct = get(tcfg, "chat_template");
         if (cJSON_IsString(ct)) TRY(sn_gguf_writer_set_str(w, "tokenizer.chat_template", ct->valuestring));
+        else { /* none of the model's own: the world chat format, as llama.cpp's converter also adds one */
+            const char *world = sn_tmpl_embedded("rwkv-world-default.jinja", NULL);
+            if (!world) { st = sn_err_set(err, SN_EFORMAT, "templates: rwkv-world-default.jinja is not embedded"); goto out; }
+            TRY(sn_gguf_writer_set_str(w, "tokenizer.chat_template", world));
+        }
     }
 #undef TRY
     if (rep) {

@@ -49,6 +49,14 @@ grep -q '^config (no config.json; derived from tensor shapes): .*"head_size": 64
 LCPP=${LLAMA_CPP_SRC:-$(llama_tree)}
 [[ -f $LCPP/convert_hf_to_gguf.py ]] || bad "no llama.cpp source tree for its converter (LLAMA_CPP_SRC)"
 DIFF="$DIFF --gguf-py $LCPP/gguf-py"
+# a .pth ships no chat template: sunny writes its own world template, which must render what the one
+# llama.cpp's converter writes in that case renders (jinja2, sunny's probes + held-out conversations)
+"$SN_BUILD/tests/claim_corpus" --probes >"$W/probes.json" || bad "claim_corpus --probes"
+if out=$($PY "$SN_SRC/tests/tools/world_template_check.py" "$SN_SRC/templates/data/rwkv-world-default.jinja" \
+           "$LCPP/models/templates/llama-cpp-rwkv-world.jinja" "$W/probes.json" "$SN_SRC/tests/fixtures/claim_heldout.json" \
+           --gguf "$W/sn-blinkdl-f32.gguf" --gguf-py "$LCPP/gguf-py" 2>&1); then
+  ok "BlinkDL .pth: the GGUF carries sunny's world chat template; it renders like llama.cpp's default: $(tail -1 <<<"$out")"
+else bad "world chat template:"; echo "$out" | tail -5; fi
 for v in rwkvhf blinkdl; do
   if out=$($DIFF "$W/sn-f32.gguf" "$W/sn-$v-f32.gguf" --tensors-only 2>&1); then ok "$v layout -> byte-identical tensors to fla's: $(tail -1 <<<"$out")"
   else bad "$v layout tensors differ from fla's:"; echo "$out" | tail -5; fi
