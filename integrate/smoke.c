@@ -2,6 +2,7 @@
 #include "smoke.h"
 #include "model.h"
 #include "tokenizer.h"
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -480,4 +481,23 @@ void sn_smoke_format(const sn_smoke_result *r, const char *server_name, char *bu
              (double)r->gap, sgap,
              r->tie ? " (every known gap < 1e-3 x max|logit|: the two candidates are numerically tied)" : "",
              ctx);
+}
+
+int sn_smoke_result_json(const sn_smoke_result *res, cJSON *out) {
+    cJSON *sj = cJSON_AddObjectToObject(out, res->scope[0] ? "smoke_chat" : "smoke");
+    cJSON_AddBoolToObject(sj, "ok", !res->diverged);
+    cJSON_AddNumberToObject(sj, "identical", res->n_identical);
+    cJSON_AddNumberToObject(sj, "compared", res->n_compared);
+    cJSON_AddNumberToObject(sj, "expected", res->n_expected);
+    cJSON_AddBoolToObject(sj, "by_ids", res->by_ids);
+    cJSON_AddStringToObject(sj, "method", res->method);
+    cJSON_AddBoolToObject(sj, "truncated", res->truncated);
+    if (res->context_note[0]) cJSON_AddStringToObject(sj, "context", res->context_note);
+    if (res->diverged || res->tie) {
+        cJSON_AddNumberToObject(sj, "position", res->pos);
+        cJSON_AddNumberToObject(sj, "gap", res->gap);
+    }
+    cJSON_AddStringToObject(sj, "server_text", res->theirs_text);
+    cJSON_AddStringToObject(sj, "sunny_text", res->ours_text);
+    return res->diverged != 0;
 }

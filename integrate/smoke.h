@@ -115,4 +115,9 @@ void sn_smoke_prompt_check(const sn_smoke_local *ours, const int32_t *server_pro
  * written into buf. server_name e.g. "ollama". */
 void sn_smoke_format(const sn_smoke_result *r, const char *server_name, char *buf, size_t cap);
 
+/* The verdict as JSON under "smoke" (or "smoke_chat" when r->scope is set) in OUT; returns 1 when
+ * r diverged. */
+struct cJSON;
+int sn_smoke_result_json(const sn_smoke_result *r, struct cJSON *out);
+
 #endif

@@ -1,11 +1,16 @@
 /* test_integrate_ollama.c - OLLAMA_HOST parsing against Ollama's own envconfig test table (plus
  * ConnectableHost mapping), Modelfile quoting as Ollama's parser reads it, parameter typing, name
- * grammar and loopback detection. Pure functions; no server needed. */
+ * grammar and loopback detection. Pure functions; no server needed. The install job as a library
+ * call (sn_ollama_install): a dry run with no server reports through the callbacks only. */
+#include "gguf.h"
 #include "http.h"
 #include "ollama.h"
+#include "ollama_install.h"
 #include "sn_test.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void test_host_table(void) {
     /* envconfig/config_test.go TestHost, plus the ollama.com and bracket-less IPv6 cases. */
@@ -213,7 +218,68 @@ static void test_go_unquote(void) {
     cJSON_Delete(show);
 }
 
+typedef struct { char text[16384]; size_t n_lines, n_warn; } captured;
+static void cap_line(void *ud, const char *t) {
+    captured *c = ud;
+    size_t l = strlen(c->text);
+    snprintf(c->text + l, sizeof c->text - l, "%s\n", t);
+    c->n_lines++;
+}
+static void cap_warn(void *ud, const char *t) { (void)t; ((captured *)ud)->n_warn++; }
+
+static void test_install_library(void) {
+    char dir[] = "/tmp/sn-test-install-XXXXXX", path[128], mf[128];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/base.gguf", dir);
+    snprintf(mf, sizeof mf, "%s/Modelfile", dir);
+    static const char *tokens[] = {"<unk>", "<s>", "</s>", "hi"};
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_str(w, "general.architecture", "llama"), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", tokens, NULL, 4), SN_OK);
+    CU_ASSERT_EQUAL(sn_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 2), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_finish(w, &err), SN_OK);
+    sn_gguf_writer_free(w);
+
+    /* a dry run against a port nobody listens on: previews, contacts nothing, prints nothing itself */
+    captured c = {{0}, 0, 0};
+    sn_ollama_install_cb cb = {.ud = &c, .line = cap_line, .warn = cap_warn};
+    sn_ollama_install_opts o = {.gguf = path, .name = "base:test", .host = "http://127.0.0.1:1", .dry_run = 1,
+                                .modelfile_out = mf, .params = cJSON_CreateObject(), .n_predict = 8, .ctx = 512};
+    sn_ollama_install_result res;
+    sn_status st = sn_ollama_install(&o, &cb, &res, &err);
+    if (st) fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res.json);
+    CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(res.json, "server_contacted")));
+    CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(res.json, "dry_run")));
+    const cJSON *body = cJSON_GetObjectItem(res.json, "create_body");
+    CU_ASSERT(cJSON_IsRaw(body) && strstr(body->valuestring, "\"template\":\"{{ .Prompt }}\"") != NULL);
+    CU_ASSERT_EQUAL(res.diverged, 0);
+    CU_ASSERT(strstr(c.text, "did not contact a server") != NULL);
+    CU_ASSERT(strstr(c.text, "Modelfile (equivalent") != NULL && strstr(c.text, "FROM ") != NULL);
+    CU_ASSERT(strstr(c.text, "{{ .Prompt }}") != NULL); /* a base model: the raw completion template, said so */
+    CU_ASSERT(access(mf, F_OK) == 0);
+    cJSON_Delete(res.json);
+    unlink(mf);
+
+    /* not the first part of a split GGUF: the options are wrong (SN_EINVAL), nothing is done */
+    char part[160];
+    snprintf(part, sizeof part, "%s/m-00002-of-00003.gguf", dir);
+    o.gguf = part;
+    c.n_lines = 0;
+    CU_ASSERT_EQUAL(sn_ollama_install(&o, &cb, &res, &err), SN_EINVAL);
+    CU_ASSERT(strstr(err.msg, "part 2 of a 3-part") != NULL);
+    CU_ASSERT_EQUAL(c.n_lines, 0);
+    CU_ASSERT_PTR_NULL(res.json);
+    cJSON_Delete(o.params);
+    unlink(path);
+    rmdir(dir);
+}
+
 static const sn_test_case cases[] = {
+    {"install as a library call (dry run, no server)", test_install_library},
     {"go %#v unquote, escaped stops, selected template", test_go_unquote},
     {"OLLAMA_HOST table", test_host_table},
     {"ConnectableHost", test_connectable},
