@@ -38,8 +38,7 @@ typedef struct sn_tmpl_proof {
 
 enum { SN_TMPL_TRIM_SYSTEM = 1, SN_TMPL_TRIM_USER = 2, SN_TMPL_TRIM_ASSISTANT = 4, SN_TMPL_TRIM_OTHER = 8 };
 
-/* "user and assistant" for trim_roles (static storage, one call at a time per thread is not needed:
- * it returns one of 16 fixed strings). */
+/* The roles of a trim_roles mask in words, e.g. "user and assistant" (a static string). */
 const char *sn_tmpl_trim_roles_name(unsigned roles);
 
 typedef struct sn_tmpl_model {
