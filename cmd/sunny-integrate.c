@@ -176,7 +176,7 @@ static int cmd_ollama(int argc, char **argv) {
     sn_ollama_install_result res;
     sn_status st = sn_ollama_install(&a, &cb, &res, &err);
     cJSON_Delete(a.params);
-    if (st == SN_EINVAL) {
+    if (st && err.detail == SN_OLLAMA_BAD_OPTIONS) {
         cJSON_Delete(res.json);
         return sn_cli_usage_error("%s", err.msg);
     }

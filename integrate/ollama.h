@@ -112,7 +112,8 @@ sn_status sn_ollama_blob_upload(sn_http *h, const char *path, const char *digest
                                 sn_ollama_status_fn status, void *status_ud, sn_err *err);
 /* err->detail values of a failed sn_ollama_create that say which create body the server wants
  * (its own words are the only sign; the version it reports can be wrong: a dev build says 0.0.0). */
-enum { SN_OLLAMA_WANTS_LEGACY_BODY = 1, SN_OLLAMA_WANTS_JSON_BODY = 2 };
+enum { SN_OLLAMA_WANTS_LEGACY_BODY = 1, SN_OLLAMA_WANTS_JSON_BODY = 2,
+       SN_OLLAMA_BAD_OPTIONS = 3 /* sn_ollama_install: the options themselves are wrong (a usage error) */ };
 /* POST /api/create with body; each NDJSON status goes to status(); any error line fails. */
 sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn status, void *ud,
                            sn_err *err);

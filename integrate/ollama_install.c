@@ -276,16 +276,18 @@ static sn_status write_modelfile(const sn_ollama_install_opts *a, const sn_ollam
 sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_install_cb *cb,
                             sn_ollama_install_result *res_out, sn_err *err) {
     memset(res_out, 0, sizeof *res_out);
+    sn_status ret = SN_OK;
     int sp_part, sp_count;
     if (sn_ollama_split_name(a->gguf, &sp_part, &sp_count) && sp_part != 1)
-        return sn_err_set(err, SN_EINVAL, "%s is part %d of a %d-part split GGUF; pass the first part "
-                          "(-00001-of-%05d.gguf)", a->gguf, sp_part, sp_count, sp_count);
+        return sn_err_set_detail(err, SN_EINVAL, SN_OLLAMA_BAD_OPTIONS, "%s is part %d of a %d-part split GGUF; "
+                                 "pass the first part (-00001-of-%05d.gguf)", a->gguf, sp_part, sp_count, sp_count);
     sn_modelinfo mi;
     if (sn_modelinfo_read(a->gguf, &mi, err)) return err->code;
     if (a->smoke && mi.split_count > 1) {
         sn_modelinfo_free(&mi);
-        return sn_err_set(err, SN_EINVAL, "--smoke: %s is a split GGUF and sunny's runtime reads single files; "
-                          "install without --smoke, or merge it (llama-gguf-split --merge) to prove it", a->gguf);
+        return sn_err_set_detail(err, SN_EINVAL, SN_OLLAMA_BAD_OPTIONS, "--smoke: %s is a split GGUF and sunny's "
+                                 "runtime reads single files; install without --smoke, or merge it "
+                                 "(llama-gguf-split --merge) to prove it", a->gguf);
     }
     cJSON *out = cJSON_CreateObject();
     res_out->json = out;
@@ -488,6 +490,8 @@ sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_ins
         cJSON_AddStringToObject(out, "run", g.text);
         sn_ollama_gen_free(&g);
     }
+    /* installed: an error a step recovered from (an upload retried, the legacy create body) is over */
+    memset(err, 0, sizeof *err);
     if (a->smoke) {
         sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = a->prompt, .n_predict = a->n_predict, .n_ctx = (int)a->ctx, .n_threads = a->n_threads};
         sn_smoke_local ours;
@@ -501,9 +505,11 @@ sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_ins
         if (smoke_chat(h, &ver, a, cb, &mi, tsel, out, err)) res_out->diverged = 1;
         if (err->code) goto fail;
     }
+    memset(err, 0, sizeof *err);
     goto done;
 fail:
     if (!err->code) sn_err_set(err, SN_ENOMEM, "out of memory");
+    ret = err->code;
 done:
     free(body);
     free(mf);
@@ -514,5 +520,5 @@ done:
     sn_ollama_parts_free(part_digests, n_parts);
     sn_http_free(h);
     sn_modelinfo_free(&mi);
-    return err->code;
+    return ret;
 }

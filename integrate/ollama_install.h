@@ -11,7 +11,8 @@
  *
  * The library never prints: status lines, warnings, the server's progress lines and upload bytes go
  * through the callbacks; the summary (what `--json` prints) is built in res->json, also on failure.
- * SN_EINVAL means the options themselves are wrong (a usage error). */
+ * A failure because the options themselves are wrong (a usage error) has err->detail ==
+ * SN_OLLAMA_BAD_OPTIONS (ollama.h). */
 #ifndef SN_OLLAMA_INSTALL_H
 #define SN_OLLAMA_INSTALL_H
 #include "sn_err.h"

@@ -264,12 +264,13 @@ static void test_install_library(void) {
     cJSON_Delete(res.json);
     unlink(mf);
 
-    /* not the first part of a split GGUF: the options are wrong (SN_EINVAL), nothing is done */
+    /* not the first part of a split GGUF: the options are wrong (a usage error), nothing is done */
     char part[160];
     snprintf(part, sizeof part, "%s/m-00002-of-00003.gguf", dir);
     o.gguf = part;
     c.n_lines = 0;
     CU_ASSERT_EQUAL(sn_ollama_install(&o, &cb, &res, &err), SN_EINVAL);
+    CU_ASSERT_EQUAL(err.detail, SN_OLLAMA_BAD_OPTIONS);
     CU_ASSERT(strstr(err.msg, "part 2 of a 3-part") != NULL);
     CU_ASSERT_EQUAL(c.n_lines, 0);
     CU_ASSERT_PTR_NULL(res.json);
