@@ -45,7 +45,7 @@ if [[ ! -f $W/llama3-200m-f32.gguf ]]; then
   $PY tests/tools/rt_hf2gguf.py "$src" "$W/llama3-200m-f32.gguf" || exit 1
 fi
 [[ -f $W/llama3-200m-f16.gguf ]] || "$QUANT" "$W/llama3-200m-f32.gguf" "$W/llama3-200m-f16.gguf" f16 || exit 1
-declare -A FTYPE=([q8_0]=Q8_0 [q4_0]=Q4_0 [q4_k_m]=Q4_K_M [q5_k_m]=Q5_K_M [q6_k]=Q6_K [q3_k_m]=Q3_K_M [q2_k]=Q2_K [q5_0]=Q5_0)
+declare -A FTYPE=([q8_0]=Q8_0 [q4_0]=Q4_0 [q4_k_m]=Q4_K_M [q5_k_m]=Q5_K_M [q6_k]=Q6_K [q3_k_m]=Q3_K_M [q2_k]=Q2_K [q5_0]=Q5_0 [iq4_nl]=IQ4_NL [iq4_xs]=IQ4_XS)
 ids=$($PY -c 'print(",".join(str(100 + (i * 7919) % (128256 - 200)) for i in range(64)))')
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16|amx_int8)$' | tr '\n' ' ')

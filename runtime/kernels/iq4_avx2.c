@@ -67,6 +67,39 @@ static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
+/* 4 rows x 4 tokens of IQ4_NL (kernels.h gemm4x4): per block, the 4 rows' exact integer sums for
+ * one token come out of one hadd tree as a 4-lane vector, so each lane of acc[t] is one output's
+ * fma chain in block order - dot's order, output for output. */
+static void gemm4x4_iq4_nl(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y,
+                           int64_t ldy) {
+    const __m128i lut = _mm_loadu_si128((const __m128i *)sn_iq4nl_values);
+    const __m256i one = _mm256_set1_epi16(1);
+    const sn_block_iq4_nl *w[4];
+    const sn_block_q8_0 *x[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (const sn_block_iq4_nl *)((const char *)vw + (uint64_t)i * w_row);
+        x[i] = (const sn_block_q8_0 *)((const char *)vx + (uint64_t)i * x_row);
+    }
+    __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+    for (int64_t b = 0; b < n / 32; b++) {
+        __m256i v[4], av[4];
+        for (int r = 0; r < 4; r++) {
+            v[r] = levels32(lut, w[r][b].qs);
+            av[r] = _mm256_sign_epi8(v[r], v[r]);
+        }
+        const __m128 dw = _mm_set_ps(h2f(w[3][b].d), h2f(w[2][b].d), h2f(w[1][b].d), h2f(w[0][b].d));
+        for (int t = 0; t < 4; t++) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)x[t][b].qs);
+            __m256i l[4];
+            for (int r = 0; r < 4; r++) l[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(av[r], _mm256_sign_epi8(a, v[r])), one);
+            const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(l[0], l[1]), _mm256_hadd_epi32(l[2], l[3]));
+            const __m128i is = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+            acc[t] = _mm_fmadd_ps(_mm_cvtepi32_ps(is), _mm_mul_ps(dw, _mm_set1_ps(h2f(x[t][b].d))), acc[t]);
+        }
+    }
+    for (int t = 0; t < 4; t++) _mm_storeu_ps(y + t * ldy, acc[t]);
+}
+
 static float dot_iq4_xs(int64_t n, const void *vw, const void *va) {
     const sn_block_iq4_xs *w = vw;
     const sn_block_q8_K *a = va;
@@ -105,6 +138,7 @@ static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
 
 void sn_kernels_iq4_avx2(sn_kernels *k) {
     k->dot[SN_GGML_IQ4_NL] = k->dot_mm[SN_GGML_IQ4_NL] = dot_iq4_nl;
+    k->gemm4x4[SN_GGML_IQ4_NL] = gemm4x4_iq4_nl;
     k->dot[SN_GGML_IQ4_XS] = dot_iq4_xs;
     k->dot_mm[SN_GGML_IQ4_XS] = dot_iq4_xs_mm;
 }
