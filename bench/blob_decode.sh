@@ -9,7 +9,7 @@
 # 64 greedy decode steps, median of RUNS runs; the engines alternate run by run so machine load hits
 # both alike. Targets (issues 8, 18): INT4 >= 1.2x Q4_0, fp16 >= 1.0x F16. This bench is separate
 # from bench/decode.sh (the GGUF rows, runtime engineer).
-#   usage: bench/blob_decode.sh [BUILD_DIR] [RUNS]
+#   usage: bench/blob_decode.sh [BUILD_DIR] [RUNS]      env: SN_BENCH_THREADS ("1 2")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -71,7 +71,7 @@ echo "files: int4 blob $(($(bytes "$W/m-int4.snb") / 1000000)) MB, int4+fp16-hea
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); sunny $kern; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "decode tok/s: 64-token prompt + 64 greedy steps, median of $RUNS runs per engine, runs interleaved"
 printf "%-22s %3s %-16s %8s  %-12s %8s  %7s\n" row thr sunny tok/s llama.cpp tok/s ratio
-for t in 1 2; do
+for t in ${SN_BENCH_THREADS:-1 2}; do
   pair "int4 blob vs Q4_0" "$W/m-int4.snb" "$W/m-q4_0.gguf" "$t" 1.2
   pair "int4(fp16 head) vs Q4_0" "$W/m-int4-h16.snb" "$W/m-q4_0.gguf" "$t" 1.2
   pair "fp16 blob vs F16" "$W/m-fp16.snb" "$W/m-f16.gguf" "$t" 1.0
