@@ -3,6 +3,7 @@
  * orders them and says what happened through the callbacks. */
 #include "ollama_install.h"
 #include "http.h"
+#include "mapfile.h"
 #include "modelinfo.h"
 #include "ollama.h"
 #include "smoke.h"
@@ -53,30 +54,6 @@ static int report(const sn_ollama_install_cb *cb, const sn_smoke_result *res, cJ
     return sn_smoke_result_json(res, out);
 }
 
-static char *read_text_file(const char *path, sn_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno)); return NULL; }
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    for (;;) {
-        if (!b) break;
-        if (n + 4096 > cap) {
-            char *nb = realloc(b, cap * 2);
-            if (!nb) { free(b); b = NULL; break; }
-            b = nb;
-            cap *= 2;
-        }
-        size_t r = fread(b + n, 1, 4096, f);
-        n += r;
-        if (r < 4096) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!b || bad) { free(b); sn_err_set(err, SN_EIO, "%s: read error", path); return NULL; }
-    b[n] = 0;
-    return b;
-}
-
 static int write_file_atomic(const char *path, const char *text, sn_err *err) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -112,8 +89,7 @@ static int resolve_template(const sn_ollama_install_opts *a, const sn_ollama_ins
     size_t tl = strlen(t);
     int jinja_file = tl > 6 && strcmp(t + tl - 6, ".jinja") == 0;
     if (strcmp(t, "auto") != 0 && !jinja_file) {
-        *tmpl = read_text_file(t, err);
-        if (!*tmpl) return err->code ? err->code : SN_EIO;
+        if (sn_read_file(t, 16u << 20, tmpl, NULL, err)) return err->code;
         snprintf(src, src_cap, "Go template from %s", t);
         return SN_OK;
     }
