@@ -102,8 +102,11 @@ async function generateGreedyWithLogprobs(req, m, seq, prompt, nPredict, numCtx)
   const ids = [], logprobs = [];
   let stop = "length";
   try {
+    // The generator samples a token of its own (temperature 1) before each yield; the one fed back is
+    // ours. Without yieldEogToken it ends by itself whenever that random sample is an end-of-generation
+    // token, which cut a greedy answer short at a random step (seen in CI: 20 of 32 tokens, "length").
     const gen = seq.evaluateWithMetadata(prompt, { probabilities: true },
-      { temperature: 1, topK: 0, topP: 1, minP: 0 });
+      { temperature: 1, topK: 0, topP: 1, minP: 0, yieldEogToken: true });
     let r = await gen.next();
     while (!r.done) {
       const probs = r.value.probabilities; // Map token -> probability (softmax of the raw logits)
@@ -124,6 +127,7 @@ async function generateGreedyWithLogprobs(req, m, seq, prompt, nPredict, numCtx)
       ids.push(best);
       if (ids.length >= nPredict || prompt.length + ids.length >= numCtx) { await gen.return(); break; }
       r = await gen.next(best);
+      if (r.done) throw new Error(`llama.cpp's evaluator ended after ${ids.length} tokens without being asked to`);
     }
   } finally {
     seq.dispose();

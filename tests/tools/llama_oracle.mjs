@@ -121,7 +121,7 @@ async function greedyWithLogits(ctx, prompt, n, k, stepK = 0) {
 async function lastLogprobs(ctx, hist, k) {
   const seq = ctx.getSequence();
   let out = null;
-  for await (const r of seq.evaluateWithMetadata(hist, { probabilities: true }, { temperature: 1, topK: 0, topP: 1, minP: 0 })) {
+  for await (const r of seq.evaluateWithMetadata(hist, { probabilities: true }, { temperature: 1, topK: 0, topP: 1, minP: 0, yieldEogToken: true })) {
     out = Array.from(r.probabilities.entries()).slice(0, k).map(([t, p]) => [t, Math.log(p)]);
     break;
   }
