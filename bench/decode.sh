@@ -24,13 +24,22 @@
 # Then, in the same run, the runtime-blob rows (bench/blob_decode.sh); SN_BENCH_BLOB=0 skips them.
 #   usage: bench/decode.sh [BUILD_DIR] [DTYPES] [THREADS]
 #   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/decode), SN_BENCH_NODE=0 skips the
-#          node-llama-cpp column, SN_BENCH_BLOB=0 the blob rows.
+#          node-llama-cpp column, SN_BENCH_BLOB=0 the blob rows;
+#          SN_BENCH_PRESET=1b the Llama-3.2-1B shape (hidden 2048, 16 layers, 32 heads / 8 KV heads,
+#          FFN 8192, vocab 128256, tied; 1.24B parameters) instead of the 221M one;
+#          SN_BENCH_PROMPT=N prompt rows of N tokens (default 64, e.g. 512);
+#          SN_BENCH_DEPTH=D decode after D cached positions (e.g. 4096): llama-bench -p 0 -n 64 -d D,
+#          sunny-run a D-token prompt then 64 decode steps; the prefill columns are then not comparable
+#          (llama-bench reports none) and show nan.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
 DTYPES=${2:-"f16 q8_0 q4_0 q4_k_m q5_k_m q6_k"}
 THREADS=${3:-"1 2"}
 RUNS=${SN_BENCH_RUNS:-5}
+PRESET=${SN_BENCH_PRESET:-200m}
+NP=${SN_BENCH_PROMPT:-64}
+DEPTH=${SN_BENCH_DEPTH:-0}
 RUN=$B/cmd/sunny-run
 QUANT=$B/tests/rt_quantize
 for f in "$RUN" "$QUANT"; do [[ -x $f ]] || { echo "bench/decode.sh: $f not built" >&2; exit 1; }; done
@@ -38,26 +47,29 @@ LBIN=$(nice -n 10 bash bench/build_llama_tools.sh "$B") || { echo "bench/decode.
 W=${SN_BENCH_WORK:-$B/bench/decode}
 mkdir -p "$W"
 PY=/usr/bin/python3
-src=$W/llama3-200m
-if [[ ! -f $W/llama3-200m-f32.gguf ]]; then
-  echo "generating the 200m fixture in $W ..."
-  $PY tests/fixtures/gen_model.py --family llama3 --preset 200m --dtype f32 --out "$src" >/dev/null || exit 1
-  $PY tests/tools/rt_hf2gguf.py "$src" "$W/llama3-200m-f32.gguf" || exit 1
+M=$W/llama3-$PRESET
+if [[ ! -f $M-f16.gguf ]]; then
+  echo "generating the $PRESET fixture in $W ..."
+  $PY tests/fixtures/gen_model.py --family llama3 --preset "$PRESET" --dtype f32 --out "$M" >/dev/null || exit 1
+  $PY tests/tools/rt_hf2gguf.py "$M" "$M-f32.gguf" || exit 1
+  "$QUANT" "$M-f32.gguf" "$M-f16.gguf" f16 || exit 1
+  [[ $PRESET == 200m ]] || rm -rf "$M" "$M-f32.gguf" # the 1b sources are 10 GB; F16 is what is kept
 fi
-[[ -f $W/llama3-200m-f16.gguf ]] || "$QUANT" "$W/llama3-200m-f32.gguf" "$W/llama3-200m-f16.gguf" f16 || exit 1
 declare -A FTYPE=([q8_0]=Q8_0 [q4_0]=Q4_0 [q4_k_m]=Q4_K_M [q5_k_m]=Q5_K_M [q6_k]=Q6_K [q3_k_m]=Q3_K_M [q2_k]=Q2_K [q5_0]=Q5_0 [iq4_nl]=IQ4_NL [iq4_xs]=IQ4_XS)
-ids=$($PY -c 'print(",".join(str(100 + (i * 7919) % (128256 - 200)) for i in range(64)))')
+NIDS=$NP; LB_ARGS=(-p "$NP" -n 64)
+if (( DEPTH > 0 )); then NIDS=$DEPTH; LB_ARGS=(-p 0 -n 64 -d "$DEPTH"); fi
+ids=$($PY -c 'import sys; print(",".join(str(100 + (i * 7919) % (128256 - 200)) for i in range(int(sys.argv[1]))))' "$NIDS")
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16|amx_int8)$' | tr '\n' ' ')
-echo "machine: $cpu, $(nproc) cores, ISA: $isa; prefill 64 tokens, decode 64 tokens, median of $RUNS"
+echo "machine: $cpu, $(nproc) cores, ISA: $isa; model llama3-$PRESET; prefill $NP tokens, decode 64 tokens$( ((DEPTH > 0)) && echo " after $DEPTH cached positions"), median of $RUNS"
 echo "llama.cpp: llama-bench from $LBIN (node-llama-cpp's bundle, $(git bundle list-heads tests/node_modules/node-llama-cpp/llama/gitRelease.bundle | head -c 12))"
 printf '%-7s %3s | %9s %9s %9s %6s %6s | %9s %9s %9s %6s %6s | %6s %5s\n' type thr "ours pf" "bench pf" "node pf" "/bench" "/node" \
   "ours dec" "bench dec" "node dec" "/bench" "/node" "RSS MB" load
 for dt in $DTYPES; do
-  g=$W/llama3-200m-$dt.gguf
+  g=$M-$dt.gguf
   if [[ $dt != f16 && ! -f $g ]]; then
     [[ -n ${FTYPE[$dt]:-} ]] || { echo "bench/decode.sh: unknown type $dt" >&2; exit 2; }
-    "$LBIN/llama-quantize" "$W/llama3-200m-f16.gguf" "$g.tmp" "${FTYPE[$dt]}" >"$W/quantize.log" 2>&1 \
+    "$LBIN/llama-quantize" "$M-f16.gguf" "$g.tmp" "${FTYPE[$dt]}" >"$W/quantize.log" 2>&1 \
       || { tail -5 "$W/quantize.log"; exit 1; }
     mv "$g.tmp" "$g"
   fi
@@ -65,14 +77,14 @@ for dt in $DTYPES; do
   for t in $THREADS; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     node_ref='{}'
-    if [[ ${SN_BENCH_NODE:-1} != 0 ]]; then
-      node_ref=$(node tests/tools/llama_oracle.mjs bench "$g" --threads "$t" --prefill 64 --decode 64 --runs "$RUNS") || node_ref='{}'
+    if [[ ${SN_BENCH_NODE:-1} != 0 ]] && (( DEPTH == 0 )); then
+      node_ref=$(node tests/tools/llama_oracle.mjs bench "$g" --threads "$t" --prefill "$NP" --decode 64 --runs "$RUNS") || node_ref='{}'
     fi
     : > "$W/ours.txt"
     : > "$W/lbench.json"
     rss=0
     for r in $(seq "$RUNS"); do # interleaved: one llama-bench repetition, then one sunny-run
-      "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r 1 -fa on -o jsonl >>"$W/lbench.json" 2>"$W/lbench.err" \
+      "$LBIN/llama-bench" -m "$g" -t "$t" "${LB_ARGS[@]}" -r 1 -fa on -o jsonl >>"$W/lbench.json" 2>"$W/lbench.err" \
         || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue 2; }
       /usr/bin/time -f '%M' -o "$W/rss.txt" "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >> "$W/ours.txt" || exit 1
       m=$(tail -1 "$W/rss.txt"); (( m > rss )) && rss=$m
