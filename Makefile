@@ -15,7 +15,8 @@ build:
 deps:
 	bash scripts/deps.sh
 
-# The demo needs only the build dependencies (scripts/deps.sh demo), builds quietly (the log stays in
+# The demo needs only the build dependencies (scripts/deps.sh demo: no Python, npm or network; its
+# model is written by the build's scripts/demo_model), builds quietly (the log stays in
 # $(BUILD)/demo-build.log) and prints a summary table at the end.
 demo:
 	@bash scripts/deps.sh demo

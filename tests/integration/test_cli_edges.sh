@@ -110,14 +110,15 @@ for prog in sunny-run sunny-convert; do  # every flag the program parses appears
   [[ -z $miss ]] && ok "$prog --help lists every flag it parses" || bad "$prog --help misses:$miss"
 done
 
-# --- `make demo` needs only the build dependencies: what deps.sh demo would install on a machine
-# that has nothing (stub dpkg-query: every package missing; stub id: not root, so it only prints)
+# --- `make demo` needs only the build dependencies (its model comes from scripts/demo_model.c): what
+# deps.sh demo would install on a machine that has nothing (stub dpkg-query: every package missing;
+# stub id: not root, so it only prints)
 S=$W/stub; mkdir -p "$S"
 printf '#!/bin/sh\nexit 1\n' >"$S/dpkg-query"; printf '#!/bin/sh\necho 1000\n' >"$S/id"; chmod +x "$S"/*
 want=$(PATH=$S:$PATH bash "$SN_SRC/scripts/deps.sh" demo 2>&1 | grep "apt-get install")
 all=$(PATH=$S:$PATH bash "$SN_SRC/scripts/deps.sh" 2>&1 | grep "apt-get install")
-if [[ -n $want ]] && ! grep -qE "python3-torch|golang-go|python3-jinja2|clang" <<<"$want" && grep -q "python3-torch" <<<"$all"; then
-  ok "deps.sh demo asks for build deps + numpy only: ${want#*install -y }"
+if [[ -n $want ]] && ! grep -qE "python3|golang-go|nodejs|npm|clang" <<<"$want" && grep -q "python3-torch" <<<"$all"; then
+  ok "deps.sh demo asks for the build deps only (no Python, Go, node/npm): ${want#*install -y }"
 else
   bad "deps.sh demo: '$want' (full: '$all')"
 fi
