@@ -25,6 +25,9 @@ step() { printf '\n'; bold "== $*"; }
 rows=()   # summary: file|type|size|tok/s
 checks=() # summary: checks that passed
 size_of() { numfmt --to=iec --suffix=B "$(stat -c %s "$1")" 2>/dev/null || stat -c %s "$1"; }
+# a generated text for the terminal: one line, control bytes and broken UTF-8 (a random model's byte
+# tokens) dropped
+show() { tr -d '\000-\011\013-\037\177' <"$1" | tr '\n' ' ' | { iconv -c -f UTF-8 -t UTF-8 2>/dev/null || cat; }; }
 ids_of() { sed -n 's/.*"ids":\[\([0-9,]*\)\].*/\1/p' "$1" | tail -1; }
 # sunny-run FILE: the text on stdout (control bytes dropped, one line), tok/s from its stderr line
 run() {
@@ -52,7 +55,7 @@ echo "ok: $D/demo-int4.snb ($(size_of "$D/demo-int4.snb"), INT4 blob streamed fr
 step "3. sunny-run (greedy, $N tokens, prompt \"$PROMPT\")"
 for f in demo-f16.gguf demo-q8_0.gguf demo-q4_0.gguf demo-int4.snb; do
   ts=$(run "$f")
-  printf '%-16s %7s tok/s  %s\n' "$f" "$ts" "$(tr -d '\000-\011\013-\037\177' <"$D/$f.txt" | tr '\n' ' ')"
+  printf '%-16s %7s tok/s  %s\n' "$f" "$ts" "$(show "$D/$f.txt")"
   case $f in
     *.gguf) ty=$(sed 's/demo-\(.*\)\.gguf/GGUF \1/' <<<"$f") ;;
     *) ty="sunny blob, int4" ;;
