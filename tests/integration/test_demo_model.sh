@@ -15,6 +15,7 @@
 #     (>= 8 distinct tokens of 24), so the parity is not a model repeating one token.
 #  4. Bad arguments exit 2; an existing model is not overwritten without --force; a missing vocabulary
 #     exits 1 naming it; SIGINT mid-write leaves no NAME.tmp and no partial model.safetensors.
+#  5. A guard: scripts/demo.sh and the Makefile's demo recipe name no Python.
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py torch numpy
@@ -125,4 +126,11 @@ left=$(ls -A "$W/big" 2>/dev/null | grep -v '^rwkv_vocab_v20230424.txt$' | tr '\
 [[ $rc == 130 && -z $left ]] && ok "SIGINT mid-write: exit 130, no .tmp and no partial model.safetensors left" \
   || bad "SIGINT: rc=$rc, left: $left"
 rm -rf "$W/big"
+
+# ---- 5. the demo's own path names no Python (a guard; tests/tools/demo_chroot.sh runs `make demo` on
+# a machine without Python/npm by hand): scripts/demo.sh and the Makefile's demo recipe
+recipe=$(sed -n '/^demo:/,/^$/p' "$SN_SRC/Makefile")
+if hits=$(grep -nE 'python|numpy|\$PY\b|gen_model|gen_rwkv7' "$SN_SRC/scripts/demo.sh" - <<<"$recipe"); then
+  bad "the demo path calls Python: $hits"
+else ok "scripts/demo.sh and the Makefile's demo recipe name no Python, numpy or Python fixture generator"; fi
 finish
