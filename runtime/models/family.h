@@ -130,6 +130,11 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
  * the kernel table reads that layout; otherwise leaves w alone. The mapped pages it read are released
  * (MADV_DONTNEED) so resident memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables it. */
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
+/* Moves a mapped matrix that sn_model_repack left in place (any type) into the same 2 MB-aligned
+ * huge-page arenas, unchanged (w->data then points there; a tied matrix is copied once), and
+ * releases the mapped pages it read. Decode streams every weight once per token, and on this
+ * 4 KB-page mapping it spends part of that in TLB misses. Env SN_HUGE_WEIGHTS=0 disables it. */
+sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err);
 /* Rows [*r0, *r1) of w that thread ith of nth computes (groups of 8 for a repacked matrix). */
 void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1);
 /* y[t*ldy + r] = row r of w . activation row t, for r in [r0, r1), t < T (x already converted to

@@ -386,6 +386,56 @@ sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     return SN_OK;
 }
 
+/* Records dst as the arena copy made from the mapped data src (tied matrices look it up). */
+static sn_status note_moved(sn_model *m, const void *src, void *dst, const char *name, sn_err *err) {
+    void **bufs = realloc(m->repacked, (size_t)(m->n_repacked + 1) * sizeof(*bufs));
+    if (!bufs) return sn_err_set(err, SN_ENOMEM, "out of memory moving %s", name);
+    m->repacked = bufs;
+    const void **srcs = realloc(m->repacked_src, (size_t)(m->n_repacked + 1) * sizeof(*srcs));
+    if (!srcs) return sn_err_set(err, SN_ENOMEM, "out of memory moving %s", name);
+    m->repacked_src = srcs;
+    m->repacked[m->n_repacked] = dst;
+    m->repacked_src[m->n_repacked++] = src;
+    return SN_OK;
+}
+
+/* 1 unless transparent huge pages are off ("[never]"): then a copy would only cost load time. */
+static int thp_enabled(void) {
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f) return 0;
+    char line[128] = "";
+    const int ok = fgets(line, sizeof line, f) != NULL && strstr(line, "[never]") == NULL;
+    fclose(f);
+    return ok;
+}
+
+sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
+    if (w->x8 || !w->data || m->blob) return SN_OK;
+    const char *env = getenv("SN_HUGE_WEIGHTS");
+    if (env && strcmp(env, "0") == 0) return SN_OK;
+    if (!thp_enabled()) return SN_OK;
+    for (int i = 0; i < m->n_repacked; i++)
+        if (m->repacked_src[i] == w->data) {
+            w->data = m->repacked[i];
+            return SN_OK;
+        }
+    if (w->n_out < 0 || (uint64_t)w->n_out > UINT64_MAX / w->row_bytes) return SN_OK;
+    const uint64_t size = w->row_bytes * (uint64_t)w->n_out;
+    char *dst = arena_take(m, size);
+    if (!dst)
+        return sn_err_set(err, SN_ENOMEM, "out of memory moving %s (%llu MB)", w->name, (unsigned long long)(size >> 20));
+    const char *src = w->data;
+    for (uint64_t o = 0; o < size; o += (uint64_t)1 << 20) { /* 1 MB at a time, releasing what was read */
+        const uint64_t n = size - o < ((uint64_t)1 << 20) ? size - o : ((uint64_t)1 << 20);
+        memcpy(dst + o, src + o, (size_t)n);
+        drop_pages(src + (o ? o - 4096 : 0), src + o + n); /* (the page across the last boundary too) */
+    }
+    sn_status st = note_moved(m, w->data, dst, w->name, err);
+    if (st) return st;
+    w->data = dst;
+    return SN_OK;
+}
+
 void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1) {
     const int64_t unit = w->x8 ? SN_Q4_0X8_ROWS : 1, units = (w->n_out + unit - 1) / unit;
     const int64_t per = (units + nth - 1) / nth * unit;

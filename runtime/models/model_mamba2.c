@@ -20,7 +20,8 @@
  * of states: two multiplies, an add and an FMA per lane, its 4-accumulator reduction, 16 lanes on
  * the AVX-512 builds of ggml and 8 on AVX2 - we take the width of the kernel table in use, which is
  * chosen from the same CPUID bits), ggml's silu and swiglu (ggml_v_expf), norms from ops.c; the
- * matmuls come from ops.c. The scan's SIMD path covers d_state in multiples of 4 vectors (64 or 32
+ * matmuls come from ops.c, the conv and the scan from kernels/recurrent.h. The elementwise steps
+ * run as token ranges on the thread pool, the scan as head ranges. The scan's SIMD path covers d_state in multiples of 4 vectors (64 or 32
  * states); the states past that run the same formula one at a time, where llama.cpp's result
  * depends on how its compiler contracted the scalar loop.
  *
@@ -29,16 +30,13 @@
 #include "ops.h"
 
 #include "cpu.h"
+#include "recurrent.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
-enum { MAXL = 16, VECS = 4 };
 enum { PART_CONV = 0, PART_SSM = 1 };
 
 typedef struct {
@@ -48,6 +46,7 @@ typedef struct {
 
 typedef struct {
     const float *attn_norm, *conv_w, *conv_b, *dt_b, *A, *D, *norm;
+    float *conv_wt; /* conv_w transposed, [d_conv][conv_ch] (the conv kernel's layout) */
     sn_matrix in, out;
 } mamba2_layer;
 
@@ -60,9 +59,11 @@ typedef struct {
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
     int lanes;      /* vector width of ggml's scan on this CPU (16 or 8) */
-    int scan_avx2;  /* 8 lanes and AVX2 usable: scan_head_avx2 */
+    int avx2;       /* AVX2 usable: the kernels' AVX2 twins (recurrent.h) */
     int64_t cap_T;
-    float *x, *h, *zxbcdt, *convx, *xbc, *dt, *y, *o, *ones;
+    /* zxbc: d_conv-1 rows of conv window (from the state), then the T rows of in_proj's output;
+     * zxbcdt points at the latter */
+    float *x, *h, *zxbc, *zxbcdt, *xbc, *dt, *dA, *y, *o, *ones;
 } mamba2_state;
 
 /* ---- loading ---- */
@@ -115,19 +116,25 @@ static sn_status load_layer(sn_model *m, mamba2_state *s, int il, sn_err *err) {
     F32("ssm_d", 2, L->D, 1, hp->n_head);
     F32("ssm_norm.weight", 2, L->norm, hp->d_inner / hp->n_group, hp->n_group);
 #undef F32
+    if (!(L->conv_wt = malloc((size_t)(hp->d_conv * hp->conv_ch) * sizeof(float))))
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int64_t c = 0; c < hp->conv_ch; c++)
+        for (int64_t j = 0; j < hp->d_conv; j++) L->conv_wt[j * hp->conv_ch + c] = L->conv_w[c * hp->d_conv + j];
     if ((st = sn_model_matrix(m, NAME("ssm_in.weight"), hp->n_embd, hp->d_in_proj, 1, &L->in, err))) return st;
     if ((st = sn_model_matrix(m, NAME("ssm_out.weight"), hp->d_inner, hp->n_embd, 1, &L->out, err))) return st;
 #undef NAME
-    if ((st = sn_model_repack(m, &L->in, err))) return st;
-    return sn_model_repack(m, &L->out, err);
+    if ((st = sn_model_repack(m, &L->in, err)) || (st = sn_model_to_huge_pages(m, &L->in, err))) return st;
+    if ((st = sn_model_repack(m, &L->out, err))) return st;
+    return sn_model_to_huge_pages(m, &L->out, err);
 }
 
 static void mamba2_free(sn_model *m) {
     mamba2_state *s = m->impl;
     sn_f32_store_free(&s->f32s);
+    for (int64_t il = 0; s->layers && il < s->hp.n_layer; il++) free(s->layers[il].conv_wt);
     free(s->layers);
     sn_ops_free(&s->ops);
-    float *bufs[] = {s->x, s->h, s->zxbcdt, s->convx, s->xbc, s->dt, s->y, s->o, s->ones};
+    float *bufs[] = {s->x, s->h, s->zxbc, s->xbc, s->dt, s->dA, s->y, s->o, s->ones};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
 }
 
@@ -135,7 +142,7 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
     mamba2_state *s = m->impl;
     sn_ops_init(&s->ops, m);
     s->lanes = sn_ops_lanes(&s->ops);
-    s->scan_avx2 = s->lanes == 8 && (sn_cpu_usable() & SN_CPU_AVX2);
+    s->avx2 = (sn_cpu_usable() & SN_CPU_AVX2) != 0;
     mamba2_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -144,8 +151,10 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
     const int64_t ne_norm[] = {E};
     if ((st = f32_tensor(m, s, "output_norm.weight", 1, ne_norm, &s->out_norm, err))) return st;
     if ((st = sn_model_matrix(m, "output.weight", E, hp->n_vocab, 0, &s->output, err))) return st;
-    if (!s->output.data) s->output = s->tok_embd; /* tied head: llama.cpp duplicates token_embd */
-    if ((st = sn_model_repack(m, &s->output, err))) return st;
+    const int tied = !s->output.data;
+    if (tied) s->output = s->tok_embd; /* tied head: llama.cpp duplicates token_embd */
+    if ((st = sn_model_repack(m, &s->output, err)) || (st = sn_model_to_huge_pages(m, &s->output, err))) return st;
+    if (tied) s->tok_embd.data = s->output.data; /* the lookups read the moved copy too */
     s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
     if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int il = 0; il < hp->n_layer; il++)
@@ -159,16 +168,16 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
 static sn_status ensure_batch(mamba2_state *s, int64_t T, sn_err *err) {
     if (T <= s->cap_T) return SN_OK;
     const mamba2_hparams *hp = &s->hp;
-    float **bufs[] = {&s->x, &s->h, &s->zxbcdt, &s->convx, &s->xbc, &s->dt, &s->y, &s->o};
-    const int64_t widths[] = {hp->n_embd, hp->n_embd, hp->d_in_proj, hp->conv_ch, hp->conv_ch, hp->n_head,
+    float **bufs[] = {&s->x, &s->h, &s->zxbc, &s->xbc, &s->dt, &s->dA, &s->y, &s->o};
+    const int64_t widths[] = {hp->n_embd, hp->n_embd, hp->d_in_proj, hp->conv_ch, hp->n_head, hp->n_head,
                               hp->d_inner, hp->n_embd};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
         free(*bufs[i]);
-        /* convx: the conv window [channel][d_conv - 1 + T] */
-        const int64_t rows = bufs[i] == &s->convx ? (T + hp->d_conv - 1) : T;
+        const int64_t rows = bufs[i] == &s->zxbc ? (T + hp->d_conv - 1) : T;
         *bufs[i] = malloc((size_t)(rows * widths[i]) * sizeof(float));
         if (!*bufs[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
     }
+    s->zxbcdt = s->zxbc + (hp->d_conv - 1) * hp->d_in_proj;
     if (!s->ones) {
         const int64_t n = hp->conv_ch > hp->d_inner ? hp->conv_ch : hp->d_inner;
         if (!(s->ones = malloc((size_t)n * sizeof(float)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -181,154 +190,61 @@ static sn_status ensure_batch(mamba2_state *s, int64_t T, sn_err *err) {
     return SN_OK;
 }
 
-/* ---- the scan (ggml_ssm_scan, Mamba-2 branch), one job per head range ---- */
+/* ---- per-token passes, split over the thread pool by token range ---- */
 
 static float softplusf_(float x) { return x > 20.0f ? x : logf(1.0f + expf(x)); }
 
+/* The elementwise work between the matmuls, the conv and the scan touches each token's rows only,
+ * so it runs as token ranges on the pool, as ggml splits its elementwise ops over rows. */
 typedef struct {
-    const mamba2_state *s;
+    mamba2_state *s;
     const mamba2_layer *L;
-    float *S;       /* this layer's SSM state [head][dim][d_state] */
+    const float *add; /* resid_norm: added to x first (NULL: nothing) */
+    const float *nw;  /* resid_norm: the norm's weight */
     int64_t T;
-} scan_job;
+} tok_pass;
 
-static void scan_head(const scan_job *j, int64_t h) {
-    const mamba2_hparams *hp = &j->s->hp;
-    const int64_t N = hp->d_state, P = hp->head_dim, G = hp->n_group, CH = hp->conv_ch;
-    const int lanes = j->s->lanes;
-    const int64_t g = h / (hp->n_head / G), np = N & ~(int64_t)(VECS * lanes - 1);
-    float *Sh = j->S + h * P * N;
-    for (int64_t t = 0; t < j->T; t++) {
-        const float *xbc = j->s->xbc + t * CH;
-        const float *x = xbc, *B = xbc + hp->d_inner + g * N, *C = xbc + hp->d_inner + G * N + g * N;
-        const float dt = softplusf_(j->s->dt[t * hp->n_head + h]);
-        const float dA = expf(dt * j->L->A[h]);
-        float *y = j->s->y + t * hp->d_inner + h * P;
-        for (int64_t i = 0; i < P; i++) {
-            float *Si = Sh + i * N;
-            const float x_dt = x[h * P + i] * dt;
-            float acc[VECS][MAXL];
-            memset(acc, 0, sizeof acc);
-            for (int64_t k0 = 0; k0 < np; k0 += VECS * lanes)
-                for (int q = 0; q < VECS; q++)
-                    for (int l = 0; l < lanes; l++) {
-                        const int64_t k = k0 + q * lanes + l;
-                        const float st = Si[k] * dA + B[k] * x_dt; /* two multiplies, then an add */
-                        acc[q][l] = fmaf(st, C[k], acc[q][l]);
-                        Si[k] = st;
-                    }
-            float sum = 0.0f;
-            if (np) {
-                for (int l = 0; l < lanes; l++) {
-                    acc[0][l] += acc[2][l];
-                    acc[1][l] += acc[3][l];
-                }
-                for (int l = 0; l < lanes; l++) acc[0][l] += acc[1][l];
-                sum = lanes == 16 ? sn_ops_hsum16(acc[0]) : sn_ops_hsum8(acc[0]);
-            }
-            for (int64_t k = np; k < N; k++) { /* states past the last 64 */
-                const float st = Si[k] * dA + B[k] * x_dt;
-                sum += st * C[k];
-                Si[k] = st;
-            }
-            y[i] = sum;
-        }
+/* x += add; h = rmsnorm(x) */
+static void pass_resid_norm(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const mamba2_hparams *hp = &p->s->hp;
+    const int64_t E = hp->n_embd;
+    for (int64_t t = t0; t < t1; t++) {
+        float *x = p->s->x + t * E;
+        if (p->add)
+            for (int64_t i = 0; i < E; i++) x[i] = p->add[t * E + i] + x[i];
+        sn_ops_rmsnorm(p->s->h + t * E, x, p->nw, E, hp->eps);
     }
 }
 
-#if defined(__x86_64__)
-/* scan_head with 8 lanes as AVX2 vectors: per lane the same two multiplies, add and FMA in the same
- * order, the same pairwise accumulator adds and hsum, so bit-identical to the scalar twin (which
- * SN_CPU=scalar runs; test_mamba2's parity with llama.cpp runs this one). */
-__attribute__((target("avx2,fma"))) static void scan_head_avx2(const scan_job *j, int64_t h) {
-    const mamba2_hparams *hp = &j->s->hp;
-    const int64_t N = hp->d_state, P = hp->head_dim, G = hp->n_group, CH = hp->conv_ch;
-    const int64_t g = h / (hp->n_head / G), np = N & ~(int64_t)(VECS * 8 - 1);
-    float *Sh = j->S + h * P * N;
-    for (int64_t t = 0; t < j->T; t++) {
-        const float *xbc = j->s->xbc + t * CH;
-        const float *x = xbc, *B = xbc + hp->d_inner + g * N, *C = xbc + hp->d_inner + G * N + g * N;
-        const float dt = softplusf_(j->s->dt[t * hp->n_head + h]);
-        const float dA = expf(dt * j->L->A[h]);
-        const __m256 vdA = _mm256_set1_ps(dA);
-        float *y = j->s->y + t * hp->d_inner + h * P;
-        for (int64_t i = 0; i < P; i++) {
-            float *Si = Sh + i * N;
-            const float x_dt = x[h * P + i] * dt;
-            const __m256 vx = _mm256_set1_ps(x_dt);
-            __m256 acc[VECS];
-            for (int q = 0; q < VECS; q++) acc[q] = _mm256_setzero_ps();
-            for (int64_t k0 = 0; k0 < np; k0 += VECS * 8)
-                for (int q = 0; q < VECS; q++) {
-                    const int64_t k = k0 + 8 * q;
-                    const __m256 st = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(Si + k), vdA),
-                                                    _mm256_mul_ps(_mm256_loadu_ps(B + k), vx));
-                    acc[q] = _mm256_fmadd_ps(st, _mm256_loadu_ps(C + k), acc[q]);
-                    _mm256_storeu_ps(Si + k, st);
-                }
-            float sum = 0.0f;
-            if (np) { /* hsum(…, 8) as vectors: halves added, then two hadds */
-                const __m256 a8 = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
-                __m128 t4 = _mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1));
-                t4 = _mm_hadd_ps(t4, t4);
-                sum = _mm_cvtss_f32(_mm_hadd_ps(t4, t4));
-            }
-            for (int64_t k = np; k < N; k++) { /* states past the last 32 */
-                const float st = Si[k] * dA + B[k] * x_dt;
-                sum += st * C[k];
-                Si[k] = st;
-            }
-            y[i] = sum;
-        }
-    }
-}
-#endif
-
-static void scan_worker(void *arg, int ith, int nth) {
-    const scan_job *j = arg;
-    const int64_t H = j->s->hp.n_head;
-    for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
-#if defined(__x86_64__)
-        if (j->s->scan_avx2) {
-            scan_head_avx2(j, h);
-            continue;
-        }
-#endif
-        scan_head(j, h);
-    }
-}
-
-/* ---- one micro-batch ---- */
-
-static sn_status mixer(sn_model *m, mamba2_state *s, int il, int64_t T, sn_err *err) {
+/* xBC = silu(conv1d(window) + b); dt = softplus(dt + dt_bias), dA = exp(dt * A) per head */
+static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const mamba2_state *s = p->s;
     const mamba2_hparams *hp = &s->hp;
-    const mamba2_layer *L = &s->layers[il];
-    const int64_t DI = hp->d_inner, CH = hp->conv_ch, K = hp->d_conv, W = K - 1 + T, H = hp->n_head;
-    const int64_t P = hp->head_dim, NP = hp->d_in_proj, GS = DI / hp->n_group;
-    sn_status st;
-    if ((st = sn_ops_project1(&s->ops, s->h, T, &L->in, s->zxbcdt, err))) return st;
-    /* conv window per channel: the saved d_conv-1 columns, then this batch's xBC */
-    float *cs = sn_model_state_part(m, il, PART_CONV);
-    for (int64_t c = 0; c < CH; c++) {
-        float *w = s->convx + c * W;
-        memcpy(w, cs + c * (K - 1), (size_t)(K - 1) * sizeof(float));
-        for (int64_t t = 0; t < T; t++) w[K - 1 + t] = s->zxbcdt[t * NP + DI + c];
-        memcpy(cs + c * (K - 1), w + T, (size_t)(K - 1) * sizeof(float));
-    }
-    for (int64_t t = 0; t < T; t++) {
-        float *out = s->xbc + t * CH;
-        for (int64_t c = 0; c < CH; c++) {
-            const float *w = s->convx + c * W + t, *cw = L->conv_w + c * K;
-            float sum = 0.0f;
-            for (int64_t k = 0; k < K; k++) sum = fmaf(w[k], cw[k], sum);
-            out[c] = sum + L->conv_b[c];
+    const mamba2_layer *L = p->L;
+    const int64_t CH = hp->conv_ch, NP = hp->d_in_proj, H = hp->n_head, DI = hp->d_inner;
+    (s->avx2 ? sn_ssm_conv_avx2 : sn_ssm_conv_scalar)(CH, hp->d_conv, t1 - t0, s->zxbc + t0 * NP + DI, NP,
+                                                      L->conv_wt, CH, L->conv_b, s->xbc + t0 * CH, CH);
+    for (int64_t t = t0; t < t1; t++) {
+        float *xbc = s->xbc + t * CH;
+        sn_swiglu(CH, xbc, xbc, s->ones); /* silu (times an exact 1) */
+        for (int64_t h = 0; h < H; h++) {
+            const float dt = softplusf_(s->zxbcdt[t * NP + DI + CH + h] + L->dt_b[h]);
+            s->dt[t * H + h] = dt;
+            s->dA[t * H + h] = expf(dt * L->A[h]);
         }
-        sn_swiglu(CH, out, out, s->ones); /* silu (times an exact 1) */
-        for (int64_t h = 0; h < H; h++) s->dt[t * H + h] = s->zxbcdt[t * NP + DI + CH + h] + L->dt_b[h];
     }
-    scan_job sj = {s, L, sn_model_state_part(m, il, PART_SSM), T};
-    sn_pool_run(m->pool, scan_worker, &sj);
-    for (int64_t t = 0; t < T; t++) {
+}
+
+/* y += x * D; y = silu(z) * y; rmsnorm per group */
+static void pass_gate_norm(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const mamba2_state *s = p->s;
+    const mamba2_hparams *hp = &s->hp;
+    const mamba2_layer *L = p->L;
+    const int64_t DI = hp->d_inner, CH = hp->conv_ch, NP = hp->d_in_proj, P = hp->head_dim, GS = DI / hp->n_group;
+    for (int64_t t = t0; t < t1; t++) {
         float *y = s->y + t * DI;
         const float *x = s->xbc + t * CH, *z = s->zxbcdt + t * NP;
         for (int64_t i = 0; i < DI; i++) {
@@ -338,6 +254,49 @@ static sn_status mixer(sn_model *m, mamba2_state *s, int il, int64_t T, sn_err *
         for (int64_t i = 0; i < DI; i += P) sn_swiglu(P, y + i, z + i, y + i); /* silu(z) * y per head row */
         for (int64_t g = 0; g < hp->n_group; g++) sn_ops_rmsnorm(y + g * GS, y + g * GS, L->norm + g * GS, GS, hp->eps);
     }
+}
+
+/* ---- the scan (ggml_ssm_scan, Mamba-2 branch, runtime/kernels/recurrent.h), one job per head range ---- */
+
+typedef struct {
+    const mamba2_state *s;
+    float *S;       /* this layer's SSM state [head][dim][d_state] */
+    int64_t T;
+} scan_job;
+
+static void scan_worker(void *arg, int ith, int nth) {
+    const scan_job *j = arg;
+    const mamba2_state *s = j->s;
+    const mamba2_hparams *hp = &s->hp;
+    const int64_t H = hp->n_head, N = hp->d_state, P = hp->head_dim, G = hp->n_group, DI = hp->d_inner;
+    for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
+        const int64_t g = h / (H / G);
+        const float *x = s->xbc + h * P, *B = s->xbc + DI + g * N, *C = s->xbc + DI + G * N + g * N;
+        (s->avx2 ? sn_ssd_scan_avx2 : sn_ssd_scan_scalar)(N, P, s->lanes, j->T, x, B, C, hp->conv_ch, s->dt + h,
+                                                         s->dA + h, H, j->S + h * P * N, s->y + h * P, DI);
+    }
+}
+
+/* ---- one micro-batch ---- */
+
+static sn_status mixer(sn_model *m, mamba2_state *s, int il, int64_t T, sn_err *err) {
+    const mamba2_hparams *hp = &s->hp;
+    const mamba2_layer *L = &s->layers[il];
+    const int64_t DI = hp->d_inner, CH = hp->conv_ch, K = hp->d_conv, NP = hp->d_in_proj;
+    sn_status st;
+    if ((st = sn_ops_project1(&s->ops, s->h, T, &L->in, s->zxbcdt, err))) return st;
+    /* the conv window: the saved d_conv-1 columns ([channel][column]) as the rows before this
+     * batch's xBC, and afterwards the last d_conv-1 rows saved */
+    float *cs = sn_model_state_part(m, il, PART_CONV);
+    for (int64_t c = 0; c < CH; c++)
+        for (int64_t j = 0; j < K - 1; j++) s->zxbc[j * NP + DI + c] = cs[c * (K - 1) + j];
+    for (int64_t c = 0; c < CH; c++)
+        for (int64_t j = 0; j < K - 1; j++) cs[c * (K - 1) + j] = s->zxbc[(T + j) * NP + DI + c];
+    tok_pass p = {.s = s, .L = L, .T = T};
+    sn_ops_rows(m->pool, p.T, pass_conv, &p);
+    scan_job sj = {s, sn_model_state_part(m, il, PART_SSM), T};
+    sn_pool_run(m->pool, scan_worker, &sj);
+    sn_ops_rows(m->pool, p.T, pass_gate_norm, &p);
     return sn_ops_project1(&s->ops, s->y, T, &L->out, s->o, err);
 }
 
@@ -349,13 +308,15 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     if ((st = ensure_batch(s, T, err))) return st;
     if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
     for (int il = 0; il < hp->n_layer; il++) {
-        const mamba2_layer *L = &s->layers[il];
-        for (int64_t t = 0; t < T; t++) sn_ops_rmsnorm(s->h + t * E, s->x + t * E, L->attn_norm, E, hp->eps);
+        tok_pass p = {.s = s, .add = il ? s->o : NULL, .nw = s->layers[il].attn_norm, .T = T};
+        sn_ops_rows(m->pool, p.T, pass_resid_norm, &p);
         if ((st = mixer(m, s, il, T, err))) return st;
-        for (int64_t i = 0; i < T * E; i++) s->x[i] = s->o[i] + s->x[i];
     }
     if (!logits) return SN_OK;
-    sn_ops_rmsnorm(s->h, s->x + (T - 1) * E, s->out_norm, E, hp->eps);
+    float *x = s->x + (T - 1) * E;
+    const float *o = s->o + (T - 1) * E;
+    for (int64_t i = 0; i < E; i++) x[i] = o[i] + x[i];
+    sn_ops_rmsnorm(s->h, x, s->out_norm, E, hp->eps);
     return sn_ops_project1(&s->ops, s->h, 1, &s->output, logits, err);
 }
 

@@ -19,8 +19,9 @@
  * mix) and head_count matrices of head_size^2 floats, in llama.cpp's layout; its size does not
  * depend on the context. Numerics follow llama.cpp's CPU graph: every elementwise op rounds where
  * ggml's does, norms sum in double like ggml_norm/ggml_l2_norm (the variance in ggml's SIMD
- * blocks), the matmuls come from ops.c, and the wkv7 recurrence reproduces ggml's SIMD kernel
- * (FMAs in four vectors of 16 lanes on AVX-512 or 8 on AVX2, its reduction order). That kernel
+ * blocks), the matmuls come from ops.c, and the wkv7 recurrence (kernels/recurrent.h) reproduces
+ * ggml's SIMD kernel (FMAs in four vectors of 16 lanes on AVX-512 or 8 on AVX2, its reduction
+ * order). The elementwise steps run as token ranges on the thread pool, wkv7 as head ranges. That kernel
  * walks the head in steps of 4 vectors (64 floats on AVX-512, 32 on AVX2): for a head size that
  * is not a multiple of the step ggml reads (and stores) past the head; here the lanes beyond the
  * head are zero, the mathematically right result (llama.cpp's output is wrong there, so parity
@@ -28,16 +29,14 @@
 #include "ops.h"
 
 #include "cpu.h"
+#include "recurrent.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
-enum { N_LERP = 6, VECS = 4 };
+enum { N_LERP = 6 };
 enum { PART_SHIFT = 0, PART_WKV = 1 };
 
 typedef struct {
@@ -63,10 +62,10 @@ typedef struct {
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
     int lanes; /* vector width of ggml's reductions on this CPU (16 or 8) */
-    int wkv_avx2; /* 8 lanes and AVX2 usable: wkv_head_avx2 (for head sizes that are multiples of 32) */
+    int wkv_avx2; /* AVX2 usable: sn_wkv7_avx2 (it serves 8 lanes and head sizes that are multiples of 32) */
     /* activations for up to cap_T tokens */
     int64_t cap_T;
-    float *x, *h, *prev, *xx, *r, *w, *k, *v, *a, *g, *kk, *b, *vfirst, *y, *lo, *ff;
+    float *x, *h, *xx, *r, *w, *k, *v, *vm, *a, *g, *kk, *b, *vfirst, *y, *lo_w, *lo_a, *lo_v, *lo_g, *ff;
 } rwkv_state;
 
 #define RHP(m) (&((const rwkv_state *)(m)->impl)->hp)
@@ -167,7 +166,7 @@ static sn_status load_layer(sn_model *m, rwkv_state *s, int il, sn_err *err) {
     sn_matrix *mats[] = {&L->w1, &L->w2, &L->a1, &L->a2, &L->v1, &L->v2, &L->g1, &L->g2,
                          &L->wr, &L->wk, &L->wv, &L->wo, &L->ffn_key, &L->ffn_value};
     for (size_t i = 0; i < sizeof(mats) / sizeof(mats[0]); i++)
-        if ((st = sn_model_repack(m, mats[i], err))) return st;
+        if ((st = sn_model_repack(m, mats[i], err)) || (st = sn_model_to_huge_pages(m, mats[i], err))) return st;
     return SN_OK;
 }
 
@@ -176,8 +175,8 @@ static void rwkv_free(sn_model *m) {
     sn_f32_store_free(&s->f32s);
     free(s->layers);
     sn_ops_free(&s->ops);
-    float *bufs[] = {s->x, s->h, s->prev, s->xx, s->r, s->w, s->k, s->v, s->a, s->g, s->kk, s->b,
-                     s->vfirst, s->y, s->lo, s->ff};
+    float *bufs[] = {s->x,  s->h,      s->xx,   s->r, s->w,    s->k,    s->v,    s->vm,   s->a, s->g,
+                     s->kk, s->b,      s->vfirst, s->y, s->lo_w, s->lo_a, s->lo_v, s->lo_g, s->ff};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
 }
 
@@ -185,7 +184,7 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     rwkv_state *s = m->impl;
     sn_ops_init(&s->ops, m);
     s->lanes = sn_ops_lanes(&s->ops);
-    s->wkv_avx2 = s->lanes == 8 && (sn_cpu_usable() & SN_CPU_AVX2);
+    s->wkv_avx2 = (sn_cpu_usable() & SN_CPU_AVX2) != 0;
     rwkv_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -194,7 +193,7 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     if ((st = norm_wb(m, s, "token_embd_norm", D, &s->ln0, &s->ln0_b, err))) return st;
     if ((st = norm_wb(m, s, "output_norm", D, &s->out_norm, &s->out_norm_b, err))) return st;
     if ((st = sn_model_matrix(m, "output.weight", D, hp->n_vocab, 1, &s->output, err))) return st;
-    if ((st = sn_model_repack(m, &s->output, err))) return st;
+    if ((st = sn_model_repack(m, &s->output, err)) || (st = sn_model_to_huge_pages(m, &s->output, err))) return st;
     s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
     if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int il = 0; il < hp->n_layer; il++)
@@ -208,12 +207,11 @@ static sn_status ensure_batch(rwkv_state *s, int64_t T, sn_err *err) {
     if (T <= s->cap_T) return SN_OK;
     const rwkv_hparams *hp = &s->hp;
     const int64_t D = hp->n_embd;
-    int64_t rmax = hp->r_decay;
-    const int64_t ranks[] = {hp->r_iclr, hp->r_vres, hp->r_gate};
-    for (int i = 0; i < 3; i++) rmax = ranks[i] > rmax ? ranks[i] : rmax;
-    float **bufs[] = {&s->x, &s->h, &s->prev, &s->xx, &s->r, &s->w, &s->k, &s->v, &s->a, &s->g, &s->kk, &s->b,
-                      &s->vfirst, &s->y, &s->lo, &s->ff};
-    const int64_t widths[] = {D, D, D, N_LERP * D, D, D, D, D, D, D, D, D, D, D, rmax, hp->n_ff};
+    /* layer 0's v1 has the ICLR rank (load_layer) */
+    const int64_t rv = hp->r_vres > hp->r_iclr ? hp->r_vres : hp->r_iclr;
+    float **bufs[] = {&s->x,  &s->h, &s->xx,     &s->r, &s->w,    &s->k,    &s->v,    &s->vm,   &s->a, &s->g,
+                      &s->kk, &s->b, &s->vfirst, &s->y, &s->lo_w, &s->lo_a, &s->lo_v, &s->lo_g, &s->ff};
+    const int64_t widths[] = {D, D, N_LERP * D, D, D, D, D, D, D, D, D, D, D, D, hp->r_decay, hp->r_iclr, rv, hp->r_gate, hp->n_ff};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
         free(*bufs[i]);
         *bufs[i] = malloc((size_t)(T * widths[i]) * sizeof(float));
@@ -243,16 +241,6 @@ static float hsum8_movehl(const float *x) {
     return (t[0] + t[2]) + (t[1] + t[3]);
 }
 
-/* GGML_F32_VEC_REDUCE over the four accumulators (x is modified). */
-static float reduce_acc(float x[VECS][MAXL], int lanes) {
-    for (int l = 0; l < lanes; l++) {
-        x[0][l] += x[2][l];
-        x[1][l] += x[3][l];
-    }
-    for (int l = 0; l < lanes; l++) x[0][l] += x[1][l];
-    return lanes == 16 ? sn_ops_hsum16(x[0]) : sn_ops_hsum8(x[0]);
-}
-
 /* ggml_norm over n floats then weight and bias (either may be NULL): the mean from a double sum,
  * the variance as ggml_vec_cvar_f32 (blocks of `lanes` squares summed in float, added in double,
  * the tail one by one). */
@@ -268,7 +256,7 @@ static void layernorm(float *y, const float *x, const float *w, const float *b, 
             y[i + l] = x[i + l] - mean;
             sq[l] = y[i + l] * y[i + l];
         }
-        var += (double)(lanes == 16 ? sn_ops_hsum16(sq) : hsum8_movehl(sq));
+        var += (double)(lanes == 16 ? sn_hsum16(sq) : hsum8_movehl(sq));
     }
     for (; i < n; i++) {
         float d = x[i] - mean;
@@ -286,163 +274,82 @@ static void layernorm(float *y, const float *x, const float *w, const float *b, 
     }
 }
 
-/* ---- the wkv7 recurrence (ggml_rwkv_wkv7), one job per head range ---- */
+/* ---- per-token passes, split over the thread pool by token range ---- */
 
+/* The elementwise work between two matmuls touches each token's rows only (a token shift reads the
+ * previous token's h, which an earlier pass wrote), so it runs as token ranges on the pool, as
+ * ggml splits its elementwise ops over rows. */
 typedef struct {
-    const rwkv_state *s;
-    float *S;   /* this layer's state [head][i][j] */
+    rwkv_state *s;
+    const rwkv_layer *L;
+    const float *saved; /* token shift of token 0 (lerp passes) */
+    float *x, *h;       /* rows of the residual stream and its norm */
+    const float *add;   /* resid_norm: added to x first (NULL: nothing) */
+    const float *nw, *nb; /* resid_norm: the norm's weight and bias */
+    int first;          /* tm_mix: layer 0, whose v becomes v_first */
     int64_t T;
-} wkv_job;
+} tok_pass;
 
-/* One head over T tokens: for each value row i of the head's state matrix,
- *   sa = S_i . a_t (a = -kk), S_ij = S_ij w_j + v_i k_j + sa b_j (b = kk * iclr), y_i = S_i . r_t. */
-static void wkv_head(const rwkv_state *s, float *S, int64_t T, int64_t h) {
-    const int64_t N = s->hp.head_size, C = s->hp.n_embd;
-    const int lanes = s->lanes, step = VECS * lanes;
-    float sum[VECS][MAXL], acc[VECS][MAXL];
-    for (int64_t t = 0; t < T; t++) {
-        const int64_t o = t * C + h * N;
-        const float *r = s->r + o, *w = s->w + o, *k = s->k + o, *v = s->v + o, *a = s->kk + o, *b = s->b + o;
-        for (int64_t i = 0; i < N; i++) {
-            float *Si = S + i * N;
-            memset(sum, 0, sizeof(sum));
-            for (int64_t j0 = 0; j0 < N; j0 += step)
-                for (int q = 0; q < VECS; q++)
-                    for (int l = 0; l < lanes; l++) {
-                        const int64_t j = j0 + q * lanes + l;
-                        if (j < N) sum[q][l] = fmaf(a[j], Si[j], sum[q][l]);
-                    }
-            const float sa = reduce_acc(sum, lanes);
-            memset(acc, 0, sizeof(acc));
-            for (int64_t j0 = 0; j0 < N; j0 += step)
-                for (int q = 0; q < VECS; q++)
-                    for (int l = 0; l < lanes; l++) {
-                        const int64_t j = j0 + q * lanes + l;
-                        if (j >= N) continue;
-                        const float kv = v[i] * k[j];
-                        float st = fmaf(Si[j], w[j], kv);
-                        st = fmaf(sa, b[j], st);
-                        Si[j] = st;
-                        acc[q][l] = fmaf(st, r[j], acc[q][l]);
-                    }
-            s->y[t * C + h * N + i] = reduce_acc(acc, lanes);
-        }
+/* x += add (the previous block's output); h = layernorm(x) */
+static void pass_resid_norm(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const rwkv_hparams *hp = &p->s->hp;
+    const int64_t D = hp->n_embd;
+    for (int64_t t = t0; t < t1; t++) {
+        float *x = p->x + t * D;
+        if (p->add)
+            for (int64_t i = 0; i < D; i++) x[i] = p->add[t * D + i] + x[i];
+        layernorm(p->h + t * D, x, p->nw, p->nb, D, hp->eps, p->s->lanes);
     }
 }
 
-#if defined(__x86_64__)
-/* wkv_head with 8 lanes as AVX2 vectors: every lane does the same fused multiply-adds in the same
- * order as the scalar twin (a*b+c rounded once either way), and the reductions are the same
- * reduce_acc on the stored lanes, so the results are bit-identical (test_rwkv7's parity runs it). */
-/* reduce_acc(…, 8) as vectors: (x0 + x2) + (x1 + x3), halves added, then two hadds. */
-__attribute__((target("avx2,fma"))) static inline float reduce8_avx2(const __m256 *x) {
-    const __m256 a8 = _mm256_add_ps(_mm256_add_ps(x[0], x[2]), _mm256_add_ps(x[1], x[3]));
-    __m128 t4 = _mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1));
-    t4 = _mm_hadd_ps(t4, t4);
-    return _mm_cvtss_f32(_mm_hadd_ps(t4, t4));
-}
-
-__attribute__((target("avx2,fma"))) static void wkv_head_avx2(const rwkv_state *s, float *S, int64_t T, int64_t h) {
-    const int64_t N = s->hp.head_size, C = s->hp.n_embd;
-    for (int64_t t = 0; t < T; t++) {
-        const int64_t o = t * C + h * N;
-        const float *r = s->r + o, *w = s->w + o, *k = s->k + o, *v = s->v + o, *a = s->kk + o, *b = s->b + o;
-        for (int64_t i = 0; i < N; i++) {
-            float *Si = S + i * N;
-            __m256 vs[VECS];
-            for (int q = 0; q < VECS; q++) vs[q] = _mm256_setzero_ps();
-            for (int64_t j0 = 0; j0 < N; j0 += VECS * 8)
-                for (int q = 0; q < VECS; q++)
-                    vs[q] = _mm256_fmadd_ps(_mm256_loadu_ps(a + j0 + 8 * q), _mm256_loadu_ps(Si + j0 + 8 * q), vs[q]);
-            const float sa = reduce8_avx2(vs);
-            const __m256 vi = _mm256_set1_ps(v[i]), vsa = _mm256_set1_ps(sa);
-            __m256 va[VECS];
-            for (int q = 0; q < VECS; q++) va[q] = _mm256_setzero_ps();
-            for (int64_t j0 = 0; j0 < N; j0 += VECS * 8)
-                for (int q = 0; q < VECS; q++) {
-                    const int64_t j = j0 + 8 * q;
-                    const __m256 kv = _mm256_mul_ps(vi, _mm256_loadu_ps(k + j));
-                    __m256 st = _mm256_fmadd_ps(_mm256_loadu_ps(Si + j), _mm256_loadu_ps(w + j), kv);
-                    st = _mm256_fmadd_ps(vsa, _mm256_loadu_ps(b + j), st);
-                    _mm256_storeu_ps(Si + j, st);
-                    va[q] = _mm256_fmadd_ps(st, _mm256_loadu_ps(r + j), va[q]);
-                }
-            s->y[t * C + h * N + i] = reduce8_avx2(va);
-        }
-    }
-}
-#endif
-
-static void wkv_worker(void *arg, int ith, int nth) {
-    const wkv_job *j = arg;
-    const int64_t H = j->s->hp.n_head, N = j->s->hp.head_size;
-    const int64_t h0 = H * ith / nth, h1 = H * (ith + 1) / nth;
-    for (int64_t h = h0; h < h1; h++) {
-#if defined(__x86_64__)
-        if (j->s->wkv_avx2 && N % (VECS * 8) == 0) {
-            wkv_head_avx2(j->s, j->S + h * N * N, j->T, h);
-            continue;
-        }
-#endif
-        wkv_head(j->s, j->S + h * N * N, j->T, h);
-    }
-}
-
-/* ---- the forward pass over one micro-batch ---- */
-
-/* x_prev rows: the saved shift vector for token 0, then the previous rows of h. */
-static void shifted(float *prev, const float *h, const float *saved, int64_t T, int64_t D) {
-    memcpy(prev, saved, (size_t)D * sizeof(float));
-    if (T > 1) memcpy(prev + D, h, (size_t)((T - 1) * D) * sizeof(float));
-}
-
-static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err *err) {
-    const rwkv_hparams *hp = &s->hp;
-    const rwkv_layer *L = &s->layers[il];
-    const int64_t D = hp->n_embd, N = hp->head_size, H = hp->n_head, TD = T * D;
-    sn_status st;
-    float *shift = sn_model_state_part(m, il, PART_SHIFT);
-    shifted(s->prev, s->h, shift, T, D);
-    for (int q = 0; q < N_LERP; q++) /* xxx = (x_prev - h) * mu_q + h */
-        for (int64_t t = 0; t < T; t++)
+/* time mix: xxx_q = (x_prev - h) * mu_q + h for the six lerps */
+static void pass_tm_lerp(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const rwkv_state *s = p->s;
+    const int64_t D = s->hp.n_embd, TD = p->T * D;
+    for (int64_t t = t0; t < t1; t++) {
+        const float *h = s->h + t * D, *prev = t ? h - D : p->saved;
+        for (int q = 0; q < N_LERP; q++) {
+            float *xx = s->xx + q * TD + t * D;
+            const float *mu = p->L->lerp + q * D;
             for (int64_t i = 0; i < D; i++) {
-                const float sx = s->prev[t * D + i] - s->h[t * D + i];
-                s->xx[q * TD + t * D + i] = sx * L->lerp[q * D + i] + s->h[t * D + i];
+                const float sx = prev[i] - h[i];
+                xx[i] = sx * mu[i] + h[i];
             }
-    const float *xr = s->xx, *xw = s->xx + TD, *xk = s->xx + 2 * TD, *xv = s->xx + 3 * TD, *xa = s->xx + 4 * TD,
-                *xg = s->xx + 5 * TD;
-    if ((st = sn_ops_project1(&s->ops, xr, T, &L->wr, s->r, err))) return st;
-    if ((st = sn_ops_project1(&s->ops, xw, T, &L->w1, s->lo, err))) return st;
-    for (int64_t i = 0; i < T * L->w1.n_out; i++) s->lo[i] = tanhf(s->lo[i]);
-    if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->w2, s->w, err))) return st;
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t i = 0; i < D; i++) {
-            const float z = s->w[t * D + i] + L->w0[i];
-            s->w[t * D + i] = expf(sigmoidf_(z) * -0.606531f);
         }
-    if ((st = sn_ops_project1(&s->ops, xk, T, &L->wk, s->k, err))) return st;
-    if ((st = sn_ops_project1(&s->ops, xv, T, &L->wv, s->v, err))) return st;
-    if (il == 0) {
-        memcpy(s->vfirst, s->v, (size_t)TD * sizeof(float));
-    } else {
-        if ((st = sn_ops_project1(&s->ops, xv, T, &L->v1, s->lo, err))) return st;
-        if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->v2, s->a, err))) return st; /* a is computed later */
-        for (int64_t t = 0; t < T; t++)
-            for (int64_t i = 0; i < D; i++) {
-                const int64_t e = t * D + i;
-                const float mix = sigmoidf_(s->a[e] + L->v0[i]);
+    }
+}
+
+/* the LoRA's inner activations: tanh (decay), sigmoid (gate) */
+static void pass_lora_act(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const rwkv_state *s = p->s;
+    const int64_t rw = p->L->w1.n_out, rg = p->L->g1.n_out;
+    for (int64_t i = t0 * rw; i < t1 * rw; i++) s->lo_w[i] = tanhf(s->lo_w[i]);
+    for (int64_t i = t0 * rg; i < t1 * rg; i++) s->lo_g[i] = sigmoidf_(s->lo_g[i]);
+}
+
+/* decay, value residual, ICLR, kk = l2norm(k * k_k) per head, the k update and wkv7's a and b */
+static void pass_tm_mix(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const rwkv_state *s = p->s;
+    const rwkv_layer *L = p->L;
+    const int64_t D = s->hp.n_embd, N = s->hp.head_size, H = s->hp.n_head;
+    for (int64_t t = t0; t < t1; t++) {
+        for (int64_t i = 0; i < D; i++) {
+            const int64_t e = t * D + i;
+            const float z = s->w[e] + L->w0[i];
+            s->w[e] = expf(sigmoidf_(z) * -0.606531f);
+            if (p->first) {
+                s->vfirst[e] = s->v[e];
+            } else {
+                const float mix = sigmoidf_(s->vm[e] + L->v0[i]);
                 s->v[e] = s->v[e] + (s->vfirst[e] - s->v[e]) * mix;
             }
-    }
-    if ((st = sn_ops_project1(&s->ops, xg, T, &L->g1, s->lo, err))) return st;
-    for (int64_t i = 0; i < T * L->g1.n_out; i++) s->lo[i] = sigmoidf_(s->lo[i]);
-    if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->g2, s->g, err))) return st;
-    if ((st = sn_ops_project1(&s->ops, xa, T, &L->a1, s->lo, err))) return st;
-    if ((st = sn_ops_project1(&s->ops, s->lo, T, &L->a2, s->a, err))) return st;
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t i = 0; i < D; i++) s->a[t * D + i] = sigmoidf_(s->a[t * D + i] + L->a0[i]);
-    for (int64_t t = 0; t < T; t++) {
-        for (int64_t h = 0; h < H; h++) { /* kk = l2norm(k * k_k) per head */
+            s->a[e] = sigmoidf_(s->a[e] + L->a0[i]);
+        }
+        for (int64_t h = 0; h < H; h++) {
             float *kk = s->kk + t * D + h * N;
             const float *k = s->k + t * D + h * N, *kk_w = L->k_k + h * N;
             double ss = 0.0;
@@ -461,9 +368,15 @@ static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err 
             s->kk[e] = -s->kk[e];
         }
     }
-    wkv_job wj = {s, sn_model_state_part(m, il, PART_WKV), T};
-    sn_pool_run(m->pool, wkv_worker, &wj);
-    for (int64_t t = 0; t < T; t++) {
+}
+
+/* the readout: group norm per head, ln_x, + v * sum(k * r * r_k), * g */
+static void pass_tm_out(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const rwkv_state *s = p->s;
+    const rwkv_layer *L = p->L;
+    const int64_t D = s->hp.n_embd, N = s->hp.head_size, H = s->hp.n_head;
+    for (int64_t t = t0; t < t1; t++)
         for (int64_t h = 0; h < H; h++) {
             const int64_t o = t * D + h * N;
             float *y = s->y + o;
@@ -475,7 +388,81 @@ static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err 
             for (int64_t i = 0; i < N; i++) y[i] = y[i] + s->v[o + i] * rkf;
             for (int64_t i = 0; i < N; i++) y[i] = y[i] * s->g[o + i];
         }
+}
+
+/* channel mix: xk = (x_prev - h) * mu_k + h over the rows that go on (p->h, p->saved: their first
+ * row's previous one) */
+static void pass_cm_lerp(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const rwkv_state *s = p->s;
+    const int64_t D = s->hp.n_embd;
+    for (int64_t t = t0; t < t1; t++) {
+        const float *h = p->h + t * D, *prev = t ? h - D : p->saved;
+        for (int64_t i = 0; i < D; i++) s->xx[t * D + i] = (prev[i] - h[i]) * p->L->lerp_ffn[i] + h[i];
     }
+}
+
+static void pass_relu_sq(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    float *ff = p->s->ff;
+    const int64_t F = p->s->hp.n_ff;
+    for (int64_t i = t0 * F; i < t1 * F; i++) {
+        const float z = ff[i] > 0.0f ? ff[i] : 0.0f;
+        ff[i] = z * z;
+    }
+}
+
+/* ---- the wkv7 recurrence (ggml_rwkv_wkv7, runtime/kernels/recurrent.h), one job per head range ---- */
+
+typedef struct {
+    const rwkv_state *s;
+    float *S;   /* this layer's state [head][i][j] */
+    int64_t T;
+} wkv_job;
+
+static void wkv_worker(void *arg, int ith, int nth) {
+    const wkv_job *j = arg;
+    const rwkv_state *s = j->s;
+    const int64_t H = s->hp.n_head, N = s->hp.head_size, D = s->hp.n_embd;
+    for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
+        const int64_t o = h * N;
+        (s->wkv_avx2 ? sn_wkv7_avx2 : sn_wkv7_scalar)(N, s->lanes, j->T, D, s->r + o, s->w + o, s->k + o, s->v + o,
+                                                      s->kk + o, s->b + o, j->S + h * N * N, s->y + o);
+    }
+}
+
+/* ---- the forward pass over one micro-batch ---- */
+
+static sn_status time_mix(sn_model *m, rwkv_state *s, int il, int64_t T, sn_err *err) {
+    const rwkv_layer *L = &s->layers[il];
+    const int64_t D = s->hp.n_embd, TD = T * D;
+    sn_status st;
+    float *shift = sn_model_state_part(m, il, PART_SHIFT);
+    tok_pass p = {.s = s, .L = L, .saved = shift, .T = T};
+    sn_ops_rows(m->pool, p.T, pass_tm_lerp, &p);
+    const float *xr = s->xx, *xw = s->xx + TD, *xk = s->xx + 2 * TD, *xv = s->xx + 3 * TD, *xa = s->xx + 4 * TD,
+                *xg = s->xx + 5 * TD;
+    /* the projections of the lerped inputs, then their LoRAs' second halves */
+    if ((st = sn_ops_project1(&s->ops, xr, T, &L->wr, s->r, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xw, T, &L->w1, s->lo_w, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xk, T, &L->wk, s->k, err))) return st;
+    {
+        const sn_matrix *wv[2] = {&L->wv, &L->v1};
+        float *yv[2] = {s->v, s->lo_v};
+        if ((st = sn_ops_project(&s->ops, xv, T, il == 0 ? 1 : 2, wv, yv, err))) return st;
+    }
+    if ((st = sn_ops_project1(&s->ops, xg, T, &L->g1, s->lo_g, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, xa, T, &L->a1, s->lo_a, err))) return st;
+    sn_ops_rows(m->pool, p.T, pass_lora_act, &p);
+    if ((st = sn_ops_project1(&s->ops, s->lo_w, T, &L->w2, s->w, err))) return st;
+    if (il > 0 && (st = sn_ops_project1(&s->ops, s->lo_v, T, &L->v2, s->vm, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, s->lo_g, T, &L->g2, s->g, err))) return st;
+    if ((st = sn_ops_project1(&s->ops, s->lo_a, T, &L->a2, s->a, err))) return st;
+    p.first = il == 0;
+    sn_ops_rows(m->pool, p.T, pass_tm_mix, &p);
+    wkv_job wj = {s, sn_model_state_part(m, il, PART_WKV), T};
+    sn_pool_run(m->pool, wkv_worker, &wj);
+    sn_ops_rows(m->pool, p.T, pass_tm_out, &p);
     memcpy(shift, s->h + (T - 1) * D, (size_t)D * sizeof(float));
     return sn_ops_project1(&s->ops, s->y, T, &L->wo, s->r, err); /* the time-mix output goes to s->r */
 }
@@ -487,43 +474,39 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     sn_status st;
     if ((st = ensure_batch(s, T, err))) return st;
     if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
-    for (int64_t t = 0; t < T; t++) layernorm(s->x + t * D, s->x + t * D, s->ln0, s->ln0_b, D, hp->eps, s->lanes);
+    tok_pass p = {.s = s, .x = s->x, .h = s->x, .nw = s->ln0, .nb = s->ln0_b, .T = T};
+    sn_ops_rows(m->pool, p.T, pass_resid_norm, &p); /* x = layernorm0(embedding), in place */
+    const float *add = NULL; /* the previous layer's channel-mix output, added at the next norm */
     for (int il = 0; il < hp->n_layer; il++) {
         const rwkv_layer *L = &s->layers[il];
-        for (int64_t t = 0; t < T; t++) layernorm(s->h + t * D, s->x + t * D, L->attn_norm, L->attn_norm_b, D, hp->eps, s->lanes);
+        p = (tok_pass){.s = s, .L = L, .x = s->x, .h = s->h, .add = add, .nw = L->attn_norm, .nb = L->attn_norm_b,
+                       .T = T};
+        sn_ops_rows(m->pool, p.T, pass_resid_norm, &p);
         if ((st = time_mix(m, s, il, T, err))) return st;
-        for (int64_t i = 0; i < T * D; i++) s->x[i] = s->r[i] + s->x[i];
         /* channel mix; its token shift is the second half of the layer's shift state */
+        p.add = s->r;
+        p.nw = L->ffn_norm;
+        p.nb = L->ffn_norm_b;
+        sn_ops_rows(m->pool, p.T, pass_resid_norm, &p);
         float *shift = sn_model_state_part(m, il, PART_SHIFT) + D;
-        for (int64_t t = 0; t < T; t++) layernorm(s->h + t * D, s->x + t * D, L->ffn_norm, L->ffn_norm_b, D, hp->eps, s->lanes);
-        shifted(s->prev, s->h, shift, T, D);
-        memcpy(shift, s->h + (T - 1) * D, (size_t)D * sizeof(float));
         /* In the last layer only the rows whose logits are wanted go on (llama.cpp's inp_out_ids):
          * the last token, or none; this also picks the matmuls' single-row summation order. */
-        float *x = s->x, *h = s->h, *prev = s->prev;
-        int64_t R = T;
-        if (il == hp->n_layer - 1) {
-            if (!logits) break;
-            x += (T - 1) * D;
-            h += (T - 1) * D;
-            prev += (T - 1) * D;
-            R = 1;
-        }
-        for (int64_t t = 0; t < R; t++)
-            for (int64_t i = 0; i < D; i++) {
-                const int64_t e = t * D + i;
-                s->xx[e] = (prev[e] - h[e]) * L->lerp_ffn[i] + h[e];
-            }
+        const int64_t R = il == hp->n_layer - 1 ? (logits ? 1 : 0) : T;
+        p.h = s->h + (T - R) * D;
+        p.saved = R == T ? shift : s->h + (T - R - 1) * D;
+        p.T = R;
+        if (R) sn_ops_rows(m->pool, p.T, pass_cm_lerp, &p);
+        memcpy(shift, s->h + (T - 1) * D, (size_t)D * sizeof(float));
+        if (!R) break;
         if ((st = sn_ops_project1(&s->ops, s->xx, R, &L->ffn_key, s->ff, err))) return st;
-        for (int64_t i = 0; i < R * hp->n_ff; i++) {
-            const float z = s->ff[i] > 0.0f ? s->ff[i] : 0.0f;
-            s->ff[i] = z * z;
-        }
+        sn_ops_rows(m->pool, p.T, pass_relu_sq, &p);
         if ((st = sn_ops_project1(&s->ops, s->ff, R, &L->ffn_value, s->y, err))) return st;
-        for (int64_t i = 0; i < R * D; i++) x[i] = s->y[i] + x[i];
+        add = s->y;
     }
     if (!logits) return SN_OK;
-    layernorm(s->h, s->x + (T - 1) * D, s->out_norm, s->out_norm_b, D, hp->eps, s->lanes);
+    float *x = s->x + (T - 1) * D;
+    for (int64_t i = 0; i < D; i++) x[i] = add[i] + x[i];
+    layernorm(s->h, x, s->out_norm, s->out_norm_b, D, hp->eps, s->lanes);
     return sn_ops_project1(&s->ops, s->h, 1, &s->output, logits, err);
 }
 

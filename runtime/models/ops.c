@@ -146,6 +146,27 @@ sn_status sn_ops_project(sn_ops *o, const float *x, int64_t T, int nw, const sn_
     return SN_OK;
 }
 
+typedef struct {
+    sn_rows_fn fn;
+    const void *arg;
+    int64_t T;
+} rows_job;
+
+static void rows_worker(void *a, int ith, int nth) {
+    const rows_job *j = a;
+    j->fn(j->arg, j->T * ith / nth, j->T * (ith + 1) / nth);
+}
+
+void sn_ops_rows(sn_pool *pool, int64_t T, sn_rows_fn fn, const void *arg) {
+    const int nth = sn_pool_size(pool);
+    if (T < 2 || nth == 1) {
+        fn(arg, 0, T);
+        return;
+    }
+    rows_job j = {fn, arg, T};
+    sn_pool_run_n(pool, rows_worker, &j, (int)(T < 2 * nth ? T : 2 * nth));
+}
+
 void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
@@ -200,17 +221,4 @@ sn_status sn_ops_embed(const sn_matrix *emb, const int32_t *tokens, int64_t T, f
             return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
     }
     return SN_OK;
-}
-
-float sn_ops_hsum16(const float *x) {
-    float a[8], b[4];
-    for (int i = 0; i < 8; i++) a[i] = x[i + 8] + x[i];
-    for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
-    return (b[0] + b[2]) + (b[1] + b[3]);
-}
-
-float sn_ops_hsum8(const float *x) {
-    float t[4];
-    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
-    return (t[0] + t[1]) + (t[2] + t[3]);
 }

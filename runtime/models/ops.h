@@ -39,12 +39,11 @@ sn_status sn_ops_project1(sn_ops *o, const float *x, int64_t T, const sn_matrix 
 /* ggml_get_rows: rows tokens[0..T) of the embedding matrix, as f32, into x [T x emb->n_in]. */
 sn_status sn_ops_embed(const sn_matrix *emb, const int32_t *tokens, int64_t T, float *x, sn_err *err);
 
-/* The horizontal sums of ggml's vector reductions (GGML_F32_VEC_REDUCE) over a lane accumulator:
- * 16 lanes in the order GCC's _mm512_reduce_add_ps adds them (halves, quarters, then
- * (b0 + b2) + (b1 + b3)); 8 lanes as the AVX2 macro's tail does (128-bit halves, two hadds:
- * (t0 + t1) + (t2 + t3)). */
-float sn_ops_hsum16(const float *x);
-float sn_ops_hsum8(const float *x);
+/* Runs fn(arg, t0, t1) over [0, T) cut into token ranges on the pool (a few per thread, claimed as
+ * threads arrive), or inline for one token or one thread: the families' elementwise passes, which
+ * ggml splits over rows the same way. */
+typedef void (*sn_rows_fn)(const void *arg, int64_t t0, int64_t t1);
+void sn_ops_rows(sn_pool *pool, int64_t T, sn_rows_fn fn, const void *arg);
 
 /* ggml_rms_norm then the elementwise weight: y = x / sqrt(mean(x^2) + eps) * w. */
 void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);

@@ -1,0 +1,55 @@
+/* recurrent.h - the state recurrences of the recurrent families (RWKV-7's wkv7, Mamba-2's
+ * causal conv1d and SSD scan), one head or one block of channels at a time, in the order
+ * llama.cpp's CPU backend computes them so every float is the same as ggml's.
+ *
+ * Each kernel has a scalar reference (recurrent.c) and an AVX2 twin (recurrent_avx2.c) that gives
+ * the same bits (tests/unit/test_recurrent.c compares them); `lanes` is the vector width of ggml's
+ * reductions on this machine (sn_ggml_lanes(): 16 on the AVX-512 builds, 8 on AVX2). The AVX2
+ * twins serve lanes == 8 and fall back to the scalar kernel for anything else, and where AVX2 is
+ * not compiled in; callers pick them only when sn_cpu_usable() has SN_CPU_AVX2. */
+#ifndef SN_RECURRENT_H
+#define SN_RECURRENT_H
+#include <stdint.h>
+
+/* The horizontal sums of ggml's vector reductions (GGML_F32_VEC_REDUCE) over a lane accumulator:
+ * 16 lanes in the order GCC's _mm512_reduce_add_ps adds them (halves, quarters, then
+ * (b0 + b2) + (b1 + b3)); 8 lanes as the AVX2 macro's tail does (128-bit halves, two hadds:
+ * (t0 + t1) + (t2 + t3)). */
+float sn_hsum16(const float *x);
+float sn_hsum8(const float *x);
+
+/* ggml_rwkv_wkv7 for one head of size N over T tokens. Token t's vectors are at r + t*ld, w + t*ld,
+ * ... (N floats each; a is -kk and b is kk * iclr, as llama.cpp passes them), its output at
+ * y + t*ld. S is the head's N x N state, row i = value channel i, updated in place:
+ *   sa = S_i . a;  S_ij = S_ij * w_j + v_i * k_j + sa * b_j;  y_i = S_i . r
+ * with the dots in ggml's 4-accumulator SIMD order of `lanes` lanes, positions past N counted as 0. */
+void sn_wkv7_scalar(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
+                    const float *v, const float *a, const float *b, float *S, float *y);
+/* Same bits; runs when lanes == 8 and N % 32 == 0, else calls sn_wkv7_scalar. */
+void sn_wkv7_avx2(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
+                  const float *v, const float *a, const float *b, float *S, float *y);
+
+/* ggml_ssm_scan's Mamba-2 branch for one head: P rows of N states (S, row-major, in place), T
+ * tokens. Token t: x_t = x + t*ldx (P values), B_t = B + t*ldx, C_t = C + t*ldx (N values each),
+ * dt_t = dt[t*ldt] (after softplus), dA_t = dA[t*ldt] (= exp(dt_t * A)), output y + t*ldy (P):
+ *   S_ik = S_ik * dA + B_k * (x_i * dt);  y_i = sum_k S_ik * C_k
+ * the sum in ggml's order: whole groups of 4 * lanes states in 4 accumulators of `lanes` lanes,
+ * reduced as GGML_F32_VEC_REDUCE does, then the remaining states one by one. */
+void sn_ssd_scan_scalar(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
+                        int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy);
+/* Same bits; runs when lanes == 8, else calls sn_ssd_scan_scalar. */
+void sn_ssd_scan_avx2(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
+                      int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy);
+
+/* ggml_ssm_conv, then the bias add: for tokens t < T and channels c < n,
+ *   out[t*ldo + c] = (sum_{j<K} win[(t+j)*ldw + c] * wt[j*ldt + c]) + bias[c]
+ * win holds K-1+T rows of the conv window (the saved columns, then this batch's inputs) and wt the
+ * conv weights transposed ([j][c]); each sum is one fused multiply-add chain j = 0..K-1 from 0,
+ * what ggml's FMA-contracted loop computes. */
+void sn_ssm_conv_scalar(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
+                        const float *bias, float *out, int64_t ldo);
+/* Same bits. */
+void sn_ssm_conv_avx2(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
+                      const float *bias, float *out, int64_t ldo);
+
+#endif

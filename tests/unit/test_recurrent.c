@@ -1,0 +1,197 @@
+/* test_recurrent.c - the recurrent families' kernels (runtime/kernels/recurrent.h): the AVX2 twins
+ * give the scalar references' bits for head sizes, state sizes, row counts and channel counts that
+ * hit every path (pairs of rows and a single leftover row, SIMD groups with and without a scalar
+ * tail, channel tails), and the scalar references compute the formulas they name (checked in
+ * double precision to a tolerance, so a reference that drifted from the math fails too). */
+#include "sn_test.h"
+
+#include "cpu.h"
+#include "kernels/recurrent.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t rng = 12345;
+static float frand(float lo, float hi) {
+    rng = rng * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (float)(rng >> 8) / 16777216.0f;
+}
+static float *fill(int64_t n, float lo, float hi) {
+    float *p = malloc((size_t)n * sizeof(float));
+    for (int64_t i = 0; i < n; i++) p[i] = frand(lo, hi);
+    return p;
+}
+static float *dup(const float *p, int64_t n) {
+    float *q = malloc((size_t)n * sizeof(float));
+    memcpy(q, p, (size_t)n * sizeof(float));
+    return q;
+}
+static int64_t differ(const float *a, const float *b, int64_t n) {
+    int64_t d = 0;
+    for (int64_t i = 0; i < n; i++) d += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    return d;
+}
+static int have_avx2(void) {
+    if (sn_cpu_usable() & SN_CPU_AVX2) return 1;
+    printf("(skipped: no AVX2) ");
+    return 0;
+}
+
+/* wkv7 inputs for T tokens of one head of N, rows ld apart */
+typedef struct { float *r, *w, *k, *v, *a, *b; } wkv_in;
+static wkv_in wkv_inputs(int64_t T, int64_t ld) {
+    const int64_t n = T * ld;
+    wkv_in in = {fill(n, -1, 1), fill(n, 0.55f, 1), fill(n, -1, 1), fill(n, -1, 1), fill(n, -0.2f, 0.2f),
+                 fill(n, -0.2f, 0.2f)};
+    return in;
+}
+static void wkv_free(wkv_in *in) {
+    free(in->r); free(in->w); free(in->k); free(in->v); free(in->a); free(in->b);
+}
+
+static void test_wkv7_avx2_equals_scalar(void) {
+    if (!have_avx2()) return;
+    const int64_t Ns[] = {32, 64, 96, 48, 7};
+    int64_t bad = 0, checked = 0;
+    for (size_t c = 0; c < sizeof Ns / sizeof Ns[0]; c++) {
+        const int64_t N = Ns[c], T = 5, ld = N + 24;
+        wkv_in in = wkv_inputs(T, ld);
+        float *S0 = fill(N * N, -1, 1), *S1 = dup(S0, N * N);
+        float *y0 = calloc((size_t)(T * ld), sizeof(float)), *y1 = calloc((size_t)(T * ld), sizeof(float));
+        sn_wkv7_scalar(N, 8, T, ld, in.r, in.w, in.k, in.v, in.a, in.b, S0, y0);
+        sn_wkv7_avx2(N, 8, T, ld, in.r, in.w, in.k, in.v, in.a, in.b, S1, y1);
+        bad += differ(S0, S1, N * N) + differ(y0, y1, T * ld);
+        checked += N * N + T * ld;
+        wkv_free(&in);
+        free(S0); free(S1); free(y0); free(y1);
+    }
+    printf("(%lld floats) ", (long long)checked);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* the scalar wkv7 against the formula in double, both lane widths */
+static void test_wkv7_scalar_is_the_formula(void) {
+    const int64_t N = 64, T = 4, ld = N;
+    for (int lanes = 8; lanes <= 16; lanes += 8) {
+        wkv_in in = wkv_inputs(T, ld);
+        float *S = fill(N * N, -1, 1), *y = calloc((size_t)(T * ld), sizeof(float));
+        double *D = malloc((size_t)(N * N) * sizeof(double));
+        for (int64_t i = 0; i < N * N; i++) D[i] = S[i];
+        sn_wkv7_scalar(N, lanes, T, ld, in.r, in.w, in.k, in.v, in.a, in.b, S, y);
+        double worst = 0;
+        for (int64_t t = 0; t < T; t++) {
+            const int64_t o = t * ld;
+            for (int64_t i = 0; i < N; i++) {
+                double sa = 0, yi = 0;
+                for (int64_t j = 0; j < N; j++) sa += (double)in.a[o + j] * D[i * N + j];
+                for (int64_t j = 0; j < N; j++) {
+                    double *s = &D[i * N + j];
+                    *s = *s * in.w[o + j] + (double)in.v[o + i] * in.k[o + j] + sa * in.b[o + j];
+                    yi += *s * in.r[o + j];
+                }
+                worst = fmax(worst, fabs(yi - y[o + i]));
+            }
+        }
+        for (int64_t i = 0; i < N * N; i++) worst = fmax(worst, fabs(D[i] - S[i]));
+        CU_ASSERT(worst < 1e-4);
+        if (worst >= 1e-4) printf("lanes %d: max error %g ", lanes, worst);
+        wkv_free(&in);
+        free(S); free(y); free(D);
+    }
+}
+
+/* scan inputs: T tokens of x (P), B and C (N) in one row of ldx, dt and dA per token */
+static void test_scan_avx2_equals_scalar(void) {
+    if (!have_avx2()) return;
+    const int64_t shapes[][2] = {{128, 64}, {64, 32}, {40, 7}, {16, 5}, {128, 1}}; /* N, P */
+    int64_t bad = 0, checked = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        const int64_t N = shapes[c][0], P = shapes[c][1], T = 4, ldx = P + 2 * N + 3, ldt = 3, ldy = P + 1;
+        float *xs = fill(T * ldx, -2, 2), *dt = fill(T * ldt, 0.01f, 2), *dA = fill(T * ldt, 0.1f, 1);
+        float *S0 = fill(P * N, -1, 1), *S1 = dup(S0, P * N);
+        float *y0 = calloc((size_t)(T * ldy), sizeof(float)), *y1 = calloc((size_t)(T * ldy), sizeof(float));
+        sn_ssd_scan_scalar(N, P, 8, T, xs, xs + P, xs + P + N, ldx, dt, dA, ldt, S0, y0, ldy);
+        sn_ssd_scan_avx2(N, P, 8, T, xs, xs + P, xs + P + N, ldx, dt, dA, ldt, S1, y1, ldy);
+        bad += differ(S0, S1, P * N) + differ(y0, y1, T * ldy);
+        checked += P * N + T * ldy;
+        free(xs); free(dt); free(dA); free(S0); free(S1); free(y0); free(y1);
+    }
+    printf("(%lld floats) ", (long long)checked);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_scan_scalar_is_the_formula(void) {
+    const int64_t N = 128, P = 8, T = 3, ldx = P + 2 * N;
+    for (int lanes = 8; lanes <= 16; lanes += 8) {
+        float *xs = fill(T * ldx, -2, 2), *dt = fill(T, 0.01f, 2), *dA = fill(T, 0.1f, 1);
+        float *S = fill(P * N, -1, 1), *y = calloc((size_t)(T * P), sizeof(float));
+        double *D = malloc((size_t)(P * N) * sizeof(double));
+        for (int64_t i = 0; i < P * N; i++) D[i] = S[i];
+        sn_ssd_scan_scalar(N, P, lanes, T, xs, xs + P, xs + P + N, ldx, dt, dA, 1, S, y, P);
+        double worst = 0;
+        for (int64_t t = 0; t < T; t++) {
+            const float *x = xs + t * ldx, *B = x + P, *C = x + P + N;
+            for (int64_t i = 0; i < P; i++) {
+                double yi = 0;
+                for (int64_t k = 0; k < N; k++) {
+                    double *s = &D[i * N + k];
+                    *s = *s * dA[t] + (double)B[k] * x[i] * dt[t];
+                    yi += *s * C[k];
+                }
+                worst = fmax(worst, fabs(yi - y[t * P + i]) / (1 + fabs(yi)));
+            }
+        }
+        CU_ASSERT(worst < 1e-4);
+        if (worst >= 1e-4) printf("lanes %d: max error %g ", lanes, worst);
+        free(xs); free(dt); free(dA); free(S); free(y); free(D);
+    }
+}
+
+static void test_conv_avx2_equals_scalar_and_formula(void) {
+    const int64_t ns[] = {1792, 13, 8, 3};
+    int64_t bad = 0, checked = 0;
+    double worst = 0;
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+        const int64_t n = ns[c], K = 4, T = 7, ldw = n + 5, ldt = n + 1, ldo = n + 2;
+        float *win = fill((K - 1 + T) * ldw, -3, 3), *wt = fill(K * ldt, -1, 1), *bias = fill(n, -1, 1);
+        float *o0 = calloc((size_t)(T * ldo), sizeof(float)), *o1 = calloc((size_t)(T * ldo), sizeof(float));
+        sn_ssm_conv_scalar(n, K, T, win, ldw, wt, ldt, bias, o0, ldo);
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t ch = 0; ch < n; ch++) {
+                double s = bias[ch];
+                for (int64_t j = 0; j < K; j++) s += (double)win[(t + j) * ldw + ch] * wt[j * ldt + ch];
+                worst = fmax(worst, fabs(s - o0[t * ldo + ch]));
+            }
+        if (sn_cpu_usable() & SN_CPU_AVX2) {
+            sn_ssm_conv_avx2(n, K, T, win, ldw, wt, ldt, bias, o1, ldo);
+            bad += differ(o0, o1, T * ldo);
+            checked += T * ldo;
+        }
+        free(win); free(wt); free(bias); free(o0); free(o1);
+    }
+    printf("(%lld floats vs avx2, max error vs double %g) ", (long long)checked, worst);
+    CU_ASSERT(worst < 1e-5);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_hsums(void) {
+    float x[16];
+    for (int i = 0; i < 16; i++) x[i] = ldexpf(1.0f, i);
+    CU_ASSERT_EQUAL(sn_hsum16(x), 65535.0f);
+    CU_ASSERT_EQUAL(sn_hsum8(x), 255.0f);
+    /* the pairing: (x0 + x4) + (x1 + x5) first, then the two halves; 1 + 2^24 loses the 1 */
+    float y[8] = {1.0f, 16777216.0f, 0, 0, 1.0f, 0, 0, 0};
+    CU_ASSERT_EQUAL(sn_hsum8(y), 16777218.0f); /* (1+1) + 2^24 exactly */
+}
+
+static const sn_test_case cases[] = {
+    {"wkv7: avx2 = scalar, bit for bit (N 32/64/96 and scalar fallbacks)", test_wkv7_avx2_equals_scalar},
+    {"wkv7: scalar = the recurrence in double (8 and 16 lanes)", test_wkv7_scalar_is_the_formula},
+    {"ssd scan: avx2 = scalar, bit for bit (row pairs, odd rows, tails)", test_scan_avx2_equals_scalar},
+    {"ssd scan: scalar = the recurrence in double (8 and 16 lanes)", test_scan_scalar_is_the_formula},
+    {"ssm conv: avx2 = scalar bit for bit, scalar = the formula", test_conv_avx2_equals_scalar_and_formula},
+    {"vector reductions: ggml's pairings", test_hsums},
+};
+SN_TEST_MAIN("recurrent", cases)
