@@ -12,17 +12,12 @@
 #pragma GCC target("avx2,fma,f16c")
 #include "quants.h"
 
+#include "simd_avx2.h"
+
 #include <immintrin.h>
 #include <math.h>
 
 #define h2f(x) _cvtsh_ss(x)
-
-static inline float hsum8(__m256 v) { /* (a4+a0 + a6+a2) + (a5+a1 + a7+a3), as scalar hsum8 */
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
 
 /* 32 signed levels of 16 nibble bytes: bytes 0..15 from the low nibbles, 16..31 from the high */
 static inline __m256i levels32(__m128i lut, const uint8_t *qs) {
@@ -59,10 +54,7 @@ static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
     }
     for (; b < nb; b++) {
         const __m256i l = _mm256_madd_epi16(pairs(levels32(lut, w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)), one);
-        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
-        const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
-        const int isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
-        s = fmaf((float)isum, h2f(w[b].d) * h2f(a[b].d), s);
+        s = fmaf((float)sn_avx2_hsum_i32(l), h2f(w[b].d) * h2f(a[b].d), s);
     }
     return s;
 }
@@ -113,7 +105,7 @@ static float dot_iq4_xs(int64_t n, const void *vw, const void *va) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b].d) * a[b].d), _mm256_cvtepi32_ps(sumi), acc);
     }
-    return hsum8(acc);
+    return sn_avx2_hsum8(acc);
 }
 
 /* the batched order (iq4_scalar.c): one exact integer per block, fma chain over the blocks */
@@ -128,10 +120,7 @@ static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
             const __m256i p = pairs(levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)sn_iq4_xs_scale(&w[b], j))));
         }
-        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
-        const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
-        const int isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
-        s = fmaf((float)isum, h2f(w[b].d) * a[b].d, s);
+        s = fmaf((float)sn_avx2_hsum_i32(sumi), h2f(w[b].d) * a[b].d, s);
     }
     return s;
 }
@@ -144,25 +133,5 @@ void sn_kernels_iq4_avx2(sn_kernels *k) {
 }
 #pragma GCC pop_options
 #else
-/* the batched order (iq4_scalar.c): one exact integer per block, fma chain over the blocks */
-static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
-    const sn_block_iq4_xs *w = vw;
-    const sn_block_q8_K *a = va;
-    const __m128i lut = _mm_loadu_si128((const __m128i *)sn_iq4nl_values);
-    float s = 0;
-    for (int64_t b = 0; b < n / 256; b++) {
-        __m256i sumi = _mm256_setzero_si256();
-        for (int j = 0; j < 8; j++) {
-            const __m256i p = pairs(levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)sn_iq4_xs_scale(&w[b], j))));
-        }
-        const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
-        const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
-        const int isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
-        s = fmaf((float)isum, h2f(w[b].d) * a[b].d, s);
-    }
-    return s;
-}
-
 void sn_kernels_iq4_avx2(sn_kernels *k) { sn_kernels_iq4_scalar(k); }
 #endif

@@ -24,11 +24,6 @@
 
 #include <math.h>
 
-static float hsum8(const float *a) { /* ggml's hsum_float_8 */
-    const float r0 = a[4] + a[0], r1 = a[5] + a[1], r2 = a[6] + a[2], r3 = a[7] + a[3];
-    return (r0 + r2) + (r1 + r3);
-}
-
 /* product of 32 levels (16 nibble bytes: low nibbles = values 0..15, high = 16..31) with 32 int8,
  * as 8 partial sums: p[L] = products 4L..4L+3 */
 static inline void iq4_lanes(const uint8_t *qs, const int8_t *a, int p[8]) {
@@ -71,7 +66,7 @@ static float dot_iq4_xs(int64_t n, const void *vw, const void *va) {
         const float d = sn_k_h2f(w[b].d) * a[b].d;
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return hsum8(acc);
+    return sn_k_hsum8(acc);
 }
 
 static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {

@@ -62,6 +62,39 @@ int sn_ggml_lanes(void) {
 }
 int sn_kernel_q2_K_repacked(void) { return (sn_cpu_features() & SN_CPU_AVX512) != 0; }
 
+static sn_kernels g_scalar, g_avx2, g_avx512;
+
+static void build_tables(void) {
+    const uint32_t f = sn_cpu_features();
+    sn_kernels_fill_scalar(&g_scalar);
+    g_scalar.name = "scalar";
+    if (!(f & SN_CPU_AVX2)) return;
+    g_avx2 = g_scalar;
+    sn_kernels_fill_avx2(&g_avx2);
+    g_avx2.name = "avx2";
+    if (!(f & SN_CPU_AVX512)) return;
+    g_avx512 = g_avx2;
+    sn_kernels_fill_avx512(&g_avx512, &g_avx2);
+    g_avx512.name = "avx512";
+}
+
+static pthread_once_t g_tables_once = PTHREAD_ONCE_INIT;
+
+const sn_kernels *sn_kernels_scalar(void) {
+    pthread_once(&g_tables_once, build_tables);
+    return &g_scalar;
+}
+
+const sn_kernels *sn_kernels_avx2(void) { /* NULL where the CPU/OS cannot run it */
+    pthread_once(&g_tables_once, build_tables);
+    return g_avx2.name ? &g_avx2 : NULL;
+}
+
+const sn_kernels *sn_kernels_avx512(void) {
+    pthread_once(&g_tables_once, build_tables);
+    return g_avx512.name ? &g_avx512 : NULL;
+}
+
 const sn_kernels *sn_kernels_best(void) {
     const uint32_t f = sn_cpu_usable();
     const sn_kernels *k = NULL;

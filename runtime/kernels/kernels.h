@@ -79,7 +79,13 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n);
  * overrides it (tests). Every table computes float dots and SwiGLU in this order. */
 int sn_ggml_lanes(void);
 
+/* The tables, built once per process on first use (kernels.c; two models loading in two threads
+ * must not both write them): each SIMD table starts as a copy of the one below it and its fill
+ * function overrides what that instruction set twins. */
 const sn_kernels *sn_kernels_scalar(void);
+void sn_kernels_fill_scalar(sn_kernels *k);                         /* scalar.c */
+void sn_kernels_fill_avx2(sn_kernels *k);                           /* x86_avx2.c, on the scalar table */
+void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base); /* x86_avx512.c, on the AVX2 table */
 /* Fills the entries for Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K and the Q8_1 activation conversion
  * (quants_scalar.c; SIMD tables call it after their own dot_mm defaults, then add their twins). */
 void sn_kernels_quants_scalar(sn_kernels *k);
@@ -121,6 +127,14 @@ float sn_v_expf(float x);
 float sn_v_expf8(float x); /* the AVX2 flavour of ggml_v_expf, one lane */
 
 /* Small exact helpers shared by kernel files. */
+/* ggml's hsum_float_8, (a4+a0 + a6+a2) + (a5+a1 + a7+a3): how ggml's x86 code reduces 8 float lanes
+ * (vec_dot, tinyBLAS). Matching it keeps llama.cpp's rounding, not just its value; simd_avx2.h has
+ * the vector spelling. */
+static inline float sn_k_hsum8(const float *a) {
+    const float r0 = a[4] + a[0], r1 = a[5] + a[1], r2 = a[6] + a[2], r3 = a[7] + a[3];
+    return (r0 + r2) + (r1 + r3);
+}
+
 static inline float sn_k_h2f(uint16_t h) { return sn_fp16_decode(h); }
 
 /* Round-to-nearest-even f32 -> f16 (what F16C's vcvtps2ph with imm 0 does). */

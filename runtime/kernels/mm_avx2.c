@@ -23,6 +23,8 @@
 #pragma GCC target("avx2,fma,f16c")
 #include <immintrin.h>
 
+#include "simd_avx2.h"
+
 #define h2f(x) _cvtsh_ss(x)
 #define SN_AI static inline __attribute__((always_inline))
 
@@ -38,13 +40,6 @@ enum { FIRST = 1, LAST = 2 };
 #ifndef Q8_TILE_T
 #define Q8_TILE_T 3
 #endif
-
-SN_AI float hsum8(__m256 x) {
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
 
 SN_AI __m256 ld_f32(const void *p, int64_t i) { return _mm256_loadu_ps((const float *)p + i); }
 SN_AI __m256 ld_f16(const void *p, int64_t i) {
@@ -65,7 +60,7 @@ SN_AI __m256 ld_bf16(const void *p, int64_t i) {
 #define TILE_END(RM, RN)                                                                          \
     _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
         _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                    \
-            if (mode & LAST) y[t * ldy + r] = hsum8(c[t][r]);                                     \
+            if (mode & LAST) y[t * ldy + r] = sn_avx2_hsum8(c[t][r]);                              \
             else _mm256_store_ps(acc + (t * ROW_BLOCK + r) * 8, c[t][r]);                         \
         }
 

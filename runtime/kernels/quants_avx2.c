@@ -10,20 +10,16 @@
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#include "kquant_dots.h"
 #include "quants.h"
+
+#include "simd_avx2.h"
 
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
 #define h2f(x) _cvtsh_ss(x)
-
-static inline float hsum8(__m256 v) { /* (a4+a0 + a6+a2) + (a5+a1 + a7+a3), as scalar hsum8 */
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
 
 /* 32 nibbles of 16 bytes: value j < 16 = low nibble of byte j, j >= 16 = high nibble of byte j-16 */
 static inline __m256i nibbles32(const uint8_t *qs) {
@@ -57,7 +53,7 @@ static float dot_q4_1(int64_t n, const void *vw, const void *va) {
         const __m256i l = udot(nibbles32(w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
     }
-    return hsum8(acc) + summs;
+    return sn_avx2_hsum8(acc) + summs;
 }
 
 static float dot_q5_0(int64_t n, const void *vw, const void *va) {
@@ -72,7 +68,7 @@ static float dot_q5_0(int64_t n, const void *vw, const void *va) {
         const __m256i l = _mm256_sub_epi32(udot(q, y), _mm256_slli_epi32(udot(_mm256_set1_epi8(1), y), 4));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
     }
-    return hsum8(acc);
+    return sn_avx2_hsum8(acc);
 }
 
 static float dot_q5_1(int64_t n, const void *vw, const void *va) {
@@ -87,7 +83,7 @@ static float dot_q5_1(int64_t n, const void *vw, const void *va) {
         const __m256i l = udot(q, _mm256_loadu_si256((const __m256i *)a[b].qs));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
     }
-    return hsum8(acc) + summs;
+    return sn_avx2_hsum8(acc) + summs;
 }
 
 /* 16 int16 copies of scale s in the low lane half and t in the high one */
@@ -116,7 +112,7 @@ static float dot_q3_K(int64_t n, const void *vw, const void *va) {
         const float d = a[b].d * h2f(w[b].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
     }
-    return hsum8(acc);
+    return sn_avx2_hsum8(acc);
 }
 
 /* Q2_K: the exact scale and min integers of half h, as in the scalar q2_K_half */
@@ -131,36 +127,12 @@ static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int
         s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), two_scales(x->scales[s0] & 0xF, x->scales[s0 + 1] & 0xF)));
         ms += (x->scales[s0] >> 4) * a->bsums[s0] + (x->scales[s0 + 1] >> 4) * a->bsums[s0 + 1];
     }
-    const __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    const __m128i u = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
-    *isum = _mm_cvtsi128_si32(_mm_add_epi32(u, _mm_shuffle_epi32(u, 1)));
+    *isum = sn_avx2_hsum_i32(s);
     *msum = ms;
 }
 
-static inline float q2_K_dot(int64_t n, const void *vw, const void *va, int per_half) {
-    const sn_block_q2_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float s1 = 0, s2 = 0;
-    for (int64_t b = 0; b < n / 256; b++) {
-        const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
-        int i0, m0, i1, m1;
-        q2_K_half(&w[b], &a[b], 0, &i0, &m0);
-        q2_K_half(&w[b], &a[b], 1, &i1, &m1);
-        if (per_half) {
-            s1 = fmaf((float)i0, d, s1);
-            s2 = fmaf((float)m0, dmin, s2);
-            s1 = fmaf((float)i1, d, s1);
-            s2 = fmaf((float)m1, dmin, s2);
-        } else {
-            s1 = fmaf((float)(i0 + i1), d, s1);
-            s2 = fmaf((float)(m0 + m1), dmin, s2);
-        }
-    }
-    return s1 - s2;
-}
-
-static float dot_q2_K(int64_t n, const void *w, const void *a) { return q2_K_dot(n, w, a, 0); }
-static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return q2_K_dot(n, w, a, 1); }
+static float dot_q2_K(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 0, q2_K_half); }
+static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 1, q2_K_half); }
 
 static float dot_q2_K_lanes(int64_t n, const void *vw, const void *va) {
     const sn_block_q2_K *w = vw;
@@ -184,7 +156,7 @@ static float dot_q2_K_lanes(int64_t n, const void *vw, const void *va) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
     }
-    return hsum8(acc);
+    return sn_avx2_hsum8(acc);
 }
 
 void sn_kernels_quants_avx2(sn_kernels *k) {
@@ -193,12 +165,7 @@ void sn_kernels_quants_avx2(sn_kernels *k) {
     k->dot[SN_GGML_Q5_0] = k->dot_mm[SN_GGML_Q5_0] = dot_q5_0;
     k->dot[SN_GGML_Q5_1] = k->dot_mm[SN_GGML_Q5_1] = dot_q5_1;
     k->dot[SN_GGML_Q3_K] = k->dot_mm[SN_GGML_Q3_K] = dot_q3_K;
-    if (sn_kernel_q2_K_repacked()) {
-        k->dot[SN_GGML_Q2_K] = dot_q2_K;
-        k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_mm;
-    } else {
-        k->dot[SN_GGML_Q2_K] = k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_lanes;
-    }
+    sn_kq_set_q2_K(k, dot_q2_K, dot_q2_K_mm, dot_q2_K_lanes);
     sn_kernels_iq4_avx2(k); /* IQ4_NL / IQ4_XS (iq4_avx2.c) */
 }
 #pragma GCC pop_options

@@ -17,15 +17,11 @@
  * Every integer here is exact, so the SIMD twins only have to keep the float steps. */
 #include "kernels.h"
 
+#include "kquant_dots.h"
 #include "quants.h"
 
 #include <math.h>
 #include <string.h>
-
-static float hsum8(const float *a) { /* ggml's hsum_float_8 */
-    const float r0 = a[4] + a[0], r1 = a[5] + a[1], r2 = a[6] + a[2], r3 = a[7] + a[3];
-    return (r0 + r2) + (r1 + r3);
-}
 
 /* ---- Q8_1 activations: Q8_0's values plus s = f16(d * sum(qs)) ---- */
 
@@ -72,7 +68,7 @@ static float dot_q4_1(int64_t n, const void *vw, const void *va) {
         lanes32(v, 0, a[b].qs, lane);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return hsum8(acc) + summs;
+    return sn_k_hsum8(acc) + summs;
 }
 
 static float dot_q5_0(int64_t n, const void *vw, const void *va) {
@@ -86,7 +82,7 @@ static float dot_q5_0(int64_t n, const void *vw, const void *va) {
         lanes32(v, 16, a[b].qs, lane);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return hsum8(acc);
+    return sn_k_hsum8(acc);
 }
 
 static float dot_q5_1(int64_t n, const void *vw, const void *va) {
@@ -101,7 +97,7 @@ static float dot_q5_1(int64_t n, const void *vw, const void *va) {
         lanes32(v, 0, a[b].qs, lane);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return hsum8(acc) + summs;
+    return sn_k_hsum8(acc) + summs;
 }
 
 /* ---- 256-value K blocks ---- */
@@ -141,7 +137,7 @@ static float dot_q3_K(int64_t n, const void *vw, const void *va) {
         const float d = a[b].d * sn_k_h2f(w[b].d);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return hsum8(acc);
+    return sn_k_hsum8(acc);
 }
 
 static float dot_q5_K(int64_t n, const void *vw, const void *va) {
@@ -164,7 +160,7 @@ static float dot_q5_K(int64_t n, const void *vw, const void *va) {
         lanes256(v, sc, 0, a[b].qs, lane);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return hsum8(acc) + summs;
+    return sn_k_hsum8(acc) + summs;
 }
 
 /* Q2_K half h (values 128h..128h+127) of one block: the scale and min integers. */
@@ -181,30 +177,8 @@ static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int
     *msum = ms;
 }
 
-static inline float q2_K_dot(int64_t n, const void *vw, const void *va, int per_half) {
-    const sn_block_q2_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float s1 = 0, s2 = 0;
-    for (int64_t b = 0; b < n / 256; b++) {
-        const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
-        int i0, m0, i1, m1;
-        q2_K_half(&w[b], &a[b], 0, &i0, &m0);
-        q2_K_half(&w[b], &a[b], 1, &i1, &m1);
-        if (per_half) {
-            s1 = fmaf((float)i0, d, s1);
-            s2 = fmaf((float)m0, dmin, s2);
-            s1 = fmaf((float)i1, d, s1);
-            s2 = fmaf((float)m1, dmin, s2);
-        } else {
-            s1 = fmaf((float)(i0 + i1), d, s1);
-            s2 = fmaf((float)(m0 + m1), dmin, s2);
-        }
-    }
-    return s1 - s2;
-}
-
-static float dot_q2_K(int64_t n, const void *w, const void *a) { return q2_K_dot(n, w, a, 0); }
-static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return q2_K_dot(n, w, a, 1); }
+static float dot_q2_K(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 0, q2_K_half); }
+static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 1, q2_K_half); }
 
 /* Q2_K where ggml does not repack it (CPUs without AVX-512): ggml_vec_dot_q2_K_q8_K's 8 lanes, per
  * block first fma(-d_a * dmin_w, lane min term) then fma(d_a * d_w, lane), hsum8. */
@@ -224,7 +198,7 @@ static float dot_q2_K_lanes(int64_t n, const void *vw, const void *va) {
         lanes256(v, sc, 1, a[b].qs, lane);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return hsum8(acc);
+    return sn_k_hsum8(acc);
 }
 
 void sn_kernels_quants_scalar(sn_kernels *k) {
@@ -233,12 +207,7 @@ void sn_kernels_quants_scalar(sn_kernels *k) {
     k->dot[SN_GGML_Q5_1] = k->dot_mm[SN_GGML_Q5_1] = dot_q5_1;
     k->dot[SN_GGML_Q3_K] = k->dot_mm[SN_GGML_Q3_K] = dot_q3_K;
     k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
-    if (sn_kernel_q2_K_repacked()) {
-        k->dot[SN_GGML_Q2_K] = dot_q2_K;
-        k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_mm;
-    } else {
-        k->dot[SN_GGML_Q2_K] = k->dot_mm[SN_GGML_Q2_K] = dot_q2_K_lanes;
-    }
+    sn_kq_set_q2_K(k, dot_q2_K, dot_q2_K_mm, dot_q2_K_lanes);
     k->quant[SN_GGML_Q8_1] = sn_quant_q8_1_scalar;
     sn_kernels_iq4_scalar(k); /* IQ4_NL / IQ4_XS (iq4_scalar.c) */
 }

@@ -6,10 +6,10 @@
  * reference: -127/max with nearest_int). Integer dots are exact; float sums use double. */
 #include "kernels.h"
 #include "int4.h"
+#include "kquant_dots.h"
 #include "q4_0_x8.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 /* ---- activation conversion ---- */
@@ -92,45 +92,29 @@ static float reduce8_hadd(const float *v) {
     return (t0 + t1) + (t2 + t3);
 }
 
-static float hsum8(const float *a);
-static float w_f32(const void *p, int64_t i);
-
-static float dot_vec8(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
-    float sum[4][8] = {{0}};
-    const int64_t np = n & ~(int64_t)31;
-    for (int64_t i = 0; i < np; i += 32)
+/* vec_dot in L = sn_ggml_lanes() lanes: 4 accumulators of L lanes over chunks of 4L, pairwise, then
+ * the build's reduction; the tail in double, except ggml_vec_dot_f32 on the AVX2 build, which keeps a
+ * float sum and fuses the tail into it. */
+static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
+    const int L = sn_ggml_lanes();
+    float sum[4][16] = {{0}};
+    const int64_t np = n & ~(int64_t)(4 * L - 1);
+    for (int64_t i = 0; i < np; i += 4 * L)
         for (int j = 0; j < 4; j++)
-            for (int l = 0; l < 8; l++)
-                sum[j][l] = fmaf(ld(w, i + 8 * j + l), ld(a, i + 8 * j + l), sum[j][l]);
-    for (int l = 0; l < 8; l++) {
+            for (int l = 0; l < L; l++)
+                sum[j][l] = fmaf(ld(w, i + L * j + l), ld(a, i + L * j + l), sum[j][l]);
+    for (int l = 0; l < L; l++) {
         sum[0][l] += sum[2][l];
         sum[1][l] += sum[3][l];
         sum[0][l] += sum[1][l];
     }
-    if (ld == w_f32) { /* ggml_vec_dot_f32 keeps a float sum: the tail is fused into it */
-        float f = np ? reduce8_hadd(sum[0]) : 0.0f;
+    const float r = L == 8 ? reduce8_hadd(sum[0]) : reduce16(sum[0]);
+    if (L == 8 && ld == w_f32) {
+        float f = np ? r : 0.0f;
         for (int64_t i = np; i < n; i++) f = fmaf(ld(w, i), ld(a, i), f);
         return f;
     }
-    double s = np ? (double)reduce8_hadd(sum[0]) : 0.0;
-    for (int64_t i = np; i < n; i++) s += (double)(ld(w, i) * ld(a, i));
-    return (float)s;
-}
-
-static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
-    if (sn_ggml_lanes() == 8) return dot_vec8(n, w, a, ld);
-    float sum[4][16] = {{0}};
-    const int64_t np = n & ~(int64_t)63;
-    for (int64_t i = 0; i < np; i += 64)
-        for (int j = 0; j < 4; j++)
-            for (int l = 0; l < 16; l++)
-                sum[j][l] = fmaf(ld(w, i + 16 * j + l), ld(a, i + 16 * j + l), sum[j][l]);
-    for (int l = 0; l < 16; l++) {
-        sum[0][l] += sum[2][l];
-        sum[1][l] += sum[3][l];
-        sum[0][l] += sum[1][l];
-    }
-    double s = np ? (double)reduce16(sum[0]) : 0.0;
+    double s = np ? (double)r : 0.0;
     for (int64_t i = np; i < n; i++) s += (double)(ld(w, i) * ld(a, i));
     return (float)s;
 }
@@ -141,7 +125,7 @@ static float dot_mm(int64_t n, const void *w, const void *a, float (*ld)(const v
     float acc[16] = {0};
     for (int64_t i = 0; i < n; i += L)
         for (int l = 0; l < L; l++) acc[l] = fmaf(ld(w, i + l), ld(a, i + l), acc[l]);
-    return L == 8 ? hsum8(acc) : reduce16(acc);
+    return L == 8 ? sn_k_hsum8(acc) : reduce16(acc);
 }
 
 static float dot_f32(int64_t n, const void *w, const void *a) { return dot_vec(n, w, a, w_f32); }
@@ -170,7 +154,7 @@ static float dot_bf16_8(int64_t n, const void *w, const void *a) {
             for (int l = 0; l < 8; l++) c[j][l] = fmaf(w_bf16(w, i + 8 * j + l), w_bf16(a, i + 8 * j + l), c[j][l]);
     float t[8];
     for (int l = 0; l < 8; l++) t[l] = (c[0][l] + c[2][l]) + (c[1][l] + c[3][l]);
-    double s = (double)hsum8(t);
+    double s = (double)sn_k_hsum8(t);
     for (; i < n; i++) s += (double)(w_bf16(w, i) * w_bf16(a, i));
     return (float)s;
 }
@@ -197,7 +181,7 @@ static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
         float acc[8] = {0};
         for (int64_t i = 0; i < n; i += 8)
             for (int l = 0; l < 8; l++) acc[l] = fmaf(w_bf16(vw, i + l), w_bf16(va, i + l), acc[l]);
-        return hsum8(acc);
+        return sn_k_hsum8(acc);
     }
     if (n % 32) return dot_bf16(n, vw, va);
     const uint16_t *w = vw, *a = va;
@@ -208,11 +192,7 @@ static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
 
 /* ggml's x86 order (vec_dot and llamafile's tinyBLAS alike): 8 lanes, lane j holding the integer
  * sum of products 4j..4j+3 of each block, accumulated with fma(d_w*d_a, lane, acc) across blocks,
- * then reduced as hsum_float_8. Matching it keeps llama.cpp's rounding, not just its value. */
-static float hsum8(const float *a) {
-    const float r0 = a[4] + a[0], r1 = a[5] + a[1], r2 = a[6] + a[2], r3 = a[7] + a[3];
-    return (r0 + r2) + (r1 + r3);
-}
+ * then reduced as hsum_float_8 (sn_k_hsum8). */
 
 static float dot_q8_0(int64_t n, const void *vw, const void *va) {
     const sn_block_q8_0 *w = vw, *a = va;
@@ -225,7 +205,7 @@ static float dot_q8_0(int64_t n, const void *vw, const void *va) {
             acc[j] = fmaf(d, (float)l, acc[j]);
         }
     }
-    return hsum8(acc);
+    return sn_k_hsum8(acc);
 }
 
 static float dot_q4_0(int64_t n, const void *vw, const void *va) {
@@ -244,49 +224,20 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
-/* Q4_K as llama.cpp runs it on AVX2+ (repacked q4_K_8x8). Per pair j of 32-element sub-blocks two
- * exact integers: isum = sc0 * dot(low nibbles) + sc1 * dot(high nibbles) and the min term msum.
- * Two float sums s1 (isum * d_w * d_a) and s2 (msum * dmin_w * d_a), s1 - s2 at the end. The
- * single-token kernel adds the integers over the block and takes one fma per block (dot); the
- * batched q4_K_8x8 gemm takes one fma per pair (dot_mm, for groups of 4 tokens,
- * sn_kernel_mm_tokens). */
-static inline float q4_K_dot(int64_t n, const void *vw, const void *va, const int per_pair) {
-    const sn_block_q4_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float s1 = 0, s2 = 0;
-    for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        const uint8_t *q = w[b].qs;
-        const int8_t *q8 = a[b].qs;
-        const float d = sn_k_h2f(w[b].d) * a[b].d, dmin = sn_k_h2f(w[b].dmin) * a[b].d;
-        int sumi = 0, summ = 0;
-        for (int j = 0; j < SN_QK_K / 64; j++) {
-            int sc0, sc1;
-            const int msum = sn_k_q4k_pair(j, w[b].scales, a[b].bsums, &sc0, &sc1);
-            int lo = 0, hi = 0;
-            for (int l = 0; l < 32; l++) {
-                lo += (q[l] & 0xF) * q8[l];
-                hi += (q[l] >> 4) * q8[l + 32];
-            }
-            if (per_pair) {
-                s1 = fmaf((float)(sc0 * lo + sc1 * hi), d, s1);
-                s2 = fmaf((float)msum, dmin, s2);
-            } else {
-                sumi += sc0 * lo + sc1 * hi;
-                summ += msum;
-            }
-            q += 32;
-            q8 += 64;
-        }
-        if (!per_pair) {
-            s1 = fmaf((float)sumi, d, s1);
-            s2 = fmaf((float)summ, dmin, s2);
-        }
+/* Q4_K as llama.cpp runs it on AVX2+ (repacked q4_K_8x8): the float steps are kquant_dots.h's,
+ * shared with the AVX2 twin; here the pair's two integer dots, one product at a time. */
+static inline void q4_K_pair(const uint8_t *q, const int8_t *q8, int *lo, int *hi) {
+    int l0 = 0, h0 = 0;
+    for (int l = 0; l < 32; l++) {
+        l0 += (q[l] & 0xF) * q8[l];
+        h0 += (q[l] >> 4) * q8[l + 32];
     }
-    return s1 - s2;
+    *lo = l0;
+    *hi = h0;
 }
 
-static float dot_q4_K(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 0); }
-static float dot_q4_K_mm(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 1); }
+static float dot_q4_K(int64_t n, const void *w, const void *a) { return sn_kq_q4_K_dot(n, w, a, 0, q4_K_pair); }
+static float dot_q4_K_mm(int64_t n, const void *w, const void *a) { return sn_kq_q4_K_dot(n, w, a, 1, q4_K_pair); }
 
 /* Q6_K as ggml_vec_dot_q6_K_q8_K (AVX2): 8 integer lanes per block, lane L holding
  * sum_g scale(g, L/4) * (elements 4L..4L+3 of 32-group g, 6-bit values unsigned) minus
@@ -320,7 +271,7 @@ static float dot_q6_K(int64_t n, const void *vw, const void *va) {
             acc[L] = fmaf(d, (float)lane, acc[L]);
         }
     }
-    return hsum8(acc);
+    return sn_k_hsum8(acc);
 }
 
 /* ---- attention helpers ---- */
@@ -343,48 +294,32 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
         for (int j = 0; j < 64; j++) out[j] = fmaf(kt[d * ld + j], q[d], out[j]);
 }
 
-static sn_kernels g_scalar;
-
-/* Fills the table; called once, through pthread_once in sn_kernels_scalar below. */
-static const sn_kernels *build_table(void) {
-    sn_kernels *k = &g_scalar;
-    if (!k->name) {
-        k->dot[SN_GGML_F32] = dot_f32;
-        k->dot[SN_GGML_F16] = dot_f16;
-        k->dot[SN_GGML_BF16] = dot_bf16;
-        k->dot[SN_GGML_Q8_0] = dot_q8_0;
-        k->dot[SN_GGML_Q4_0] = dot_q4_0;
-        k->mm_q4_0x8 = sn_q4_0x8_mm_scalar; /* repacked Q4_0 (q4_0_x8.h) */
-        k->dot[SN_GGML_Q4_K] = dot_q4_K;
-        k->dot[SN_GGML_Q6_K] = dot_q6_K;
-        for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
-        k->dot_mm[SN_GGML_F32] = dot_f32_mm;
-        k->dot_mm[SN_GGML_F16] = dot_f16_mm;
-        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
-        k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
-        sn_kernels_quants_scalar(k); /* Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K, Q8_1 */
-        k->quant[SN_GGML_F32] = quant_f32;
-        k->quant[SN_GGML_F16] = quant_f16;
-        k->quant[SN_GGML_BF16] = quant_bf16;
-        k->quant[SN_GGML_Q8_0] = quant_q8_0;
-        k->quant[SN_GGML_Q8_K] = quant_q8_K;
-        k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_scalar; /* blob weights */
-        k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_scalar;
-        k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act;
-        k->mad_f16 = mad_f16;
-        k->scale_f16 = scale_f16;
-        k->mad_f32 = mad_f32;
-        k->kq_tile64 = kq_tile64;
-        __atomic_store_n(&k->name, "scalar", __ATOMIC_RELEASE);
-    }
-    return k;
-}
-
-static void build_once(void) { (void)build_table(); }
-
-/* Built once per process (two models loading in two threads must not both write it). */
-const sn_kernels *sn_kernels_scalar(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, build_once);
-    return &g_scalar;
+/* The reference table (kernels.c builds it once, then the SIMD tables on top of a copy of it). */
+void sn_kernels_fill_scalar(sn_kernels *k) {
+    /* per weight type: the single-token order (dot), then the batched one (dot_mm) */
+    k->dot[SN_GGML_F32] = dot_f32;
+    k->dot_mm[SN_GGML_F32] = dot_f32_mm;
+    k->dot[SN_GGML_F16] = dot_f16;
+    k->dot_mm[SN_GGML_F16] = dot_f16_mm;
+    k->dot[SN_GGML_BF16] = dot_bf16;
+    k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+    k->dot[SN_GGML_Q8_0] = k->dot_mm[SN_GGML_Q8_0] = dot_q8_0;
+    k->dot[SN_GGML_Q4_0] = k->dot_mm[SN_GGML_Q4_0] = dot_q4_0;
+    k->mm_q4_0x8 = sn_q4_0x8_mm_scalar; /* repacked Q4_0 (q4_0_x8.h) */
+    k->dot[SN_GGML_Q4_K] = dot_q4_K;
+    k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
+    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
+    sn_kernels_quants_scalar(k); /* Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K, Q8_1 */
+    k->quant[SN_GGML_F32] = quant_f32;
+    k->quant[SN_GGML_F16] = quant_f16;
+    k->quant[SN_GGML_BF16] = quant_bf16;
+    k->quant[SN_GGML_Q8_0] = quant_q8_0;
+    k->quant[SN_GGML_Q8_K] = quant_q8_K;
+    k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_scalar; /* blob weights */
+    k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_scalar;
+    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act;
+    k->mad_f16 = mad_f16;
+    k->scale_f16 = scale_f16;
+    k->mad_f32 = mad_f32;
+    k->kq_tile64 = kq_tile64;
 }

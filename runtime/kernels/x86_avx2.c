@@ -10,13 +10,13 @@
 #pragma GCC target("avx2,fma,f16c")
 #include "kernels.h"
 
-#include "cpu.h"
 #include "int4.h"
+#include "kquant_dots.h"
 #include "q4_0_x8.h"
+#include "simd_avx2.h"
 
 #include <immintrin.h>
 #include <math.h>
-#include <pthread.h>
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
@@ -150,13 +150,6 @@ static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
 
 /* ---- float dots in ggml's AVX2 order (sn_ggml_lanes() == 8, see scalar.c) ---- */
 
-static inline float hsum8(__m256 x) {
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
-
 static inline float reduce8_hadd(__m256 x) { /* GGML_F32x8_REDUCE's final step */
     const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     const __m128 t1 = _mm_hadd_ps(t0, t0);
@@ -191,7 +184,7 @@ static inline float reduce8_hadd(__m256 x) { /* GGML_F32x8_REDUCE's final step *
         if (n % 8) return FALLBACK(n, w, a);                                            \
         __m256 acc = _mm256_setzero_ps();                                               \
         for (int64_t i = 0; i < n; i += 8) acc = _mm256_fmadd_ps(LD(w, i), LD(a, i), acc); \
-        return hsum8(acc);                                                              \
+        return sn_avx2_hsum8(acc);                                                      \
     }
 
 static inline __m256 ld_bf16(const void *p, int64_t i) {
@@ -213,7 +206,7 @@ static float dot_bf16_8(int64_t n, const void *w, const void *a) {
         _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
             c[j] = _mm256_fmadd_ps(ld_bf16(w, i + 8 * j), ld_bf16(a, i + 8 * j), c[j]);
     const __m256 t = _mm256_add_ps(_mm256_add_ps(c[0], c[2]), _mm256_add_ps(c[1], c[3]));
-    double s = (double)hsum8(t);
+    double s = (double)sn_avx2_hsum8(t);
     for (; i < n; i++) s += (double)(sc_bf16(w, i) * sc_bf16(a, i));
     return (float)s;
 }
@@ -235,14 +228,7 @@ static float dot_q8_0(int64_t n, const void *vw, const void *va) {
         const __m256i q = lane_dot(_mm256_loadu_si256((const __m256i *)w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q), acc);
     }
-    return hsum8(acc);
-}
-
-static inline int hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
+    return sn_avx2_hsum8(acc);
 }
 
 static inline __m256i unpack_q4(const uint8_t *qs) { /* 32 nibbles -> int8 in [-8, 7]: low nibbles first */
@@ -257,7 +243,7 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     float s = 0;
     for (int64_t b = 0; b < n / SN_QK4_0; b++) {
         /* w in [-8, 7]: sign trick needs |w| <= 127, fine */
-        const int isum = hsum_i32(lane_dot(unpack_q4(w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)));
+        const int isum = sn_avx2_hsum_i32(lane_dot(unpack_q4(w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)));
         s = fmaf((float)isum, h2f(w[b].d) * h2f(a[b].d), s);
     }
     return s;
@@ -268,82 +254,15 @@ static inline __m256i udot(__m256i wu, __m256i a) {
     return _mm256_madd_epi16(_mm256_set1_epi16(1), _mm256_maddubs_epi16(wu, a));
 }
 
-/* q4_K_dot of scalar.c (one fma per block for dot, per pair of sub-blocks for dot_mm), with the
- * pair's two 32-element integer dots in vectors. */
-static inline float q4_K_dot(int64_t n, const void *vw, const void *va, const int per_pair) {
-    const sn_block_q4_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float s = 0, s2 = 0;
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        const uint8_t *q = w[b].qs;
-        const int8_t *q8 = a[b].qs;
-        const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
-        int sumi = 0, summ = 0;
-        for (int j = 0; j < SN_QK_K / 64; j++) {
-            int sc0, sc1;
-            const int msum = sn_k_q4k_pair(j, w[b].scales, a[b].bsums, &sc0, &sc1);
-            const __m256i raw = _mm256_loadu_si256((const __m256i *)q);
-            const int lo = hsum_i32(udot(_mm256_and_si256(raw, m4), _mm256_loadu_si256((const __m256i *)q8)));
-            const int hi = hsum_i32(udot(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), _mm256_loadu_si256((const __m256i *)(q8 + 32))));
-            if (per_pair) {
-                s = fmaf((float)(sc0 * lo + sc1 * hi), d, s);
-                s2 = fmaf((float)msum, dmin, s2);
-            } else {
-                sumi += sc0 * lo + sc1 * hi;
-                summ += msum;
-            }
-            q += 32;
-            q8 += 64;
-        }
-        if (!per_pair) {
-            s = fmaf((float)sumi, d, s);
-            s2 = fmaf((float)summ, dmin, s2);
-        }
-    }
-    return s - s2;
+/* Q4_K's batched order (kquant_dots.h, per_pair = 1) with the pair's two 32-element integer dots in
+ * vectors. Q4_K's single-token dot and Q6_K are kquants_avx2.c's. */
+static inline void q4_K_pair(const uint8_t *q, const int8_t *q8, int *lo, int *hi) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), raw = _mm256_loadu_si256((const __m256i *)q);
+    *lo = sn_avx2_hsum_i32(udot(_mm256_and_si256(raw, m4), _mm256_loadu_si256((const __m256i *)q8)));
+    *hi = sn_avx2_hsum_i32(udot(_mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), _mm256_loadu_si256((const __m256i *)(q8 + 32))));
 }
 
-static float dot_q4_K(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 0); }
-static float dot_q4_K_mm(int64_t n, const void *w, const void *a) { return q4_K_dot(n, w, a, 1); }
-
-static float dot_q6_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q6_K *w = vw;
-    const sn_block_q8_K *a = va;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        const uint8_t *ql = w[b].ql, *qh = w[b].qh;
-        const int8_t *sc = w[b].scales, *q8 = a[b].qs;
-        __m256i lanes = _mm256_setzero_si256();
-        for (int half = 0; half < 2; half++) {
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
-            const __m256i v1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m3), 4));
-            const __m256i v2 = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m3), 4));
-            const __m256i v3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m3), 4));
-            const __m256i v4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m3), 4));
-            const __m256i vs[4] = {v1, v2, v3, v4};
-            for (int k = 0; k < 4; k++) {
-                const int g = 4 * half + k;
-                const __m256i p = udot(vs[k], _mm256_loadu_si256((const __m256i *)(q8 + 32 * k)));
-                const __m256i scv = _mm256_setr_epi32(sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g + 1], sc[2 * g + 1],
-                                                      sc[2 * g + 1], sc[2 * g + 1]);
-                lanes = _mm256_add_epi32(lanes, _mm256_mullo_epi32(p, scv));
-            }
-            ql += 64;
-            qh += 32;
-            q8 += 128;
-        }
-        const __m256i bs = _mm256_loadu_si256((const __m256i *)a[b].bsums);
-        const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(bs, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)sc))), 5);
-        lanes = _mm256_sub_epi32(lanes, corr);
-        const float d = a[b].d * h2f(w[b].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
-    }
-    return hsum8(acc);
-}
+static float dot_q4_K_mm(int64_t n, const void *w, const void *a) { return sn_kq_q4_K_dot(n, w, a, 1, q4_K_pair); }
 
 /* ---- attention helpers ---- */
 
@@ -385,62 +304,42 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
     for (int j = 0; j < 8; j++) _mm256_storeu_ps(out + 8 * j, c[j]);
 }
 
-static sn_kernels g_avx2;
-
-/* Fills the table; called once, through pthread_once in sn_kernels_avx2 below. */
-static const sn_kernels *build_table(void) {
-    if (!(sn_cpu_features() & SN_CPU_AVX2)) return NULL;
-    sn_kernels *k = &g_avx2;
-    if (!k->name) {
-        *k = *sn_kernels_scalar();
-        k->dot[SN_GGML_F32] = dot_f32;
-        k->dot[SN_GGML_F16] = dot_f16;
-        k->dot[SN_GGML_BF16] = dot_bf16;
-        k->dot[SN_GGML_Q8_0] = dot_q8_0;
-        k->dot[SN_GGML_Q4_0] = dot_q4_0;
-        k->mm_q4_0x8 = sn_q4_0x8_mm_avx2;
-        k->dot[SN_GGML_Q4_K] = dot_q4_K;
-        k->dot[SN_GGML_Q6_K] = dot_q6_K;
-        for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
-        k->dot_mm[SN_GGML_F32] = dot_f32_mm;
-        k->dot_mm[SN_GGML_F16] = dot_f16_mm;
-        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
-        k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
-        if (sn_ggml_lanes() == 8) {
-            k->dot[SN_GGML_F32] = dot_f32_8;
-            k->dot[SN_GGML_F16] = dot_f16_8;
-            k->dot[SN_GGML_BF16] = dot_bf16_8;
-            k->dot_mm[SN_GGML_F32] = dot_f32_mm8;
-            k->dot_mm[SN_GGML_F16] = dot_f16_mm8;
-            k->dot_mm[SN_GGML_BF16] = dot_bf16_mm8;
-        }
-        sn_kernels_quants_avx2(k); /* quants_*.c: the types beyond this file */
-        sn_kernels_kquants_avx2(k); /* fast Q4_K / Q6_K (kquants_avx2.c) */
-        sn_kernels_mm_avx2(k);      /* tiled batches for F32/F16/BF16/Q8_0 (mm_avx2.c) */
-        k->quant[SN_GGML_F16] = quant_f16;
-        k->quant[SN_GGML_Q8_0] = quant_q8_0;
-        k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx2; /* blob weights */
-        k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx2;
-        k->mad_f16 = mad_f16;
-        k->scale_f16 = scale_f16;
-        k->mad_f32 = mad_f32;
-        k->kq_tile64 = kq_tile64;
-        k->name = "avx2";
+/* The AVX2 table: k holds a copy of the scalar table; this overrides what it twins (kernels.c
+ * builds it once, only where cpu.c found AVX2/FMA/F16C). */
+void sn_kernels_fill_avx2(sn_kernels *k) {
+    k->dot[SN_GGML_F32] = dot_f32;
+    k->dot[SN_GGML_F16] = dot_f16;
+    k->dot[SN_GGML_BF16] = dot_bf16;
+    k->dot[SN_GGML_Q8_0] = dot_q8_0;
+    k->dot[SN_GGML_Q4_0] = dot_q4_0;
+    k->mm_q4_0x8 = sn_q4_0x8_mm_avx2;
+    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
+    k->dot_mm[SN_GGML_F32] = dot_f32_mm;
+    k->dot_mm[SN_GGML_F16] = dot_f16_mm;
+    k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+    k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
+    if (sn_ggml_lanes() == 8) {
+        k->dot[SN_GGML_F32] = dot_f32_8;
+        k->dot[SN_GGML_F16] = dot_f16_8;
+        k->dot[SN_GGML_BF16] = dot_bf16_8;
+        k->dot_mm[SN_GGML_F32] = dot_f32_mm8;
+        k->dot_mm[SN_GGML_F16] = dot_f16_mm8;
+        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm8;
     }
-    return k;
-}
-
-static void build_once(void) { (void)build_table(); }
-
-/* Built once per process (two models loading in two threads must not both write it). */
-const sn_kernels *sn_kernels_avx2(void) {
-    if (!(sn_cpu_features() & SN_CPU_AVX2)) return NULL;
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, build_once);
-    return &g_avx2;
+    sn_kernels_quants_avx2(k); /* quants_*.c: the types beyond this file */
+    sn_kernels_kquants_avx2(k); /* fast Q4_K / Q6_K (kquants_avx2.c) */
+    sn_kernels_mm_avx2(k);      /* tiled batches for F32/F16/BF16/Q8_0 (mm_avx2.c) */
+    k->quant[SN_GGML_F16] = quant_f16;
+    k->quant[SN_GGML_Q8_0] = quant_q8_0;
+    k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx2; /* blob weights */
+    k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx2;
+    k->mad_f16 = mad_f16;
+    k->scale_f16 = scale_f16;
+    k->mad_f32 = mad_f32;
+    k->kq_tile64 = kq_tile64;
 }
 #pragma GCC pop_options
 #else
 #include "kernels.h"
-const sn_kernels *sn_kernels_avx2(void) { return NULL; }
+void sn_kernels_fill_avx2(sn_kernels *k) { (void)k; } /* never called: cpu.c finds no AVX2 here */
 #endif

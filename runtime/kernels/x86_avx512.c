@@ -13,10 +13,10 @@
 #include "cpu.h"
 #include "int4.h"
 #include "q4_0_x8.h"
+#include "simd_avx2.h"
 
 #include <immintrin.h>
 #include <math.h>
-#include <pthread.h>
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
@@ -222,20 +222,6 @@ static inline __m512i lane_dot2(__m512i x, __m512i y) {
     return _mm512_dpbusd_epi32(_mm512_setzero_si512(), ax, sy);
 }
 
-static inline float hsum8(__m256 x) {
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
-
-static inline int hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
-
 static inline __m512i load2_q8(const sn_block_q8_0 *b) { /* qs of blocks b and b+1 */
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)b[0].qs)),
                               _mm256_loadu_si256((const __m256i *)b[1].qs), 1);
@@ -256,7 +242,7 @@ static float dot_q8_0(int64_t n, const void *vw, const void *va) {
         const __m256i q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d)), _mm256_cvtepi32_ps(q), acc);
     }
-    return hsum8(acc);
+    return sn_avx2_hsum8(acc);
 }
 
 static inline __m256i unpack_q4(const uint8_t *qs) {
@@ -298,7 +284,7 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     for (; b < nb; b++) {
         const __m256i x = unpack_q4(w[b].qs), y = _mm256_loadu_si256((const __m256i *)a[b].qs);
         const __m256i q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-        s = fmaf((float)hsum_i32(q), h2f(w[b].d) * h2f(a[b].d), s);
+        s = fmaf((float)sn_avx2_hsum_i32(q), h2f(w[b].d) * h2f(a[b].d), s);
     }
     return s;
 }
@@ -342,7 +328,7 @@ static void gemm_q8_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
     _Pragma("GCC unroll 16")
     for (int t = 0; t < 4; t++)
         _Pragma("GCC unroll 16")
-        for (int r = 0; r < 4; r++) y[t * ldy + r] = hsum8(c[t][r]);
+        for (int r = 0; r < 4; r++) y[t * ldy + r] = sn_avx2_hsum8(c[t][r]);
 }
 
 /* 4 rows x 4 tokens of Q4_0: per output one integer sum per block, then s = fma(isum, d, s) in
@@ -406,79 +392,59 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
 }
 #pragma GCC pop_options
 
-static sn_kernels g_avx512;
-
-/* Fills the table; called once, through pthread_once in sn_kernels_avx512 below. */
-static const sn_kernels *build_table(void) {
+/* The AVX-512 table: k holds a copy of the AVX2 table (base); this overrides what it twins
+ * (kernels.c builds it once, only where cpu.c found AVX-512 F/BW/VL/DQ). */
+void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     const uint32_t f = sn_cpu_features();
-    if (!(f & SN_CPU_AVX512)) return NULL;
-    const sn_kernels *base = sn_kernels_avx2();
-    if (!base) return NULL;
-    sn_kernels *k = &g_avx512;
-    if (!k->name) {
-        *k = *base;
-        k->dot[SN_GGML_F32] = dot_f32;
-        k->dot[SN_GGML_F16] = dot_f16;
-        k->dot[SN_GGML_BF16] = dot_bf16;
-        if (f & SN_CPU_AVX512VNNI) {
-            k->dot[SN_GGML_Q8_0] = dot_q8_0;
-            k->dot[SN_GGML_Q4_0] = dot_q4_0;
-        }
-        for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
-        k->dot_mm[SN_GGML_F32] = dot_f32_mm;
-        k->dot_mm[SN_GGML_F16] = dot_f16_mm;
-        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
-        k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
-        sn_kernels_quants_avx512(k); /* quants_*.c: the types beyond this file */
-        /* Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) measured
-         * 1.8-2.5x slower here; Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
-        k->gemm4x4[SN_GGML_F32] = gemm_f32;
-        k->gemm4x4[SN_GGML_F16] = gemm_f16;
-        k->gemm4x4[SN_GGML_BF16] = gemm_bf16;
-        if (f & SN_CPU_AVX512VNNI) {
-            k->gemm4x4[SN_GGML_Q8_0] = gemm_q8_0;
-            k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
-            k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
-        }
-        /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
-         * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
-        for (int t = 0; t < SN_KTYPE_COUNT; t++) k->mm[t] = NULL;
-        if (!(f & SN_CPU_AVX512VNNI)) k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
-        if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
-            static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};
-            for (int i = 0; i < 3; i++) {
-                const int t = float_types[i];
-                k->dot[t] = base->dot[t];
-                k->dot_mm[t] = base->dot_mm[t];
-                k->gemm4x4[t] = NULL;
-                k->mm[t] = base->mm[t];
-            }
-        }
-        k->quant[SN_GGML_F16] = quant_f16;
-        if (f & SN_CPU_AVX512VNNI) { /* blob weights */
-            k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx512vnni;
-            k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx512vnni;
-        }
-        k->mad_f16 = mad_f16;
-        k->scale_f16 = scale_f16;
-        k->mad_f32 = mad_f32;
-        k->kq_tile64 = kq_tile64;
-        k->name = "avx512";
+    k->dot[SN_GGML_F32] = dot_f32;
+    k->dot[SN_GGML_F16] = dot_f16;
+    k->dot[SN_GGML_BF16] = dot_bf16;
+    if (f & SN_CPU_AVX512VNNI) {
+        k->dot[SN_GGML_Q8_0] = dot_q8_0;
+        k->dot[SN_GGML_Q4_0] = dot_q4_0;
     }
-    return k;
-}
-
-static void build_once(void) { (void)build_table(); }
-
-/* Built once per process (two models loading in two threads must not both write it). */
-const sn_kernels *sn_kernels_avx512(void) {
-    if (!(sn_cpu_features() & SN_CPU_AVX512)) return NULL;
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, build_once);
-    return &g_avx512;
+    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
+    k->dot_mm[SN_GGML_F32] = dot_f32_mm;
+    k->dot_mm[SN_GGML_F16] = dot_f16_mm;
+    k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
+    k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
+    sn_kernels_quants_avx512(k); /* quants_*.c: the types beyond this file */
+    /* Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) measured
+     * 1.8-2.5x slower here; Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
+    k->gemm4x4[SN_GGML_F32] = gemm_f32;
+    k->gemm4x4[SN_GGML_F16] = gemm_f16;
+    k->gemm4x4[SN_GGML_BF16] = gemm_bf16;
+    if (f & SN_CPU_AVX512VNNI) {
+        k->gemm4x4[SN_GGML_Q8_0] = gemm_q8_0;
+        k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
+        k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
+    }
+    /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
+     * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
+    for (int t = 0; t < SN_KTYPE_COUNT; t++) k->mm[t] = NULL;
+    if (!(f & SN_CPU_AVX512VNNI)) k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
+    if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
+        static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};
+        for (int i = 0; i < 3; i++) {
+            const int t = float_types[i];
+            k->dot[t] = base->dot[t];
+            k->dot_mm[t] = base->dot_mm[t];
+            k->gemm4x4[t] = NULL;
+            k->mm[t] = base->mm[t];
+        }
+    }
+    k->quant[SN_GGML_F16] = quant_f16;
+    if (f & SN_CPU_AVX512VNNI) { /* blob weights */
+        k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx512vnni;
+        k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx512vnni;
+    }
+    k->mad_f16 = mad_f16;
+    k->scale_f16 = scale_f16;
+    k->mad_f32 = mad_f32;
+    k->kq_tile64 = kq_tile64;
 }
 #pragma GCC pop_options
 #else
 #include "kernels.h"
-const sn_kernels *sn_kernels_avx512(void) { return NULL; }
+void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) { (void)k, (void)base; } /* never called */
 #endif
