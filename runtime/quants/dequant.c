@@ -29,7 +29,8 @@ _Static_assert(sizeof(sn_block_iq4_xs) == 136, "iq4_xs block");
 
 const int8_t sn_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-static void dequant_q4_1(const sn_block_q4_1 *x, float *y, int64_t k) {
+void sn_dequantize_row_q4_1(const void *vx, float *y, int64_t k) {
+    const sn_block_q4_1 *x = vx;
     for (int64_t i = 0; i < k / 32; i++, y += 32) {
         const float d = sn_fp16_to_fp32(x[i].d), m = sn_fp16_to_fp32(x[i].m);
         for (int j = 0; j < 16; j++) {
@@ -47,21 +48,24 @@ static inline int q5_value(const uint8_t *qs, const uint8_t *qh4, int j) {
     return nib | (int)(((qh >> j) & 1) << 4);
 }
 
-static void dequant_q5_0(const sn_block_q5_0 *x, float *y, int64_t k) {
+void sn_dequantize_row_q5_0(const void *vx, float *y, int64_t k) {
+    const sn_block_q5_0 *x = vx;
     for (int64_t i = 0; i < k / 32; i++, y += 32) {
         const float d = sn_fp16_to_fp32(x[i].d);
         for (int j = 0; j < 32; j++) y[j] = (q5_value(x[i].qs, x[i].qh, j) - 16) * d;
     }
 }
 
-static void dequant_q5_1(const sn_block_q5_1 *x, float *y, int64_t k) {
+void sn_dequantize_row_q5_1(const void *vx, float *y, int64_t k) {
+    const sn_block_q5_1 *x = vx;
     for (int64_t i = 0; i < k / 32; i++, y += 32) {
         const float d = sn_fp16_to_fp32(x[i].d), m = sn_fp16_to_fp32(x[i].m);
         for (int j = 0; j < 32; j++) y[j] = q5_value(x[i].qs, x[i].qh, j) * d + m;
     }
 }
 
-static void dequant_q2_K(const sn_block_q2_K *x, float *y, int64_t k) {
+void sn_dequantize_row_q2_K(const void *vx, float *y, int64_t k) {
+    const sn_block_q2_K *x = vx;
     for (int64_t i = 0; i < k / 256; i++) {
         const float d = sn_fp16_to_fp32(x[i].d), min = sn_fp16_to_fp32(x[i].dmin);
         for (int e = 0; e < 256; e++) { /* e = 128 h + 32 j + l: bits 2j of qs[32h + l] */
@@ -81,7 +85,8 @@ void sn_q3_K_scales(const uint8_t packed[12], int8_t out[16]) {
     }
 }
 
-static void dequant_q3_K(const sn_block_q3_K *x, float *y, int64_t k) {
+void sn_dequantize_row_q3_K(const void *vx, float *y, int64_t k) {
+    const sn_block_q3_K *x = vx;
     for (int64_t i = 0; i < k / 256; i++) {
         const float d_all = sn_fp16_to_fp32(x[i].d);
         int8_t sc[16];
@@ -105,7 +110,8 @@ static void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
     }
 }
 
-static void dequant_q5_K(const sn_block_q5_K *x, float *y, int64_t k) {
+void sn_dequantize_row_q5_K(const void *vx, float *y, int64_t k) {
+    const sn_block_q5_K *x = vx;
     for (int64_t i = 0; i < k / 256; i++) {
         const float d = sn_fp16_to_fp32(x[i].d), min = sn_fp16_to_fp32(x[i].dmin);
         for (int g = 0; g < 8; g++) { /* 32-value group g: nibble half g%2 of qs[32(g/2) ..], qh bit g */
@@ -129,27 +135,15 @@ static void iq4_32(const uint8_t *qs, float dl, float *y) {
     }
 }
 
-static void dequant_iq4_nl(const sn_block_iq4_nl *x, float *y, int64_t k) {
+void sn_dequantize_row_iq4_nl(const void *vx, float *y, int64_t k) {
+    const sn_block_iq4_nl *x = vx;
     for (int64_t i = 0; i < k / 32; i++, y += 32) iq4_32(x[i].qs, sn_fp16_to_fp32(x[i].d), y);
 }
 
-static void dequant_iq4_xs(const sn_block_iq4_xs *x, float *y, int64_t k) {
+void sn_dequantize_row_iq4_xs(const void *vx, float *y, int64_t k) {
+    const sn_block_iq4_xs *x = vx;
     for (int64_t i = 0; i < k / 256; i++) {
         const float d = sn_fp16_to_fp32(x[i].d);
         for (int j = 0; j < 8; j++, y += 32) iq4_32(x[i].qs + 16 * j, d * (float)sn_iq4_xs_scale(&x[i], j), y);
-    }
-}
-
-int sn_quants_dequantize_row(int type, const void *x, float *y, int64_t k) {
-    switch (type) {
-    case SN_GGML_Q4_1: dequant_q4_1(x, y, k); return 0;
-    case SN_GGML_Q5_0: dequant_q5_0(x, y, k); return 0;
-    case SN_GGML_Q5_1: dequant_q5_1(x, y, k); return 0;
-    case SN_GGML_Q2_K: dequant_q2_K(x, y, k); return 0;
-    case SN_GGML_Q3_K: dequant_q3_K(x, y, k); return 0;
-    case SN_GGML_Q5_K: dequant_q5_K(x, y, k); return 0;
-    case SN_GGML_IQ4_NL: dequant_iq4_nl(x, y, k); return 0;
-    case SN_GGML_IQ4_XS: dequant_iq4_xs(x, y, k); return 0;
-    default: return -1;
     }
 }

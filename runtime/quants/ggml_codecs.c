@@ -236,14 +236,16 @@ void sn_bf16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
 
 /* ------------------------------------------------------------------------------------------------
  * Dequantization. */
-static void dequant_q8_0(const sn_block_q8_0 *x, float *y, int64_t k) {
+void sn_dequantize_row_q8_0(const void *vx, float *y, int64_t k) {
+    const sn_block_q8_0 *x = vx;
     for (int64_t i = 0; i < k / SN_QK8_0; i++) {
         const float d = sn_fp16_to_fp32(x[i].d);
         for (int j = 0; j < SN_QK8_0; j++) y[i * SN_QK8_0 + j] = x[i].qs[j] * d;
     }
 }
 
-static void dequant_q4_0(const sn_block_q4_0 *x, float *y, int64_t k) {
+void sn_dequantize_row_q4_0(const void *vx, float *y, int64_t k) {
+    const sn_block_q4_0 *x = vx;
     for (int64_t i = 0; i < k / SN_QK4_0; i++) {
         const float d = sn_fp16_to_fp32(x[i].d);
         for (int j = 0; j < SN_QK4_0 / 2; j++) {
@@ -254,7 +256,8 @@ static void dequant_q4_0(const sn_block_q4_0 *x, float *y, int64_t k) {
     }
 }
 
-static void dequant_q4_K(const sn_block_q4_K *x, float *y, int64_t k) {
+void sn_dequantize_row_q4_K(const void *vx, float *y, int64_t k) {
+    const sn_block_q4_K *x = vx;
     for (int64_t i = 0; i < k / SN_QK_K; i++) {
         const uint8_t *q = x[i].qs;
         const float d = sn_fp16_to_fp32(x[i].d), min = sn_fp16_to_fp32(x[i].dmin);
@@ -273,7 +276,8 @@ static void dequant_q4_K(const sn_block_q4_K *x, float *y, int64_t k) {
     }
 }
 
-static void dequant_q6_K(const sn_block_q6_K *x, float *y, int64_t k) {
+void sn_dequantize_row_q6_K(const void *vx, float *y, int64_t k) {
+    const sn_block_q6_K *x = vx;
     for (int64_t i = 0; i < k / SN_QK_K; i++) {
         const float d = sn_fp16_to_fp32(x[i].d);
         const uint8_t *ql = x[i].ql, *qh = x[i].qh;
@@ -305,16 +309,8 @@ int sn_dequantize_row(int type, const void *x, float *y, int64_t k) {
         sn_blob_dequantize_int4_row(x, (uint64_t)k, y);
         return 0;
     }
-    const uint32_t blck = sn_ggml_blck_size(type);
-    if (blck == 0 || (uint64_t)k % blck != 0) return -1;
-    switch (type) {
-    case SN_GGML_F32: memcpy(y, x, (size_t)k * sizeof(float)); return 0;
-    case SN_GGML_F16: sn_fp16_to_fp32_row(x, y, (size_t)k); return 0;
-    case SN_GGML_BF16: sn_bf16_to_fp32_row(x, y, (size_t)k); return 0;
-    case SN_GGML_Q8_0: dequant_q8_0(x, y, k); return 0;
-    case SN_GGML_Q4_0: dequant_q4_0(x, y, k); return 0;
-    case SN_GGML_Q4_K: dequant_q4_K(x, y, k); return 0;
-    case SN_GGML_Q6_K: dequant_q6_K(x, y, k); return 0;
-    default: return sn_quants_dequantize_row(type, x, y, k); /* quants/quants.h */
-    }
+    const sn_ggml_traits *t = sn_ggml_traits_of(type);
+    if (!t || !t->to_f32 || (uint64_t)k % t->blck != 0) return -1;
+    t->to_f32(x, y, k);
+    return 0;
 }

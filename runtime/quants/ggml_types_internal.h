@@ -45,6 +45,26 @@ static inline int sn_ggml_level(void) { return CPU_AVX512 ? 2 : CPU_AVX2 ? 1 : 0
 #define SN_BY_LEVEL(scalar, avx2, avx512) {scalar, scalar, scalar}
 #endif
 
+/* ---- the type table ---- */
+
+/* One row of ggml_types.c's table, in the manner of ggml's type_traits: name, values per block,
+ * bytes per block, and the row codecs this tree has for the type (k values, a multiple of the
+ * block size; NULL where it has none). sn_ggml_from_f32 and sn_dequantize_row read them. */
+typedef struct {
+    const char *name;
+    uint32_t blck, size;
+    void (*to_f32)(const void *x, float *y, int64_t k);
+    void (*from_f32)(const float *x, void *y, int64_t k);
+} sn_ggml_traits;
+/* The row of type, or NULL for an id with no entry (retired or out of range). */
+const sn_ggml_traits *sn_ggml_traits_of(int type);
+
+/* The dequantizers of ggml_codecs.c (the other types' are in quants/quants.h). */
+void sn_dequantize_row_q8_0(const void *x, float *y, int64_t k);
+void sn_dequantize_row_q4_0(const void *x, float *y, int64_t k);
+void sn_dequantize_row_q4_K(const void *x, float *y, int64_t k);
+void sn_dequantize_row_q6_K(const void *x, float *y, int64_t k);
+
 /* ---- quantizer helpers ---- */
 
 /* C's float -> int8_t cast as ggml's x86 build performs it: convert to int32 (out of range and NaN

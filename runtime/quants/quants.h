@@ -40,8 +40,11 @@ static inline int sn_iq4_xs_scale(const sn_block_iq4_xs *x, int j) {
     return (((x->scales_l[j / 2] >> (4 * (j % 2))) & 0xF) | (((x->scales_h >> (2 * j)) & 3) << 4)) - 32;
 }
 
-/* Dequantizes k values of type (one of the types above); 0, or -1 for a type not handled here. */
-int sn_quants_dequantize_row(int type, const void *x, float *y, int64_t k);
+/* Row dequantizers of the types above (k values, a multiple of the block size), in ggml's reference
+ * order; the type table (ggml_types.c) points at them. */
+typedef void sn_quants_dequant_fn(const void *x, float *y, int64_t k);
+sn_quants_dequant_fn sn_dequantize_row_q4_1, sn_dequantize_row_q5_0, sn_dequantize_row_q5_1, sn_dequantize_row_q2_K,
+    sn_dequantize_row_q3_K, sn_dequantize_row_q5_K, sn_dequantize_row_iq4_nl, sn_dequantize_row_iq4_xs;
 
 /* The 16 signed Q3_K sub-block scales (already minus 32) of one block. */
 void sn_q3_K_scales(const uint8_t packed[12], int8_t out[16]);
