@@ -6,6 +6,7 @@
  * message, never a crash. */
 #include "blob.h"
 #include "ggml_types.h"
+#include "grow.h"
 #include "mapfile.h"
 
 #include <errno.h>
@@ -329,7 +330,8 @@ struct sn_blob_writer {
     sn_gguf_writer *meta;
     uint32_t flags;
     wtensor *t;
-    int64_t n, cap;
+    int64_t n;
+    uint64_t cap;
     FILE *f;
     char *path;
     uint64_t data_off, table_off, table_end;
@@ -368,13 +370,9 @@ sn_status sn_blob_writer_add_tensor(sn_blob_writer *w, const char *name, sn_blob
     if (!nb) return sn_err_set(err, SN_EINVAL, "tensor '%s': invalid dtype/layout/shape for a blob", name);
     for (int64_t i = 0; i < w->n; i++)
         if (strcmp(w->t[i].name, name) == 0) return sn_err_set(err, SN_EINVAL, "duplicate tensor '%s'", name);
-    if (w->n == w->cap) {
-        int64_t nc = w->cap ? w->cap * 2 : 64;
-        wtensor *nt = realloc(w->t, (size_t)nc * sizeof *nt);
-        if (!nt) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        w->t = nt;
-        w->cap = nc;
-    }
+    wtensor *nt = sn_grow(w->t, (uint64_t)w->n, &w->cap, sizeof *nt, 64);
+    if (!nt) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    w->t = nt;
     wtensor *t = &w->t[w->n];
     memset(t, 0, sizeof *t);
     memcpy(t->name, name, nl + 1);

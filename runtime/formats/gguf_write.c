@@ -8,6 +8,7 @@
 #include "gguf_internal.h"
 
 #include "ggml_types.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,9 +25,11 @@ typedef struct { char *name; uint32_t n_dims; uint64_t ne[4]; int type; uint64_t
 
 struct sn_gguf_writer {
     wkv *kv;
-    int64_t n_kv, cap_kv;
+    int64_t n_kv;
+    uint64_t cap_kv;
     wtensor *t;
-    int64_t n_t, cap_t;
+    int64_t n_t;
+    uint64_t cap_t;
     name_index t_ix;
     uint32_t alignment;     /* fixed at begin() */
     /* streaming state */
@@ -114,13 +117,9 @@ static sn_status put_kv(sn_gguf_writer *w, const char *key, bytes *b) {
         w->kv[i].len = b->len;
         return SN_OK;
     }
-    if (w->n_kv == w->cap_kv) {
-        int64_t cap = w->cap_kv ? w->cap_kv * 2 : 32;
-        wkv *kv = realloc(w->kv, (size_t)cap * sizeof *kv);
-        if (!kv) { free(b->p); return SN_ENOMEM; }
-        w->kv = kv;
-        w->cap_kv = cap;
-    }
+    wkv *kv = sn_grow(w->kv, (uint64_t)w->n_kv, &w->cap_kv, sizeof *kv, 32);
+    if (!kv) { free(b->p); return SN_ENOMEM; }
+    w->kv = kv;
     char *k = strdup(key);
     if (!k) { free(b->p); return SN_ENOMEM; }
     w->kv[w->n_kv++] = (wkv){k, b->p, b->len};
@@ -246,13 +245,9 @@ sn_status sn_gguf_writer_add_tensor(sn_gguf_writer *w, const char *name, uint32_
     uint64_t blocks = nel / blck, ts = sn_ggml_type_size(type);
     if (blocks > (uint64_t)INT64_MAX / ts)
         return sn_err_set(err, SN_EINVAL, "gguf writer: tensor '%s': byte size overflows", name);
-    if (w->n_t == w->cap_t) {
-        int64_t cap = w->cap_t ? w->cap_t * 2 : 64;
-        wtensor *t = realloc(w->t, (size_t)cap * sizeof *t);
-        if (!t) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        w->t = t;
-        w->cap_t = cap;
-    }
+    wtensor *nt = sn_grow(w->t, (uint64_t)w->n_t, &w->cap_t, sizeof *nt, 64);
+    if (!nt) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    w->t = nt;
     wtensor *t = &w->t[w->n_t];
     memset(t, 0, sizeof *t);
     t->name = strdup(name);
