@@ -557,29 +557,34 @@ static cJSON *gen_body(const char *name, const char *prompt, int raw, int n_pred
     return b;
 }
 
-sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *name, const char *prompt,
-                          int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
-                          sn_smoke_result *res, sn_err *err) {
+/* One greedy generate (mode as gen_body's raw) compared with our run: token for token where the server
+ * sends logprobs (>= 0.12.11), else text byte for byte, then its prompt token count. The answer is
+ * kept in *keep for the caller to free (zeroed when the request failed), or freed here when keep is
+ * NULL. forgive_cut: a text answer cut short by the server's repetition abort that is a prefix of
+ * ours is not a divergence. */
+static sn_status smoke_generate(sn_http *h, const sn_ollama_version *v, const char *name, const char *prompt,
+                                int mode, int forgive_cut, int n_predict, int64_t seed, int num_ctx,
+                                const sn_smoke_local *ours, sn_ollama_gen *keep, sn_smoke_result *res, sn_err *err) {
+    sn_ollama_gen own, *g = keep ? keep : &own;
     /* logprobs/top_logprobs exist since 0.12.11; older servers ignore the fields */
     int want_lp = !v || sn_ollama_version_cmp(v, 0, 12, 11) >= 0;
-    cJSON *b = gen_body(name, prompt, 1, n_predict, seed, num_ctx, want_lp);
-    sn_ollama_gen raw;
-    sn_status st = sn_ollama_generate(h, b, &raw, err);
+    cJSON *b = gen_body(name, prompt, mode, n_predict, seed, num_ctx, want_lp);
+    sn_status st = sn_ollama_generate(h, b, g, err);
     cJSON_Delete(b);
-    if (st) return sn_err_prefix(err, "smoke (raw generate)");
-    int stopped = strcmp(raw.done_reason, "stop") == 0;
+    if (st) return sn_err_prefix(err, mode == 2 ? "smoke (chat generate)" : "smoke (raw generate)");
+    int stopped = strcmp(g->done_reason, "stop") == 0;
     /* llamaServerRunner.Completion's repetition abort ends the stream without a final chunk */
-    int truncated = !raw.done && !raw.done_reason[0];
-    if (raw.has_logprobs) {
-        st = sn_smoke_compare_tokens(ours, raw.toks, raw.n_toks, stopped, truncated, res, err);
+    int truncated = !g->done && !g->done_reason[0];
+    if (g->has_logprobs) {
+        st = sn_smoke_compare_tokens(ours, g->toks, g->n_toks, stopped, truncated, res, err);
     } else {
-        st = sn_smoke_compare(ours, raw.text, NULL, 0, stopped, res, err);
+        st = sn_smoke_compare(ours, g->text, NULL, 0, stopped, res, err);
         if (st == SN_OK) {
             res->truncated = truncated;
-            if (truncated && res->diverged) {
+            if (forgive_cut && truncated && res->diverged) {
                 /* the server said less than we did because it was cut short, not because it differs */
-                size_t ol = strlen(res->ours_text), tl = strlen(raw.text);
-                if (tl <= ol && memcmp(res->ours_text, raw.text, tl) == 0) {
+                size_t ol = strlen(res->ours_text), tl = strlen(g->text);
+                if (tl <= ol && memcmp(res->ours_text, g->text, tl) == 0) {
                     res->diverged = 0;
                     res->tie = 0;
                     res->n_identical = res->n_compared = res->pos;
@@ -589,11 +594,20 @@ sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *na
                      want_lp ? "the server sent no logprobs" : "Ollama < 0.12.11 has no logprobs");
         }
     }
-    if (st == SN_OK && !truncated) sn_smoke_prompt_count_check(ours, raw.prompt_eval_count, res);
+    if (st == SN_OK && !truncated) sn_smoke_prompt_count_check(ours, g->prompt_eval_count, res);
+    if (!keep) sn_ollama_gen_free(g);
+    return st;
+}
+
+sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *name, const char *prompt,
+                          int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
+                          sn_smoke_result *res, sn_err *err) {
+    sn_ollama_gen raw;
+    sn_status st = smoke_generate(h, v, name, prompt, 1, 1, n_predict, seed, num_ctx, ours, &raw, res, err);
     /* The re-tokenized context: a non-raw call with the template "{{ .Prompt }}" (so the prompt is
      * rendered as is). Only checked when its answer is the raw one's (same computation). */
     if (st == SN_OK && !res->prompt_diff[0]) {
-        b = gen_body(name, prompt, 0, n_predict, seed, num_ctx, 0);
+        cJSON *b = gen_body(name, prompt, 0, n_predict, seed, num_ctx, 0);
         sn_ollama_gen ctx;
         sn_err e2 = {0};
         if (sn_ollama_generate(h, b, &ctx, &e2) != SN_OK)
@@ -615,25 +629,5 @@ sn_status sn_ollama_smoke(sn_http *h, const sn_ollama_version *v, const char *na
 sn_status sn_ollama_smoke_chat(sn_http *h, const sn_ollama_version *v, const char *name, const char *user,
                                int n_predict, int64_t seed, int num_ctx, const sn_smoke_local *ours,
                                sn_smoke_result *res, sn_err *err) {
-    int want_lp = !v || sn_ollama_version_cmp(v, 0, 12, 11) >= 0;
-    cJSON *b = gen_body(name, user, 2, n_predict, seed, num_ctx, want_lp);
-    sn_ollama_gen g;
-    sn_status st = sn_ollama_generate(h, b, &g, err);
-    cJSON_Delete(b);
-    if (st) return sn_err_prefix(err, "smoke (chat generate)");
-    int stopped = strcmp(g.done_reason, "stop") == 0;
-    int truncated = !g.done && !g.done_reason[0];
-    if (g.has_logprobs) {
-        st = sn_smoke_compare_tokens(ours, g.toks, g.n_toks, stopped, truncated, res, err);
-    } else {
-        st = sn_smoke_compare(ours, g.text, NULL, 0, stopped, res, err);
-        if (st == SN_OK) {
-            res->truncated = truncated;
-            snprintf(res->method, sizeof res->method, "text, byte for byte (%s)",
-                     want_lp ? "the server sent no logprobs" : "Ollama < 0.12.11 has no logprobs");
-        }
-    }
-    if (st == SN_OK && !truncated) sn_smoke_prompt_count_check(ours, g.prompt_eval_count, res);
-    sn_ollama_gen_free(&g);
-    return st;
+    return smoke_generate(h, v, name, user, 2, 0, n_predict, seed, num_ctx, ours, NULL, res, err);
 }

@@ -295,16 +295,22 @@ static sn_status int_tuple(sn_pk *p, const sn_pk_value *t, const char *what, uin
     return SN_OK;
 }
 
+/* An argument that must be a count or an offset: an integer >= 0 (what names it in the message). */
+static sn_status want_count(sn_pk *p, const sn_pk_value *x, const char *what, sn_err *err) {
+    if (x->kind != SN_PK_INT || x->u.i < 0)
+        return sn_err_set(err, SN_EFORMAT, AT_FMT "%s is not a non-negative integer", AT(p), what);
+    return SN_OK;
+}
+
 static sn_status rebuild_tensor(sn_pk *p, const sn_pk_value *args, sn_pk_value **out, sn_err *err) {
     if (args->kind != SN_PK_TUPLE || args->u.seq.n < 4)
         return sn_err_set(err, SN_EFORMAT, AT_FMT "_rebuild_tensor needs (storage, offset, size, stride, ...)", AT(p));
     sn_pk_value **a = args->u.seq.items;
     if (a[0]->kind != SN_PK_STORAGE)
         return sn_err_set(err, SN_EFORMAT, AT_FMT "_rebuild_tensor: first argument is not a storage", AT(p));
-    if (a[1]->kind != SN_PK_INT || a[1]->u.i < 0)
-        return sn_err_set(err, SN_EFORMAT, AT_FMT "_rebuild_tensor: storage_offset is not a non-negative integer", AT(p));
     sn_pk_value *v;
-    sn_status st = new_value(p, SN_PK_TENSOR, &v, err);
+    sn_status st = want_count(p, a[1], "_rebuild_tensor: storage_offset", err);
+    if (st == SN_OK) st = new_value(p, SN_PK_TENSOR, &v, err);
     if (st != SN_OK) return st;
     uint32_t nd = 0, ns = 0;
     if ((st = int_tuple(p, a[2], "size", v->u.tensor.size, &nd, 0, NULL, err)) != SN_OK) return st;
@@ -414,10 +420,9 @@ static sn_status persistent(sn_pk *p, const sn_pk_value *pid, sn_pk_value **out,
         return sn_err_set(err, SN_EFORMAT, AT_FMT "storage type is not a torch Storage class", AT(p));
     if (a[2]->kind != SN_PK_STR && a[2]->kind != SN_PK_INT)
         return sn_err_set(err, SN_EFORMAT, AT_FMT "storage key is not a string", AT(p));
-    if (a[4]->kind != SN_PK_INT || a[4]->u.i < 0)
-        return sn_err_set(err, SN_EFORMAT, AT_FMT "storage numel is not a non-negative integer", AT(p));
     sn_pk_value *v;
-    sn_status st = new_value(p, SN_PK_STORAGE, &v, err);
+    sn_status st = want_count(p, a[4], "storage numel", err);
+    if (st == SN_OK) st = new_value(p, SN_PK_STORAGE, &v, err);
     if (st != SN_OK) return st;
     v->u.storage.dtype = k_globals[cls->u.global.id].dt;
     if (a[2]->kind == SN_PK_INT) {
