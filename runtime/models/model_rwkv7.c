@@ -406,8 +406,12 @@ static void pass_relu_sq(const void *arg, int64_t t0, int64_t t1) {
     const tok_pass *p = arg;
     float *ff = p->s->ff;
     const int64_t F = p->s->hp.n_ff;
-    for (int64_t i = t0 * F; i < t1 * F; i++) {
-        const float z = ff[i] > 0.0f ? ff[i] : 0.0f;
+    for (int64_t i = t0 * F; i < t1 * F; i++) { /* relu as a mask, not a branch (the signs are random) */
+        uint32_t u;
+        memcpy(&u, &ff[i], sizeof u);
+        u &= 0u - (uint32_t)(ff[i] > 0.0f); /* x > 0 ? x : +0, NaN -> 0, as ggml_vec_relu_f32 */
+        float z;
+        memcpy(&z, &u, sizeof z);
         ff[i] = z * z;
     }
 }
