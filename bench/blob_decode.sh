@@ -9,7 +9,9 @@
 # 64 greedy decode steps, median of RUNS runs; the engines alternate run by run so machine load hits
 # both alike. Targets (issues 8, 18): INT4 >= 1.2x Q4_0, fp16 >= 1.0x F16. This bench is separate
 # from bench/decode.sh (the GGUF rows, runtime engineer).
-#   usage: bench/blob_decode.sh [BUILD_DIR] [RUNS]      env: SN_BENCH_THREADS ("1 2")
+#   usage: bench/blob_decode.sh [BUILD_DIR] [RUNS]
+#   env: SN_BENCH_THREADS ("1 2"), SN_BENCH_ROWS ("int4 int4h16 fp16": which rows, and which files
+#        are made for them)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -33,11 +35,13 @@ make_file() { # OUT ARGS... (converted once)
   [[ -f $out ]] && return 0
   "$CONV" "$src" -o "$out" "$@" -t 2 >/dev/null || { echo "conversion to $out failed" >&2; exit 1; }
 }
+ROWS=" ${SN_BENCH_ROWS:-int4 int4h16 fp16} "
+has_row() { [[ $ROWS == *" $1 "* ]]; }
 make_file "$W/m-q4_0.gguf" --outtype q4_0
-make_file "$W/m-f16.gguf" --outtype f16
+has_row fp16 && make_file "$W/m-f16.gguf" --outtype f16
 make_file "$W/m-int4.snb" --blob --dtype int4
-make_file "$W/m-int4-h16.snb" --blob --dtype int4 --head fp16
-make_file "$W/m-fp16.snb" --blob --dtype fp16
+has_row int4h16 && make_file "$W/m-int4-h16.snb" --blob --dtype int4 --head fp16
+has_row fp16 && make_file "$W/m-fp16.snb" --blob --dtype fp16
 
 PROMPT=$(seq -s, 1000 1063) # 64 tokens, as llama_oracle.mjs bench --prefill 64
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -63,7 +67,7 @@ pair() { # LABEL BLOB GGUF THREADS TARGET
 }
 
 kern=$("$RUN" "$W/m-int4.snb" --prompt-ids 1 -n 1 2>&1 >/dev/null | sed -n 's/.*(\(.*kernels\).*/\1/p')
-bytes() { stat -c %s "$1"; }
+bytes() { stat -c %s "$1" 2>/dev/null || echo 0; }
 echo "model: llama3 200m preset (n_embd 1024, 8 layers, n_ff 2816, vocab 128256, tied), bf16 source"
 echo "files: int4 blob $(($(bytes "$W/m-int4.snb") / 1000000)) MB, int4+fp16-head blob $(($(bytes "$W/m-int4-h16.snb") / 1000000)) MB," \
   "fp16 blob $(($(bytes "$W/m-fp16.snb") / 1000000)) MB," \
@@ -72,8 +76,8 @@ echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 echo "decode tok/s: 64-token prompt + 64 greedy steps, median of $RUNS runs per engine, runs interleaved"
 printf "%-22s %3s %-16s %8s  %-12s %8s  %7s\n" row thr sunny tok/s llama.cpp tok/s ratio
 for t in ${SN_BENCH_THREADS:-1 2}; do
-  pair "int4 blob vs Q4_0" "$W/m-int4.snb" "$W/m-q4_0.gguf" "$t" 1.2
-  pair "int4(fp16 head) vs Q4_0" "$W/m-int4-h16.snb" "$W/m-q4_0.gguf" "$t" 1.2
-  pair "fp16 blob vs F16" "$W/m-fp16.snb" "$W/m-f16.gguf" "$t" 1.0
+  has_row int4 && pair "int4 blob vs Q4_0" "$W/m-int4.snb" "$W/m-q4_0.gguf" "$t" 1.2
+  has_row int4h16 && pair "int4(fp16 head) vs Q4_0" "$W/m-int4-h16.snb" "$W/m-q4_0.gguf" "$t" 1.2
+  has_row fp16 && pair "fp16 blob vs F16" "$W/m-fp16.snb" "$W/m-f16.gguf" "$t" 1.0
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
