@@ -66,9 +66,10 @@ typedef struct sn_state_decl {
     uint64_t floats[SN_STATE_MAX_PARTS]; /* per layer */
 } sn_state_decl;
 
-/* A weight matrix: n_out rows of n_in elements, rows contiguous in the mapping. x8, when set, is
- * the same matrix repacked at load into 8-row groups (kernels/q4_0_x8.h; Q4_0 only) and is what the
- * matmul reads; data then only serves row lookups (token embeddings). */
+/* A weight matrix: n_out rows of n_in elements, rows contiguous (in the mapping, or in the
+ * huge-page copy sn_model_repack made). x8, when set, is the matrix in 8-row groups (a GGUF's Q4_0
+ * repacked at load, kernels/q4_0_x8.h; a blob's INT4, kernels/int4.h) and is what the matmul
+ * reads; data then only serves row lookups (token embeddings). */
 typedef struct sn_matrix {
     const char *name;
     const void *data;
@@ -127,8 +128,11 @@ sn_status sn_model_tensor_nd(sn_model *m, const char *name, int n_dims, const in
 sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
                           sn_matrix *out, sn_err *err);
 /* Repacks a Q4_0 matrix's full 8-row groups (sets w->x8; the last n_out % 8 rows stay mapped) when
- * the kernel table reads that layout; otherwise leaves w alone. The mapped pages it read are released
- * (MADV_DONTNEED) so resident memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables it. */
+ * the kernel table reads that layout; any other matrix (a blob's 8-row INT4 groups included) is
+ * copied unchanged into the same 2 MB-page arenas (w->data / w->x8 then point there), so decode
+ * streams weights from huge pages. The mapped pages it read are released (MADV_DONTNEED) so
+ * resident memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables the repack,
+ * SN_WEIGHTS_THP=0 the copies. */
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
 /* Moves a mapped matrix that sn_model_repack left in place (any type) into the same 2 MB-aligned
  * huge-page arenas, unchanged (w->data then points there; a tied matrix is copied once), and

@@ -155,6 +155,10 @@ static void check_arch(const char *arch, int wtype) {
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
     sn_model *m3 = load(path, 3, &st, &err);
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    setenv("SN_WEIGHTS_THP", "0", 1); /* the matrices read in place from the mapping, not copied at load */
+    sn_model *m0 = load(path, 1, &st, &err);
+    unsetenv("SN_WEIGHTS_THP");
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
     CU_ASSERT_EQUAL(sn_model_n_vocab(m1), V);
     int32_t ids[80];
     for (int i = 0; i < 80; i++) ids[i] = (i * 37 + 5) % V;
@@ -163,6 +167,9 @@ static void check_arch(const char *arch, int wtype) {
         eval_all(m1, ids, n, 0, a);
         eval_all(m3, ids, n, 0, b);
         CU_ASSERT_EQUAL(memcmp(a, b, sizeof(a)), 0); /* thread count never changes a result */
+        eval_all(m0, ids, n, 0, b);
+        CU_ASSERT_EQUAL(memcmp(a, b, sizeof(a)), 0); /* nor where the weights live (copied at load or mapped) */
+        sn_model_reset(m0);
         sn_model_reset(m1);
         eval_all(m1, ids, n, 1, c);                   /* token by token: same up to rounding */
         float mx = 0, diff = 0;
@@ -191,6 +198,7 @@ static void check_arch(const char *arch, int wtype) {
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "context"));
     sn_model_free(m1);
     sn_model_free(m3);
+    sn_model_free(m0);
     unlink(path);
 }
 
