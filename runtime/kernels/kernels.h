@@ -126,6 +126,16 @@ void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up);
 float sn_v_expf(float x);
 float sn_v_expf8(float x); /* the AVX2 flavour of ggml_v_expf, one lane */
 
+/* Software prefetch for decode: matrices are streamed once per token, row after row, and the
+ * hardware prefetcher alone keeps too few lines in flight (docs/PERFORMANCE.md, "prefetch"). The
+ * dots prefetch SN_K_PREFETCH_AHEAD bytes ahead of what they read (rows are contiguous, so the
+ * address runs on into the next rows; prefetches never fault). Changes no result. */
+enum { SN_K_PREFETCH_AHEAD = 4096 };
+static inline void sn_k_prefetch(const void *p, size_t bytes) {
+    const char *q = (const char *)p + SN_K_PREFETCH_AHEAD;
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(q + o, 0, 3);
+}
+
 /* Small exact helpers shared by kernel files. */
 /* ggml's hsum_float_8, (a4+a0 + a6+a2) + (a5+a1 + a7+a3): how ggml's x86 code reduces 8 float lanes
  * (vec_dot, tinyBLAS). Matching it keeps llama.cpp's rounding, not just its value; simd_avx2.h has

@@ -78,18 +78,6 @@ static inline float hsum8(__m256 v) { /* (a4+a0 + a6+a2) + (a5+a1 + a7+a3): scal
     return _mm_cvtss_f32(r);
 }
 
-/* Decode streams each matrix once per token, row after row (one sequential stream through the
- * whole matrix), and the hardware prefetcher alone keeps too few lines in flight: on this file's
- * AVX2 VM a 108 MB Q6_K head streamed at ~12.5 GB/s (best of 9) with it alone and at 15-19 GB/s
- * with a software prefetch 4 KB ahead of the block being read (the matrix's rows are contiguous,
- * so the address runs on into the next rows). A plain read loop reaches 19-20 GB/s. Prefetches
- * never fault, so running past the end of a matrix is harmless; they change no result. */
-enum { PREFETCH_AHEAD = 4096 };
-static inline void prefetch_block(const void *blk, size_t bytes) {
-    const char *p = (const char *)blk + PREFETCH_AHEAD;
-    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
-}
-
 /* ---- Q4_K ---- */
 
 /* One Q4_K block unpacked once and met by one or more Q8_K blocks. */
@@ -131,7 +119,7 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q8_K *a = va;
     float s1 = 0, s2 = 0;
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        prefetch_block(&w[b], sizeof w[b]);
+        sn_k_prefetch(&w[b], sizeof w[b]);
         q4k_block k;
         uint8_t mn[8];
         q4k_load(&w[b], &k, mn);
@@ -222,7 +210,7 @@ static float dot_q6_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q8_K *a = va;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        prefetch_block(&w[b], sizeof w[b]);
+        sn_k_prefetch(&w[b], sizeof w[b]);
         q6k_scales s;
         q6k_scales_load(w[b].scales, &s);
         __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
@@ -329,7 +317,7 @@ static float dot_q5_K(int64_t n, const void *vw, const void *va) {
     __m256 acc = _mm256_setzero_ps();
     float summs = 0;
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        prefetch_block(&w[b], sizeof w[b]);
+        sn_k_prefetch(&w[b], sizeof w[b]);
         q5k_block k;
         q5k_load(&w[b], &k);
         const float d = a[b].d * h2f(w[b].d), dmin = -a[b].d * h2f(w[b].dmin);

@@ -156,14 +156,16 @@ static inline float reduce8_hadd(__m256 x) { /* GGML_F32x8_REDUCE's final step *
     return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
 }
 
-#define DOT_VEC8(NAME, LD, SCAL, TAIL)                                                        \
+#define DOT_VEC8(NAME, LD, SCAL, TAIL, ELT)                                                      \
     static float NAME(int64_t n, const void *w, const void *a) {                        \
         __m256 s[4];                                                                    \
         for (int j = 0; j < 4; j++) s[j] = _mm256_setzero_ps();                         \
         const int64_t np = n & ~(int64_t)31;                                            \
-        for (int64_t i = 0; i < np; i += 32)                                            \
+        for (int64_t i = 0; i < np; i += 32) {                                          \
+            sn_k_prefetch((const char *)w + i * (int64_t)sizeof(ELT), 32 * sizeof(ELT));       \
             _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                         \
                 s[j] = _mm256_fmadd_ps(LD(w, i + 8 * j), LD(a, i + 8 * j), s[j]);       \
+        }                                                                               \
         s[0] = _mm256_add_ps(s[0], s[2]);                                               \
         s[1] = _mm256_add_ps(s[1], s[3]);                                               \
         s[0] = _mm256_add_ps(s[0], s[1]);                                               \
@@ -193,8 +195,8 @@ static inline __m256 ld_bf16(const void *p, int64_t i) {
 }
 static inline float sc_bf16(const void *p, int64_t i) { return sn_k_bf2f(((const uint16_t *)p)[i]); }
 
-DOT_VEC8(dot_f32_8, ld_f32, sc_f32, TAIL_F32)
-DOT_VEC8(dot_f16_8, ld_f16, sc_f16, TAIL_F64)
+DOT_VEC8(dot_f32_8, ld_f32, sc_f32, TAIL_F32, float)
+DOT_VEC8(dot_f16_8, ld_f16, sc_f16, TAIL_F64, uint16_t)
 DOT_MM8(dot_f32_mm8, ld_f32, dot_f32_8)
 DOT_MM8(dot_f16_mm8, ld_f16, dot_f16_8)
 
@@ -224,6 +226,7 @@ static float dot_q8_0(int64_t n, const void *vw, const void *va) {
     const sn_block_q8_0 *w = vw, *a = va;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / SN_QK8_0; b++) {
+        if (b % 2 == 0) sn_k_prefetch(&w[b], 64);
         const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d));
         const __m256i q = lane_dot(_mm256_loadu_si256((const __m256i *)w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q), acc);
