@@ -128,14 +128,13 @@ sn_status sn_model_tensor_nd(sn_model *m, const char *name, int n_dims, const in
 sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
                           sn_matrix *out, sn_err *err);
 /* Repacks a Q4_0 matrix's full 8-row groups (sets w->x8; the last n_out % 8 rows stay mapped) when
- * the kernel table reads that layout; any other matrix (a blob's 8-row INT4 groups included) is
- * copied unchanged into the same 2 MB-page arenas (w->data / w->x8 then point there), so decode
- * streams weights from huge pages. The mapped pages it read are released (MADV_DONTNEED) so
- * resident memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables the repack,
- * SN_WEIGHTS_THP=0 the copies. */
+ * the kernel table reads that layout; any other matrix (a blob's 8-row INT4 groups included) goes
+ * to sn_model_to_huge_pages. The mapped pages it read are released (MADV_DONTNEED) so resident
+ * memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables the repack. */
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
-/* Moves a mapped matrix that sn_model_repack left in place (any type) into the same 2 MB-aligned
- * huge-page arenas, unchanged (w->data then points there; a tied matrix is copied once), and
+/* Moves a mapped matrix that sn_model_repack left in place (any type; a blob's rows or INT4 8-row
+ * groups) into the same 2 MB-aligned huge-page arenas, unchanged (w->data, and w->x8 for the
+ * groups, then point there; a tied matrix is copied once; one already in an arena stays), and
  * releases the mapped pages it read. Decode streams every weight once per token, and on this
  * 4 KB-page mapping it spends part of that in TLB misses. Env SN_HUGE_WEIGHTS=0 disables it. */
 sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err);

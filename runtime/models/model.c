@@ -354,41 +354,15 @@ static int env_off(const char *name) {
     return e && strcmp(e, "0") == 0;
 }
 
-/* Copies a mapped matrix (the rows, or a blob's 8-row groups) into the arenas, releasing the
- * mapped pages behind the copy; the matmuls then read it from 2 MB pages. Decode streams every
- * matrix once per token and the page cache mostly holds a file in 4 KB pages: with 2 MB pages the
- * TLB covers a whole matrix and the prefetchers are not stopped at every 4 KB page boundary
- * (docs/PERFORMANCE.md, "huge pages for mapped weights"). The data is unchanged. */
-static sn_status copy_to_arena(sn_model *m, sn_matrix *w, sn_err *err) {
-    const void *src = w->x8 ? w->x8 : w->data;
-    const uint64_t size = w->x8 ? (uint64_t)(w->n_out + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS * sn_int4x8_group_bytes(w->n_in)
-                                : w->row_bytes * (uint64_t)w->n_out;
-    void *dst = arena_take(m, size);
-    if (!dst)
-        return sn_err_set(err, SN_ENOMEM, "out of memory copying %s (%llu MB)", w->name, (unsigned long long)(size >> 20));
-    const uint64_t step = (uint64_t)1 << 20;
-    for (uint64_t o = 0; o < size; o += step) {
-        const uint64_t c = size - o < step ? size - o : step;
-        memcpy((char *)dst + o, (const char *)src + o, (size_t)c);
-        drop_pages(src, (const char *)src + o + c);
-    }
-    if (w->x8) w->x8 = dst;
-    w->data = dst; /* a tied embedding keeps its own sn_matrix, which still points at the mapping */
-    return SN_OK;
-}
-
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
-    if (!w->data) return SN_OK;
-    const int blob_x8 = w->x8 && w->type == SN_KTYPE_INT4G32;
-    if (w->x8 && !blob_x8) return SN_OK; /* repacked already */
-    const int q4 = !blob_x8 && w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && !m->blob && !env_off("SN_Q4_0_REPACK") &&
-                   sn_q4_0x8_size(w->n_in, w->n_out) > 0;
-    if (!q4 && env_off("SN_WEIGHTS_THP")) return SN_OK;
-    const void *key = w->x8 ? w->x8 : w->data;
+    if (w->x8 && w->type == SN_KTYPE_INT4G32) return sn_model_to_huge_pages(m, w, err); /* a blob's 8-row groups */
+    if (w->x8 || !w->data) return SN_OK;
+    if (w->type != SN_GGML_Q4_0 || !m->k->mm_q4_0x8 || m->blob || env_off("SN_Q4_0_REPACK") ||
+        sn_q4_0x8_size(w->n_in, w->n_out) == 0) /* fewer than 8 rows: the row kernels handle it */
+        return sn_model_to_huge_pages(m, w, err);
     for (int i = 0; i < m->n_repacked; i++)
-        if (m->repacked_src[i] == key) { /* tied: the same mapped matrix was packed or copied already */
-            if (q4 || blob_x8) w->x8 = m->repacked[i];
-            w->data = q4 ? w->data : m->repacked[i];
+        if (m->repacked_src[i] == w->data) { /* tied: the same mapped matrix was packed already */
+            w->x8 = m->repacked[i];
             return SN_OK;
         }
     void **bufs = realloc(m->repacked, (size_t)(m->n_repacked + 1) * sizeof(*bufs));
@@ -397,14 +371,6 @@ sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     const void **srcs = realloc(m->repacked_src, (size_t)(m->n_repacked + 1) * sizeof(*srcs));
     if (!srcs) return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s", w->name);
     m->repacked_src = srcs;
-    if (!q4) {
-        const void *before = w->data;
-        sn_status st = copy_to_arena(m, w, err);
-        if (st || w->data == before) return st;
-        m->repacked[m->n_repacked] = (void *)w->data;
-        m->repacked_src[m->n_repacked++] = key;
-        return SN_OK;
-    }
     const uint64_t size = sn_q4_0x8_size(w->n_in, w->n_out);
     void *dst = arena_take(m, size);
     if (!dst)
@@ -449,30 +415,39 @@ static int thp_enabled(void) {
     return ok;
 }
 
+/* Decode streams every matrix once per token and the page cache mostly maps a file in 4 KB pages
+ * (a fresh 168 MB blob: 8 MB PMD-mapped): in 2 MB pages the TLB covers a matrix and the
+ * prefetchers are not stopped at every 4 KB boundary (docs/PERFORMANCE.md, "Huge pages for mapped
+ * weights"). The bytes are copied unchanged: a GGUF's rows, a blob's rows or INT4 8-row groups. */
 sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
-    if (w->x8 || !w->data || m->blob) return SN_OK;
-    const char *env = getenv("SN_HUGE_WEIGHTS");
-    if (env && strcmp(env, "0") == 0) return SN_OK;
-    if (!thp_enabled()) return SN_OK;
-    for (int i = 0; i < m->n_repacked; i++)
-        if (m->repacked_src[i] == w->data) {
+    const int blob_x8 = w->x8 && w->type == SN_KTYPE_INT4G32;
+    if ((w->x8 && !blob_x8) || !w->data) return SN_OK;
+    if (env_off("SN_HUGE_WEIGHTS") || !thp_enabled()) return SN_OK;
+    const char *src = blob_x8 ? w->x8 : w->data;
+    for (int i = 0; i < m->n_repacked; i++) {
+        if (m->repacked[i] == src) return SN_OK; /* in an arena already (sn_model_repack moved it) */
+        if (m->repacked_src[i] == src) {         /* tied: the same mapped matrix was moved already */
+            if (blob_x8) w->x8 = m->repacked[i];
             w->data = m->repacked[i];
             return SN_OK;
         }
-    if (w->n_out < 0 || (uint64_t)w->n_out > UINT64_MAX / w->row_bytes) return SN_OK;
-    const uint64_t size = w->row_bytes * (uint64_t)w->n_out;
+    }
+    const uint64_t units = blob_x8 ? (uint64_t)(w->n_out + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS : (uint64_t)w->n_out;
+    const uint64_t unit_bytes = blob_x8 ? sn_int4x8_group_bytes(w->n_in) : w->row_bytes;
+    if (w->n_out < 0 || (unit_bytes && units > UINT64_MAX / unit_bytes)) return SN_OK;
+    const uint64_t size = unit_bytes * units;
     char *dst = arena_take(m, size);
     if (!dst)
         return sn_err_set(err, SN_ENOMEM, "out of memory moving %s (%llu MB)", w->name, (unsigned long long)(size >> 20));
-    const char *src = w->data;
     for (uint64_t o = 0; o < size; o += (uint64_t)1 << 20) { /* 1 MB at a time, releasing what was read */
         const uint64_t n = size - o < ((uint64_t)1 << 20) ? size - o : ((uint64_t)1 << 20);
         memcpy(dst + o, src + o, (size_t)n);
         drop_pages(src + (o ? o - 4096 : 0), src + o + n); /* (the page across the last boundary too) */
     }
-    sn_status st = note_moved(m, w->data, dst, w->name, err);
+    sn_status st = note_moved(m, src, dst, w->name, err);
     if (st) return st;
-    w->data = dst;
+    if (blob_x8) w->x8 = dst;
+    w->data = dst; /* a tied embedding keeps its own sn_matrix, which still points at the mapping */
     return SN_OK;
 }
 

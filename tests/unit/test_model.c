@@ -155,9 +155,9 @@ static void check_arch(const char *arch, int wtype) {
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
     sn_model *m3 = load(path, 3, &st, &err);
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
-    setenv("SN_WEIGHTS_THP", "0", 1); /* the matrices read in place from the mapping, not copied at load */
+    setenv("SN_HUGE_WEIGHTS", "0", 1); /* the matrices read in place from the mapping, not copied at load */
     sn_model *m0 = load(path, 1, &st, &err);
-    unsetenv("SN_WEIGHTS_THP");
+    unsetenv("SN_HUGE_WEIGHTS");
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
     CU_ASSERT_EQUAL(sn_model_n_vocab(m1), V);
     int32_t ids[80];
