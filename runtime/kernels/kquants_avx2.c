@@ -16,6 +16,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#include "simd_avx2.h"
+
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -58,24 +60,10 @@ static const uint8_t Q6_SPLIT[4][32] __attribute__((aligned(32))) = {
 };
 static inline __m256i spread16(int j) { return _mm256_load_si256((const __m256i *)SPREAD16[j]); }
 
-static inline int hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
-
 /* [sum(v0), sum(v1), sum(v2), sum(v3)] of four 8-lane int32 vectors (exact integers) */
 static inline __m128i hsum4_i32(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
     return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-
-static inline float hsum8(__m256 v) { /* (a4+a0 + a6+a2) + (a5+a1 + a7+a3): scalar.c's hsum8 */
-    __m128 r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
 }
 
 /* ---- Q4_K ---- */
@@ -132,7 +120,7 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
         const __m128i m2 = _mm_add_epi32(m, _mm_unpackhi_epi64(m, m));
         const int summ = _mm_cvtsi128_si32(_mm_add_epi32(m2, _mm_shuffle_epi32(m2, 1)));
         const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
-        s1 = fmaf((float)hsum_i32(acc), d, s1);
+        s1 = fmaf((float)sn_avx2_hsum_i32(acc), d, s1);
         s2 = fmaf((float)summ, dmin, s2);
     }
     return s1 - s2;
@@ -231,7 +219,7 @@ static float dot_q6_K(int64_t n, const void *vw, const void *va) {
         const float d = a[b].d * h2f(w[b].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
     }
-    return hsum8(acc);
+    return sn_avx2_hsum8(acc);
 }
 
 /* 4 rows x 4 tokens, each output in dot_q6_K's order (Q6_K's batched order is the same): a row's
@@ -267,7 +255,7 @@ static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
                 acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(lanes), acc[t]);
             }
         }
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = hsum8(acc[t]);
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]);
     }
 }
 
@@ -324,7 +312,7 @@ static float dot_q5_K(int64_t n, const void *vw, const void *va) {
         summs = fmaf(dmin, (float)q5k_msum(&k, a[b].bsums), summs);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q5k_lanes(&k, a[b].qs)), acc);
     }
-    return hsum8(acc) + summs;
+    return sn_avx2_hsum8(acc) + summs;
 }
 
 /* 4 rows x 4 tokens in dot_q5_K's order (Q5_K's batched order is the same) */
@@ -346,7 +334,7 @@ static void gemm_q5_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
                 acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(q5k_lanes(&k, x[t][b].qs)), acc[t]);
             }
         }
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = hsum8(acc[t]) + summs[t];
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]) + summs[t];
     }
 }
 
