@@ -67,22 +67,24 @@ static sn_status ollama_check(sn_http *h, const sn_http_resp *r, const char *wha
     return sn_http_check(h, r, "Ollama", what, err);
 }
 
+/* Sends rq; a transport failure or an HTTP error answer becomes err in words (what names the
+ * request, e.g. "GET /api/version"). SN_OK leaves a 2xx answer in r; the caller frees r either way. */
+static sn_status request(sn_http *h, const sn_http_req *rq, sn_http_resp *r, const char *what, sn_err *err) {
+    sn_status st = sn_http_do(h, rq, r, err);
+    if (st != SN_OK) return st == SN_ENOMEM ? st : explain_transport(h, r, err);
+    return r->cls == SN_HTTP_OK ? SN_OK : ollama_check(h, r, what, err);
+}
+
 sn_status sn_ollama_probe(sn_http *h, sn_ollama_version *v, sn_err *err) {
     sn_http_req rq = {.method = "GET", .path = "/api/version", .timeout_s = 30};
     sn_http_resp r;
-    sn_status st = sn_http_do(h, &rq, &r, err);
+    sn_status st = request(h, &rq, &r, "GET /api/version", err);
+    if (st != SN_OK && r.cls != SN_HTTP_OK && r.status == 404) /* answered, but not as Ollama would */
+        st = sn_err_set(err, SN_EIO,
+                        "%s answered 404 to GET /api/version: this is not an Ollama server (LM "
+                        "Studio listens on 1234, Ollama on 11434)",
+                        sn_http_base(h));
     if (st != SN_OK) {
-        if (st != SN_ENOMEM) st = explain_transport(h, &r, err);
-        sn_http_resp_free(&r);
-        return st;
-    }
-    if (r.cls != SN_HTTP_OK) {
-        st = ollama_check(h, &r, "GET /api/version", err);
-        if (r.status == 404)
-            st = sn_err_set(err, SN_EIO,
-                            "%s answered 404 to GET /api/version: this is not an Ollama server (LM "
-                            "Studio listens on 1234, Ollama on 11434)",
-                            sn_http_base(h));
         sn_http_resp_free(&r);
         return st;
     }
@@ -395,13 +397,9 @@ sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err)
     cJSON_Delete(b);
     sn_http_req rq = {.method = "POST", .path = "/api/show", .json = body, .timeout_s = 120};
     sn_http_resp r;
-    sn_status st = sn_http_do(h, &rq, &r, err);
+    sn_status st = request(h, &rq, &r, "POST /api/show", err);
     free(body);
-    if (st != SN_OK) {
-        if (st != SN_ENOMEM) st = explain_transport(h, &r, err);
-    } else if (r.cls != SN_HTTP_OK) {
-        st = ollama_check(h, &r, "POST /api/show", err);
-    } else {
+    if (st == SN_OK) {
         *out = cJSON_Parse(r.body);
         if (!*out) st = sn_err_set(err, SN_EIO, "POST /api/show: the answer is not JSON");
     }
@@ -471,15 +469,9 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
      * defaults to 5 min), so allow a long silence. */
     sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .stall_s = 1800};
     sn_http_resp r;
-    sn_status st = sn_http_do(h, &rq, &r, err);
+    sn_status st = request(h, &rq, &r, "POST /api/generate", err);
     free(js);
     if (st != SN_OK) {
-        if (st != SN_ENOMEM) st = explain_transport(h, &r, err);
-        sn_http_resp_free(&r);
-        return st;
-    }
-    if (r.cls != SN_HTTP_OK) {
-        st = ollama_check(h, &r, "POST /api/generate", err);
         sn_http_resp_free(&r);
         return st;
     }
