@@ -123,9 +123,8 @@ static sn_status load_layer(sn_model *m, mamba2_state *s, int il, sn_err *err) {
     if ((st = sn_model_matrix(m, NAME("ssm_in.weight"), hp->n_embd, hp->d_in_proj, 1, &L->in, err))) return st;
     if ((st = sn_model_matrix(m, NAME("ssm_out.weight"), hp->d_inner, hp->n_embd, 1, &L->out, err))) return st;
 #undef NAME
-    if ((st = sn_model_repack(m, &L->in, err)) || (st = sn_model_to_huge_pages(m, &L->in, err))) return st;
-    if ((st = sn_model_repack(m, &L->out, err))) return st;
-    return sn_model_to_huge_pages(m, &L->out, err);
+    if ((st = sn_model_repack(m, &L->in, err))) return st;
+    return sn_model_repack(m, &L->out, err);
 }
 
 static void mamba2_free(sn_model *m) {
@@ -153,7 +152,7 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
     if ((st = sn_model_matrix(m, "output.weight", E, hp->n_vocab, 0, &s->output, err))) return st;
     const int tied = !s->output.data;
     if (tied) s->output = s->tok_embd; /* tied head: llama.cpp duplicates token_embd */
-    if ((st = sn_model_repack(m, &s->output, err)) || (st = sn_model_to_huge_pages(m, &s->output, err))) return st;
+    if ((st = sn_model_repack(m, &s->output, err))) return st;
     if (tied) s->tok_embd.data = s->output.data; /* the lookups read the moved copy too */
     s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
     if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");

@@ -166,7 +166,7 @@ static sn_status load_layer(sn_model *m, rwkv_state *s, int il, sn_err *err) {
     sn_matrix *mats[] = {&L->w1, &L->w2, &L->a1, &L->a2, &L->v1, &L->v2, &L->g1, &L->g2,
                          &L->wr, &L->wk, &L->wv, &L->wo, &L->ffn_key, &L->ffn_value};
     for (size_t i = 0; i < sizeof(mats) / sizeof(mats[0]); i++)
-        if ((st = sn_model_repack(m, mats[i], err)) || (st = sn_model_to_huge_pages(m, mats[i], err))) return st;
+        if ((st = sn_model_repack(m, mats[i], err))) return st;
     return SN_OK;
 }
 
@@ -193,7 +193,7 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     if ((st = norm_wb(m, s, "token_embd_norm", D, &s->ln0, &s->ln0_b, err))) return st;
     if ((st = norm_wb(m, s, "output_norm", D, &s->out_norm, &s->out_norm_b, err))) return st;
     if ((st = sn_model_matrix(m, "output.weight", D, hp->n_vocab, 1, &s->output, err))) return st;
-    if ((st = sn_model_repack(m, &s->output, err)) || (st = sn_model_to_huge_pages(m, &s->output, err))) return st;
+    if ((st = sn_model_repack(m, &s->output, err))) return st;
     s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
     if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int il = 0; il < hp->n_layer; il++)
