@@ -101,6 +101,7 @@ struct sn_model {
     void **arenas;   /* 2 MB-aligned blocks the repacked matrices live in, freed with the model */
     int n_arenas;
     uint64_t arena_used, arena_cap; /* of the last block */
+    int64_t huge_budget; /* bytes sn_model_to_huge_pages may still copy (-1: not read yet) */
     void *impl;      /* family-private */
 };
 

@@ -415,6 +415,20 @@ static int thp_enabled(void) {
     return ok;
 }
 
+/* Half of what the kernel says is available now (MemAvailable), so that copying a model that is
+ * large for this machine's memory never turns into swapping or the OOM killer: past the budget a
+ * matrix stays mapped (read from the page cache, as llama.cpp's mmap does). 0 if unknown. */
+static int64_t mem_available_half(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[128];
+    long long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) break;
+    fclose(f);
+    return kb > 0 ? (int64_t)(kb / 2) * 1024 : 0;
+}
+
 /* Decode streams every matrix once per token and the page cache mostly maps a file in 4 KB pages
  * (a fresh 168 MB blob: 8 MB PMD-mapped): in 2 MB pages the TLB covers a matrix and the
  * prefetchers are not stopped at every 4 KB boundary (docs/PERFORMANCE.md, "Huge pages for mapped
@@ -436,9 +450,12 @@ sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
     const uint64_t unit_bytes = blob_x8 ? sn_int4x8_group_bytes(w->n_in) : w->row_bytes;
     if (w->n_out < 0 || (unit_bytes && units > UINT64_MAX / unit_bytes)) return SN_OK;
     const uint64_t size = unit_bytes * units;
+    if (m->huge_budget < 0) m->huge_budget = mem_available_half();
+    if (size > (uint64_t)m->huge_budget) return SN_OK; /* stays mapped */
     char *dst = arena_take(m, size);
     if (!dst)
         return sn_err_set(err, SN_ENOMEM, "out of memory moving %s (%llu MB)", w->name, (unsigned long long)(size >> 20));
+    m->huge_budget -= (int64_t)size;
     for (uint64_t o = 0; o < size; o += (uint64_t)1 << 20) { /* 1 MB at a time, releasing what was read */
         const uint64_t n = size - o < ((uint64_t)1 << 20) ? size - o : ((uint64_t)1 << 20);
         memcpy(dst + o, src + o, (size_t)n);
@@ -550,6 +567,7 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     sn_model *m = calloc(1, sizeof(*m));
     if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
     m->params = p;
+    m->huge_budget = -1;
     m->path = strdup(path);
     if (!m->path) { free(m); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
     sn_status st = is_blob_path(path) ? open_blob(m, p.verify ? SN_BLOB_VERIFY : 0, err) : sn_gguf_open(path, 0, &m->g, err);
