@@ -87,7 +87,7 @@ if [[ -x $B/tests/model_agree ]]; then
   aq=$("$B/tests/model_agree" "$D/demo-f32.gguf" "$D/demo-q4_0.gguf" --prompt-ids "$ids" -n 64 -t 2)
   r() { sed -n 's/.*"top1_rate":\([0-9.]*\).*/\1/p' <<<"$1"; }
   echo "agreement with the f32 model over 64 teacher-forced steps (random weights: small differences"
-  echo "flip the argmax often): INT4 blob top-1 $(r "$a4"), llama.cpp Q4_0 top-1 $(r "$aq")"
+  echo "flip the argmax often): INT4 blob top-1 $(r "$a4"), Q4_0 GGUF (llama.cpp's format) top-1 $(r "$aq")"
   rm -f "$D/demo-f32.gguf"
 fi
 

@@ -420,6 +420,11 @@ static sn_status run(const opts *o, sn_err *err) {
         free(vocab);
         return sn_err_set(err, SN_EIO, "%s: %s", o->out, strerror(errno));
     }
+    /* an old config.json beside new weights would claim a whole folder: it goes first, comes last */
+    if (unlink(cfg) != 0 && errno != ENOENT) {
+        free(vocab);
+        return sn_err_set(err, SN_EIO, "%s: %s", cfg, strerror(errno));
+    }
     const dims d = dims_of(o);
     tensor_list *l = malloc(sizeof *l);
     if (!l) st = sn_err_set(err, SN_ENOMEM, "out of memory");

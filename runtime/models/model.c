@@ -436,7 +436,8 @@ static int64_t mem_available_half(void) {
 sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
     const int blob_x8 = w->x8 && w->type == SN_KTYPE_INT4G32;
     if ((w->x8 && !blob_x8) || !w->data) return SN_OK;
-    if (env_off("SN_HUGE_WEIGHTS") || !thp_enabled()) return SN_OK;
+    const char *opt = getenv("SN_HUGE_WEIGHTS"); /* opt-in: weights stay mapped by default */
+    if (!opt || strcmp(opt, "1") != 0 || !thp_enabled()) return SN_OK;
     const char *src = blob_x8 ? w->x8 : w->data;
     for (int i = 0; i < m->n_repacked; i++) {
         if (m->repacked[i] == src) return SN_OK; /* in an arena already (sn_model_repack moved it) */
@@ -453,8 +454,7 @@ sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
     if (m->huge_budget < 0) m->huge_budget = mem_available_half();
     if (size > (uint64_t)m->huge_budget) return SN_OK; /* stays mapped */
     char *dst = arena_take(m, size);
-    if (!dst)
-        return sn_err_set(err, SN_ENOMEM, "out of memory moving %s (%llu MB)", w->name, (unsigned long long)(size >> 20));
+    if (!dst) return SN_OK; /* an optimisation only: the matrix stays mapped */
     m->huge_budget -= (int64_t)size;
     for (uint64_t o = 0; o < size; o += (uint64_t)1 << 20) { /* 1 MB at a time, releasing what was read */
         const uint64_t n = size - o < ((uint64_t)1 << 20) ? size - o : ((uint64_t)1 << 20);
@@ -529,7 +529,7 @@ sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required
 
 /* Maps the page tables of every tensor still read from the GGUF mapping at load time, as
  * llama.cpp's loader does (MAP_POPULATE), instead of one minor fault per 64 KB during the first
- * prompt (~12k faults on a 400 MB file). Pages of Q4_0 matrices repacked (and released) at load
+ * prompt (~12k faults on a 400 MB file). Pages of matrices repacked or copied (and released) at load
  * and an untied token embedding (read a row per token) are skipped, so RSS is what the first
  * token touches anyway. Best effort: kernels without
  * MADV_POPULATE_READ (before Linux 5.14) answer EINVAL and the faults happen later as before. */

@@ -53,7 +53,7 @@ async function generate(req) {
   let stop = "length";
   if ((req.temperature ?? 0) === 0 && (req.repeat_penalty ?? 1.0) === 1.0)
     return await generateGreedyWithLogprobs(req, m, seq, prompt, nPredict, numCtx);
-  const opts = { temperature: req.temperature ?? 0 };
+  const opts = { temperature: req.temperature ?? 0, yieldEogToken: true }; // so an EOG ends as "eog", not "length"
   if (req.top_k != null) opts.topK = req.top_k;
   if (req.top_p != null) opts.topP = req.top_p;
   if (req.min_p != null) opts.minP = req.min_p;

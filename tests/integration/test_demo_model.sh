@@ -118,10 +118,15 @@ before=$(stat -c %Y.%s "$W/hf/model.safetensors")
 "$GEN" --out "$W/nv" --vocab "$W/none.txt" >/dev/null 2>"$W/e3"; rc=$?
 [[ $rc == 1 && ! -e $W/nv/config.json ]] && grep -q 'none.txt' "$W/e3" && ok "a missing --vocab: exit 1 naming it, no model written" \
   || bad "missing vocab: rc=$rc $(cat "$W/e3")"
-"$GEN" --out "$W/big" --hidden 4096 --layers 64 >/dev/null 2>&1 &
+# ~1.7 GB of bf16 (hidden 1024, 64 layers): long enough to interrupt mid-write; bounded so that a broken
+# SIGINT handler costs a minute and 2 GB at most, not the disk (timeout kills it, and the test fails)
+"$GEN" --out "$W/big" --hidden 1024 --layers 64 >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 100); do [[ -s $W/big/model.safetensors.tmp ]] && break; sleep 0.05; done
-kill -INT "$pid"; wait "$pid"; rc=$?
+kill -INT "$pid"
+for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid"; rc=$?
 left=$(ls -A "$W/big" 2>/dev/null | grep -v '^rwkv_vocab_v20230424.txt$' | tr '\n' ' ')
 [[ $rc == 130 && -z $left ]] && ok "SIGINT mid-write: exit 130, no .tmp and no partial model.safetensors left" \
   || bad "SIGINT: rc=$rc, left: $left"

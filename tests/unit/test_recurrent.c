@@ -184,6 +184,14 @@ static void test_hsums(void) {
     /* the pairing: (x0 + x4) + (x1 + x5) first, then the two halves; 1 + 2^24 loses the 1 */
     float y[8] = {1.0f, 16777216.0f, 0, 0, 1.0f, 0, 0, 0};
     CU_ASSERT_EQUAL(sn_hsum8(y), 16777218.0f); /* (1+1) + 2^24 exactly */
+    /* 16 lanes as _mm512_reduce_add_ps adds them: a_i = x_i + x_(i+8), b_i = a_i + a_(i+4), then
+     * (b0 + b2) + (b1 + b3). Inputs where any other pairing rounds differently: */
+    float z[16] = {0};
+    z[0] = 1.0f; z[8] = 1.0f; z[4] = 16777216.0f; /* a0 = 2 first, then b0 = 2^24 + 2 exactly */
+    CU_ASSERT_EQUAL(sn_hsum16(z), 16777218.0f);
+    float u[16] = {0};
+    u[0] = 16777216.0f; u[2] = -16777216.0f; u[1] = 1.0f; /* (b0 + b2) cancels before b1 is added */
+    CU_ASSERT_EQUAL(sn_hsum16(u), 1.0f);
 }
 
 static const sn_test_case cases[] = {
