@@ -13,7 +13,7 @@
 //            generation step itself (one token decoded after the others), by generating with
 //            controlledEvaluate one token at a time instead of evaluate().
 //   batch [--threads T]     stdin: JSON lines {"model":GGUF,"prompt_ids":[...],"n":32,"logprobs":K,"top_logits":K,
-//                                               "decode_top_logits":K,"step_top_logits":K}
+//                                               "decode_top_logits":K,"step_top_logits":K,"threads":T}
 //            -> one generate-style JSON result per line, in order. step_top_logits K adds "step_logits":
 //            per greedy step {"top":[[id,logit] x K],"max_abs":max|logit|} (llama.cpp's own tie evidence). One model is kept loaded at a time
 //            (group jobs by model so each GGUF loads once); one process for many runs.
@@ -21,6 +21,10 @@
 //            GGUF wants one). "pieces":true adds "pieces":[...], each generated token's text on its own
 //            as llama.cpp's token_to_piece gives it (tests/tools/llama_piece.mjs; special tokens as
 //            text; a token that is not whole UTF-8 comes out with U+FFFD).
+//            "threads":T runs that job's context with T threads (default --threads; the loaded model is
+//            kept, the context made anew). Tests give 1 where llama.cpp's answer is the same at 1 and 2
+//            threads: ggml's worker threads meet at spinning barriers, and on a busy 2-core machine each
+//            barrier spins until a descheduled thread comes back (~3x the CPU of one thread, measured).
 //   sample GGUF --prompt-ids 1,2,3 [-n N] --temp T [--top-k K] [--top-p P] [--min-p M] --seed S
 //            -> {"prompt_ids":[...],"ids":[...],...}: N tokens from evaluate() with node-llama-cpp's chain
 //            (top-k -> top-p -> min-p -> temperature -> dist(seed); no repeat penalty) and EOG tokens
@@ -57,7 +61,10 @@ if (!cmd || (!modelPath && cmd !== "batch")) {
 const fa = { auto: "auto", on: true, off: false }[args["flash-attention"] ?? "auto"];
 const threads = args.threads ? Number(args.threads) : 2;
 
-const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", maxThreads: threads });
+// batch jobs may name their own "threads" (the pool must allow the largest)
+const batchJobs = cmd === "batch" ? readFileSync(0, "utf8").split("\n").filter((l) => l.trim().length).map((l) => JSON.parse(l)) : [];
+const maxThreads = Math.max(threads, ...batchJobs.map((j) => j.threads ?? 0));
+const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", maxThreads });
 
 if (cmd === "tokenize") {
   const model = await llama.loadModel({ modelPath, vocabOnly: true });
@@ -154,14 +161,14 @@ function textPromptIds(model, text) {
 
 if (cmd === "batch") {
   let m = null;
-  const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.trim().length);
-  for (const l of lines) {
-    const job = JSON.parse(l);
-    if (!m || m.path !== job.model || m.ctxSize !== (job.ctx ?? 512)) {
-      if (m) { await m.ctx.dispose(); await m.model.dispose(); }
-      const model = await llama.loadModel({ modelPath: job.model, defaultContextFlashAttention: fa });
-      const ctx = await model.createContext({ contextSize: job.ctx ?? 512, threads, flashAttention: fa, sequences: 1 });
-      m = { path: job.model, ctxSize: job.ctx ?? 512, model, ctx };
+  for (const job of batchJobs) {
+    const t = job.threads ?? threads;
+    if (!m || m.path !== job.model || m.ctxSize !== (job.ctx ?? 512) || m.threads !== t) {
+      if (m) await m.ctx.dispose();
+      if (m && m.path !== job.model) await m.model.dispose();
+      const model = m && m.path === job.model ? m.model : await llama.loadModel({ modelPath: job.model, defaultContextFlashAttention: fa });
+      const ctx = await model.createContext({ contextSize: job.ctx ?? 512, threads: t, flashAttention: fa, sequences: 1 });
+      m = { path: job.model, ctxSize: job.ctx ?? 512, threads: t, model, ctx };
     }
     let ids, decodeTop = null, steps = null;
     if (job.prompt_ids == null) job.prompt_ids = textPromptIds(m.model, job.prompt);
