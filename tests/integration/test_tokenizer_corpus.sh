@@ -23,20 +23,30 @@ n_strings=$(grep -cv -e '^#' -e '^$' "$CORPUS")
 [[ $n_strings -ge 2000 ]] && ok "corpus has $n_strings strings" || bad "corpus has only $n_strings strings (< 2000)"
 $TO blocks 7 --corpus "$CORPUS" >"$W/blocks.jsonl" || bad "cannot build block inputs"
 
-# same NAME MODE INPUT FLAGS...: llama.cpp vs ours on one input set
+# Each vocab is loaded into llama.cpp once: the runs below are queued as lines of one
+# `tok_oracle.mjs each` call (its output per run in $W/TAG.exp, exit status in TAG.exp.rc).
+# queue NAME COMMAND ARGS...: one llama.cpp run on $gguf, answered in $W/TAG.exp
+queue() {
+  local tag; tag=$(echo "$1" | tr ' /' '__'); shift
+  (IFS=$'\t'; echo "$W/$tag.exp"$'\t'"$*") >>"$W/$fam.each"
+}
+# oracle NAME: did llama.cpp answer run NAME (exit 0)?
+oracle() {
+  local tag; tag=$(echo "$1" | tr ' /' '__')
+  [[ $(cat "$W/$tag.exp.rc" 2>/dev/null) == 0 ]]
+}
+# same NAME MODE INPUT FLAGS...: llama.cpp (queued under NAME) vs ours on one input set
 same() {
   local name=$1 mode=$2 input=$3; shift 3
-  local oflags=() dflags=()
+  local dflags=()
   for f in "$@"; do
     case $f in
-      --no-parse-special) oflags+=(--no-parse-special); dflags+=(--no-parse-special) ;;
-      --decode) oflags+=(--decode); dflags+=(--decode) ;;
+      --no-parse-special) dflags+=(--no-parse-special) ;;
+      --decode) dflags+=(--decode) ;;
     esac
   done
   local tag; tag=$(echo "$name" | tr ' /' '__')
-  if ! $TO llama "$gguf" "$mode" "${oflags[@]}" "$input" >"$W/$tag.exp" 2>"$W/$tag.oracle.err"; then
-    bad "$name: node-llama-cpp failed: $(tail -2 "$W/$tag.oracle.err")"; return
-  fi
+  oracle "$name" || { bad "$name: node-llama-cpp failed: $(tail -2 "$W/$tag.exp")"; return; }
   if ! "$TOOLS/tok_dump" "$gguf" "$mode" "${dflags[@]}" "$input" >"$W/$tag.got" 2>"$W/$tag.err"; then
     bad "$name: tok_dump failed: $(cat "$W/$tag.err")"; return
   fi
@@ -61,29 +71,41 @@ for fam in llama3 qwen3 llama2; do
   gguf=$W/vocab-$fam.gguf
   if ! info=$("$TOOLS/vocab_only" "$hfdir" "$gguf" 2>&1); then bad "$fam: vocab_only failed: $info"; continue; fi
   ok "$fam: vocab-only GGUF from $hfdir ($info)"
-  if "$TOOLS/tok_dump" "$gguf" --info >"$W/$fam.info.json" && out=$($TO info "$gguf" "$W/$fam.info.json" 2>&1); then
-    ok "$fam: loader state equals llama.cpp's: $(tail -1 <<<"$out")"
-  else bad "$fam: loader state differs from llama.cpp's:"; echo "$out" | grep -v '^\[node' | head -12; fi
+  "$TOOLS/tok_dump" "$gguf" --info >"$W/$fam.info.json" || bad "$fam: tok_dump --info failed"
+  # random id sequences for the detokenizer (partial UTF-8, control tokens, byte tokens, space cleanup)
+  nv=$(sed -n 's/^{"n_vocab":\([0-9]*\),.*/\1/p' "$W/$fam.info.json")
+  $TO randids "${nv:-1000}" 2000 >"$W/$fam.ids"
+  : >"$W/$fam.each"; rm -f "$W/${fam}_"*.exp "$W/${fam}_"*.exp.rc # no answer from an earlier run counts
+  queue "$fam info" info "$W/$fam.info.json"
+  queue "$fam corpus" llama --corpus "$CORPUS"
+  queue "$fam blocks" llama --json "$W/blocks.jsonl"
+  queue "$fam corpus no-special" llama --corpus --no-parse-special "$CORPUS"
+  queue "$fam corpus decode" llama --corpus --decode "$CORPUS"
+  queue "$fam detok" detok "$W/$fam.ids"
+  queue "$fam detok--plain" detok "$W/$fam.ids" --plain
+  queue "$fam hfdiff" hfdiff "${hfpkg[$fam]}" --corpus "$CORPUS"
+  $TO each "$gguf" "$W/$fam.each" 2>"$W/$fam.oracle.err" || bad "$fam: tok_oracle.mjs each failed: $(tail -2 "$W/$fam.oracle.err")"
+
+  if oracle "$fam info"; then ok "$fam: loader state equals llama.cpp's: $(tail -1 "$W/${fam}_info.exp")"
+  else bad "$fam: loader state differs from llama.cpp's:"; grep -v '^\[node' "$W/${fam}_info.exp" | head -12; fi
   same "$fam corpus" --corpus "$CORPUS"
   same "$fam blocks" --json "$W/blocks.jsonl"
   same "$fam corpus no-special" --corpus "$CORPUS" --no-parse-special
   same "$fam corpus decode" --corpus "$CORPUS" --decode
 
-  # detokenizer on random id sequences (partial UTF-8, control tokens, byte tokens, space cleanup)
-  nv=$(sed -n 's/^{"n_vocab":\([0-9]*\),.*/\1/p' "$W/$fam.info.json")
-  $TO randids "${nv:-1000}" 2000 >"$W/$fam.ids"
   for plain in "" --plain; do
-    $TO detok "$gguf" "$W/$fam.ids" $plain >"$W/$fam.detok$plain.exp" 2>/dev/null &&
+    exp=$W/${fam}_detok$plain.exp
+    oracle "$fam detok$plain" &&
       "$TOOLS/tok_dump" "$gguf" --ids $plain "$W/$fam.ids" >"$W/$fam.detok$plain.got" &&
-      { cmp -s "$W/$fam.detok$plain.exp" "$W/$fam.detok$plain.got" && out="2000/2000 identical (byte for byte)" ||
-        out=$($TO compare "$W/$fam.detok$plain.exp" "$W/$fam.detok$plain.got" "$W/$fam.ids" --label "$fam detok$plain" --max 5); } &&
+      { cmp -s "$exp" "$W/$fam.detok$plain.got" && out="2000/2000 identical (byte for byte)" ||
+        out=$($TO compare "$exp" "$W/$fam.detok$plain.got" "$W/$fam.ids" --label "$fam detok$plain" --max 5); } &&
       ok "$fam random ids ${plain:-(specials rendered)}: $(tail -1 <<<"$out")" ||
       { bad "$fam: detokenizing random ids differs from llama.cpp ($plain)"; echo "$out"; }
   done
 
   # HF: information only (see docs/TOKENIZER.md, "Where llama.cpp and HF disagree")
-  if out=$($TO hfdiff "$gguf" "${hfpkg[$fam]}" --corpus "$CORPUS" 2>/dev/null); then
-    echo "info - $fam llama.cpp vs HF: $out"
+  if oracle "$fam hfdiff"; then
+    echo "info - $fam llama.cpp vs HF: $(cat "$W/${fam}_hfdiff.exp")"
   else
     echo "info - $fam: HF comparison unavailable"
   fi

