@@ -112,6 +112,19 @@ sn_status sn_model_key_int(const sn_model *m, const char *suffix, int required, 
                            int64_t *out, sn_err *err);
 /* Float key "<arch>.<suffix>" (F32/F64, finite). Absent: SN_EFORMAT if required, else untouched. */
 sn_status sn_model_key_float(const sn_model *m, const char *suffix, int required, float *out, sn_err *err);
+/* A norm's epsilon: the required float key "<arch>.<suffix>", >= 0. */
+sn_status sn_model_key_eps(const sn_model *m, const char *suffix, float *out, sn_err *err);
+/* One required integer key of a family's table: "<arch>.<suffix>" in [lo, hi] into *out. */
+typedef struct sn_key_int {
+    const char *suffix;
+    int64_t lo, hi;
+    int64_t *out;
+} sn_key_int;
+/* sn_model_key_int(required) for each of keys[0..n), in order. */
+sn_status sn_model_keys_int(const sn_model *m, const sn_key_int *keys, int n, sn_err *err);
+/* Calls load(m, il, err) for each layer il in order, up to the first error (the family allocates
+ * its layer records first). */
+sn_status sn_model_each_layer(sn_model *m, sn_status (*load)(sn_model *m, int il, sn_err *err), sn_err *err);
 /* Declares and allocates (zeroed) the recurrent state; a SN_STATE_RECURRENT family's load calls it. */
 sn_status sn_model_state_declare(sn_model *m, const sn_state_decl *d, sn_err *err);
 /* Part `part` of layer il of the recurrent state. */
@@ -133,6 +146,10 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
  * to sn_model_to_huge_pages. The mapped pages it read are released (MADV_DONTNEED) so resident
  * memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables the repack. */
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
+/* The output head "output.weight" [embd->n_in x embd->n_out], then sn_model_repack. Absent: an
+ * error if required, else the head is the embedding itself (tied; llama.cpp duplicates
+ * token_embd), and the embedding's row lookups then read the moved copy too. */
+sn_status sn_model_output_head(sn_model *m, sn_matrix *embd, int required, sn_matrix *head, sn_err *err);
 /* Moves a mapped matrix that sn_model_repack left in place (any type; a blob's rows or INT4 8-row
  * groups) into the same 2 MB-aligned huge-page arenas, unchanged (w->data, and w->x8 for the
  * groups, then point there; a tied matrix is copied once; one already in an arena stays), and

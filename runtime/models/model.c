@@ -140,6 +140,29 @@ sn_status sn_model_key_float(const sn_model *m, const char *suffix, int required
     return SN_OK;
 }
 
+sn_status sn_model_key_eps(const sn_model *m, const char *suffix, float *out, sn_err *err) {
+    sn_status st = sn_model_key_float(m, suffix, 1, out, err);
+    if (st) return st;
+    if (!(*out >= 0.0f)) return sn_err_set(err, SN_EFORMAT, "%s: %s.%s must be >= 0", m->path, m->hp.arch, suffix);
+    return SN_OK;
+}
+
+sn_status sn_model_each_layer(sn_model *m, sn_status (*load)(sn_model *m, int il, sn_err *err), sn_err *err) {
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        sn_status st = load(m, il, err);
+        if (st) return st;
+    }
+    return SN_OK;
+}
+
+sn_status sn_model_keys_int(const sn_model *m, const sn_key_int *keys, int n, sn_err *err) {
+    for (int i = 0; i < n; i++) {
+        sn_status st = sn_model_key_int(m, keys[i].suffix, 1, keys[i].lo, keys[i].hi, keys[i].out, err);
+        if (st) return st;
+    }
+    return SN_OK;
+}
+
 /* What every family has (llama.cpp reads these generically as well): context length, embedding
  * length, block count, and the vocabulary size from token_embd's rows. */
 static sn_status read_common(sn_model *m, sn_err *err) {
@@ -352,6 +375,16 @@ static void *arena_take(sn_model *m, uint64_t size) {
 static int env_off(const char *name) {
     const char *e = getenv(name);
     return e && strcmp(e, "0") == 0;
+}
+
+sn_status sn_model_output_head(sn_model *m, sn_matrix *embd, int required, sn_matrix *head, sn_err *err) {
+    sn_status st = sn_model_matrix(m, "output.weight", embd->n_in, embd->n_out, required, head, err);
+    if (st) return st;
+    const int tied = !head->data;
+    if (tied) *head = *embd;
+    if ((st = sn_model_repack(m, head, err))) return st;
+    if (tied) embd->data = head->data;
+    return SN_OK;
 }
 
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {

@@ -73,8 +73,7 @@ typedef struct {
     /* state: KV cache [layer][pos][n_kv] */
     void *kcache, *vcache;
     size_t kv_elt;
-    /* activations, for up to cap_T tokens */
-    int64_t cap_T;
+    /* activations (sn_ops allocates them) */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
     sn_ops ops; /* converted-activation scratch of the shared matmuls */
     float *logits_tmp;
@@ -109,8 +108,7 @@ static void llama_free(sn_model *m) {
     free(s->layers);
     free(s->kcache);
     free(s->vcache);
-    free(s->x); free(s->xb); free(s->q); free(s->k); free(s->v); free(s->att);
-    free(s->hb); free(s->hb2); free(s->rope); free(s->logits_tmp);
+    free(s->logits_tmp);
     free(s->kt32); free(s->v32);
     sn_ops_free(&s->ops);
     if (s->scratch) {
@@ -126,8 +124,9 @@ static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) 
     return n_dims * logf(n_ctx_orig / (n_rot * 2 * (float)M_PI)) / (2 * logf(base));
 }
 
-static sn_status load_layer(sn_model *m, llama_state *s, int il, sn_err *err) {
-    const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
+static sn_status load_layer(sn_model *m, int il, sn_err *err) {
+    llama_state *s = m->impl;
+    const llama_hparams *hp = &s->hp;
     layer_weights *L = &s->layers[il];
     char name[SN_GGUF_MAX_NAME + 32];
     sn_status st;
@@ -192,9 +191,7 @@ static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err)
                           (long long)hp->n_rot, (long long)hp->head_dim_k);
 
     hp->rms_eps = 1e-5f;
-    if ((st = sn_model_key_float(m, "attention.layer_norm_rms_epsilon", 1, &hp->rms_eps, err))) return st;
-    if (!(hp->rms_eps >= 0.0f))
-        return sn_err_set(err, SN_EFORMAT, "%s: %s.attention.layer_norm_rms_epsilon must be >= 0", m->path, m->hp.arch);
+    if ((st = sn_model_key_eps(m, "attention.layer_norm_rms_epsilon", &hp->rms_eps, err))) return st;
 
     hp->rope_freq_base = 10000.0f;
     if ((st = sn_model_key_float(m, "rope.freq_base", 0, &hp->rope_freq_base, err))) return st;
@@ -260,9 +257,14 @@ static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err)
     return sn_model_key_float(m, "attention.scale", 0, &hp->attn_scale, err);
 }
 
+/* The widest input row of a matmul (sn_ops_init). */
+static int64_t widest_input(const llama_hparams *hp) {
+    const int64_t n_vd = hp->n_head * hp->head_dim_v;
+    return hp->n_ff > n_vd ? (hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd) : (n_vd > hp->n_embd ? n_vd : hp->n_embd);
+}
+
 static sn_status llama_load(sn_model *m, sn_err *err) {
     llama_state *s = m->impl;
-    sn_ops_init(&s->ops, m);
     llama_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -271,6 +273,12 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (hp->head_dim_k != hp->head_dim_v)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
                           (long long)hp->head_dim_k, (long long)hp->head_dim_v);
+    const int64_t E = hp->n_embd, F = hp->n_ff, n_vd = hp->n_head * hp->head_dim_v;
+    const sn_ops_buf bufs[] = {{&s->x, E, 0},   {&s->xb, E, 0},  {&s->q, s->n_q, 0},
+                               {&s->k, s->n_kv, 0}, {&s->v, hp->n_head_kv * hp->head_dim_v, 0},
+                               {&s->att, n_vd, 0},  {&s->hb, F, 0}, {&s->hb2, F, 0},
+                               {&s->rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}};
+    if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof(bufs) / sizeof(bufs[0])), widest_input(hp), err))) return st;
 
     if ((st = sn_model_matrix(m, "token_embd.weight", hp->n_embd, hp->n_vocab, 1, &s->tok_embd, err))) return st;
 
@@ -279,10 +287,8 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!s->output.data) s->output = s->tok_embd; /* tied embeddings */
     if ((st = keep_vector(m, s, "rope_freqs.weight", hp->n_rot / 2, 0, &s->rope_freqs, err))) return st;
 
-    s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
-    if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    for (int il = 0; il < hp->n_layer; il++)
-        if ((st = load_layer(m, s, il, err))) return st;
+    if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if ((st = sn_model_each_layer(m, load_layer, err))) return st;
     /* One-time repack of Q4_0 matmul weights into 8-row groups (model.h: sn_model_repack). */
     for (int il = 0; il < hp->n_layer; il++) {
         layer_weights *L = &s->layers[il];
@@ -345,30 +351,6 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
 }
 
 /* Grows the activation buffers to hold T tokens. */
-static sn_status ensure_batch(sn_model *m, llama_state *s, int64_t T, sn_err *err) {
-    if (T <= s->cap_T) return SN_OK;
-    const llama_hparams *hp = &s->hp;
-    sn_status st;
-    (void)m;
-    const int64_t n_vd = hp->n_head * hp->head_dim_v;
-    const int64_t widest = hp->n_ff > n_vd ? (hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd)
-                                           : (n_vd > hp->n_embd ? n_vd : hp->n_embd);
-    float **bufs[] = {&s->x, &s->xb, &s->q, &s->k, &s->v, &s->att, &s->hb, &s->hb2};
-    const int64_t widths[] = {hp->n_embd, hp->n_embd, s->n_q, s->n_kv, hp->n_head_kv * hp->head_dim_v, n_vd,
-                              hp->n_ff, hp->n_ff};
-    for (int i = 0; i < 8; i++) {
-        free(*bufs[i]);
-        *bufs[i] = malloc((size_t)(T * widths[i]) * sizeof(float));
-        if (!*bufs[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
-    }
-    free(s->rope);
-    s->rope = malloc((size_t)(T * (hp->n_rot > 0 ? hp->n_rot : 1)) * sizeof(float));
-    if (!s->rope) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
-    if ((st = sn_ops_reserve(&s->ops, T, widest, err))) return st;
-    s->cap_T = T;
-    return SN_OK;
-}
-
 /* ---- elementwise pieces, as ggml computes them ---- */
 
 static void rope_yarn(float theta_extrap, float freq_scale, const float corr_dims[2], int64_t i0, float ext_factor,
@@ -605,9 +587,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     const int64_t E = hp->n_embd, pos0 = m->n_past, nv = hp->n_head_kv * hp->head_dim_v;
     sn_status st;
-    if ((st = ensure_batch(m, s, T, err))) return st;
-
-    if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
+    if ((st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err))) return st;
     if (hp->n_rot > 0)
         for (int64_t t = 0; t < T; t++) rope_cache(m, s, pos0 + t, s->rope + t * hp->n_rot);
 

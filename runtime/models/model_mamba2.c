@@ -58,11 +58,8 @@ typedef struct {
     mamba2_layer *layers;
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
-    int lanes;      /* vector width of ggml's scan on this CPU (16 or 8) */
-    int avx2;       /* AVX2 usable: the kernels' AVX2 twins (recurrent.h) */
-    int64_t cap_T;
-    /* zxbc: d_conv-1 rows of conv window (from the state), then the T rows of in_proj's output;
-     * zxbcdt points at the latter */
+    /* activations (sn_ops allocates them); zxbc: d_conv-1 rows of conv window (from the state),
+     * then the T rows of in_proj's output; zxbcdt points at the latter */
     float *x, *h, *zxbc, *zxbcdt, *xbc, *dt, *dA, *y, *o, *ones;
 } mamba2_state;
 
@@ -75,19 +72,14 @@ static sn_status f32_tensor(sn_model *m, mamba2_state *s, const char *name, int 
 }
 
 static sn_status read_hparams(const sn_model *m, mamba2_hparams *hp, sn_err *err) {
+    *hp = (mamba2_hparams){.n_embd = m->hp.n_embd, .n_layer = m->hp.n_layer, .n_vocab = m->hp.n_vocab};
     sn_status st;
-    hp->n_embd = m->hp.n_embd;
-    hp->n_layer = m->hp.n_layer;
-    hp->n_vocab = m->hp.n_vocab;
     const int64_t BIG = (int64_t)1 << 20;
-    if ((st = sn_model_key_int(m, "ssm.conv_kernel", 1, 1, 64, &hp->d_conv, err))) return st;
-    if ((st = sn_model_key_int(m, "ssm.inner_size", 1, 1, BIG, &hp->d_inner, err))) return st;
-    if ((st = sn_model_key_int(m, "ssm.state_size", 1, 1, 4096, &hp->d_state, err))) return st;
-    if ((st = sn_model_key_int(m, "ssm.time_step_rank", 1, 1, BIG, &hp->n_head, err))) return st;
-    if ((st = sn_model_key_int(m, "ssm.group_count", 1, 1, BIG, &hp->n_group, err))) return st;
-    if ((st = sn_model_key_float(m, "attention.layer_norm_rms_epsilon", 1, &hp->eps, err))) return st;
-    if (!(hp->eps >= 0.0f))
-        return sn_err_set(err, SN_EFORMAT, "%s: mamba2.attention.layer_norm_rms_epsilon must be >= 0", m->path);
+    const sn_key_int keys[] = {{"ssm.conv_kernel", 1, 64, &hp->d_conv}, {"ssm.inner_size", 1, BIG, &hp->d_inner},
+                               {"ssm.state_size", 1, 4096, &hp->d_state}, {"ssm.time_step_rank", 1, BIG, &hp->n_head},
+                               {"ssm.group_count", 1, BIG, &hp->n_group}};
+    if ((st = sn_model_keys_int(m, keys, (int)(sizeof(keys) / sizeof(keys[0])), err))) return st;
+    if ((st = sn_model_key_eps(m, "attention.layer_norm_rms_epsilon", &hp->eps, err))) return st;
     if (hp->d_inner % hp->n_head || hp->d_inner % hp->n_group || hp->n_head % hp->n_group)
         return sn_err_set(err, SN_EFORMAT, "%s: mamba2.ssm.inner_size %lld, time_step_rank %lld and group_count %lld "
                           "do not divide", m->path, (long long)hp->d_inner, (long long)hp->n_head, (long long)hp->n_group);
@@ -97,7 +89,8 @@ static sn_status read_hparams(const sn_model *m, mamba2_hparams *hp, sn_err *err
     return SN_OK;
 }
 
-static sn_status load_layer(sn_model *m, mamba2_state *s, int il, sn_err *err) {
+static sn_status load_layer(sn_model *m, int il, sn_err *err) {
+    mamba2_state *s = m->impl;
     const mamba2_hparams *hp = &s->hp;
     mamba2_layer *L = &s->layers[il];
     char name[SN_GGUF_MAX_NAME + 32];
@@ -133,60 +126,33 @@ static void mamba2_free(sn_model *m) {
     for (int64_t il = 0; s->layers && il < s->hp.n_layer; il++) free(s->layers[il].conv_wt);
     free(s->layers);
     sn_ops_free(&s->ops);
-    float *bufs[] = {s->x, s->h, s->zxbc, s->xbc, s->dt, s->dA, s->y, s->o, s->ones};
-    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
+    free(s->ones);
 }
 
 static sn_status mamba2_load(sn_model *m, sn_err *err) {
     mamba2_state *s = m->impl;
-    sn_ops_init(&s->ops, m);
-    s->lanes = sn_ops_lanes(&s->ops);
-    s->avx2 = (sn_cpu_usable() & SN_CPU_AVX2) != 0;
     mamba2_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
-    const int64_t E = hp->n_embd;
+    const int64_t E = hp->n_embd, CH = hp->conv_ch, H = hp->n_head, DI = hp->d_inner;
+    /* zxbc has the conv window's d_conv-1 rows in front */
+    const sn_ops_buf bufs[] = {{&s->x, E, 0},  {&s->h, E, 0},  {&s->zxbc, hp->d_in_proj, hp->d_conv - 1},
+                               {&s->xbc, CH, 0}, {&s->dt, H, 0}, {&s->dA, H, 0}, {&s->y, DI, 0}, {&s->o, E, 0}};
+    const int64_t widest = DI > E ? DI : E;
+    if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof(bufs) / sizeof(bufs[0])), widest, err))) return st;
+    const int64_t n_ones = CH > DI ? CH : DI;
+    if (!(s->ones = malloc((size_t)n_ones * sizeof(float)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < n_ones; i++) s->ones[i] = 1.0f;
     if ((st = sn_model_matrix(m, "token_embd.weight", E, hp->n_vocab, 1, &s->tok_embd, err))) return st;
     const int64_t ne_norm[] = {E};
     if ((st = f32_tensor(m, s, "output_norm.weight", 1, ne_norm, &s->out_norm, err))) return st;
-    if ((st = sn_model_matrix(m, "output.weight", E, hp->n_vocab, 0, &s->output, err))) return st;
-    const int tied = !s->output.data;
-    if (tied) s->output = s->tok_embd; /* tied head: llama.cpp duplicates token_embd */
-    if ((st = sn_model_repack(m, &s->output, err))) return st;
-    if (tied) s->tok_embd.data = s->output.data; /* the lookups read the moved copy too */
-    s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
-    if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    for (int il = 0; il < hp->n_layer; il++)
-        if ((st = load_layer(m, s, il, err))) return st;
+    if ((st = sn_model_output_head(m, &s->tok_embd, 0, &s->output, err))) return st;
+    if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if ((st = sn_model_each_layer(m, load_layer, err))) return st;
     const sn_state_decl decl = {2, {"conv", "ssm"},
                                 {(uint64_t)((hp->d_conv - 1) * hp->conv_ch),
                                  (uint64_t)(hp->n_head * hp->head_dim * hp->d_state)}};
     return sn_model_state_declare(m, &decl, err);
-}
-
-static sn_status ensure_batch(mamba2_state *s, int64_t T, sn_err *err) {
-    if (T <= s->cap_T) return SN_OK;
-    const mamba2_hparams *hp = &s->hp;
-    float **bufs[] = {&s->x, &s->h, &s->zxbc, &s->xbc, &s->dt, &s->dA, &s->y, &s->o};
-    const int64_t widths[] = {hp->n_embd, hp->n_embd, hp->d_in_proj, hp->conv_ch, hp->n_head, hp->n_head,
-                              hp->d_inner, hp->n_embd};
-    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
-        free(*bufs[i]);
-        const int64_t rows = bufs[i] == &s->zxbc ? (T + hp->d_conv - 1) : T;
-        *bufs[i] = malloc((size_t)(rows * widths[i]) * sizeof(float));
-        if (!*bufs[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
-    }
-    s->zxbcdt = s->zxbc + (hp->d_conv - 1) * hp->d_in_proj;
-    if (!s->ones) {
-        const int64_t n = hp->conv_ch > hp->d_inner ? hp->conv_ch : hp->d_inner;
-        if (!(s->ones = malloc((size_t)n * sizeof(float)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        for (int64_t i = 0; i < n; i++) s->ones[i] = 1.0f;
-    }
-    const int64_t widest = hp->d_inner > hp->n_embd ? hp->d_inner : hp->n_embd;
-    sn_status st = sn_ops_reserve(&s->ops, T, widest, err);
-    if (st) return st;
-    s->cap_T = T;
-    return SN_OK;
 }
 
 /* ---- per-token passes, split over the thread pool by token range ---- */
@@ -198,23 +164,8 @@ static float softplusf_(float x) { return x > 20.0f ? x : logf(1.0f + expf(x)); 
 typedef struct {
     mamba2_state *s;
     const mamba2_layer *L;
-    const float *add; /* resid_norm: added to x first (NULL: nothing) */
-    const float *nw;  /* resid_norm: the norm's weight */
     int64_t T;
 } tok_pass;
-
-/* x += add; h = rmsnorm(x) */
-static void pass_resid_norm(const void *arg, int64_t t0, int64_t t1) {
-    const tok_pass *p = arg;
-    const mamba2_hparams *hp = &p->s->hp;
-    const int64_t E = hp->n_embd;
-    for (int64_t t = t0; t < t1; t++) {
-        float *x = p->s->x + t * E;
-        if (p->add)
-            for (int64_t i = 0; i < E; i++) x[i] = p->add[t * E + i] + x[i];
-        sn_ops_rmsnorm(p->s->h + t * E, x, p->nw, E, hp->eps);
-    }
-}
 
 /* xBC = silu(conv1d(window) + b); dt = softplus(dt + dt_bias), dA = exp(dt * A) per head */
 static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
@@ -223,7 +174,7 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
     const mamba2_hparams *hp = &s->hp;
     const mamba2_layer *L = p->L;
     const int64_t CH = hp->conv_ch, NP = hp->d_in_proj, H = hp->n_head, DI = hp->d_inner;
-    (s->avx2 ? sn_ssm_conv_avx2 : sn_ssm_conv_scalar)(CH, hp->d_conv, t1 - t0, s->zxbc + t0 * NP + DI, NP,
+    (s->ops.cpu & SN_CPU_AVX2 ? sn_ssm_conv_avx2 : sn_ssm_conv_scalar)(CH, hp->d_conv, t1 - t0, s->zxbc + t0 * NP + DI, NP,
                                                       L->conv_wt, CH, L->conv_b, s->xbc + t0 * CH, CH);
     for (int64_t t = t0; t < t1; t++) {
         float *xbc = s->xbc + t * CH;
@@ -271,7 +222,7 @@ static void scan_worker(void *arg, int ith, int nth) {
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t g = h / (H / G);
         const float *x = s->xbc + h * P, *B = s->xbc + DI + g * N, *C = s->xbc + DI + G * N + g * N;
-        (s->avx2 ? sn_ssd_scan_avx2 : sn_ssd_scan_scalar)(N, P, s->lanes, j->T, x, B, C, hp->conv_ch, s->dt + h,
+        (s->ops.cpu & SN_CPU_AVX2 ? sn_ssd_scan_avx2 : sn_ssd_scan_scalar)(N, P, s->ops.lanes, j->T, x, B, C, hp->conv_ch, s->dt + h,
                                                          s->dA + h, H, j->S + h * P * N, s->y + h * P, DI);
     }
 }
@@ -304,26 +255,20 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     const mamba2_hparams *hp = &s->hp;
     const int64_t E = hp->n_embd;
     sn_status st;
-    if ((st = ensure_batch(s, T, err))) return st;
-    if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
-    for (int il = 0; il < hp->n_layer; il++) {
-        tok_pass p = {.s = s, .add = il ? s->o : NULL, .nw = s->layers[il].attn_norm, .T = T};
-        sn_ops_rows(m->pool, p.T, pass_resid_norm, &p);
+    if ((st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err))) return st;
+    s->zxbcdt = s->zxbc + (hp->d_conv - 1) * hp->d_in_proj; /* past the conv window's rows */
+    for (int il = 0; il < hp->n_layer; il++) { /* x += the previous mixer's output; h = rmsnorm(x) */
+        const sn_resid_norm rn = {.x = s->x, .h = s->h, .add = il ? s->o : NULL, .w = s->layers[il].attn_norm,
+                                  .n = E, .eps = hp->eps};
+        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &rn);
         if ((st = mixer(m, s, il, T, err))) return st;
     }
     if (!logits) return SN_OK;
-    float *x = s->x + (T - 1) * E;
-    const float *o = s->o + (T - 1) * E;
-    for (int64_t i = 0; i < E; i++) x[i] = o[i] + x[i];
-    sn_ops_rmsnorm(s->h, x, s->out_norm, E, hp->eps);
+    const sn_resid_norm last = {.x = s->x + (T - 1) * E, .h = s->h, .add = s->o + (T - 1) * E, .w = s->out_norm,
+                                .n = E, .eps = hp->eps};
+    sn_ops_resid_norm(&last, 0, 1);
     return sn_ops_project1(&s->ops, s->h, 1, &s->output, logits, err);
 }
 
-const sn_family sn_family_mamba2 = {
-    .name = "mamba2",
-    .impl_size = sizeof(mamba2_state),
-    .state_kind = SN_STATE_RECURRENT,
-    .load = mamba2_load,
-    .forward = forward,
-    .free = mamba2_free,
-};
+const sn_family sn_family_mamba2 = {.name = "mamba2", .impl_size = sizeof(mamba2_state), .state_kind = SN_STATE_RECURRENT,
+                                    .load = mamba2_load, .forward = forward, .free = mamba2_free};

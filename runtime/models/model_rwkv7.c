@@ -61,10 +61,7 @@ typedef struct {
     rwkv_layer *layers;
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
-    int lanes; /* vector width of ggml's reductions on this CPU (16 or 8) */
-    int wkv_avx2; /* AVX2 usable: sn_wkv7_avx2 (it serves 8 lanes and head sizes that are multiples of 32) */
-    /* activations for up to cap_T tokens */
-    int64_t cap_T;
+    /* activations (sn_ops allocates them) */
     float *x, *h, *xx, *r, *w, *k, *v, *vm, *a, *g, *kk, *b, *vfirst, *y, *lo_w, *lo_a, *lo_v, *lo_g, *ff;
 } rwkv_state;
 
@@ -93,26 +90,21 @@ static sn_status norm_wb(sn_model *m, rwkv_state *s, const char *name, int64_t n
 }
 
 static sn_status read_hparams(const sn_model *m, rwkv_hparams *hp, sn_err *err) {
+    *hp = (rwkv_hparams){.n_embd = m->hp.n_embd, .n_layer = m->hp.n_layer, .n_vocab = m->hp.n_vocab};
     sn_status st;
-    hp->n_embd = m->hp.n_embd;
-    hp->n_layer = m->hp.n_layer;
-    hp->n_vocab = m->hp.n_vocab;
     const int64_t BIG = (int64_t)1 << 24;
-    if ((st = sn_model_key_int(m, "wkv.head_size", 1, 1, 4096, &hp->head_size, err))) return st;
-    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.decay_lora_rank", 1, 1, BIG, &hp->r_decay, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.iclr_lora_rank", 1, 1, BIG, &hp->r_iclr, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.value_residual_mix_lora_rank", 1, 1, BIG, &hp->r_vres, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.gate_lora_rank", 1, 1, BIG, &hp->r_gate, err))) return st;
+    const sn_key_int keys[] = {{"wkv.head_size", 1, 4096, &hp->head_size}, {"feed_forward_length", 1, BIG, &hp->n_ff},
+                               {"attention.decay_lora_rank", 1, BIG, &hp->r_decay},
+                               {"attention.iclr_lora_rank", 1, BIG, &hp->r_iclr},
+                               {"attention.value_residual_mix_lora_rank", 1, BIG, &hp->r_vres},
+                               {"attention.gate_lora_rank", 1, BIG, &hp->r_gate}};
+    if ((st = sn_model_keys_int(m, keys, (int)(sizeof(keys) / sizeof(keys[0])), err))) return st;
     int64_t shift = 2;
     if ((st = sn_model_key_int(m, "token_shift_count", 0, 0, 64, &shift, err))) return st;
     if (shift != 2)
         return sn_err_set(err, SN_EFORMAT, "%s: %s.token_shift_count = %lld, rwkv7 needs 2", m->path, m->hp.arch,
                           (long long)shift);
-    hp->eps = 0.0f;
-    if ((st = sn_model_key_float(m, "attention.layer_norm_epsilon", 1, &hp->eps, err))) return st;
-    if (!(hp->eps >= 0.0f))
-        return sn_err_set(err, SN_EFORMAT, "%s: %s.attention.layer_norm_epsilon must be >= 0", m->path, m->hp.arch);
+    if ((st = sn_model_key_eps(m, "attention.layer_norm_epsilon", &hp->eps, err))) return st;
     if (hp->n_embd % hp->head_size != 0)
         return sn_err_set(err, SN_EFORMAT, "%s: embedding length %lld is not a multiple of wkv.head_size %lld", m->path,
                           (long long)hp->n_embd, (long long)hp->head_size);
@@ -120,7 +112,8 @@ static sn_status read_hparams(const sn_model *m, rwkv_hparams *hp, sn_err *err) 
     return SN_OK;
 }
 
-static sn_status load_layer(sn_model *m, rwkv_state *s, int il, sn_err *err) {
+static sn_status load_layer(sn_model *m, int il, sn_err *err) {
+    rwkv_state *s = m->impl;
     const rwkv_hparams *hp = &s->hp;
     rwkv_layer *L = &s->layers[il];
     const int64_t D = hp->n_embd;
@@ -175,104 +168,36 @@ static void rwkv_free(sn_model *m) {
     sn_f32_store_free(&s->f32s);
     free(s->layers);
     sn_ops_free(&s->ops);
-    float *bufs[] = {s->x,  s->h,      s->xx,   s->r, s->w,    s->k,    s->v,    s->vm,   s->a, s->g,
-                     s->kk, s->b,      s->vfirst, s->y, s->lo_w, s->lo_a, s->lo_v, s->lo_g, s->ff};
-    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) free(bufs[i]);
 }
 
 static sn_status rwkv_load(sn_model *m, sn_err *err) {
     rwkv_state *s = m->impl;
-    sn_ops_init(&s->ops, m);
-    s->lanes = sn_ops_lanes(&s->ops);
-    s->wkv_avx2 = (sn_cpu_usable() & SN_CPU_AVX2) != 0;
     rwkv_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
     const int64_t D = hp->n_embd;
+    const int64_t rv = hp->r_vres > hp->r_iclr ? hp->r_vres : hp->r_iclr; /* layer 0's v1 has the ICLR rank */
+    const sn_ops_buf bufs[] = {
+        {&s->x, D, 0},  {&s->h, D, 0},  {&s->xx, N_LERP * D, 0}, {&s->r, D, 0},    {&s->w, D, 0},
+        {&s->k, D, 0},  {&s->v, D, 0},  {&s->vm, D, 0},          {&s->a, D, 0},    {&s->g, D, 0},
+        {&s->kk, D, 0}, {&s->b, D, 0},  {&s->vfirst, D, 0},      {&s->y, D, 0},    {&s->lo_w, hp->r_decay, 0},
+        {&s->lo_a, hp->r_iclr, 0}, {&s->lo_v, rv, 0}, {&s->lo_g, hp->r_gate, 0}, {&s->ff, hp->n_ff, 0}};
+    const int64_t widest = hp->n_ff > D ? hp->n_ff : D;
+    if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof(bufs) / sizeof(bufs[0])), widest, err))) return st;
     if ((st = sn_model_matrix(m, "token_embd.weight", D, hp->n_vocab, 1, &s->tok_embd, err))) return st;
     if ((st = norm_wb(m, s, "token_embd_norm", D, &s->ln0, &s->ln0_b, err))) return st;
     if ((st = norm_wb(m, s, "output_norm", D, &s->out_norm, &s->out_norm_b, err))) return st;
-    if ((st = sn_model_matrix(m, "output.weight", D, hp->n_vocab, 1, &s->output, err))) return st;
-    if ((st = sn_model_repack(m, &s->output, err))) return st;
-    s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers));
-    if (!s->layers) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    for (int il = 0; il < hp->n_layer; il++)
-        if ((st = load_layer(m, s, il, err))) return st;
+    if ((st = sn_model_output_head(m, &s->tok_embd, 1, &s->output, err))) return st;
+    if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    if ((st = sn_model_each_layer(m, load_layer, err))) return st;
     const sn_state_decl decl = {2, {"token_shift", "wkv"},
                                 {(uint64_t)(2 * D), (uint64_t)(hp->n_head * hp->head_size * hp->head_size)}};
     return sn_model_state_declare(m, &decl, err);
 }
 
-static sn_status ensure_batch(rwkv_state *s, int64_t T, sn_err *err) {
-    if (T <= s->cap_T) return SN_OK;
-    const rwkv_hparams *hp = &s->hp;
-    const int64_t D = hp->n_embd;
-    /* layer 0's v1 has the ICLR rank (load_layer) */
-    const int64_t rv = hp->r_vres > hp->r_iclr ? hp->r_vres : hp->r_iclr;
-    float **bufs[] = {&s->x,  &s->h, &s->xx,     &s->r, &s->w,    &s->k,    &s->v,    &s->vm,   &s->a, &s->g,
-                      &s->kk, &s->b, &s->vfirst, &s->y, &s->lo_w, &s->lo_a, &s->lo_v, &s->lo_g, &s->ff};
-    const int64_t widths[] = {D, D, N_LERP * D, D, D, D, D, D, D, D, D, D, D, D, hp->r_decay, hp->r_iclr, rv, hp->r_gate, hp->n_ff};
-    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++) {
-        free(*bufs[i]);
-        *bufs[i] = malloc((size_t)(T * widths[i]) * sizeof(float));
-        if (!*bufs[i]) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
-    }
-    const int64_t widest = hp->n_ff > D ? hp->n_ff : D;
-    sn_status st = sn_ops_reserve(&s->ops, T, widest, err);
-    if (st) return st;
-    s->cap_T = T;
-    return SN_OK;
-}
-
 /* ---- elementwise pieces, as ggml computes them ---- */
 
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-/* ggml's CPU backend is built once per ISA and the variant the CPU supports is loaded, so its
- * reductions have the vector width of that ISA: 16 lanes for the AVX-512 builds (zen4, skylakex,
- * ...), 8 for AVX2 (haswell). We take the width of the kernel table in use, which is chosen from
- * the same CPUID bits (the scalar table mirrors the AVX2 layout). */
-enum { MAXL = 16 };
-
-/* ggml_vec_cvar_f32's AVX2 block sum: halves, movehl, movehdup: (t0 + t2) + (t1 + t3). */
-static float hsum8_movehl(const float *x) {
-    float t[4];
-    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
-    return (t[0] + t[2]) + (t[1] + t[3]);
-}
-
-/* ggml_norm over n floats then weight and bias (either may be NULL): the mean from a double sum,
- * the variance as ggml_vec_cvar_f32 (blocks of `lanes` squares summed in float, added in double,
- * the tail one by one). */
-static void layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) sum += (double)x[i];
-    const float mean = (float)sum / (float)n;
-    double var = 0.0;
-    int64_t i = 0;
-    for (; i + lanes - 1 < n; i += lanes) {
-        float sq[MAXL];
-        for (int l = 0; l < lanes; l++) {
-            y[i + l] = x[i + l] - mean;
-            sq[l] = y[i + l] * y[i + l];
-        }
-        var += (double)(lanes == 16 ? sn_hsum16(sq) : hsum8_movehl(sq));
-    }
-    for (; i < n; i++) {
-        float d = x[i] - mean;
-        y[i] = d;
-        d *= d;
-        var += (double)d;
-    }
-    const float variance = (float)(var / (double)n);
-    const float scale = 1.0f / sqrtf(variance + eps);
-    for (int64_t j = 0; j < n; j++) {
-        float t = y[j] * scale;
-        if (w) t = t * w[j];
-        if (b) t = t + b[j];
-        y[j] = t;
-    }
-}
 
 /* ---- per-token passes, split over the thread pool by token range ---- */
 
@@ -283,25 +208,10 @@ typedef struct {
     rwkv_state *s;
     const rwkv_layer *L;
     const float *saved; /* token shift of token 0 (lerp passes) */
-    float *x, *h;       /* rows of the residual stream and its norm */
-    const float *add;   /* resid_norm: added to x first (NULL: nothing) */
-    const float *nw, *nb; /* resid_norm: the norm's weight and bias */
+    const float *h;     /* cm_lerp: the normed rows that go on */
     int first;          /* tm_mix: layer 0, whose v becomes v_first */
     int64_t T;
 } tok_pass;
-
-/* x += add (the previous block's output); h = layernorm(x) */
-static void pass_resid_norm(const void *arg, int64_t t0, int64_t t1) {
-    const tok_pass *p = arg;
-    const rwkv_hparams *hp = &p->s->hp;
-    const int64_t D = hp->n_embd;
-    for (int64_t t = t0; t < t1; t++) {
-        float *x = p->x + t * D;
-        if (p->add)
-            for (int64_t i = 0; i < D; i++) x[i] = p->add[t * D + i] + x[i];
-        layernorm(p->h + t * D, x, p->nw, p->nb, D, hp->eps, p->s->lanes);
-    }
-}
 
 /* time mix: xxx_q = (x_prev - h) * mu_q + h for the six lerps */
 static void pass_tm_lerp(const void *arg, int64_t t0, int64_t t1) {
@@ -380,7 +290,7 @@ static void pass_tm_out(const void *arg, int64_t t0, int64_t t1) {
         for (int64_t h = 0; h < H; h++) {
             const int64_t o = t * D + h * N;
             float *y = s->y + o;
-            layernorm(y, y, NULL, NULL, N, 64e-5f, s->lanes); /* group norm, one group per head */
+            sn_ops_layernorm(y, y, NULL, NULL, N, 64e-5f, s->ops.lanes); /* group norm, one group per head */
             for (int64_t i = 0; i < N; i++) y[i] = y[i] * L->ln_x[h * N + i] + L->ln_x_b[h * N + i];
             double rk = 0.0;
             for (int64_t i = 0; i < N; i++) rk += (double)((s->k[o + i] * s->r[o + i]) * L->r_k[h * N + i]);
@@ -430,8 +340,10 @@ static void wkv_worker(void *arg, int ith, int nth) {
     const int64_t H = s->hp.n_head, N = s->hp.head_size, D = s->hp.n_embd;
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t o = h * N;
-        (s->wkv_avx2 ? sn_wkv7_avx2 : sn_wkv7_scalar)(N, s->lanes, j->T, D, s->r + o, s->w + o, s->k + o, s->v + o,
-                                                      s->kk + o, s->b + o, j->S + h * N * N, s->y + o);
+        /* the AVX2 twin serves 8 lanes and head sizes that are multiples of 32 (recurrent.h) */
+        (s->ops.cpu & SN_CPU_AVX2 ? sn_wkv7_avx2 : sn_wkv7_scalar)(N, s->ops.lanes, j->T, D, s->r + o, s->w + o,
+                                                                   s->k + o, s->v + o, s->kk + o, s->b + o,
+                                                                   j->S + h * N * N, s->y + o);
     }
 }
 
@@ -476,29 +388,31 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     const rwkv_hparams *hp = &s->hp;
     const int64_t D = hp->n_embd;
     sn_status st;
-    if ((st = ensure_batch(s, T, err))) return st;
-    if ((st = sn_ops_embed(&s->tok_embd, tokens, T, s->x, err))) return st;
-    tok_pass p = {.s = s, .x = s->x, .h = s->x, .nw = s->ln0, .nb = s->ln0_b, .T = T};
-    sn_ops_rows(m->pool, p.T, pass_resid_norm, &p); /* x = layernorm0(embedding), in place */
+    if ((st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err))) return st;
+    /* x = layernorm0(embedding), in place; then per block x += the previous block's output and
+     * h = layernorm(x) */
+    sn_resid_norm rn = {.x = s->x, .h = s->x, .w = s->ln0, .b = s->ln0_b, .n = D, .eps = hp->eps, .lanes = s->ops.lanes};
+    sn_ops_rows(m->pool, T, sn_ops_resid_norm, &rn);
     const float *add = NULL; /* the previous layer's channel-mix output, added at the next norm */
     for (int il = 0; il < hp->n_layer; il++) {
         const rwkv_layer *L = &s->layers[il];
-        p = (tok_pass){.s = s, .L = L, .x = s->x, .h = s->h, .add = add, .nw = L->attn_norm, .nb = L->attn_norm_b,
-                       .T = T};
-        sn_ops_rows(m->pool, p.T, pass_resid_norm, &p);
+        rn.h = s->h;
+        rn.add = add;
+        rn.w = L->attn_norm;
+        rn.b = L->attn_norm_b;
+        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &rn);
         if ((st = time_mix(m, s, il, T, err))) return st;
         /* channel mix; its token shift is the second half of the layer's shift state */
-        p.add = s->r;
-        p.nw = L->ffn_norm;
-        p.nb = L->ffn_norm_b;
-        sn_ops_rows(m->pool, p.T, pass_resid_norm, &p);
+        rn.add = s->r;
+        rn.w = L->ffn_norm;
+        rn.b = L->ffn_norm_b;
+        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &rn);
         float *shift = sn_model_state_part(m, il, PART_SHIFT) + D;
         /* In the last layer only the rows whose logits are wanted go on (llama.cpp's inp_out_ids):
          * the last token, or none; this also picks the matmuls' single-row summation order. */
         const int64_t R = il == hp->n_layer - 1 ? (logits ? 1 : 0) : T;
-        p.h = s->h + (T - R) * D;
-        p.saved = R == T ? shift : s->h + (T - R - 1) * D;
-        p.T = R;
+        tok_pass p = {.s = s, .L = L, .h = s->h + (T - R) * D, .saved = R == T ? shift : s->h + (T - R - 1) * D,
+                      .T = R};
         if (R) sn_ops_rows(m->pool, p.T, pass_cm_lerp, &p);
         memcpy(shift, s->h + (T - 1) * D, (size_t)D * sizeof(float));
         if (!R) break;
@@ -508,17 +422,11 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         add = s->y;
     }
     if (!logits) return SN_OK;
-    float *x = s->x + (T - 1) * D;
-    for (int64_t i = 0; i < D; i++) x[i] = add[i] + x[i];
-    layernorm(s->h, x, s->out_norm, s->out_norm_b, D, hp->eps, s->lanes);
+    const sn_resid_norm last = {.x = s->x + (T - 1) * D, .h = s->h, .add = add, .w = s->out_norm, .b = s->out_norm_b,
+                                .n = D, .eps = hp->eps, .lanes = s->ops.lanes};
+    sn_ops_resid_norm(&last, 0, 1);
     return sn_ops_project1(&s->ops, s->h, 1, &s->output, logits, err);
 }
 
-const sn_family sn_family_rwkv7 = {
-    .name = "rwkv7",
-    .impl_size = sizeof(rwkv_state),
-    .state_kind = SN_STATE_RECURRENT,
-    .load = rwkv_load,
-    .forward = forward,
-    .free = rwkv_free,
-};
+const sn_family sn_family_rwkv7 = {.name = "rwkv7", .impl_size = sizeof(rwkv_state), .state_kind = SN_STATE_RECURRENT,
+                                   .load = rwkv_load, .forward = forward, .free = rwkv_free};

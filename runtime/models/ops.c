@@ -2,19 +2,38 @@
  * row splitting, and norms (see ops.h). */
 #include "ops.h"
 
+#include "cpu.h"
+#include "recurrent.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-void sn_ops_init(sn_ops *o, const sn_model *m) {
+sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err) {
     memset(o, 0, sizeof(*o));
     o->k = m->k;
     o->pool = m->pool;
+    o->lanes = strcmp(o->k->name, "avx512") == 0 ? 16 : 8;
+    o->cpu = sn_cpu_usable();
+    o->widest = widest;
+    if (n < 0 || n > SN_OPS_MAX_BUFS)
+        return sn_err_set(err, SN_EINVAL, "sn_ops_init: %d activation buffers (at most %d)", n, SN_OPS_MAX_BUFS);
+    memcpy(o->bufs, bufs, (size_t)n * sizeof(*bufs));
+    o->n_bufs = n;
+    return SN_OK;
 }
 
-int sn_ops_lanes(const sn_ops *o) { return strcmp(o->k->name, "avx512") == 0 ? 16 : 8; }
-
-sn_status sn_ops_reserve(sn_ops *o, int64_t T, int64_t widest, sn_err *err) {
+static sn_status reserve(sn_ops *o, int64_t T, sn_err *err) {
+    const int64_t widest = o->widest;
+    if (T > o->bufs_T) {
+        for (int i = 0; i < o->n_bufs; i++) {
+            const sn_ops_buf *b = &o->bufs[i];
+            free(*b->p);
+            *b->p = malloc((size_t)((T + b->extra_rows) * b->width) * sizeof(float));
+            if (!*b->p) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+        }
+        o->bufs_T = T;
+    }
     /* Converted activations: the largest row any activation type needs, times T. */
     uint64_t row = 0;
     const int types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_K};
@@ -36,6 +55,10 @@ sn_status sn_ops_reserve(sn_ops *o, int64_t T, int64_t widest, sn_err *err) {
 
 void sn_ops_free(sn_ops *o) {
     for (int i = 0; i < SN_KTYPE_COUNT; i++) free(o->act[i]);
+    for (int i = 0; i < o->n_bufs; i++) {
+        free(*o->bufs[i].p);
+        *o->bufs[i].p = NULL;
+    }
     memset(o, 0, sizeof(*o));
 }
 
@@ -175,6 +198,57 @@ void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float e
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * w[i];
 }
 
+/* ggml_vec_cvar_f32's AVX2 block sum: halves, movehl, movehdup: (t0 + t2) + (t1 + t3). */
+static float hsum8_movehl(const float *x) {
+    float t[4];
+    for (int i = 0; i < 4; i++) t[i] = x[i] + x[i + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+enum { MAXL = 16 }; /* the widest reduction (sn_ops_lanes) */
+
+void sn_ops_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (double)x[i];
+    const float mean = (float)sum / (float)n;
+    double var = 0.0;
+    int64_t i = 0;
+    for (; i + lanes - 1 < n; i += lanes) {
+        float sq[MAXL];
+        for (int l = 0; l < lanes; l++) {
+            y[i + l] = x[i + l] - mean;
+            sq[l] = y[i + l] * y[i + l];
+        }
+        var += (double)(lanes == 16 ? sn_hsum16(sq) : hsum8_movehl(sq));
+    }
+    for (; i < n; i++) {
+        float d = x[i] - mean;
+        y[i] = d;
+        d *= d;
+        var += (double)d;
+    }
+    const float variance = (float)(var / (double)n);
+    const float scale = 1.0f / sqrtf(variance + eps);
+    for (int64_t j = 0; j < n; j++) {
+        float t = y[j] * scale;
+        if (w) t = t * w[j];
+        if (b) t = t + b[j];
+        y[j] = t;
+    }
+}
+
+void sn_ops_resid_norm(const void *arg, int64_t t0, int64_t t1) {
+    const sn_resid_norm *p = arg;
+    const int64_t n = p->n;
+    for (int64_t t = t0; t < t1; t++) {
+        float *x = p->x + t * n;
+        if (p->add)
+            for (int64_t i = 0; i < n; i++) x[i] = p->add[t * n + i] + x[i];
+        if (p->lanes) sn_ops_layernorm(p->h + t * n, x, p->w, p->b, n, p->eps, p->lanes);
+        else sn_ops_rmsnorm(p->h + t * n, x, p->w, n, p->eps);
+    }
+}
+
 sn_status sn_ops_f32_tensor(sn_model *m, sn_f32_store *store, const char *name, int n_dims, const int64_t *ne,
                             const float **out, sn_err *err) {
     const sn_gguf_tensor *t;
@@ -221,4 +295,10 @@ sn_status sn_ops_embed(const sn_matrix *emb, const int32_t *tokens, int64_t T, f
             return sn_err_set(err, SN_EUNSUPPORTED, "cannot dequantize token_embd.weight rows");
     }
     return SN_OK;
+}
+
+sn_status sn_ops_begin(sn_ops *o, int64_t T, const sn_matrix *emb, const int32_t *tokens, float *const *x, sn_err *err) {
+    sn_status st = reserve(o, T, err);
+    if (st) return st;
+    return sn_ops_embed(emb, tokens, T, *x, err);
 }

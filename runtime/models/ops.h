@@ -11,21 +11,36 @@
 #define SN_OPS_H
 #include "family.h"
 
+/* A family's activation buffer: (T + extra_rows) rows of `width` floats at *p for a batch of T. */
+typedef struct sn_ops_buf {
+    float **p;
+    int64_t width, extra_rows;
+} sn_ops_buf;
+
+enum { SN_OPS_MAX_BUFS = 24 };
+
 typedef struct sn_ops {
     const sn_kernels *k;
     sn_pool *pool;
+    /* The vector width of the reductions ggml's build for this kernel table uses: 16 for the
+     * AVX-512 table, else 8 (the AVX2 layout, which the scalar table mirrors). ggml's CPU backend
+     * is built once per ISA and the variant the CPU supports is loaded; the kernel table is chosen
+     * from the same CPUID bits. */
+    int lanes;
+    uint32_t cpu;               /* sn_cpu_usable() (SN_CPU_*): the kernel twins a family may call */
+    int64_t widest;             /* elements of the widest matmul input row */
     int64_t cap_T;              /* rows the activation scratch holds */
     uint64_t act_cap;           /* bytes of one converted row of the widest input */
     void *act[SN_KTYPE_COUNT];  /* converted activations by activation type, allocated on use */
+    sn_ops_buf bufs[SN_OPS_MAX_BUFS]; /* the family's activation buffers (sn_ops_add_bufs) */
+    int n_bufs;
+    int64_t bufs_T;             /* rows they were allocated for */
 } sn_ops;
 
-/* Binds the kernels and pool of m; no allocation yet. */
-void sn_ops_init(sn_ops *o, const sn_model *m);
-/* The vector width of the reductions ggml's build for this kernel table uses: 16 for the AVX-512
- * table, else 8 (the AVX2 layout, which the scalar table mirrors). */
-int sn_ops_lanes(const sn_ops *o);
-/* Makes room for T activation rows of up to `widest` elements. */
-sn_status sn_ops_reserve(sn_ops *o, int64_t T, int64_t widest, sn_err *err);
+/* Binds the kernels and pool of m, the family's n activation buffers (their pointers must stay
+ * where they are, in the family's record) and the widest row its matmuls read; no allocation yet
+ * (sn_ops_begin allocates, sn_ops_free frees, also after a failed init). */
+sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err);
 void sn_ops_free(sn_ops *o);
 
 /* y_i[t * w_i->n_out + r] = row r of w_i . x[t], i < nw <= 3, t < T, all w_i reading the same
@@ -39,6 +54,11 @@ sn_status sn_ops_project1(sn_ops *o, const float *x, int64_t T, const sn_matrix 
 /* ggml_get_rows: rows tokens[0..T) of the embedding matrix, as f32, into x [T x emb->n_in]. */
 sn_status sn_ops_embed(const sn_matrix *emb, const int32_t *tokens, int64_t T, float *x, sn_err *err);
 
+/* The start of every forward pass: room for T rows in the converted-activation scratch and in
+ * every activation buffer (reallocated, contents lost, when T is more than they hold), then *x
+ * (one of those buffers, read after they are made) = the tokens' embeddings. */
+sn_status sn_ops_begin(sn_ops *o, int64_t T, const sn_matrix *emb, const int32_t *tokens, float *const *x, sn_err *err);
+
 /* Runs fn(arg, t0, t1) over [0, T) cut into token ranges on the pool (a few per thread, claimed as
  * threads arrive), or inline for one token or one thread: the families' elementwise passes, which
  * ggml splits over rows the same way. */
@@ -47,6 +67,26 @@ void sn_ops_rows(sn_pool *pool, int64_t T, sn_rows_fn fn, const void *arg);
 
 /* ggml_rms_norm then the elementwise weight: y = x / sqrt(mean(x^2) + eps) * w. */
 void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);
+
+/* ggml_norm over n floats then weight and bias (either may be NULL): the mean from a double sum,
+ * the variance as ggml_vec_cvar_f32 (blocks of `lanes` (sn_ops_lanes) squares summed in float,
+ * added in double, the tail one by one). y may be x. */
+void sn_ops_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes);
+
+/* The residual add and the norm in front of every block, over token rows of n floats:
+ * x[t] += add[t] (add may be NULL), then h[t] = norm(x[t]) with weight w (and bias b): RMSNorm
+ * when lanes is 0, else LayerNorm with reductions of that width. h may be x. */
+typedef struct sn_resid_norm {
+    float *x, *h;
+    const float *add;
+    const float *w, *b;
+    int64_t n;
+    float eps;
+    int lanes;
+} sn_resid_norm;
+
+/* An sn_rows_fn over an sn_resid_norm: rows [t0, t1) (sn_ops_rows, or called for one row). */
+void sn_ops_resid_norm(const void *arg, int64_t t0, int64_t t1);
 
 /* Small per-model float tensors (norms, biases, recurrent-family vectors) as f32: an aligned F32
  * tensor of exactly this shape is used in place; F16/BF16 ones are converted once into arrays the
