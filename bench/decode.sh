@@ -65,6 +65,7 @@ echo "machine: $cpu, $(nproc) cores, ISA: $isa; model llama3-$PRESET; prefill $N
 echo "llama.cpp: llama-bench from $LBIN (node-llama-cpp's bundle, $(git bundle list-heads tests/node_modules/node-llama-cpp/llama/gitRelease.bundle | head -c 12))"
 printf '%-7s %3s | %9s %9s %9s %6s %6s | %9s %9s %9s %6s %6s | %6s %5s\n' type thr "ours pf" "bench pf" "node pf" "/bench" "/node" \
   "ours dec" "bench dec" "node dec" "/bench" "/node" "RSS MB" load
+. bench/lib.sh # bench_row
 for dt in $DTYPES; do
   g=$M-$dt.gguf
   if [[ $dt != f16 && ! -f $g ]]; then
@@ -89,23 +90,8 @@ for dt in $DTYPES; do
       /usr/bin/time -f '%M' -o "$W/rss.txt" "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >> "$W/ours.txt" || exit 1
       m=$(tail -1 "$W/rss.txt"); (( m > rss )) && rss=$m
     done
-    $PY - "$W/ours.txt" "$W/lbench.json" "$node_ref" "$dt" "$t" "$rss" "$load" <<'EOF'
-import json, statistics, sys
-ours = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-bench = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-node = json.loads(sys.argv[3])
-pf = statistics.median(o["prefill_tok_s"] for o in ours)
-dc = statistics.median(o["decode_tok_s"] for o in ours)
-def lb(kind):
-    rows = [b for b in bench if (b["n_prompt"] > 0) == (kind == "pp")]
-    return statistics.median(x for b in rows for x in b["samples_ts"]) if rows else float("nan")
-bpf, bdc = lb("pp"), lb("tg")
-npf, ndc = node.get("prefill_tok_s", float("nan")), node.get("decode_tok_s", float("nan"))
-r = lambda a, b: a / b if b == b and b > 0 else float("nan")
-print("%-7s %3s | %9.1f %9.1f %9.1f %5.2fx %5.2fx | %9.1f %9.1f %9.1f %5.2fx %5.2fx | %6.0f %5s" % (
-    sys.argv[4], sys.argv[5], pf, bpf, npf, r(pf, bpf), r(pf, npf), dc, bdc, ndc, r(dc, bdc), r(dc, ndc),
-    int(sys.argv[6]) / 1024, sys.argv[7]))
-EOF
+    bench_row "$W/ours.txt" "$W/lbench.json" "$node_ref" 9 "$(printf '%-7s %3s' "$dt" "$t")" \
+      "$(awk -v r="$rss" -v l="$load" 'BEGIN { printf "%6.0f %5s", r / 1024, l }')"
   done
 done
 if [[ ${SN_BENCH_BLOB:-1} != 0 ]]; then

@@ -39,6 +39,7 @@ isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|av
 echo "machine: $cpu, $(nproc) cores, ISA: $isa; prefill 64 tokens, decode 64 tokens, median of $RUNS"
 printf '%-7s %-5s %3s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s | %5s\n' model type thr "ours pf" "bench pf" "node pf" \
   "/bench" "/node" "ours dec" "bench dc" "node dc" "/bench" "/node" load
+. bench/lib.sh # bench_row
 for model in $MODELS; do
   src=$W/$model-src
   case $model in
@@ -79,23 +80,7 @@ for model in $MODELS; do
         "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >>"$W/ours.txt" || exit 1
       done
       load="$load-$(cut -d' ' -f1 /proc/loadavg)"
-      $PY - "$W/ours.txt" "$W/lbench.json" "$node_ref" "$model" "$dt" "$t" "$load" <<'EOF'
-import json, statistics, sys
-ours = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-bench = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-node = json.loads(sys.argv[3])
-pf = statistics.median(o["prefill_tok_s"] for o in ours)
-dc = statistics.median(o["decode_tok_s"] for o in ours)
-def lb(pp):
-    rows = [b for b in bench if (b["n_prompt"] > 0) == pp]
-    return statistics.median(x for b in rows for x in b["samples_ts"]) if rows else float("nan")
-bpf, bdc = lb(True), lb(False)
-npf, ndc = node.get("prefill_tok_s", float("nan")), node.get("decode_tok_s", float("nan"))
-r = lambda a, b: a / b if b == b and b > 0 else float("nan")
-print("%-7s %-5s %3s | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %8.1f %8.1f %8.1f %5.2fx %5.2fx | %s" % (
-    sys.argv[4], sys.argv[5], sys.argv[6], pf, bpf, npf, r(pf, bpf), r(pf, npf), dc, bdc, ndc, r(dc, bdc),
-    r(dc, ndc), sys.argv[7]))
-EOF
+      bench_row "$W/ours.txt" "$W/lbench.json" "$node_ref" 8 "$(printf '%-7s %-5s %3s' "$model" "$dt" "$t")" "$load"
     done
   done
 done
