@@ -106,10 +106,8 @@ static void llama_free(sn_model *m) {
     for (int i = 0; i < s->n_owned; i++) free(s->owned[i]);
     free(s->owned);
     free(s->layers);
-    free(s->kcache);
-    free(s->vcache);
-    free(s->logits_tmp);
-    free(s->kt32); free(s->v32);
+    free(s->kcache); free(s->vcache);
+    free(s->logits_tmp); free(s->kt32); free(s->v32);
     sn_ops_free(&s->ops);
     if (s->scratch) {
         for (int i = 0; i < sn_pool_size(m->pool); i++) {
