@@ -7,6 +7,7 @@
  * ollama_modelfile.c. */
 #include "ollama.h"
 #include "smoke.h"
+#include "strv.h"
 #include "utf8.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -170,11 +171,7 @@ sn_status sn_ollama_sha256_file(const char *path, char hex[65], uint64_t *size, 
 /* ------------------------------------------------------------------------------------------------
  * Split GGUFs */
 
-void sn_ollama_parts_free(char **parts, size_t n) {
-    if (!parts) return;
-    for (size_t i = 0; i < n; i++) free(parts[i]);
-    free(parts);
-}
+void sn_ollama_parts_free(char **parts, size_t n) { sn_strv_free(parts, n); }
 
 int sn_ollama_split_name(const char *path, int *part, int *count) {
     size_t l = strlen(path);

@@ -1,6 +1,7 @@
 /* smoke.c - the parity gate (see smoke.h): our greedy run on the GGUF, compared with a server's. */
 #include "smoke.h"
 #include "model.h"
+#include "strv.h"
 #include "tokenizer.h"
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -10,9 +11,7 @@
 
 void sn_smoke_local_free(sn_smoke_local *l) {
     if (!l) return;
-    if (l->pieces)
-        for (size_t i = 0; i < l->n; i++) free(l->pieces[i]);
-    free(l->pieces);
+    sn_strv_free(l->pieces, l->n);
     free(l->prompt_ids);
     free(l->ids);
     free(l->gap);

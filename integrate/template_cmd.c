@@ -10,6 +10,7 @@
 #include "jinja.h"
 #include "mapfile.h"
 #include "prove.h"
+#include "strv.h"
 #include "templates.h"
 
 #include <cjson/cJSON.h>
@@ -464,11 +465,9 @@ void sn_template_result_free(sn_template_result *r) {
     if (!r) return;
     free(r->family);
     free(r->nearest);
-    for (size_t i = 0; i < r->n_evidence; i++) free(r->evidence[i]);
-    free(r->evidence);
+    sn_strv_free(r->evidence, r->n_evidence);
     free(r->template);
-    for (size_t i = 0; i < r->n_stop; i++) free(r->stop[i]);
-    free(r->stop);
+    sn_strv_free(r->stop, r->n_stop);
     free(r->params_json);
     free(r->source_path);
     free(r->jinja);
