@@ -98,6 +98,9 @@ void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
 /* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c), bit-identical to
  * scalar.c's; the AVX2 table calls it after its defaults (the AVX-512 table inherits them). */
 void sn_kernels_kquants_avx2(sn_kernels *k);
+/* The same Q4_K / Q6_K dots 512 bits wide with VNNI (kquants_avx512.c); the AVX-512 table calls it
+ * where cpu.c found AVX512-VNNI. */
+void sn_kernels_kquants_avx512(sn_kernels *k);
 /* Tiled batched F32/F16/BF16 (8-lane order only) and Q8_0 matmuls (mm_avx2.c, kernels.h mm). */
 void sn_kernels_mm_avx2(sn_kernels *k);
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */

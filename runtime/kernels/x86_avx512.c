@@ -409,6 +409,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
     k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
     sn_kernels_quants_avx512(k); /* quants_*.c: the types beyond this file */
+    if (f & SN_CPU_AVX512VNNI) sn_kernels_kquants_avx512(k); /* Q4_K / Q6_K decode dots */
     /* Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) measured
      * 1.8-2.5x slower here; Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
     k->gemm4x4[SN_GGML_F32] = gemm_f32;

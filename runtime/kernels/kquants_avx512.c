@@ -1,0 +1,176 @@
+/* kquants_avx512.c - Q4_K and Q6_K dots against Q8_K activations, 512 bits wide with VNNI
+ * (vpdpwssd), for the AVX-512 table.
+ *
+ * Same results as kquants_avx2.c and scalar.c, bit for bit: the integer work per block is exact
+ * whatever its order, so only its width changes (64 values per instruction instead of 32), while
+ * the float steps stay ggml's - for Q4_K one fma per block into each of its two sums (the order of
+ * llama.cpp's repacked q4_K_8x8 gemv), for Q6_K the 8 integer lanes of ggml's AVX2 vec_dot (the
+ * 16 lanes here fold into those 8 with one exact add) and one 8-lane fma per block. The nibbles
+ * are unpacked from a broadcast 32-byte load with per-half shift counts, so each 64-byte vector
+ * meets 64 contiguous activations and no activation shuffle is needed. Tests: test_kernels.c
+ * compares these with the scalar twins. Reached only from the AVX-512 table, when cpu.c found
+ * AVX512-VNNI. */
+#include "kernels.h"
+
+#include "quants.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
+#include "simd_avx2.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define h2f(x) _cvtsh_ss(x)
+
+/* The 8 6-bit scales and the 8 mins of a Q4_K block (the packing of sn_k_q4k_scale_min) as
+ * bytes 0-7 of two registers: built in general registers and moved over whole, since 8-byte
+ * loads of two 4-byte stores would miss store forwarding on every block. */
+static inline void q4k_scales(const uint8_t *q, __m128i *sc, __m128i *mn) {
+    uint32_t u0, u1, u2;
+    memcpy(&u0, q, 4);
+    memcpy(&u1, q + 4, 4);
+    memcpy(&u2, q + 8, 4);
+    const uint64_t s_lo = u0 & 0x3f3f3f3fu, m_lo = u1 & 0x3f3f3f3fu;
+    const uint64_t s_hi = (u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u);
+    const uint64_t m_hi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
+    *sc = _mm_cvtsi64_si128((long long)(s_lo | s_hi << 32));
+    *mn = _mm_cvtsi64_si128((long long)(m_lo | m_hi << 32));
+}
+
+/* pshufb patterns over a register whose 128-bit quarters each hold the same 8 int16 values:
+ * PICK2[j] puts value 2j in every int16 of quarters 0-1 and value 2j+1 in quarters 2-3 (a Q4_K
+ * sub-block pair); PICK4[k] puts value 4k+q in every int16 of quarter q (4 Q6_K scales). */
+#define W2(j) 2 * (j), 2 * (j) + 1
+#define Q8(j) W2(j), W2(j), W2(j), W2(j), W2(j), W2(j), W2(j), W2(j)
+static const uint8_t PICK2[4][64] __attribute__((aligned(64))) = {
+    {Q8(0), Q8(0), Q8(1), Q8(1)}, {Q8(2), Q8(2), Q8(3), Q8(3)}, {Q8(4), Q8(4), Q8(5), Q8(5)}, {Q8(6), Q8(6), Q8(7), Q8(7)}};
+static const uint8_t PICK4[2][64] __attribute__((aligned(64))) = {{Q8(0), Q8(1), Q8(2), Q8(3)}, {Q8(4), Q8(5), Q8(6), Q8(7)}};
+#undef Q8
+#undef W2
+static inline __m512i pick2(__m512i v, int j) { return _mm512_shuffle_epi8(v, _mm512_load_si512(PICK2[j])); }
+static inline __m512i pick4(__m512i v, int k) { return _mm512_shuffle_epi8(v, _mm512_load_si512(PICK4[k])); }
+
+/* int16 shift counts: the low 256 bits by lo, the high 256 bits by hi */
+static inline __m512i halves16(short lo, short hi) {
+    return _mm512_inserti64x4(_mm512_set1_epi16(lo), _mm256_set1_epi16(hi), 1);
+}
+
+static inline __m128i hsum4_i32(__m128i v0, __m128i v1, __m128i v2, __m128i v3) {
+    return _mm_hadd_epi32(_mm_hadd_epi32(v0, v1), _mm_hadd_epi32(v2, v3));
+}
+static inline __m128i fold512(__m512i v) { /* 16 lanes -> 4 partial sums (exact) */
+    const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+/* ---- Q4_K ---- */
+
+/* the 4 pairs' min terms m0 * (bsums of the first 32) + m1 * (of the second 32), lanes j */
+static inline __m128i q4k_mins(__m128i mn, const int16_t *bsums) {
+    const __m128i b0 = _mm_loadu_si128((const __m128i *)bsums), b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));
+    return _mm_madd_epi16(_mm_cvtepu8_epi16(mn), _mm_hadd_epi16(b0, b1));
+}
+
+/* sum over the block of scale * nibble * activation, as 16 int32 lanes (exact) */
+static inline __m512i q4k_block_lanes(const sn_block_q4_K *w, const int8_t *q8, __m128i sc) {
+    const __m512i s16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sc));
+    const __m512i m4 = _mm512_set1_epi8(0x0F), shift = halves16(0, 4);
+    __m512i acc = _mm512_setzero_si512();
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        const __m512i raw = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w->qs + 32 * j)));
+        const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(raw, shift), m4); /* [sub-block 2j | 2j+1] */
+        const __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(q8 + 64 * j));
+        acc = _mm512_dpwssd_epi32(acc, p, pick2(s16, j));
+    }
+    return acc;
+}
+
+/* decode order (scalar q4_K_dot, per_pair = 0): one integer per block, one fma each for s1, s2;
+ * the horizontal sums of 4 blocks are taken together */
+static float dot_q4_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q4_K *w = vw;
+    const sn_block_q8_K *a = va;
+    const int64_t nb = n / SN_QK_K;
+    float s1 = 0, s2 = 0;
+    int64_t b = 0;
+    for (; b + 4 <= nb; b += 4) {
+        __m128i l[4], m[4];
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
+            sn_k_prefetch(&w[b + k], sizeof w[b + k]);
+            __m128i sc, mn;
+            q4k_scales(w[b + k].scales, &sc, &mn);
+            l[k] = fold512(q4k_block_lanes(&w[b + k], a[b + k].qs, sc));
+            m[k] = q4k_mins(mn, a[b + k].bsums);
+        }
+        int is[4], ms[4];
+        _mm_storeu_si128((__m128i *)is, hsum4_i32(l[0], l[1], l[2], l[3]));
+        _mm_storeu_si128((__m128i *)ms, hsum4_i32(m[0], m[1], m[2], m[3]));
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
+            const float ad = a[b + k].d;
+            s1 = fmaf((float)is[k], h2f(w[b + k].d) * ad, s1);
+            s2 = fmaf((float)ms[k], h2f(w[b + k].dmin) * ad, s2);
+        }
+    }
+    for (; b < nb; b++) {
+        sn_k_prefetch(&w[b], sizeof w[b]);
+        __m128i sc, mn;
+        q4k_scales(w[b].scales, &sc, &mn);
+        const __m128i z = _mm_setzero_si128();
+        int is[4], ms[4];
+        _mm_storeu_si128((__m128i *)is, hsum4_i32(fold512(q4k_block_lanes(&w[b], a[b].qs, sc)), z, z, z));
+        _mm_storeu_si128((__m128i *)ms, hsum4_i32(q4k_mins(mn, a[b].bsums), z, z, z));
+        s1 = fmaf((float)is[0], h2f(w[b].d) * a[b].d, s1);
+        s2 = fmaf((float)ms[0], h2f(w[b].dmin) * a[b].d, s2);
+    }
+    return s1 - s2;
+}
+
+/* ---- Q6_K ---- */
+
+/* ggml's 8 lanes of one block: lane L = sum over 32-groups g of scale(g, L/4) * (unsigned 6-bit
+ * values 4L..4L+3 of g times their activations) minus 32 * (bsums[2L] sc[2L] + bsums[2L+1] sc[2L+1]). */
+static inline __m256i q6k_block_lanes(const sn_block_q6_K *w, const sn_block_q8_K *a) {
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales));
+    const __m512i slo = _mm512_broadcast_i32x4(_mm256_castsi256_si128(s16)), shi = _mm512_broadcast_i32x4(_mm256_extracti128_si256(s16, 1));
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    const __m512i up01 = halves16(4, 2), dn23 = halves16(0, 2);
+    __m512i acc = _mm512_setzero_si512();
+    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+        const __m512i l = _mm512_loadu_si512(w->ql + 64 * h); /* [ql 64h.. | ql 64h+32..] */
+        const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w->qh + 32 * h)));
+        /* [group 4h | 4h+1] and [group 4h+2 | 4h+3], each against 64 contiguous activations */
+        const __m512i v01 = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, up01), m30));
+        const __m512i v23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
+                                            _mm512_and_si512(_mm512_srlv_epi16(qh, dn23), m30));
+        const __m512i sc = h ? shi : slo;
+        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(v01, _mm512_loadu_si512(a->qs + 128 * h)), pick4(sc, 0));
+        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(v23, _mm512_loadu_si512(a->qs + 128 * h + 64)), pick4(sc, 1));
+    }
+    const __m256i lanes = _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), s16), 5);
+    return _mm256_sub_epi32(lanes, off);
+}
+
+static float dot_q6_K(int64_t n, const void *vw, const void *va) {
+    const sn_block_q6_K *w = vw;
+    const sn_block_q8_K *a = va;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        sn_k_prefetch(&w[b], sizeof w[b]);
+        const float d = a[b].d * h2f(w[b].d);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6k_block_lanes(&w[b], &a[b])), acc);
+    }
+    return sn_avx2_hsum8(acc);
+}
+
+void sn_kernels_kquants_avx512(sn_kernels *k) {
+    k->dot[SN_GGML_Q4_K] = dot_q4_K;
+    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
+}
+#pragma GCC pop_options
+#else
+void sn_kernels_kquants_avx512(sn_kernels *k) { (void)k; }
+#endif
