@@ -35,11 +35,12 @@ static inline __m512 ld_f16(const void *p, int64_t i) {
 static inline float sc_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
 static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16_t *)p)[i]); }
 
-#define DOT_VEC(NAME, LD, SCAL)                                                          \
+#define DOT_VEC(NAME, LD, SCAL, ELT)                                                     \
     static float NAME(int64_t n, const void *w, const void *a) {                         \
         __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;                      \
         const int64_t np = n & ~(int64_t)63;                                             \
         for (int64_t i = 0; i < np; i += 64) {                                           \
+            sn_k_prefetch((const ELT *)w + i, 64 * sizeof(ELT));                         \
             s0 = _mm512_fmadd_ps(LD(w, i), LD(a, i), s0);                                \
             s1 = _mm512_fmadd_ps(LD(w, i + 16), LD(a, i + 16), s1);                      \
             s2 = _mm512_fmadd_ps(LD(w, i + 32), LD(a, i + 32), s2);                      \
@@ -93,8 +94,8 @@ static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16
             for (int r = 0; r < 4; r++) y[t * ldy + r] = reduce512(c[t][r]);                         \
     }
 
-DOT_VEC(dot_f32, ld_f32, sc_f32)
-DOT_VEC(dot_f16, ld_f16, sc_f16)
+DOT_VEC(dot_f32, ld_f32, sc_f32, float)
+DOT_VEC(dot_f16, ld_f16, sc_f16, uint16_t)
 DOT_MM(dot_f32_mm, ld_f32, dot_f32)
 DOT_MM(dot_f16_mm, ld_f16, dot_f16)
 GEMM_FLOAT(gemm_f32, ld_f32, float, dot_f32)
@@ -233,6 +234,7 @@ static float dot_q8_0(int64_t n, const void *vw, const void *va) {
     __m256 acc = _mm256_setzero_ps();
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
+        sn_k_prefetch(&w[b], 2 * sizeof w[b]);
         const __m512 q = _mm512_cvtepi32_ps(lane_dot2(load2_q8(w + b), load2_q8(a + b)));
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d)), _mm512_castps512_ps256(q), acc);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b + 1].d) * h2f(a[b + 1].d)), _mm512_extractf32x8_ps(q, 1), acc);
