@@ -208,6 +208,22 @@ static void test_avx512_vs_scalar(void) {
     check_table(k);
 }
 
+/* A wider table never falls back to a narrower one's slower kernel: every dot, dot_mm and gemm4x4
+ * the AVX2 table has beyond the scalar one is also beyond the scalar one in the AVX-512 table (it
+ * once ran Q5_K dots with the scalar kernel because one filler reset what an earlier one set). */
+static void test_avx512_covers_avx2(void) {
+    const sn_kernels *s = sn_kernels_scalar(), *a2 = sn_kernels_avx2(), *a5 = sn_kernels_avx512();
+    if (!a2 || !a5) { printf(" (no AVX-512 on this CPU: skipped) "); return; }
+    for (int t = 0; t < SN_KTYPE_COUNT; t++) {
+        const int bad = (a2->dot[t] != s->dot[t] && a5->dot[t] == s->dot[t]) ||
+                        (a2->dot_mm[t] != s->dot_mm[t] && a5->dot_mm[t] == s->dot_mm[t]) ||
+                        (a2->gemm4x4[t] && !a5->gemm4x4[t] && !a5->mm[t]);
+        if (bad) printf("\n  avx512 table: %s runs a scalar kernel the AVX2 table twins\n", sn_ggml_type_name(t));
+        CU_ASSERT_FALSE(bad);
+    }
+    CU_ASSERT(a5->quant[SN_GGML_Q8_K] != s->quant[SN_GGML_Q8_K]);
+}
+
 static void test_swiglu(void) {
     /* ggml_v_expf agrees with expf to a few ulp; silu(x)*g must be close to the libm value */
     float g[64], u[64], y[64];
@@ -236,6 +252,7 @@ static const sn_test_case cases[] = {
     {"scalar kernels equal a double-precision reference", test_scalar_vs_double},
     {"AVX2 kernels equal the scalar kernels bit for bit", test_avx2_vs_scalar},
     {"AVX-512 kernels equal the scalar kernels bit for bit", test_avx512_vs_scalar},
+    {"the AVX-512 table keeps every kernel the AVX2 table twins", test_avx512_covers_avx2},
     {"swiglu follows ggml's expf polynomial", test_swiglu},
     {"run-time dispatch picks the best usable table", test_dispatch},
 };
