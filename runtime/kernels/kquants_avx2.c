@@ -16,6 +16,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#include "kquants_x86.h"
 #include "simd_avx2.h"
 
 #include <immintrin.h>
@@ -25,21 +26,6 @@
 #define h2f(x) _cvtsh_ss(x)
 
 /* ---- shared pieces ---- */
-
-/* The 8 6-bit scales and 8 mins of a Q4_K / Q5_K block (sn_k_q4k_scale_min for all j at once). */
-static inline void q4k_scales(const uint8_t *q, uint8_t sc[8], uint8_t mn[8]) {
-    uint32_t u0, u1, u2;
-    memcpy(&u0, q, 4);
-    memcpy(&u1, q + 4, 4);
-    memcpy(&u2, q + 8, 4);
-    const uint32_t s_lo = u0 & 0x3f3f3f3fu, m_lo = u1 & 0x3f3f3f3fu;
-    const uint32_t s_hi = (u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u);
-    const uint32_t m_hi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
-    memcpy(sc, &s_lo, 4);
-    memcpy(sc + 4, &s_hi, 4);
-    memcpy(mn, &m_lo, 4);
-    memcpy(mn + 4, &m_hi, 4);
-}
 
 /* pshufb patterns (constant tables, so the unrolled loops load them rather than build them):
  * SPREAD16[j] copies 16-bit lane j of each 128-bit half over that half. */
@@ -74,10 +60,10 @@ typedef struct {
     __m256i sc[8];        /* scale of sub-block g in every int16 lane */
 } q4k_block;
 
-static inline void q4k_load(const sn_block_q4_K *w, q4k_block *k, uint8_t mn[8]) {
-    uint8_t sc[8];
-    q4k_scales(w->scales, sc, mn);
-    const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sc)));
+static inline void q4k_load(const sn_block_q4_K *w, q4k_block *k, __m128i *mn) {
+    __m128i sc;
+    sn_kq_q4k_scales(w->scales, &sc, mn);
+    const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sc));
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) k->sc[g] = _mm256_shuffle_epi8(s16, spread16(g));
     _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
@@ -94,13 +80,6 @@ static inline __m256i q4k_pair(const q4k_block *k, int j, const int8_t *q8) {
     return _mm256_add_epi32(_mm256_madd_epi16(pl, k->sc[2 * j]), _mm256_madd_epi16(ph, k->sc[2 * j + 1]));
 }
 
-/* the 4 pairs' min terms m0 * (bsums of the first 32) + m1 * (of the second 32), lanes j */
-static inline __m128i q4k_mins(const uint8_t mn[8], const int16_t *bsums) {
-    const __m128i b0 = _mm_loadu_si128((const __m128i *)bsums), b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));
-    const __m128i bp = _mm_hadd_epi16(b0, b1); /* bsums[2g] + bsums[2g+1], |.| <= 2 * 16 * 127 */
-    return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)mn)), bp);
-}
-
 /* decode order (scalar q4_K_dot, per_pair = 0): one integer per block, one fma each for s1, s2 */
 static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q4_K *w = vw;
@@ -109,14 +88,14 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
         sn_k_prefetch(&w[b], sizeof w[b]);
         q4k_block k;
-        uint8_t mn[8];
-        q4k_load(&w[b], &k, mn);
+        __m128i mn;
+        q4k_load(&w[b], &k, &mn);
         __m256i acc = q4k_pair(&k, 0, a[b].qs);
         __m256i acc2 = q4k_pair(&k, 1, a[b].qs);
         acc = _mm256_add_epi32(acc, q4k_pair(&k, 2, a[b].qs));
         acc2 = _mm256_add_epi32(acc2, q4k_pair(&k, 3, a[b].qs));
         acc = _mm256_add_epi32(acc, acc2);
-        const __m128i m = q4k_mins(mn, a[b].bsums);
+        const __m128i m = sn_kq_q4k_mins(mn, a[b].bsums);
         const __m128i m2 = _mm_add_epi32(m, _mm_unpackhi_epi64(m, m));
         const int summ = _mm_cvtsi128_si32(_mm_add_epi32(m2, _mm_shuffle_epi32(m2, 1)));
         const float d = h2f(w[b].d) * a[b].d, dmin = h2f(w[b].dmin) * a[b].d;
@@ -137,13 +116,13 @@ static void gemm_q4_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
         __m128 s1 = _mm_setzero_ps(), s2 = _mm_setzero_ps();
         for (int64_t b = 0; b < n / SN_QK_K; b++) {
             q4k_block k;
-            uint8_t mn[8];
-            q4k_load(&w[b], &k, mn);
+            __m128i mn;
+            q4k_load(&w[b], &k, &mn);
             const __m128 ad = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
             const __m128 d = _mm_mul_ps(_mm_set1_ps(h2f(w[b].d)), ad), dmin = _mm_mul_ps(_mm_set1_ps(h2f(w[b].dmin)), ad);
             /* min terms: rows t, lanes j -> transposed to rows j, lanes t */
-            __m128 m0 = _mm_castsi128_ps(q4k_mins(mn, x[0][b].bsums)), m1 = _mm_castsi128_ps(q4k_mins(mn, x[1][b].bsums));
-            __m128 m2 = _mm_castsi128_ps(q4k_mins(mn, x[2][b].bsums)), m3 = _mm_castsi128_ps(q4k_mins(mn, x[3][b].bsums));
+            __m128 m0 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[0][b].bsums)), m1 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[1][b].bsums));
+            __m128 m2 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[2][b].bsums)), m3 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[3][b].bsums));
             _MM_TRANSPOSE4_PS(m0, m1, m2, m3);
             const __m128 mj[4] = {m0, m1, m2, m3};
             _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
@@ -265,13 +244,13 @@ static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
 
 typedef struct {
     __m256i v[8], sc[8];
-    uint8_t mn[8];
+    __m128i mn;
 } q5k_block;
 
 static inline void q5k_load(const sn_block_q5_K *w, q5k_block *k) {
-    uint8_t sc[8];
-    q4k_scales(w->scales, sc, k->mn);
-    const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sc)));
+    __m128i sc;
+    sn_kq_q4k_scales(w->scales, &sc, &k->mn);
+    const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sc));
     const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
     const __m256i qh = _mm256_loadu_si256((const __m256i *)w->qh);
     _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
@@ -294,7 +273,7 @@ static inline __m256i q5k_lanes(const q5k_block *k, const int8_t *q8) {
 }
 
 static inline int q5k_msum(const q5k_block *k, const int16_t *bsums) {
-    const __m128i m = q4k_mins(k->mn, bsums);
+    const __m128i m = sn_kq_q4k_mins(k->mn, bsums);
     const __m128i m2 = _mm_add_epi32(m, _mm_unpackhi_epi64(m, m));
     return _mm_cvtsi128_si32(_mm_add_epi32(m2, _mm_shuffle_epi32(m2, 1)));
 }

@@ -17,28 +17,13 @@
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
+#include "kquants_x86.h"
 #include "simd_avx2.h"
 
 #include <immintrin.h>
 #include <math.h>
-#include <string.h>
 
 #define h2f(x) _cvtsh_ss(x)
-
-/* The 8 6-bit scales and the 8 mins of a Q4_K block (the packing of sn_k_q4k_scale_min) as
- * bytes 0-7 of two registers: built in general registers and moved over whole, since 8-byte
- * loads of two 4-byte stores would miss store forwarding on every block. */
-static inline void q4k_scales(const uint8_t *q, __m128i *sc, __m128i *mn) {
-    uint32_t u0, u1, u2;
-    memcpy(&u0, q, 4);
-    memcpy(&u1, q + 4, 4);
-    memcpy(&u2, q + 8, 4);
-    const uint64_t s_lo = u0 & 0x3f3f3f3fu, m_lo = u1 & 0x3f3f3f3fu;
-    const uint64_t s_hi = (u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u);
-    const uint64_t m_hi = ((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u);
-    *sc = _mm_cvtsi64_si128((long long)(s_lo | s_hi << 32));
-    *mn = _mm_cvtsi64_si128((long long)(m_lo | m_hi << 32));
-}
 
 /* pshufb patterns over a register whose 128-bit quarters each hold the same 8 int16 values:
  * PICK2[j] puts value 2j in every int16 of quarters 0-1 and value 2j+1 in quarters 2-3 (a Q4_K
@@ -68,12 +53,6 @@ static inline __m128i fold512(__m512i v) { /* 16 lanes -> 4 partial sums (exact)
 
 /* ---- Q4_K ---- */
 
-/* the 4 pairs' min terms m0 * (bsums of the first 32) + m1 * (of the second 32), lanes j */
-static inline __m128i q4k_mins(__m128i mn, const int16_t *bsums) {
-    const __m128i b0 = _mm_loadu_si128((const __m128i *)bsums), b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));
-    return _mm_madd_epi16(_mm_cvtepu8_epi16(mn), _mm_hadd_epi16(b0, b1));
-}
-
 /* sum over the block of scale * nibble * activation, as 16 int32 lanes (exact) */
 static inline __m512i q4k_block_lanes(const sn_block_q4_K *w, const int8_t *q8, __m128i sc) {
     const __m512i s16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sc));
@@ -101,9 +80,9 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
         _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
             sn_k_prefetch(&w[b + k], sizeof w[b + k]);
             __m128i sc, mn;
-            q4k_scales(w[b + k].scales, &sc, &mn);
+            sn_kq_q4k_scales(w[b + k].scales, &sc, &mn);
             l[k] = fold512(q4k_block_lanes(&w[b + k], a[b + k].qs, sc));
-            m[k] = q4k_mins(mn, a[b + k].bsums);
+            m[k] = sn_kq_q4k_mins(mn, a[b + k].bsums);
         }
         int is[4], ms[4];
         _mm_storeu_si128((__m128i *)is, hsum4_i32(l[0], l[1], l[2], l[3]));
@@ -117,11 +96,11 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     for (; b < nb; b++) {
         sn_k_prefetch(&w[b], sizeof w[b]);
         __m128i sc, mn;
-        q4k_scales(w[b].scales, &sc, &mn);
+        sn_kq_q4k_scales(w[b].scales, &sc, &mn);
         const __m128i z = _mm_setzero_si128();
         int is[4], ms[4];
         _mm_storeu_si128((__m128i *)is, hsum4_i32(fold512(q4k_block_lanes(&w[b], a[b].qs, sc)), z, z, z));
-        _mm_storeu_si128((__m128i *)ms, hsum4_i32(q4k_mins(mn, a[b].bsums), z, z, z));
+        _mm_storeu_si128((__m128i *)ms, hsum4_i32(sn_kq_q4k_mins(mn, a[b].bsums), z, z, z));
         s1 = fmaf((float)is[0], h2f(w[b].d) * a[b].d, s1);
         s2 = fmaf((float)ms[0], h2f(w[b].dmin) * a[b].d, s2);
     }
