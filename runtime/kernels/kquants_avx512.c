@@ -107,6 +107,93 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     return s1 - s2;
 }
 
+/* 4 rows x 4 tokens in the batched order (per_pair = 1: llama.cpp's q4_K_8x8 gemm): per output and
+ * sub-block pair one exact integer, fma'd into s1 (and the pair's min term into s2) pair by pair.
+ * The 16 outputs are the lanes of one register, lane 4r + t: 128-bit quarter r carries 16 nibbles
+ * of row r, every token's 16 activations are broadcast to all quarters, so one vpdpbusd makes 4
+ * partial sums for each row against that token, and a 4x4 transpose-add turns 4 tokens' partial
+ * sums into the 16 outputs. Scales multiply the reduced sums (scale * sum is the same integer). */
+static const uint8_t DWORD16[8][16] __attribute__((aligned(16))) = { /* int16 g -> every int32 */
+#define D(g) {2 * (g), 2 * (g) + 1, 0x80, 0x80, 2 * (g), 2 * (g) + 1, 0x80, 0x80, 2 * (g), 2 * (g) + 1, 0x80, 0x80, 2 * (g), 2 * (g) + 1, 0x80, 0x80}
+    D(0), D(1), D(2), D(3), D(4), D(5), D(6), D(7)
+#undef D
+};
+
+static inline __m512i quarters(__m128i q0, __m128i q1, __m128i q2, __m128i q3) {
+    const __m512i lo = _mm512_inserti32x4(_mm512_castsi128_si512(q0), q1, 1);
+    return _mm512_inserti32x4(_mm512_inserti32x4(lo, q2, 2), q3, 3);
+}
+static inline __m512i quarters_at(const uint8_t *const p[4], int64_t off) {
+    return quarters(_mm_loadu_si128((const __m128i *)(p[0] + off)), _mm_loadu_si128((const __m128i *)(p[1] + off)),
+                    _mm_loadu_si128((const __m128i *)(p[2] + off)), _mm_loadu_si128((const __m128i *)(p[3] + off)));
+}
+static inline __m512i bcast16(const int8_t *p) { return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)p)); }
+
+/* lane 4r + t = sum of the 4 int32 of quarter r of v[t] */
+static inline __m512i reduce4x4(const __m512i v[4]) {
+    const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]), _mm512_unpackhi_epi32(v[0], v[1]));
+    const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2], v[3]), _mm512_unpackhi_epi32(v[2], v[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
+}
+
+static void gemm_q4_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y, int64_t ldy) {
+    const sn_block_q8_K *x[4];
+    const sn_block_q4_K *w[4];
+    for (int i = 0; i < 4; i++) {
+        x[i] = (const sn_block_q8_K *)((const char *)vx + i * x_row);
+        w[i] = (const sn_block_q4_K *)((const char *)vw + i * w_row);
+    }
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m512 s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps();
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        __m128i sc[4], mn[4], bp[4];
+        const uint8_t *qs[4];
+        float dw[4], mw[4], da[4];
+        for (int i = 0; i < 4; i++) {
+            sn_kq_q4k_scales(w[i][b].scales, &sc[i], &mn[i]);
+            sc[i] = _mm_cvtepu8_epi16(sc[i]);
+            mn[i] = _mm_cvtepu8_epi16(mn[i]);
+            qs[i] = w[i][b].qs;
+            dw[i] = h2f(w[i][b].d);
+            mw[i] = h2f(w[i][b].dmin);
+            da[i] = x[i][b].d;
+            /* int32 j = (bsums pair 2j, pair 2j+1) of token i, as the mins' (m[2j], m[2j+1]) */
+            bp[i] = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)x[i][b].bsums), _mm_loadu_si128((const __m128i *)(x[i][b].bsums + 8)));
+        }
+        const __m512i zs = quarters(sc[0], sc[1], sc[2], sc[3]), zm = quarters(mn[0], mn[1], mn[2], mn[3]);
+        __m128 b0 = _mm_castsi128_ps(bp[0]), b1 = _mm_castsi128_ps(bp[1]), b2 = _mm_castsi128_ps(bp[2]), b3 = _mm_castsi128_ps(bp[3]);
+        _MM_TRANSPOSE4_PS(b0, b1, b2, b3); /* bj: int32 t = token t's pair j */
+        const __m128 bt[4] = {b0, b1, b2, b3};
+        const __m512 a4 = _mm512_broadcast_f32x4(_mm_loadu_ps(da));
+        const __m512 d = _mm512_mul_ps(_mm512_castsi512_ps(quarters(_mm_castps_si128(_mm_set1_ps(dw[0])), _mm_castps_si128(_mm_set1_ps(dw[1])),
+                                                                   _mm_castps_si128(_mm_set1_ps(dw[2])), _mm_castps_si128(_mm_set1_ps(dw[3])))), a4);
+        const __m512 dmin = _mm512_mul_ps(_mm512_castsi512_ps(quarters(_mm_castps_si128(_mm_set1_ps(mw[0])), _mm_castps_si128(_mm_set1_ps(mw[1])),
+                                                                      _mm_castps_si128(_mm_set1_ps(mw[2])), _mm_castps_si128(_mm_set1_ps(mw[3])))), a4);
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            const __m512i v0 = quarters_at(qs, 32 * j), v1 = quarters_at(qs, 32 * j + 16);
+            const __m512i l0 = _mm512_and_si512(v0, m4), l1 = _mm512_and_si512(v1, m4);
+            const __m512i h0 = _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4), h1 = _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4);
+            __m512i lo[4], hi[4];
+            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
+                const int8_t *q8 = x[t][b].qs + 64 * j;
+                lo[t] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), l0, bcast16(q8)), l1, bcast16(q8 + 16));
+                hi[t] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), h0, bcast16(q8 + 32)), h1, bcast16(q8 + 48));
+            }
+            const __m512i sc0 = _mm512_shuffle_epi8(zs, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)DWORD16[2 * j])));
+            const __m512i sc1 = _mm512_shuffle_epi8(zs, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)DWORD16[2 * j + 1])));
+            const __m512i is = _mm512_add_epi32(_mm512_mullo_epi32(reduce4x4(lo), sc0), _mm512_mullo_epi32(reduce4x4(hi), sc1));
+            const __m512i ms = _mm512_madd_epi16(_mm512_shuffle_epi32(zm, (_MM_PERM_ENUM)(j * 0x55)),
+                                                 _mm512_broadcast_i32x4(_mm_castps_si128(bt[j])));
+            s1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), d, s1);
+            s2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ms), dmin, s2);
+        }
+    }
+    float o[16];
+    _mm512_storeu_ps(o, _mm512_sub_ps(s1, s2));
+    for (int r = 0; r < 4; r++)
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = o[4 * r + t];
+}
+
 /* ---- Q6_K ---- */
 
 /* ggml's 8 lanes of one block: lane L = sum over 32-groups g of scale(g, L/4) * (unsigned 6-bit
@@ -147,6 +234,7 @@ static float dot_q6_K(int64_t n, const void *vw, const void *va) {
 
 void sn_kernels_kquants_avx512(sn_kernels *k) {
     k->dot[SN_GGML_Q4_K] = dot_q4_K;
+    k->gemm4x4[SN_GGML_Q4_K] = gemm_q4_K;
     k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
 }
 #pragma GCC pop_options
