@@ -196,27 +196,36 @@ static void gemm_q4_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
 
 /* ---- Q6_K ---- */
 
-/* ggml's 8 lanes of one block: lane L = sum over 32-groups g of scale(g, L/4) * (unsigned 6-bit
- * values 4L..4L+3 of g times their activations) minus 32 * (bsums[2L] sc[2L] + bsums[2L+1] sc[2L+1]). */
-static inline __m256i q6k_block_lanes(const sn_block_q6_K *w, const sn_block_q8_K *a) {
-    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales));
-    const __m512i slo = _mm512_broadcast_i32x4(_mm256_castsi256_si128(s16)), shi = _mm512_broadcast_i32x4(_mm256_extracti128_si256(s16, 1));
+/* One Q6_K block unpacked: v[m] = the unsigned 6-bit values of 32-groups 2m and 2m+1 (64 values
+ * that meet activations 64m..64m+63), sc[m] = their scales, s16 = all 16 scales as int16. */
+typedef struct { __m512i v[4], sc[4]; __m256i s16; } q6k_block;
+
+static inline void q6k_unpack(const sn_block_q6_K *w, q6k_block *k) {
+    k->s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales));
+    const __m512i slo = _mm512_broadcast_i32x4(_mm256_castsi256_si128(k->s16)), shi = _mm512_broadcast_i32x4(_mm256_extracti128_si256(k->s16, 1));
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     const __m512i up01 = halves16(4, 2), dn23 = halves16(0, 2);
-    __m512i acc = _mm512_setzero_si512();
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
         const __m512i l = _mm512_loadu_si512(w->ql + 64 * h); /* [ql 64h.. | ql 64h+32..] */
         const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w->qh + 32 * h)));
-        /* [group 4h | 4h+1] and [group 4h+2 | 4h+3], each against 64 contiguous activations */
-        const __m512i v01 = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, up01), m30));
-        const __m512i v23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
-                                            _mm512_and_si512(_mm512_srlv_epi16(qh, dn23), m30));
-        const __m512i sc = h ? shi : slo;
-        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(v01, _mm512_loadu_si512(a->qs + 128 * h)), pick4(sc, 0));
-        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(v23, _mm512_loadu_si512(a->qs + 128 * h + 64)), pick4(sc, 1));
+        /* [group 4h | 4h+1] and [group 4h+2 | 4h+3] */
+        k->v[2 * h] = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, up01), m30));
+        k->v[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4),
+                                          _mm512_and_si512(_mm512_srlv_epi16(qh, dn23), m30));
+        k->sc[2 * h] = pick4(h ? shi : slo, 0);
+        k->sc[2 * h + 1] = pick4(h ? shi : slo, 1);
     }
+}
+
+/* ggml's 8 lanes of one block against one activation block: lane L = sum over 32-groups g of
+ * scale(g, L/4) * (unsigned values 4L..4L+3 of g times their activations) minus
+ * 32 * (bsums[2L] sc[2L] + bsums[2L+1] sc[2L+1]); the 16 lanes fold into those 8 exactly. */
+static inline __m256i q6k_lanes(const q6k_block *k, const sn_block_q8_K *a) {
+    __m512i acc = _mm512_setzero_si512();
+    _Pragma("GCC unroll 4") for (int m = 0; m < 4; m++)
+        acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(k->v[m], _mm512_loadu_si512(a->qs + 64 * m)), k->sc[m]);
     const __m256i lanes = _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
-    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), s16), 5);
+    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), k->s16), 5);
     return _mm256_sub_epi32(lanes, off);
 }
 
@@ -226,16 +235,39 @@ static float dot_q6_K(int64_t n, const void *vw, const void *va) {
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < n / SN_QK_K; b++) {
         sn_k_prefetch(&w[b], sizeof w[b]);
+        q6k_block k;
+        q6k_unpack(&w[b], &k);
         const float d = a[b].d * h2f(w[b].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6k_block_lanes(&w[b], &a[b])), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6k_lanes(&k, &a[b])), acc);
     }
     return sn_avx2_hsum8(acc);
+}
+
+/* 4 rows x 4 tokens, each output in dot_q6_K's order (Q6_K's batched order is the same): a row's
+ * block is unpacked once and met by the 4 tokens' blocks. */
+static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y, int64_t ldy) {
+    const sn_block_q8_K *x[4];
+    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
+    for (int r = 0; r < 4; r++) {
+        const sn_block_q6_K *w = (const sn_block_q6_K *)((const char *)vw + r * w_row);
+        __m256 acc[4];
+        for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();
+        for (int64_t b = 0; b < n / SN_QK_K; b++) {
+            q6k_block k;
+            q6k_unpack(&w[b], &k);
+            const float dw = h2f(w[b].d);
+            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++)
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(q6k_lanes(&k, &x[t][b])), acc[t]);
+        }
+        for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]);
+    }
 }
 
 void sn_kernels_kquants_avx512(sn_kernels *k) {
     k->dot[SN_GGML_Q4_K] = dot_q4_K;
     k->gemm4x4[SN_GGML_Q4_K] = gemm_q4_K;
     k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
+    k->gemm4x4[SN_GGML_Q6_K] = gemm_q6_K;
 }
 #pragma GCC pop_options
 #else
