@@ -292,7 +292,9 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
 }
 
 /* 4 rows x 4 tokens of Q8_0: lane = dpbusd(w + 128, a) - 128 * sum(a) (exact), then ggml's
- * per-block fma into 8-lane accumulators and hsum8 - the order of dot_q8_0 for every output. */
+ * per-block fma into 8-lane accumulators and hsum8 - the order of dot_q8_0 for every output. A
+ * 512-bit register holds two outputs (one row, tokens 2p and 2p+1), so each instruction serves
+ * two of the 16 fma chains. */
 static void gemm_q8_0(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
     const int64_t nb = n / SN_QK8_0;
     const sn_block_q8_0 *wr[4], *xr[4];
@@ -301,36 +303,38 @@ static void gemm_q8_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
         wr[i] = (const sn_block_q8_0 *)((const char *)w + i * w_row);
         xr[i] = (const sn_block_q8_0 *)((const char *)x + i * x_row);
     }
-    const __m256i bias = _mm256_set1_epi8((char)0x80), ones = _mm256_set1_epi8(1);
-    __m256 c[4][4];
+    const __m512i bias = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
+    __m512 c[4][2]; /* [row][token pair]: low 8 lanes token 2p, high 8 lanes token 2p + 1 */
     _Pragma("GCC unroll 16")
-    for (int t = 0; t < 4; t++)
-        _Pragma("GCC unroll 16")
-        for (int r = 0; r < 4; r++) c[t][r] = _mm256_setzero_ps();
+    for (int r = 0; r < 4; r++) c[r][0] = c[r][1] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        __m256i wu[4];
-        float dw[4];
-        _Pragma("GCC unroll 16")
-        for (int r = 0; r < 4; r++) {
-            wu[r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)wr[r][b].qs), bias);
-            dw[r] = h2f(wr[r][b].d);
+        __m512i a[2], corr[2];
+        __m512 da[2];
+        _Pragma("GCC unroll 2")
+        for (int p = 0; p < 2; p++) {
+            a[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)xr[2 * p][b].qs)),
+                                      _mm256_loadu_si256((const __m256i *)xr[2 * p + 1][b].qs), 1);
+            corr[p] = _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, a[p]), 7);
+            da[p] = _mm512_insertf32x8(_mm512_set1_ps(h2f(xr[2 * p][b].d)), _mm256_set1_ps(h2f(xr[2 * p + 1][b].d)), 1);
         }
         _Pragma("GCC unroll 16")
-        for (int t = 0; t < 4; t++) {
-            const __m256i a = _mm256_loadu_si256((const __m256i *)xr[t][b].qs);
-            const __m256i corr = _mm256_slli_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, a), 7);
-            const float da = h2f(xr[t][b].d);
-            _Pragma("GCC unroll 16")
-            for (int r = 0; r < 4; r++) {
-                const __m256i l = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wu[r], a), corr);
-                c[t][r] = _mm256_fmadd_ps(_mm256_set1_ps(dw[r] * da), _mm256_cvtepi32_ps(l), c[t][r]);
+        for (int r = 0; r < 4; r++) {
+            const __m512i wu = _mm512_xor_si512(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)wr[r][b].qs)), bias);
+            const __m512 dw = _mm512_set1_ps(h2f(wr[r][b].d));
+            _Pragma("GCC unroll 2")
+            for (int p = 0; p < 2; p++) {
+                const __m512i l = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), wu, a[p]), corr[p]);
+                c[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dw, da[p]), _mm512_cvtepi32_ps(l), c[r][p]);
             }
         }
     }
     _Pragma("GCC unroll 16")
-    for (int t = 0; t < 4; t++)
-        _Pragma("GCC unroll 16")
-        for (int r = 0; r < 4; r++) y[t * ldy + r] = sn_avx2_hsum8(c[t][r]);
+    for (int r = 0; r < 4; r++)
+        _Pragma("GCC unroll 2")
+        for (int p = 0; p < 2; p++) {
+            y[2 * p * ldy + r] = sn_avx2_hsum8(_mm512_castps512_ps256(c[r][p]));
+            y[(2 * p + 1) * ldy + r] = sn_avx2_hsum8(_mm512_extractf32x8_ps(c[r][p], 1));
+        }
 }
 
 /* 4 rows x 4 tokens of Q4_0: per output one integer sum per block, then s = fma(isum, d, s) in
