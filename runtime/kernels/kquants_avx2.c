@@ -172,71 +172,63 @@ static inline __m256i q6k_offset(const q6k_scales *s, const sn_block_q8_K *a) {
     return _mm256_slli_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), s->all), 5);
 }
 
-static float dot_q6_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q6_K *w = vw;
-    const sn_block_q8_K *a = va;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        sn_k_prefetch(&w[b], sizeof w[b]);
-        q6k_scales s;
-        q6k_scales_load(w[b].scales, &s);
-        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h));
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h + 32));
-            const __m256i qh = _mm256_loadu_si256((const __m256i *)(w[b].qh + 32 * h));
-            _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
-                const int g = 4 * h + k;
-                const __m256i p = _mm256_maddubs_epi16(q6k_values(l0, l1, qh, k),
-                                                       _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g)));
-                const __m256i t = _mm256_madd_epi16(p, q6k_scale(&s, g));
-                if (k % 2) s1 = _mm256_add_epi32(s1, t);
-                else s0 = _mm256_add_epi32(s0, t);
-            }
-        }
-        const __m256i lanes = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), q6k_offset(&s, &a[b]));
-        const float d = a[b].d * h2f(w[b].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+/* A row's block unpacked once for the 4x4 tile's 4 tokens: the 8 groups' unsigned values and
+ * scales. */
+typedef struct {
+    __m256i v[8], sc[8];
+    q6k_scales s;
+} q6k_block;
+
+static inline void q6k_unpack(const sn_block_q6_K *w, q6k_block *k) {
+    q6k_scales_load(w->scales, &k->s);
+    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h));
+        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h + 32));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(w->qh + 32 * h));
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) k->v[4 * h + j] = q6k_values(l0, l1, qh, j);
     }
-    return sn_avx2_hsum8(acc);
+    _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) k->sc[g] = q6k_scale(&k->s, g);
 }
 
-/* 4 rows x 4 tokens, each output in dot_q6_K's order (Q6_K's batched order is the same): a row's
- * block is unpacked once into v[] and met by the 4 tokens' blocks. */
-static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y,
-                      int64_t ldy) {
-    const sn_block_q8_K *x[4];
-    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
-    for (int r = 0; r < 4; r++) {
-        const sn_block_q6_K *w = (const sn_block_q6_K *)((const char *)vw + r * w_row);
-        __m256 acc[4];
-        for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();
-        for (int64_t b = 0; b < n / SN_QK_K; b++) {
-            q6k_scales s;
-            q6k_scales_load(w[b].scales, &s);
-            __m256i v[8], sc[8];
-            _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
-                const __m256i l0 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h));
-                const __m256i l1 = _mm256_loadu_si256((const __m256i *)(w[b].ql + 64 * h + 32));
-                const __m256i qh = _mm256_loadu_si256((const __m256i *)(w[b].qh + 32 * h));
-                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) v[4 * h + k] = q6k_values(l0, l1, qh, k);
-            }
-            _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) sc[g] = q6k_scale(&s, g);
-            const float dw = h2f(w[b].d);
-            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
-                __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-                _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
-                    const __m256i p = _mm256_maddubs_epi16(v[g], _mm256_loadu_si256((const __m256i *)(x[t][b].qs + 32 * g)));
-                    if (g % 2) s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(p, sc[g]));
-                    else s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(p, sc[g]));
-                }
-                const __m256i lanes = _mm256_sub_epi32(_mm256_add_epi32(s0, s1), q6k_offset(&s, &x[t][b]));
-                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(lanes), acc[t]);
-            }
-        }
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]);
+static inline __m256i q6k_lanes(const q6k_block *k, const sn_block_q8_K *a) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+    _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
+        const __m256i p = _mm256_maddubs_epi16(k->v[g], _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g)));
+        if (g % 2) s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(p, k->sc[g]));
+        else s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(p, k->sc[g]));
+    }
+    return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), q6k_offset(&k->s, a));
+}
+
+/* The single-token dot keeps the block as loaded and builds each group's values where they are
+ * used (holding all 8 groups and scales needs more than AVX2's 16 registers: 1.4x slower). */
+typedef struct {
+    __m256i l0[2], l1[2], qh[2];
+    q6k_scales s;
+} q6k_raw;
+
+static inline void q6k_load(const sn_block_q6_K *w, q6k_raw *k) {
+    q6k_scales_load(w->scales, &k->s);
+    for (int h = 0; h < 2; h++) {
+        k->l0[h] = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h));
+        k->l1[h] = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h + 32));
+        k->qh[h] = _mm256_loadu_si256((const __m256i *)(w->qh + 32 * h));
     }
 }
+
+static inline __m256i q6k_raw_lanes(const q6k_raw *k, const sn_block_q8_K *a) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+    _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
+        const __m256i v = q6k_values(k->l0[g / 4], k->l1[g / 4], k->qh[g / 4], g % 4);
+        const __m256i p = _mm256_maddubs_epi16(v, _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g)));
+        if (g % 2) s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(p, q6k_scale(&k->s, g)));
+        else s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(p, q6k_scale(&k->s, g)));
+    }
+    return _mm256_sub_epi32(_mm256_add_epi32(s0, s1), q6k_offset(&k->s, a));
+}
+
+SN_KQ_Q6K_DOT(dot_q6_K, q6k_raw, q6k_load, q6k_raw_lanes)
+SN_KQ_Q6K_GEMM4X4(gemm_q6_K, q6k_block, q6k_unpack, q6k_lanes)
 
 /* ---- Q5_K (vec_dot_q5_K order, scalar twin in quants_scalar.c: 8 integer lanes per block, lane
  * L = sum over the 32-value groups g of scale_g * (products 4L..4L+3 of g); fma(d, lane) per
@@ -368,10 +360,7 @@ static void quant_q8_K(const float *x, void *vy, int64_t n) {
 
 void sn_kernels_kquants_avx2(sn_kernels *k) {
     k->quant[SN_GGML_Q8_K] = quant_q8_K;
-    k->dot[SN_GGML_Q4_K] = dot_q4_K;
-    k->gemm4x4[SN_GGML_Q4_K] = gemm_q4_K;
-    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
-    k->gemm4x4[SN_GGML_Q6_K] = gemm_q6_K;
+    sn_kq_set_q4k_q6k(k, dot_q4_K, gemm_q4_K, dot_q6_K, gemm_q6_K);
     k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
     k->gemm4x4[SN_GGML_Q5_K] = gemm_q5_K;
 }

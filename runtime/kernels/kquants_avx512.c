@@ -229,45 +229,11 @@ static inline __m256i q6k_lanes(const q6k_block *k, const sn_block_q8_K *a) {
     return _mm256_sub_epi32(lanes, off);
 }
 
-static float dot_q6_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q6_K *w = vw;
-    const sn_block_q8_K *a = va;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / SN_QK_K; b++) {
-        sn_k_prefetch(&w[b], sizeof w[b]);
-        q6k_block k;
-        q6k_unpack(&w[b], &k);
-        const float d = a[b].d * h2f(w[b].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6k_lanes(&k, &a[b])), acc);
-    }
-    return sn_avx2_hsum8(acc);
-}
-
-/* 4 rows x 4 tokens, each output in dot_q6_K's order (Q6_K's batched order is the same): a row's
- * block is unpacked once and met by the 4 tokens' blocks. */
-static void gemm_q6_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y, int64_t ldy) {
-    const sn_block_q8_K *x[4];
-    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
-    for (int r = 0; r < 4; r++) {
-        const sn_block_q6_K *w = (const sn_block_q6_K *)((const char *)vw + r * w_row);
-        __m256 acc[4];
-        for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();
-        for (int64_t b = 0; b < n / SN_QK_K; b++) {
-            q6k_block k;
-            q6k_unpack(&w[b], &k);
-            const float dw = h2f(w[b].d);
-            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++)
-                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(q6k_lanes(&k, &x[t][b])), acc[t]);
-        }
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]);
-    }
-}
+SN_KQ_Q6K_DOT(dot_q6_K, q6k_block, q6k_unpack, q6k_lanes)
+SN_KQ_Q6K_GEMM4X4(gemm_q6_K, q6k_block, q6k_unpack, q6k_lanes)
 
 void sn_kernels_kquants_avx512(sn_kernels *k) {
-    k->dot[SN_GGML_Q4_K] = dot_q4_K;
-    k->gemm4x4[SN_GGML_Q4_K] = gemm_q4_K;
-    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
-    k->gemm4x4[SN_GGML_Q6_K] = gemm_q6_K;
+    sn_kq_set_q4k_q6k(k, dot_q4_K, gemm_q4_K, dot_q6_K, gemm_q6_K);
 }
 #pragma GCC pop_options
 #else

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels.h"
+
 /* The 8 6-bit scales and the 8 mins of a Q4_K / Q5_K block (the packing of sn_k_q4k_scale_min) as
  * bytes 0-7 of two registers. They are built in general registers and moved over whole: stored as
  * bytes and reloaded 8 at a time, every block paid a failed store-to-load forward (two 4-byte
@@ -28,5 +30,56 @@ static inline void sn_kq_q4k_scales(const uint8_t *q, __m128i *sc, __m128i *mn) 
 static inline __m128i sn_kq_q4k_mins(__m128i mn, const int16_t *bsums) {
     const __m128i b0 = _mm_loadu_si128((const __m128i *)bsums), b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));
     return _mm_madd_epi16(_mm_cvtepu8_epi16(mn), _mm_hadd_epi16(b0, b1));
+}
+
+/* Q6_K's single-token dot in ggml's vec_dot_q6_K order (8 integer lanes per block, one 8-lane fma
+ * per block, hsum8), with the same three arguments as the tile below. */
+#define SN_KQ_Q6K_DOT(NAME, BLOCK, UNPACK, LANES)                                                        \
+    static float NAME(int64_t n, const void *vw, const void *va) {                                       \
+        const sn_block_q6_K *w = vw;                                                                     \
+        const sn_block_q8_K *a = va;                                                                     \
+        __m256 acc = _mm256_setzero_ps();                                                                \
+        for (int64_t b = 0; b < n / SN_QK_K; b++) {                                                      \
+            sn_k_prefetch(&w[b], sizeof w[b]);                                                           \
+            BLOCK k;                                                                                     \
+            UNPACK(&w[b], &k);                                                                           \
+            const float d = a[b].d * _cvtsh_ss(w[b].d);                                                  \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(LANES(&k, &a[b])), acc);         \
+        }                                                                                                \
+        return sn_avx2_hsum8(acc);                                                                       \
+    }
+
+/* Q6_K's 4 rows x 4 tokens tile in dot_q6_K's order (Q6_K's batched order is the same: ggml's 8
+ * integer lanes per block, one 8-lane fma per block, hsum8), written once for both files: each
+ * passes its unpacked-block type, a function unpacking a row's block once, and one giving that
+ * block's 8 lanes against a token's block. Needs simd_avx2.h. */
+#define SN_KQ_Q6K_GEMM4X4(NAME, BLOCK, UNPACK, LANES)                                                     \
+    static void NAME(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y, \
+                     int64_t ldy) {                                                                      \
+        const sn_block_q8_K *x[4];                                                                       \
+        for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);        \
+        for (int r = 0; r < 4; r++) {                                                                    \
+            const sn_block_q6_K *w = (const sn_block_q6_K *)((const char *)vw + r * w_row);              \
+            __m256 acc[4];                                                                               \
+            for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();                                    \
+            for (int64_t b = 0; b < n / SN_QK_K; b++) {                                                  \
+                BLOCK k;                                                                                 \
+                UNPACK(&w[b], &k);                                                                       \
+                const float dw = _cvtsh_ss(w[b].d);                                                      \
+                _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) acc[t] =                             \
+                    _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(LANES(&k, &x[t][b])), acc[t]); \
+            }                                                                                            \
+            for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]);                          \
+        }                                                                                                \
+    }
+/* The Q4_K and Q6_K entries both files install: single-token dot, 4x4 tile (Q6_K's batched dot is
+ * its single-token one; Q4_K's batched dot stays x86_avx2.c's). */
+typedef void (*sn_kq_gemm4x4_fn)(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy);
+static inline void sn_kq_set_q4k_q6k(sn_kernels *k, sn_dot_fn q4k, sn_kq_gemm4x4_fn q4k_tile, sn_dot_fn q6k,
+                                     sn_kq_gemm4x4_fn q6k_tile) {
+    k->dot[SN_GGML_Q4_K] = q4k;
+    k->gemm4x4[SN_GGML_Q4_K] = q4k_tile;
+    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = q6k;
+    k->gemm4x4[SN_GGML_Q6_K] = q6k_tile;
 }
 #endif
