@@ -22,6 +22,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #define h2f(x) _cvtsh_ss(x)
 
@@ -53,6 +54,22 @@ static inline __m128i fold512(__m512i v) { /* 16 lanes -> 4 partial sums (exact)
 
 /* ---- Q4_K ---- */
 
+/* sn_kq_q4k_scales with vector instructions: the 12 scale bytes (and 4 bytes of qs after them)
+ * shuffled so that [scales 0-7 | mins 0-7] come out of 2 shuffles, 2 shifts and masks. */
+static inline void q4k_scales_vec(const uint8_t *q, __m128i *sc, __m128i *mn) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)q);
+    const __m128i p = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
+    const __m128i t = _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 8, 9, 10, 11, -1, -1, -1, -1, 8, 9, 10, 11));
+    const __m128i lo6 = _mm_setr_epi8(63, 63, 63, 63, 0, 0, 0, 0, 63, 63, 63, 63, 0, 0, 0, 0);
+    const __m128i top2 = _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
+    const __m128i nib_lo = _mm_setr_epi8(0, 0, 0, 0, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m128i nib_hi = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+    const __m128i r = _mm_or_si128(_mm_or_si128(_mm_and_si128(p, lo6), _mm_and_si128(_mm_srli_epi16(p, 2), top2)),
+                                   _mm_or_si128(_mm_and_si128(t, nib_lo), _mm_and_si128(_mm_srli_epi16(t, 4), nib_hi)));
+    *sc = r;                          /* bytes 0-7 */
+    *mn = _mm_unpackhi_epi64(r, r);   /* bytes 8-15 */
+}
+
 /* sum over the block of scale * nibble * activation, as 16 int32 lanes (exact) */
 static inline __m512i q4k_block_lanes(const sn_block_q4_K *w, const int8_t *q8, __m128i sc) {
     const __m512i s16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sc));
@@ -73,26 +90,36 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q4_K *w = vw;
     const sn_block_q8_K *a = va;
     const int64_t nb = n / SN_QK_K;
-    float s1 = 0, s2 = 0;
     int64_t b = 0;
+    /* 4 blocks at a time: their integers reduced together to [isum 0..3 | msum 0..3], then the 8
+     * products d_w * d_a, dmin_w * d_a in one vector and the two fma chains in lanes 0 and 1 */
+    __m128 s12 = _mm_setzero_ps(); /* lane 0: s1, lane 1: s2 */
+    const __m256i to_pairs = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7), dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     for (; b + 4 <= nb; b += 4) {
-        __m128i l[4], m[4];
+        __m256i lm[4];
+        __m128i dd = _mm_setzero_si128();
         _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
             sn_k_prefetch(&w[b + k], sizeof w[b + k]);
             __m128i sc, mn;
-            sn_kq_q4k_scales(w[b + k].scales, &sc, &mn);
-            l[k] = fold512(q4k_block_lanes(&w[b + k], a[b + k].qs, sc));
-            m[k] = sn_kq_q4k_mins(mn, a[b + k].bsums);
+            q4k_scales_vec(w[b + k].scales, &sc, &mn);
+            lm[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(fold512(q4k_block_lanes(&w[b + k], a[b + k].qs, sc))),
+                                            sn_kq_q4k_mins(mn, a[b + k].bsums), 1);
+            uint32_t d2; /* d and dmin, adjacent fp16 */
+            memcpy(&d2, &w[b + k].d, 4);
+            dd = _mm_insert_epi32(dd, (int)d2, k);
         }
-        int is[4], ms[4];
-        _mm_storeu_si128((__m128i *)is, hsum4_i32(l[0], l[1], l[2], l[3]));
-        _mm_storeu_si128((__m128i *)ms, hsum4_i32(m[0], m[1], m[2], m[3]));
-        _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
-            const float ad = a[b + k].d;
-            s1 = fmaf((float)is[k], h2f(w[b + k].d) * ad, s1);
-            s2 = fmaf((float)ms[k], h2f(w[b + k].dmin) * ad, s2);
-        }
+        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(lm[0], lm[1]), _mm256_hadd_epi32(lm[2], lm[3]));
+        const __m256 f = _mm256_cvtepi32_ps(_mm256_permutevar8x32_epi32(h, to_pairs)); /* is0 ms0 is1 ms1 .. */
+        const __m256 ad = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_setr_ps(a[b].d, a[b + 1].d, a[b + 2].d, a[b + 3].d)), dup);
+        const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(dd), ad); /* d0 dmin0 d1 dmin1 .. */
+        const __m128 f01 = _mm256_castps256_ps128(f), f23 = _mm256_extractf128_ps(f, 1);
+        const __m128 d01 = _mm256_castps256_ps128(d), d23 = _mm256_extractf128_ps(d, 1);
+        s12 = _mm_fmadd_ps(f01, d01, s12);
+        s12 = _mm_fmadd_ps(_mm_movehl_ps(f01, f01), _mm_movehl_ps(d01, d01), s12);
+        s12 = _mm_fmadd_ps(f23, d23, s12);
+        s12 = _mm_fmadd_ps(_mm_movehl_ps(f23, f23), _mm_movehl_ps(d23, d23), s12);
     }
+    float s1 = _mm_cvtss_f32(s12), s2 = _mm_cvtss_f32(_mm_movehdup_ps(s12));
     for (; b < nb; b++) {
         sn_k_prefetch(&w[b], sizeof w[b]);
         __m128i sc, mn;
