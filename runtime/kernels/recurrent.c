@@ -1,7 +1,10 @@
 /* recurrent.c - scalar references of the recurrent families' kernels (recurrent.h): wkv7, the
  * Mamba-2 scan and conv1d, written lane by lane so each float is rounded where ggml's SIMD code
- * rounds it (fmaf is one rounding, as a vector FMA is). recurrent_avx2.c is their AVX2 twin. */
+ * rounds it (fmaf is one rounding, as a vector FMA is). recurrent_avx2.c and recurrent_avx512.c
+ * are their twins. */
 #include "recurrent.h"
+
+#include "cpu.h"
 
 #include <math.h>
 #include <string.h>
@@ -99,4 +102,12 @@ void sn_ssm_conv_scalar(int64_t n, int64_t K, int64_t T, const float *win, int64
             for (int64_t j = 0; j < K; j++) sum = fmaf(win[j * ldw + c], wt[j * ldt + c], sum);
             out[c] = sum + bias[c];
         }
+}
+
+const sn_recurrent_kernels *sn_recurrent_best(void) {
+    static const sn_recurrent_kernels k512 = {"avx512", sn_wkv7_avx512, sn_ssd_scan_avx512, sn_ssm_conv_avx512};
+    static const sn_recurrent_kernels k256 = {"avx2", sn_wkv7_avx2, sn_ssd_scan_avx2, sn_ssm_conv_avx2};
+    static const sn_recurrent_kernels k1 = {"scalar", sn_wkv7_scalar, sn_ssd_scan_scalar, sn_ssm_conv_scalar};
+    const uint32_t f = sn_cpu_usable();
+    return (f & SN_CPU_AVX512) ? &k512 : (f & SN_CPU_AVX2) ? &k256 : &k1;
 }

@@ -2,11 +2,12 @@
  * causal conv1d and SSD scan), one head or one block of channels at a time, in the order
  * llama.cpp's CPU backend computes them so every float is the same as ggml's.
  *
- * Each kernel has a scalar reference (recurrent.c) and an AVX2 twin (recurrent_avx2.c) that gives
- * the same bits (tests/unit/test_recurrent.c compares them); `lanes` is the vector width of ggml's
- * reductions on this machine (sn_ggml_lanes(): 16 on the AVX-512 builds, 8 on AVX2). The AVX2
- * twins serve lanes == 8 and fall back to the scalar kernel for anything else, and where AVX2 is
- * not compiled in; callers pick them only when sn_cpu_usable() has SN_CPU_AVX2. */
+ * Each kernel has a scalar reference (recurrent.c) and AVX2 and AVX-512 twins (recurrent_avx2.c,
+ * recurrent_avx512.c) that give the same bits (tests/unit/test_recurrent.c compares them); `lanes`
+ * is the vector width of ggml's reductions on this machine (sn_ggml_lanes(): 16 on the AVX-512
+ * builds, 8 on AVX2). The AVX2 twins serve lanes == 8 and the AVX-512 twins lanes == 16; each falls
+ * back to the one below it for other widths and where its ISA is not compiled in. Callers take
+ * them from sn_recurrent_best(), which picks by sn_cpu_usable(). */
 #ifndef SN_RECURRENT_H
 #define SN_RECURRENT_H
 #include <stdint.h>
@@ -28,6 +29,9 @@ void sn_wkv7_scalar(int64_t N, int lanes, int64_t T, int64_t ld, const float *r,
 /* Same bits; runs when lanes == 8 and N % 32 == 0, else calls sn_wkv7_scalar. */
 void sn_wkv7_avx2(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
                   const float *v, const float *a, const float *b, float *S, float *y);
+/* Same bits; runs when lanes == 16 (any N), else calls sn_wkv7_avx2. */
+void sn_wkv7_avx512(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
+                    const float *v, const float *a, const float *b, float *S, float *y);
 
 /* ggml_ssm_scan's Mamba-2 branch for one head: P rows of N states (S, row-major, in place), T
  * tokens. Token t: x_t = x + t*ldx (P values), B_t = B + t*ldx, C_t = C + t*ldx (N values each),
@@ -40,6 +44,9 @@ void sn_ssd_scan_scalar(int64_t N, int64_t P, int lanes, int64_t T, const float 
 /* Same bits; runs when lanes == 8, else calls sn_ssd_scan_scalar. */
 void sn_ssd_scan_avx2(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
                       int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy);
+/* Same bits; runs when lanes == 16, else calls sn_ssd_scan_avx2. */
+void sn_ssd_scan_avx512(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
+                        int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy);
 
 /* ggml_ssm_conv, then the bias add: for tokens t < T and channels c < n,
  *   out[t*ldo + c] = (sum_{j<K} win[(t+j)*ldw + c] * wt[j*ldt + c]) + bias[c]
@@ -48,8 +55,24 @@ void sn_ssd_scan_avx2(int64_t N, int64_t P, int lanes, int64_t T, const float *x
  * what ggml's FMA-contracted loop computes. */
 void sn_ssm_conv_scalar(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
                         const float *bias, float *out, int64_t ldo);
-/* Same bits. */
+/* Same bits (the conv's sums do not depend on the lane width). */
 void sn_ssm_conv_avx2(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
                       const float *bias, float *out, int64_t ldo);
+void sn_ssm_conv_avx512(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
+                        const float *bias, float *out, int64_t ldo);
+
+/* The twins this process may use (sn_cpu_usable(): AVX-512, else AVX2, else scalar); each serves
+ * every lane width through its fallbacks, so callers pass sn_ggml_lanes()'s width and need not
+ * check it. */
+typedef struct {
+    const char *name; /* "avx512", "avx2", "scalar" */
+    void (*wkv7)(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
+                 const float *v, const float *a, const float *b, float *S, float *y);
+    void (*ssd_scan)(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
+                     int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy);
+    void (*ssm_conv)(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
+                     const float *bias, float *out, int64_t ldo);
+} sn_recurrent_kernels;
+const sn_recurrent_kernels *sn_recurrent_best(void);
 
 #endif

@@ -1,8 +1,10 @@
 /* test_recurrent.c - the recurrent families' kernels (runtime/kernels/recurrent.h): the AVX2 twins
- * give the scalar references' bits for head sizes, state sizes, row counts and channel counts that
- * hit every path (pairs of rows and a single leftover row, SIMD groups with and without a scalar
- * tail, channel tails), and the scalar references compute the formulas they name (checked in
- * double precision to a tolerance, so a reference that drifted from the math fails too). */
+ * (at 8 lanes) and the AVX-512 twins (at 16 lanes, and their fallback at 8) give the scalar
+ * references' bits for head sizes, state sizes, row counts, token counts and channel counts that
+ * hit every path (row blocks and leftover rows, token chunks and their remainder, SIMD groups with
+ * and without a scalar tail, masked tails), and the scalar references compute the formulas they
+ * name (checked in double precision to a tolerance, so a reference that drifted from the math
+ * fails too). */
 #include "sn_test.h"
 
 #include "cpu.h"
@@ -38,6 +40,11 @@ static int have_avx2(void) {
     printf("(skipped: no AVX2) ");
     return 0;
 }
+static int have_avx512(void) {
+    if (sn_cpu_usable() & SN_CPU_AVX512) return 1;
+    printf("(skipped: no AVX-512) ");
+    return 0;
+}
 
 /* wkv7 inputs for T tokens of one head of N, rows ld apart */
 typedef struct { float *r, *w, *k, *v, *a, *b; } wkv_in;
@@ -67,6 +74,32 @@ static void test_wkv7_avx2_equals_scalar(void) {
         wkv_free(&in);
         free(S0); free(S1); free(y0); free(y1);
     }
+    printf("(%lld floats) ", (long long)checked);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* 16 lanes: head sizes held in registers (64, 128, 32: pairs / quads of rows, an odd leftover row
+ * for none of them), masked ones (48, 7, 96, 80, 200); 37 tokens = two chunks and a remainder.
+ * Then 8 lanes, which must reach the AVX2 / scalar order. */
+static void test_wkv7_avx512_equals_scalar(void) {
+    if (!have_avx512()) return;
+    const int64_t Ns[] = {64, 128, 32, 48, 7, 96, 80, 200};
+    int64_t bad = 0, checked = 0;
+    for (int lanes = 16; lanes >= 8; lanes -= 8)
+        for (size_t c = 0; c < sizeof Ns / sizeof Ns[0]; c++) {
+            const int64_t N = Ns[c], T = lanes == 16 ? 37 : 3, ld = N + 24;
+            wkv_in in = wkv_inputs(T, ld);
+            float *S0 = fill(N * N, -1, 1), *S1 = dup(S0, N * N);
+            float *y0 = calloc((size_t)(T * ld), sizeof(float)), *y1 = calloc((size_t)(T * ld), sizeof(float));
+            sn_wkv7_scalar(N, lanes, T, ld, in.r, in.w, in.k, in.v, in.a, in.b, S0, y0);
+            sn_wkv7_avx512(N, lanes, T, ld, in.r, in.w, in.k, in.v, in.a, in.b, S1, y1);
+            const int64_t d = differ(S0, S1, N * N) + differ(y0, y1, T * ld);
+            if (d) printf("N %lld lanes %d: %lld differ ", (long long)N, lanes, (long long)d);
+            bad += d;
+            checked += N * N + T * ld;
+            wkv_free(&in);
+            free(S0); free(S1); free(y0); free(y1);
+        }
     printf("(%lld floats) ", (long long)checked);
     CU_ASSERT_EQUAL(bad, 0);
 }
@@ -122,6 +155,31 @@ static void test_scan_avx2_equals_scalar(void) {
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* 16 lanes: state sizes held in registers (128, 64) with even, odd and single rows, and the rest
+ * (40: no SIMD group, 80 and 200: groups and a scalar tail, 16); 37 tokens; then 8 lanes. */
+static void test_scan_avx512_equals_scalar(void) {
+    if (!have_avx512()) return;
+    const int64_t shapes[][2] = {{128, 64}, {128, 7}, {64, 32}, {64, 1}, {40, 7}, {80, 5}, {200, 3}, {16, 5}};
+    int64_t bad = 0, checked = 0;
+    for (int lanes = 16; lanes >= 8; lanes -= 8)
+        for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+            const int64_t N = shapes[c][0], P = shapes[c][1], T = lanes == 16 ? 37 : 3;
+            const int64_t ldx = P + 2 * N + 3, ldt = 3, ldy = P + 1;
+            float *xs = fill(T * ldx, -2, 2), *dt = fill(T * ldt, 0.01f, 2), *dA = fill(T * ldt, 0.1f, 1);
+            float *S0 = fill(P * N, -1, 1), *S1 = dup(S0, P * N);
+            float *y0 = calloc((size_t)(T * ldy), sizeof(float)), *y1 = calloc((size_t)(T * ldy), sizeof(float));
+            sn_ssd_scan_scalar(N, P, lanes, T, xs, xs + P, xs + P + N, ldx, dt, dA, ldt, S0, y0, ldy);
+            sn_ssd_scan_avx512(N, P, lanes, T, xs, xs + P, xs + P + N, ldx, dt, dA, ldt, S1, y1, ldy);
+            const int64_t d = differ(S0, S1, P * N) + differ(y0, y1, T * ldy);
+            if (d) printf("N %lld P %lld lanes %d: %lld differ ", (long long)N, (long long)P, lanes, (long long)d);
+            bad += d;
+            checked += P * N + T * ldy;
+            free(xs); free(dt); free(dA); free(S0); free(S1); free(y0); free(y1);
+        }
+    printf("(%lld floats) ", (long long)checked);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void test_scan_scalar_is_the_formula(void) {
     const int64_t N = 128, P = 8, T = 3, ldx = P + 2 * N;
     for (int lanes = 8; lanes <= 16; lanes += 8) {
@@ -169,9 +227,15 @@ static void test_conv_avx2_equals_scalar_and_formula(void) {
             bad += differ(o0, o1, T * ldo);
             checked += T * ldo;
         }
+        if (sn_cpu_usable() & SN_CPU_AVX512) {
+            memset(o1, 0, (size_t)(T * ldo) * sizeof(float));
+            sn_ssm_conv_avx512(n, K, T, win, ldw, wt, ldt, bias, o1, ldo);
+            bad += differ(o0, o1, T * ldo);
+            checked += T * ldo;
+        }
         free(win); free(wt); free(bias); free(o0); free(o1);
     }
-    printf("(%lld floats vs avx2, max error vs double %g) ", (long long)checked, worst);
+    printf("(%lld floats vs the twins, max error vs double %g) ", (long long)checked, worst);
     CU_ASSERT(worst < 1e-5);
     CU_ASSERT_EQUAL(bad, 0);
 }
@@ -196,10 +260,14 @@ static void test_hsums(void) {
 
 static const sn_test_case cases[] = {
     {"wkv7: avx2 = scalar, bit for bit (N 32/64/96 and scalar fallbacks)", test_wkv7_avx2_equals_scalar},
+    {"wkv7: avx512 = scalar, bit for bit (16 lanes: N 64/128/32 in registers, masked sizes; 8 lanes)",
+     test_wkv7_avx512_equals_scalar},
     {"wkv7: scalar = the recurrence in double (8 and 16 lanes)", test_wkv7_scalar_is_the_formula},
     {"ssd scan: avx2 = scalar, bit for bit (row pairs, odd rows, tails)", test_scan_avx2_equals_scalar},
+    {"ssd scan: avx512 = scalar, bit for bit (16 lanes: N 128/64 in registers, tails; 8 lanes)",
+     test_scan_avx512_equals_scalar},
     {"ssd scan: scalar = the recurrence in double (8 and 16 lanes)", test_scan_scalar_is_the_formula},
-    {"ssm conv: avx2 = scalar bit for bit, scalar = the formula", test_conv_avx2_equals_scalar_and_formula},
+    {"ssm conv: avx2 and avx512 = scalar bit for bit, scalar = the formula", test_conv_avx2_equals_scalar_and_formula},
     {"vector reductions: ggml's pairings", test_hsums},
 };
 SN_TEST_MAIN("recurrent", cases)
