@@ -29,7 +29,6 @@
  * normalises over the whole d_inner (they differ when n_groups > 1; see docs/MAMBA2.md). */
 #include "ops.h"
 
-#include "cpu.h"
 #include "recurrent.h"
 
 #include <math.h>
@@ -58,6 +57,7 @@ typedef struct {
     mamba2_layer *layers;
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
+    const sn_recurrent_kernels *rk; /* the conv and scan twins this CPU may run (recurrent.h) */
     /* activations (sn_ops allocates them); zxbc: d_conv-1 rows of conv window (from the state),
      * then the T rows of in_proj's output; zxbcdt points at the latter */
     float *x, *h, *zxbc, *zxbcdt, *xbc, *dt, *dA, *y, *o, *ones;
@@ -131,6 +131,7 @@ static void mamba2_free(sn_model *m) {
 
 static sn_status mamba2_load(sn_model *m, sn_err *err) {
     mamba2_state *s = m->impl;
+    s->rk = sn_recurrent_best();
     mamba2_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -174,8 +175,8 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
     const mamba2_hparams *hp = &s->hp;
     const mamba2_layer *L = p->L;
     const int64_t CH = hp->conv_ch, NP = hp->d_in_proj, H = hp->n_head, DI = hp->d_inner;
-    (s->ops.cpu & SN_CPU_AVX2 ? sn_ssm_conv_avx2 : sn_ssm_conv_scalar)(CH, hp->d_conv, t1 - t0, s->zxbc + t0 * NP + DI, NP,
-                                                      L->conv_wt, CH, L->conv_b, s->xbc + t0 * CH, CH);
+    s->rk->ssm_conv(CH, hp->d_conv, t1 - t0, s->zxbc + t0 * NP + DI, NP, L->conv_wt, CH, L->conv_b,
+                    s->xbc + t0 * CH, CH);
     for (int64_t t = t0; t < t1; t++) {
         float *xbc = s->xbc + t * CH;
         sn_swiglu(CH, xbc, xbc, s->ones); /* silu (times an exact 1) */
@@ -222,8 +223,8 @@ static void scan_worker(void *arg, int ith, int nth) {
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t g = h / (H / G);
         const float *x = s->xbc + h * P, *B = s->xbc + DI + g * N, *C = s->xbc + DI + G * N + g * N;
-        (s->ops.cpu & SN_CPU_AVX2 ? sn_ssd_scan_avx2 : sn_ssd_scan_scalar)(N, P, s->ops.lanes, j->T, x, B, C, hp->conv_ch, s->dt + h,
-                                                         s->dA + h, H, j->S + h * P * N, s->y + h * P, DI);
+        s->rk->ssd_scan(N, P, s->ops.lanes, j->T, x, B, C, hp->conv_ch, s->dt + h, s->dA + h, H, j->S + h * P * N,
+                        s->y + h * P, DI);
     }
 }
 

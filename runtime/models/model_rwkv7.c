@@ -28,7 +28,6 @@
  * is claimed for head size 64 only). */
 #include "ops.h"
 
-#include "cpu.h"
 #include "recurrent.h"
 
 #include <math.h>
@@ -61,6 +60,7 @@ typedef struct {
     rwkv_layer *layers;
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
+    const sn_recurrent_kernels *rk; /* the wkv7 twin this CPU may run (it serves every lane width) */
     /* activations (sn_ops allocates them) */
     float *x, *h, *xx, *r, *w, *k, *v, *vm, *a, *g, *kk, *b, *vfirst, *y, *lo_w, *lo_a, *lo_v, *lo_g, *ff;
 } rwkv_state;
@@ -172,6 +172,7 @@ static void rwkv_free(sn_model *m) {
 
 static sn_status rwkv_load(sn_model *m, sn_err *err) {
     rwkv_state *s = m->impl;
+    s->rk = sn_recurrent_best();
     rwkv_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -340,10 +341,8 @@ static void wkv_worker(void *arg, int ith, int nth) {
     const int64_t H = s->hp.n_head, N = s->hp.head_size, D = s->hp.n_embd;
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t o = h * N;
-        /* the AVX2 twin serves 8 lanes and head sizes that are multiples of 32 (recurrent.h) */
-        (s->ops.cpu & SN_CPU_AVX2 ? sn_wkv7_avx2 : sn_wkv7_scalar)(N, s->ops.lanes, j->T, D, s->r + o, s->w + o,
-                                                                   s->k + o, s->v + o, s->kk + o, s->b + o,
-                                                                   j->S + h * N * N, s->y + o);
+        s->rk->wkv7(N, s->ops.lanes, j->T, D, s->r + o, s->w + o, s->k + o, s->v + o, s->kk + o, s->b + o,
+                    j->S + h * N * N, s->y + o);
     }
 }
 
