@@ -9,6 +9,7 @@
  * scalar one (tests/unit/test_kernels.c) and chosen at run time from CPUID + XCR0 (cpu.h). */
 #ifndef SN_KERNELS_H
 #define SN_KERNELS_H
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -140,6 +141,22 @@ static inline void sn_k_prefetch(const void *p, size_t bytes) {
 }
 
 /* Small exact helpers shared by kernel files. */
+/* ggml_vec_dot_f32's tail, the elements past its 4-accumulator SIMD part, added to its float sum f
+ * from element i on. ggml writes `sumf += x[i]*y[i]`; node-llama-cpp's builds of it (read off their
+ * machine code, the haswell and the AVX-512 variants alike) vectorise that loop: products of `big`
+ * lanes (8 on AVX2, 16 on AVX-512), rounded, then added to the sum one by one, while that many are
+ * left; then one such chunk of big/2; the last few fused (fma). `volatile` keeps the compiler from
+ * fusing the chunked products back. */
+static inline float sn_k_dot_f32_tail(float f, const float *x, const float *y, int64_t i, int64_t n, int big) {
+    for (int c = big; c >= big / 2; c /= 2)
+        for (; i + c <= n; i += c)
+            for (int k = 0; k < c; k++) {
+                volatile float p = x[i + k] * y[i + k];
+                f += p;
+            }
+    for (; i < n; i++) f = fmaf(x[i], y[i], f);
+    return f;
+}
 /* ggml's hsum_float_8, (a4+a0 + a6+a2) + (a5+a1 + a7+a3): how ggml's x86 code reduces 8 float lanes
  * (vec_dot, tinyBLAS). Matching it keeps llama.cpp's rounding, not just its value; simd_avx2.h has
  * the vector spelling. */

@@ -93,8 +93,8 @@ static float reduce8_hadd(const float *v) {
 }
 
 /* vec_dot in L = sn_ggml_lanes() lanes: 4 accumulators of L lanes over chunks of 4L, pairwise, then
- * the build's reduction; the tail in double, except ggml_vec_dot_f32 on the AVX2 build, which keeps a
- * float sum and fuses the tail into it. */
+ * the build's reduction; the tail in double, except ggml_vec_dot_f32, which keeps a float sum and
+ * adds its tail as sn_k_dot_f32_tail says. */
 static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
     const int L = sn_ggml_lanes();
     float sum[4][16] = {{0}};
@@ -109,11 +109,7 @@ static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const 
         sum[0][l] += sum[1][l];
     }
     const float r = L == 8 ? reduce8_hadd(sum[0]) : reduce16(sum[0]);
-    if (L == 8 && ld == w_f32) {
-        float f = np ? r : 0.0f;
-        for (int64_t i = np; i < n; i++) f = fmaf(ld(w, i), ld(a, i), f);
-        return f;
-    }
+    if (ld == w_f32) return sn_k_dot_f32_tail(np ? r : 0.0f, w, a, np, n, L);
     double s = np ? (double)r : 0.0;
     for (int64_t i = np; i < n; i++) s += (double)(ld(w, i) * ld(a, i));
     return (float)s;

@@ -72,7 +72,15 @@ static inline __m256 ld_f16(const void *p, int64_t i) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
 }
 
-#define DOT_VEC(NAME, LD, SCAL)                                                                   \
+/* ggml_vec_dot_f32 keeps a float sum (its tail: sn_k_dot_f32_tail); ggml_vec_dot_f16 a double one */
+#define TAIL_F32_16(r0, np, n, w, a, SCAL) return sn_k_dot_f32_tail(np ? r0 : 0.0f, w, a, np, n, 16)
+#define TAIL_F32_8(r0, np, n, w, a, SCAL) return sn_k_dot_f32_tail(np ? r0 : 0.0f, w, a, np, n, 8)
+#define TAIL_F64(r0, np, n, w, a, SCAL)                                       \
+    double r = np ? (double)r0 : 0.0;                                         \
+    for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));  \
+    return (float)r
+
+#define DOT_VEC(NAME, LD, SCAL, TAIL)                                                             \
     static float NAME(int64_t n, const void *w, const void *a) {                                  \
         __m256 s[4][2];                                                                           \
         for (int j = 0; j < 4; j++) s[j][0] = s[j][1] = _mm256_setzero_ps();                      \
@@ -87,9 +95,7 @@ static inline __m256 ld_f16(const void *p, int64_t i) {
             s[1][h] = _mm256_add_ps(s[1][h], s[3][h]);                                            \
             s[0][h] = _mm256_add_ps(s[0][h], s[1][h]);                                            \
         }                                                                                         \
-        double r = np ? (double)reduce16(s[0][0], s[0][1]) : 0.0;                                 \
-        for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));                  \
-        return (float)r;                                                                          \
+        TAIL(reduce16(s[0][0], s[0][1]), np, n, w, a, SCAL);                                      \
     }
 
 #define DOT_MM(NAME, LD, FALLBACK)                                                  \
@@ -106,8 +112,8 @@ static inline __m256 ld_f16(const void *p, int64_t i) {
 static inline float sc_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
 static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16_t *)p)[i]); }
 
-DOT_VEC(dot_f32, ld_f32, sc_f32)
-DOT_VEC(dot_f16, ld_f16, sc_f16)
+DOT_VEC(dot_f32, ld_f32, sc_f32, TAIL_F32_16)
+DOT_VEC(dot_f16, ld_f16, sc_f16, TAIL_F64)
 DOT_MM(dot_f32_mm, ld_f32, dot_f32)
 DOT_MM(dot_f16_mm, ld_f16, dot_f16)
 
@@ -171,15 +177,6 @@ static inline float reduce8_hadd(__m256 x) { /* GGML_F32x8_REDUCE's final step *
         s[0] = _mm256_add_ps(s[0], s[1]);                                               \
         TAIL(reduce8_hadd(s[0]), np, n, w, a, SCAL);                                    \
     }
-/* ggml_vec_dot_f32 keeps a float sum (tail fused into it); ggml_vec_dot_f16 a double one */
-#define TAIL_F32(r0, np, n, w, a, SCAL)                                       \
-    float r = np ? r0 : 0.0f;                                                 \
-    for (int64_t i = np; i < n; i++) r = fmaf(SCAL(w, i), SCAL(a, i), r);     \
-    return r
-#define TAIL_F64(r0, np, n, w, a, SCAL)                                       \
-    double r = np ? (double)r0 : 0.0;                                         \
-    for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));  \
-    return (float)r
 
 #define DOT_MM8(NAME, LD, FALLBACK)                                                     \
     static float NAME(int64_t n, const void *w, const void *a) {                        \
@@ -195,7 +192,7 @@ static inline __m256 ld_bf16(const void *p, int64_t i) {
 }
 static inline float sc_bf16(const void *p, int64_t i) { return sn_k_bf2f(((const uint16_t *)p)[i]); }
 
-DOT_VEC8(dot_f32_8, ld_f32, sc_f32, TAIL_F32, float)
+DOT_VEC8(dot_f32_8, ld_f32, sc_f32, TAIL_F32_8, float)
 DOT_VEC8(dot_f16_8, ld_f16, sc_f16, TAIL_F64, uint16_t)
 DOT_MM8(dot_f32_mm8, ld_f32, dot_f32_8)
 DOT_MM8(dot_f16_mm8, ld_f16, dot_f16_8)
