@@ -13,7 +13,7 @@ sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int 
     memset(o, 0, sizeof(*o));
     o->k = m->k;
     o->pool = m->pool;
-    o->lanes = strcmp(o->k->name, "avx512") == 0 ? 16 : 8;
+    o->lanes = sn_ggml_lanes();
     o->cpu = sn_cpu_usable();
     o->widest = widest;
     if (n < 0 || n > SN_OPS_MAX_BUFS)

@@ -22,10 +22,9 @@ enum { SN_OPS_MAX_BUFS = 24 };
 typedef struct sn_ops {
     const sn_kernels *k;
     sn_pool *pool;
-    /* The vector width of the reductions ggml's build for this kernel table uses: 16 for the
-     * AVX-512 table, else 8 (the AVX2 layout, which the scalar table mirrors). ggml's CPU backend
-     * is built once per ISA and the variant the CPU supports is loaded; the kernel table is chosen
-     * from the same CPUID bits. */
+    /* The vector width of the reductions in ggml's build that llama.cpp loads on this CPU
+     * (sn_ggml_lanes(): 16 with AVX-512, else 8), whichever kernel table SN_CPU picks: every table
+     * computes the norms and recurrences in that order, as it does the float dots. */
     int lanes;
     uint32_t cpu;               /* sn_cpu_usable() (SN_CPU_*): the kernel twins a family may call */
     int64_t widest;             /* elements of the widest matmul input row */
