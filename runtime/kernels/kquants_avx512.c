@@ -97,17 +97,18 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     const __m256i to_pairs = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7), dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     for (; b + 4 <= nb; b += 4) {
         __m256i lm[4];
-        __m128i dd = _mm_setzero_si128();
+        uint32_t d4[4]; /* per block: d and dmin, adjacent fp16 */
         _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
             sn_k_prefetch(&w[b + k], sizeof w[b + k]);
             __m128i sc, mn;
             q4k_scales_vec(w[b + k].scales, &sc, &mn);
             lm[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(fold512(q4k_block_lanes(&w[b + k], a[b + k].qs, sc))),
                                             sn_kq_q4k_mins(mn, a[b + k].bsums), 1);
-            uint32_t d2; /* d and dmin, adjacent fp16 */
-            memcpy(&d2, &w[b + k].d, 4);
-            dd = _mm_insert_epi32(dd, (int)d2, k);
+            memcpy(&d4[k], &w[b + k].d, 4);
         }
+        /* a load, not _mm_insert_epi32: its lane must be an immediate, which k is only once the
+         * loop is unrolled (not at the ASan build's -O1) */
+        const __m128i dd = _mm_loadu_si128((const __m128i *)d4);
         const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(lm[0], lm[1]), _mm256_hadd_epi32(lm[2], lm[3]));
         const __m256 f = _mm256_cvtepi32_ps(_mm256_permutevar8x32_epi32(h, to_pairs)); /* is0 ms0 is1 ms1 .. */
         const __m256 ad = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_setr_ps(a[b].d, a[b + 1].d, a[b + 2].d, a[b + 3].d)), dup);
@@ -140,6 +141,14 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
  * of row r, every token's 16 activations are broadcast to all quarters, so one vpdpbusd makes 4
  * partial sums for each row against that token, and a 4x4 transpose-add turns 4 tokens' partial
  * sums into the 16 outputs. Scales multiply the reduced sums (scale * sum is the same integer). */
+/* dword j of each 128-bit lane to all four of its dwords (what _mm512_shuffle_epi32(v, j * 0x55)
+ * does, as a byte shuffle: the immediate would need j known at compile time) */
+static const uint8_t DWORD_BCAST[4][16] __attribute__((aligned(16))) = {
+    {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3},
+    {4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7},
+    {8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11},
+    {12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15},
+};
 static const uint8_t DWORD16[8][16] __attribute__((aligned(16))) = { /* int16 g -> every int32 */
 #define D(g) {2 * (g), 2 * (g) + 1, 0x80, 0x80, 2 * (g), 2 * (g) + 1, 0x80, 0x80, 2 * (g), 2 * (g) + 1, 0x80, 0x80, 2 * (g), 2 * (g) + 1, 0x80, 0x80}
     D(0), D(1), D(2), D(3), D(4), D(5), D(6), D(7)
@@ -209,7 +218,7 @@ static void gemm_q4_K(int64_t n, const void *vw, uint64_t w_row, const void *vx,
             const __m512i sc0 = _mm512_shuffle_epi8(zs, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)DWORD16[2 * j])));
             const __m512i sc1 = _mm512_shuffle_epi8(zs, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)DWORD16[2 * j + 1])));
             const __m512i is = _mm512_add_epi32(_mm512_mullo_epi32(reduce4x4(lo), sc0), _mm512_mullo_epi32(reduce4x4(hi), sc1));
-            const __m512i ms = _mm512_madd_epi16(_mm512_shuffle_epi32(zm, (_MM_PERM_ENUM)(j * 0x55)),
+            const __m512i ms = _mm512_madd_epi16(_mm512_shuffle_epi8(zm, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)DWORD_BCAST[j]))),
                                                  _mm512_broadcast_i32x4(_mm_castps_si128(bt[j])));
             s1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), d, s1);
             s2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ms), dmin, s2);
