@@ -157,6 +157,14 @@ static inline float sn_k_dot_f32_tail(float f, const float *x, const float *y, i
     for (; i < n; i++) f = fmaf(x[i], y[i], f);
     return f;
 }
+/* Tails for the float dots' macros (x86_avx2.c, x86_avx512.c): ggml_vec_dot_f32 keeps a float sum
+ * (sn_k_dot_f32_tail, `big` lanes), ggml_vec_dot_f16 a double one. */
+#define SN_K_TAIL_F32_16(r0, np, n, w, a, SCAL) return sn_k_dot_f32_tail(np ? r0 : 0.0f, w, a, np, n, 16)
+#define SN_K_TAIL_F32_8(r0, np, n, w, a, SCAL) return sn_k_dot_f32_tail(np ? r0 : 0.0f, w, a, np, n, 8)
+#define SN_K_TAIL_F64(r0, np, n, w, a, SCAL)                                   \
+    double r = np ? (double)r0 : 0.0;                                          \
+    for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));   \
+    return (float)r
 /* ggml's hsum_float_8, (a4+a0 + a6+a2) + (a5+a1 + a7+a3): how ggml's x86 code reduces 8 float lanes
  * (vec_dot, tinyBLAS). Matching it keeps llama.cpp's rounding, not just its value; simd_avx2.h has
  * the vector spelling. */

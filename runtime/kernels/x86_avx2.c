@@ -72,14 +72,6 @@ static inline __m256 ld_f16(const void *p, int64_t i) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i)));
 }
 
-/* ggml_vec_dot_f32 keeps a float sum (its tail: sn_k_dot_f32_tail); ggml_vec_dot_f16 a double one */
-#define TAIL_F32_16(r0, np, n, w, a, SCAL) return sn_k_dot_f32_tail(np ? r0 : 0.0f, w, a, np, n, 16)
-#define TAIL_F32_8(r0, np, n, w, a, SCAL) return sn_k_dot_f32_tail(np ? r0 : 0.0f, w, a, np, n, 8)
-#define TAIL_F64(r0, np, n, w, a, SCAL)                                       \
-    double r = np ? (double)r0 : 0.0;                                         \
-    for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i));  \
-    return (float)r
-
 #define DOT_VEC(NAME, LD, SCAL, TAIL)                                                             \
     static float NAME(int64_t n, const void *w, const void *a) {                                  \
         __m256 s[4][2];                                                                           \
@@ -112,8 +104,8 @@ static inline __m256 ld_f16(const void *p, int64_t i) {
 static inline float sc_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
 static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16_t *)p)[i]); }
 
-DOT_VEC(dot_f32, ld_f32, sc_f32, TAIL_F32_16)
-DOT_VEC(dot_f16, ld_f16, sc_f16, TAIL_F64)
+DOT_VEC(dot_f32, ld_f32, sc_f32, SN_K_TAIL_F32_16)
+DOT_VEC(dot_f16, ld_f16, sc_f16, SN_K_TAIL_F64)
 DOT_MM(dot_f32_mm, ld_f32, dot_f32)
 DOT_MM(dot_f16_mm, ld_f16, dot_f16)
 
@@ -192,8 +184,8 @@ static inline __m256 ld_bf16(const void *p, int64_t i) {
 }
 static inline float sc_bf16(const void *p, int64_t i) { return sn_k_bf2f(((const uint16_t *)p)[i]); }
 
-DOT_VEC8(dot_f32_8, ld_f32, sc_f32, TAIL_F32_8, float)
-DOT_VEC8(dot_f16_8, ld_f16, sc_f16, TAIL_F64, uint16_t)
+DOT_VEC8(dot_f32_8, ld_f32, sc_f32, SN_K_TAIL_F32_8, float)
+DOT_VEC8(dot_f16_8, ld_f16, sc_f16, SN_K_TAIL_F64, uint16_t)
 DOT_MM8(dot_f32_mm8, ld_f32, dot_f32_8)
 DOT_MM8(dot_f16_mm8, ld_f16, dot_f16_8)
 

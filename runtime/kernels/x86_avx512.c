@@ -51,12 +51,6 @@ static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16
         s0 = _mm512_add_ps(s0, s1);                                                      \
         TAIL(reduce512(s0), np, n, w, a, SCAL);                                          \
     }
-/* ggml_vec_dot_f32 keeps a float sum (its tail: sn_k_dot_f32_tail); ggml_vec_dot_f16 a double one */
-#define TAIL_F32(r0, np, n, w, a, SCAL) return sn_k_dot_f32_tail(np ? r0 : 0.0f, w, a, np, n, 16)
-#define TAIL_F64(r0, np, n, w, a, SCAL)                                      \
-    double r = np ? (double)r0 : 0.0;                                        \
-    for (int64_t i = np; i < n; i++) r += (double)(SCAL(w, i) * SCAL(a, i)); \
-    return (float)r
 
 #define DOT_MM(NAME, LD, FALLBACK)                                        \
     static float NAME(int64_t n, const void *w, const void *a) {          \
@@ -98,8 +92,8 @@ static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16
             for (int r = 0; r < 4; r++) y[t * ldy + r] = reduce512(c[t][r]);                         \
     }
 
-DOT_VEC(dot_f32, ld_f32, sc_f32, float, TAIL_F32)
-DOT_VEC(dot_f16, ld_f16, sc_f16, uint16_t, TAIL_F64)
+DOT_VEC(dot_f32, ld_f32, sc_f32, float, SN_K_TAIL_F32_16)
+DOT_VEC(dot_f16, ld_f16, sc_f16, uint16_t, SN_K_TAIL_F64)
 DOT_MM(dot_f32_mm, ld_f32, dot_f32)
 DOT_MM(dot_f16_mm, ld_f16, dot_f16)
 GEMM_FLOAT(gemm_f32, ld_f32, float, dot_f32)

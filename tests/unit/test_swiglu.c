@@ -147,7 +147,9 @@ static void test_dots_equal_ggml(void) {
         xh[i] = sn_k_f2h(xf[i]);
         yh[i] = sn_k_f2h(yf[i]);
     }
-    static const int ns[] = {64, 96, 100, 256, 896, 1000, 2048, 4096, 8192};
+    /* 13, 32, 45: all tail (RWKV-7's rank-32 LoRA rows at 16 lanes); 77 = 64 + 8 + 5 and 100: a
+     * chunk of half the lanes then fused singles; the rest multiples and long rows. */
+    static const int ns[] = {13, 32, 45, 64, 77, 96, 100, 256, 896, 1000, 2048, 4096, 8192};
     int bad = 0, checked = 0;
     for (int t = 0; t < 3; t++) {
         ggml_dot_fn ref;
