@@ -2,7 +2,6 @@
  * row splitting, and norms (see ops.h). */
 #include "ops.h"
 
-#include "cpu.h"
 #include "recurrent.h"
 
 #include <math.h>
@@ -14,7 +13,6 @@ sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int 
     o->k = m->k;
     o->pool = m->pool;
     o->lanes = sn_ggml_lanes();
-    o->cpu = sn_cpu_usable();
     o->widest = widest;
     if (n < 0 || n > SN_OPS_MAX_BUFS)
         return sn_err_set(err, SN_EINVAL, "sn_ops_init: %d activation buffers (at most %d)", n, SN_OPS_MAX_BUFS);
@@ -29,7 +27,10 @@ static sn_status reserve(sn_ops *o, int64_t T, sn_err *err) {
         for (int i = 0; i < o->n_bufs; i++) {
             const sn_ops_buf *b = &o->bufs[i];
             free(*b->p);
-            *b->p = malloc((size_t)((T + b->extra_rows) * b->width) * sizeof(float));
+            const int64_t rows = T + b->extra_rows;
+            *b->p = rows > 0 && b->width > 0 && rows <= (int64_t)(SIZE_MAX / sizeof(float)) / b->width
+                        ? malloc((size_t)(rows * b->width) * sizeof(float))
+                        : NULL;
             if (!*b->p) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
         }
         o->bufs_T = T;
@@ -205,7 +206,7 @@ static float hsum8_movehl(const float *x) {
     return (t[0] + t[2]) + (t[1] + t[3]);
 }
 
-enum { MAXL = 16 }; /* the widest reduction (sn_ops_lanes) */
+enum { MAXL = 16 }; /* the widest reduction (sn_ops.lanes) */
 
 void sn_ops_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes) {
     double sum = 0.0;

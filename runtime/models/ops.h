@@ -26,12 +26,11 @@ typedef struct sn_ops {
      * (sn_ggml_lanes(): 16 with AVX-512, else 8), whichever kernel table SN_CPU picks: every table
      * computes the norms and recurrences in that order, as it does the float dots. */
     int lanes;
-    uint32_t cpu;               /* sn_cpu_usable() (SN_CPU_*): the kernel twins a family may call */
     int64_t widest;             /* elements of the widest matmul input row */
     int64_t cap_T;              /* rows the activation scratch holds */
     uint64_t act_cap;           /* bytes of one converted row of the widest input */
     void *act[SN_KTYPE_COUNT];  /* converted activations by activation type, allocated on use */
-    sn_ops_buf bufs[SN_OPS_MAX_BUFS]; /* the family's activation buffers (sn_ops_add_bufs) */
+    sn_ops_buf bufs[SN_OPS_MAX_BUFS]; /* the family's activation buffers (sn_ops_init) */
     int n_bufs;
     int64_t bufs_T;             /* rows they were allocated for */
 } sn_ops;
@@ -68,7 +67,7 @@ void sn_ops_rows(sn_pool *pool, int64_t T, sn_rows_fn fn, const void *arg);
 void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);
 
 /* ggml_norm over n floats then weight and bias (either may be NULL): the mean from a double sum,
- * the variance as ggml_vec_cvar_f32 (blocks of `lanes` (sn_ops_lanes) squares summed in float,
+ * the variance as ggml_vec_cvar_f32 (blocks of `lanes` (sn_ops.lanes) squares summed in float,
  * added in double, the tail one by one). y may be x. */
 void sn_ops_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes);
 
