@@ -102,6 +102,7 @@ struct sn_model {
     int n_arenas;
     uint64_t arena_used, arena_cap; /* of the last block */
     int64_t huge_budget; /* bytes sn_model_to_huge_pages may still copy (-1: not read yet) */
+    char layer_name[SN_GGUF_MAX_NAME + 32]; /* sn_model_layer_name's result */
     void *impl;      /* family-private */
 };
 
@@ -122,6 +123,9 @@ typedef struct sn_key_int {
 } sn_key_int;
 /* sn_model_key_int(required) for each of keys[0..n), in order. */
 sn_status sn_model_keys_int(const sn_model *m, const sn_key_int *keys, int n, sn_err *err);
+/* "blk.<il>.<suffix>", the name of one of layer il's tensors, in a buffer of m that the next call
+ * overwrites (a family's load_layer passes it straight to the tensor lookups). */
+const char *sn_model_layer_name(sn_model *m, int il, const char *suffix);
 /* Calls load(m, il, err) for each layer il in order, up to the first error (the family allocates
  * its layer records first). */
 sn_status sn_model_each_layer(sn_model *m, sn_status (*load)(sn_model *m, int il, sn_err *err), sn_err *err);

@@ -147,6 +147,11 @@ sn_status sn_model_key_eps(const sn_model *m, const char *suffix, float *out, sn
     return SN_OK;
 }
 
+const char *sn_model_layer_name(sn_model *m, int il, const char *suffix) {
+    snprintf(m->layer_name, sizeof(m->layer_name), "blk.%d.%s", il, suffix);
+    return m->layer_name;
+}
+
 sn_status sn_model_each_layer(sn_model *m, sn_status (*load)(sn_model *m, int il, sn_err *err), sn_err *err) {
     for (int il = 0; il < m->hp.n_layer; il++) {
         sn_status st = load(m, il, err);

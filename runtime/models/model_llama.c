@@ -126,10 +126,9 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     llama_state *s = m->impl;
     const llama_hparams *hp = &s->hp;
     layer_weights *L = &s->layers[il];
-    char name[SN_GGUF_MAX_NAME + 32];
     sn_status st;
     const int qwen3 = (m->opts & SN_OPT_QK_NORM) != 0;
-#define NAME(suffix) (snprintf(name, sizeof(name), "blk.%d." suffix, il), name)
+#define NAME(suffix) sn_model_layer_name(m, il, suffix)
     if ((st = keep_vector(m, s, NAME("attn_norm.weight"), hp->n_embd, 1, &L->attn_norm, err))) return st;
     if ((st = keep_vector(m, s, NAME("ffn_norm.weight"), hp->n_embd, 1, &L->ffn_norm, err))) return st;
     if ((st = sn_model_matrix(m, NAME("attn_q.weight"), hp->n_embd, s->n_q, 1, &L->wq, err))) return st;
@@ -152,7 +151,7 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     static const char *unsupported[] = {"attn_qkv.weight", "ffn_gate_inp.weight", "ffn_gate.bias",
                                         "ffn_up.bias", "ffn_down.bias"};
     for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
-        snprintf(name, sizeof(name), "blk.%d.%s", il, unsupported[i]);
+        const char *name = NAME(unsupported[i]);
         if (sn_model_find_tensor(m, name))
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s is not supported by sunny-run", m->path, name);
     }

@@ -57,7 +57,6 @@ typedef struct {
     mamba2_layer *layers;
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
-    const sn_recurrent_kernels *rk; /* the conv and scan twins this CPU may run (recurrent.h) */
     /* activations (sn_ops allocates them); zxbc: d_conv-1 rows of conv window (from the state),
      * then the T rows of in_proj's output; zxbcdt points at the latter */
     float *x, *h, *zxbc, *zxbcdt, *xbc, *dt, *dA, *y, *o, *ones;
@@ -93,9 +92,8 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     mamba2_state *s = m->impl;
     const mamba2_hparams *hp = &s->hp;
     mamba2_layer *L = &s->layers[il];
-    char name[SN_GGUF_MAX_NAME + 32];
     sn_status st;
-#define NAME(suffix) (snprintf(name, sizeof(name), "blk.%d." suffix, il), name)
+#define NAME(suffix) sn_model_layer_name(m, il, suffix)
 #define F32(suffix, nd, dst, ...)                                                                \
     do {                                                                                         \
         const int64_t ne_[] = {__VA_ARGS__};                                                     \
@@ -131,7 +129,6 @@ static void mamba2_free(sn_model *m) {
 
 static sn_status mamba2_load(sn_model *m, sn_err *err) {
     mamba2_state *s = m->impl;
-    s->rk = sn_recurrent_best();
     mamba2_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -175,8 +172,8 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
     const mamba2_hparams *hp = &s->hp;
     const mamba2_layer *L = p->L;
     const int64_t CH = hp->conv_ch, NP = hp->d_in_proj, H = hp->n_head, DI = hp->d_inner;
-    s->rk->ssm_conv(CH, hp->d_conv, t1 - t0, s->zxbc + t0 * NP + DI, NP, L->conv_wt, CH, L->conv_b,
-                    s->xbc + t0 * CH, CH);
+    s->ops.rk->ssm_conv(CH, hp->d_conv, t1 - t0, s->zxbc + t0 * NP + DI, NP, L->conv_wt, CH, L->conv_b,
+                        s->xbc + t0 * CH, CH);
     for (int64_t t = t0; t < t1; t++) {
         float *xbc = s->xbc + t * CH;
         sn_swiglu(CH, xbc, xbc, s->ones); /* silu (times an exact 1) */
@@ -223,8 +220,8 @@ static void scan_worker(void *arg, int ith, int nth) {
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t g = h / (H / G);
         const float *x = s->xbc + h * P, *B = s->xbc + DI + g * N, *C = s->xbc + DI + G * N + g * N;
-        s->rk->ssd_scan(N, P, s->ops.lanes, j->T, x, B, C, hp->conv_ch, s->dt + h, s->dA + h, H, j->S + h * P * N,
-                        s->y + h * P, DI);
+        s->ops.rk->ssd_scan(N, P, s->ops.lanes, j->T, x, B, C, hp->conv_ch, s->dt + h, s->dA + h, H, j->S + h * P * N,
+                            s->y + h * P, DI);
     }
 }
 
@@ -255,8 +252,8 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     mamba2_state *s = m->impl;
     const mamba2_hparams *hp = &s->hp;
     const int64_t E = hp->n_embd;
-    sn_status st;
-    if ((st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err))) return st;
+    sn_status st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err);
+    if (st) return st;
     s->zxbcdt = s->zxbc + (hp->d_conv - 1) * hp->d_in_proj; /* past the conv window's rows */
     for (int il = 0; il < hp->n_layer; il++) { /* x += the previous mixer's output; h = rmsnorm(x) */
         const sn_resid_norm rn = {.x = s->x, .h = s->h, .add = il ? s->o : NULL, .w = s->layers[il].attn_norm,

@@ -60,7 +60,6 @@ typedef struct {
     rwkv_layer *layers;
     sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
-    const sn_recurrent_kernels *rk; /* the wkv7 twin this CPU may run (it serves every lane width) */
     /* activations (sn_ops allocates them) */
     float *x, *h, *xx, *r, *w, *k, *v, *vm, *a, *g, *kk, *b, *vfirst, *y, *lo_w, *lo_a, *lo_v, *lo_g, *ff;
 } rwkv_state;
@@ -117,9 +116,8 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     const rwkv_hparams *hp = &s->hp;
     rwkv_layer *L = &s->layers[il];
     const int64_t D = hp->n_embd;
-    char name[SN_GGUF_MAX_NAME + 32];
     sn_status st;
-#define NAME(suffix) (snprintf(name, sizeof(name), "blk.%d." suffix, il), name)
+#define NAME(suffix) sn_model_layer_name(m, il, suffix)
 #define VEC(suffix, dst) if ((st = vec(m, s, NAME(suffix), D, &(dst), err))) return st
 #define MAT(suffix, nin, nout, dst) if ((st = sn_model_matrix(m, NAME(suffix), nin, nout, 1, &(dst), err))) return st
 #define NORM(prefix, w, b) if ((st = norm_wb(m, s, NAME(prefix), D, &(w), &(b), err))) return st
@@ -172,7 +170,6 @@ static void rwkv_free(sn_model *m) {
 
 static sn_status rwkv_load(sn_model *m, sn_err *err) {
     rwkv_state *s = m->impl;
-    s->rk = sn_recurrent_best();
     rwkv_hparams *hp = &s->hp;
     sn_status st;
     if ((st = read_hparams(m, hp, err))) return st;
@@ -341,8 +338,8 @@ static void wkv_worker(void *arg, int ith, int nth) {
     const int64_t H = s->hp.n_head, N = s->hp.head_size, D = s->hp.n_embd;
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t o = h * N;
-        s->rk->wkv7(N, s->ops.lanes, j->T, D, s->r + o, s->w + o, s->k + o, s->v + o, s->kk + o, s->b + o,
-                    j->S + h * N * N, s->y + o);
+        s->ops.rk->wkv7(N, s->ops.lanes, j->T, D, s->r + o, s->w + o, s->k + o, s->v + o, s->kk + o, s->b + o,
+                        j->S + h * N * N, s->y + o);
     }
 }
 

@@ -11,6 +11,7 @@
 sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err) {
     memset(o, 0, sizeof(*o));
     o->k = m->k;
+    o->rk = sn_recurrent_best();
     o->pool = m->pool;
     o->lanes = sn_ggml_lanes();
     o->widest = widest;

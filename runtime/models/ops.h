@@ -10,6 +10,7 @@
 #ifndef SN_OPS_H
 #define SN_OPS_H
 #include "family.h"
+#include "recurrent.h"
 
 /* A family's activation buffer: (T + extra_rows) rows of `width` floats at *p for a batch of T. */
 typedef struct sn_ops_buf {
@@ -21,6 +22,7 @@ enum { SN_OPS_MAX_BUFS = 24 };
 
 typedef struct sn_ops {
     const sn_kernels *k;
+    const sn_recurrent_kernels *rk; /* the recurrent families' conv, scan and wkv7 twins (recurrent.h) */
     sn_pool *pool;
     /* The vector width of the reductions in ggml's build that llama.cpp loads on this CPU
      * (sn_ggml_lanes(): 16 with AVX-512, else 8), whichever kernel table SN_CPU picks: every table
@@ -35,8 +37,9 @@ typedef struct sn_ops {
     int64_t bufs_T;             /* rows they were allocated for */
 } sn_ops;
 
-/* Binds the kernels and pool of m, the family's n activation buffers (their pointers must stay
- * where they are, in the family's record) and the widest row its matmuls read; no allocation yet
+/* Binds the kernels and pool of m (and the recurrent kernels this CPU may run), the family's n
+ * activation buffers (their pointers must stay where they are, in the family's record) and the
+ * widest row its matmuls read; no allocation yet
  * (sn_ops_begin allocates, sn_ops_free frees, also after a failed init). */
 sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err);
 void sn_ops_free(sn_ops *o);
