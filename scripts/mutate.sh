@@ -58,10 +58,10 @@ mut attention-chunking runtime/models/model_llama.c \
   'if (!single || n_kv < 512) {' 'if (!single || n_kv < 2048) {' 'integration/test_run_parity$' \
   "SN_PARITY_STRICT=1 SN_PARITY_FAMILIES=llama3 SN_PARITY_TYPES=f16 SN_PARITY_SKIP_SCALING=1 SN_PARITY_SKIP_KQUANTS=1"
 mut pretok-starcoder runtime/tokenizers/tok_pretok.c \
-  '{"starcoder", RXSET_STARCODER, 0},' '{"starcoder", RXSET_GPT2, 0},' 'integration/test_pretok_rows$' \
+  '{RXSET_STARCODER, 0, "starcoder ' '{RXSET_GPT2, 0, "starcoder ' 'integration/test_pretok_rows$' \
   "SN_PRETOK_ONLY=^(starcoder|gpt-2)$"
 mut pretok-qwen2-flags runtime/tokenizers/tok_pretok.c \
-  '{"qwen2", RXSET_QWEN2, SN_PRE_KEEP_SPACES},' '{"qwen2", RXSET_GPT2, SN_PRE_KEEP_SPACES},' 'integration/test_pretok_rows$' \
+  '{RXSET_QWEN2, SN_PRE_KEEP_SPACES, "qwen2 ' '{RXSET_GPT2, SN_PRE_KEEP_SPACES, "qwen2 ' 'integration/test_pretok_rows$' \
   "SN_PRETOK_ONLY=^qwen2$"
 mut sampler-top-p runtime/sampler.c \
   'if (cum >= s->p.top_p && i + 1 >= 1) { size = i + 1; break; }' \

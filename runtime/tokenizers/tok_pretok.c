@@ -27,9 +27,9 @@ struct sn_pretok {
 };
 
 typedef struct {
-    const char *name;  /* tokenizer.ggml.pre value */
     int rx;            /* index into RX_SETS */
     unsigned flags;    /* SN_PRE_* */
+    const char *names; /* the tokenizer.ggml.pre values that mean this pair, space-separated */
 } pre_row;
 
 /* ---------------------------------------------------------------------------------------------
@@ -211,96 +211,47 @@ static const char *const RX_SETS[RXSET_COUNT][MAX_RX + 1] = {
                          "\\p{N}", "[\\p{P}!-/:-@\\[-`{-~]", RXS_GPT2, NULL},
 };
 
-/* tokenizer.ggml.pre -> regex list and flags (llama.cpp's llama_vocab::impl::load). */
+/* tokenizer.ggml.pre -> regex list and flags (llama.cpp's llama_vocab::impl::load): one row per
+ * pair, naming every value llama.cpp treats alike, in RX_SETS order (row 0 is "default"). */
 static const pre_row PRE_TABLE[] = {
-    {"default", RXSET_DEFAULT, 0},
-    {"minicpm5", RXSET_MINICPM5, SN_PRE_IGNORE_MERGES},
-    {"llama3", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"llama-v3", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"llama-bpe", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"falcon3", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"falcon-h1", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"pixtral", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"midm-2.0", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"lfm2", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"jina-v5-nano", RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"deepseek-llm", RXSET_DEEPSEEK_LLM, SN_PRE_KEEP_SPACES},
-    {"deepseek-coder", RXSET_DEEPSEEK_CODER, SN_PRE_KEEP_SPACES},
-    {"deepseek-v3", RXSET_DEEPSEEK3, SN_PRE_KEEP_SPACES},
-    {"spark2_5", RXSET_SPARK2_5, SN_PRE_KEEP_SPACES},
-    {"youtu", RXSET_YOUTU, SN_PRE_KEEP_SPACES | SN_PRE_IGNORE_MERGES},
-    {"granite-embed-multi-97m", RXSET_GRANITE_EMB, SN_PRE_KEEP_SPACES | SN_PRE_IGNORE_MERGES},
-    {"superbpe", RXSET_SUPERBPE, SN_PRE_KEEP_SPACES},
-    {"tiny_aya", RXSET_TINY_AYA, SN_PRE_KEEP_SPACES},
-    {"cohere2moe", RXSET_TINY_AYA, SN_PRE_KEEP_SPACES},
-    {"afmoe", RXSET_AFMOE, SN_PRE_KEEP_SPACES},
-    {"falcon", RXSET_FALCON, 0},
-    {"mpt", RXSET_GPT2, 0},
-    {"starcoder", RXSET_STARCODER, 0},
-    {"gpt-2", RXSET_GPT2, 0},
-    {"phi-2", RXSET_GPT2, 0},
-    {"jina-es", RXSET_GPT2, 0},
-    {"jina-de", RXSET_GPT2, 0},
-    {"gigachat", RXSET_GPT2, 0},
-    {"jina-v2-es", RXSET_GPT2, 0},
-    {"jina-v2-de", RXSET_GPT2, 0},
-    {"a.x-4.0", RXSET_GPT2, 0},
-    {"mellum", RXSET_GPT2, 0},
-    {"modern-bert", RXSET_GPT2, 0},
-    {"jais-2", RXSET_JAIS2, 0},
-    {"jina-v1-en", RXSET_GPT2, 0},
-    {"jina-v2-code", RXSET_GPT2, 0},
-    {"roberta-bpe", RXSET_GPT2, 0},
-    {"refact", RXSET_STARCODER, 0},
-    {"command-r", RXSET_STARCODER, SN_PRE_KEEP_SPACES},
-    {"qwen2", RXSET_QWEN2, SN_PRE_KEEP_SPACES},
-    {"deepseek-r1-qwen", RXSET_QWEN2, SN_PRE_KEEP_SPACES},
-    {"kormo", RXSET_QWEN2, SN_PRE_KEEP_SPACES},
-    {"f2llmv2", RXSET_QWEN2, SN_PRE_KEEP_SPACES},
-    {"qwen35", RXSET_QWEN35, SN_PRE_KEEP_SPACES},
-    {"stablelm2", RXSET_QWEN2, 0},
-    {"olmo", RXSET_GPT2, 0},
-    {"dbrx", RXSET_LLAMA3, 0},
-    {"smaug-bpe", RXSET_LLAMA3, 0},
-    {"poro-chat", RXSET_PORO, SN_PRE_KEEP_SPACES},
-    {"glm4", RXSET_LLAMA3, SN_PRE_NO_BOS_ID},
-    {"chatglm-bpe", RXSET_LLAMA3, SN_PRE_NO_BOS_ID},
-    {"viking", RXSET_VIKING, SN_PRE_KEEP_SPACES},
-    {"jais", RXSET_GPT2, 0},
-    {"tekken", RXSET_TEKKEN, SN_PRE_KEEP_SPACES | SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS},
-    {"smollm", RXSET_STARCODER, SN_PRE_KEEP_SPACES},
-    {"codeshell", RXSET_STARCODER, 0},
-    {"bloom", RXSET_PORO, 0},
-    {"gpt3-finnish", RXSET_PORO, 0},
-    {"exaone", RXSET_STARCODER, 0},
-    {"exaone4", RXSET_GPT2, 0},
-    {"exaone-moe", RXSET_EXAONE_MOE, 0},
-    {"chameleon", RXSET_CHAMELEON, SN_PRE_ADD_BOS | SN_PRE_KEEP_SPACES},
-    {"minerva-7b", RXSET_STARCODER, 0},
-    {"megrez", RXSET_QWEN2, 0},
-    {"gpt-4o", RXSET_GPT4O, SN_PRE_KEEP_SPACES},
-    {"llama4", RXSET_GPT4O, SN_PRE_KEEP_SPACES},
-    {"kanana2", RXSET_GPT4O, SN_PRE_KEEP_SPACES},
-    {"talkie", RXSET_GPT4O, SN_PRE_KEEP_SPACES},
-    {"trillion", RXSET_GPT2, SN_PRE_KEEP_SPACES},
-    {"granite-docling", RXSET_GPT2, SN_PRE_KEEP_SPACES},
-    {"bailingmoe", RXSET_BAILINGMOE, SN_PRE_KEEP_SPACES},
-    {"bailingmoe2", RXSET_BAILINGMOE, SN_PRE_KEEP_SPACES},
-    {"llada-moe", RXSET_BAILINGMOE, SN_PRE_KEEP_SPACES},
-    {"seed-coder", RXSET_SEED_CODER, SN_PRE_KEEP_SPACES},
-    {"hunyuan", RXSET_QWEN2, SN_PRE_KEEP_SPACES},
-    {"hunyuan-dense", RXSET_DEEPSEEK3, SN_PRE_KEEP_SPACES},
-    {"hy_v4", RXSET_DEEPSEEK3, SN_PRE_KEEP_SPACES},
-    {"joyai-llm", RXSET_DEEPSEEK3, SN_PRE_KEEP_SPACES},
-    {"ufakzeka", RXSET_UFAKZEKA, SN_PRE_KEEP_SPACES},
-    {"grok-2", RXSET_QWEN2, SN_PRE_KEEP_SPACES},
-    {"laguna", RXSET_LAGUNA, SN_PRE_KEEP_SPACES},
-    {"minimax-m2", RXSET_GPT4O, SN_PRE_KEEP_SPACES},
-    {"solar-open", RXSET_QWEN2, SN_PRE_KEEP_SPACES},
-    {"mellum2", RXSET_STARCODER, 0},
-    {"gemma4", RXSET_NEWLINES, SN_PRE_SPM_STYLE | SN_PRE_GEMMA4},
-    {"granite-embed-multi-311m", RXSET_NEWLINES, SN_PRE_SPM_STYLE | SN_PRE_GEMMA4},
-    {"sarvam-moe", RXSET_NEWLINES, SN_PRE_SPM_STYLE | SN_PRE_KEEP_SPACES},
+    {RXSET_DEFAULT, 0, "default"},
+    {RXSET_GPT2, 0, "mpt gpt-2 phi-2 jina-es jina-de gigachat jina-v2-es jina-v2-de a.x-4.0 mellum modern-bert "
+                    "jina-v1-en jina-v2-code roberta-bpe olmo jais exaone4"},
+    {RXSET_GPT2, SN_PRE_KEEP_SPACES, "trillion granite-docling"},
+    {RXSET_LLAMA3, SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS, "llama3 llama-v3 llama-bpe falcon3 falcon-h1 pixtral "
+                                                          "midm-2.0 lfm2 jina-v5-nano"},
+    {RXSET_LLAMA3, 0, "dbrx smaug-bpe"},
+    {RXSET_LLAMA3, SN_PRE_NO_BOS_ID, "glm4 chatglm-bpe"},
+    {RXSET_QWEN2, SN_PRE_KEEP_SPACES, "qwen2 deepseek-r1-qwen kormo f2llmv2 hunyuan grok-2 solar-open"},
+    {RXSET_QWEN2, 0, "stablelm2 megrez"},
+    {RXSET_QWEN35, SN_PRE_KEEP_SPACES, "qwen35"},
+    {RXSET_STARCODER, 0, "starcoder refact codeshell exaone minerva-7b mellum2"},
+    {RXSET_STARCODER, SN_PRE_KEEP_SPACES, "command-r smollm"},
+    {RXSET_FALCON, 0, "falcon"},
+    {RXSET_TEKKEN, SN_PRE_KEEP_SPACES | SN_PRE_IGNORE_MERGES | SN_PRE_ADD_BOS, "tekken"},
+    {RXSET_DEEPSEEK_CODER, SN_PRE_KEEP_SPACES, "deepseek-coder"},
+    {RXSET_DEEPSEEK3, SN_PRE_KEEP_SPACES, "deepseek-v3 hunyuan-dense hy_v4 joyai-llm"},
+    {RXSET_PORO, SN_PRE_KEEP_SPACES, "poro-chat"},
+    {RXSET_PORO, 0, "bloom gpt3-finnish"},
+    {RXSET_VIKING, SN_PRE_KEEP_SPACES, "viking"},
+    {RXSET_GPT4O, SN_PRE_KEEP_SPACES, "gpt-4o llama4 kanana2 talkie minimax-m2"},
+    {RXSET_SEED_CODER, SN_PRE_KEEP_SPACES, "seed-coder"},
+    {RXSET_BAILINGMOE, SN_PRE_KEEP_SPACES, "bailingmoe bailingmoe2 llada-moe"},
+    {RXSET_UFAKZEKA, SN_PRE_KEEP_SPACES, "ufakzeka"},
+    {RXSET_MINICPM5, SN_PRE_IGNORE_MERGES, "minicpm5"},
+    {RXSET_EXAONE_MOE, 0, "exaone-moe"},
+    {RXSET_JAIS2, 0, "jais-2"},
+    {RXSET_LAGUNA, SN_PRE_KEEP_SPACES, "laguna"},
+    {RXSET_CHAMELEON, SN_PRE_ADD_BOS | SN_PRE_KEEP_SPACES, "chameleon"},
+    {RXSET_DEEPSEEK_LLM, SN_PRE_KEEP_SPACES, "deepseek-llm"},
+    {RXSET_SPARK2_5, SN_PRE_KEEP_SPACES, "spark2_5"},
+    {RXSET_YOUTU, SN_PRE_KEEP_SPACES | SN_PRE_IGNORE_MERGES, "youtu"},
+    {RXSET_GRANITE_EMB, SN_PRE_KEEP_SPACES | SN_PRE_IGNORE_MERGES, "granite-embed-multi-97m"},
+    {RXSET_SUPERBPE, SN_PRE_KEEP_SPACES, "superbpe"},
+    {RXSET_TINY_AYA, SN_PRE_KEEP_SPACES, "tiny_aya cohere2moe"},
+    {RXSET_AFMOE, SN_PRE_KEEP_SPACES, "afmoe"},
+    {RXSET_NEWLINES, SN_PRE_SPM_STYLE | SN_PRE_GEMMA4, "gemma4 granite-embed-multi-311m"},
+    {RXSET_NEWLINES, SN_PRE_SPM_STYLE | SN_PRE_KEEP_SPACES, "sarvam-moe"},
 };
 
 /* Pre-tokenizers llama.cpp knows but sunny does not implement (custom splitters or whitespace
@@ -478,13 +429,20 @@ static size_t sp_contraction(const splitter *s, size_t pos, bool fold) {
     return 0;
 }
 
+/* A contraction at *pos (sp_contraction) becomes a piece of its own and *pos moves past it;
+ * returns whether there was one. */
+static bool sp_take_contraction(splitter *s, size_t *pos, bool fold) {
+    const size_t cl = sp_contraction(s, *pos, fold);
+    if (cl) *pos += sp_add(s, *pos + cl);
+    return cl != 0;
+}
+
 static void split_gpt2(splitter *s) {
     size_t pos = s->ini;
     while (pos < s->end) {
+        if (sp_take_contraction(s, &pos, false)) continue;
         uint32_t c = sp_cp(s, pos);
         uint16_t f = sp_fl(s, pos);
-        size_t cl = sp_contraction(s, pos, false);
-        if (cl) { pos += sp_add(s, pos + cl); continue; }
         uint16_t f2 = (c == ' ') ? sp_fl(s, pos + 1) : f;
         if (f2 & F_L) {
             pos += (c == ' ');
@@ -517,10 +475,9 @@ static void split_llama3_like(splitter *s, int digits, bool marks) {
     const uint16_t LM = marks ? (F_L | F_M) : F_L;
     size_t pos = s->ini;
     while (pos < s->end) {
+        if (sp_take_contraction(s, &pos, true)) continue;
         uint32_t c = sp_cp(s, pos);
         uint16_t f = sp_fl(s, pos);
-        size_t cl = sp_contraction(s, pos, true);
-        if (cl) { pos += sp_add(s, pos + cl); continue; }
         /* [^\r\n\p{L}\p{N}]?\p{L}+ */
         if (!(c == '\r' || c == '\n' || (f & F_N))) {
             if ((f & LM) || (sp_fl(s, pos + 1) & LM)) {
@@ -739,12 +696,23 @@ done:
 /* ---------------------------------------------------------------------------------------------
  * construction */
 
+/* Whether word is one of the space-separated words of names. */
+static int names_has(const char *names, const char *word) {
+    const size_t n = strlen(word);
+    for (const char *p = names;; p++) {
+        const size_t len = strcspn(p, " ");
+        if (len == n && !memcmp(p, word, n)) return 1;
+        p += len;
+        if (!*p) return 0;
+    }
+}
+
 sn_status sn_pretok_new(const char *pre, sn_pretok **out, unsigned *flags, sn_err *err) {
     *out = NULL;
     const pre_row *row = NULL;
     if (!pre || !*pre) row = &PRE_TABLE[0]; /* llama.cpp warns and uses "default" */
     for (size_t i = 0; !row && i < sizeof PRE_TABLE / sizeof PRE_TABLE[0]; i++)
-        if (!strcmp(PRE_TABLE[i].name, pre)) row = &PRE_TABLE[i];
+        if (names_has(PRE_TABLE[i].names, pre)) row = &PRE_TABLE[i];
     if (!row) {
         for (size_t i = 0; i < sizeof PRE_UNSUPPORTED / sizeof PRE_UNSUPPORTED[0]; i++)
             if (!strcmp(PRE_UNSUPPORTED[i], pre))

@@ -17,8 +17,17 @@ W=$SN_WORK/pretok-rows
 rm -rf "$W"; mkdir -p "$W"
 for t in vocab_only tok_dump; do [[ -x $TOOLS/$t ]] || { echo "FAIL - $TOOLS/$t not built"; exit 1; }; done
 
-rows=$(sed -n '/^static const pre_row PRE_TABLE\[\] = {/,/^};/p' "$SN_SRC/runtime/tokenizers/tok_pretok.c" |
-       sed -nE 's/^ *\{"([^"]+)", RXSET_[A-Z0-9_]+, (.*)\},?$/\1\t\2/p')
+# a row is {RXSET_.., flags, "name name ..."} (the string may be split over lines): one name<TAB>flags line each
+rows=$($PY - "$SN_SRC/runtime/tokenizers/tok_pretok.c" <<'EOF'
+import re, sys
+src = open(sys.argv[1]).read()
+table = src[src.index("static const pre_row PRE_TABLE[] = {"):]
+table = table[:table.index("\n};")]
+for rx, flags, names in re.findall(r'\{(RXSET_\w+), ([^,]+), ((?:"[^"]*"\s*)+)\}', table):
+    for name in "".join(re.findall(r'"([^"]*)"', names)).split():
+        print(f"{name}\t{flags}")
+EOF
+)
 n=$(wc -l <<<"$rows")
 [[ $n -ge 80 ]] && ok "$n pre-tokenizer rows in runtime/tokenizers/tok_pretok.c" || bad "only $n rows parsed from runtime/tokenizers/tok_pretok.c"
 # SN_PRETOK_ONLY=REGEX narrows the rows (scripts/mutate.sh uses it to stay fast)
