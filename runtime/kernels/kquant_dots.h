@@ -1,5 +1,5 @@
 /* kquant_dots.h - the float steps of the Q2_K and Q4_K dots in llama.cpp's repacked order, written
- * once for their scalar and SIMD twins.
+ * once for their scalar and SIMD twins, and the 32-value block views of Q4_1 / Q5_0 / Q5_1.
  *
  * On the CPUs where llama.cpp repacks these types (q4_K_8x8 on AVX2+, q2_K_8x8 on AVX-512) it
  * computes exact integers per block part and folds them into two float sums with fma, subtracted at
@@ -20,6 +20,40 @@ static inline float sn_kq_h2f(uint16_t h) { return _cvtsh_ss(h); }
 #else
 static inline float sn_kq_h2f(uint16_t h) { return sn_k_h2f(h); }
 #endif
+
+/* Block b of a Q4_1, Q5_0 or Q5_1 row (type: an SN_GGML_* id, a constant wherever this is inlined)
+ * and of its activation row (Q8_1 for the two "_1" types, Q8_0 for Q5_0), their fields under one
+ * name so that one dot body serves the three types: m and s are 0 and qh NULL where the type has
+ * none. */
+typedef struct { uint16_t d, m; const uint8_t *qh, *qs; } sn_kq_blk32;
+typedef struct { uint16_t d, s; const int8_t *qs; } sn_kq_act32;
+
+static inline __attribute__((always_inline)) sn_kq_blk32 sn_kq_blk32_at(int type, const void *w, int64_t b) {
+    sn_kq_blk32 k = {0, 0, NULL, NULL};
+    if (type == SN_GGML_Q4_1) {
+        const sn_block_q4_1 *x = (const sn_block_q4_1 *)w + b;
+        k.d = x->d, k.m = x->m, k.qs = x->qs;
+    } else if (type == SN_GGML_Q5_0) {
+        const sn_block_q5_0 *x = (const sn_block_q5_0 *)w + b;
+        k.d = x->d, k.qh = x->qh, k.qs = x->qs;
+    } else {
+        const sn_block_q5_1 *x = (const sn_block_q5_1 *)w + b;
+        k.d = x->d, k.m = x->m, k.qh = x->qh, k.qs = x->qs;
+    }
+    return k;
+}
+
+static inline __attribute__((always_inline)) sn_kq_act32 sn_kq_act32_at(int type, const void *a, int64_t b) {
+    sn_kq_act32 k = {0, 0, NULL};
+    if (type == SN_GGML_Q5_0) {
+        const sn_block_q8_0 *x = (const sn_block_q8_0 *)a + b;
+        k.d = x->d, k.qs = x->qs;
+    } else {
+        const sn_block_q8_1 *x = (const sn_block_q8_1 *)a + b;
+        k.d = x->d, k.s = x->s, k.qs = x->qs;
+    }
+    return k;
+}
 
 /* Q2_K half h (values 128h..128h+127) of one block: the exact scale and min integers. */
 typedef void (*sn_kq_q2_K_half_fn)(const sn_block_q2_K *x, const sn_block_q8_K *a, int h, int *isum, int *msum);

@@ -42,78 +42,83 @@ static inline __m256i udot(__m256i u, __m256i s) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
-static float dot_q4_1(int64_t n, const void *vw, const void *va) {
-    const sn_block_q4_1 *w = vw;
-    const sn_block_q8_1 *a = va;
+/* Q4_1 / Q5_0 / Q5_1 as in quants_scalar.c's dot32 (type: a constant in each caller). */
+static inline __attribute__((always_inline)) float dot32(int type, int64_t n, const void *vw, const void *va) {
+    const int has_min = type != SN_GGML_Q5_0;
     __m256 acc = _mm256_setzero_ps();
     float summs = 0;
     for (int64_t b = 0; b < n / 32; b++) {
-        summs = fmaf(h2f(w[b].m), h2f(a[b].s), summs);
-        const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d));
-        const __m256i l = udot(nibbles32(w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs));
+        const sn_kq_blk32 w = sn_kq_blk32_at(type, vw, b);
+        const sn_kq_act32 a = sn_kq_act32_at(type, va, b);
+        if (has_min) summs = fmaf(h2f(w.m), h2f(a.s), summs);
+        const __m256 d = _mm256_set1_ps(h2f(w.d) * h2f(a.d));
+        __m256i q = nibbles32(w.qs);
+        if (type != SN_GGML_Q4_1) q = _mm256_or_si256(q, bits32(w.qh)); /* 0..31 */
+        const __m256i y = _mm256_loadu_si256((const __m256i *)a.qs);
+        __m256i l = udot(q, y);
+        /* Q5_0: (q - 16) * y = q * y - 16 * y, lane by lane, exactly */
+        if (!has_min) l = _mm256_sub_epi32(l, _mm256_slli_epi32(udot(_mm256_set1_epi8(1), y), 4));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
     }
-    return sn_avx2_hsum8(acc) + summs;
+    return has_min ? sn_avx2_hsum8(acc) + summs : sn_avx2_hsum8(acc);
 }
 
-static float dot_q5_0(int64_t n, const void *vw, const void *va) {
-    const sn_block_q5_0 *w = vw;
-    const sn_block_q8_0 *a = va;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++) {
-        const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d));
-        const __m256i q = _mm256_or_si256(nibbles32(w[b].qs), bits32(w[b].qh)); /* 0..31 */
-        const __m256i y = _mm256_loadu_si256((const __m256i *)a[b].qs);
-        /* (q - 16) * y = q * y - 16 * y, lane by lane, exactly */
-        const __m256i l = _mm256_sub_epi32(udot(q, y), _mm256_slli_epi32(udot(_mm256_set1_epi8(1), y), 4));
-        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
-    }
-    return sn_avx2_hsum8(acc);
-}
-
-static float dot_q5_1(int64_t n, const void *vw, const void *va) {
-    const sn_block_q5_1 *w = vw;
-    const sn_block_q8_1 *a = va;
-    __m256 acc = _mm256_setzero_ps();
-    float summs = 0;
-    for (int64_t b = 0; b < n / 32; b++) {
-        summs = fmaf(h2f(w[b].m), h2f(a[b].s), summs);
-        const __m256 d = _mm256_set1_ps(h2f(w[b].d) * h2f(a[b].d));
-        const __m256i q = _mm256_or_si256(nibbles32(w[b].qs), bits32(w[b].qh));
-        const __m256i l = udot(q, _mm256_loadu_si256((const __m256i *)a[b].qs));
-        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(l), acc);
-    }
-    return sn_avx2_hsum8(acc) + summs;
-}
+static float dot_q4_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q4_1, n, w, a); }
+static float dot_q5_0(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_0, n, w, a); }
+static float dot_q5_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_1, n, w, a); }
 
 /* 16 int16 copies of scale s in the low lane half and t in the high one */
 static inline __m256i two_scales(int s, int t) { return _mm256_set_m128i(_mm_set1_epi16((short)t), _mm_set1_epi16((short)s)); }
 
-static float dot_q3_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q3_K *w = vw;
+/* Q3_K, and Q2_K where ggml does not repack it (type: a constant in each caller), as quants_scalar.c's
+ * dot_k8: both keep 2-bit values the same way (32-value group g = 4h + j: bits 2j of qs[32h..]);
+ * Q3_K subtracts 4 where its hmask bit is clear, Q2_K fma's its min terms into the lanes first. */
+static inline __attribute__((always_inline)) float dot_k2bit(int type, int64_t n, const void *vw, const void *va) {
     const sn_block_q8_K *a = va;
     __m256 acc = _mm256_setzero_ps();
     const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
     for (int64_t b = 0; b < n / 256; b++) {
         int8_t sc[16];
-        sn_q3_K_scales(w[b].scales, sc);
-        const __m256i hb = _mm256_loadu_si256((const __m256i *)w[b].hmask);
+        const uint8_t *qs;
+        __m256i hb = _mm256_setzero_si256();
+        float d;
+        if (type == SN_GGML_Q3_K) {
+            const sn_block_q3_K *w = (const sn_block_q3_K *)vw + b;
+            sn_q3_K_scales(w->scales, sc);
+            hb = _mm256_loadu_si256((const __m256i *)w->hmask);
+            qs = w->qs;
+            d = a[b].d * h2f(w->d);
+        } else {
+            const sn_block_q2_K *w = (const sn_block_q2_K *)vw + b;
+            const float dmin = -a[b].d * h2f(w->dmin);
+            const __m128i ms = _mm_loadu_si128((const __m128i *)w->scales);
+            const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(ms, 4), _mm_set1_epi8(0xF)));
+            const __m256i prod = _mm256_madd_epi16(mins, _mm256_loadu_si256((const __m256i *)a[b].bsums));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(prod), acc);
+            for (int i = 0; i < 16; i++) sc[i] = (int8_t)(w->scales[i] & 0xF);
+            qs = w->qs;
+            d = a[b].d * h2f(w->d);
+        }
         __m256i sumi = _mm256_setzero_si256();
-        for (int g = 0; g < 8; g++) { /* 32-value group g = 4h + j */
+        for (int g = 0; g < 8; g++) {
             const int h = g / 4, j = g % 4;
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[b].qs + 32 * h));
-            const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j), m3);
-            /* 4 where the high bit is clear: value = lo - 4 * (1 - hbit) */
-            const __m256i hclr = _mm256_andnot_si256(_mm256_srli_epi16(hb, 4 * h + j), one);
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+            const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j), m3);
             const __m256i y = _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g));
-            const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(lo, y), _mm256_maddubs_epi16(_mm256_slli_epi16(hclr, 2), y));
+            __m256i p = _mm256_maddubs_epi16(q, y);
+            if (type == SN_GGML_Q3_K) { /* 4 where the high bit is clear: value = q - 4 * (1 - hbit) */
+                const __m256i hclr = _mm256_andnot_si256(_mm256_srli_epi16(hb, 4 * h + j), one);
+                p = _mm256_sub_epi16(p, _mm256_maddubs_epi16(_mm256_slli_epi16(hclr, 2), y));
+            }
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, two_scales(sc[2 * g], sc[2 * g + 1])));
         }
-        const float d = a[b].d * h2f(w[b].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
     }
     return sn_avx2_hsum8(acc);
 }
+
+static float dot_q3_K(int64_t n, const void *w, const void *a) { return dot_k2bit(SN_GGML_Q3_K, n, w, a); }
+static float dot_q2_K_lanes(int64_t n, const void *w, const void *a) { return dot_k2bit(SN_GGML_Q2_K, n, w, a); }
 
 /* Q2_K: the exact scale and min integers of half h, as in the scalar q2_K_half */
 static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int h, int *isum, int *msum) {
@@ -133,31 +138,6 @@ static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int
 
 static float dot_q2_K(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 0, q2_K_half); }
 static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 1, q2_K_half); }
-
-static float dot_q2_K_lanes(int64_t n, const void *vw, const void *va) {
-    const sn_block_q2_K *w = vw;
-    const sn_block_q8_K *a = va;
-    __m256 acc = _mm256_setzero_ps();
-    const __m256i m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(0xF);
-    for (int64_t b = 0; b < n / 256; b++) {
-        const float d = a[b].d * h2f(w[b].d), dmin = -a[b].d * h2f(w[b].dmin);
-        const __m128i ms = _mm_loadu_si128((const __m128i *)w[b].scales);
-        const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(ms, 4), _mm256_castsi256_si128(m4)));
-        const __m256i prod = _mm256_madd_epi16(mins, _mm256_loadu_si256((const __m256i *)a[b].bsums));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(prod), acc);
-        __m256i sumi = _mm256_setzero_si256();
-        for (int g = 0; g < 8; g++) {
-            const int h = g / 4, j = g % 4;
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[b].qs + 32 * h));
-            const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j), m3);
-            const __m256i y = _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * g));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q, y),
-                                                            two_scales(w[b].scales[2 * g] & 0xF, w[b].scales[2 * g + 1] & 0xF)));
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-    }
-    return sn_avx2_hsum8(acc);
-}
 
 void sn_kernels_quants_avx2(sn_kernels *k) {
     sn_kernels_quants_scalar(k); /* the Q8_1 conversion and anything not twinned below */

@@ -56,49 +56,27 @@ static inline void lanes32(const int *v, int bias, const int8_t *a, int *lane) {
     }
 }
 
-static float dot_q4_1(int64_t n, const void *vw, const void *va) {
-    const sn_block_q4_1 *w = vw;
-    const sn_block_q8_1 *a = va;
+/* Q4_1 / Q5_0 / Q5_1 (type: a constant in each caller): the "_1" types add their min term m_w * s_a
+ * as a scalar chain after the lanes; Q5_0 has no min and centres its values on 16 instead. */
+static inline __attribute__((always_inline)) float dot32(int type, int64_t n, const void *vw, const void *va) {
+    const int has_min = type != SN_GGML_Q5_0;
     float acc[8] = {0}, summs = 0;
     for (int64_t b = 0; b < n / 32; b++) {
+        const sn_kq_blk32 w = sn_kq_blk32_at(type, vw, b);
+        const sn_kq_act32 a = sn_kq_act32_at(type, va, b);
         int v[32], lane[8];
-        summs = fmaf(sn_k_h2f(w[b].m), sn_k_h2f(a[b].s), summs);
-        const float d = sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d);
-        nib32(w[b].qs, NULL, v);
-        lanes32(v, 0, a[b].qs, lane);
+        if (has_min) summs = fmaf(sn_k_h2f(w.m), sn_k_h2f(a.s), summs);
+        const float d = sn_k_h2f(w.d) * sn_k_h2f(a.d);
+        nib32(w.qs, w.qh, v);
+        lanes32(v, has_min ? 0 : 16, a.qs, lane);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return sn_k_hsum8(acc) + summs;
+    return has_min ? sn_k_hsum8(acc) + summs : sn_k_hsum8(acc);
 }
 
-static float dot_q5_0(int64_t n, const void *vw, const void *va) {
-    const sn_block_q5_0 *w = vw;
-    const sn_block_q8_0 *a = va;
-    float acc[8] = {0};
-    for (int64_t b = 0; b < n / 32; b++) {
-        int v[32], lane[8];
-        const float d = sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d);
-        nib32(w[b].qs, w[b].qh, v);
-        lanes32(v, 16, a[b].qs, lane);
-        for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
-    }
-    return sn_k_hsum8(acc);
-}
-
-static float dot_q5_1(int64_t n, const void *vw, const void *va) {
-    const sn_block_q5_1 *w = vw;
-    const sn_block_q8_1 *a = va;
-    float acc[8] = {0}, summs = 0;
-    for (int64_t b = 0; b < n / 32; b++) {
-        int v[32], lane[8];
-        summs = fmaf(sn_k_h2f(w[b].m), sn_k_h2f(a[b].s), summs);
-        const float d = sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d);
-        nib32(w[b].qs, w[b].qh, v);
-        lanes32(v, 0, a[b].qs, lane);
-        for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
-    }
-    return sn_k_hsum8(acc) + summs;
-}
+static float dot_q4_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q4_1, n, w, a); }
+static float dot_q5_0(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_0, n, w, a); }
+static float dot_q5_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_1, n, w, a); }
 
 /* ---- 256-value K blocks ---- */
 
@@ -116,52 +94,65 @@ static inline void lanes256(const int *v, const int *sc, int per16, const int8_t
     }
 }
 
-static void q3_K_values(const sn_block_q3_K *x, int *v) {
+/* The unpacking of one block for dot_k8: values v, scales sc (one per 16 values, or one per 32 for
+ * Q5_K) and d = d_a * d_w. Q5_K adds its min term to the chain summs; Q2_K fma's its min terms
+ * into the lanes acc (first, as vec_dot_q2_K does). */
+static float q3_K_unpack(const sn_block_q3_K *x, const sn_block_q8_K *a, int *v, int *sc) {
+    int8_t sc8[16];
+    sn_q3_K_scales(x->scales, sc8);
+    for (int i = 0; i < 16; i++) sc[i] = sc8[i];
     for (int e = 0; e < 256; e++) {
         const int h = e / 128, j = (e % 128) / 32, l = e % 32;
         v[e] = ((x->qs[32 * h + l] >> (2 * j)) & 3) - ((x->hmask[l] >> (4 * h + j)) & 1 ? 0 : 4);
     }
+    return a->d * sn_k_h2f(x->d);
 }
 
-static float dot_q3_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q3_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float acc[8] = {0};
-    for (int64_t b = 0; b < n / 256; b++) {
-        int v[256], sc[16], lane[8];
-        int8_t sc8[16];
-        sn_q3_K_scales(w[b].scales, sc8);
-        for (int i = 0; i < 16; i++) sc[i] = sc8[i];
-        q3_K_values(&w[b], v);
-        lanes256(v, sc, 1, a[b].qs, lane);
-        const float d = a[b].d * sn_k_h2f(w[b].d);
-        for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
+static float q5_K_unpack(const sn_block_q5_K *x, const sn_block_q8_K *a, int *v, int *sc, float *summs) {
+    int msum = 0;
+    for (int g = 0; g < 8; g++) {
+        uint8_t s, m;
+        sn_k_q4k_scale_min(g, x->scales, &s, &m);
+        sc[g] = s;
+        msum += m * (a->bsums[2 * g] + a->bsums[2 * g + 1]);
+        const uint8_t *ql = x->qs + 32 * (g / 2);
+        for (int l = 0; l < 32; l++) v[32 * g + l] = (g % 2 ? ql[l] >> 4 : ql[l] & 0xF) + ((x->qh[l] >> g) & 1 ? 16 : 0);
     }
-    return sn_k_hsum8(acc);
+    *summs = fmaf(-a->d * sn_k_h2f(x->dmin), (float)msum, *summs);
+    return a->d * sn_k_h2f(x->d);
 }
 
-static float dot_q5_K(int64_t n, const void *vw, const void *va) {
-    const sn_block_q5_K *w = vw;
+static float q2_K_unpack(const sn_block_q2_K *x, const sn_block_q8_K *a, int *v, int *sc, float *acc) {
+    for (int e = 0; e < 256; e++) v[e] = (x->qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+    for (int i = 0; i < 16; i++) sc[i] = x->scales[i] & 0xF;
+    const float dmin = -a->d * sn_k_h2f(x->dmin);
+    for (int L = 0; L < 8; L++) {
+        const int m = (x->scales[2 * L] >> 4) * a->bsums[2 * L] + (x->scales[2 * L + 1] >> 4) * a->bsums[2 * L + 1];
+        acc[L] = fmaf(dmin, (float)m, acc[L]);
+    }
+    return a->d * sn_k_h2f(x->d);
+}
+
+/* Q3_K, Q5_K, and Q2_K where ggml does not repack it (CPUs without AVX-512: vec_dot_q2_K's 8
+ * lanes); type is a constant in each caller. */
+static inline __attribute__((always_inline)) float dot_k8(int type, int64_t n, const void *vw, const void *va) {
     const sn_block_q8_K *a = va;
     float acc[8] = {0}, summs = 0;
     for (int64_t b = 0; b < n / 256; b++) {
-        int v[256], sc[8], lane[8], msum = 0;
-        for (int g = 0; g < 8; g++) {
-            uint8_t s, m;
-            sn_k_q4k_scale_min(g, w[b].scales, &s, &m);
-            sc[g] = s;
-            msum += m * (a[b].bsums[2 * g] + a[b].bsums[2 * g + 1]);
-            const uint8_t *ql = w[b].qs + 32 * (g / 2);
-            for (int l = 0; l < 32; l++)
-                v[32 * g + l] = (g % 2 ? ql[l] >> 4 : ql[l] & 0xF) + ((w[b].qh[l] >> g) & 1 ? 16 : 0);
-        }
-        const float d = a[b].d * sn_k_h2f(w[b].d), dmin = -a[b].d * sn_k_h2f(w[b].dmin);
-        summs = fmaf(dmin, (float)msum, summs);
-        lanes256(v, sc, 0, a[b].qs, lane);
+        int v[256], sc[16], lane[8];
+        float d;
+        if (type == SN_GGML_Q3_K) d = q3_K_unpack((const sn_block_q3_K *)vw + b, &a[b], v, sc);
+        else if (type == SN_GGML_Q5_K) d = q5_K_unpack((const sn_block_q5_K *)vw + b, &a[b], v, sc, &summs);
+        else d = q2_K_unpack((const sn_block_q2_K *)vw + b, &a[b], v, sc, acc);
+        lanes256(v, sc, type != SN_GGML_Q5_K, a[b].qs, lane);
         for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
     }
-    return sn_k_hsum8(acc) + summs;
+    return type == SN_GGML_Q5_K ? sn_k_hsum8(acc) + summs : sn_k_hsum8(acc);
 }
+
+static float dot_q3_K(int64_t n, const void *w, const void *a) { return dot_k8(SN_GGML_Q3_K, n, w, a); }
+static float dot_q5_K(int64_t n, const void *w, const void *a) { return dot_k8(SN_GGML_Q5_K, n, w, a); }
+static float dot_q2_K_lanes(int64_t n, const void *w, const void *a) { return dot_k8(SN_GGML_Q2_K, n, w, a); }
 
 /* Q2_K half h (values 128h..128h+127) of one block: the scale and min integers. */
 static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int h, int *isum, int *msum) {
@@ -179,27 +170,6 @@ static inline void q2_K_half(const sn_block_q2_K *x, const sn_block_q8_K *a, int
 
 static float dot_q2_K(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 0, q2_K_half); }
 static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 1, q2_K_half); }
-
-/* Q2_K where ggml does not repack it (CPUs without AVX-512): ggml_vec_dot_q2_K_q8_K's 8 lanes, per
- * block first fma(-d_a * dmin_w, lane min term) then fma(d_a * d_w, lane), hsum8. */
-static float dot_q2_K_lanes(int64_t n, const void *vw, const void *va) {
-    const sn_block_q2_K *w = vw;
-    const sn_block_q8_K *a = va;
-    float acc[8] = {0};
-    for (int64_t b = 0; b < n / 256; b++) {
-        int v[256], sc[16], lane[8];
-        for (int e = 0; e < 256; e++) v[e] = (w[b].qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-        for (int i = 0; i < 16; i++) sc[i] = w[b].scales[i] & 0xF;
-        const float d = a[b].d * sn_k_h2f(w[b].d), dmin = -a[b].d * sn_k_h2f(w[b].dmin);
-        for (int L = 0; L < 8; L++) {
-            const int m = (w[b].scales[2 * L] >> 4) * a[b].bsums[2 * L] + (w[b].scales[2 * L + 1] >> 4) * a[b].bsums[2 * L + 1];
-            acc[L] = fmaf(dmin, (float)m, acc[L]);
-        }
-        lanes256(v, sc, 1, a[b].qs, lane);
-        for (int L = 0; L < 8; L++) acc[L] = fmaf(d, (float)lane[L], acc[L]);
-    }
-    return sn_k_hsum8(acc);
-}
 
 void sn_kernels_quants_scalar(sn_kernels *k) {
     k->dot[SN_GGML_Q4_1] = k->dot_mm[SN_GGML_Q4_1] = dot_q4_1;
