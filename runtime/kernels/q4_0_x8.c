@@ -139,45 +139,54 @@ static inline __attribute__((always_inline)) __m256 unpack_block(const uint8_t *
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 128)));
 }
 
-/* A tile entry point for 1..4 tokens over IMPL(TT, ...) with TT a compile-time constant. */
-#define TILE_BY_TOKENS(NAME, IMPL)                                                                      \
-    static void NAME(int TT, const uint8_t *grp, int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa, \
-                     const int32_t *corr, int64_t cld, float *y, int64_t ldy) {                         \
-        switch (TT) {                                                                                   \
-        case 4: IMPL(4, grp, b0, b1, xa, corr, cld, y, ldy); break;                                     \
-        case 3: IMPL(3, grp, b0, b1, xa, corr, cld, y, ldy); break;                                     \
-        case 2: IMPL(2, grp, b0, b1, xa, corr, cld, y, ldy); break;                                     \
-        default: IMPL(1, grp, b0, b1, xa, corr, cld, y, ldy); break;                                    \
-        }                                                                                               \
-    }
+/* The 8 rows' integer sums of one block (unpacked into lo, hi) against a token's 32 activation
+ * codes a, plus that token's correction corr for the block: AVX2 and VNNI spell it differently. */
+typedef __m256i (*x8_isum_fn)(const __m256i lo[4], const __m256i hi[4], const int8_t *a, int32_t corr);
 
-static inline __attribute__((always_inline)) void tile_avx2_n(const int TT, const uint8_t *grp,
-                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
-                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
-    const __m256i ones = _mm256_set1_epi16(1);
+/* The tile for TT (1..4, a compile-time constant) tokens over blocks [b0, b1): per block and token
+ * one fma of the 8 rows' sums with their scales times the token's, in block order. Inlined into the
+ * AVX2 and the AVX-512 tiles with their isum (inlined through the constant pointer). */
+static inline __attribute__((always_inline)) void tile_n(const int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+                                                         const sn_block_q8_0 *const *xa, const int32_t *corr,
+                                                         int64_t cld, float *y, int64_t ldy, x8_isum_fn isum) {
     __m256 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
         __m256i lo[4], hi[4];
         const __m256 dw = unpack_block(grp + b * SN_Q4_0X8_BLOCK_BYTES, lo, hi);
         _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
-            const int8_t *a = xa[t][b].qs;
-            __m256i s0 = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(ld32(a)));
-            __m256i s1 = _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(ld32(a + 16)));
-            _Pragma("GCC unroll 4") for (int c = 1; c < 4; c++) {
-                s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(ld32(a + 4 * c))));
-                s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(ld32(a + 16 + 4 * c))));
-            }
-            const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(s0, s1), ones),
-                                                  _mm256_set1_epi32(corr[t * cld + b - b0]));
+            const __m256i s = isum(lo, hi, xa[t][b].qs, corr[t * cld + b - b0]);
             const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xa[t][b].d)));
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), d, acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[t]);
         }
     }
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
 }
 
-TILE_BY_TOKENS(tile_avx2, tile_avx2_n)
+/* A tile entry point for 1..4 tokens over tile_n(TT, ...) with TT a compile-time constant. */
+#define TILE_BY_TOKENS(NAME, ISUM)                                                                      \
+    static void NAME(int TT, const uint8_t *grp, int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa, \
+                     const int32_t *corr, int64_t cld, float *y, int64_t ldy) {                         \
+        switch (TT) {                                                                                   \
+        case 4: tile_n(4, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                             \
+        case 3: tile_n(3, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                             \
+        case 2: tile_n(2, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                             \
+        default: tile_n(1, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                            \
+        }                                                                                               \
+    }
+
+static inline __attribute__((always_inline)) __m256i isum_avx2(const __m256i lo[4], const __m256i hi[4], const int8_t *a,
+                                                               int32_t corr) {
+    __m256i s0 = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(ld32(a)));
+    __m256i s1 = _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(ld32(a + 16)));
+    _Pragma("GCC unroll 4") for (int c = 1; c < 4; c++) {
+        s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(ld32(a + 4 * c))));
+        s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(ld32(a + 16 + 4 * c))));
+    }
+    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(s0, s1), _mm256_set1_epi16(1)), _mm256_set1_epi32(corr));
+}
+
+TILE_BY_TOKENS(tile_avx2, isum_avx2)
 
 void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                        float *y, int64_t ldy) {
@@ -190,34 +199,22 @@ void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
-static inline __attribute__((always_inline)) void tile_vnni_n(const int TT, const uint8_t *grp,
-                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
-                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+/* Four chains of two per block and token; the first starts from the correction. */
+static inline __attribute__((always_inline)) __m256i isum_vnni(const __m256i lo[4], const __m256i hi[4], const int8_t *a,
+                                                               int32_t corr) {
     const __m256i z = _mm256_setzero_si256();
-    __m256 acc[4];
-    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
-    for (int64_t b = b0; b < b1; b++) {
-        __m256i lo[4], hi[4];
-        const __m256 dw = unpack_block(grp + b * SN_Q4_0X8_BLOCK_BYTES, lo, hi);
-        _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
-            const int8_t *a = xa[t][b].qs;
-            __m256i q0 = _mm256_dpbusd_epi32(_mm256_set1_epi32(corr[t * cld + b - b0]), lo[0], _mm256_set1_epi32(ld32(a)));
-            __m256i q1 = _mm256_dpbusd_epi32(z, lo[2], _mm256_set1_epi32(ld32(a + 8)));
-            __m256i q2 = _mm256_dpbusd_epi32(z, hi[0], _mm256_set1_epi32(ld32(a + 16)));
-            __m256i q3 = _mm256_dpbusd_epi32(z, hi[2], _mm256_set1_epi32(ld32(a + 24)));
-            q0 = _mm256_dpbusd_epi32(q0, lo[1], _mm256_set1_epi32(ld32(a + 4)));
-            q1 = _mm256_dpbusd_epi32(q1, lo[3], _mm256_set1_epi32(ld32(a + 12)));
-            q2 = _mm256_dpbusd_epi32(q2, hi[1], _mm256_set1_epi32(ld32(a + 20)));
-            q3 = _mm256_dpbusd_epi32(q3, hi[3], _mm256_set1_epi32(ld32(a + 28)));
-            const __m256i isum = _mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3));
-            const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xa[t][b].d)));
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), d, acc[t]);
-        }
-    }
-    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
+    __m256i q0 = _mm256_dpbusd_epi32(_mm256_set1_epi32(corr), lo[0], _mm256_set1_epi32(ld32(a)));
+    __m256i q1 = _mm256_dpbusd_epi32(z, lo[2], _mm256_set1_epi32(ld32(a + 8)));
+    __m256i q2 = _mm256_dpbusd_epi32(z, hi[0], _mm256_set1_epi32(ld32(a + 16)));
+    __m256i q3 = _mm256_dpbusd_epi32(z, hi[2], _mm256_set1_epi32(ld32(a + 24)));
+    q0 = _mm256_dpbusd_epi32(q0, lo[1], _mm256_set1_epi32(ld32(a + 4)));
+    q1 = _mm256_dpbusd_epi32(q1, lo[3], _mm256_set1_epi32(ld32(a + 12)));
+    q2 = _mm256_dpbusd_epi32(q2, hi[1], _mm256_set1_epi32(ld32(a + 20)));
+    q3 = _mm256_dpbusd_epi32(q3, hi[3], _mm256_set1_epi32(ld32(a + 28)));
+    return _mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3));
 }
 
-TILE_BY_TOKENS(tile_vnni, tile_vnni_n)
+TILE_BY_TOKENS(tile_vnni, isum_vnni)
 
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
