@@ -471,17 +471,28 @@ static sn_status parse(sn_gguf *g, const char *fname, int flags, sn_err *err) {
     return SN_OK;
 }
 
-sn_status sn_gguf_open_mem(const void *buf, uint64_t size, int flags, sn_gguf **out, sn_err *err) {
-    *out = NULL;
-    if (!buf && size) return sn_err_set(err, SN_EINVAL, "sn_gguf_open_mem: NULL buffer");
+/* A handle for [base, base + size), parsed; `map` (NULL for a caller's buffer) is the mapping
+ * those bytes are, which the handle then owns: released with it, also when this fails. */
+static sn_status open_bytes(const uint8_t *base, uint64_t size, sn_mapped_file *map, const char *what, int flags,
+                            sn_gguf **out, sn_err *err) {
     sn_gguf *g = calloc(1, sizeof *g);
-    if (!g) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    g->base = buf;
+    if (!g) {
+        if (map) sn_unmap_file(map);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
+    if (map) g->map = *map;
+    g->base = base;
     g->size = size;
-    sn_status st = parse(g, "<memory>", flags, err);
+    sn_status st = parse(g, what, flags, err);
     if (st) { gguf_free(g); return st; }
     *out = g;
     return SN_OK;
+}
+
+sn_status sn_gguf_open_mem(const void *buf, uint64_t size, int flags, sn_gguf **out, sn_err *err) {
+    *out = NULL;
+    if (!buf && size) return sn_err_set(err, SN_EINVAL, "sn_gguf_open_mem: NULL buffer");
+    return open_bytes(buf, size, NULL, "<memory>", flags, out, err);
 }
 
 sn_status sn_gguf_open(const char *path, int flags, sn_gguf **out, sn_err *err) {
@@ -489,18 +500,7 @@ sn_status sn_gguf_open(const char *path, int flags, sn_gguf **out, sn_err *err) 
     sn_mapped_file m;
     sn_status st = sn_map_file(path, &m, err);
     if (st) return st;
-    sn_gguf *g = calloc(1, sizeof *g);
-    if (!g) {
-        sn_unmap_file(&m);
-        return sn_err_set(err, SN_ENOMEM, "out of memory");
-    }
-    g->map = m;
-    g->base = m.data;
-    g->size = m.size;
-    st = parse(g, path, flags, err);
-    if (st) { gguf_free(g); return st; }
-    *out = g;
-    return SN_OK;
+    return open_bytes(m.data, m.size, &m, path, flags, out, err);
 }
 
 uint32_t sn_gguf_version(const sn_gguf *g) { return g->version; }
