@@ -373,7 +373,7 @@ sn_status sn_smoke_context_check(const sn_smoke_local *ours, const char *rendere
     while (i < m && ids[i] == ctx[i]) i++;
     if (i == m && (size_t)k == n) {
         /* Is it also the ids that were computed (prompt ids without BOS, then the generated ones)? */
-        size_t p0 = ours->n_prompt > 0 && ours->tok && sn_tok_bos(ours->tok) == ours->prompt_ids[0] ? 1 : 0;
+        size_t p0 = ours->n_prompt > 0 && ours->tok && sn_tok_specials(ours->tok).bos == ours->prompt_ids[0] ? 1 : 0;
         size_t np = ours->n_prompt - p0, ng = ours->n;
         if (ng > 0 && is_eog(ours, ours->ids[ng - 1])) ng--;
         int same = np + ng == n && memcmp(ctx, ours->prompt_ids + p0, np * sizeof(int32_t)) == 0 &&

@@ -278,11 +278,9 @@ int64_t sn_tok_decode(const sn_tokenizer *t, const int32_t *ids, size_t n, int s
  * Loading */
 
 int32_t sn_tok_n_vocab(const sn_tokenizer *t) { return t->n_vocab; }
-int32_t sn_tok_bos(const sn_tokenizer *t) { return t->bos; }
-int32_t sn_tok_eos(const sn_tokenizer *t) { return t->eos; }
-int32_t sn_tok_eot(const sn_tokenizer *t) { return t->eot; }
-int sn_tok_add_bos(const sn_tokenizer *t) { return t->add_bos; }
-int sn_tok_add_eos(const sn_tokenizer *t) { return t->add_eos; }
+sn_tok_special_ids sn_tok_specials(const sn_tokenizer *t) {
+    return (sn_tok_special_ids){.bos = t->bos, .eos = t->eos, .eot = t->eot, .add_bos = t->add_bos, .add_eos = t->add_eos};
+}
 int sn_tok_is_eog(const sn_tokenizer *t, int32_t id) {
     return t && id >= 0 && id < t->n_vocab && t->eog[id];
 }

@@ -23,11 +23,12 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err);
 void sn_tok_free(sn_tokenizer *t);
 
 int32_t sn_tok_n_vocab(const sn_tokenizer *t);
-int32_t sn_tok_bos(const sn_tokenizer *t);   /* -1 if none */
-int32_t sn_tok_eos(const sn_tokenizer *t);
-int32_t sn_tok_eot(const sn_tokenizer *t);
-int sn_tok_add_bos(const sn_tokenizer *t);
-int sn_tok_add_eos(const sn_tokenizer *t);
+/* The special token ids (-1 if none) and whether encoding adds BOS / EOS. */
+typedef struct sn_tok_special_ids {
+    int32_t bos, eos, eot;
+    int add_bos, add_eos;
+} sn_tok_special_ids;
+sn_tok_special_ids sn_tok_specials(const sn_tokenizer *t);
 /* True for tokens that end generation (eos, eot, eom, and control tokens llama.cpp treats as EOG). */
 int sn_tok_is_eog(const sn_tokenizer *t, int32_t id);
 /* llama_token_attr bits of id after llama.cpp's load-time fix-ups (SN_TOKEN_ATTR_*); 0 if id is invalid. */

@@ -163,9 +163,9 @@ int main(int argc, char **argv) {
     }
     if (info) {
         int32_t nv = sn_tok_n_vocab(t);
+        const sn_tok_special_ids sp = sn_tok_specials(t);
         printf("{\"n_vocab\":%d,\"bos\":%d,\"eos\":%d,\"eot\":%d,\"add_bos\":%s,\"add_eos\":%s,\"attrs\":[", nv,
-               sn_tok_bos(t), sn_tok_eos(t), sn_tok_eot(t), sn_tok_add_bos(t) ? "true" : "false",
-               sn_tok_add_eos(t) ? "true" : "false");
+               sp.bos, sp.eos, sp.eot, sp.add_bos ? "true" : "false", sp.add_eos ? "true" : "false");
         for (int32_t i = 0; i < nv; i++) printf(i ? ",%u" : "%u", sn_tok_attr(t, i));
         fputs("],\"eog\":[", stdout);
         int first = 1;

@@ -108,8 +108,8 @@ static void test_spm_byte_fallback_and_specials(void) {
     EXPECT_IDS(t, "a", 1, 1, S_BOS, S_SP, S_A);              /* add_bos defaults to true for SPM */
     EXPECT_IDS(t, "a</s>b", 0, 1, S_SP, S_A, S_EOS, S_SP, S_B); /* text after a special gets a ▁ */
     EXPECT_IDS(t, "a b", 0, 1, S_SP, S_A, S_SP, S_B);
-    CU_ASSERT_EQUAL(sn_tok_bos(t), S_BOS);
-    CU_ASSERT_EQUAL(sn_tok_eos(t), S_EOS);
+    CU_ASSERT_EQUAL(sn_tok_specials(t).bos, S_BOS);
+    CU_ASSERT_EQUAL(sn_tok_specials(t).eos, S_EOS);
     CU_ASSERT(sn_tok_is_eog(t, S_EOS));
     CU_ASSERT(!sn_tok_is_eog(t, S_A));
     sn_tok_free(t);
@@ -180,7 +180,7 @@ static void test_bpe_pretokenizer_boundaries(void) {
     sn_tok_free(t);
     t = bpe("llama-bpe");                    /* \p{N}{1,3}: 123|45, no merge across */
     EXPECT_IDS(t, "12345", 0, 1, '1', '2', '3', '4', '5');
-    CU_ASSERT(sn_tok_add_bos(t));            /* the llama3 family adds BOS by default */
+    CU_ASSERT(sn_tok_specials(t).add_bos);            /* the llama3 family adds BOS by default */
     sn_tok_free(t);
     t = bpe("qwen2");                        /* single digits */
     EXPECT_IDS(t, "3434", 0, 1, '3', '4', '3', '4');
@@ -201,7 +201,7 @@ static void test_bpe_specials(void) {
     EXPECT_IDS(t, "<|x|>y", 0, 1, B_XY);         /* longest special text first */
     /* EOT found by its text, forced to CONTROL: parsed only when asked, and ends generation */
     EXPECT_IDS(t, "<|endoftext|>", 0, 1, B_EOT);
-    CU_ASSERT_EQUAL(sn_tok_eot(t), B_EOT);
+    CU_ASSERT_EQUAL(sn_tok_specials(t).eot, B_EOT);
     CU_ASSERT(sn_tok_is_eog(t, B_EOT));
     int32_t ids[64];
     CU_ASSERT(enc(t, "<|endoftext|>", 0, 0, ids) > 1);
@@ -247,7 +247,7 @@ static void test_spm_style_bpe(void) {
     v.pre = "gemma4";
     CU_ASSERT_EQUAL_FATAL(load(&v, &t, &e), SN_OK);
     EXPECT_IDS(t, "a\n\n", 0, 1, 2, 6);
-    CU_ASSERT(sn_tok_add_bos(t));           /* forced on for gemma4 */
+    CU_ASSERT(sn_tok_specials(t).add_bos);           /* forced on for gemma4 */
     sn_tok_free(t);
 }
 
