@@ -39,7 +39,8 @@ static double hparam(const sn_hf_config *c, const char *const *keys, const char 
     return cJSON_IsNumber(v) && v->valuedouble != 0 ? v->valuedouble : def;
 }
 
-static void dims_of(const sn_hf_config *c, mamba2_dims *d) {
+static mamba2_dims dims_of(const sn_hf_config *c) {
+    mamba2_dims d = {0};
     static const char *const k_model[] = {"hidden_size", "d_model", "dim", NULL};
     static const char *const k_expand[] = {"mamba_expand", "expand", NULL};
     static const char *const k_inner[] = {"mamba_d_ssm", "intermediate_size", "d_inner", NULL};
@@ -48,23 +49,23 @@ static void dims_of(const sn_hf_config *c, mamba2_dims *d) {
     static const char *const k_state[] = {"state_size", "d_state", NULL};
     static const char *const k_head[] = {"mamba_d_head", "head_dim", NULL};
     static const char *const k_eps[] = {"layer_norm_epsilon", "rms_norm_eps", NULL};
-    d->d_model = (int64_t)hparam(c, k_model, NULL, -1);
-    d->expand = (int64_t)hparam(c, k_expand, "expand", 2);
-    d->d_inner = (int64_t)hparam(c, k_inner, NULL, (double)(d->expand * d->d_model));
-    d->n_group = (int64_t)hparam(c, k_group, "ngroups", 1);
-    d->d_conv = (int64_t)hparam(c, k_conv, "d_conv", 4);
-    d->d_state = (int64_t)hparam(c, k_state, "d_state", 128);
-    d->head_dim = (int64_t)hparam(c, k_head, "headdim", 64);
-    d->eps = hparam(c, k_eps, NULL, 1e-5);
-    d->n_head = d->head_dim > 0 ? d->d_inner / d->head_dim : 0;
+    d.d_model = (int64_t)hparam(c, k_model, NULL, -1);
+    d.expand = (int64_t)hparam(c, k_expand, "expand", 2);
+    d.d_inner = (int64_t)hparam(c, k_inner, NULL, (double)(d.expand * d.d_model));
+    d.n_group = (int64_t)hparam(c, k_group, "ngroups", 1);
+    d.d_conv = (int64_t)hparam(c, k_conv, "d_conv", 4);
+    d.d_state = (int64_t)hparam(c, k_state, "d_state", 128);
+    d.head_dim = (int64_t)hparam(c, k_head, "headdim", 64);
+    d.eps = hparam(c, k_eps, NULL, 1e-5);
+    d.n_head = d.head_dim > 0 ? d.d_inner / d.head_dim : 0;
+    return d;
 }
 
 /* The generic parse knows neither d_model nor the vocab padding: complete cfg as the reference's
  * hparams would be after set_vocab (vocab_size rounded up to pad_vocab_size_multiple). */
 static sn_status prepare_config(const sn_arch *a, sn_hf_config *c, sn_err *err) {
     (void)a;
-    mamba2_dims d;
-    dims_of(c, &d);
+    const mamba2_dims d = dims_of(c);
     c->hidden_size = d.d_model;
     if (c->vocab_size <= 0 || c->vocab_size > (int64_t)1 << 31)
         return sn_err_set(err, SN_EFORMAT, "config.json: \"vocab_size\" is missing or not an integer in 1..2^31");
@@ -83,8 +84,7 @@ static sn_status prepare_config(const sn_arch *a, sn_hf_config *c, sn_err *err) 
 static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *err) {
     (void)a;
     const char *f = "config.json";
-    mamba2_dims d;
-    dims_of(c, &d);
+    const mamba2_dims d = dims_of(c);
     const sn_arch_value req[] = {
         {"d_model (hidden_size)", d.d_model}, {"n_layer (num_hidden_layers)", c->n_layers},
         {"d_inner", d.d_inner}, {"n_groups", d.n_group}, {"d_conv (conv_kernel)", d.d_conv},
@@ -107,27 +107,19 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 
 /* ---- metadata: Mamba2Model.set_gguf_parameters, in order ---- */
 
-#define TRY SN_ARCH_TRY
-
 static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
                           sn_err *err) {
-    (void)a;
-    mamba2_dims d;
-    dims_of(c, &d);
+    const mamba2_dims d = dims_of(c);
     const sn_arch_value kv[] = {
         {"context_length", 1 << 20}, /* the reference's arbitrary 2**20 */
         {"embedding_length", d.d_model},
-        {"feed_forward_length", 0},
-        {"attention.head_count", 0},
+        {"feed_forward_length", 0}, {"attention.head_count", 0}, /* 0: unused, but the reference writes them */
         {"block_count", c->n_layers},
-        {"ssm.conv_kernel", d.d_conv},
-        {"ssm.inner_size", d.d_inner},
-        {"ssm.state_size", d.d_state},
-        {"ssm.time_step_rank", d.n_head},
-        {"ssm.group_count", d.n_group},
+        {"ssm.conv_kernel", d.d_conv}, {"ssm.inner_size", d.d_inner}, {"ssm.state_size", d.d_state},
+        {"ssm.time_step_rank", d.n_head}, {"ssm.group_count", d.n_group},
     };
-    TRY(sn_arch_kv_u32s(w, "mamba2", kv, sizeof kv / sizeof *kv, err));
-    TRY(sn_arch_kv_f32(w, "mamba2", "attention.layer_norm_rms_epsilon", d.eps, err));
+    SN_ARCH_TRY(sn_arch_kv_u32s(w, a->gguf_arch, kv, sizeof kv / sizeof *kv, err));
+    SN_ARCH_TRY(sn_arch_kv_f32(w, a->gguf_arch, "attention.layer_norm_rms_epsilon", d.eps, err));
     return sn_arch_kv_u32(w, NULL, "general.file_type", file_type, err);
 }
 
@@ -144,8 +136,7 @@ static void shape(uint32_t *n_dims, uint64_t *ne, uint32_t n, uint64_t ne0, uint
 static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in, sn_arch_tensor *out,
                       sn_err *err) {
     memset(out, 0, sizeof(*out));
-    mamba2_dims d;
-    dims_of(c, &d);
+    const mamba2_dims d = dims_of(c);
     const char *hf = hf_in;
     if (!strncmp(hf, "model.backbone", 14) || !strncmp(hf, "model.lm_head", 13)) hf += 6; /* Codestral */
     uint64_t E = (uint64_t)d.d_model, V = (uint64_t)c->vocab_size, DI = (uint64_t)d.d_inner;

@@ -51,18 +51,19 @@ static int64_t int_of(const cJSON *v) {
     return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble ? (int64_t)v->valuedouble : -1;
 }
 
-static void dims_of(const sn_hf_config *c, rwkv7_dims *d) {
-    d->D = c->hidden_size;
-    d->L = c->n_layers;
+static rwkv7_dims dims_of(const sn_hf_config *c) {
+    rwkv7_dims d = {0};
+    d.D = c->hidden_size;
+    d.L = c->n_layers;
     const cJSON *hs = get(c->root, "head_size"), *eps = get(c->root, "layer_norm_epsilon");
     if (!hs || !eps) {
         hs = get(c->root, "head_dim");
         eps = get(c->root, "norm_eps");
     }
-    d->hs = int_of(hs);
-    d->eps = cJSON_IsNumber(eps) ? eps->valuedouble : -1;
+    d.hs = int_of(hs);
+    d.eps = cJSON_IsNumber(eps) ? eps->valuedouble : -1;
     const cJSON *inter = get(c->root, "intermediate_size");
-    d->F = !inter || cJSON_IsNull(inter) ? 4 * d->D : int_of(inter);
+    d.F = !inter || cJSON_IsNull(inter) ? 4 * d.D : int_of(inter);
     static const char *const blink[] = {"lora_rank_decay", "lora_rank_iclr", "lora_rank_value_residual_mix",
                                         "lora_rank_gate"};
     static const char *const fla[] = {"decay_low_rank_dim", "a_low_rank_dim", "v_low_rank_dim", "gate_low_rank_dim"};
@@ -70,13 +71,14 @@ static void dims_of(const sn_hf_config *c, rwkv7_dims *d) {
     int64_t r[4];
     int missing = 0;
     for (int i = 0; i < 4; i++) {
-        r[i] = rank_of(c, blink[i], d->D, em[i][0], em[i][1]);
+        r[i] = rank_of(c, blink[i], d.D, em[i][0], em[i][1]);
         missing |= r[i] == -2;
     }
     if (missing)
-        for (int i = 0; i < 4; i++) r[i] = rank_of(c, fla[i], d->D, em[i][0], em[i][1]);
-    d->rw = r[0], d->ra = r[1], d->rv = r[2], d->rg = r[3];
-    d->V = c->vocab_size > 0 ? c->vocab_size : 65536;
+        for (int i = 0; i < 4; i++) r[i] = rank_of(c, fla[i], d.D, em[i][0], em[i][1]);
+    d.rw = r[0], d.ra = r[1], d.rv = r[2], d.rg = r[3];
+    d.V = c->vocab_size > 0 ? c->vocab_size : 65536;
+    return d;
 }
 
 static sn_status prepare_config(const sn_arch *a, sn_hf_config *c, sn_err *err) {
@@ -87,8 +89,7 @@ static sn_status prepare_config(const sn_arch *a, sn_hf_config *c, sn_err *err) 
 
 static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *err) {
     (void)a;
-    rwkv7_dims d;
-    dims_of(c, &d);
+    const rwkv7_dims d = dims_of(c);
     const char *f = "config.json";
     const sn_arch_value req[] = {
         {"hidden_size", d.D}, {"num_hidden_layers", d.L}, {"head_size (head_dim)", d.hs},
@@ -110,13 +111,9 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 
 /* ---- metadata: Rwkv7Model.set_gguf_parameters, in order ---- */
 
-#define TRY SN_ARCH_TRY
-
 static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
                           sn_err *err) {
-    (void)a;
-    rwkv7_dims d;
-    dims_of(c, &d);
+    const rwkv7_dims d = dims_of(c);
     const sn_arch_value dims[] = {
         {"context_length", 1048576}, /* "RWKV isn't context limited" */
         {"embedding_length", d.D},
@@ -130,11 +127,11 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
         {"attention.gate_lora_rank", d.rg},
         {"feed_forward_length", d.F},
     };
-    TRY(sn_arch_kv_u32s(w, "rwkv7", dims, sizeof dims / sizeof *dims, err));
-    TRY(sn_arch_kv_f32(w, "rwkv7", "attention.layer_norm_epsilon", d.eps, err));
-    TRY(sn_arch_kv_u32s(w, "rwkv7", ranks, sizeof ranks / sizeof *ranks, err));
-    TRY(sn_arch_kv_u32(w, NULL, "general.file_type", file_type, err));
-    return sn_arch_kv_u32(w, "rwkv7", "attention.head_count", 0, err); /* "required by llama.cpp, unused" */
+    SN_ARCH_TRY(sn_arch_kv_u32s(w, a->gguf_arch, dims, sizeof dims / sizeof *dims, err));
+    SN_ARCH_TRY(sn_arch_kv_f32(w, a->gguf_arch, "attention.layer_norm_epsilon", d.eps, err));
+    SN_ARCH_TRY(sn_arch_kv_u32s(w, a->gguf_arch, ranks, sizeof ranks / sizeof *ranks, err));
+    SN_ARCH_TRY(sn_arch_kv_u32(w, NULL, "general.file_type", file_type, err));
+    return sn_arch_kv_u32(w, a->gguf_arch, "attention.head_count", 0, err); /* "required by llama.cpp, unused" */
 }
 
 /* ---- tensors ---- */
@@ -289,8 +286,7 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
     char bd[SN_GGUF_MAX_NAME + 64];
     const char *hf = blinkdl_name(hf_in, bd, sizeof bd) ? bd : hf_in;
     for (int i = 0; i < SN_GGUF_MAX_DIMS; i++) out->ne[i] = out->src_ne[i] = 1;
-    rwkv7_dims d;
-    dims_of(c, &d);
+    const rwkv7_dims d = dims_of(c);
     const uint64_t D = (uint64_t)d.D, V = (uint64_t)d.V;
     if (!strcmp(hf, "model.embeddings.weight")) {
         name(out, -1, "token_embd.weight");
