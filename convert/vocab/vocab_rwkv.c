@@ -46,6 +46,9 @@ static size_t put_utf8(uint32_t cp, unsigned char *o) {
     return 4;
 }
 
+/* The one-character escapes of a Python literal and the bytes they stand for. */
+static const char ESCAPES[] = "\\'\"nrtabfv", ESCAPED[] = "\\'\"\n\r\t\a\b\f\v";
+
 /* Evaluates the literal s[0..n) into out (at most MAX_TOKEN bytes); returns the length or -1. */
 static long eval_literal(const char *s, size_t n, unsigned char *out) {
     size_t i = 0, o = 0;
@@ -65,34 +68,23 @@ static long eval_literal(const char *s, size_t n, unsigned char *out) {
         }
         if (i >= end) return -1;
         c = (unsigned char)s[i++];
-        int digits = 0;
-        switch (c) {
-        case '\\': case '\'': case '"': out[o++] = c; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
-        case 'a': out[o++] = '\a'; break;
-        case 'b': out[o++] = '\b'; break;
-        case 'f': out[o++] = '\f'; break;
-        case 'v': out[o++] = '\v'; break;
-        case 'x': digits = 2; break;
-        case 'u': digits = bytes ? 0 : 4; break;
-        case 'U': digits = bytes ? 0 : 8; break;
-        default: return -1;
+        const char *simple = strchr(ESCAPES, c);
+        if (c && simple) {
+            out[o++] = (unsigned char)ESCAPED[simple - ESCAPES];
+            continue;
         }
-        if (!digits && (c == 'u' || c == 'U')) return -1;
-        if (digits) {
-            uint32_t v = 0;
-            for (int k = 0; k < digits; k++) {
-                const int h = i < end ? hexv(s[i]) : -1;
-                if (h < 0) return -1;
-                v = v * 16 + (uint32_t)h;
-                i++;
-            }
-            if (bytes) out[o++] = (unsigned char)v;
-            else if (v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) return -1;
-            else o += put_utf8(v, out + o);
+        /* \xHH; \uHHHH and \UHHHHHHHH in str literals only; anything else is refused */
+        const int digits = c == 'x' ? 2 : bytes ? 0 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
+        if (!digits) return -1;
+        uint32_t v = 0;
+        for (int k = 0; k < digits; k++, i++) {
+            const int h = i < end ? hexv(s[i]) : -1;
+            if (h < 0) return -1;
+            v = v * 16 + (uint32_t)h;
         }
+        if (bytes) out[o++] = (unsigned char)v;
+        else if (v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) return -1;
+        else o += put_utf8(v, out + o);
     }
     return (long)o;
 }
