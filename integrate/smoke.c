@@ -11,13 +11,12 @@
 
 void sn_smoke_local_free(sn_smoke_local *l) {
     if (!l) return;
-    sn_strv_free(l->pieces, l->n);
     free(l->prompt_ids);
     free(l->ids);
     free(l->gap);
-    free(l->second);
     free(l->max_abs);
     free(l->text);
+    sn_strv_free(l->pieces, l->n); /* the tokenizer's pieces of ids, then the tokenizer */
     if (l->tok) sn_tok_free(l->tok);
     memset(l, 0, sizeof *l);
 }
@@ -70,10 +69,9 @@ sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err
     float *logits = malloc((size_t)nv * sizeof(float));
     out->ids = calloc(N, sizeof(int32_t));
     out->gap = calloc(N, sizeof(float));
-    out->second = calloc(N, sizeof(int32_t));
     out->max_abs = calloc(N, sizeof(float));
     out->pieces = calloc(N, sizeof(char *));
-    if (!logits || !out->ids || !out->gap || !out->second || !out->max_abs || !out->pieces) {
+    if (!logits || !out->ids || !out->gap || !out->max_abs || !out->pieces) {
         free(logits);
         sn_model_free(m);
         sn_smoke_local_free(out);
@@ -92,7 +90,6 @@ sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err
         }
         size_t k = out->n++;
         out->ids[k] = best;
-        out->second[k] = second;
         out->gap[k] = second >= 0 ? logits[best] - logits[second] : INFINITY;
         out->max_abs[k] = mx;
         out->pieces[k] = piece_of(tok, best); /* special tokens render as "" like servers do */

@@ -19,7 +19,6 @@ typedef struct sn_smoke_local {
     int32_t *ids;          /* generated ids (stops early at an EOG token, which is included) */
     size_t n;
     float *gap;            /* per step: top1 - top2 logit */
-    int32_t *second;       /* per step: the runner-up id */
     float *max_abs;        /* per step: max |logit| */
     char **pieces;         /* per step: the bytes the token stands for (NUL-terminated) */
     char *text;            /* concatenated pieces */

@@ -15,7 +15,6 @@ static sn_smoke_local mk(const char *const *pieces, size_t n) {
     l.n = n;
     l.ids = calloc(n, sizeof(int32_t));
     l.gap = calloc(n, sizeof(float));
-    l.second = calloc(n, sizeof(int32_t));
     l.max_abs = calloc(n, sizeof(float));
     l.pieces = calloc(n, sizeof(char *));
     size_t tl = 0;
