@@ -445,13 +445,18 @@ static sn_status run(const opts *o, sn_err *err) {
     return st;
 }
 
+/* Ctrl-C or a kill while a file is written removes its NAME.tmp (on_signal). */
+static void unlink_tmp_on_signals(void) {
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+}
+
 int main(int argc, char **argv) {
     sn_cli_init("demo_model");
     opts o;
     const int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    unlink_tmp_on_signals();
     sn_err err = {0};
     if (run(&o, &err)) return sn_cli_fail(&err);
     return SN_EXIT_OK;
