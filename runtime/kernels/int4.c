@@ -24,13 +24,22 @@
 #include <math.h>
 #include <string.h>
 
+/* The three parts of an activation row (int4.h): codes, per-group scales, per-group code sums;
+ * act_out for the quantizers that write one, act_view for the dots that read it. */
+typedef struct { int8_t *q; float *scale; int32_t *sum; } act_out;
 typedef struct { const int8_t *q; const float *scale; const int32_t *sum; } act_view;
 
-static act_view view(const void *act, int64_t n) {
-    act_view v;
+static act_out out_view(void *act, int64_t n) {
+    act_out v;
     v.q = act;
-    v.scale = (const float *)(const void *)((const uint8_t *)act + n);
-    v.sum = (const int32_t *)(const void *)((const uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
+    v.scale = (float *)(void *)((uint8_t *)act + n);
+    v.sum = (int32_t *)(void *)((uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
+    return v;
+}
+
+static act_view view(const void *act, int64_t n) {
+    const act_out o = out_view((void *)act, n); /* read only */
+    const act_view v = {o.q, o.scale, o.sum};
     return v;
 }
 
@@ -38,26 +47,42 @@ static const uint16_t *w_scales(const void *w_row, int64_t n) {
     return (const uint16_t *)(const void *)((const uint8_t *)w_row + n / 2);
 }
 
-void sn_int4_quantize_act_scalar(const float *x, void *act, int64_t n) {
-    int8_t *q = act;
-    float *scale = (float *)(void *)((uint8_t *)act + n);
-    int32_t *sum = (int32_t *)(void *)((uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
+/* The activation quantizer's loop, once for its scalar and SIMD twins: per group of 32 the largest
+ * magnitude amax(v), d = amax / 127 and id = 1 / d (0 for an all-zero group), then codes(v, id, q)
+ * writes round-half-away(v · id) clamped to ±127 and returns their sum. The twins pass their amax
+ * and codes as always_inline functions (inlined through the constant pointers). */
+typedef float (*group_amax_fn)(const float *v);
+typedef int32_t (*group_codes_fn)(const float *v, float id, int8_t *q);
+
+static inline __attribute__((always_inline)) void quantize_groups(const float *x, void *act, int64_t n,
+                                                                  group_amax_fn amax, group_codes_fn codes) {
+    const act_out o = out_view(act, n);
     for (int64_t g = 0; g < n / SN_INT4_GROUP; g++) {
         const float *v = x + g * SN_INT4_GROUP;
-        float amax = 0.0f;
-        for (int j = 0; j < SN_INT4_GROUP; j++) amax = fmaxf(amax, fabsf(v[j]));
-        float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-        int32_t s = 0;
-        for (int j = 0; j < SN_INT4_GROUP; j++) {
-            int c = (int)roundf(v[j] * id);
-            c = c > 127 ? 127 : c < -127 ? -127 : c;
-            q[g * SN_INT4_GROUP + j] = (int8_t)c;
-            s += c;
-        }
-        scale[g] = d;
-        sum[g] = s;
+        const float d = amax(v) / 127.0f, id = d ? 1.0f / d : 0.0f;
+        o.sum[g] = codes(v, id, o.q + g * SN_INT4_GROUP);
+        o.scale[g] = d;
     }
 }
+
+static inline __attribute__((always_inline)) float amax_scalar(const float *v) {
+    float amax = 0.0f;
+    for (int j = 0; j < SN_INT4_GROUP; j++) amax = fmaxf(amax, fabsf(v[j]));
+    return amax;
+}
+
+static inline __attribute__((always_inline)) int32_t codes_scalar(const float *v, float id, int8_t *q) {
+    int32_t s = 0;
+    for (int j = 0; j < SN_INT4_GROUP; j++) {
+        int c = (int)roundf(v[j] * id);
+        c = c > 127 ? 127 : c < -127 ? -127 : c;
+        q[j] = (int8_t)c;
+        s += c;
+    }
+    return s;
+}
+
+void sn_int4_quantize_act_scalar(const float *x, void *act, int64_t n) { quantize_groups(x, act, n, amax_scalar, codes_scalar); }
 
 int64_t sn_int4_group_isum_ref(const uint8_t *w_row, const int8_t *aq, int64_t g) {
     const uint8_t *w = w_row + (g / 2) * 32;
@@ -205,60 +230,52 @@ AVX2_TARGET static inline __m256 block8(__m256 acc, const __m256i *u, const int8
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc);
 }
 
-AVX2_TARGET float sn_int4_dot_avx2(int64_t n, const void *w_row, const void *act) {
+/* The two table entries over a row kernel ROW(n, w row, tokens, nt, y, ldy) (row_avx2, row_avx512):
+ * the dot (one token) and the 4x4 tile (four rows, each meeting the four tokens). */
+#define INT4_ENTRIES(TARGET, DOT, GEMM4X4, ROW)                                                                 \
+    TARGET float DOT(int64_t n, const void *w_row, const void *act) {                                           \
+        const act_view a = view(act, n);                                                                        \
+        float y;                                                                                                \
+        ROW(n, w_row, &a, 1, &y, 0);                                                                            \
+        return y;                                                                                               \
+    }                                                                                                           \
+    TARGET void GEMM4X4(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y,      \
+                        int64_t ldy) {                                                                          \
+        act_view a[4];                                                                                          \
+        for (int t = 0; t < 4; t++) a[t] = view((const uint8_t *)x + t * x_row, n);                             \
+        for (int r = 0; r < 4; r++) ROW(n, (const uint8_t *)w + r * w_row, a, 4, y + r, ldy);                  \
+    }
+
+/* One row against nt tokens (1 for the dot, 4 for the tile; a constant where inlined): y[t * ldy] =
+ * the row's dot with token t. Each block of eight groups is unpacked once and meets every token,
+ * and per output the operations are the same, in the same order (so tile = dot, bit for bit). */
+AVX2_TARGET static inline __attribute__((always_inline)) void row_avx2(int64_t n, const uint8_t *w, const act_view *a,
+                                                                       int nt, float *y, int64_t ldy) {
     const int64_t ng = n / SN_INT4_GROUP;
-    const uint8_t *w = w_row;
-    const uint16_t *ws = w_scales(w_row, n);
-    const act_view a = view(act, n);
-    __m256 acc = _mm256_setzero_ps();
+    const uint16_t *ws = w_scales(w, n);
+    __m256 acc[4];
+    for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
     __m256i u[8];
     int64_t g = 0;
     for (; g + 8 <= ng; g += 8) {
         _mm_prefetch((const char *)(w + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
         _mm_prefetch((const char *)(w + g * 16) + PREFETCH_AHEAD + 64, _MM_HINT_T0);
         unpack8(w + g * 16, 4, u);
-        acc = block8(acc, u, a.q + g * SN_INT4_GROUP, a.sum + g, ws + g, a.scale + g);
+        for (int t = 0; t < nt; t++)
+            acc[t] = block8(acc[t], u, a[t].q + g * SN_INT4_GROUP, a[t].sum + g, ws + g, a[t].scale + g);
     }
     if (g < ng) {
-        tail8 t;
-        tail_fill(&t, ws, &a, g, ng - g);
         unpack8(w + g * 16, (int)(ng - g) / 2, u);
-        acc = block8(acc, u, t.q, t.sum, t.ws, t.as);
+        for (int t = 0; t < nt; t++) {
+            tail8 tl;
+            tail_fill(&tl, ws, &a[t], g, ng - g);
+            acc[t] = block8(acc[t], u, tl.q, tl.sum, tl.ws, tl.as);
+        }
     }
-    return hsum256(acc);
+    for (int t = 0; t < nt; t++) y[t * ldy] = hsum256(acc[t]);
 }
 
-/* Four rows × four tokens: each row's chunks are unpacked once per block and meet the four
- * activation rows; per output the operations are dot_avx2's, in its order (bit-identical). */
-AVX2_TARGET void sn_int4_gemm4x4_avx2(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row,
-                                      float *y, int64_t ldy) {
-    const int64_t ng = n / SN_INT4_GROUP;
-    act_view a[4];
-    for (int t = 0; t < 4; t++) a[t] = view((const uint8_t *)x + t * x_row, n);
-    for (int r = 0; r < 4; r++) {
-        const uint8_t *wr = (const uint8_t *)w + r * w_row;
-        const uint16_t *ws = w_scales(wr, n);
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-        __m256i u[8];
-        int64_t g = 0;
-        for (; g + 8 <= ng; g += 8) {
-            _mm_prefetch((const char *)(wr + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
-            _mm_prefetch((const char *)(wr + g * 16) + PREFETCH_AHEAD + 64, _MM_HINT_T0);
-            unpack8(wr + g * 16, 4, u);
-            for (int t = 0; t < 4; t++)
-                acc[t] = block8(acc[t], u, a[t].q + g * SN_INT4_GROUP, a[t].sum + g, ws + g, a[t].scale + g);
-        }
-        if (g < ng) {
-            unpack8(wr + g * 16, (int)(ng - g) / 2, u);
-            for (int t = 0; t < 4; t++) {
-                tail8 tl;
-                tail_fill(&tl, ws, &a[t], g, ng - g);
-                acc[t] = block8(acc[t], u, tl.q, tl.sum, tl.ws, tl.as);
-            }
-        }
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = hsum256(acc[t]);
-    }
-}
+INT4_ENTRIES(AVX2_TARGET, sn_int4_dot_avx2, sn_int4_gemm4x4_avx2, row_avx2)
 
 /* AVX-512 VNNI: sixteen groups per block, two chunks (four groups) per step. A 64-byte load holds
  * chunks k and k+1: its low nibbles are groups 2k and 2k+2, its high nibbles 2k+1 and 2k+3; two
@@ -310,140 +327,110 @@ AVX512_TARGET static inline __m512 factors16(const uint16_t *ws, const float *as
     return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, ws)), _mm512_maskz_loadu_ps(mk, as));
 }
 
-AVX512_TARGET float sn_int4_dot_avx512vnni(int64_t n, const void *w_row, const void *act) {
+/* One row against nt tokens (1 or 4, a constant where inlined), as row_avx2: per output the
+ * operations of the one-token case, in its order. */
+AVX512_TARGET static inline __attribute__((always_inline)) void row_avx512(int64_t n, const uint8_t *w, const act_view *a,
+                                                                           int nt, float *y, int64_t ldy) {
     const int64_t ng = n / SN_INT4_GROUP;
-    const uint8_t *w = w_row;
-    const uint16_t *ws = w_scales(w_row, n);
-    const act_view a = view(act, n);
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    const uint16_t *ws = w_scales(w, n);
+    __m512 acc0[4], acc1[4];
+    for (int t = 0; t < nt; t++) acc0[t] = acc1[t] = _mm512_setzero_ps();
     for (int64_t g0 = 0; g0 < ng; g0 += 16) {
         const int64_t cnt = ng - g0 < 16 ? ng - g0 : 16;
-        const __m512 f = factors16(ws + g0, a.scale + g0, cnt);
+        __m512 f[4];
+        for (int t = 0; t < nt; t++) f[t] = factors16(ws + g0, a[t].scale + g0, cnt);
         int64_t gi = 0;
         for (; gi + 4 <= cnt; gi += 4) {
             const int64_t g = g0 + gi;
             _mm_prefetch((const char *)(w + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
-            step4(&acc0, &acc1, unpack4(w + g * 16), a.q + g * SN_INT4_GROUP, f, (int)gi);
+            const u512 u = unpack4(w + g * 16);
+            for (int t = 0; t < nt; t++) step4(&acc0[t], &acc1[t], u, a[t].q + g * SN_INT4_GROUP, f[t], (int)gi);
         }
-        if (gi < cnt) step2(&acc0, unpack2(w + (g0 + gi) * 16), a.q + (g0 + gi) * SN_INT4_GROUP, f, (int)gi);
+        if (gi < cnt) {
+            const __m512i u = unpack2(w + (g0 + gi) * 16);
+            for (int t = 0; t < nt; t++) step2(&acc0[t], u, a[t].q + (g0 + gi) * SN_INT4_GROUP, f[t], (int)gi);
+        }
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    for (int t = 0; t < nt; t++) y[t * ldy] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[t], acc1[t]));
 }
 
-/* Four rows × four tokens in dot_avx512vnni's per-output order (bit-identical). */
-AVX512_TARGET void sn_int4_gemm4x4_avx512vnni(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row,
-                                              float *y, int64_t ldy) {
-    const int64_t ng = n / SN_INT4_GROUP;
-    act_view a[4];
-    for (int t = 0; t < 4; t++) a[t] = view((const uint8_t *)x + t * x_row, n);
-    for (int r = 0; r < 4; r++) {
-        const uint8_t *wr = (const uint8_t *)w + r * w_row;
-        const uint16_t *ws = w_scales(wr, n);
-        __m512 acc0[4], acc1[4];
-        for (int t = 0; t < 4; t++) acc0[t] = acc1[t] = _mm512_setzero_ps();
-        for (int64_t g0 = 0; g0 < ng; g0 += 16) {
-            const int64_t cnt = ng - g0 < 16 ? ng - g0 : 16;
-            __m512 f[4];
-            for (int t = 0; t < 4; t++) f[t] = factors16(ws + g0, a[t].scale + g0, cnt);
-            int64_t gi = 0;
-            for (; gi + 4 <= cnt; gi += 4) {
-                const int64_t g = g0 + gi;
-                _mm_prefetch((const char *)(wr + g * 16) + PREFETCH_AHEAD, _MM_HINT_T0);
-                const u512 u = unpack4(wr + g * 16);
-                for (int t = 0; t < 4; t++) step4(&acc0[t], &acc1[t], u, a[t].q + g * SN_INT4_GROUP, f[t], (int)gi);
-            }
-            if (gi < cnt) {
-                const __m512i u = unpack2(wr + (g0 + gi) * 16);
-                for (int t = 0; t < 4; t++) step2(&acc0[t], u, a[t].q + (g0 + gi) * SN_INT4_GROUP, f[t], (int)gi);
-            }
-        }
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[t], acc1[t]));
-    }
-}
+INT4_ENTRIES(AVX512_TARGET, sn_int4_dot_avx512vnni, sn_int4_gemm4x4_avx512vnni, row_avx512)
+#undef INT4_ENTRIES
 
 /* The scalar quantizer 8 lanes at a time, bit for bit (the AVX-512 one's method on AVX2): the same
- * amax, d = amax/127, id = 1/d, products v·id, and roundf's half-away-from-zero rounding rebuilt
- * from a truncation, so codes, scales and sums equal the scalar ones. */
-AVX2_TARGET void sn_int4_quantize_act_avx2(const float *x, void *act, int64_t n) {
-    int8_t *q = act;
-    float *scale = (float *)(void *)((uint8_t *)act + n);
-    int32_t *sum = (int32_t *)(void *)((uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
+ * amax and products v·id, and roundf's half-away-from-zero rounding rebuilt from a truncation, so
+ * codes, scales and sums equal the scalar ones. */
+AVX2_TARGET static inline __attribute__((always_inline)) float amax_avx2(const float *v) {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 m = _mm256_setzero_ps();
+    for (int k = 0; k < 4; k++) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(v + 8 * k), absmask));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    return _mm_cvtss_f32(m4);
+}
+
+AVX2_TARGET static inline __attribute__((always_inline)) int32_t codes_avx2(const float *v, float id, int8_t *q) {
     const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 signmask = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
     const __m256i lim = _mm256_set1_epi32(127), nlim = _mm256_set1_epi32(-127);
-    for (int64_t g = 0; g < n / SN_INT4_GROUP; g++) {
-        const float *v = x + g * SN_INT4_GROUP;
-        __m256 xv[4];
-        __m256 m = _mm256_setzero_ps();
-        for (int k = 0; k < 4; k++) {
-            xv[k] = _mm256_loadu_ps(v + 8 * k);
-            m = _mm256_max_ps(m, _mm256_and_ps(xv[k], absmask));
-        }
-        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-        const float amax = _mm_cvtss_f32(m4);
-        const float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-        const __m256 idv = _mm256_set1_ps(id);
-        __m256i acc = _mm256_setzero_si256();
-        int32_t c32[SN_INT4_GROUP];
-        for (int k = 0; k < 4; k++) {
-            const __m256 p = _mm256_mul_ps(xv[k], idv);
-            __m256 r = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-            const __m256 up = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(p, r), absmask), half, _CMP_GE_OQ);
-            const __m256 sgn = _mm256_or_ps(_mm256_and_ps(p, signmask), one);
-            r = _mm256_add_ps(r, _mm256_and_ps(up, sgn));
-            const __m256i c = _mm256_min_epi32(_mm256_max_epi32(_mm256_cvttps_epi32(r), nlim), lim);
-            _mm256_storeu_si256((__m256i *)(void *)(c32 + 8 * k), c);
-            acc = _mm256_add_epi32(acc, c);
-        }
-        for (int j = 0; j < SN_INT4_GROUP; j++) q[g * SN_INT4_GROUP + j] = (int8_t)c32[j];
-        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
-        scale[g] = d;
-        sum[g] = _mm_cvtsi128_si32(s4);
+    const __m256 idv = _mm256_set1_ps(id);
+    __m256i acc = _mm256_setzero_si256();
+    int32_t c32[SN_INT4_GROUP];
+    for (int k = 0; k < 4; k++) {
+        const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(v + 8 * k), idv);
+        __m256 r = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __m256 up = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(p, r), absmask), half, _CMP_GE_OQ);
+        const __m256 sgn = _mm256_or_ps(_mm256_and_ps(p, signmask), one);
+        r = _mm256_add_ps(r, _mm256_and_ps(up, sgn));
+        const __m256i c = _mm256_min_epi32(_mm256_max_epi32(_mm256_cvttps_epi32(r), nlim), lim);
+        _mm256_storeu_si256((__m256i *)(void *)(c32 + 8 * k), c);
+        acc = _mm256_add_epi32(acc, c);
     }
+    for (int j = 0; j < SN_INT4_GROUP; j++) q[j] = (int8_t)c32[j];
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+    return _mm_cvtsi128_si32(s4);
 }
 
-/* The scalar quantizer 16 lanes at a time, bit for bit: the same amax, the same d = amax/127 and
- * id = 1/d, the same products v·id, and roundf's half-away-from-zero rounding rebuilt from a
- * truncation (x − trunc(x) is exact here), so codes, scales and sums equal the scalar ones. */
-__attribute__((target("avx512f")))
-void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) {
-    int8_t *q = act;
-    float *scale = (float *)(void *)((uint8_t *)act + n);
-    int32_t *sum = (int32_t *)(void *)((uint8_t *)act + n + (n / SN_INT4_GROUP) * 4);
+AVX2_TARGET void sn_int4_quantize_act_avx2(const float *x, void *act, int64_t n) {
+    quantize_groups(x, act, n, amax_avx2, codes_avx2);
+}
+
+/* The scalar quantizer 16 lanes at a time, bit for bit, the same way (x − trunc(x) is exact here). */
+#define AVX512F_TARGET __attribute__((target("avx512f")))
+
+AVX512F_TARGET static inline __attribute__((always_inline)) float amax_avx512(const float *v) {
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(_mm512_setzero_ps(), _mm512_abs_ps(_mm512_loadu_ps(v))),
+                                              _mm512_abs_ps(_mm512_loadu_ps(v + 16))));
+}
+
+AVX512F_TARGET static inline __attribute__((always_inline)) int32_t codes_avx512(const float *v, float id, int8_t *q) {
     const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
     const __m512i lim = _mm512_set1_epi32(127), nlim = _mm512_set1_epi32(-127);
-    for (int64_t g = 0; g < n / SN_INT4_GROUP; g++) {
-        const float *v = x + g * SN_INT4_GROUP;
-        __m512 xv[2];
-        __m512 m = _mm512_setzero_ps();
-        for (int k = 0; k < 2; k++) {
-            xv[k] = _mm512_loadu_ps(v + 16 * k);
-            m = _mm512_max_ps(m, _mm512_abs_ps(xv[k]));
-        }
-        const float amax = _mm512_reduce_max_ps(m);
-        const float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
-        const __m512 idv = _mm512_set1_ps(id);
-        __m512i acc = _mm512_setzero_si512();
-        for (int k = 0; k < 2; k++) {
-            const __m512 p = _mm512_mul_ps(xv[k], idv);
-            __m512 r = _mm512_roundscale_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-            const __mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(p, r)), half, _CMP_GE_OQ);
-            const __m512 sgn = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(p),
-                _mm512_set1_epi32((int)0x80000000u)), _mm512_castps_si512(one)));
-            r = _mm512_mask_add_ps(r, up, r, sgn);
-            __m512i c = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvttps_epi32(r), nlim), lim);
-            _mm_storeu_si128((__m128i *)(void *)(q + g * SN_INT4_GROUP + 16 * k), _mm512_cvtsepi32_epi8(c));
-            acc = _mm512_add_epi32(acc, c);
-        }
-        scale[g] = d;
-        sum[g] = _mm512_reduce_add_epi32(acc);
+    const __m512 idv = _mm512_set1_ps(id);
+    __m512i acc = _mm512_setzero_si512();
+    for (int k = 0; k < 2; k++) {
+        const __m512 p = _mm512_mul_ps(_mm512_loadu_ps(v + 16 * k), idv);
+        __m512 r = _mm512_roundscale_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(p, r)), half, _CMP_GE_OQ);
+        const __m512 sgn = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(p),
+            _mm512_set1_epi32((int)0x80000000u)), _mm512_castps_si512(one)));
+        r = _mm512_mask_add_ps(r, up, r, sgn);
+        __m512i c = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvttps_epi32(r), nlim), lim);
+        _mm_storeu_si128((__m128i *)(void *)(q + 16 * k), _mm512_cvtsepi32_epi8(c));
+        acc = _mm512_add_epi32(acc, c);
     }
+    return _mm512_reduce_add_epi32(acc);
 }
+
+AVX512F_TARGET void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) {
+    quantize_groups(x, act, n, amax_avx512, codes_avx512);
+}
+#undef AVX512F_TARGET
+
 /* ---- 8-row groups, AVX2 and AVX-512 VNNI (256-bit) ----
  * Per block and token: four 32-byte chunks → 8 nibble vectors (lane = row), each against one
  * broadcast 4-byte activation word; the eight maddubs results add up in int16 (each ≤ 2·15·127,
