@@ -107,35 +107,35 @@ static float dot_q4_K(int64_t n, const void *vw, const void *va) {
 
 /* batched order (per_pair = 1) for 4 rows x 4 tokens: lanes of s1/s2 are the 4 tokens, one fma
  * per sub-block pair in pair order, as each output's scalar chain. */
-static void gemm_q4_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y,
-                      int64_t ldy) {
-    const sn_block_q8_K *x[4];
-    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
-    for (int r = 0; r < 4; r++) {
-        const sn_block_q4_K *w = (const sn_block_q4_K *)((const char *)vw + r * w_row);
-        __m128 s1 = _mm_setzero_ps(), s2 = _mm_setzero_ps();
-        for (int64_t b = 0; b < n / SN_QK_K; b++) {
-            q4k_block k;
-            __m128i mn;
-            q4k_load(&w[b], &k, &mn);
-            const __m128 ad = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
-            const __m128 d = _mm_mul_ps(_mm_set1_ps(h2f(w[b].d)), ad), dmin = _mm_mul_ps(_mm_set1_ps(h2f(w[b].dmin)), ad);
-            /* min terms: rows t, lanes j -> transposed to rows j, lanes t */
-            __m128 m0 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[0][b].bsums)), m1 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[1][b].bsums));
-            __m128 m2 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[2][b].bsums)), m3 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[3][b].bsums));
-            _MM_TRANSPOSE4_PS(m0, m1, m2, m3);
-            const __m128 mj[4] = {m0, m1, m2, m3};
-            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
-                const __m128i is = hsum4_i32(q4k_pair(&k, j, x[0][b].qs), q4k_pair(&k, j, x[1][b].qs),
-                                             q4k_pair(&k, j, x[2][b].qs), q4k_pair(&k, j, x[3][b].qs));
-                s1 = _mm_fmadd_ps(_mm_cvtepi32_ps(is), d, s1);
-                s2 = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_castps_si128(mj[j])), dmin, s2);
-            }
+static inline __attribute__((always_inline)) void q4k_row4(int64_t n, const void *vw, const sn_block_q8_K *const x[4],
+                                                            float *y, int64_t ldy) {
+    const sn_block_q4_K *w = vw;
+    __m128 s1 = _mm_setzero_ps(), s2 = _mm_setzero_ps();
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        q4k_block k;
+        __m128i mn;
+        q4k_load(&w[b], &k, &mn);
+        const __m128 ad = _mm_setr_ps(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+        const __m128 d = _mm_mul_ps(_mm_set1_ps(h2f(w[b].d)), ad), dmin = _mm_mul_ps(_mm_set1_ps(h2f(w[b].dmin)), ad);
+        /* min terms: rows t, lanes j -> transposed to rows j, lanes t */
+        __m128 m0 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[0][b].bsums)), m1 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[1][b].bsums));
+        __m128 m2 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[2][b].bsums)), m3 = _mm_castsi128_ps(sn_kq_q4k_mins(mn, x[3][b].bsums));
+        _MM_TRANSPOSE4_PS(m0, m1, m2, m3);
+        const __m128 mj[4] = {m0, m1, m2, m3};
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            const __m128i is = hsum4_i32(q4k_pair(&k, j, x[0][b].qs), q4k_pair(&k, j, x[1][b].qs),
+                                         q4k_pair(&k, j, x[2][b].qs), q4k_pair(&k, j, x[3][b].qs));
+            s1 = _mm_fmadd_ps(_mm_cvtepi32_ps(is), d, s1);
+            s2 = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_castps_si128(mj[j])), dmin, s2);
         }
-        float o[4];
-        _mm_storeu_ps(o, _mm_sub_ps(s1, s2));
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = o[t];
     }
+    float o[4];
+    _mm_storeu_ps(o, _mm_sub_ps(s1, s2));
+    for (int t = 0; t < 4; t++) y[t * ldy] = o[t];
+}
+
+static void gemm_q4_K(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
+    sn_kq_gemm4x4(n, w, w_row, x, x_row, y, ldy, q4k_row4);
 }
 
 /* ---- Q6_K ---- */
@@ -287,26 +287,26 @@ static float dot_q5_K(int64_t n, const void *vw, const void *va) {
 }
 
 /* 4 rows x 4 tokens in dot_q5_K's order (Q5_K's batched order is the same) */
-static void gemm_q5_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y,
-                      int64_t ldy) {
-    const sn_block_q8_K *x[4];
-    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
-    for (int r = 0; r < 4; r++) {
-        const sn_block_q5_K *w = (const sn_block_q5_K *)((const char *)vw + r * w_row);
-        __m256 acc[4];
-        float summs[4] = {0, 0, 0, 0};
-        for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();
-        for (int64_t b = 0; b < n / SN_QK_K; b++) {
-            q5k_block k;
-            q5k_load(&w[b], &k);
-            const float dw = h2f(w[b].d), dmw = h2f(w[b].dmin);
-            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
-                summs[t] = fmaf(-x[t][b].d * dmw, (float)q5k_msum(&k, x[t][b].bsums), summs[t]);
-                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(q5k_lanes(&k, x[t][b].qs)), acc[t]);
-            }
+static inline __attribute__((always_inline)) void q5k_row4(int64_t n, const void *vw, const sn_block_q8_K *const x[4],
+                                                            float *y, int64_t ldy) {
+    const sn_block_q5_K *w = vw;
+    __m256 acc[4];
+    float summs[4] = {0, 0, 0, 0};
+    for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / SN_QK_K; b++) {
+        q5k_block k;
+        q5k_load(&w[b], &k);
+        const float dw = h2f(w[b].d), dmw = h2f(w[b].dmin);
+        _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) {
+            summs[t] = fmaf(-x[t][b].d * dmw, (float)q5k_msum(&k, x[t][b].bsums), summs[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(q5k_lanes(&k, x[t][b].qs)), acc[t]);
         }
-        for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]) + summs[t];
     }
+    for (int t = 0; t < 4; t++) y[t * ldy] = sn_avx2_hsum8(acc[t]) + summs[t];
+}
+
+static void gemm_q5_K(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
+    sn_kq_gemm4x4(n, w, w_row, x, x_row, y, ldy, q5k_row4);
 }
 
 /* ---- Q8_K activations (scalar.c's quant_q8_K: the max by magnitude, first one on ties; scale

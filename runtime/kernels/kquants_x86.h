@@ -49,28 +49,41 @@ static inline __m128i sn_kq_q4k_mins(__m128i mn, const int16_t *bsums) {
         return sn_avx2_hsum8(acc);                                                                       \
     }
 
+/* A 4x4 tile (kernels.h gemm4x4) of a K-quant type against Q8_K activations as four rows, each met
+ * by the four tokens: row(n, weight row r, the tokens' rows, y + r, ldy) writes y[t * ldy], t < 4.
+ * The files pass their row kernels as static inline functions (inlined through the constant
+ * pointer). */
+typedef void (*sn_kq_row4_fn)(int64_t n, const void *w, const sn_block_q8_K *const x[4], float *y, int64_t ldy);
+static inline __attribute__((always_inline)) void sn_kq_gemm4x4(int64_t n, const void *vw, uint64_t w_row, const void *vx,
+                                                                uint64_t x_row, float *y, int64_t ldy, sn_kq_row4_fn row) {
+    const sn_block_q8_K *x[4];
+    for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);
+    for (int r = 0; r < 4; r++) row(n, (const char *)vw + r * w_row, x, y + r, ldy);
+}
+
 /* Q6_K's 4 rows x 4 tokens tile in dot_q6_K's order (Q6_K's batched order is the same: ggml's 8
  * integer lanes per block, one 8-lane fma per block, hsum8), written once for both files: each
  * passes its unpacked-block type, a function unpacking a row's block once, and one giving that
  * block's 8 lanes against a token's block. Needs simd_avx2.h. */
 #define SN_KQ_Q6K_GEMM4X4(NAME, BLOCK, UNPACK, LANES)                                                     \
-    static void NAME(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y, \
-                     int64_t ldy) {                                                                      \
-        const sn_block_q8_K *x[4];                                                                       \
-        for (int t = 0; t < 4; t++) x[t] = (const sn_block_q8_K *)((const char *)vx + t * x_row);        \
-        for (int r = 0; r < 4; r++) {                                                                    \
-            const sn_block_q6_K *w = (const sn_block_q6_K *)((const char *)vw + r * w_row);              \
-            __m256 acc[4];                                                                               \
-            for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();                                    \
-            for (int64_t b = 0; b < n / SN_QK_K; b++) {                                                  \
-                BLOCK k;                                                                                 \
-                UNPACK(&w[b], &k);                                                                       \
-                const float dw = _cvtsh_ss(w[b].d);                                                      \
-                _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) acc[t] =                             \
-                    _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(LANES(&k, &x[t][b])), acc[t]); \
-            }                                                                                            \
-            for (int t = 0; t < 4; t++) y[t * ldy + r] = sn_avx2_hsum8(acc[t]);                          \
+    static inline __attribute__((always_inline)) void NAME##_row(int64_t n, const void *vw,               \
+                                                                 const sn_block_q8_K *const x[4], float *y, \
+                                                                 int64_t ldy) {                          \
+        const sn_block_q6_K *w = vw;                                                                     \
+        __m256 acc[4];                                                                                   \
+        for (int t = 0; t < 4; t++) acc[t] = _mm256_setzero_ps();                                        \
+        for (int64_t b = 0; b < n / SN_QK_K; b++) {                                                      \
+            BLOCK k;                                                                                     \
+            UNPACK(&w[b], &k);                                                                           \
+            const float dw = _cvtsh_ss(w[b].d);                                                          \
+            _Pragma("GCC unroll 4") for (int t = 0; t < 4; t++) acc[t] =                                 \
+                _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(LANES(&k, &x[t][b])), acc[t]); \
         }                                                                                                \
+        for (int t = 0; t < 4; t++) y[t * ldy] = sn_avx2_hsum8(acc[t]);                                  \
+    }                                                                                                    \
+    static void NAME(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y,  \
+                     int64_t ldy) {                                                                      \
+        sn_kq_gemm4x4(n, w, w_row, x, x_row, y, ldy, NAME##_row);                                        \
     }
 /* The Q4_K and Q6_K entries both files install: single-token dot, 4x4 tile (Q6_K's batched dot is
  * its single-token one; Q4_K's batched dot stays x86_avx2.c's). */
