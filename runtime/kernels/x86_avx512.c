@@ -396,34 +396,46 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
 }
 #pragma GCC pop_options
 
+/* This file's kernels per weight type: the single-token dot, the batched one and the 4x4 tile.
+ * Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) measured 1.8-2.5x
+ * slower here; Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
+typedef struct {
+    int type;
+    sn_dot_fn dot, dot_mm;
+    void (*gemm4x4)(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy);
+} own_kernels;
+static const own_kernels k_float[] = {
+    {SN_GGML_F32, dot_f32, dot_f32_mm, gemm_f32},
+    {SN_GGML_F16, dot_f16, dot_f16_mm, gemm_f16},
+    {SN_GGML_BF16, dot_bf16, dot_bf16_mm, gemm_bf16},
+};
+static const own_kernels k_vnni[] = { /* where cpu.c found AVX512-VNNI */
+    {SN_GGML_Q8_0, dot_q8_0, dot_q8_0, gemm_q8_0},
+    {SN_GGML_Q4_0, dot_q4_0, dot_q4_0, gemm_q4_0},
+};
+
+static void install(sn_kernels *k, const own_kernels *rows, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        k->dot[rows[i].type] = rows[i].dot;
+        k->dot_mm[rows[i].type] = rows[i].dot_mm;
+        k->gemm4x4[rows[i].type] = rows[i].gemm4x4;
+    }
+}
+
 /* The AVX-512 table: k holds a copy of the AVX2 table (base); this overrides what it twins
  * (kernels.c builds it once, only where cpu.c found AVX-512 F/BW/VL/DQ). */
 void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     const uint32_t f = sn_cpu_features();
-    k->dot[SN_GGML_F32] = dot_f32;
-    k->dot[SN_GGML_F16] = dot_f16;
-    k->dot[SN_GGML_BF16] = dot_bf16;
-    if (f & SN_CPU_AVX512VNNI) {
-        k->dot[SN_GGML_Q8_0] = dot_q8_0;
-        k->dot[SN_GGML_Q4_0] = dot_q4_0;
-    }
+    /* batched order = single-token order for every type this table inherits, but Q4_K's */
     for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
-    k->dot_mm[SN_GGML_F32] = dot_f32_mm;
-    k->dot_mm[SN_GGML_F16] = dot_f16_mm;
-    k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
     k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
-    sn_kernels_quants_avx512(k); /* quants_*.c: the types beyond this file */
-    if (f & SN_CPU_AVX512VNNI) sn_kernels_kquants_avx512(k); /* Q4_K / Q6_K decode dots */
-    /* Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) measured
-     * 1.8-2.5x slower here; Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
-    k->gemm4x4[SN_GGML_F32] = gemm_f32;
-    k->gemm4x4[SN_GGML_F16] = gemm_f16;
-    k->gemm4x4[SN_GGML_BF16] = gemm_bf16;
+    install(k, k_float, sizeof k_float / sizeof k_float[0]);
     if (f & SN_CPU_AVX512VNNI) {
-        k->gemm4x4[SN_GGML_Q8_0] = gemm_q8_0;
-        k->gemm4x4[SN_GGML_Q4_0] = gemm_q4_0;
+        install(k, k_vnni, sizeof k_vnni / sizeof k_vnni[0]);
         k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
     }
+    sn_kernels_quants_avx512(k); /* quants_*.c: the types beyond this file */
+    if (f & SN_CPU_AVX512VNNI) sn_kernels_kquants_avx512(k); /* Q4_K / Q6_K decode dots */
     /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
      * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
     for (int t = 0; t < SN_KTYPE_COUNT; t++) k->mm[t] = NULL;
