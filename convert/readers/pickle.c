@@ -738,15 +738,8 @@ void sn_pk_free(sn_pk *p) {
     free(p);
 }
 
-sn_status sn_pk_load(const uint8_t *buf, uint64_t n, const char *what, uint64_t base_offset,
-                     const sn_pk_limits *limits, sn_pk **out, sn_err *err) {
-    *out = NULL;
-    sn_pk *p = calloc(1, sizeof(*p));
-    if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    p->buf = buf;
-    p->n = n;
-    p->what = what ? what : "<pickle>";
-    p->base = base_offset;
+/* The caller's limits (may be NULL), each 0 replaced by its default. */
+static sn_pk_limits limits_or_defaults(const sn_pk_limits *limits) {
     sn_pk_limits d = {1u << 20, 1u << 20, 4096, 256, 1u << 24, 256ull << 20};
     if (limits) {
         if (limits->max_memo) d.max_memo = limits->max_memo;
@@ -756,14 +749,23 @@ sn_status sn_pk_load(const uint8_t *buf, uint64_t n, const char *what, uint64_t 
         if (limits->max_values) d.max_values = limits->max_values;
         if (limits->max_bytes) d.max_bytes = limits->max_bytes;
     }
-    p->lim = d;
-    sn_status st = run(p, err);
-    if (st != SN_OK) {
-        sn_pk_free(p);
-        return st;
-    }
-    *out = p;
-    return SN_OK;
+    return d;
+}
+
+sn_status sn_pk_load(const uint8_t *buf, uint64_t n, const char *what, uint64_t base_offset,
+                     const sn_pk_limits *limits, sn_pk **out, sn_err *err) {
+    *out = NULL;
+    sn_pk *p = calloc(1, sizeof(*p));
+    if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    p->buf = buf;
+    p->n = n;
+    p->what = what ? what : "<pickle>";
+    p->base = base_offset;
+    p->lim = limits_or_defaults(limits);
+    const sn_status st = run(p, err);
+    if (st == SN_OK) *out = p;
+    else sn_pk_free(p);
+    return st;
 }
 
 const sn_pk_value *sn_pk_root(const sn_pk *p) { return p->root; }

@@ -175,6 +175,5 @@ fail:
 void sn_spm_free(sn_spm_model *m) {
     if (!m) return;
     free(m->pieces);
-    m->pieces = NULL;
-    m->n = 0;
+    memset(m, 0, sizeof *m);
 }
