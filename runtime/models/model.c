@@ -5,6 +5,7 @@
 #include "blob.h"
 #include "kernels/int4.h"
 #include "kernels/q4_0_x8.h"
+#include "populate.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -713,10 +714,10 @@ sn_status sn_model_state_declare(sn_model *m, const sn_state_decl *d, sn_err *er
     if (!m->state)
         return sn_err_set(err, SN_ENOMEM, "out of memory allocating the recurrent state (%llu MB)",
                           (unsigned long long)(total * 4 >> 20));
-    /* Write every page now, on the loading thread: calloc's pages are the shared zero page until
-     * written, and the first prompt's scan writing them from two threads paid a copy-on-write
-     * fault with a cross-CPU TLB flush per page (Mamba-2 130m: 19 MB of state). */
-    for (size_t o = 0; o < (size_t)total * sizeof(float); o += 4096) ((volatile char *)m->state)[o] = 0;
+    /* Fault every page in now, on the loading thread: the first prompt's scan writing calloc's
+     * zero pages from two threads paid a copy-on-write fault with a cross-CPU TLB flush per page
+     * (Mamba-2 130m: 19 MB of state). */
+    sn_populate(m->state, (size_t)total * sizeof(float));
     m->state_decl = *d;
     m->state_floats = per;
     return SN_OK;

@@ -2,6 +2,7 @@
  * row splitting, and norms (see ops.h). */
 #include "ops.h"
 
+#include "populate.h"
 #include "recurrent.h"
 
 #include <math.h>
@@ -34,7 +35,7 @@ static sn_status reserve(sn_ops *o, int64_t T, sn_err *err) {
                         : NULL;
             if (!*b->p) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
             /* fault the pages in here, on one thread, not in the pool's first pass over them */
-            for (size_t o = 0; o < (size_t)(rows * b->width) * sizeof(float); o += 4096) ((volatile char *)*b->p)[o] = 0;
+            sn_populate(*b->p, (size_t)(rows * b->width) * sizeof(float));
         }
         o->bufs_T = T;
     }
