@@ -104,6 +104,8 @@ void sn_kernels_kquants_avx2(sn_kernels *k);
 void sn_kernels_kquants_avx512(sn_kernels *k);
 /* Tiled batched F32/F16/BF16 (8-lane order only) and Q8_0 matmuls (mm_avx2.c, kernels.h mm). */
 void sn_kernels_mm_avx2(sn_kernels *k);
+/* The same for F32/F16 in the 16-lane order (mm_avx512.c; only where sn_ggml_lanes() == 16). */
+void sn_kernels_mm_avx512(sn_kernels *k);
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
 const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
 /* The fastest table this process may use (respects SN_CPU, see cpu.h). */

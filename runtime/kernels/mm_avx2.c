@@ -26,17 +26,15 @@
 #include "simd_avx2.h"
 
 #define h2f(x) _cvtsh_ss(x)
-#define SN_AI static inline __attribute__((always_inline))
-
-/* Cache blocking: a block of ROW_BLOCK weight rows meets every token of a group of TOK_GROUP;
- * long rows are cut into chunks of KC elements so the block's chunk stays in L1 while every token
- * tile passes it (each output's 8-lane accumulator is parked in `acc` between chunks: storing and
- * reloading a float is exact, so every lane still runs one fma chain in element order). */
-enum { ROW_BLOCK = 16, TOK_GROUP = 64, TILE_R = 4, TILE_T = 3, KC = 512 };
-
-/* Tile modes: FIRST starts the accumulators at zero (else loads them from acc), LAST writes the
- * horizontal sums to y (else parks the accumulators in acc). */
-enum { FIRST = 1, LAST = 2 };
+#define MM_V __m256
+#define MM_LANES 8
+#define MM_TILE_T 3
+#define MM_ZERO() _mm256_setzero_ps()
+#define MM_LOAD(p) _mm256_load_ps(p)
+#define MM_STORE(p, v) _mm256_store_ps(p, v)
+#define MM_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define MM_HSUM(v) sn_avx2_hsum8(v)
+#include "mm_float.h"
 #ifndef Q8_TILE_T
 #define Q8_TILE_T 3
 #endif
@@ -50,34 +48,7 @@ SN_AI __m256 ld_bf16(const void *p, int64_t i) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
 }
 
-/* ---- float types: one RM x RN tile ---- */
-
-#define TILE_BEGIN(RM, RN)                                                                        \
-    __m256 c[TILE_T][TILE_R];                                                                     \
-    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
-        _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++)                                      \
-            c[t][r] = (mode & FIRST) ? _mm256_setzero_ps() : _mm256_load_ps(acc + (t * ROW_BLOCK + r) * 8);
-#define TILE_END(RM, RN)                                                                          \
-    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
-        _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                    \
-            if (mode & LAST) y[t * ldy + r] = sn_avx2_hsum8(c[t][r]);                              \
-            else _mm256_store_ps(acc + (t * ROW_BLOCK + r) * 8, c[t][r]);                         \
-        }
-
-#define FLOAT_TILE(NAME, LD)                                                                      \
-    SN_AI void NAME(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row,     \
-                    float *acc, int mode, float *y, int64_t ldy, const int RM, const int RN) {   \
-        TILE_BEGIN(RM, RN)                                                                        \
-        for (int64_t i = 0; i < n; i += 8) {                                                      \
-            __m256 b[TILE_T];                                                                     \
-            _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) b[t] = LD(x + (uint64_t)t * x_row, i); \
-            _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                \
-                const __m256 a = LD(w + (uint64_t)r * w_row, i);                                  \
-                _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) c[t][r] = _mm256_fmadd_ps(a, b[t], c[t][r]); \
-            }                                                                                     \
-        }                                                                                         \
-        TILE_END(RM, RN)                                                                          \
-    }
+/* ---- float types ---- */
 
 FLOAT_TILE(tile_f32, ld_f32)
 FLOAT_TILE(tile_f16, ld_f16)
@@ -113,99 +84,20 @@ SN_AI void tile_q8_0(int64_t n, const char *w, uint64_t w_row, const char *x, ui
     TILE_END(RM, RN)
 }
 
-/* ---- the blocked loop around a tile function ---- */
-
-/* One generic driver; the tile function is picked by a switch on the shape so that the common
- * 4 x 3 case is a straight call of a fully unrolled body. */
-typedef void (*tile_fn)(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, float *acc,
-                        int mode, float *y, int64_t ldy, int rm, int rn);
-
-#define TILE_ANY(TILE)                                                                              \
-    static void TILE##_any(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, \
-                           float *acc, int mode, float *y, int64_t ldy, int rm, int rn) {           \
-        switch (rm * 4 + rn) {                                                                      \
-        case 4 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 4, 3); break;                           \
-        case 4 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 4, 2); break;                           \
-        case 4 * 4 + 1: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 4, 1); break;                           \
-        case 3 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 3, 3); break;                           \
-        case 3 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 3, 2); break;                           \
-        case 3 * 4 + 1: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 3, 1); break;                           \
-        case 2 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 2, 3); break;                           \
-        case 2 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 2, 2); break;                           \
-        case 2 * 4 + 1: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 2, 1); break;                           \
-        case 1 * 4 + 3: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 1, 3); break;                           \
-        case 1 * 4 + 2: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 1, 2); break;                           \
-        default: TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, 1, 1); break;                                  \
-        }                                                                                           \
-    }
+/* ---- the blocked loops around the tile functions ---- */
 
 TILE_ANY(tile_f32)
 TILE_ANY(tile_f16)
 TILE_ANY(tile_bf16)
 
-/* wb32 / xb32: bytes of 32 elements of a weight / activation row (chunk offsets). */
-static void drive(tile_fn tile, int tile_t, uint64_t wb32, uint64_t xb32, int64_t n, const void *vw, uint64_t w_row, int64_t R,
-                  const void *vx, uint64_t x_row, int64_t T, float *y, int64_t ldy) {
-    const char *w = vw, *x = vx;
-    float acc[TOK_GROUP * ROW_BLOCK * 8] __attribute__((aligned(32)));
-    for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
-        const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;
-        for (int64_t rb = 0; rb < R; rb += ROW_BLOCK) {
-            const int64_t re = rb + ROW_BLOCK < R ? rb + ROW_BLOCK : R;
-            for (int64_t k0 = 0; k0 < n; k0 += KC) {
-                const int64_t kn = n - k0 < KC ? n - k0 : KC;
-                const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
-                const char *wk = w + (uint64_t)(k0 / 32) * wb32, *xk = x + (uint64_t)(k0 / 32) * xb32;
-                for (int64_t t = tg; t < te; t += tile_t) {
-                    const int rn = te - t < tile_t ? (int)(te - t) : tile_t;
-                    for (int64_t r = rb; r < re; r += TILE_R) {
-                        const int rm = re - r < TILE_R ? (int)(re - r) : TILE_R;
-                        tile(kn, wk + (uint64_t)r * w_row, w_row, xk + (uint64_t)t * x_row, x_row,
-                             acc + ((t - tg) * ROW_BLOCK + (r - rb)) * 8, mode, y + t * ldy + r, ldy, rm, rn);
-                    }
-                }
-            }
-        }
-    }
-}
+MM_FLOAT_ENTRY(mm_f32, tile_f32, 4)
+MM_FLOAT_ENTRY(mm_f16, tile_f16, 2)
+MM_FLOAT_ENTRY(mm_bf16, tile_bf16, 2)
 
-/* tinyBLAS declines rows whose length is not a multiple of 8 (ggml then runs vec_dot): so do we,
- * and sn_matmul uses the table's dot_mm, which does the same. */
-static int mm_f32(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
-                  float *y, int64_t ldy) {
-    if (n % 8) return 0;
-    drive(tile_f32_any, TILE_T, 128, 128, n, w, w_row, R, x, x_row, T, y, ldy);
-    return 1;
-}
-static int mm_f16(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
-                  float *y, int64_t ldy) {
-    if (n % 8) return 0;
-    drive(tile_f16_any, TILE_T, 64, 64, n, w, w_row, R, x, x_row, T, y, ldy);
-    return 1;
-}
-static int mm_bf16(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
-                   float *y, int64_t ldy) {
-    if (n % 8) return 0;
-    drive(tile_bf16_any, TILE_T, 64, 64, n, w, w_row, R, x, x_row, T, y, ldy);
-    return 1;
-}
 static void tile_q8_0_any(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, const float *dw,
                           const float *dx, float *acc, int mode, float *y, int64_t ldy, int rm, int rn) {
-#define Q8(RM, RN) tile_q8_0(n, w, w_row, x, x_row, dw, dx, acc, mode, y, ldy, RM, RN)
-    switch (rm * 4 + rn) {
-    case 4 * 4 + 3: Q8(4, 3); break;
-    case 4 * 4 + 2: Q8(4, 2); break;
-    case 4 * 4 + 1: Q8(4, 1); break;
-    case 3 * 4 + 3: Q8(3, 3); break;
-    case 3 * 4 + 2: Q8(3, 2); break;
-    case 3 * 4 + 1: Q8(3, 1); break;
-    case 2 * 4 + 3: Q8(2, 3); break;
-    case 2 * 4 + 2: Q8(2, 2); break;
-    case 2 * 4 + 1: Q8(2, 1); break;
-    case 1 * 4 + 3: Q8(1, 3); break;
-    case 1 * 4 + 2: Q8(1, 2); break;
-    default: Q8(1, 1); break;
-    }
+#define Q8(F, RM, RN) tile_q8_0(n, w, w_row, x, x_row, dw, dx, acc, mode, y, ldy, RM, RN)
+    MM_SWITCH_SHAPE(rm, rn, Q8, tile_q8_0)
 #undef Q8
 }
 

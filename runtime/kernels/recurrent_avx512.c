@@ -16,21 +16,16 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx512vl,avx2,fma")
 #include <immintrin.h>
+#include "simd_avx512.h"
 
 #define SN_AI static inline __attribute__((always_inline))
 #define LD(p) _mm512_loadu_ps(p)
 
 enum { CHUNK = 16 }; /* tokens per pass over the row blocks */
 
-/* GGML_F32_VEC_REDUCE on AVX-512: (x0 + x2) + (x1 + x3), then _mm512_reduce_add_ps's tree:
- * 256-bit halves, 128-bit halves, then (b0 + b2) + (b1 + b3) (sn_hsum16). */
-SN_AI float hsum16(__m512 v) {
-    const __m256 a = _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v));
-    const __m128 b = _mm_add_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));
-    const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-    return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
-}
-SN_AI float reduce4(const __m512 *x) { return hsum16(_mm512_add_ps(_mm512_add_ps(x[0], x[2]), _mm512_add_ps(x[1], x[3]))); }
+/* GGML_F32_VEC_REDUCE on AVX-512: (x0 + x2) + (x1 + x3), then _mm512_reduce_add_ps's tree
+ * (sn_avx512_hsum16; sn_hsum16 is its scalar twin). */
+SN_AI float reduce4(const __m512 *x) { return sn_avx512_hsum16(_mm512_add_ps(_mm512_add_ps(x[0], x[2]), _mm512_add_ps(x[1], x[3]))); }
 
 /* lanes of 16-float vector c that lie inside n floats (none past the end) */
 SN_AI __mmask16 inside(int64_t c, int64_t n) {

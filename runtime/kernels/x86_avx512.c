@@ -14,19 +14,13 @@
 #include "int4.h"
 #include "q4_0_x8.h"
 #include "simd_avx2.h"
+#include "simd_avx512.h"
 
 #include <immintrin.h>
 #include <math.h>
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
-
-static inline float reduce512(__m512 v) { /* GCC's _mm512_reduce_add_ps order, spelled out */
-    const __m256 t3 = _mm256_add_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(v));
-    const __m128 t6 = _mm_add_ps(_mm256_extractf128_ps(t3, 1), _mm256_castps256_ps128(t3));
-    const __m128 t8 = _mm_add_ps(t6, _mm_movehl_ps(t6, t6));
-    return _mm_cvtss_f32(_mm_add_ss(t8, _mm_movehdup_ps(t8)));
-}
 
 static inline __m512 ld_f32(const void *p, int64_t i) { return _mm512_loadu_ps((const float *)p + i); }
 static inline __m512 ld_f16(const void *p, int64_t i) {
@@ -49,7 +43,7 @@ static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16
         s0 = _mm512_add_ps(s0, s2);                                                      \
         s1 = _mm512_add_ps(s1, s3);                                                      \
         s0 = _mm512_add_ps(s0, s1);                                                      \
-        TAIL(reduce512(s0), np, n, w, a, SCAL);                                          \
+        TAIL(sn_avx512_hsum16(s0), np, n, w, a, SCAL);                                          \
     }
 
 #define DOT_MM(NAME, LD, FALLBACK)                                        \
@@ -57,7 +51,7 @@ static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16
         if (n % 16) return FALLBACK(n, w, a);                             \
         __m512 acc = _mm512_setzero_ps();                                 \
         for (int64_t i = 0; i < n; i += 16) acc = _mm512_fmadd_ps(LD(w, i), LD(a, i), acc); \
-        return reduce512(acc);                                            \
+        return sn_avx512_hsum16(acc);                                            \
     }
 
 /* 4 rows x 4 tokens, one 16-lane accumulator per output: tinyBLAS's per-element order. */
@@ -89,7 +83,7 @@ static inline float sc_f16(const void *p, int64_t i) { return h2f(((const uint16
             }                                                                                        \
         }                                                                                            \
         for (int t = 0; t < 4; t++)                                                                  \
-            for (int r = 0; r < 4; r++) y[t * ldy + r] = reduce512(c[t][r]);                         \
+            for (int r = 0; r < 4; r++) y[t * ldy + r] = sn_avx512_hsum16(c[t][r]);                         \
     }
 
 DOT_VEC(dot_f32, ld_f32, sc_f32, float, SN_K_TAIL_F32_16)
@@ -118,8 +112,8 @@ static float dot_bf16(int64_t n, const void *vw, const void *va) {
         c2 = dpbf16(c2, w + i + 32, a + i + 32);
     }
     double s = 0;
-    s += (double)reduce512(c1);
-    s += (double)reduce512(c2);
+    s += (double)sn_avx512_hsum16(c1);
+    s += (double)sn_avx512_hsum16(c2);
     for (; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
     return (float)s;
 }
@@ -129,7 +123,7 @@ static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
     const uint16_t *w = vw, *a = va;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; i += 32) acc = dpbf16(acc, w + i, a + i);
-    return reduce512(acc);
+    return sn_avx512_hsum16(acc);
 }
 
 static void gemm_bf16(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy) {
@@ -159,7 +153,7 @@ static void gemm_bf16(int64_t n, const void *w, uint64_t w_row, const void *x, u
         }
     }
     for (int t = 0; t < 4; t++)
-        for (int r = 0; r < 4; r++) y[t * ldy + r] = reduce512(c[t][r]);
+        for (int r = 0; r < 4; r++) y[t * ldy + r] = sn_avx512_hsum16(c[t][r]);
 }
 
 static void mad_f16(int64_t n, uint16_t *y, const uint16_t *x, float v) {
@@ -439,6 +433,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
      * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
     for (int t = 0; t < SN_KTYPE_COUNT; t++) k->mm[t] = NULL;
+    sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
     if (!(f & SN_CPU_AVX512VNNI)) k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
     if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
         static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};

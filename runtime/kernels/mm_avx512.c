@@ -1,0 +1,52 @@
+/* mm_avx512.c - batched (prompt) matrix multiplies for F32 / F16 weights on AVX-512: the 16-lane
+ * instance of mm_float.h (register tiles of 4 weight rows x 4 tokens, cache-blocked so a block of
+ * rows stays in L1 while every token passes it).
+ *
+ * ggml's AVX-512 build multiplies F32 / F16 batches with tinyBLAS on 16-lane vectors: per output
+ * one 16-lane accumulator, fma in element order, then _mm512_reduce_add_ps's order (halves of
+ * 256, 128, 64 bits, then the last pair). F16 values are widened to f32 exactly. This computes
+ * every output the same way, so it is bit-identical to the AVX-512 table's dot_mm; BF16 (summed in
+ * pairs by vdpbf16ps' order) keeps that table's 4 x 4 tile. Installed only where
+ * sn_ggml_lanes() == 16. Tests: tests/unit/test_kernels.c compares every output with the scalar
+ * dot_mm bit for bit, for row counts, token counts and lengths that hit every edge tile. */
+#include "kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx2,fma,f16c")
+#include <immintrin.h>
+
+
+#include "simd_avx512.h"
+
+#define MM_V __m512
+#define MM_LANES 16
+#define MM_TILE_T 4
+#define MM_ZERO() _mm512_setzero_ps()
+#define MM_LOAD(p) _mm512_load_ps(p)
+#define MM_STORE(p, v) _mm512_store_ps(p, v)
+#define MM_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define MM_HSUM(v) sn_avx512_hsum16(v)
+#include "mm_float.h"
+
+SN_AI __m512 ld_f32(const void *p, int64_t i) { return _mm512_loadu_ps((const float *)p + i); }
+SN_AI __m512 ld_f16(const void *p, int64_t i) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i)));
+}
+
+FLOAT_TILE(tile_f32, ld_f32)
+FLOAT_TILE(tile_f16, ld_f16)
+TILE_ANY(tile_f32)
+TILE_ANY(tile_f16)
+MM_FLOAT_ENTRY(mm_f32, tile_f32, 4)
+MM_FLOAT_ENTRY(mm_f16, tile_f16, 2)
+
+void sn_kernels_mm_avx512(sn_kernels *k) {
+    if (sn_ggml_lanes() != 16) return;
+    k->mm[SN_GGML_F32] = mm_f32;
+    k->mm[SN_GGML_F16] = mm_f16;
+}
+#pragma GCC pop_options
+#else
+void sn_kernels_mm_avx512(sn_kernels *k) { (void)k; }
+#endif

@@ -1,0 +1,135 @@
+/* mm_float.h - the register-tiled, cache-blocked batched float matmul, written once for every
+ * vector width (mm_avx2.c: 8 lanes, mm_avx512.c: 16 lanes). Include it after the file's
+ * `#pragma GCC target(...)`, having defined:
+ *   MM_V            the float vector type (__m256, __m512), MM_LANES its lane count
+ *   MM_TILE_T       tokens per register tile (rows per tile are TILE_R = 4; at most 4 x 4)
+ *   MM_ZERO() MM_LOAD(p) MM_STORE(p, v) MM_FMA(a, b, c)   aligned load/store, c + a * b fused
+ *   MM_HSUM(v)      ggml's horizontal sum for that width (the order tinyBLAS reduces in)
+ *
+ * Each output is tinyBLAS's: one MM_LANES-wide accumulator, acc = fma(w[i..], x[i..], acc) for
+ * i = 0, MM_LANES, ... in order, then MM_HSUM. Which tile an output belongs to changes nothing
+ * about that order, so the tiling below is our own choice.
+ *
+ * Cache blocking: a block of ROW_BLOCK weight rows meets every token of a group of TOK_GROUP;
+ * long rows are cut into chunks of KC elements so the block's chunk stays in L1 while every token
+ * tile passes it (each output's accumulator is parked in `acc` between chunks: storing and
+ * reloading a float is exact, so every lane still runs one fma chain in element order). */
+#ifndef SN_MM_FLOAT_H
+#define SN_MM_FLOAT_H
+#include <stdint.h>
+
+#ifndef SN_AI
+#define SN_AI static inline __attribute__((always_inline))
+#endif
+
+enum { ROW_BLOCK = 16, TOK_GROUP = 64, TILE_R = 4, TILE_T = MM_TILE_T, KC = 512 };
+
+/* Tile modes: FIRST starts the accumulators at zero (else loads them from acc), LAST writes the
+ * horizontal sums to y (else parks the accumulators in acc). */
+enum { FIRST = 1, LAST = 2 };
+
+/* The accumulators of one RM x RN tile: c[t][r] for token t, row r. */
+#define TILE_BEGIN(RM, RN)                                                                        \
+    MM_V c[TILE_T][TILE_R];                                                                       \
+    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
+        _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++)                                      \
+            c[t][r] = (mode & FIRST) ? MM_ZERO() : MM_LOAD(acc + (t * ROW_BLOCK + r) * MM_LANES);
+#define TILE_END(RM, RN)                                                                          \
+    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
+        _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                    \
+            if (mode & LAST) y[t * ldy + r] = MM_HSUM(c[t][r]);                                   \
+            else MM_STORE(acc + (t * ROW_BLOCK + r) * MM_LANES, c[t][r]);                          \
+        }
+
+/* One RM x RN tile of a float type whose loader LD(p, i) widens MM_LANES elements at i. */
+#define FLOAT_TILE(NAME, LD)                                                                      \
+    SN_AI void NAME(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row,     \
+                    float *acc, int mode, float *y, int64_t ldy, const int RM, const int RN) {   \
+        TILE_BEGIN(RM, RN)                                                                        \
+        for (int64_t i = 0; i < n; i += MM_LANES) {                                               \
+            MM_V b[TILE_T];                                                                       \
+            _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) b[t] = LD(x + (uint64_t)t * x_row, i); \
+            _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                \
+                const MM_V a = LD(w + (uint64_t)r * w_row, i);                                    \
+                _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) c[t][r] = MM_FMA(a, b[t], c[t][r]); \
+            }                                                                                     \
+        }                                                                                         \
+        TILE_END(RM, RN)                                                                          \
+    }
+
+/* The driver takes the tile through a switch on its shape, so that every shape is a straight
+ * call of a fully unrolled body; SHAPE(F, RM, RN) is the call of tile F for one shape. */
+#if MM_TILE_T >= 4
+#define MM_SHAPES_T4(SHAPE, F)                                      \
+    case 4 * 8 + 4: SHAPE(F, 4, 4); break;                            \
+    case 3 * 8 + 4: SHAPE(F, 3, 4); break;                            \
+    case 2 * 8 + 4: SHAPE(F, 2, 4); break;                            \
+    case 1 * 8 + 4: SHAPE(F, 1, 4); break;
+#else
+#define MM_SHAPES_T4(SHAPE, F)
+#endif
+#define MM_SWITCH_SHAPE(rm, rn, SHAPE, F)                                                          \
+    switch ((rm) * 8 + (rn)) {                                                                     \
+        MM_SHAPES_T4(SHAPE, F)                                                                     \
+    case 4 * 8 + 3: SHAPE(F, 4, 3); break;                                                            \
+    case 4 * 8 + 2: SHAPE(F, 4, 2); break;                                                            \
+    case 4 * 8 + 1: SHAPE(F, 4, 1); break;                                                            \
+    case 3 * 8 + 3: SHAPE(F, 3, 3); break;                                                            \
+    case 3 * 8 + 2: SHAPE(F, 3, 2); break;                                                            \
+    case 3 * 8 + 1: SHAPE(F, 3, 1); break;                                                            \
+    case 2 * 8 + 3: SHAPE(F, 2, 3); break;                                                            \
+    case 2 * 8 + 2: SHAPE(F, 2, 2); break;                                                            \
+    case 2 * 8 + 1: SHAPE(F, 2, 1); break;                                                            \
+    case 1 * 8 + 3: SHAPE(F, 1, 3); break;                                                            \
+    case 1 * 8 + 2: SHAPE(F, 1, 2); break;                                                            \
+    default: SHAPE(F, 1, 1); break;                                                                   \
+    }
+
+typedef void (*tile_fn)(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, float *acc,
+                        int mode, float *y, int64_t ldy, int rm, int rn);
+
+#define TILE_ANY(TILE)                                                                              \
+    static void TILE##_any(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row, \
+                           float *acc, int mode, float *y, int64_t ldy, int rm, int rn) {           \
+        MM_SWITCH_SHAPE(rm, rn, MM_FLOAT_SHAPE, TILE)                                               \
+    }
+#define MM_FLOAT_SHAPE(TILE, RM, RN) TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, RM, RN)
+
+/* The blocked loop around a tile function. wb32 / xb32: bytes of 32 elements of a weight /
+ * activation row (chunk offsets). */
+static void drive(tile_fn tile, uint64_t wb32, uint64_t xb32, int64_t n, const void *vw, uint64_t w_row, int64_t R,
+                  const void *vx, uint64_t x_row, int64_t T, float *y, int64_t ldy) {
+    const char *w = vw, *x = vx;
+    float acc[TOK_GROUP * ROW_BLOCK * MM_LANES] __attribute__((aligned(64)));
+    for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
+        const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;
+        for (int64_t rb = 0; rb < R; rb += ROW_BLOCK) {
+            const int64_t re = rb + ROW_BLOCK < R ? rb + ROW_BLOCK : R;
+            for (int64_t k0 = 0; k0 < n; k0 += KC) {
+                const int64_t kn = n - k0 < KC ? n - k0 : KC;
+                const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
+                const char *wk = w + (uint64_t)(k0 / 32) * wb32, *xk = x + (uint64_t)(k0 / 32) * xb32;
+                for (int64_t t = tg; t < te; t += TILE_T) {
+                    const int rn = te - t < TILE_T ? (int)(te - t) : TILE_T;
+                    for (int64_t r = rb; r < re; r += TILE_R) {
+                        const int rm = re - r < TILE_R ? (int)(re - r) : TILE_R;
+                        tile(kn, wk + (uint64_t)r * w_row, w_row, xk + (uint64_t)t * x_row, x_row,
+                             acc + ((t - tg) * ROW_BLOCK + (r - rb)) * MM_LANES, mode, y + t * ldy + r, ldy, rm, rn);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* sn_kernels.mm for a float type of ELT_BYTES per element. tinyBLAS declines rows whose length is
+ * not a multiple of its vector width (ggml then runs vec_dot): so do we, and sn_matmul uses the
+ * table's dot_mm, which does the same. */
+#define MM_FLOAT_ENTRY(NAME, TILE, ELT_BYTES)                                                                  \
+    static int NAME(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,       \
+                    int64_t T, float *y, int64_t ldy) {                                                        \
+        if (n % MM_LANES) return 0;                                                                            \
+        drive(TILE##_any, 32 * (ELT_BYTES), 32 * (ELT_BYTES), n, w, w_row, R, x, x_row, T, y, ldy);            \
+        return 1;                                                                                              \
+    }
+#endif
