@@ -41,12 +41,16 @@ TILE_ANY(tile_f16)
 MM_FLOAT_ENTRY(mm_f32, tile_f32, 4)
 MM_FLOAT_ENTRY(mm_f16, tile_f16, 2)
 
-void sn_kernels_mm_avx512(sn_kernels *k) {
-    if (sn_ggml_lanes() != 16) return;
-    k->mm[SN_GGML_F32] = mm_f32;
-    k->mm[SN_GGML_F16] = mm_f16;
-}
 #pragma GCC pop_options
-#else
-void sn_kernels_mm_avx512(sn_kernels *k) { (void)k; }
 #endif
+
+void sn_kernels_mm_avx512(sn_kernels *k) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (sn_ggml_lanes() == 16) {
+        k->mm[SN_GGML_F32] = mm_f32;
+        k->mm[SN_GGML_F16] = mm_f16;
+    }
+#else
+    (void)k;
+#endif
+}

@@ -6,7 +6,7 @@
  * recurrent_avx512.c) that give the same bits (tests/unit/test_recurrent.c compares them); `lanes`
  * is the vector width of ggml's reductions on this machine (sn_ggml_lanes(): 16 on the AVX-512
  * builds, 8 on AVX2). The AVX2 twins serve lanes == 8 and the AVX-512 twins lanes == 16; each falls
- * back to the one below it for other widths and where its ISA is not compiled in. Callers take
+ * back to the one below it for other widths (and off x86 their names are the scalar ones). Callers take
  * them from sn_recurrent_best(), which picks by sn_cpu_usable(). */
 #ifndef SN_RECURRENT_H
 #define SN_RECURRENT_H
@@ -60,6 +60,17 @@ void sn_ssm_conv_avx2(int64_t n, int64_t K, int64_t T, const float *win, int64_t
                       const float *bias, float *out, int64_t ldo);
 void sn_ssm_conv_avx512(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
                         const float *bias, float *out, int64_t ldo);
+
+/* Without x86 the twins are not compiled (their files are empty): their names are the scalar
+ * references, so callers and tests need no conditions of their own. */
+#if !defined(__x86_64__)
+#define sn_wkv7_avx2 sn_wkv7_scalar
+#define sn_wkv7_avx512 sn_wkv7_scalar
+#define sn_ssd_scan_avx2 sn_ssd_scan_scalar
+#define sn_ssd_scan_avx512 sn_ssd_scan_scalar
+#define sn_ssm_conv_avx2 sn_ssm_conv_scalar
+#define sn_ssm_conv_avx512 sn_ssm_conv_scalar
+#endif
 
 /* The twins this process may use (sn_cpu_usable(): AVX-512, else AVX2, else scalar); each serves
  * every lane width through its fallbacks, so callers pass sn_ggml_lanes()'s width and need not

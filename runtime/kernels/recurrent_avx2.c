@@ -131,17 +131,4 @@ void sn_ssm_conv_avx2(int64_t n, int64_t K, int64_t T, const float *win, int64_t
 }
 
 #pragma GCC pop_options
-#else
-void sn_wkv7_avx2(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
-                  const float *v, const float *a, const float *b, float *S, float *y) {
-    sn_wkv7_scalar(N, lanes, T, ld, r, w, k, v, a, b, S, y);
-}
-void sn_ssd_scan_avx2(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
-                      int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy) {
-    sn_ssd_scan_scalar(N, P, lanes, T, x, B, C, ldx, dt, dA, ldt, S, y, ldy);
-}
-void sn_ssm_conv_avx2(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
-                      const float *bias, float *out, int64_t ldo) {
-    sn_ssm_conv_scalar(n, K, T, win, ldw, wt, ldt, bias, out, ldo);
-}
 #endif

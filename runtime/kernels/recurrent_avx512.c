@@ -114,28 +114,23 @@ static void wkv7_masked(int64_t N, int64_t T, int64_t ld, const float *r, const 
             float *Si = S + i * N;
             __m512 acc[4];
             for (int q = 0; q < 4; q++) acc[q] = _mm512_setzero_ps();
-            for (int64_t c0 = 0; c0 < nv; c0 += 4)
-#pragma GCC unroll 4
-                for (int q = 0; q < 4; q++) {
-                    const __mmask16 m = inside(c0 + q, N);
-                    const int64_t o = 16 * (c0 + q);
-                    const __m512 aq = _mm512_maskz_loadu_ps(m, a + o), sq = _mm512_maskz_loadu_ps(m, Si + o);
-                    acc[q] = _mm512_mask3_fmadd_ps(aq, sq, acc[q], m);
-                }
+            for (int64_t j = 0; j < nv; j++) { /* vector j adds into accumulator j % 4, as in wkv7_head */
+                const __mmask16 m = inside(j, N);
+                const __m512 aq = _mm512_maskz_loadu_ps(m, a + 16 * j), sq = _mm512_maskz_loadu_ps(m, Si + 16 * j);
+                acc[j & 3] = _mm512_mask3_fmadd_ps(aq, sq, acc[j & 3], m);
+            }
             const __m512 vsa = _mm512_set1_ps(reduce4(acc)), vi = _mm512_set1_ps(v[i]);
             for (int q = 0; q < 4; q++) acc[q] = _mm512_setzero_ps();
-            for (int64_t c0 = 0; c0 < nv; c0 += 4)
-#pragma GCC unroll 4
-                for (int q = 0; q < 4; q++) {
-                    const __mmask16 m = inside(c0 + q, N);
-                    const int64_t o = 16 * (c0 + q);
-                    const __m512 kq = _mm512_maskz_loadu_ps(m, k + o), wq = _mm512_maskz_loadu_ps(m, w + o);
-                    const __m512 bq = _mm512_maskz_loadu_ps(m, b + o), rq = _mm512_maskz_loadu_ps(m, r + o);
-                    __m512 s = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, Si + o), wq, _mm512_mul_ps(vi, kq));
-                    s = _mm512_fmadd_ps(vsa, bq, s);
-                    _mm512_mask_storeu_ps(Si + o, m, s);
-                    acc[q] = _mm512_mask3_fmadd_ps(s, rq, acc[q], m);
-                }
+            for (int64_t j = 0; j < nv; j++) {
+                const __mmask16 m = inside(j, N);
+                const int64_t o = 16 * j;
+                const __m512 kq = _mm512_maskz_loadu_ps(m, k + o), wq = _mm512_maskz_loadu_ps(m, w + o);
+                const __m512 bq = _mm512_maskz_loadu_ps(m, b + o), rq = _mm512_maskz_loadu_ps(m, r + o);
+                __m512 s = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, Si + o), wq, _mm512_mul_ps(vi, kq));
+                s = _mm512_fmadd_ps(vsa, bq, s);
+                _mm512_mask_storeu_ps(Si + o, m, s);
+                acc[j & 3] = _mm512_mask3_fmadd_ps(s, rq, acc[j & 3], m);
+            }
             y[i] = reduce4(acc);
         }
 }
@@ -259,17 +254,4 @@ void sn_ssm_conv_avx512(int64_t n, int64_t K, int64_t T, const float *win, int64
 }
 
 #pragma GCC pop_options
-#else
-void sn_wkv7_avx512(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
-                    const float *v, const float *a, const float *b, float *S, float *y) {
-    sn_wkv7_avx2(N, lanes, T, ld, r, w, k, v, a, b, S, y);
-}
-void sn_ssd_scan_avx512(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
-                        int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy) {
-    sn_ssd_scan_avx2(N, P, lanes, T, x, B, C, ldx, dt, dA, ldt, S, y, ldy);
-}
-void sn_ssm_conv_avx512(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
-                        const float *bias, float *out, int64_t ldo) {
-    sn_ssm_conv_avx2(n, K, T, win, ldw, wt, ldt, bias, out, ldo);
-}
 #endif
