@@ -7,13 +7,16 @@
 
 /* ------------------------------------------------------------------------------------------------
  * Q8_0: d = max|x| / 127, q = roundf(x / d). */
-static void q8_0_block(const float *xb, sn_block_q8_0 *y) {
-    float amax = 0.0f;
-    for (int j = 0; j < SN_QK8_0; j++) amax = SN_MAX(amax, fabsf(xb[j])); /* NaN semantics too */
-    const float d = amax / 127;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y->d = sn_fp32_to_fp16(d);
-    for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(roundf(xb[j] * id));
+static void q8_0_row_scalar(const float *x, sn_block_q8_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float *xb = x + i * SN_QK8_0;
+        float amax = 0.0f;
+        for (int j = 0; j < SN_QK8_0; j++) amax = SN_MAX(amax, fabsf(xb[j])); /* NaN semantics too */
+        const float d = amax / 127;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = sn_fp32_to_fp16(d);
+        for (int j = 0; j < SN_QK8_0; j++) y[i].qs[j] = cast_i8(roundf(xb[j] * id));
+    }
 }
 
 #ifdef SN_X86
@@ -34,7 +37,7 @@ __attribute__((target("avx2"))) static void q8_0_row_avx2(const float *x, sn_blo
             nan = _mm256_or_ps(nan, _mm256_cmp_ps(v[k], v[k], _CMP_UNORD_Q));
             m = _mm256_max_ps(m, _mm256_and_ps(v[k], absmask));
         }
-        if (_mm256_movemask_ps(nan)) { q8_0_block(xb, &y[i]); continue; }
+        if (_mm256_movemask_ps(nan)) { q8_0_row_scalar(xb, &y[i], 1); continue; }
         float lanes[8];
         _mm256_storeu_ps(lanes, m);
         float amax = 0.0f;
@@ -59,28 +62,28 @@ __attribute__((target("avx2"))) static void q8_0_row_avx2(const float *x, sn_blo
 #endif
 
 void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
-    sn_block_q8_0 *y = vy;
-    const int64_t nb = k / SN_QK8_0;
-#ifdef SN_X86
-    if (CPU_AVX2) { q8_0_row_avx2(x, y, nb); return; }
-#endif
-    for (int64_t i = 0; i < nb; i++) q8_0_block(x + i * SN_QK8_0, &y[i]);
+    static void (*const by_level[3])(const float *, sn_block_q8_0 *, int64_t) =
+        SN_BY_LEVEL(q8_0_row_scalar, q8_0_row_avx2, q8_0_row_avx2);
+    by_level[sn_ggml_level()](x, vy, k / SN_QK8_0);
 }
 
 /* Q4_0: d = (signed value of largest magnitude) / -8, q = min(15, (int8)(x/d + 8.5)). */
-static void q4_0_block(const float *xb, sn_block_q4_0 *y) {
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < SN_QK4_0; j++) {
-        if (amax < fabsf(xb[j])) { amax = fabsf(xb[j]); max = xb[j]; }
-    }
-    const float d = max / -8;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y->d = sn_fp32_to_fp16(d);
-    for (int j = 0; j < SN_QK4_0 / 2; j++) {
-        const float x0 = xb[j] * id, x1 = xb[j + SN_QK4_0 / 2] * id;
-        const uint8_t q0 = (uint8_t)SN_MIN(15, (int)cast_i8(x0 + 8.5f));
-        const uint8_t q1 = (uint8_t)SN_MIN(15, (int)cast_i8(x1 + 8.5f));
-        y->qs[j] = (uint8_t)(q0 | (q1 << 4));
+static void q4_0_row_scalar(const float *x, sn_block_q4_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float *xb = x + i * SN_QK4_0;
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < SN_QK4_0; j++) {
+            if (amax < fabsf(xb[j])) { amax = fabsf(xb[j]); max = xb[j]; }
+        }
+        const float d = max / -8;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = sn_fp32_to_fp16(d);
+        for (int j = 0; j < SN_QK4_0 / 2; j++) {
+            const float x0 = xb[j] * id, x1 = xb[j + SN_QK4_0 / 2] * id;
+            const uint8_t q0 = (uint8_t)SN_MIN(15, (int)cast_i8(x0 + 8.5f));
+            const uint8_t q1 = (uint8_t)SN_MIN(15, (int)cast_i8(x1 + 8.5f));
+            y[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
+        }
     }
 }
 
@@ -166,13 +169,9 @@ __attribute__((target("avx512f"))) static void q4_0_row_avx512(const float *x, s
 #endif
 
 void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
-    sn_block_q4_0 *y = vy;
-    const int64_t nb = k / SN_QK4_0;
-#ifdef SN_X86
-    if (CPU_AVX512) { q4_0_row_avx512(x, y, nb); return; }
-    if (CPU_AVX2) { q4_0_row_avx2(x, y, nb); return; }
-#endif
-    for (int64_t i = 0; i < nb; i++) q4_0_block(x + i * SN_QK4_0, &y[i]);
+    static void (*const by_level[3])(const float *, sn_block_q4_0 *, int64_t) =
+        SN_BY_LEVEL(q4_0_row_scalar, q4_0_row_avx2, q4_0_row_avx512);
+    by_level[sn_ggml_level()](x, vy, k / SN_QK4_0);
 }
 
 /* Q8_K: the activation format of the K-quant dot products (float d, 16 partial sums). */
