@@ -299,45 +299,54 @@ __attribute__((target("avx2"))) static void qx_quants_rmse1_x8(int n, int nmax, 
 #endif
 
 /* Q4_K: 8 sub-blocks of 32 with 6-bit scales and mins relative to fp16 d and dmin. */
+/* ggml's av_x of a 32-value sub-block: sqrt of the mean square (the weights are av_x + |x|). */
+static inline float av_x32(const float *xs) {
+    float sum_x2 = 0;
+    for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
+    return sqrtf(sum_x2 / 32);
+}
+
+/* The 8 sub-blocks' scales, mins and levels of one Q4_K block: ggml's make_qkx2_quants per
+ * sub-block, the 8 sub-blocks at once in lanes when the CPU has AVX2 (lanes). */
+static void q4_K_sub_scales(const float *x, int lanes, uint8_t *L, float *mins, float *scales) {
+#ifdef SN_X86
+    if (lanes) {
+        float xt[32 * 8], wt[32 * 8];
+        int32_t Lt[32 * 8];
+        for (int j = 0; j < SN_QK_K / 32; j++) {
+            const float *xs = x + 32 * j;
+            const float av_x = av_x32(xs);
+            for (int l = 0; l < 32; l++) {
+                xt[l * 8 + j] = xs[l];
+                wt[l * 8 + j] = av_x + fabsf(xs[l]);
+            }
+        }
+        qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);
+        for (int j = 0; j < SN_QK_K / 32; j++)
+            for (int l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)Lt[l * 8 + j];
+        return;
+    }
+#endif
+    (void)lanes;
+    uint8_t Laux[32];
+    float weights[32];
+    for (int j = 0; j < SN_QK_K / 32; j++) {
+        const float *xs = x + 32 * j;
+        const float av_x = av_x32(xs);
+        for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(xs[l]);
+        scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
+    }
+}
+
 void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) {
     sn_block_q4_K *y = vy;
     const int64_t nb = k / SN_QK_K;
-    uint8_t L[SN_QK_K], Laux[32];
-    float weights[32], mins[SN_QK_K / 32], scales[SN_QK_K / 32];
-#ifdef SN_X86
     const int lanes = CPU_AVX2;
-    float xt[32 * 8], wt[32 * 8];
-    int32_t Lt[32 * 8];
-#endif
+    uint8_t L[SN_QK_K];
+    float mins[SN_QK_K / 32], scales[SN_QK_K / 32];
     for (int64_t i = 0; i < nb; i++) {
+        q4_K_sub_scales(x, lanes, L, mins, scales);
         float max_scale = 0, max_min = 0;
-#ifdef SN_X86
-        if (lanes) {
-            for (int j = 0; j < SN_QK_K / 32; j++) {
-                const float *xs = x + 32 * j;
-                float sum_x2 = 0;
-                for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
-                float av_x = sqrtf(sum_x2 / 32);
-                for (int l = 0; l < 32; l++) {
-                    xt[l * 8 + j] = xs[l];
-                    wt[l * 8 + j] = av_x + fabsf(xs[l]);
-                }
-            }
-            qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);
-            for (int j = 0; j < SN_QK_K / 32; j++)
-                for (int l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)Lt[l * 8 + j];
-        } else
-#endif
-        {
-            for (int j = 0; j < SN_QK_K / 32; j++) {
-                const float *xs = x + 32 * j;
-                float sum_x2 = 0;
-                for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
-                float av_x = sqrtf(sum_x2 / 32);
-                for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(xs[l]);
-                scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
-            }
-        }
         for (int j = 0; j < SN_QK_K / 32; j++) {
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
@@ -577,6 +586,27 @@ __attribute__((target("avx512f"))) static void q6_K_block_x16(const float *x, sn
 }
 #endif
 
+/* The 16 sub-blocks' scales and levels of one Q6_K block: ggml's make_qx_quants (rmse_type 1) per
+ * sub-block, 8 sub-blocks at once in lanes when the CPU has AVX2 (lanes). */
+static void q6_K_sub_scales(const float *x, int lanes, int8_t *L, float *scales) {
+#ifdef SN_X86
+    if (lanes) {
+        float xt[16 * 8];
+        int32_t Lt[16 * 8];
+        for (int half = 0; half < 2; half++) {
+            for (int j = 0; j < 8; j++)
+                for (int l = 0; l < 16; l++) xt[l * 8 + j] = x[16 * (8 * half + j) + l];
+            qx_quants_rmse1_x8(16, 32, xt, Lt, scales + 8 * half);
+            for (int j = 0; j < 8; j++)
+                for (int l = 0; l < 16; l++) L[16 * (8 * half + j) + l] = (int8_t)Lt[l * 8 + j];
+        }
+        return;
+    }
+#endif
+    (void)lanes;
+    for (int ib = 0; ib < SN_QK_K / 16; ib++) scales[ib] = qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
+}
+
 /* Q6_K: 16 sub-blocks of 16 with int8 scales relative to one fp16 d; 6-bit levels split into
  * 4 low bits (ql) and 2 high bits (qh). */
 void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
@@ -589,27 +619,11 @@ void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
         for (int64_t i = 0; i < nb; i++) q6_K_block_x16(x + i * SN_QK_K, &y[i]);
         return;
     }
+#endif
     const int lanes = CPU_AVX2;
-    float xt[16 * 8];
-    int32_t Lt[16 * 8];
-#endif
     for (int64_t i = 0; i < nb; i++) {
+        q6_K_sub_scales(x, lanes, L, scales);
         float max_scale = 0, max_abs_scale = 0;
-#ifdef SN_X86
-        if (lanes) {
-            for (int half = 0; half < 2; half++) {
-                for (int j = 0; j < 8; j++)
-                    for (int l = 0; l < 16; l++) xt[l * 8 + j] = x[16 * (8 * half + j) + l];
-                qx_quants_rmse1_x8(16, 32, xt, Lt, scales + 8 * half);
-                for (int j = 0; j < 8; j++)
-                    for (int l = 0; l < 16; l++) L[16 * (8 * half + j) + l] = (int8_t)Lt[l * 8 + j];
-            }
-        } else
-#endif
-        {
-            for (int ib = 0; ib < SN_QK_K / 16; ib++)
-                scales[ib] = qx_quants_rmse1(16, 32, x + 16 * ib, L + 16 * ib);
-        }
         for (int ib = 0; ib < SN_QK_K / 16; ib++) {
             const float scale = scales[ib];
             const float abs_scale = fabsf(scale);
