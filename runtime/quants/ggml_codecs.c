@@ -60,60 +60,75 @@ static void f16_to_f32_scalar(const uint16_t *x, float *y, size_t n) {
 static void f32_to_bf16_scalar(const float *x, uint16_t *y, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_bf16(x[i]);
 }
+static void bf16_to_f16_scalar(const uint16_t *x, uint16_t *y, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
+}
 
 #ifdef SN_X86
-__attribute__((target("avx512f"))) static void f32_to_f16_avx512(const float *x, uint16_t *y,
-                                                                  size_t n) {
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512 v = _mm512_loadu_ps(x + i);
-        __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm256_storeu_si256((__m256i *)(void *)(y + i), h);
-        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        while (nan) {
-            int l = __builtin_ctz(nan);
-            y[i + (size_t)l] = sn_fp32_to_fp16(x[i + (size_t)l]);
-            nan &= (__mmask16)(nan - 1);
-        }
-    }
-    f32_to_f16_scalar(x + i, y + i, n - i);
+#define F16C_TARGET __attribute__((target("avx2,f16c")))
+#define AVX512_TARGET __attribute__((target("avx512f,avx2,f16c")))
+
+/* The f32 values i.. (8 or 16) of a row of f32 (bf16 = 0) or of bf16 (bf16 = 1, widened exactly);
+ * bf16 is a constant in each caller. */
+F16C_TARGET static inline __attribute__((always_inline)) __m256 load8(const void *x, int bf16, size_t i) {
+    if (bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)x + i))), 16));
+    return _mm256_loadu_ps((const float *)x + i);
+}
+AVX512_TARGET static inline __attribute__((always_inline)) __m512 load16(const void *x, int bf16, size_t i) {
+    if (bf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)x + i))), 16));
+    return _mm512_loadu_ps((const float *)x + i);
 }
 
-__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *x, uint16_t *y,
-                                                                 size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i);
-        __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm_storeu_si128((__m128i *)(void *)(y + i), h);
-        int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        while (nan) {
-            int l = __builtin_ctz((unsigned)nan);
-            y[i + (size_t)l] = sn_fp32_to_fp16(x[i + (size_t)l]);
-            nan &= nan - 1;
-        }
+/* ggml's fp16 for the NaN lanes (mask) of the chunk at i, from the scalar path. */
+static inline __attribute__((always_inline)) void f16_nan_lanes(uint16_t *y, const void *x, int bf16, size_t i, unsigned mask) {
+    for (; mask; mask &= mask - 1) {
+        const size_t l = i + (size_t)__builtin_ctz(mask);
+        y[l] = sn_fp32_to_fp16(bf16 ? sn_bf16_to_fp32(((const uint16_t *)x)[l]) : ((const float *)x)[l]);
     }
-    f32_to_f16_scalar(x + i, y + i, n - i);
 }
 
-__attribute__((target("avx512f"))) static void f16_to_f32_avx512(const uint16_t *x, float *y,
-                                                                  size_t n) {
+/* fp16 of the chunk of 8 / 16 values at i: the hardware conversion, then the NaN lanes patched. */
+F16C_TARGET static inline __attribute__((always_inline)) void f16_chunk8(uint16_t *y, const void *x, int bf16, size_t i) {
+    const __m256 v = load8(x, bf16, i);
+    _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    f16_nan_lanes(y, x, bf16, i, (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+AVX512_TARGET static inline __attribute__((always_inline)) void f16_chunk16(uint16_t *y, const void *x, int bf16, size_t i) {
+    const __m512 v = load16(x, bf16, i);
+    _mm256_storeu_si256((__m256i *)(void *)(y + i), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    f16_nan_lanes(y, x, bf16, i, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q));
+}
+
+/* fp16 rows from f32 or bf16: 8 values at a time with F16C, the rest scalar; 16 at a time with
+ * AVX-512, the rest as with F16C. */
+F16C_TARGET static inline __attribute__((always_inline)) void to_f16_f16c(const void *x, int bf16, uint16_t *y, size_t n) {
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
-        _mm512_storeu_ps(y + i, _mm512_cvtph_ps(h));
-    }
+    for (; i + 8 <= n; i += 8) f16_chunk8(y, x, bf16, i);
+    if (bf16) bf16_to_f16_scalar((const uint16_t *)x + i, y + i, n - i);
+    else f32_to_f16_scalar((const float *)x + i, y + i, n - i);
+}
+AVX512_TARGET static inline __attribute__((always_inline)) void to_f16_avx512(const void *x, int bf16, uint16_t *y, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) f16_chunk16(y, x, bf16, i);
+    to_f16_f16c(bf16 ? (const void *)((const uint16_t *)x + i) : (const void *)((const float *)x + i), bf16, y + i, n - i);
+}
+
+F16C_TARGET static void f32_to_f16_f16c(const float *x, uint16_t *y, size_t n) { to_f16_f16c(x, 0, y, n); }
+F16C_TARGET static void bf16_to_f16_f16c(const uint16_t *x, uint16_t *y, size_t n) { to_f16_f16c(x, 1, y, n); }
+AVX512_TARGET static void f32_to_f16_avx512(const float *x, uint16_t *y, size_t n) { to_f16_avx512(x, 0, y, n); }
+AVX512_TARGET static void bf16_to_f16_avx512(const uint16_t *x, uint16_t *y, size_t n) { to_f16_avx512(x, 1, y, n); }
+
+F16C_TARGET static void f16_to_f32_f16c(const uint16_t *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(x + i))));
     f16_to_f32_scalar(x + i, y + i, n - i);
 }
 
-__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *x, float *y,
-                                                                 size_t n) {
+/* 16 values at a time; the last n % 16 go through the F16C version. */
+AVX512_TARGET static void f16_to_f32_avx512(const uint16_t *x, float *y, size_t n) {
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
-        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
-    }
-    f16_to_f32_scalar(x + i, y + i, n - i);
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(x + i))));
+    f16_to_f32_f16c(x + i, y + i, n - i);
 }
 
 __attribute__((target("avx512f,avx512bw"))) static void f32_to_bf16_avx512(const float *x,
@@ -157,73 +172,21 @@ __attribute__((target("avx2"))) static void f32_to_bf16_avx2(const float *x, uin
     }
     f32_to_bf16_scalar(x + i, y + i, n - i);
 }
+#undef F16C_TARGET
+#undef AVX512_TARGET
 #endif
 
-#ifdef SN_X86
-__attribute__((target("avx512f"))) static void bf16_to_f16_avx512(const uint16_t *x, uint16_t *y,
-                                                                   size_t n) {
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(x + i));
-        __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
-        __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm256_storeu_si256((__m256i *)(void *)(y + i), h);
-        __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-        while (nan) {
-            int l = __builtin_ctz(nan);
-            y[i + (size_t)l] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i + (size_t)l]));
-            nan &= (__mmask16)(nan - 1);
-        }
+/* A public row converter: the variant of the level in use, from {scalar, AVX2/F16C, AVX-512}. */
+#define ROW_BY_LEVEL(NAME, XT, YT, SCALAR, AVX2, AVX512)                                            \
+    void NAME(const XT *x, YT *y, size_t n) {                                                       \
+        static void (*const by_level[3])(const XT *, YT *, size_t) = SN_BY_LEVEL(SCALAR, AVX2, AVX512); \
+        by_level[sn_ggml_level()](x, y, n);                                                         \
     }
-    for (; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
-}
-
-__attribute__((target("avx2,f16c"))) static void bf16_to_f16_f16c(const uint16_t *x, uint16_t *y,
-                                                                  size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
-        __m256 v = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
-        __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm_storeu_si128((__m128i *)(void *)(y + i), h);
-        int nan = _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        while (nan) {
-            int l = __builtin_ctz((unsigned)nan);
-            y[i + (size_t)l] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i + (size_t)l]));
-            nan &= nan - 1;
-        }
-    }
-    for (; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
-}
-#endif
-
-static void bf16_to_f16_scalar(const uint16_t *x, uint16_t *y, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] = sn_fp32_to_fp16(sn_bf16_to_fp32(x[i]));
-}
-
-typedef void (*u16_to_u16_fn)(const uint16_t *x, uint16_t *y, size_t n);
-typedef void (*f32_to_u16_fn)(const float *x, uint16_t *y, size_t n);
-typedef void (*u16_to_f32_fn)(const uint16_t *x, float *y, size_t n);
-
-void sn_bf16_to_fp16_row(const uint16_t *x, uint16_t *y, size_t n) {
-    static const u16_to_u16_fn by_level[3] = SN_BY_LEVEL(bf16_to_f16_scalar, bf16_to_f16_f16c, bf16_to_f16_avx512);
-    by_level[sn_ggml_level()](x, y, n);
-}
-
-void sn_fp32_to_fp16_row(const float *x, uint16_t *y, size_t n) {
-    static const f32_to_u16_fn by_level[3] = SN_BY_LEVEL(f32_to_f16_scalar, f32_to_f16_f16c, f32_to_f16_avx512);
-    by_level[sn_ggml_level()](x, y, n);
-}
-
-void sn_fp16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
-    static const u16_to_f32_fn by_level[3] = SN_BY_LEVEL(f16_to_f32_scalar, f16_to_f32_f16c, f16_to_f32_avx512);
-    by_level[sn_ggml_level()](x, y, n);
-}
-
-void sn_fp32_to_bf16_row(const float *x, uint16_t *y, size_t n) {
-    static const f32_to_u16_fn by_level[3] = SN_BY_LEVEL(f32_to_bf16_scalar, f32_to_bf16_avx2, f32_to_bf16_avx512);
-    by_level[sn_ggml_level()](x, y, n);
-}
+ROW_BY_LEVEL(sn_bf16_to_fp16_row, uint16_t, uint16_t, bf16_to_f16_scalar, bf16_to_f16_f16c, bf16_to_f16_avx512)
+ROW_BY_LEVEL(sn_fp32_to_fp16_row, float, uint16_t, f32_to_f16_scalar, f32_to_f16_f16c, f32_to_f16_avx512)
+ROW_BY_LEVEL(sn_fp16_to_fp32_row, uint16_t, float, f16_to_f32_scalar, f16_to_f32_f16c, f16_to_f32_avx512)
+ROW_BY_LEVEL(sn_fp32_to_bf16_row, float, uint16_t, f32_to_bf16_scalar, f32_to_bf16_avx2, f32_to_bf16_avx512)
+#undef ROW_BY_LEVEL
 
 void sn_bf16_to_fp32_row(const uint16_t *x, float *y, size_t n) {
     /* a shift; the compiler vectorises this well enough */
