@@ -1,5 +1,5 @@
 /* mm_avx512.c - batched (prompt) matrix multiplies for F32 / F16 weights on AVX-512: the 16-lane
- * instance of mm_float.h (register tiles of 4 weight rows x 4 tokens, cache-blocked so a block of
+ * instance of mm_float.h (register tiles of 4 weight rows x 6 tokens, as tinyBLAS's, cache-blocked so a block of
  * rows stays in L1 while every token passes it).
  *
  * ggml's AVX-512 build multiplies F32 / F16 batches with tinyBLAS on 16-lane vectors: per output
@@ -21,7 +21,7 @@
 
 #define MM_V __m512
 #define MM_LANES 16
-#define MM_TILE_T 4
+#define MM_TILE_T 6
 #define MM_ZERO() _mm512_setzero_ps()
 #define MM_LOAD(p) _mm512_load_ps(p)
 #define MM_STORE(p, v) _mm512_store_ps(p, v)

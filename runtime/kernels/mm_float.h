@@ -2,7 +2,7 @@
  * vector width (mm_avx2.c: 8 lanes, mm_avx512.c: 16 lanes). Include it after the file's
  * `#pragma GCC target(...)`, having defined:
  *   MM_V            the float vector type (__m256, __m512), MM_LANES its lane count
- *   MM_TILE_T       tokens per register tile (rows per tile are TILE_R = 4; at most 4 x 4)
+ *   MM_TILE_T       tokens per register tile (rows per tile are TILE_R = 4; 3, 4 or 6)
  *   MM_ZERO() MM_LOAD(p) MM_STORE(p, v) MM_FMA(a, b, c)   aligned load/store, c + a * b fused
  *   MM_HSUM(v)      ggml's horizontal sum for that width (the order tinyBLAS reduces in)
  *
@@ -31,11 +31,11 @@ enum { FIRST = 1, LAST = 2 };
 /* The accumulators of one RM x RN tile: c[t][r] for token t, row r. */
 #define TILE_BEGIN(RM, RN)                                                                        \
     MM_V c[TILE_T][TILE_R];                                                                       \
-    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
+    _Pragma("GCC unroll 8") for (int t = 0; t < RN; t++)                                          \
         _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++)                                      \
             c[t][r] = (mode & FIRST) ? MM_ZERO() : MM_LOAD(acc + (t * ROW_BLOCK + r) * MM_LANES);
 #define TILE_END(RM, RN)                                                                          \
-    _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++)                                          \
+    _Pragma("GCC unroll 8") for (int t = 0; t < RN; t++)                                          \
         _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                    \
             if (mode & LAST) y[t * ldy + r] = MM_HSUM(c[t][r]);                                   \
             else MM_STORE(acc + (t * ROW_BLOCK + r) * MM_LANES, c[t][r]);                          \
@@ -48,10 +48,10 @@ enum { FIRST = 1, LAST = 2 };
         TILE_BEGIN(RM, RN)                                                                        \
         for (int64_t i = 0; i < n; i += MM_LANES) {                                               \
             MM_V b[TILE_T];                                                                       \
-            _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) b[t] = LD(x + (uint64_t)t * x_row, i); \
+            _Pragma("GCC unroll 8") for (int t = 0; t < RN; t++) b[t] = LD(x + (uint64_t)t * x_row, i); \
             _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                \
                 const MM_V a = LD(w + (uint64_t)r * w_row, i);                                    \
-                _Pragma("GCC unroll 4") for (int t = 0; t < RN; t++) c[t][r] = MM_FMA(a, b[t], c[t][r]); \
+                _Pragma("GCC unroll 8") for (int t = 0; t < RN; t++) c[t][r] = MM_FMA(a, b[t], c[t][r]); \
             }                                                                                     \
         }                                                                                         \
         TILE_END(RM, RN)                                                                          \
@@ -59,18 +59,22 @@ enum { FIRST = 1, LAST = 2 };
 
 /* The driver takes the tile through a switch on its shape, so that every shape is a straight
  * call of a fully unrolled body; SHAPE(F, RM, RN) is the call of tile F for one shape. */
-#if MM_TILE_T >= 4
-#define MM_SHAPES_T4(SHAPE, F)                                      \
-    case 4 * 8 + 4: SHAPE(F, 4, 4); break;                            \
-    case 3 * 8 + 4: SHAPE(F, 3, 4); break;                            \
-    case 2 * 8 + 4: SHAPE(F, 2, 4); break;                            \
-    case 1 * 8 + 4: SHAPE(F, 1, 4); break;
+/* the shapes with RN tokens, all row counts */
+#define MM_SHAPES_RN(SHAPE, F, RN)                                      \
+    case 4 * 8 + RN: SHAPE(F, 4, RN); break;                            \
+    case 3 * 8 + RN: SHAPE(F, 3, RN); break;                            \
+    case 2 * 8 + RN: SHAPE(F, 2, RN); break;                            \
+    case 1 * 8 + RN: SHAPE(F, 1, RN); break;
+#if MM_TILE_T >= 6
+#define MM_SHAPES_WIDE(SHAPE, F) MM_SHAPES_RN(SHAPE, F, 6) MM_SHAPES_RN(SHAPE, F, 5) MM_SHAPES_RN(SHAPE, F, 4)
+#elif MM_TILE_T >= 4
+#define MM_SHAPES_WIDE(SHAPE, F) MM_SHAPES_RN(SHAPE, F, 4)
 #else
-#define MM_SHAPES_T4(SHAPE, F)
+#define MM_SHAPES_WIDE(SHAPE, F)
 #endif
 #define MM_SWITCH_SHAPE(rm, rn, SHAPE, F)                                                          \
     switch ((rm) * 8 + (rn)) {                                                                     \
-        MM_SHAPES_T4(SHAPE, F)                                                                     \
+        MM_SHAPES_WIDE(SHAPE, F)                                                                   \
     case 4 * 8 + 3: SHAPE(F, 4, 3); break;                                                            \
     case 4 * 8 + 2: SHAPE(F, 4, 2); break;                                                            \
     case 4 * 8 + 1: SHAPE(F, 4, 1); break;                                                            \
