@@ -20,7 +20,10 @@
 #       node-llama-cpp (tests/tools/llama_oracle.mjs bench), median of RUNS runs, as a second column.
 #     Prints tok/s and the ratios sunny / llama-bench and sunny / node-llama-cpp, sunny-run's peak
 #     RSS (/usr/bin/time) and the load average at the start of each row (the machine is shared:
-#     compare the ratios, which both engines' runs in the same minute share).
+#     compare the ratios, which both engines' runs in the same minute share), and the bandwidth
+#     each engine's decode reaches: weight bytes per step (bench/lib.sh bench_decode_bytes; at a
+#     depth the KV cache reads come on top) x tok/s, in GB/s and as a share of this machine's read
+#     bandwidth at that thread count (bench/tools/membw.c, measured at the start of the run).
 # Then, in the same run, the runtime-blob rows (bench/blob_decode.sh); SN_BENCH_BLOB=0 skips them.
 #   usage: bench/decode.sh [BUILD_DIR] [DTYPES] [THREADS]
 #   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/decode), SN_BENCH_NODE=0 skips the
@@ -63,9 +66,11 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16|amx_int8)$' | tr '\n' ' ')
 echo "machine: $cpu, $(nproc) cores, ISA: $isa; model llama3-$PRESET; prefill $NP tokens, decode 64 tokens$( ((DEPTH > 0)) && echo " after $DEPTH cached positions"), median of $RUNS"
 echo "llama.cpp: llama-bench from $LBIN (node-llama-cpp's bundle, $(git bundle list-heads tests/node_modules/node-llama-cpp/llama/gitRelease.bundle | head -c 12))"
-printf '%-7s %3s | %9s %9s %9s %6s %6s | %9s %9s %9s %6s %6s | %6s %5s\n' type thr "ours pf" "bench pf" "node pf" "/bench" "/node" \
-  "ours dec" "bench dec" "node dec" "/bench" "/node" "RSS MB" load
-. bench/lib.sh # bench_row
+. bench/lib.sh # bench_row, bench_machine_bw, bench_decode_bytes
+rm -f "$W"/membw.* # the machine's bandwidth is measured again in every run
+for t in $THREADS; do echo "machine read bandwidth, $t thread(s): $(bench_machine_bw "$W" "$t") GB/s (bench/tools/membw.c, best of 5 passes over 1 GB)"; done
+printf '%-7s %3s | %9s %9s %9s %6s %6s | %9s %9s %9s %6s %6s | %6s %5s | %s\n' type thr "ours pf" "bench pf" "node pf" "/bench" "/node" \
+  "ours dec" "bench dec" "node dec" "/bench" "/node" "RSS MB" load "decode GB/s (% of machine): ours, bench"
 for dt in $DTYPES; do
   g=$M-$dt.gguf
   if [[ $dt != f16 && ! -f $g ]]; then
@@ -90,7 +95,8 @@ for dt in $DTYPES; do
       /usr/bin/time -f '%M' -o "$W/rss.txt" "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >> "$W/ours.txt" || exit 1
       m=$(tail -1 "$W/rss.txt"); (( m > rss )) && rss=$m
     done
-    bench_row "$W/ours.txt" "$W/lbench.json" "$node_ref" 9 "$(printf '%-7s %3s' "$dt" "$t")" \
+    BENCH_BYTES=$(bench_decode_bytes "$LBIN" "$g") BENCH_BW=$(bench_machine_bw "$W" "$t") \
+      bench_row "$W/ours.txt" "$W/lbench.json" "$node_ref" 9 "$(printf '%-7s %3s' "$dt" "$t")" \
       "$(awk -v r="$rss" -v l="$load" 'BEGIN { printf "%6.0f %5s", r / 1024, l }')"
   done
 done

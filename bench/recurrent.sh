@@ -16,7 +16,9 @@
 #   node-llama-cpp), RUNS times, each followed by one sunny-run (interleaved, so both engines see
 #   the same load), medians of its samples;
 #   node-llama-cpp (tests/tools/llama_oracle.mjs bench) as a second column (SN_BENCH_NODE=0 skips it).
-# Prints tok/s, the ratios sunny / llama-bench and sunny / node, and the load average per row.
+# Prints tok/s, the ratios sunny / llama-bench and sunny / node, the load average per row, and each
+# engine's decode bandwidth (weight bytes per step x tok/s, GB/s and share of the machine's read
+# bandwidth; bench/lib.sh, bench/tools/membw.c).
 # Targets: decode >= 1.2x llama.cpp (f16, q8_0, q4_0; 1 and 2 threads), prefill >= 1.0x.
 #   usage: bench/recurrent.sh [BUILD_DIR] [MODELS (rwkv7 mamba2)] [TYPES (f16 q8_0 q4_0)] [THREADS (1 2)]
 #   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/recurrent)
@@ -37,9 +39,11 @@ PY=/usr/bin/python3
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16)$' | tr '\n' ' ')
 echo "machine: $cpu, $(nproc) cores, ISA: $isa; prefill 64 tokens, decode 64 tokens, median of $RUNS"
-printf '%-7s %-5s %3s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s | %5s\n' model type thr "ours pf" "bench pf" "node pf" \
-  "/bench" "/node" "ours dec" "bench dc" "node dc" "/bench" "/node" load
-. bench/lib.sh # bench_row
+. bench/lib.sh # bench_row, bench_machine_bw, bench_decode_bytes
+rm -f "$W"/membw.* # the machine's bandwidth is measured again in every run
+for t in $THREADS; do echo "machine read bandwidth, $t thread(s): $(bench_machine_bw "$W" "$t") GB/s (bench/tools/membw.c, best of 5 passes over 1 GB)"; done
+printf '%-7s %-5s %3s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s | %5s | %s\n' model type thr "ours pf" "bench pf" "node pf" \
+  "/bench" "/node" "ours dec" "bench dc" "node dc" "/bench" "/node" load "decode GB/s (% of machine): ours, bench"
 for model in $MODELS; do
   src=$W/$model-src
   case $model in
@@ -80,7 +84,8 @@ for model in $MODELS; do
         "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >>"$W/ours.txt" || exit 1
       done
       load="$load-$(cut -d' ' -f1 /proc/loadavg)"
-      bench_row "$W/ours.txt" "$W/lbench.json" "$node_ref" 8 "$(printf '%-7s %-5s %3s' "$model" "$dt" "$t")" "$load"
+      BENCH_BYTES=$(bench_decode_bytes "$LBIN" "$g") BENCH_BW=$(bench_machine_bw "$W" "$t") \
+        bench_row "$W/ours.txt" "$W/lbench.json" "$node_ref" 8 "$(printf '%-7s %-5s %3s' "$model" "$dt" "$t")" "$load"
     done
   done
 done

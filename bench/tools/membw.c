@@ -1,0 +1,85 @@
+/* membw.c - this machine's DRAM read bandwidth, the yardstick of the decode rows (bench/lib.sh).
+ *
+ * Decode reads every weight once per token, so bytes-per-token x tokens/s over this number says how
+ * close an engine is to what the memory can give. One buffer of SIZE MB (default 1024, far past
+ * the last-level cache) in ordinary 4 KB pages (like a model mapped from the page cache), written
+ * once; then THREADS threads each sum their contiguous slice with 64-bit adds in 8 independent
+ * chains (the compiler vectorises it for the ISA it targets), all started together per pass.
+ * Prints the best pass of PASSES in GB/s (10^9 bytes).
+ *   usage: membw THREADS [SIZE_MB] [PASSES]   (built by bench/lib.sh with the host compiler) */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    const uint64_t *p;
+    size_t n;
+    pthread_barrier_t *go;
+    uint64_t sum;
+} slice;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void *reader(void *arg) {
+    slice *s = arg;
+    uint64_t a[8] = {0};
+    pthread_barrier_wait(s->go);
+    for (size_t i = 0; i + 8 <= s->n; i += 8)
+        for (int j = 0; j < 8; j++) a[j] += s->p[i + (size_t)j];
+    for (int j = 0; j < 8; j++) s->sum += a[j];
+    pthread_barrier_wait(s->go);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: membw THREADS [SIZE_MB] [PASSES]\n");
+        return 2;
+    }
+    const int nt = atoi(argv[1]), mb = argc > 2 ? atoi(argv[2]) : 1024, passes = argc > 3 ? atoi(argv[3]) : 5;
+    if (nt < 1 || nt > 256 || mb < 64 || passes < 1) {
+        fprintf(stderr, "membw: bad arguments\n");
+        return 2;
+    }
+    const size_t n = (size_t)mb << 17; /* 64-bit words */
+    uint64_t *buf = malloc(n * sizeof(uint64_t));
+    if (!buf) {
+        fprintf(stderr, "membw: cannot allocate %d MB\n", mb);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) buf[i] = i;
+    double best = 0;
+    uint64_t check = 0;
+    for (int p = 0; p < passes; p++) {
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, (unsigned)nt + 1);
+        pthread_t th[256];
+        slice s[256];
+        for (int t = 0; t < nt; t++) {
+            s[t] = (slice){buf + n / (size_t)nt * (size_t)t, n / (size_t)nt, &go, 0};
+            pthread_create(&th[t], NULL, reader, &s[t]);
+        }
+        pthread_barrier_wait(&go);
+        const double t0 = now();
+        pthread_barrier_wait(&go);
+        const double dt = now() - t0;
+        for (int t = 0; t < nt; t++) {
+            pthread_join(th[t], NULL);
+            check += s[t].sum;
+        }
+        pthread_barrier_destroy(&go);
+        const double gbs = (double)(n / (size_t)nt * (size_t)nt) * 8 / dt / 1e9;
+        if (gbs > best) best = gbs;
+    }
+    printf("%.2f\n", best);
+    free(buf);
+    return check == 0 ? 1 : 0; /* the sums are used, so the reads are not optimised away */
+}
