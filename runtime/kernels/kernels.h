@@ -204,6 +204,16 @@ static inline float sn_k_bf2f(uint16_t h) {
     return v.f;
 }
 
+/* ggml_vec_dot_bf16's end in its 16-lane order (scalar.c, x86_avx2.c, x86_avx512.c): the two
+ * accumulators' sums r1, r2 added to a double in turn, then the elements from i on one by one. */
+static inline float sn_k_dot_bf16_tail(float r1, float r2, const uint16_t *w, const uint16_t *a, int64_t i, int64_t n) {
+    double s = 0;
+    s += (double)r1;
+    s += (double)r2;
+    for (; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
+    return (float)s;
+}
+
 static inline uint16_t sn_k_f2bf(float f) {
     union { float f; uint32_t u; } v = {f};
     if ((v.u & 0x7fffffff) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 64); /* quiet NaN */

@@ -131,11 +131,7 @@ static float dot_bf16(int64_t n, const void *vw, const void *va) {
         dpbf16(&c1l, &c1h, w + i, a + i);
         dpbf16(&c2l, &c2h, w + i + 32, a + i + 32);
     }
-    double s = 0;
-    s += (double)reduce16(c1l, c1h);
-    s += (double)reduce16(c2l, c2h);
-    for (; i < n; i++) s += (double)(sn_k_bf2f(w[i]) * sn_k_bf2f(a[i]));
-    return (float)s;
+    return sn_k_dot_bf16_tail(reduce16(c1l, c1h), reduce16(c2l, c2h), w, a, i, n);
 }
 
 static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
