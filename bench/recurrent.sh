@@ -20,6 +20,8 @@
 # engine's decode bandwidth (weight bytes per step x tok/s, GB/s and share of the machine's read
 # bandwidth; bench/lib.sh, bench/tools/membw.c).
 # Targets: decode >= 1.2x llama.cpp (f16, q8_0, q4_0; 1 and 2 threads), prefill >= 1.0x.
+# TYPES may include int4: sunny-run on the INT4 runtime blob (docs/BLOB.md) in the row of
+# llama-bench on the Q4_0 GGUF (issue 15's target there: decode >= 1.5x).
 #   usage: bench/recurrent.sh [BUILD_DIR] [MODELS (rwkv7 mamba2)] [TYPES (f16 q8_0 q4_0)] [THREADS (1 2)]
 #   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/recurrent)
 set -uo pipefail
@@ -59,16 +61,24 @@ for model in $MODELS; do
   fi
   ids=$($PY -c "print(','.join(str(300 + (i * 7919) % ($nv - 400)) for i in range(64)))")
   for dt in $TYPES; do
-    g=$W/$model-$dt.gguf
+    # int4: sunny-run on the INT4 blob (sunny-convert --blob --dtype int4, its default Q6_K head)
+    # against llama-bench on the Q4_0 GGUF (issue 15's INT4 row); every other type: one GGUF, both
+    g=$W/$model-${dt/int4/q4_0}.gguf
+    ours_g=$g
     if [[ ! -f $g ]]; then
       case $dt in
         f16|q8_0) "$CONV" "$dir" -o "$g" --outtype "$dt" --force >/dev/null || exit 1 ;;
-        q4_0)
+        q4_0|int4)
           [[ -f $W/$model-f16.gguf ]] || "$CONV" "$dir" -o "$W/$model-f16.gguf" --outtype f16 --force >/dev/null || exit 1
           "$LBIN/llama-quantize" "$W/$model-f16.gguf" "$g.tmp" Q4_0 >"$W/quantize.log" 2>&1 || { tail -5 "$W/quantize.log"; exit 1; }
           mv "$g.tmp" "$g" ;;
-        *) echo "bench/recurrent.sh: unknown type $dt (f16, q8_0, q4_0)" >&2; exit 2 ;;
+        *) echo "bench/recurrent.sh: unknown type $dt (f16, q8_0, q4_0, int4)" >&2; exit 2 ;;
       esac
+    fi
+    if [[ $dt == int4 ]]; then
+      ours_g=$W/$model-int4.snb
+      [[ -f $ours_g ]] || "$CONV" "$dir" --blob -o "$ours_g" --dtype int4 --force >/dev/null || exit 1
+      cat "$ours_g" >/dev/null
     fi
     cat "$g" >/dev/null
     for t in $THREADS; do
@@ -81,10 +91,11 @@ for model in $MODELS; do
       for r in $(seq "$RUNS"); do # interleaved: one llama-bench repetition, then one sunny-run
         "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r 1 -o jsonl >>"$W/lbench.json" 2>"$W/lbench.err" \
           || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue 2; }
-        "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >>"$W/ours.txt" || exit 1
+        "$RUN" "$ours_g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >>"$W/ours.txt" || exit 1
       done
       load="$load-$(cut -d' ' -f1 /proc/loadavg)"
-      BENCH_BYTES=$(bench_decode_bytes "$LBIN" "$g") BENCH_BW=$(bench_machine_bw "$W" "$t") \
+      bytes=0; [[ $dt != int4 ]] && bytes=$(bench_decode_bytes "$LBIN" "$g") # (a blob is not a GGUF)
+      BENCH_BYTES=$bytes BENCH_BW=$(bench_machine_bw "$W" "$t") \
         bench_row "$W/ours.txt" "$W/lbench.json" "$node_ref" 8 "$(printf '%-7s %-5s %3s' "$model" "$dt" "$t")" "$load"
     done
   done
