@@ -53,14 +53,17 @@ static void fill_corr(const void *x, uint64_t x_row, int64_t t0, int64_t t1, int
 }
 
 /* One tile: 8 rows of group data (qs, d) x TT tokens, blocks [b0, b1); accumulators start at 0
- * (b0 == 0) or at the partial sums already stored in y. */
-typedef void (*tile_fn)(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+ * (b0 == 0) or at the partial sums already stored in y. A pair tile takes 16 rows: the group at grp
+ * and the next one, gstride bytes on (the 8-row tiles ignore gstride). */
+typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
                         const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy);
 
 /* Walks the matrix in (token chunk, block chunk) pieces small enough for the correction table;
- * inside a piece each group meets every token tile while its weights are in cache. */
-static void drive(tile_fn tile, int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
-                  float *y, int64_t ldy, int tmax) {
+ * inside a piece each group meets every token tile while its weights are in cache. With a pair tile
+ * and a batch (T >= 2), groups go two at a time: a decode step keeps one weight stream (two at once
+ * read DRAM at half the speed here), a batch reuses the weights from cache. */
+static void drive(tile_fn tile, tile_fn pair, int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
+                  int64_t T, float *y, int64_t ldy, int tmax) {
     const int64_t nb = n / SN_QK4_0;
     const uint64_t gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
     int32_t corr[CORR_CAP];
@@ -72,21 +75,25 @@ static void drive(tile_fn tile, int64_t n, const void *w, int64_t n_groups, cons
         for (int64_t bc = 0; bc < nb; bc += bch) {
             const int64_t be = bc + bch < nb ? bc + bch : nb;
             fill_corr(x, x_row, tc, te, bc, be, corr);
-            for (int64_t g = 0; g < n_groups; g++) {
+            for (int64_t g = 0; g < n_groups;) {
                 const uint8_t *grp = (const uint8_t *)w + (uint64_t)g * gbytes;
+                const int two = pair && T >= 2 && g + 1 < n_groups;
                 for (int64_t t = tc; t < te; t += tmax) {
                     const int tt = (int)(te - t < tmax ? te - t : tmax);
                     const sn_block_q8_0 *xa[4];
                     for (int i = 0; i < tt; i++) xa[i] = (const sn_block_q8_0 *)((const char *)x + (uint64_t)(t + i) * x_row);
-                    tile(tt, grp, bc, be, xa, corr + (t - tc) * (be - bc), be - bc, y + t * ldy + g * SN_Q4_0X8_ROWS, ldy);
+                    (two ? pair : tile)(tt, grp, gbytes, bc, be, xa, corr + (t - tc) * (be - bc), be - bc,
+                                        y + t * ldy + g * SN_Q4_0X8_ROWS, ldy);
                 }
+                g += two ? 2 : 1;
             }
         }
     }
 }
 
-static void tile_scalar(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+static void tile_scalar(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
                         const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+    (void)gstride;
     for (int t = 0; t < TT; t++)
         for (int r = 0; r < SN_Q4_0X8_ROWS; r++) {
             float s = b0 ? y[t * ldy + r] : 0.0f;
@@ -107,7 +114,7 @@ static void tile_scalar(int TT, const uint8_t *grp, int64_t b0, int64_t b1,
 
 void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                          float *y, int64_t ldy) {
-    drive(tile_scalar, n, w, n_groups, x, x_row, T, y, ldy, 4);
+    drive(tile_scalar, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -146,9 +153,11 @@ typedef __m256i (*x8_isum_fn)(const __m256i lo[4], const __m256i hi[4], const in
 /* The tile for TT (1..4, a compile-time constant) tokens over blocks [b0, b1): per block and token
  * one fma of the 8 rows' sums with their scales times the token's, in block order. Inlined into the
  * AVX2 and the AVX-512 tiles with their isum (inlined through the constant pointer). */
-static inline __attribute__((always_inline)) void tile_n(const int TT, const uint8_t *grp, int64_t b0, int64_t b1,
+static inline __attribute__((always_inline)) void tile_n(const int TT, const uint8_t *grp, uint64_t gstride, int64_t b0,
+                                                         int64_t b1,
                                                          const sn_block_q8_0 *const *xa, const int32_t *corr,
                                                          int64_t cld, float *y, int64_t ldy, x8_isum_fn isum) {
+    (void)gstride;
     __m256 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
@@ -163,15 +172,16 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
 }
 
-/* A tile entry point for 1..4 tokens over tile_n(TT, ...) with TT a compile-time constant. */
-#define TILE_BY_TOKENS(NAME, ISUM)                                                                      \
-    static void NAME(int TT, const uint8_t *grp, int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa, \
-                     const int32_t *corr, int64_t cld, float *y, int64_t ldy) {                         \
+/* A tile entry point for 1..4 tokens over BODY(TT, ...) (tile_n, or tile_pair_n for 16 rows) with
+ * TT a compile-time constant. */
+#define TILE_BY_TOKENS(NAME, BODY, ISUM)                                                                 \
+    static void NAME(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,              \
+                     const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) { \
         switch (TT) {                                                                                   \
-        case 4: tile_n(4, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                             \
-        case 3: tile_n(3, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                             \
-        case 2: tile_n(2, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                             \
-        default: tile_n(1, grp, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                            \
+        case 4: BODY(4, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                      \
+        case 3: BODY(3, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                      \
+        case 2: BODY(2, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                      \
+        default: BODY(1, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                     \
         }                                                                                               \
     }
 
@@ -186,11 +196,11 @@ static inline __attribute__((always_inline)) __m256i isum_avx2(const __m256i lo[
     return _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(s0, s1), _mm256_set1_epi16(1)), _mm256_set1_epi32(corr));
 }
 
-TILE_BY_TOKENS(tile_avx2, isum_avx2)
+TILE_BY_TOKENS(tile_avx2, tile_n, isum_avx2)
 
 void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                        float *y, int64_t ldy) {
-    drive(tile_avx2, n, w, n_groups, x, x_row, T, y, ldy, 4);
+    drive(tile_avx2, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4);
 }
 #pragma GCC pop_options
 
@@ -214,11 +224,57 @@ static inline __attribute__((always_inline)) __m256i isum_vnni(const __m256i lo[
     return _mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3));
 }
 
-TILE_BY_TOKENS(tile_vnni, isum_vnni)
+TILE_BY_TOKENS(tile_vnni, tile_n, isum_vnni)
+
+/* 16 rows at once, groups g and g + 1 in the two 256-bit halves of each 512-bit vector: one
+ * broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per lane the same integer sums
+ * (exact) and the same d = d_w * d_x and fma per block, in block order, as the 8-row tile. */
+static inline __attribute__((always_inline)) __m512i join2(const uint8_t *p0, const uint8_t *p1) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p0)),
+                              _mm256_loadu_si256((const __m256i *)p1), 1);
+}
+
+static inline __attribute__((always_inline)) void tile_pair_n(const int TT, const uint8_t *grp, uint64_t gstride,
+                                                              int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
+                                                              const int32_t *corr, int64_t cld, float *y, int64_t ldy,
+                                                              x8_isum_fn isum) {
+    (void)isum;
+    const __m512i m4 = _mm512_set1_epi8(0x0F), z = _mm512_setzero_si512();
+    __m512 acc[4];
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm512_loadu_ps(y + t * ldy) : _mm512_setzero_ps();
+    for (int64_t b = b0; b < b1; b++) {
+        const uint8_t *p0 = grp + b * SN_Q4_0X8_BLOCK_BYTES, *p1 = p0 + gstride;
+        __m512i lo[4], hi[4];
+        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+            const __m512i v = join2(p0 + c * 32, p1 + c * 32);
+            lo[c] = _mm512_and_si512(v, m4);
+            hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + 128))), _mm_loadu_si128((const __m128i *)(p1 + 128)), 1));
+        _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
+            const int8_t *a = xa[t][b].qs;
+            __m512i q0 = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr[t * cld + b - b0]), lo[0], _mm512_set1_epi32(ld32(a)));
+            __m512i q1 = _mm512_dpbusd_epi32(z, lo[2], _mm512_set1_epi32(ld32(a + 8)));
+            __m512i q2 = _mm512_dpbusd_epi32(z, hi[0], _mm512_set1_epi32(ld32(a + 16)));
+            __m512i q3 = _mm512_dpbusd_epi32(z, hi[2], _mm512_set1_epi32(ld32(a + 24)));
+            q0 = _mm512_dpbusd_epi32(q0, lo[1], _mm512_set1_epi32(ld32(a + 4)));
+            q1 = _mm512_dpbusd_epi32(q1, lo[3], _mm512_set1_epi32(ld32(a + 12)));
+            q2 = _mm512_dpbusd_epi32(q2, hi[1], _mm512_set1_epi32(ld32(a + 20)));
+            q3 = _mm512_dpbusd_epi32(q3, hi[3], _mm512_set1_epi32(ld32(a + 28)));
+            const __m512i s = _mm512_add_epi32(_mm512_add_epi32(q0, q1), _mm512_add_epi32(q2, q3));
+            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(xa[t][b].d)));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[t]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm512_storeu_ps(y + t * ldy, acc[t]);
+}
+
+TILE_BY_TOKENS(tile_vnni_pair, tile_pair_n, isum_vnni)
 
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
-    drive(tile_vnni, n, w, n_groups, x, x_row, T, y, ldy, 4);
+    drive(tile_vnni, tile_vnni_pair, n, w, n_groups, x, x_row, T, y, ldy, 4);
 }
 #pragma GCC pop_options
 #endif
