@@ -18,7 +18,8 @@
 #   node-llama-cpp (tests/tools/llama_oracle.mjs bench) as a second column (SN_BENCH_NODE=0 skips it).
 # Prints tok/s, the ratios sunny / llama-bench and sunny / node, the load average per row, and each
 # engine's decode bandwidth (weight bytes per step x tok/s, GB/s and share of the machine's read
-# bandwidth; bench/lib.sh, bench/tools/membw.c).
+# bandwidth; bench/lib.sh, bench/tools/membw.c). The recurrent state each step also reads and
+# writes (RWKV-7 191M: 2.4 MB, Mamba-2 130m: 19 MB) is not counted, so the shares are lower bounds.
 # Targets: decode >= 1.2x llama.cpp (f16, q8_0, q4_0; 1 and 2 threads), prefill >= 1.0x.
 # TYPES may include int4: sunny-run on the INT4 runtime blob (docs/BLOB.md) in the row of
 # llama-bench on the Q4_0 GGUF (issue 15's target there: decode >= 1.5x).

@@ -23,9 +23,7 @@ static void usage(FILE *f) {
             "numerics and prints the generated text. A Hugging Face model folder must be converted first\n"
             "with sunny-convert.\n"
             "  architectures: %s\n"
-            "  tensor types:  F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,\n"
-            "                 IQ4_NL, IQ4_XS (the llama-quantize file types Q2_K ... Q8_0, K_S/K_M/K_L,\n"
-            "                 IQ4_NL and IQ4_XS)\n"
+            "  tensor types:  %s\n"
             "\n"
             "Options:\n"
             "  -m, --model PATH        the model, or give it as the first argument (default: none, required)\n"
@@ -55,7 +53,7 @@ static void usage(FILE *f) {
             "Example:\n"
             "  sunny-run -m llama-3.2-1b-q8_0.gguf -p \"The capital of France is\" -n 16\n"
             "Exit status: 0 ok, 1 failure, 2 usage error.\n",
-            sn_model_supported_archs(), sn_cli_physical_cores());
+            sn_model_supported_archs(), sn_model_supported_types(), sn_cli_physical_cores());
 }
 
 typedef struct {

@@ -43,8 +43,8 @@ also() { AL_OF+=($((${#IDS[@]} - 1))); AL_FILE+=("$1"); AL_FROM+=("$2"); AL_TO+=
 
 # runtime: quantizers, kernels, forward pass, tokenizer, sampler, formats
 mut q8_0-rounding runtime/quants/ggml_quant.c \
-  'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(roundf(xb[j] * id));' \
-  'for (int j = 0; j < SN_QK8_0; j++) y->qs[j] = cast_i8(truncf(xb[j] * id));' 'unit/test_ggml_types$'
+  'for (int j = 0; j < SN_QK8_0; j++) y[i].qs[j] = cast_i8(roundf(xb[j] * id));' \
+  'for (int j = 0; j < SN_QK8_0; j++) y[i].qs[j] = cast_i8(truncf(xb[j] * id));' 'unit/test_ggml_types$'
 mut q4_k-search-step runtime/quants/ggml_quant_k.c \
   'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);' \
   'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
@@ -111,13 +111,14 @@ mut ollama-default-port integrate/ollama_host.c \
 
 # K-quant kernels: the AVX2 Q5_K dot (its scalar twin and libggml's vec_dot are the references) and
 # the Q5_K dequantizer's min of groups 4-7 (libggml's dequantize_row_q5_K is the reference)
-mut kquant-q5k-avx2-bsums runtime/kernels/kquants_avx2.c \
-  'b1 = _mm_loadu_si128((const __m128i *)(bsums + 8));' \
-  'b1 = _mm_loadu_si128((const __m128i *)(bsums + 7));' 'unit/test_quants$'
-# AVX2 batched tiles (mm_avx2.c): a tile forgets the accumulators of the row's earlier K chunks
-mut mm-avx2-chunk-carry runtime/kernels/mm_avx2.c \
-  '_mm256_setzero_ps() : _mm256_load_ps(acc + (t * ROW_BLOCK + r) * 8);' \
-  '_mm256_setzero_ps() : _mm256_setzero_ps();' 'unit/test_kernels$'
+mut kquant-q5k-avx2-mins runtime/kernels/kquants_avx2.c \
+  'const __m128i m = sn_kq_q4k_mins(k->mn, bsums);' \
+  'const __m128i m = sn_kq_q4k_mins(k->mn, bsums + 1);' 'unit/test_quants$'
+# batched float tiles (mm_float.h, the AVX2 and AVX-512 instances): a tile forgets the accumulators
+# of the row's earlier K chunks
+mut mm-chunk-carry runtime/kernels/mm_float.h \
+  'c[t][r] = (mode & FIRST) ? MM_ZERO() : MM_LOAD(acc + (t * ROW_BLOCK + r) * MM_LANES);' \
+  'c[t][r] = (mode & FIRST) ? MM_ZERO() : MM_ZERO();' 'unit/test_kernels$'
 # IQ4 kernels: IQ4_XS batches left on vec_dot's lane order instead of ggml's IQ panel gemm (the
 # parity test's 14- and 45-token batches then round differently), IQ4_NL's per-block fma unfused
 # (libggml's repacked gemv is the reference), an IQ4_XS sub-block scale's high bits misread
@@ -135,7 +136,7 @@ mut kquant-dequant-min runtime/quants/dequant.c \
 
 # RWKV-7 and Mamba-2 runtimes: the decay's constant, the dt softplus replaced by a ReLU
 mut rwkv7-decay runtime/models/model_rwkv7.c \
-  's->w[t * D + i] = expf(sigmoidf_(z) * -0.606531f);' 's->w[t * D + i] = expf(sigmoidf_(z) * -0.6f);' \
+  's->w[e] = expf(sigmoidf_(z) * -0.606531f);' 's->w[e] = expf(sigmoidf_(z) * -0.6f);' \
   'integration/test_rwkv7$'
 mut mamba2-dt-softplus runtime/models/model_mamba2.c \
   'static float softplusf_(float x) { return x > 20.0f ? x : logf(1.0f + expf(x)); }' \

@@ -65,7 +65,10 @@ int main(int argc, char **argv) {
         slice s[256];
         for (int t = 0; t < nt; t++) {
             s[t] = (slice){buf + n / (size_t)nt * (size_t)t, n / (size_t)nt, &go, 0};
-            pthread_create(&th[t], NULL, reader, &s[t]);
+            if (pthread_create(&th[t], NULL, reader, &s[t]) != 0) { /* the barrier would wait forever */
+                fprintf(stderr, "membw: cannot start thread %d\n", t);
+                return 1;
+            }
         }
         pthread_barrier_wait(&go);
         const double t0 = now();

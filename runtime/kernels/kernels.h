@@ -34,8 +34,9 @@ typedef struct sn_kernels {
     void (*gemm4x4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
                                          uint64_t x_row, float *y, int64_t ldy);
     /* Optional batched matmul for T >= 2 tokens over R consecutive rows: y[t*ldy + r] = dot_mm(row r,
-     * act t) for r < R, t < T, bit-identical to dot_mm, with the kernel's own tiling (mm_avx2.c).
-     * Returns 0 where it declines (then sn_matmul uses gemm4x4 / dot_mm). NULL = none. */
+     * act t) for r < R, t < T, bit-identical to dot_mm, with the kernel's own tiling (mm_float.h,
+     * instantiated by mm_avx2.c and mm_avx512.c). Returns 0 where it declines (then sn_matmul uses
+     * gemm4x4 / dot_mm). NULL = none. */
     int (*mm[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,
                               int64_t T, float *y, int64_t ldy);
     /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =

@@ -38,6 +38,7 @@
 #ifndef Q8_TILE_T
 #define Q8_TILE_T 3
 #endif
+_Static_assert(Q8_TILE_T >= 1 && Q8_TILE_T <= MM_TILE_T, "mm_avx2.c: the Q8_0 tile lives in the float tiles' accumulators");
 
 SN_AI __m256 ld_f32(const void *p, int64_t i) { return _mm256_loadu_ps((const float *)p + i); }
 SN_AI __m256 ld_f16(const void *p, int64_t i) {
@@ -105,7 +106,7 @@ static void tile_q8_0_any(int64_t n, const char *w, uint64_t w_row, const char *
 static int mm_q8_0(int64_t n, const void *vw, uint64_t w_row, int64_t R, const void *vx, uint64_t x_row, int64_t T,
                    float *y, int64_t ldy) {
     const char *w = vw, *x = vx;
-    float acc[TOK_GROUP * ROW_BLOCK * 8] __attribute__((aligned(32)));
+    float acc[TOK_GROUP * ROW_BLOCK * MM_LANES] __attribute__((aligned(32)));
     float dx[TOK_GROUP * NBC], dw[ROW_BLOCK * NBC];
     for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
         const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;

@@ -23,6 +23,8 @@
 #endif
 
 enum { ROW_BLOCK = 16, TOK_GROUP = 64, TILE_R = 4, TILE_T = MM_TILE_T, KC = 512 };
+/* MM_SWITCH_SHAPE below has a case for every shape the driver makes only at these widths */
+_Static_assert(MM_TILE_T == 3 || MM_TILE_T == 4 || MM_TILE_T == 6, "mm_float.h: MM_TILE_T must be 3, 4 or 6");
 
 /* Tile modes: FIRST starts the accumulators at zero (else loads them from acc), LAST writes the
  * horizontal sums to y (else parks the accumulators in acc). */

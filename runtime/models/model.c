@@ -53,6 +53,11 @@ static void build_archs(void) {
         n += (size_t)snprintf(g_archs + n, sizeof(g_archs) - n, "%s%s", i ? ", " : "", FAMILIES[i].arch);
 }
 
+/* The weight types sn_model_matrix accepts (those with a dot kernel in every table). */
+static const char k_supported_types[] =
+    "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS";
+const char *sn_model_supported_types(void) { return k_supported_types; }
+
 const char *sn_model_supported_archs(void) {
     pthread_once(&g_archs_once, build_archs);
     return g_archs;
@@ -310,9 +315,8 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
     if (!m->k->dot[t->type] || sn_kernel_act_type(t->type) < 0) {
         const char *tn = t->type == SN_KTYPE_INT4G32 ? "INT4G32" : sn_ggml_type_name(t->type);
         return sn_err_set(err, SN_EUNSUPPORTED,
-                          "%s: tensor %s has type %s, which sunny-run does not implement "
-                          "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)",
-                          m->path, name, tn ? tn : "unknown");
+                          "%s: tensor %s has type %s, which sunny-run does not implement (supported: %s)", m->path,
+                          name, tn ? tn : "unknown", k_supported_types);
     }
     const int int4 = t->type == SN_KTYPE_INT4G32;
     const uint64_t rb = int4 ? (n_in % SN_INT4_COLS ? 0 : sn_int4_w_row_bytes(n_in))

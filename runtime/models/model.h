@@ -58,6 +58,7 @@ void sn_model_meta_close(sn_model_meta *mm);
 /* Is general.architecture = arch one we can run? */
 int sn_model_arch_supported(const char *arch);
 const char *sn_model_supported_archs(void); /* "llama, qwen2, qwen3, ..." from the table */
+const char *sn_model_supported_types(void); /* "F32, F16, ...": the weight types sunny-run runs */
 
 /* Recurrent state save/restore (SN_EUNSUPPORTED for KV-cache families). The bytes hold the
  * position count and the state floats in this machine's byte order, for the same model file. */
