@@ -109,8 +109,7 @@ mut gguf-string-bounds runtime/formats/gguf.c \
 mut ollama-default-port integrate/ollama_host.c \
   'const char *default_port = "11434";' 'const char *default_port = "11435";' 'unit/test_integrate_ollama$'
 
-# K-quant kernels: the AVX2 Q5_K dot (its scalar twin and libggml's vec_dot are the references) and
-# the Q5_K dequantizer's min of groups 4-7 (libggml's dequantize_row_q5_K is the reference)
+# K-quant kernel: the AVX2 Q5_K dot's min sums (its scalar twin and libggml's vec_dot are the references)
 mut kquant-q5k-avx2-mins runtime/kernels/kquants_avx2.c \
   'const __m128i m = sn_kq_q4k_mins(k->mn, bsums);' \
   'const __m128i m = sn_kq_q4k_mins(k->mn, bsums + 1);' 'unit/test_quants$'
@@ -130,6 +129,7 @@ mut iq4-nl-unfused runtime/kernels/iq4_scalar.c \
   's += (float)isum * (sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d));' 'unit/test_quants$'
 mut iq4-xs-scale-high-bits runtime/quants/quants.h \
   '(((x->scales_h >> (2 * j)) & 3) << 4)) - 32;' '(((x->scales_h >> j) & 3) << 4)) - 32;' 'unit/test_quants$'
+# the Q5_K dequantizer's min of groups 4-7 (libggml's dequantize_row_q5_K is the reference)
 mut kquant-dequant-min runtime/quants/dequant.c \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));' \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 4] >> 6) << 4));' 'unit/test_quants$'
