@@ -1,6 +1,6 @@
 /* mm_avx512.c - batched (prompt) matrix multiplies for F32 / F16 weights on AVX-512: the 16-lane
- * instance of mm_float.h (register tiles of 4 weight rows x 6 tokens, as tinyBLAS's, cache-blocked so a block of
- * rows stays in L1 while every token passes it).
+ * instance of mm_float.h (register tiles of 4 weight rows x 6 tokens, tinyBLAS's shape here,
+ * cache-blocked so a block of rows stays in L1 while every token passes it).
  *
  * ggml's AVX-512 build multiplies F32 / F16 batches with tinyBLAS on 16-lane vectors: per output
  * one 16-lane accumulator, fma in element order, then _mm512_reduce_add_ps's order (halves of
@@ -15,7 +15,6 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx2,fma,f16c")
 #include <immintrin.h>
-
 
 #include "simd_avx512.h"
 
