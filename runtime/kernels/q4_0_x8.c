@@ -209,20 +209,21 @@ void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
-/* Four chains of two per block and token; the first starts from the correction. */
-static inline __attribute__((always_inline)) __m256i isum_vnni(const __m256i lo[4], const __m256i hi[4], const int8_t *a,
-                                                               int32_t corr) {
-    const __m256i z = _mm256_setzero_si256();
-    __m256i q0 = _mm256_dpbusd_epi32(_mm256_set1_epi32(corr), lo[0], _mm256_set1_epi32(ld32(a)));
-    __m256i q1 = _mm256_dpbusd_epi32(z, lo[2], _mm256_set1_epi32(ld32(a + 8)));
-    __m256i q2 = _mm256_dpbusd_epi32(z, hi[0], _mm256_set1_epi32(ld32(a + 16)));
-    __m256i q3 = _mm256_dpbusd_epi32(z, hi[2], _mm256_set1_epi32(ld32(a + 24)));
-    q0 = _mm256_dpbusd_epi32(q0, lo[1], _mm256_set1_epi32(ld32(a + 4)));
-    q1 = _mm256_dpbusd_epi32(q1, lo[3], _mm256_set1_epi32(ld32(a + 12)));
-    q2 = _mm256_dpbusd_epi32(q2, hi[1], _mm256_set1_epi32(ld32(a + 20)));
-    q3 = _mm256_dpbusd_epi32(q3, hi[3], _mm256_set1_epi32(ld32(a + 28)));
-    return _mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3));
-}
+/* Four chains of two per block and token; the first starts from the correction. One body for the
+ * 8-row tile's 256-bit vectors (isum_vnni) and the 16-row tile's 512-bit ones (isum_vnni512). */
+#define ISUM_VNNI(NAME, V, DP, SET1, ADD, ZERO)                                                              \
+    static inline __attribute__((always_inline)) V NAME(const V lo[4], const V hi[4], const int8_t *a, int32_t corr) { \
+        const V z = ZERO();                                                                                    \
+        V q0 = DP(SET1(corr), lo[0], SET1(ld32(a))), q1 = DP(z, lo[2], SET1(ld32(a + 8)));                     \
+        V q2 = DP(z, hi[0], SET1(ld32(a + 16))), q3 = DP(z, hi[2], SET1(ld32(a + 24)));                        \
+        q0 = DP(q0, lo[1], SET1(ld32(a + 4)));                                                                 \
+        q1 = DP(q1, lo[3], SET1(ld32(a + 12)));                                                                \
+        q2 = DP(q2, hi[1], SET1(ld32(a + 20)));                                                                \
+        q3 = DP(q3, hi[3], SET1(ld32(a + 28)));                                                                \
+        return ADD(ADD(q0, q1), ADD(q2, q3));                                                                  \
+    }
+ISUM_VNNI(isum_vnni, __m256i, _mm256_dpbusd_epi32, _mm256_set1_epi32, _mm256_add_epi32, _mm256_setzero_si256)
+ISUM_VNNI(isum_vnni512, __m512i, _mm512_dpbusd_epi32, _mm512_set1_epi32, _mm512_add_epi32, _mm512_setzero_si512)
 
 TILE_BY_TOKENS(tile_vnni, tile_n, isum_vnni)
 
@@ -238,8 +239,8 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy,
                                                               x8_isum_fn isum) {
-    (void)isum;
-    const __m512i m4 = _mm512_set1_epi8(0x0F), z = _mm512_setzero_si512();
+    (void)isum; /* the 8-row isum's signature; this tile's sums are isum_vnni512 */
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm512_loadu_ps(y + t * ldy) : _mm512_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
@@ -253,16 +254,7 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
         const __m512 dw = _mm512_cvtph_ps(_mm256_inserti128_si256(
             _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + 128))), _mm_loadu_si128((const __m128i *)(p1 + 128)), 1));
         _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
-            const int8_t *a = xa[t][b].qs;
-            __m512i q0 = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr[t * cld + b - b0]), lo[0], _mm512_set1_epi32(ld32(a)));
-            __m512i q1 = _mm512_dpbusd_epi32(z, lo[2], _mm512_set1_epi32(ld32(a + 8)));
-            __m512i q2 = _mm512_dpbusd_epi32(z, hi[0], _mm512_set1_epi32(ld32(a + 16)));
-            __m512i q3 = _mm512_dpbusd_epi32(z, hi[2], _mm512_set1_epi32(ld32(a + 24)));
-            q0 = _mm512_dpbusd_epi32(q0, lo[1], _mm512_set1_epi32(ld32(a + 4)));
-            q1 = _mm512_dpbusd_epi32(q1, lo[3], _mm512_set1_epi32(ld32(a + 12)));
-            q2 = _mm512_dpbusd_epi32(q2, hi[1], _mm512_set1_epi32(ld32(a + 20)));
-            q3 = _mm512_dpbusd_epi32(q3, hi[3], _mm512_set1_epi32(ld32(a + 28)));
-            const __m512i s = _mm512_add_epi32(_mm512_add_epi32(q0, q1), _mm512_add_epi32(q2, q3));
+            const __m512i s = isum_vnni512(lo, hi, xa[t][b].qs, corr[t * cld + b - b0]);
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(xa[t][b].d)));
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[t]);
         }
