@@ -17,6 +17,7 @@
 #ifndef SN_MM_FLOAT_H
 #define SN_MM_FLOAT_H
 #include <stdint.h>
+#include <stdlib.h>
 
 #ifndef SN_AI
 #define SN_AI static inline __attribute__((always_inline))
@@ -127,6 +128,70 @@ static void drive(tile_fn tile, uint64_t wb32, uint64_t xb32, int64_t n, const v
         }
     }
 }
+
+/* The widening driver, for types whose loads convert (F16, BF16) on a core where the conversions
+ * compete with the fused multiply-adds for the same pipes (on this project's AVX2-only Zen machine
+ * the converting 4 x 3 tile ran at half the f32 tile's rate: 16 against 33 GFLOP/s). The token
+ * group's activation rows are widened to f32 once per call, and each chunk of a block's weight rows
+ * once per token group, into buffers; the f32 tile runs on the buffers. So an activation is
+ * converted once per call (not once per register tile) and a weight once per token group (not once
+ * per 3 tokens). f16 -> f32 and bf16 -> f32 are exact, so every output's fma chain is the one the
+ * converting tile computes, bit for bit. KW: the weight chunk length here, so the block's widened
+ * chunk (ROW_BLOCK x KW floats, 16 KB at 8 lanes) stays in L1 while the token tiles pass it. The
+ * activation buffer is min(T, TOK_GROUP) x n floats (1 MB for 64 tokens of 4096). Returns 0 if the
+ * buffers cannot be had (the caller then declines, and sn_matmul's fallback computes the same
+ * values). */
+enum { KW = 256 };
+typedef void (*widen_fn)(const char *src, float *dst, int64_t n);
+#define WIDEN(NAME, LD)                                                                           \
+    static void NAME(const char *src, float *dst, int64_t n) {                                    \
+        for (int64_t i = 0; i < n; i += MM_LANES) MM_STORE(dst + i, LD(src, i));                  \
+    }
+
+__attribute__((unused)) static int drive_widened(widen_fn widen, tile_fn tile, uint64_t elt_bytes, int64_t n,
+                                                 const void *vw, uint64_t w_row, int64_t R, const void *vx,
+                                                 uint64_t x_row, int64_t T, float *y, int64_t ldy) {
+    const char *w = vw, *x = vx;
+    const int64_t tgn = T < TOK_GROUP ? T : TOK_GROUP;
+    const size_t bytes = ((size_t)(tgn * n + ROW_BLOCK * KW) * sizeof(float) + 63) & ~(size_t)63;
+    float *buf = aligned_alloc(64, bytes);
+    if (!buf) return 0;
+    float *xw = buf, *ww = buf + tgn * n;
+    const uint64_t bw = KW * sizeof(float), bx = (uint64_t)n * sizeof(float);
+    float acc[TOK_GROUP * ROW_BLOCK * MM_LANES] __attribute__((aligned(64)));
+    for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
+        const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;
+        for (int64_t t = tg; t < te; t++) widen(x + (uint64_t)t * x_row, xw + (t - tg) * n, n);
+        for (int64_t rb = 0; rb < R; rb += ROW_BLOCK) {
+            const int64_t re = rb + ROW_BLOCK < R ? rb + ROW_BLOCK : R;
+            for (int64_t k0 = 0; k0 < n; k0 += KW) {
+                const int64_t kn = n - k0 < KW ? n - k0 : KW;
+                const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
+                for (int64_t r = rb; r < re; r++)
+                    widen(w + (uint64_t)r * w_row + (uint64_t)k0 * elt_bytes, ww + (r - rb) * KW, kn);
+                for (int64_t t = tg; t < te; t += TILE_T) {
+                    const int rn = te - t < TILE_T ? (int)(te - t) : TILE_T;
+                    for (int64_t r = rb; r < re; r += TILE_R) {
+                        const int rm = re - r < TILE_R ? (int)(re - r) : TILE_R;
+                        tile(kn, (const char *)(ww + (r - rb) * KW), bw, (const char *)(xw + (t - tg) * n + k0), bx,
+                             acc + ((t - tg) * ROW_BLOCK + (r - rb)) * MM_LANES, mode, y + t * ldy + r, ldy, rm, rn);
+                    }
+                }
+            }
+        }
+    }
+    free(buf);
+    return 1;
+}
+
+/* sn_kernels.mm for a float type of ELT_BYTES per element, through the widening driver: WIDEN_F
+ * converts its rows, F32_TILE is the f32 tile function (a TILE_ANY). */
+#define MM_WIDENED_ENTRY(NAME, WIDEN_F, F32_TILE, ELT_BYTES)                                                    \
+    static int NAME(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,       \
+                    int64_t T, float *y, int64_t ldy) {                                                        \
+        if (n % MM_LANES) return 0;                                                                            \
+        return drive_widened(WIDEN_F, F32_TILE##_any, ELT_BYTES, n, w, w_row, R, x, x_row, T, y, ldy);         \
+    }
 
 /* sn_kernels.mm for a float type of ELT_BYTES per element. tinyBLAS declines rows whose length is
  * not a multiple of its vector width (ggml then runs vec_dot): so do we, and sn_matmul uses the
