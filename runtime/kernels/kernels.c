@@ -111,6 +111,7 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
     const sn_dot_fn dot = T > 1 ? k->dot_mm[wtype] : k->dot[wtype];
     const char *wb = w, *xb = x;
     if (T == 1) {
+        if (k->mv[wtype] && k->mv[wtype](n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, y + r0)) return;
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }

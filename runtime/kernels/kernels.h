@@ -39,6 +39,11 @@ typedef struct sn_kernels {
      * gemm4x4 / dot_mm). NULL = none. */
     int (*mm[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,
                               int64_t T, float *y, int64_t ldy);
+    /* Optional single-token matmul over R consecutive rows: y[r] = dot(row r, x) for r < R,
+     * bit-identical to dot, for tables that do better over a whole matrix than row by row (the
+     * AVX2 F16 / BF16 ones widen the activation row once instead of in every row's dot). Returns 0
+     * where it declines (then sn_matmul calls dot per row). NULL = none. */
+    int (*mv[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y);
     /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =
      * dot(row i, act t) for the n_groups * 8 rows starting at w, any T >= 1, bit-identical to
      * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */

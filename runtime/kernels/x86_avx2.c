@@ -20,6 +20,7 @@
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- activation conversion ---- */
@@ -199,6 +200,57 @@ static float dot_bf16_8(int64_t n, const void *w, const void *a) {
 }
 DOT_MM8(dot_bf16_mm8, ld_bf16, dot_bf16_8)
 
+/* Single-token F16 / BF16 matmuls with the activation row widened to f32 once per call. ggml's
+ * vec_dot converts both operands in every row's dot; on this project's AVX2-only Zen core those
+ * conversions, not memory, bounded F16 decode (an in-cache F16 dot ran at 6.3 GB/s of weights, what
+ * decode streamed from memory). Each row's sum is dot_f16_8's / dot_bf16_8's: the same four 8-lane
+ * fma chains over 32-element steps, the same reduction and tail, on the same float values (the
+ * widening is exact), so y[r] == dot(row r, x) bit for bit. */
+#define ROW_WIDE8(NAME, LDW, SCW, TAIL_EXPR)                                                  \
+    static inline float NAME(int64_t n, const void *w, const float *x) {                      \
+        __m256 s[4];                                                                          \
+        for (int j = 0; j < 4; j++) s[j] = _mm256_setzero_ps();                               \
+        const int64_t np = n & ~(int64_t)31;                                                  \
+        for (int64_t i = 0; i < np; i += 32) {                                                \
+            sn_k_prefetch((const char *)w + i * 2, 64);                                       \
+            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)                               \
+                s[j] = _mm256_fmadd_ps(LDW(w, i + 8 * j), _mm256_loadu_ps(x + i + 8 * j), s[j]); \
+        }                                                                                     \
+        TAIL_EXPR;                                                                            \
+    }
+/* dot_f16_8's: ((s0 + s2) + (s1 + s3)) reduced by reduce8_hadd, then the tail in double */
+ROW_WIDE8(row_f16_wide, ld_f16, sc_f16, {
+    s[0] = _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[1], s[3]));
+    double r = np ? (double)reduce8_hadd(s[0]) : 0.0;
+    for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);
+    return (float)r;
+})
+/* dot_bf16_8's: (c0 + c2) + (c1 + c3) reduced by sn_avx2_hsum8, then the tail in double */
+ROW_WIDE8(row_bf16_wide, ld_bf16, sc_bf16, {
+    const __m256 t = _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[1], s[3]));
+    double r = (double)sn_avx2_hsum8(t);
+    for (int64_t i = np; i < n; i++) r += (double)(sc_bf16(w, i) * x[i]);
+    return (float)r;
+})
+
+enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
+#define MV_WIDE(NAME, ROW, LD)                                                                   \
+    static int NAME(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) { \
+        float stack[MV_STACK] __attribute__((aligned(32)));                                      \
+        float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));                   \
+        if (!xf) return 0;                                                                       \
+        const int64_t nv = n & ~(int64_t)7;                                                      \
+        for (int64_t i = 0; i < nv; i += 8) _mm256_storeu_ps(xf + i, LD(x, i));                  \
+        for (int64_t i = nv; i < n; i++) xf[i] = sc_##LD(x, i);                                  \
+        for (int64_t r = 0; r < R; r++) y[r] = ROW(n, (const char *)w + (uint64_t)r * w_row, xf); \
+        if (xf != stack) free(xf);                                                               \
+        return 1;                                                                                \
+    }
+static inline float sc_ld_f16(const void *p, int64_t i) { return sc_f16(p, i); }
+static inline float sc_ld_bf16(const void *p, int64_t i) { return sc_bf16(p, i); }
+MV_WIDE(mv_f16_wide, row_f16_wide, ld_f16)
+MV_WIDE(mv_bf16_wide, row_bf16_wide, ld_bf16)
+
 /* ---- quantized dots ---- */
 
 /* 8 int32 lanes, lane j = sum of the products 4j..4j+3 (x, y signed int8 in [-127, 127]). */
@@ -313,6 +365,8 @@ void sn_kernels_fill_avx2(sn_kernels *k) {
         k->dot_mm[SN_GGML_F32] = dot_f32_mm8;
         k->dot_mm[SN_GGML_F16] = dot_f16_mm8;
         k->dot_mm[SN_GGML_BF16] = dot_bf16_mm8;
+        k->mv[SN_GGML_F16] = mv_f16_wide;
+        k->mv[SN_GGML_BF16] = mv_bf16_wide;
     }
     sn_kernels_quants_avx2(k); /* quants_*.c: the types beyond this file */
     sn_kernels_kquants_avx2(k); /* fast Q4_K / Q6_K (kquants_avx2.c) */

@@ -428,7 +428,10 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     if (f & SN_CPU_AVX512VNNI) sn_kernels_kquants_avx512(k); /* Q4_K / Q6_K decode dots */
     /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
      * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
-    for (int t = 0; t < SN_KTYPE_COUNT; t++) k->mm[t] = NULL;
+    for (int t = 0; t < SN_KTYPE_COUNT; t++) {
+        k->mm[t] = NULL;
+        k->mv[t] = NULL;
+    }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
     if (!(f & SN_CPU_AVX512VNNI)) k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
     if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
@@ -439,6 +442,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
             k->dot_mm[t] = base->dot_mm[t];
             k->gemm4x4[t] = NULL;
             k->mm[t] = base->mm[t];
+            k->mv[t] = base->mv[t];
         }
     }
     k->quant[SN_GGML_F16] = quant_f16;

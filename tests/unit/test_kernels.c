@@ -133,6 +133,38 @@ static void check_table(const sn_kernels *k) {
             free(w); free(xq); free(row); free(y);
         }
     }
+    /* single-token matmuls (kernels.h mv): every row equals the scalar dot, through sn_matmul;
+     * lengths with and without full 32-element steps and tails, one past the stack buffer (4096) */
+    for (int ti = 0; ti < NW; ti++) {
+        const int t = WTYPES[ti], at = sn_kernel_act_type(t);
+        if (!k->mv[t]) continue;
+        const int64_t lens[] = {1, 7, 8, 32, 33, 100, 256 + 40, 320, 4096, 4096 + 8, 4096 + 32, 4096 + 41};
+        for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+            const int64_t n = lens[li], R = 5;
+            if (n % sn_ggml_blck_size(t) || n % sn_ggml_blck_size(at)) continue;
+            const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
+            char *w = malloc(wr * R), *xq = malloc(xr);
+            float *row = malloc((size_t)n * 4), y[5 + 2];
+            for (int r = 0; r < R; r++) {
+                for (int64_t i = 0; i < n; i++) row[i] = frand() * 0.1f;
+                sn_ggml_from_f32(t, row, w + r * wr, n);
+            }
+            for (int64_t i = 0; i < n; i++) row[i] = frand();
+            s->quant[at](row, xq, n);
+            int bad = 0;
+            for (int64_t r0 = 0; r0 < 2; r0++) {
+                for (int i = 0; i < R + 2; i++) y[i] = -12345.f;
+                sn_matmul(k, t, w, wr, n, xq, xr, 1, y, 1, r0, R);
+                for (int64_t r = 0; r < R + 2; r++) {
+                    const float want = r >= r0 && r < R ? s->dot[t](n, w + r * wr, xq) : -12345.f;
+                    bad += memcmp(&y[r], &want, 4) != 0;
+                }
+            }
+            if (bad) printf("\n  %s mv %s n=%lld: %d outputs differ\n", k->name, sn_ggml_type_name(t), (long long)n, bad);
+            CU_ASSERT_EQUAL(bad, 0);
+            free(w); free(xq); free(row);
+        }
+    }
     /* attention helpers */
     for (int64_t n = 1; n < 300; n += 37) {
         uint16_t *y1 = malloc((size_t)n * 2), *y2 = malloc((size_t)n * 2), *xv = malloc((size_t)n * 2);
