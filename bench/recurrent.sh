@@ -22,7 +22,11 @@
 # writes (RWKV-7 191M: 2.4 MB, Mamba-2 130m: 19 MB) is not counted, so the shares are lower bounds.
 # Targets: decode >= 1.2x llama.cpp (f16, q8_0, q4_0; 1 and 2 threads), prefill >= 1.0x.
 # TYPES may include int4: sunny-run on the INT4 runtime blob (docs/BLOB.md) in the row of
-# llama-bench on the Q4_0 GGUF (issue 15's target there: decode >= 1.5x).
+# llama-bench on the Q4_0 GGUF (issue 15's target there: decode >= 1.5x). With int4 in TYPES the
+# bench also prints the INT4 blob's quality next to llama.cpp's Q4_0 file, both against the model's
+# F32 GGUF: tests/tools/model_agree, 256 greedy steps of the F32 model, the candidates teacher-forced
+# on its tokens; top-1 agreement and the relative logit error ||l - l_f32|| / ||l_f32|| per step
+# (SN_BENCH_QUALITY=0 skips it; SN_BENCH_QUALITY_STEPS changes the 256).
 #   usage: bench/recurrent.sh [BUILD_DIR] [MODELS (rwkv7 mamba2)] [TYPES (f16 q8_0 q4_0)] [THREADS (1 2)]
 #   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/recurrent)
 set -uo pipefail
@@ -82,6 +86,20 @@ for model in $MODELS; do
       cat "$ours_g" >/dev/null
     fi
     cat "$g" >/dev/null
+    if [[ $dt == int4 && ${SN_BENCH_QUALITY:-1} != 0 ]]; then
+      agree=$B/tests/model_agree
+      g32=$W/$model-f32.gguf
+      [[ -f $g32 ]] || "$CONV" "$dir" -o "$g32" --outtype f32 --force >/dev/null || exit 1
+      if [[ -x $agree ]]; then
+        steps=${SN_BENCH_QUALITY_STEPS:-256}
+        [[ -f $W/$model-f16.gguf ]] || "$CONV" "$dir" -o "$W/$model-f16.gguf" --outtype f16 --force >/dev/null || exit 1
+        for cand in "$ours_g" "$g" "$W/$model-f16.gguf"; do # (F16: the scale of the error 16-bit weights give) # quality does not depend on load: 2 threads, outside the timed loop
+          echo "quality $model $(basename "$cand") vs $(basename "$g32"), $steps teacher-forced steps: $("$agree" "$g32" "$cand" --prompt-ids "$(cut -d, -f1-8 <<<"$ids")" -n "$steps" -t 2 2>&1)"
+        done
+      else
+        echo "quality: $agree not built (make build)"
+      fi
+    fi
     for t in $THREADS; do
       load=$(cut -d' ' -f1 /proc/loadavg)
       node_ref='{}'
