@@ -118,6 +118,15 @@ mut kquant-q5k-avx2-mins runtime/kernels/kquants_avx2.c \
 mut mm-chunk-carry runtime/kernels/mm_float.h \
   'c[t][r] = (mode & FIRST) ? MM_ZERO() : MM_LOAD(acc + (t * ROW_BLOCK + r) * MM_LANES);' \
   'c[t][r] = (mode & FIRST) ? MM_ZERO() : MM_ZERO();' 'unit/test_kernels$'
+# the widening driver (mm_float.h, AVX2 F16/BF16 batches): a weight chunk widened from the row's
+# start instead of the chunk's (every chunk after the first multiplies the wrong weights)
+mut mm-widen-chunk runtime/kernels/mm_float.h \
+  'widen(w + (uint64_t)r * w_row + (uint64_t)k0 * elt_bytes, ww + (r - rb) * KW, kn);' \
+  'widen(w + (uint64_t)r * w_row, ww + (r - rb) * KW, kn);' 'unit/test_kernels$'
+# the AVX2 single-token F16 matmul (mv): its tail summed in float instead of dot_f16_8's double
+mut mv-f16-tail-double runtime/kernels/x86_avx2.c \
+  'for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);' \
+  'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
 # IQ4 kernels: IQ4_XS batches left on vec_dot's lane order instead of ggml's IQ panel gemm (the
 # parity test's 14- and 45-token batches then round differently), IQ4_NL's per-block fma unfused
 # (libggml's repacked gemv is the reference), an IQ4_XS sub-block scale's high bits misread
