@@ -93,7 +93,9 @@ for model in $MODELS; do
       if [[ -x $agree ]]; then
         steps=${SN_BENCH_QUALITY_STEPS:-256}
         [[ -f $W/$model-f16.gguf ]] || "$CONV" "$dir" -o "$W/$model-f16.gguf" --outtype f16 --force >/dev/null || exit 1
-        for cand in "$ours_g" "$g" "$W/$model-f16.gguf"; do # (F16: the scale of the error 16-bit weights give) # quality does not depend on load: 2 threads, outside the timed loop
+        # INT4 blob, llama.cpp's Q4_0, and F16 for the scale of the error 16-bit weights give; quality
+        # does not depend on load: 2 threads, outside the timed loop
+        for cand in "$ours_g" "$g" "$W/$model-f16.gguf"; do
           echo "quality $model $(basename "$cand") vs $(basename "$g32"), $steps teacher-forced steps: $("$agree" "$g32" "$cand" --prompt-ids "$(cut -d, -f1-8 <<<"$ids")" -n "$steps" -t 2 2>&1)"
         done
       else

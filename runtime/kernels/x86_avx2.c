@@ -206,7 +206,7 @@ DOT_MM8(dot_bf16_mm8, ld_bf16, dot_bf16_8)
  * decode streamed from memory). Each row's sum is dot_f16_8's / dot_bf16_8's: the same four 8-lane
  * fma chains over 32-element steps, the same reduction and tail, on the same float values (the
  * widening is exact), so y[r] == dot(row r, x) bit for bit. */
-#define ROW_WIDE8(NAME, LDW, SCW, TAIL_EXPR)                                                  \
+#define ROW_WIDE8(NAME, LDW, TAIL_EXPR)                                                        \
     static inline float NAME(int64_t n, const void *w, const float *x) {                      \
         __m256 s[4];                                                                          \
         for (int j = 0; j < 4; j++) s[j] = _mm256_setzero_ps();                               \
@@ -219,14 +219,14 @@ DOT_MM8(dot_bf16_mm8, ld_bf16, dot_bf16_8)
         TAIL_EXPR;                                                                            \
     }
 /* dot_f16_8's: ((s0 + s2) + (s1 + s3)) reduced by reduce8_hadd, then the tail in double */
-ROW_WIDE8(row_f16_wide, ld_f16, sc_f16, {
+ROW_WIDE8(row_f16_wide, ld_f16, {
     s[0] = _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[1], s[3]));
     double r = np ? (double)reduce8_hadd(s[0]) : 0.0;
     for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);
     return (float)r;
 })
 /* dot_bf16_8's: (c0 + c2) + (c1 + c3) reduced by sn_avx2_hsum8, then the tail in double */
-ROW_WIDE8(row_bf16_wide, ld_bf16, sc_bf16, {
+ROW_WIDE8(row_bf16_wide, ld_bf16, {
     const __m256 t = _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[1], s[3]));
     double r = (double)sn_avx2_hsum8(t);
     for (int64_t i = np; i < n; i++) r += (double)(sc_bf16(w, i) * x[i]);
