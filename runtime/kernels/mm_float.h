@@ -102,6 +102,21 @@ typedef void (*tile_fn)(int64_t n, const char *w, uint64_t w_row, const char *x,
     }
 #define MM_FLOAT_SHAPE(TILE, RM, RN) TILE(n, w, w_row, x, x_row, acc, mode, y, ldy, RM, RN)
 
+/* One cache block's pass of one K chunk: every TILE_R x TILE_T tile of the block's nr rows x nt
+ * tokens, row i at w + i * w_row, token j at x + j * x_row, output (j, i) at y[j * ldy + i]; each
+ * tile's accumulators parked at its place in acc. */
+static inline void block_tiles(tile_fn tile, int64_t kn, const char *w, uint64_t w_row, const char *x, uint64_t x_row,
+                               int64_t nt, int64_t nr, float *acc, int mode, float *y, int64_t ldy) {
+    for (int64_t j = 0; j < nt; j += TILE_T) {
+        const int rn = nt - j < TILE_T ? (int)(nt - j) : TILE_T;
+        for (int64_t i = 0; i < nr; i += TILE_R) {
+            const int rm = nr - i < TILE_R ? (int)(nr - i) : TILE_R;
+            tile(kn, w + (uint64_t)i * w_row, w_row, x + (uint64_t)j * x_row, x_row, acc + (j * ROW_BLOCK + i) * MM_LANES,
+                 mode, y + j * ldy + i, ldy, rm, rn);
+        }
+    }
+}
+
 /* The blocked loop around a tile function. wb32 / xb32: bytes of 32 elements of a weight /
  * activation row (chunk offsets). */
 static void drive(tile_fn tile, uint64_t wb32, uint64_t xb32, int64_t n, const void *vw, uint64_t w_row, int64_t R,
@@ -116,14 +131,8 @@ static void drive(tile_fn tile, uint64_t wb32, uint64_t xb32, int64_t n, const v
                 const int64_t kn = n - k0 < KC ? n - k0 : KC;
                 const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
                 const char *wk = w + (uint64_t)(k0 / 32) * wb32, *xk = x + (uint64_t)(k0 / 32) * xb32;
-                for (int64_t t = tg; t < te; t += TILE_T) {
-                    const int rn = te - t < TILE_T ? (int)(te - t) : TILE_T;
-                    for (int64_t r = rb; r < re; r += TILE_R) {
-                        const int rm = re - r < TILE_R ? (int)(re - r) : TILE_R;
-                        tile(kn, wk + (uint64_t)r * w_row, w_row, xk + (uint64_t)t * x_row, x_row,
-                             acc + ((t - tg) * ROW_BLOCK + (r - rb)) * MM_LANES, mode, y + t * ldy + r, ldy, rm, rn);
-                    }
-                }
+                block_tiles(tile, kn, wk + (uint64_t)rb * w_row, w_row, xk + (uint64_t)tg * x_row, x_row, te - tg, re - rb,
+                            acc, mode, y + tg * ldy + rb, ldy);
             }
         }
     }
@@ -169,14 +178,8 @@ __attribute__((unused)) static int drive_widened(widen_fn widen, tile_fn tile, u
                 const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
                 for (int64_t r = rb; r < re; r++)
                     widen(w + (uint64_t)r * w_row + (uint64_t)k0 * elt_bytes, ww + (r - rb) * KW, kn);
-                for (int64_t t = tg; t < te; t += TILE_T) {
-                    const int rn = te - t < TILE_T ? (int)(te - t) : TILE_T;
-                    for (int64_t r = rb; r < re; r += TILE_R) {
-                        const int rm = re - r < TILE_R ? (int)(re - r) : TILE_R;
-                        tile(kn, (const char *)(ww + (r - rb) * KW), bw, (const char *)(xw + (t - tg) * n + k0), bx,
-                             acc + ((t - tg) * ROW_BLOCK + (r - rb)) * MM_LANES, mode, y + t * ldy + r, ldy, rm, rn);
-                    }
-                }
+                block_tiles(tile, kn, (const char *)ww, bw, (const char *)(xw + k0), bx, te - tg, re - rb, acc, mode,
+                            y + tg * ldy + rb, ldy);
             }
         }
     }

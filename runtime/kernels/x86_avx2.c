@@ -234,22 +234,20 @@ ROW_WIDE8(row_bf16_wide, ld_bf16, {
 })
 
 enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
-#define MV_WIDE(NAME, ROW, LD)                                                                   \
+#define MV_WIDE(NAME, ROW, LD, SC)                                                                 \
     static int NAME(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) { \
         float stack[MV_STACK] __attribute__((aligned(32)));                                      \
         float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));                   \
         if (!xf) return 0;                                                                       \
         const int64_t nv = n & ~(int64_t)7;                                                      \
         for (int64_t i = 0; i < nv; i += 8) _mm256_storeu_ps(xf + i, LD(x, i));                  \
-        for (int64_t i = nv; i < n; i++) xf[i] = sc_##LD(x, i);                                  \
+        for (int64_t i = nv; i < n; i++) xf[i] = SC(x, i);                                       \
         for (int64_t r = 0; r < R; r++) y[r] = ROW(n, (const char *)w + (uint64_t)r * w_row, xf); \
         if (xf != stack) free(xf);                                                               \
         return 1;                                                                                \
     }
-static inline float sc_ld_f16(const void *p, int64_t i) { return sc_f16(p, i); }
-static inline float sc_ld_bf16(const void *p, int64_t i) { return sc_bf16(p, i); }
-MV_WIDE(mv_f16_wide, row_f16_wide, ld_f16)
-MV_WIDE(mv_bf16_wide, row_bf16_wide, ld_bf16)
+MV_WIDE(mv_f16_wide, row_f16_wide, ld_f16, sc_f16)
+MV_WIDE(mv_bf16_wide, row_bf16_wide, ld_bf16, sc_bf16)
 
 /* ---- quantized dots ---- */
 
