@@ -96,13 +96,14 @@ static void check_table(const sn_kernels *k) {
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
         if (!k->mm[t]) continue;
-        const int64_t lens[] = {64, 96, 256 + 40, 768, 1280, 12, 36};
+        const int64_t lens[] = {64, 96, 256 + 40, 768, 1280, 12, 36, 17 * 256};
         for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
             const int64_t n = lens[li];
             if (n % sn_ggml_blck_size(t) || n % sn_ggml_blck_size(at)) continue;
             /* 19 rows: a full 16-row cache block and a 3-row one; lengths above 512: two K chunks,
              * 1280: three (a middle chunk both loads and parks its accumulators); the 64- and
-             * 1280-element rows also run 70 tokens (two token groups of the driver) */
+             * 1280-element rows also run 70 tokens (two token groups of the driver); 17 blocks of
+             * 256: three chunks of the Q4_K kernel's 8 blocks (first, middle, a 1-block last) */
             const int64_t R = 19, T = n == 64 || n == 1280 ? 70 : 8, ldy = R + 3;
             const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
             char *w = malloc(wr * R), *xq = malloc(xr * T);
