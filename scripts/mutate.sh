@@ -127,6 +127,14 @@ mut mm-widen-chunk runtime/kernels/mm_float.h \
 mut mv-f16-tail-double runtime/kernels/x86_avx2.c \
   'for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);' \
   'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
+# the Q4_K batch kernels that rearrange rows per call: AVX-512 reads the third min pair from the
+# wrong scale word; AVX2 forgets the s2 partial sum a row group parks between chunks of 8 blocks
+mut q4k-mm-min-pair runtime/kernels/kquants_mm_avx512.c \
+  '_mm512_store_si512(o + MN_OFF + 2 * 64, byte_pair(m_hi));' \
+  '_mm512_store_si512(o + MN_OFF + 2 * 64, byte_pair(m_lo));' 'unit/test_kernels$'
+mut q4k-mm-avx2-park runtime/kernels/kquants_mm_avx2.c \
+  's2[t] = first ? _mm256_setzero_ps() : _mm256_load_ps(park + 8 * t);' \
+  's2[t] = _mm256_setzero_ps();' 'unit/test_kernels$'
 # IQ4 kernels: IQ4_XS batches left on vec_dot's lane order instead of ggml's IQ panel gemm (the
 # parity test's 14- and 45-token batches then round differently), IQ4_NL's per-block fma unfused
 # (libggml's repacked gemv is the reference), an IQ4_XS sub-block scale's high bits misread

@@ -369,6 +369,7 @@ void sn_kernels_fill_avx2(sn_kernels *k) {
     sn_kernels_quants_avx2(k); /* quants_*.c: the types beyond this file */
     sn_kernels_kquants_avx2(k); /* fast Q4_K / Q6_K (kquants_avx2.c) */
     sn_kernels_mm_avx2(k);      /* tiled batches for F32/F16/BF16/Q8_0 (mm_avx2.c) */
+    sn_kernels_q4_K_mm_avx2(k); /* Q4_K batches, 8 rows per vector (kquants_mm_avx2.c) */
     k->quant[SN_GGML_F16] = quant_f16;
     k->quant[SN_GGML_Q8_0] = quant_q8_0;
     k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx2; /* blob weights */
