@@ -507,11 +507,79 @@ static inline __m256i isum_x8_vnni(const __m256i *u, const int8_t *q) {
 }
 
 __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
-void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
-                             float *y, int64_t ldy) {
+static void x8_mm_vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                       int64_t ldy) {
     X8_MM_BODY(isum_x8_vnni(u, q))
 }
 #undef X8_MM_BODY
+
+/* Two groups at once on AVX-512, one in each 256-bit half of every vector: each lane's integers
+ * and float steps are the 8-row body's, 16 rows per instruction (one broadcast activation word
+ * meets both groups). npairs pairs of groups from w, rows [0, nrows) of them stored. */
+#define X16_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+X16_TARGET static inline __m512i join256(const uint8_t *p0, const uint8_t *p1) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)p0)),
+                              _mm256_loadu_si256((const __m256i *)(const void *)p1), 1);
+}
+
+X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npairs, int64_t nrows, const void *x,
+                                      uint64_t x_row, int64_t T, float *y, int64_t ldy) {
+    const int64_t nb = n / SN_INT4_GROUP;
+    const uint64_t gb = sn_int4x8_group_bytes(n);
+    const __m512i m4 = _mm512_set1_epi8(15);
+    for (int64_t P = 0; P < npairs; P++) {
+        const uint8_t *g0 = w + (uint64_t)(2 * P) * gb, *g1 = g0 + gb;
+        const __mmask16 keep = nrows - 16 * P >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nrows - 16 * P)) - 1);
+        for (int64_t t0 = 0; t0 < T; t0 += 4) {
+            const int nt = T - t0 < 4 ? (int)(T - t0) : 4;
+            act_view a[4];
+            __m512 acc[4];
+            for (int t = 0; t < nt; t++) {
+                a[t] = view((const uint8_t *)x + (uint64_t)(t0 + t) * x_row, n);
+                acc[t] = _mm512_setzero_ps();
+            }
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *b0 = g0 + b * SN_INT4X8_BLOCK_BYTES, *b1 = g1 + b * SN_INT4X8_BLOCK_BYTES;
+                _mm_prefetch((const char *)b0 + PREFETCH_AHEAD, _MM_HINT_T0);
+                _mm_prefetch((const char *)b0 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+                _mm_prefetch((const char *)b1 + PREFETCH_AHEAD, _MM_HINT_T0);
+                _mm_prefetch((const char *)b1 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+                __m512i u[8];
+                for (int c = 0; c < 4; c++) {
+                    const __m512i v = join256(b0 + 32 * c, b1 + 32 * c);
+                    u[2 * c] = _mm512_and_si512(v, m4);
+                    u[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                }
+                const __m256i sc = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128))),
+                    _mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1);
+                const __m512 ws = _mm512_cvtph_ps(sc);
+                for (int t = 0; t < nt; t++) {
+                    const int8_t *q = a[t].q + b * SN_INT4_GROUP;
+                    __m512i s = _mm512_setzero_si512();
+                    for (int c = 0; c < 4; c++) {
+                        s = _mm512_dpbusd_epi32(s, u[2 * c], _mm512_set1_epi32(word(q + 4 * c)));
+                        s = _mm512_dpbusd_epi32(s, u[2 * c + 1], _mm512_set1_epi32(word(q + 16 + 4 * c)));
+                    }
+                    s = _mm512_sub_epi32(s, _mm512_set1_epi32(8 * a[t].sum[b]));
+                    const __m512 f = _mm512_mul_ps(ws, _mm512_set1_ps(a[t].scale[b]));
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), f, acc[t]);
+                }
+            }
+            for (int t = 0; t < nt; t++) _mm512_mask_storeu_ps(y + (t0 + t) * ldy + 16 * P, keep, acc[t]);
+        }
+    }
+}
+#undef X16_TARGET
+
+void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                             float *y, int64_t ldy) {
+    const int64_t ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS, np = ng / 2;
+    if (np) x16_pairs_vnni(n, w, np, nrows < 16 * np ? nrows : 16 * np, x, x_row, T, y, ldy);
+    if (ng % 2) /* a lone last group */
+        x8_mm_vnni(n, (const uint8_t *)w + (uint64_t)(2 * np) * sn_int4x8_group_bytes(n), nrows - 16 * np, x, x_row, T,
+                   y + 16 * np, ldy);
+}
 #else
 void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
 void sn_int4_quantize_act_avx2(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
