@@ -17,12 +17,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=${SN_MUTATE_ROOT:-$PWD}
-# bash reads a script as it runs it: run from a copy, so editing the list during a run is safe
+# bash reads a script as it runs it: run from a copy, so editing the list during a run is safe. The
+# copy is per process (a second run, even SN_MUTATE_CHECK=1, once overwrote a running one's copy
+# mid-run) and unlinked as soon as bash has it open.
 if [[ -z ${SN_MUTATE_ROOT:-} ]]; then
   mkdir -p "${SN_MUTATE_DIR:-$ROOT/build-mutate}"
-  cp "$ROOT/scripts/mutate.sh" "${SN_MUTATE_DIR:-$ROOT/build-mutate}/mutate.running.sh"
-  SN_MUTATE_ROOT=$ROOT exec bash "${SN_MUTATE_DIR:-$ROOT/build-mutate}/mutate.running.sh" "$@"
+  copy=${SN_MUTATE_DIR:-$ROOT/build-mutate}/mutate.running.$$.sh
+  cp "$ROOT/scripts/mutate.sh" "$copy"
+  SN_MUTATE_ROOT=$ROOT exec bash "$copy" "$@"
 fi
+[[ $0 == */mutate.running.*.sh ]] && rm -f "$0"
 cd "$ROOT"
 KEEP=0
 [[ ${1:-} == -k ]] && { KEEP=1; shift; }
@@ -135,6 +139,10 @@ mut q4k-mm-min-pair runtime/kernels/kquants_mm_avx512.c \
 mut q4k-mm-avx2-park runtime/kernels/kquants_mm_avx2.c \
   's2[t] = first ? _mm256_setzero_ps() : _mm256_load_ps(park + 8 * t);' \
   's2[t] = _mm256_setzero_ps();' 'unit/test_kernels$'
+# the AVX-512 INT4 pair kernel scales the second group of a pair with the first group's scales
+mut int4-x16-second-scales runtime/kernels/int4.c \
+  '_mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1);' \
+  '_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128)), 1);' 'unit/test_int4$'
 # IQ4 kernels: IQ4_XS batches left on vec_dot's lane order instead of ggml's IQ panel gemm (the
 # parity test's 14- and 45-token batches then round differently), IQ4_NL's per-block fma unfused
 # (libggml's repacked gemv is the reference), an IQ4_XS sub-block scale's high bits misread
