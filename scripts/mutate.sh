@@ -202,9 +202,23 @@ mut parity-tie-ours-only tests/tools/parity_judge.py \
 die() { echo "mutate: $*" >&2; exit 2; }
 
 sync_tree() { # the tracked files of the working tree, as they are now, into $SRC
+  # Only files whose bytes differ are copied, and they get a new mtime: a run that died mid-mutation
+  # leaves a mutated copy newer than its object file, and restoring it with the original's older
+  # mtime (cp -p) once left the incremental build running the mutant.
   mkdir -p "$SRC"
   (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | grep -zv '^tests/node_modules') |
-    (cd "$ROOT" && xargs -0 cp --parents -p -t "$SRC/" 2>/dev/null)
+    /usr/bin/python3 -c '
+import os, shutil, sys
+root, dst = sys.argv[1], sys.argv[2]
+for rel in sys.stdin.buffer.read().decode().split("\0"):
+    if not rel or not os.path.isfile(os.path.join(root, rel)): continue
+    a, b = os.path.join(root, rel), os.path.join(dst, rel)
+    try:
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            if fa.read() == fb.read(): continue
+    except FileNotFoundError: pass
+    os.makedirs(os.path.dirname(b), exist_ok=True)
+    shutil.copy(a, b)' "$ROOT" "$SRC"
   ln -sfn "$(readlink -f "$ROOT/tests/node_modules")" "$SRC/tests/node_modules"
 }
 
