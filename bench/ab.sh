@@ -11,7 +11,8 @@
 # Both engines' absolute numbers move with the load of a shared machine; only the ratio is meant.
 # Noise: the spread of the old build's own runs is printed next to each ratio (max/min of its RUNS).
 #   usage: bench/ab.sh OLD_BUILD NEW_BUILD [RUNS (default 5)]
-#   env:   SN_BENCH_WORK (NEW_BUILD/bench), SN_AB_TYPES ("f16 q8_0 q4_0"), SN_AB_CONVERT=0 skips convert
+#   env:   SN_BENCH_WORK (NEW_BUILD/bench), SN_AB_TYPES ("f16 q8_0 q4_0"), SN_AB_CONVERT=0 skips convert,
+#          SN_AB_PROMPT=N prompt ids (default 64)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OLD=${1:?usage: bench/ab.sh OLD_BUILD NEW_BUILD [RUNS]}
@@ -28,7 +29,8 @@ for dt in $TYPES; do
   [[ -f $W/decode/llama3-200m-$dt.gguf ]] && continue
   SN_BENCH_RUNS=1 SN_BENCH_NODE=0 SN_BENCH_BLOB=0 SN_BENCH_WORK=$W/decode bash bench/decode.sh "$NEW" "$dt" 1 >/dev/null
 done
-ids=$($PY -c 'print(",".join(str(100 + (i * 7919) % (128256 - 200)) for i in range(64)))')
+NP=${SN_AB_PROMPT:-64}
+ids=$($PY -c 'import sys; print(",".join(str(100 + (i * 7919) % (128256 - 200)) for i in range(int(sys.argv[1]))))' "$NP")
 echo "bench/ab.sh: old $OLD ($(git -C "$(dirname "$OLD")" log -1 --format=%h 2>/dev/null || echo ?)) vs new $NEW, median of $RUNS interleaved runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-22s | %9s %9s %7s %7s | %9s %9s %7s %7s\n' row "old pf" "new pf" new/old spread "old dec" "new dec" new/old spread
 for dt in $TYPES; do
@@ -39,7 +41,7 @@ for dt in $TYPES; do
     "$OLD/cmd/sunny-run" "$g" --prompt-ids "$ids" -n 65 -t 1 --json --ignore-eos >>"$W/ab-old.txt"
     "$NEW/cmd/sunny-run" "$g" --prompt-ids "$ids" -n 65 -t 1 --json --ignore-eos >>"$W/ab-new.txt"
   done
-  $PY - "$W/ab-old.txt" "$W/ab-new.txt" "sunny-run $dt 1T" <<'EOF'
+  $PY - "$W/ab-old.txt" "$W/ab-new.txt" "sunny-run $dt 1T p$NP" <<'EOF'
 import json, statistics, sys
 o = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 n = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
