@@ -50,6 +50,14 @@ void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up) {
     }
     for (; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
 }
+
+/* the flash-attention softmax of one key tile, 8-lane flavour (n % 8 == 0) */
+__attribute__((target("avx2,fma")))
+void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m) {
+    const __m256 mv = _mm256_set1_ps(m);
+    for (int64_t i = 0; i < n; i += 8) _mm256_storeu_ps(y + i, v_expf8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv)));
+}
 #else
 void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up) { sn_swiglu_scalar(n, y, gate, up); }
+void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(n, y, x, m); }
 #endif

@@ -191,7 +191,15 @@ void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up) {
     for (int64_t i = nv; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
 }
 
-void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
+void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m) {
+    if (sn_ggml_lanes() == 8)
+        for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf8(x[i] - m);
+    else
+        for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf(x[i] - m);
+}
+
+/* the vector level for sn_swiglu and sn_exp_sub: 1 = AVX-512 (16-lane order), 2 = AVX2 (8-lane), 0 */
+static int act_level(void) {
     static int level = -1;
     int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
     if (l < 0) {
@@ -199,6 +207,18 @@ void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
         l = (f & SN_CPU_AVX512) && sn_ggml_lanes() == 16 ? 1 : (f & SN_CPU_AVX2) && sn_ggml_lanes() == 8 ? 2 : 0;
         __atomic_store_n(&level, l, __ATOMIC_RELAXED);
     }
+    return l;
+}
+
+void sn_exp_sub(int64_t n, float *y, const float *x, float m) {
+    const int l = act_level();
+    if (l == 1) sn_exp_sub_avx512(n, y, x, m);
+    else if (l == 2) sn_exp_sub_avx2(n, y, x, m);
+    else sn_exp_sub_scalar(n, y, x, m);
+}
+
+void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
+    const int l = act_level();
     if (l == 1) sn_swiglu_avx512(n, y, gate, up);
     else if (l == 2) sn_swiglu_avx2(n, y, gate, up);
     else sn_swiglu_scalar(n, y, gate, up);

@@ -138,6 +138,13 @@ void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up);
 /* 8 lanes at a time in the AVX2 build's order (sn_ggml_lanes() == 8), bit-identical to the scalar one
  * there; falls back to it where AVX2 is not compiled in (act_avx2.c). */
 void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up);
+/* y[i] = ggml_v_expf(x[i] - m) for n a multiple of 16, in the flavour sn_ggml_lanes() picks (the
+ * 16-lane polynomial or the AVX2 one), as vectors where the CPU has them: the flash-attention
+ * softmax of a 64-key tile (y may equal x). Bit-identical to sn_v_expf / sn_v_expf8 per element. */
+void sn_exp_sub(int64_t n, float *y, const float *x, float m);
+void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m);
+void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m); /* 16-lane order */
+void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m);   /* 8-lane order */
 /* ggml_v_expf's value for one float (its polynomial, not libm's expf). */
 float sn_v_expf(float x);
 float sn_v_expf8(float x); /* the AVX2 flavour of ggml_v_expf, one lane */

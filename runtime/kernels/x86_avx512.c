@@ -18,6 +18,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdlib.h>
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
@@ -92,6 +93,38 @@ DOT_MM(dot_f32_mm, ld_f32, dot_f32)
 DOT_MM(dot_f16_mm, ld_f16, dot_f16)
 GEMM_FLOAT(gemm_f32, ld_f32, float, dot_f32)
 GEMM_FLOAT(gemm_f16, ld_f16, uint16_t, dot_f16)
+
+/* Single-token F16 matmul with the activation row widened to f32 once per call (x86_avx2.c's
+ * mv_f16_wide at 16 lanes): dot_f16 converts both operands in every row, two uops each on Intel
+ * cores. Each row keeps dot_f16's four 16-lane chains over 64-element steps, its reduction and its
+ * double tail, on the same float values (the widening is exact): y[r] == dot_f16(row r, x). */
+static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
+    __m512 s[4];
+    for (int j = 0; j < 4; j++) s[j] = _mm512_setzero_ps();
+    const int64_t np = n & ~(int64_t)63;
+    for (int64_t i = 0; i < np; i += 64) {
+        sn_k_prefetch((const uint16_t *)w + i, 128);
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
+            s[j] = _mm512_fmadd_ps(ld_f16(w, i + 16 * j), _mm512_loadu_ps(x + i + 16 * j), s[j]);
+    }
+    const __m512 t = _mm512_add_ps(_mm512_add_ps(s[0], s[2]), _mm512_add_ps(s[1], s[3]));
+    double r = np ? (double)sn_avx512_hsum16(t) : 0.0;
+    for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);
+    return (float)r;
+}
+
+enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
+static int mv_f16_wide(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+    float stack[MV_STACK] __attribute__((aligned(64)));
+    float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));
+    if (!xf) return 0;
+    const int64_t nv = n & ~(int64_t)15;
+    for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
+    for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
+    for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
+    if (xf != stack) free(xf);
+    return 1;
+}
 
 /* BF16 pair lanes as in scalar.c: high half (element 2j+1) first, then the low half. */
 static inline __m512 dpbf16(__m512 acc, const uint16_t *w, const uint16_t *a) {
@@ -433,6 +466,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
         k->mv[t] = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
+    k->mv[SN_GGML_F16] = mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores the AVX2 one below */
     if (!(f & SN_CPU_AVX512VNNI)) k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q4_K_mm_avx512(k); /* Q4_K batches, 16 rows per vector */
     else k->mm[SN_GGML_Q4_K] = base->mm[SN_GGML_Q4_K];

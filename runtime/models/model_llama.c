@@ -516,17 +516,16 @@ static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scrat
         }
         M = Mnew;
         double sum = 0.0;
+        sn_exp_sub(FA_TILE, kq, kq, M); /* ggml_v_expf of the lanes' flavour, vectorised */
         if (sn_ggml_lanes() == 8) { /* llama.cpp's haswell build: AVX2 expf, hsum of 8 */
             for (int64_t c = 0; c < FA_TILE; c += 8) {
-                float e[8];
-                for (int j = 0; j < 8; j++) kq[c + j] = e[j] = sn_v_expf8(kq[c + j] - M);
+                const float *e = kq + c;
                 const float r0 = e[4] + e[0], r1 = e[5] + e[1], r2 = e[6] + e[2], r3 = e[7] + e[3];
                 sum += (double)((r0 + r2) + (r1 + r3));
             }
         } else {
             for (int64_t c = 0; c < FA_TILE; c += 16) {
-                float e[16];
-                for (int j = 0; j < 16; j++) kq[c + j] = e[j] = sn_v_expf(kq[c + j] - M);
+                const float *e = kq + c;
                 float t3[8], t6[4];
                 for (int j = 0; j < 8; j++) t3[j] = e[8 + j] + e[j];
                 for (int j = 0; j < 4; j++) t6[j] = t3[4 + j] + t3[j];

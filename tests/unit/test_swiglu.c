@@ -80,6 +80,35 @@ static void test_avx2_equals_scalar(void) {
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* The flash-attention softmax's vector exp (sn_exp_sub) equals the one-lane polynomial of the same
+ * flavour, element by element, on the same input sweep (x - m with m 0, 3.5 and -inf-free large
+ * shifts; -inf inputs are the masked keys of a partial tile and must give 0). */
+static void test_exp_sub(void) {
+    const uint32_t f = sn_cpu_usable();
+    const int lanes = sn_ggml_lanes();
+    static float g[CHUNK], u[CHUNK], y0[CHUNK], y1[CHUNK];
+    static const float ms[] = {0.0f, 3.5f, -87.0f, 120.0f};
+    int64_t bad = 0, total = 0, ran = 0;
+    for (int64_t k = 0;; k++) {
+        const int64_t n = fill_inputs(k, g, u) & ~(int64_t)15;
+        if (!n) break;
+        g[k % 64] = -INFINITY;
+        const float m = ms[k % 4];
+        sn_exp_sub_scalar(n, y0, g, m);
+        for (int v = 0; v < 2; v++) {
+            if (v == 0 ? !(lanes == 16 && (f & SN_CPU_AVX512)) : !(lanes == 8 && (f & SN_CPU_AVX2))) continue;
+            (v == 0 ? sn_exp_sub_avx512 : sn_exp_sub_avx2)(n, y1, g, m);
+            for (int64_t i = 0; i < n; i++) bad += !same(y0[i], y1[i]);
+            total += n;
+            ran = 1;
+        }
+        bad += y0[k % 64] != 0.0f;
+    }
+    if (!ran) printf("(no vector flavour for this lane order here: scalar only) ");
+    if (bad) printf("%lld of %lld differ ", (long long)bad, (long long)total);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 typedef void (*ggml_swiglu_fn)(int n, float *y, const float *x, const float *g);
 
 /* The ggml-cpu variant whose order sunny follows here, or NULL (with the reason printed). */
@@ -183,6 +212,7 @@ static void test_dots_equal_ggml(void) {
 static const sn_test_case cases[] = {
     {"avx512 swiglu = scalar reference, bit for bit", test_avx512_equals_scalar},
     {"avx2 swiglu = scalar reference (8-lane order), bit for bit", test_avx2_equals_scalar},
+    {"softmax exp (sn_exp_sub) = the one-lane polynomial, bit for bit", test_exp_sub},
     {"sn_swiglu = llama.cpp's ggml_vec_swiglu_f32 (this machine's backend variant), bit for bit", test_equals_ggml},
     {"float dots = llama.cpp's ggml_vec_dot_f32/f16/bf16 (this machine's backend variant)", test_dots_equal_ggml},
 };
