@@ -143,6 +143,13 @@ mut q4k-mm-avx2-park runtime/kernels/kquants_mm_avx2.c \
 mut int4-x16-second-scales runtime/kernels/int4.c \
   '_mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1);' \
   '_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128)), 1);' 'unit/test_int4$'
+# the AVX-512 single-token F16 matmul (mv): its tail summed in float instead of dot_f16's double;
+# the softmax exp of flash attention left off the last 16 keys of every 64-key tile
+mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
+  'for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);' \
+  'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
+mut fa-exp-short runtime/models/model_llama.c \
+  'sn_exp_sub(FA_TILE, kq, kq, M);' 'sn_exp_sub(FA_TILE - 16, kq, kq, M);' 'integration/test_run_parity$' "$FAST_PARITY"
 # IQ4 kernels: IQ4_XS batches left on vec_dot's lane order instead of ggml's IQ panel gemm (the
 # parity test's 14- and 45-token batches then round differently), IQ4_NL's per-block fma unfused
 # (libggml's repacked gemv is the reference), an IQ4_XS sub-block scale's high bits misread
