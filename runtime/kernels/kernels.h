@@ -112,6 +112,9 @@ void sn_kernels_kquants_avx512(sn_kernels *k);
 void sn_kernels_q4_K_mm_avx512(sn_kernels *k);
 /* and its 8-row AVX2 twin (kquants_mm_avx2.c), for the AVX2 table */
 void sn_kernels_q4_K_mm_avx2(sn_kernels *k);
+/* Q8_0 batches on AVX-512 VNNI, the same per-call rearranging, one accumulator per 4-byte step
+ * (q8_0_mm_avx512.c). */
+void sn_kernels_q8_0_mm_avx512(sn_kernels *k);
 /* Tiled batched F32/F16/BF16 (8-lane order only) and Q8_0 matmuls (mm_avx2.c, kernels.h mm). */
 void sn_kernels_mm_avx2(sn_kernels *k);
 /* The same for F32/F16 in the 16-lane order (mm_avx512.c; only where sn_ggml_lanes() == 16). */

@@ -467,7 +467,8 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
     k->mv[SN_GGML_F16] = mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores the AVX2 one below */
-    if (!(f & SN_CPU_AVX512VNNI)) k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
+    if (f & SN_CPU_AVX512VNNI) sn_kernels_q8_0_mm_avx512(k); /* Q8_0 batches, 16 rows per vector */
+    else k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q4_K_mm_avx512(k); /* Q4_K batches, 16 rows per vector */
     else k->mm[SN_GGML_Q4_K] = base->mm[SN_GGML_Q4_K];
     if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
