@@ -17,8 +17,8 @@
 #pragma GCC target("avx2,fma,f16c")
 #include <immintrin.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "mm_rearrange.h"
 
 /* One rearranged block of 8 rows: 32 columns (pair j, step g) of [low nibbles x 8 rows x 4 | high
  * nibbles ...], 8 scale vectors (int16 scale in both halves of each row's dword), 4 min-pair
@@ -27,6 +27,8 @@ enum {
     ROWS = 8,
     CHUNK = 8,
     MIN_T = 4,
+    TILE_T = 4,
+    PARK_FLOATS = 8, /* s2 of the 8 rows */
     COL_BYTES = 64,
     SC_OFF = 32 * COL_BYTES,
     MN_OFF = SC_OFF + 8 * 32,
@@ -77,18 +79,14 @@ static void rearrange(const uint8_t *w, __m256i idx, int64_t b0, int nblk, uint8
     }
 }
 
-static inline int32_t ld32(const int8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
+static inline __m256i idx_load(const int32_t *off) { return _mm256_loadu_si256((const __m256i *)off); }
 
 /* sc * (dot of one 32-element sub-block) per row, exact: 8 steps of 4 values, added as int16 */
 static inline __attribute__((always_inline)) __m256i sub_block(const uint8_t *col0, int half, const int8_t *q, __m256i sc) {
     __m256i acc = _mm256_setzero_si256();
     _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
         const __m256i wv = _mm256_load_si256((const __m256i *)(col0 + g * COL_BYTES + 32 * half));
-        acc = _mm256_add_epi16(acc, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(ld32(q + 4 * g))));
+        acc = _mm256_add_epi16(acc, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(sn_mm_ld32(q + 4 * g))));
     }
     return _mm256_madd_epi16(acc, sc);
 }
@@ -136,44 +134,8 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
     }
 }
 
-static void tile(int TT, const uint8_t *pk, int nblk, const sn_block_q8_K *const *xa, int first, int last, float *y,
-                 int64_t ldy, float *park, int nr) {
-    switch (TT) {
-    case 1: tile_n(1, pk, nblk, xa, first, last, y, ldy, park, nr); break;
-    case 2: tile_n(2, pk, nblk, xa, first, last, y, ldy, park, nr); break;
-    case 3: tile_n(3, pk, nblk, xa, first, last, y, ldy, park, nr); break;
-    default: tile_n(4, pk, nblk, xa, first, last, y, ldy, park, nr); break;
-    }
-}
-
-static int mm_q4_K(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
-                   float *y, int64_t ldy) {
-    const int64_t nb = n / SN_QK_K;
-    if (T < MIN_T || nb < 1 || w_row * (ROWS - 1) > INT32_MAX) return 0;
-    _Alignas(64) uint8_t pk[CHUNK * BLOCK_BYTES]; /* 20 KB */
-    float *park = NULL;
-    if (nb > CHUNK && !(park = aligned_alloc(64, (size_t)T * 32))) return 0;
-    for (int64_t r0 = 0; r0 < R; r0 += ROWS) {
-        const int nr = R - r0 < ROWS ? (int)(R - r0) : ROWS;
-        int32_t off[ROWS];
-        for (int r = 0; r < ROWS; r++) off[r] = (int32_t)((uint64_t)(r < nr ? r : nr - 1) * w_row);
-        const __m256i idx = _mm256_loadu_si256((const __m256i *)off);
-        const uint8_t *wg = (const uint8_t *)w + (uint64_t)r0 * w_row;
-        for (int64_t kc = 0; kc < nb; kc += CHUNK) {
-            const int nblk = nb - kc < CHUNK ? (int)(nb - kc) : CHUNK;
-            rearrange(wg, idx, kc, nblk, pk);
-            for (int64_t t = 0; t < T; t += 4) {
-                const int tt = T - t < 4 ? (int)(T - t) : 4;
-                const sn_block_q8_K *xa[4];
-                for (int i = 0; i < 4; i++)
-                    xa[i] = (const sn_block_q8_K *)((const char *)x + (uint64_t)(t + (i < tt ? i : 0)) * x_row) + kc;
-                tile(tt, pk, nblk, xa, kc == 0, kc + nblk == nb, y + t * ldy + r0, ldy, park ? park + 8 * t : NULL, nr);
-            }
-        }
-    }
-    free(park);
-    return 1;
-}
+MM_REARRANGED_TILES(tile, tile_n, sn_block_q8_K)
+MM_REARRANGED_ENTRY(mm_q4_K, SN_QK_K, sn_block_q8_K, __m256i, idx_load, MIN_T)
 
 #pragma GCC pop_options
 

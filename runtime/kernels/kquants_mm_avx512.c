@@ -28,8 +28,8 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
 #include <immintrin.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "mm_rearrange.h"
 
 /* One rearranged block of 16 rows: 32 columns (pair j, step g) of [low nibbles x 16 rows x 4 | high
  * nibbles ...], then 8 scale vectors (float), 4 min-pair vectors (int16 pairs), d, dmin. */
@@ -37,6 +37,8 @@ enum {
     ROWS = 16,
     CHUNK = 8, /* blocks rearranged at a time: 8 x 4992 bytes stay in L1/L2 while the tokens pass */
     MIN_T = 4, /* fewer tokens do not pay for the rearranging (the 4x4 tile takes them) */
+    TILE_T = 4,
+    PARK_FLOATS = 16, /* s2 of the 16 rows */
     COL_BYTES = 128,
     SC_OFF = 32 * COL_BYTES,
     MN_OFF = SC_OFF + 8 * 64,
@@ -88,19 +90,16 @@ static void rearrange(const uint8_t *w, __m512i idx, int64_t b0, int nblk, uint8
     }
 }
 
-static inline int32_t ld32(const int8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
+static inline __m512i idx_load(const int32_t *off) { return _mm512_loadu_si512(off); }
 
 /* TT (1..4, a compile-time constant) tokens x the 16 rows of the rearranged chunk pk (nblk blocks;
  * xa[t] points at the chunk's first activation block of token t). s1 starts at 0 (first) or at the
- * partial sum parked in y, s2 at 0 or in park; the last chunk stores s1 - s2. Lanes outside m are
- * neither read nor written. */
+ * partial sum parked in y, s2 at 0 or in park; the last chunk stores s1 - s2. Lanes of rows past nr
+ * are neither read nor written. */
 static inline __attribute__((always_inline)) void tile_n(const int TT, const uint8_t *pk, int nblk,
                                                          const sn_block_q8_K *const *xa, int first, int last, float *y,
-                                                         int64_t ldy, float *park, __mmask16 m) {
+                                                         int64_t ldy, float *park, int nr) {
+    const __mmask16 m = (__mmask16)((1u << nr) - 1);
     __m512 s1[4], s2[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
         s1[t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m, y + t * ldy);
@@ -127,8 +126,8 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
                 const __m512i wl = _mm512_load_si512(col), wh = _mm512_load_si512(col + 64);
                 _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
                     const int8_t *q = xa[t][b].qs + 64 * j + 4 * g;
-                    lo[t] = _mm512_dpbusd_epi32(lo[t], wl, _mm512_set1_epi32(ld32(q)));
-                    hi[t] = _mm512_dpbusd_epi32(hi[t], wh, _mm512_set1_epi32(ld32(q + 32)));
+                    lo[t] = _mm512_dpbusd_epi32(lo[t], wl, _mm512_set1_epi32(sn_mm_ld32(q)));
+                    hi[t] = _mm512_dpbusd_epi32(hi[t], wh, _mm512_set1_epi32(sn_mm_ld32(q + 32)));
                 }
             }
             const __m512 sc0 = _mm512_load_ps(o + SC_OFF + 64 * (2 * j)), sc1 = _mm512_load_ps(o + SC_OFF + 64 * (2 * j + 1));
@@ -151,45 +150,8 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
     }
 }
 
-static void tile(int TT, const uint8_t *pk, int nblk, const sn_block_q8_K *const *xa, int first, int last, float *y,
-                 int64_t ldy, float *park, __mmask16 m) {
-    switch (TT) {
-    case 1: tile_n(1, pk, nblk, xa, first, last, y, ldy, park, m); break;
-    case 2: tile_n(2, pk, nblk, xa, first, last, y, ldy, park, m); break;
-    case 3: tile_n(3, pk, nblk, xa, first, last, y, ldy, park, m); break;
-    default: tile_n(4, pk, nblk, xa, first, last, y, ldy, park, m); break;
-    }
-}
-
-static int mm_q4_K(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
-                   float *y, int64_t ldy) {
-    const int64_t nb = n / SN_QK_K;
-    if (T < MIN_T || nb < 1 || w_row * (ROWS - 1) > INT32_MAX) return 0;
-    _Alignas(64) uint8_t pk[CHUNK * BLOCK_BYTES]; /* 39 KB */
-    float *park = NULL;
-    if (nb > CHUNK && !(park = aligned_alloc(64, (size_t)T * 64))) return 0;
-    for (int64_t r0 = 0; r0 < R; r0 += ROWS) {
-        const int nr = R - r0 < ROWS ? (int)(R - r0) : ROWS;
-        const __mmask16 m = (__mmask16)((1u << nr) - 1);
-        int32_t off[ROWS];
-        for (int r = 0; r < ROWS; r++) off[r] = (int32_t)((uint64_t)(r < nr ? r : nr - 1) * w_row);
-        const __m512i idx = _mm512_loadu_si512(off);
-        const uint8_t *wg = (const uint8_t *)w + (uint64_t)r0 * w_row;
-        for (int64_t kc = 0; kc < nb; kc += CHUNK) {
-            const int nblk = nb - kc < CHUNK ? (int)(nb - kc) : CHUNK;
-            rearrange(wg, idx, kc, nblk, pk);
-            for (int64_t t = 0; t < T; t += 4) {
-                const int tt = T - t < 4 ? (int)(T - t) : 4;
-                const sn_block_q8_K *xa[4];
-                for (int i = 0; i < 4; i++)
-                    xa[i] = (const sn_block_q8_K *)((const char *)x + (uint64_t)(t + (i < tt ? i : 0)) * x_row) + kc;
-                tile(tt, pk, nblk, xa, kc == 0, kc + nblk == nb, y + t * ldy + r0, ldy, park ? park + 16 * t : NULL, m);
-            }
-        }
-    }
-    free(park);
-    return 1;
-}
+MM_REARRANGED_TILES(tile, tile_n, sn_block_q8_K)
+MM_REARRANGED_ENTRY(mm_q4_K, SN_QK_K, sn_block_q8_K, __m512i, idx_load, MIN_T)
 
 #pragma GCC pop_options
 

@@ -20,14 +20,15 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
 #include <immintrin.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "mm_rearrange.h"
 
 enum {
     ROWS = 16,
     CHUNK = 32,   /* blocks rearranged at a time: 32 x 576 bytes stay in L1 while the tokens pass */
     MIN_T = 4,    /* fewer tokens do not pay for the rearranging (the 4x4 tile takes them) */
     TILE_T = 3,   /* tokens per tile: 3 x 8 accumulators */
+    PARK_FLOATS = 8 * 16, /* the 8 step accumulators of the 16 rows */
     D_OFF = 8 * 64,
     BLOCK_BYTES = D_OFF + 64,
 };
@@ -45,18 +46,15 @@ static void rearrange(const uint8_t *w, __m512i idx, int64_t b0, int nblk, uint8
     }
 }
 
-static inline int32_t ld32(const int8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
+static inline __m512i idx_load(const int32_t *off) { return _mm512_loadu_si512(off); }
 
 /* TT (1..3, a compile-time constant) tokens x the 16 rows of the rearranged chunk (xa[t]: the
  * chunk's first activation block of token t); accumulators start at 0 (first) or in park, the last
- * chunk stores hsum_float_8 of the eight step accumulators. Lanes outside m are not written. */
+ * chunk stores hsum_float_8 of the eight step accumulators. Rows past nr are not written. */
 static inline __attribute__((always_inline)) void tile_n(const int TT, const uint8_t *pk, int nblk,
                                                          const sn_block_q8_0 *const *xa, int first, int last, float *y,
-                                                         int64_t ldy, float *park, __mmask16 m) {
+                                                         int64_t ldy, float *park, int nr) {
+    const __mmask16 m = (__mmask16)((1u << nr) - 1);
     __m512 acc[TILE_T][8];
     _Pragma("GCC unroll 3") for (int t = 0; t < TT; t++)
         _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++)
@@ -76,7 +74,7 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
         _Pragma("GCC unroll 8") for (int g = 0; g < 8; g++) {
             const __m512i wv = _mm512_load_si512(o + 64 * g);
             _Pragma("GCC unroll 3") for (int t = 0; t < TT; t++) {
-                const __m512i s = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr[t][g]), wv, _mm512_set1_epi32(ld32(xa[t][b].qs + 4 * g)));
+                const __m512i s = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr[t][g]), wv, _mm512_set1_epi32(sn_mm_ld32(xa[t][b].qs + 4 * g)));
                 acc[t][g] = _mm512_fmadd_ps(dd[t], _mm512_cvtepi32_ps(s), acc[t][g]);
             }
         }
@@ -92,44 +90,8 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
     }
 }
 
-static void tile(int TT, const uint8_t *pk, int nblk, const sn_block_q8_0 *const *xa, int first, int last, float *y,
-                 int64_t ldy, float *park, __mmask16 m) {
-    switch (TT) {
-    case 1: tile_n(1, pk, nblk, xa, first, last, y, ldy, park, m); break;
-    case 2: tile_n(2, pk, nblk, xa, first, last, y, ldy, park, m); break;
-    default: tile_n(3, pk, nblk, xa, first, last, y, ldy, park, m); break;
-    }
-}
-
-static int mm_q8_0(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T,
-                   float *y, int64_t ldy) {
-    const int64_t nb = n / SN_QK8_0;
-    if (T < MIN_T || nb < 1 || w_row * (ROWS - 1) > INT32_MAX) return 0;
-    _Alignas(64) uint8_t pk[CHUNK * BLOCK_BYTES]; /* 18 KB */
-    float *park = NULL;
-    if (nb > CHUNK && !(park = aligned_alloc(64, (size_t)T * 8 * 64))) return 0;
-    for (int64_t r0 = 0; r0 < R; r0 += ROWS) {
-        const int nr = R - r0 < ROWS ? (int)(R - r0) : ROWS;
-        const __mmask16 m = (__mmask16)((1u << nr) - 1);
-        int32_t off[ROWS];
-        for (int r = 0; r < ROWS; r++) off[r] = (int32_t)((uint64_t)(r < nr ? r : nr - 1) * w_row);
-        const __m512i idx = _mm512_loadu_si512(off);
-        const uint8_t *wg = (const uint8_t *)w + (uint64_t)r0 * w_row;
-        for (int64_t kc = 0; kc < nb; kc += CHUNK) {
-            const int nblk = nb - kc < CHUNK ? (int)(nb - kc) : CHUNK;
-            rearrange(wg, idx, kc, nblk, pk);
-            for (int64_t t = 0; t < T; t += TILE_T) {
-                const int tt = T - t < TILE_T ? (int)(T - t) : TILE_T;
-                const sn_block_q8_0 *xa[TILE_T];
-                for (int i = 0; i < TILE_T; i++)
-                    xa[i] = (const sn_block_q8_0 *)((const char *)x + (uint64_t)(t + (i < tt ? i : 0)) * x_row) + kc;
-                tile(tt, pk, nblk, xa, kc == 0, kc + nblk == nb, y + t * ldy + r0, ldy, park ? park + t * 128 : NULL, m);
-            }
-        }
-    }
-    free(park);
-    return 1;
-}
+MM_REARRANGED_TILES(tile, tile_n, sn_block_q8_0)
+MM_REARRANGED_ENTRY(mm_q8_0, SN_QK8_0, sn_block_q8_0, __m512i, idx_load, MIN_T)
 
 #pragma GCC pop_options
 
