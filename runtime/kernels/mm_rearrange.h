@@ -9,10 +9,11 @@
  *   tile(TT, pk, nblk, xa, first, last, y, ldy, park, nr)   TT <= TILE_T tokens x the group's nr
  *       rows of the rearranged chunk pk (xa[t]: token t's first activation block of the chunk);
  *       sums start at 0 (first) or from what the previous chunk parked, the last chunk stores them.
- * MM_REARRANGED_TILES makes tile from an always_inline body; MM_REARRANGED_ENTRY then defines the kernels.h `mm` entry: row groups of ROWS (a partial last
- * group reads its last real row in place of the missing ones and never stores them), each chunk
- * rearranged once and met by every token tile of the batch. It declines (returns 0) batches under
- * MIN_T tokens, which do not pay for the rearranging. */
+ * MM_REARRANGED_TILES makes tile from an always_inline body; MM_REARRANGED_ENTRY then defines the
+ * kernels.h `mm` entry: row groups of ROWS (a partial last group reads its last real row in place
+ * of the missing ones and never stores them), each chunk rearranged once and met by every token
+ * tile of the batch. It declines (returns 0) batches under MIN_T tokens, which do not pay for the
+ * rearranging. */
 #ifndef SN_MM_REARRANGE_H
 #define SN_MM_REARRANGE_H
 #include <stdint.h>
