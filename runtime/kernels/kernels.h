@@ -35,7 +35,8 @@ typedef struct sn_kernels {
                                          uint64_t x_row, float *y, int64_t ldy);
     /* Optional batched matmul for T >= 2 tokens over R consecutive rows: y[t*ldy + r] = dot_mm(row r,
      * act t) for r < R, t < T, bit-identical to dot_mm, with the kernel's own tiling (mm_float.h,
-     * instantiated by mm_avx2.c and mm_avx512.c). Returns 0 where it declines (then sn_matmul uses
+     * instantiated by mm_avx2.c and mm_avx512.c; the per-call rearranging kernels of mm_rearrange.h
+     * for Q4_K and Q8_0). Returns 0 where it declines (then sn_matmul uses
      * gemm4x4 / dot_mm). NULL = none. */
     int (*mm[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,
                               int64_t T, float *y, int64_t ldy);
