@@ -170,6 +170,8 @@ void sn_int4x8_mm_scalar(int64_t n, const void *w, int64_t nrows, const void *x,
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "simd_avx512.h"
+
 enum { PREFETCH_AHEAD = 1024 };
 
 #define AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
@@ -517,11 +519,6 @@ static void x8_mm_vnni(int64_t n, const void *w, int64_t nrows, const void *x, u
  * and float steps are the 8-row body's, 16 rows per instruction (one broadcast activation word
  * meets both groups). npairs pairs of groups from w, rows [0, nrows) of them stored. */
 #define X16_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
-X16_TARGET static inline __m512i join256(const uint8_t *p0, const uint8_t *p1) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)p0)),
-                              _mm256_loadu_si256((const __m256i *)(const void *)p1), 1);
-}
-
 X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npairs, int64_t nrows, const void *x,
                                       uint64_t x_row, int64_t T, float *y, int64_t ldy) {
     const int64_t nb = n / SN_INT4_GROUP;
@@ -546,7 +543,7 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
                 _mm_prefetch((const char *)b1 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
                 __m512i u[8];
                 for (int c = 0; c < 4; c++) {
-                    const __m512i v = join256(b0 + 32 * c, b1 + 32 * c);
+                    const __m512i v = sn_avx512_join256(b0 + 32 * c, b1 + 32 * c);
                     u[2 * c] = _mm512_and_si512(v, m4);
                     u[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
                 }

@@ -16,6 +16,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mm_rearrange.h"
@@ -36,7 +37,6 @@ enum {
     DM_OFF = D_OFF + 32,
     BLOCK_BYTES = DM_OFF + 32,
 };
-enum { Q4K_SCALES = 4, Q4K_QS = 16 }; /* ggml's block_q4_K: d, dmin, 12 scale bytes, 128 nibble bytes */
 
 static inline __m256i gather32(__m256i idx, const uint8_t *p) { return _mm256_i32gather_epi32((const int *)p, idx, 1); }
 
@@ -53,12 +53,12 @@ static void rearrange(const uint8_t *w, __m256i idx, int64_t b0, int nblk, uint8
         const uint8_t *blk = w + (uint64_t)(b0 + b) * sizeof(sn_block_q4_K);
         uint8_t *o = dst + (size_t)b * BLOCK_BYTES;
         for (int c = 0; c < 32; c++) {
-            const __m256i v = gather32(idx, blk + Q4K_QS + 4 * c);
+            const __m256i v = gather32(idx, blk + offsetof(sn_block_q4_K, qs) + 4 * c);
             _mm256_store_si256((__m256i *)(o + c * COL_BYTES), _mm256_and_si256(v, m4));
             _mm256_store_si256((__m256i *)(o + c * COL_BYTES + 32), _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
         }
-        const __m256i u0 = gather32(idx, blk + Q4K_SCALES), u1 = gather32(idx, blk + Q4K_SCALES + 4);
-        const __m256i u2 = gather32(idx, blk + Q4K_SCALES + 8);
+        const uint8_t *sc = blk + offsetof(sn_block_q4_K, scales);
+        const __m256i u0 = gather32(idx, sc), u1 = gather32(idx, sc + 4), u2 = gather32(idx, sc + 8);
         const __m256i s_lo = _mm256_and_si256(u0, m6), m_lo = _mm256_and_si256(u1, m6);
         const __m256i s_hi = _mm256_or_si256(_mm256_and_si256(u2, m0f), _mm256_and_si256(_mm256_srli_epi32(u0, 2), m30));
         const __m256i m_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u2, 4), m0f), _mm256_and_si256(_mm256_srli_epi32(u1, 2), m30));

@@ -27,6 +27,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mm_rearrange.h"
@@ -47,8 +48,6 @@ enum {
     BLOCK_BYTES = DM_OFF + 64,
 };
 
-/* Q4_K block layout (ggml's block_q4_K): d, dmin (fp16), 12 scale bytes, 128 nibble bytes */
-enum { Q4K_SCALES = 4, Q4K_QS = 16 };
 
 static inline __m512i gather32(__m512i idx, const uint8_t *p) { return _mm512_i32gather_epi32(idx, (const void *)p, 1); }
 
@@ -66,13 +65,13 @@ static void rearrange(const uint8_t *w, __m512i idx, int64_t b0, int nblk, uint8
         const uint8_t *blk = w + (uint64_t)(b0 + b) * sizeof(sn_block_q4_K);
         uint8_t *o = dst + (size_t)b * BLOCK_BYTES;
         for (int c = 0; c < 32; c++) { /* column c = pair c / 8, step c % 8: qs bytes 4c..4c+3 */
-            const __m512i v = gather32(idx, blk + Q4K_QS + 4 * c);
+            const __m512i v = gather32(idx, blk + offsetof(sn_block_q4_K, qs) + 4 * c);
             _mm512_store_si512(o + c * COL_BYTES, _mm512_and_si512(v, m4));
             _mm512_store_si512(o + c * COL_BYTES + 64, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
         }
         /* the 6-bit scales and mins, as sn_kq_q4k_scales unpacks them, 16 rows at once */
-        const __m512i u0 = gather32(idx, blk + Q4K_SCALES), u1 = gather32(idx, blk + Q4K_SCALES + 4);
-        const __m512i u2 = gather32(idx, blk + Q4K_SCALES + 8);
+        const uint8_t *sc = blk + offsetof(sn_block_q4_K, scales);
+        const __m512i u0 = gather32(idx, sc), u1 = gather32(idx, sc + 4), u2 = gather32(idx, sc + 8);
         const __m512i s_lo = _mm512_and_si512(u0, m6), m_lo = _mm512_and_si512(u1, m6);
         const __m512i s_hi = _mm512_or_si512(_mm512_and_si512(u2, m0f), _mm512_and_si512(_mm512_srli_epi32(u0, 2), m30));
         const __m512i m_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), m0f), _mm512_and_si512(_mm512_srli_epi32(u1, 2), m30));

@@ -120,6 +120,8 @@ void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
+#include "simd_avx512.h"
+
 /* No software prefetch: a group is one sequential stream, which the hardware prefetcher follows
  * at DRAM speed here (measured: 1 KB-ahead prefetches made it 10-20% slower, and a loop reading
  * two streams at once - e.g. two groups, or scales in their own array - ran at half the speed). */
@@ -230,11 +232,6 @@ TILE_BY_TOKENS(tile_vnni, tile_n, isum_vnni)
 /* 16 rows at once, groups g and g + 1 in the two 256-bit halves of each 512-bit vector: one
  * broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per lane the same integer sums
  * (exact) and the same d = d_w * d_x and fma per block, in block order, as the 8-row tile. */
-static inline __attribute__((always_inline)) __m512i join2(const uint8_t *p0, const uint8_t *p1) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p0)),
-                              _mm256_loadu_si256((const __m256i *)p1), 1);
-}
-
 static inline __attribute__((always_inline)) void tile_pair_n(const int TT, const uint8_t *grp, uint64_t gstride,
                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy,
@@ -247,7 +244,7 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
         const uint8_t *p0 = grp + b * SN_Q4_0X8_BLOCK_BYTES, *p1 = p0 + gstride;
         __m512i lo[4], hi[4];
         _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
-            const __m512i v = join2(p0 + c * 32, p1 + c * 32);
+            const __m512i v = sn_avx512_join256(p0 + c * 32, p1 + c * 32);
             lo[c] = _mm512_and_si512(v, m4);
             hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
         }

@@ -19,6 +19,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mm_rearrange.h"
@@ -32,7 +33,6 @@ enum {
     D_OFF = 8 * 64,
     BLOCK_BYTES = D_OFF + 64,
 };
-enum { Q8_QS = 2 }; /* ggml's block_q8_0: fp16 d, then 32 int8 */
 
 static inline __m512i gather32(__m512i idx, const uint8_t *p) { return _mm512_i32gather_epi32(idx, (const void *)p, 1); }
 
@@ -41,7 +41,7 @@ static void rearrange(const uint8_t *w, __m512i idx, int64_t b0, int nblk, uint8
     for (int b = 0; b < nblk; b++) {
         const uint8_t *blk = w + (uint64_t)(b0 + b) * sizeof(sn_block_q8_0);
         uint8_t *o = dst + (size_t)b * BLOCK_BYTES;
-        for (int g = 0; g < 8; g++) _mm512_store_si512(o + 64 * g, _mm512_xor_si512(gather32(idx, blk + Q8_QS + 4 * g), bias));
+        for (int g = 0; g < 8; g++) _mm512_store_si512(o + 64 * g, _mm512_xor_si512(gather32(idx, blk + offsetof(sn_block_q8_0, qs) + 4 * g), bias));
         _mm512_store_ps(o + D_OFF, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(gather32(idx, blk))));
     }
 }
