@@ -48,11 +48,15 @@ typedef struct {
     sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
 } layer_weights;
 
-typedef struct { /* per-thread attention scratch */
-    uint16_t *q16;   /* query converted to f16 (head_dim_k) */
-    uint16_t *vkq16; /* f16 accumulator (head_dim_v) */
-    float *vkq32;    /* f32 accumulator (head_dim_v) */
-    float *vkqf;     /* split decode: the combined accumulator (head_dim_v) */
+/* Query heads of one kv head that the untiled path walks the keys for together (each key's K and V
+ * rows are then read once for all of them), and how many keys ahead it prefetches those rows. */
+enum { ATT_GROUP = 4, ATT_PF = 16 };
+
+typedef struct { /* per-thread attention scratch; the untiled path's buffers hold ATT_GROUP heads */
+    uint16_t *q16;   /* queries converted to f16 (head_dim_k each) */
+    uint16_t *vkq16; /* f16 accumulators (head_dim_v each) */
+    float *vkq32;    /* f32 accumulators (head_dim_v each) */
+    float *vkqf;     /* split decode: the combined accumulators (head_dim_v each) */
     float *kq;       /* tiled path: FA_TILE scores */
     float *kf;       /* tiled path: one K row as f32 */
 } attn_scratch;
@@ -334,12 +338,12 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!s->scratch) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int i = 0; i < nth; i++) {
         attn_scratch *a = &s->scratch[i];
-        a->q16 = malloc((size_t)hp->head_dim_k * 2);
-        a->vkq16 = malloc((size_t)hp->head_dim_v * 2);
-        a->vkq32 = malloc((size_t)hp->head_dim_v * 4);
+        a->q16 = malloc((size_t)(ATT_GROUP * hp->head_dim_k) * 2);
+        a->vkq16 = malloc((size_t)(ATT_GROUP * hp->head_dim_v) * 2);
+        a->vkq32 = malloc((size_t)(ATT_GROUP * hp->head_dim_v) * 4);
         a->kq = malloc(FA_TILE * 4);
         a->kf = malloc((size_t)hp->head_dim_k * 4);
-        a->vkqf = malloc((size_t)hp->head_dim_v * 4);
+        a->vkqf = malloc((size_t)(ATT_GROUP * hp->head_dim_v) * 4);
         if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf || !a->vkqf)
             return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
@@ -404,49 +408,68 @@ typedef struct {
     int64_t T, pos0;
 } attn_job;
 
+#define ATT_PF 32
 static const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx, int il, int64_t pos) {
     return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
 }
 
-/* Keys [k0, k1) of one query row, the way ggml's one_chunk kernel walks them: returns the running
- * max *Mo and sum *So and leaves the weighted V sum (f32) in sc->vkq32. */
-static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
-                        int64_t kvh, int64_t k0, int64_t k1, float *Mo, float *So) {
+/* Keys [k0, k1) for G query rows of one kv head, each the way ggml's one_chunk kernel walks them
+ * for its row: returns the running max Mo[g] and sum So[g] and leaves the weighted V sums (f32) in
+ * sc->vkq32 (DV each). The rows' computations are independent; walking them key by key together
+ * only changes how often each key's K and V rows come from memory. */
+static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *const *q,
+                        int G, int64_t kvh, int64_t k0, int64_t k1, float *Mo, float *So) {
     const sn_kernels *k = m->k;
     const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v;
     const int f16 = s->kv_elt == 2;
-    const uint64_t off = (uint64_t)(kvh * D) * s->kv_elt;
-    float S = 0.0f, M = -INFINITY;
-    if (f16) {
-        k->quant[SN_GGML_F16](q, sc->q16, D);
-        memset(sc->vkq16, 0, (size_t)DV * 2);
-    } else {
-        memset(sc->vkq32, 0, (size_t)DV * 4);
+    const uint64_t off = (uint64_t)(kvh * D) * s->kv_elt, row_bytes = (uint64_t)D * s->kv_elt;
+    float S[ATT_GROUP], M[ATT_GROUP];
+    for (int g = 0; g < G; g++) {
+        S[g] = 0.0f;
+        M[g] = -INFINITY;
+        if (f16) {
+            k->quant[SN_GGML_F16](q[g], sc->q16 + g * D, D);
+            memset(sc->vkq16 + g * DV, 0, (size_t)DV * 2);
+        } else {
+            memset(sc->vkq32 + g * DV, 0, (size_t)DV * 4);
+        }
     }
     for (int64_t ic = k0; ic < k1; ic++) {
         const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic) + off;
         const char *vr = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic) + off;
-        float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16) : k->dot[SN_GGML_F32](D, kr, q);
-        sc_ = sc_ * s->kq_scale;
-        sc_ += 0.0f; /* causal mask value for visible keys */
-        const float Mold = M;
-        float ms = 1.0f, vs = 1.0f;
-        if (sc_ > M) {
-            M = sc_;
-            ms = expf(Mold - M);
-            if (f16) k->scale_f16(DV, sc->vkq16, ms);
-            else for (int64_t d = 0; d < DV; d++) sc->vkq32[d] *= ms;
-        } else {
-            vs = expf(sc_ - M);
+        if (ic + ATT_PF < k1) { /* a head's slice of a cache row is D elements in a wider row */
+            const char *kp = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic + ATT_PF) + off;
+            const char *vp = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic + ATT_PF) + off;
+            for (uint64_t b = 0; b < row_bytes; b += 64) {
+                __builtin_prefetch(kp + b);
+                __builtin_prefetch(vp + b);
+            }
         }
-        if (f16) k->mad_f16(DV, sc->vkq16, (const uint16_t *)vr, vs);
-        else k->mad_f32(DV, sc->vkq32, (const float *)vr, vs);
-        S = S * ms + vs;
+        for (int g = 0; g < G; g++) {
+            float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16 + g * D) : k->dot[SN_GGML_F32](D, kr, q[g]);
+            sc_ = sc_ * s->kq_scale;
+            sc_ += 0.0f; /* causal mask value for visible keys */
+            const float Mold = M[g];
+            float ms = 1.0f, vs = 1.0f;
+            if (sc_ > M[g]) {
+                M[g] = sc_;
+                ms = expf(Mold - sc_);
+                if (f16) k->scale_f16(DV, sc->vkq16 + g * DV, ms);
+                else for (int64_t d = 0; d < DV; d++) sc->vkq32[g * DV + d] *= ms;
+            } else {
+                vs = expf(sc_ - M[g]);
+            }
+            if (f16) k->mad_f16(DV, sc->vkq16 + g * DV, (const uint16_t *)vr, vs);
+            else k->mad_f32(DV, sc->vkq32 + g * DV, (const float *)vr, vs);
+            S[g] = S[g] * ms + vs;
+        }
     }
-    if (f16)
-        for (int64_t d = 0; d < DV; d++) sc->vkq32[d] = sn_k_h2f(sc->vkq16[d]);
-    *Mo = M;
-    *So = S;
+    for (int g = 0; g < G; g++) {
+        if (f16)
+            for (int64_t d = 0; d < DV; d++) sc->vkq32[g * DV + d] = sn_k_h2f(sc->vkq16[g * DV + d]);
+        Mo[g] = M[g];
+        So[g] = S[g];
+    }
 }
 
 /* KV cells llama.cpp's graph spans when positions 0..last are filled: a multiple of 256 (at least
@@ -456,37 +479,49 @@ static int64_t llama_n_kv(const sn_model *m, int64_t last) {
     return used < cells ? used : cells;
 }
 
-/* One query row, keys 0..last. A single query over 512+ cells is what ggml splits across its nth
- * threads (use_split_kv_path): each thread runs one_chunk over ceil(cells / nth) cells and the
- * partial (M, S, V sum) triples are combined in chunk order. We split the same way with our thread
- * count (llama.cpp run with the same -t), computing the chunks one after another in this task, so
- * decode beyond 256 positions rounds as it does. */
-static void attend_row(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
-                       int64_t kvh, int64_t last, int single, float *out) {
+/* G query rows of one kv head, keys 0..last. A single query over 512+ cells is what ggml splits
+ * across its nth threads (use_split_kv_path): each thread runs one_chunk over ceil(cells / nth)
+ * cells and the partial (M, S, V sum) triples are combined in chunk order. We split the same way
+ * with our thread count (llama.cpp run with the same -t), computing the chunks one after another in
+ * this task, so decode beyond 256 positions rounds as it does. */
+static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *const *q,
+                        int G, int64_t kvh, int64_t last, int single, float *const *out) {
     const int64_t DV = LHP(m)->head_dim_v, n_kv = llama_n_kv(m, last);
-    float M, S;
+    float M[ATT_GROUP], S[ATT_GROUP];
     if (!single || n_kv < 512) {
-        attend_keys(m, s, sc, il, q, kvh, 0, last + 1, &M, &S);
-        const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
-        for (int64_t d = 0; d < DV; d++) out[d] = sc->vkq32[d] * S_inv;
+        attend_keys(m, s, sc, il, q, G, kvh, 0, last + 1, M, S);
+        for (int g = 0; g < G; g++) {
+            const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
+            for (int64_t d = 0; d < DV; d++) out[g][d] = sc->vkq32[g * DV + d] * S_inv;
+        }
         return;
     }
     const int64_t nth = sn_pool_size(m->pool), chunk = (n_kv + nth - 1) / nth;
-    float Mf = -INFINITY, Sf = 0.0f;
-    memset(sc->vkqf, 0, (size_t)DV * 4);
+    float Mf[ATT_GROUP], Sf[ATT_GROUP];
+    for (int g = 0; g < G; g++) {
+        Mf[g] = -INFINITY;
+        Sf[g] = 0.0f;
+    }
+    memset(sc->vkqf, 0, (size_t)(G * DV) * 4);
     for (int64_t c = 0; c < nth; c++) {
         const int64_t k0 = c * chunk, k1 = k0 + chunk < last + 1 ? k0 + chunk : last + 1;
         if (k0 >= k1) continue; /* only masked cells: S = 0, which the combine skips */
-        attend_keys(m, s, sc, il, q, kvh, k0, k1, &M, &S);
-        if (S == 0.0f) continue;
-        const float Mn = fmaxf(Mf, M), so = expf(Mf - Mn), sn = expf(M - Mn);
-        /* ggml's combine, FMA-contracted like rope_pair (checked on the zen4 build) */
-        for (int64_t d = 0; d < DV; d++) sc->vkqf[d] = fmaf(sc->vkqf[d], so, sc->vkq32[d] * sn);
-        Sf = fmaf(Sf, so, S * sn);
-        Mf = Mn;
+        attend_keys(m, s, sc, il, q, G, kvh, k0, k1, M, S);
+        for (int g = 0; g < G; g++) {
+            if (S[g] == 0.0f) continue;
+            const float Mn = fmaxf(Mf[g], M[g]), so = expf(Mf[g] - Mn), sn = expf(M[g] - Mn);
+            float *acc = sc->vkqf + g * DV;
+            const float *part = sc->vkq32 + g * DV;
+            /* ggml's combine, FMA-contracted like rope_pair (checked on the zen4 build) */
+            for (int64_t d = 0; d < DV; d++) acc[d] = fmaf(acc[d], so, part[d] * sn);
+            Sf[g] = fmaf(Sf[g], so, S[g] * sn);
+            Mf[g] = Mn;
+        }
     }
-    const float S_inv = Sf == 0.0f ? 0.0f : 1.0f / Sf;
-    for (int64_t d = 0; d < DV; d++) out[d] = sc->vkqf[d] * S_inv;
+    for (int g = 0; g < G; g++) {
+        const float S_inv = Sf[g] == 0.0f ? 0.0f : 1.0f / Sf[g];
+        for (int64_t d = 0; d < DV; d++) out[g][d] = sc->vkqf[g * DV + d] * S_inv;
+    }
 }
 
 /* One query row through ggml's tiled f32 kernel (used when the batch has >= 64 queries): scores
@@ -560,19 +595,40 @@ static void prep_worker(void *arg, int ith, int nth) {
     }
 }
 
+/* Query heads split into passes of at most ATT_GROUP heads of one kv head, evened out. */
+static int64_t att_pass(const llama_hparams *hp) {
+    const int64_t group = hp->n_head / hp->n_head_kv, passes = (group + ATT_GROUP - 1) / ATT_GROUP;
+    return (group + passes - 1) / passes;
+}
+
 static void attn_worker(void *arg, int ith, int nth) {
     const attn_job *j = arg;
     const sn_model *m = j->m;
     const llama_state *s = j->s;
     const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
-    const int64_t rows = j->T * hp->n_head, group = hp->n_head / hp->n_head_kv;
+    const int64_t group = hp->n_head / hp->n_head_kv;
     attn_scratch *sc = &s->scratch[ith];
-    for (int64_t r = ith; r < rows; r += nth) {
-        const int64_t t = r / hp->n_head, h = r % hp->n_head;
-        const float *q = s->q + t * s->n_q + h * hp->head_dim_k;
-        float *out = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
-        if (j->T >= FA_TILE) attend_row_tiled(m, s, sc, q, h / group, j->pos0 + t, out);
-        else attend_row(m, s, sc, j->il, q, h / group, j->pos0 + t, j->T == 1, out);
+    if (j->T >= FA_TILE) {
+        for (int64_t r = ith; r < j->T * hp->n_head; r += nth) {
+            const int64_t t = r / hp->n_head, h = r % hp->n_head;
+            const float *q = s->q + t * s->n_q + h * hp->head_dim_k;
+            float *out = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
+            attend_row_tiled(m, s, sc, q, h / group, j->pos0 + t, out);
+        }
+        return;
+    }
+    /* units: (token, kv head, pass over up to `pass` of its query heads) */
+    const int64_t pass = att_pass(hp), per_kv = (group + pass - 1) / pass, units = j->T * hp->n_head_kv * per_kv;
+    for (int64_t u = ith; u < units; u += nth) {
+        const int64_t t = u / (hp->n_head_kv * per_kv), kvh = u / per_kv % hp->n_head_kv, h0 = kvh * group + u % per_kv * pass;
+        const int G = (int)(h0 + pass <= (kvh + 1) * group ? pass : (kvh + 1) * group - h0);
+        const float *q[ATT_GROUP];
+        float *out[ATT_GROUP];
+        for (int g = 0; g < G; g++) {
+            q[g] = s->q + t * s->n_q + (h0 + g) * hp->head_dim_k;
+            out[g] = s->att + t * (hp->n_head * hp->head_dim_v) + (h0 + g) * hp->head_dim_v;
+        }
+        attend_rows(m, s, sc, j->il, q, G, kvh, j->pos0 + t, j->T == 1, out);
     }
 }
 
