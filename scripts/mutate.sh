@@ -150,6 +150,10 @@ mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
   'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
 mut fa-exp-short runtime/models/model_llama.c \
   'sn_exp_sub(FA_TILE, kq, kq, M);' 'sn_exp_sub(FA_TILE - 16, kq, kq, M);' 'integration/test_run_parity$' "$FAST_PARITY"
+# decode attention walks several heads' keys together: every head reads the first head's kv slice
+mut att-kv-head runtime/models/model_llama.c \
+  'const uint64_t off = (uint64_t)((h0 + g) / group * D) * s->kv_elt;' \
+  'const uint64_t off = (uint64_t)(h0 / group * D) * s->kv_elt;' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 Q8_0 batch kernel pairs the step accumulators differently from ggml's hsum_float_8
 mut q8-mm-hsum-pairing runtime/kernels/q8_0_mm_avx512.c \
   'const __m512 r0 = _mm512_add_ps(acc[t][4], acc[t][0]), r1 = _mm512_add_ps(acc[t][5], acc[t][1]);' \

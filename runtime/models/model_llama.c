@@ -48,15 +48,15 @@ typedef struct {
     sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
 } layer_weights;
 
-/* Query heads of one kv head that the untiled path walks the keys for together (each key's K and V
- * rows are then read once for all of them), and how many keys ahead it prefetches those rows. */
-enum { ATT_GROUP = 4, ATT_PF = 16 };
+/* How many keys ahead the untiled attention prefetches the cache rows it walks. */
+enum { ATT_PF = 16 };
 
-typedef struct { /* per-thread attention scratch; the untiled path's buffers hold ATT_GROUP heads */
+typedef struct { /* per-thread attention scratch; the untiled path's buffers hold up to n_head heads */
     uint16_t *q16;   /* queries converted to f16 (head_dim_k each) */
     uint16_t *vkq16; /* f16 accumulators (head_dim_v each) */
     float *vkq32;    /* f32 accumulators (head_dim_v each) */
     float *vkqf;     /* split decode: the combined accumulators (head_dim_v each) */
+    float *ms;       /* running max and sum, and the split decode's combined ones (4 per head) */
     float *kq;       /* tiled path: FA_TILE scores */
     float *kf;       /* tiled path: one K row as f32 */
 } attn_scratch;
@@ -117,6 +117,7 @@ static void llama_free(sn_model *m) {
         for (int i = 0; i < sn_pool_size(m->pool); i++) {
             free(s->scratch[i].q16); free(s->scratch[i].vkq16); free(s->scratch[i].vkq32);
             free(s->scratch[i].kq); free(s->scratch[i].kf); free(s->scratch[i].vkqf);
+            free(s->scratch[i].ms);
         }
         free(s->scratch);
     }
@@ -338,13 +339,14 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!s->scratch) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int i = 0; i < nth; i++) {
         attn_scratch *a = &s->scratch[i];
-        a->q16 = malloc((size_t)(ATT_GROUP * hp->head_dim_k) * 2);
-        a->vkq16 = malloc((size_t)(ATT_GROUP * hp->head_dim_v) * 2);
-        a->vkq32 = malloc((size_t)(ATT_GROUP * hp->head_dim_v) * 4);
+        a->q16 = malloc((size_t)(hp->n_head * hp->head_dim_k) * 2);
+        a->vkq16 = malloc((size_t)(hp->n_head * hp->head_dim_v) * 2);
+        a->vkq32 = malloc((size_t)(hp->n_head * hp->head_dim_v) * 4);
+        a->ms = malloc((size_t)hp->n_head * 4 * sizeof(float));
         a->kq = malloc(FA_TILE * 4);
         a->kf = malloc((size_t)hp->head_dim_k * 4);
-        a->vkqf = malloc((size_t)(ATT_GROUP * hp->head_dim_v) * 4);
-        if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf || !a->vkqf)
+        a->vkqf = malloc((size_t)(hp->n_head * hp->head_dim_v) * 4);
+        if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf || !a->vkqf || !a->ms)
             return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
     s->logits_tmp = NULL;
@@ -413,40 +415,45 @@ static const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx
     return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
 }
 
-/* Keys [k0, k1) for G query rows of one kv head, each the way ggml's one_chunk kernel walks them
- * for its row: returns the running max Mo[g] and sum So[g] and leaves the weighted V sums (f32) in
- * sc->vkq32 (DV each). The rows' computations are independent; walking them key by key together
- * only changes how often each key's K and V rows come from memory. */
-static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *const *q,
-                        int G, int64_t kvh, int64_t k0, int64_t k1, float *Mo, float *So) {
+/* Keys [k0, k1) for the G query rows q[0..G) of heads h0..h0+G-1 of one token, each the way
+ * ggml's one_chunk kernel walks them for its row: returns the running max M[g] and sum S[g] and
+ * leaves the weighted V sums (f32) in sc->vkq32 (DV each). The rows' computations are independent;
+ * walking them key by key together only changes how the cache is read: each key's row is read
+ * once, front to back, for all the heads (a head's slice alone is a quarter or less of a row, and
+ * walking one slice down 4,096 rows ran at a third of the machine's read bandwidth). */
+static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
+                        int64_t h0, int64_t G, int64_t k0, int64_t k1, float *M, float *S) {
     const sn_kernels *k = m->k;
-    const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v;
+    const llama_hparams *hp = LHP(m);
+    const int64_t D = hp->head_dim_k, DV = hp->head_dim_v, group = hp->n_head / hp->n_head_kv;
     const int f16 = s->kv_elt == 2;
-    const uint64_t off = (uint64_t)(kvh * D) * s->kv_elt, row_bytes = (uint64_t)D * s->kv_elt;
-    float S[ATT_GROUP], M[ATT_GROUP];
-    for (int g = 0; g < G; g++) {
+    const int64_t kv0 = h0 / group, kv1 = (h0 + G - 1) / group + 1; /* the kv heads read */
+    const uint64_t off0 = (uint64_t)(kv0 * D) * s->kv_elt, span = (uint64_t)((kv1 - kv0) * D) * s->kv_elt;
+    for (int64_t g = 0; g < G; g++) {
         S[g] = 0.0f;
         M[g] = -INFINITY;
         if (f16) {
-            k->quant[SN_GGML_F16](q[g], sc->q16 + g * D, D);
+            k->quant[SN_GGML_F16](q + g * D, sc->q16 + g * D, D);
             memset(sc->vkq16 + g * DV, 0, (size_t)DV * 2);
         } else {
             memset(sc->vkq32 + g * DV, 0, (size_t)DV * 4);
         }
     }
     for (int64_t ic = k0; ic < k1; ic++) {
-        const char *kr = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic) + off;
-        const char *vr = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic) + off;
-        if (ic + ATT_PF < k1) { /* a head's slice of a cache row is D elements in a wider row */
-            const char *kp = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic + ATT_PF) + off;
-            const char *vp = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic + ATT_PF) + off;
-            for (uint64_t b = 0; b < row_bytes; b += 64) {
+        const char *krow = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic);
+        const char *vrow = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic);
+        if (ic + ATT_PF < k1) {
+            const char *kp = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic + ATT_PF) + off0;
+            const char *vp = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic + ATT_PF) + off0;
+            for (uint64_t b = 0; b < span; b += 64) {
                 __builtin_prefetch(kp + b);
                 __builtin_prefetch(vp + b);
             }
         }
-        for (int g = 0; g < G; g++) {
-            float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16 + g * D) : k->dot[SN_GGML_F32](D, kr, q[g]);
+        for (int64_t g = 0; g < G; g++) {
+            const uint64_t off = (uint64_t)((h0 + g) / group * D) * s->kv_elt;
+            const char *kr = krow + off, *vr = vrow + off;
+            float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16 + g * D) : k->dot[SN_GGML_F32](D, kr, q + g * D);
             sc_ = sc_ * s->kq_scale;
             sc_ += 0.0f; /* causal mask value for visible keys */
             const float Mold = M[g];
@@ -464,12 +471,8 @@ static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *s
             S[g] = S[g] * ms + vs;
         }
     }
-    for (int g = 0; g < G; g++) {
-        if (f16)
-            for (int64_t d = 0; d < DV; d++) sc->vkq32[g * DV + d] = sn_k_h2f(sc->vkq16[g * DV + d]);
-        Mo[g] = M[g];
-        So[g] = S[g];
-    }
+    if (f16)
+        for (int64_t i = 0; i < G * DV; i++) sc->vkq32[i] = sn_k_h2f(sc->vkq16[i]);
 }
 
 /* KV cells llama.cpp's graph spans when positions 0..last are filled: a multiple of 256 (at least
@@ -479,26 +482,26 @@ static int64_t llama_n_kv(const sn_model *m, int64_t last) {
     return used < cells ? used : cells;
 }
 
-/* G query rows of one kv head, keys 0..last. A single query over 512+ cells is what ggml splits
- * across its nth threads (use_split_kv_path): each thread runs one_chunk over ceil(cells / nth)
- * cells and the partial (M, S, V sum) triples are combined in chunk order. We split the same way
- * with our thread count (llama.cpp run with the same -t), computing the chunks one after another in
- * this task, so decode beyond 256 positions rounds as it does. */
-static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *const *q,
-                        int G, int64_t kvh, int64_t last, int single, float *const *out) {
+/* Query rows q[0..G) (heads h0.., one token; out likewise, head_dim_v apart), keys 0..last. A
+ * single query over 512+ cells is what ggml splits across its nth threads (use_split_kv_path):
+ * each thread runs one_chunk over ceil(cells / nth) cells and the partial (M, S, V sum) triples are
+ * combined in chunk order. We split the same way with our thread count (llama.cpp run with the same
+ * -t), computing the chunks one after another in this task, so decode beyond 256 positions rounds
+ * as it does. */
+static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
+                        int64_t h0, int64_t G, int64_t last, int single, float *out) {
     const int64_t DV = LHP(m)->head_dim_v, n_kv = llama_n_kv(m, last);
-    float M[ATT_GROUP], S[ATT_GROUP];
+    float *M = sc->ms, *S = M + G, *Mf = S + G, *Sf = Mf + G;
     if (!single || n_kv < 512) {
-        attend_keys(m, s, sc, il, q, G, kvh, 0, last + 1, M, S);
-        for (int g = 0; g < G; g++) {
+        attend_keys(m, s, sc, il, q, h0, G, 0, last + 1, M, S);
+        for (int64_t g = 0; g < G; g++) {
             const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
-            for (int64_t d = 0; d < DV; d++) out[g][d] = sc->vkq32[g * DV + d] * S_inv;
+            for (int64_t d = 0; d < DV; d++) out[g * DV + d] = sc->vkq32[g * DV + d] * S_inv;
         }
         return;
     }
     const int64_t nth = sn_pool_size(m->pool), chunk = (n_kv + nth - 1) / nth;
-    float Mf[ATT_GROUP], Sf[ATT_GROUP];
-    for (int g = 0; g < G; g++) {
+    for (int64_t g = 0; g < G; g++) {
         Mf[g] = -INFINITY;
         Sf[g] = 0.0f;
     }
@@ -506,8 +509,8 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
     for (int64_t c = 0; c < nth; c++) {
         const int64_t k0 = c * chunk, k1 = k0 + chunk < last + 1 ? k0 + chunk : last + 1;
         if (k0 >= k1) continue; /* only masked cells: S = 0, which the combine skips */
-        attend_keys(m, s, sc, il, q, G, kvh, k0, k1, M, S);
-        for (int g = 0; g < G; g++) {
+        attend_keys(m, s, sc, il, q, h0, G, k0, k1, M, S);
+        for (int64_t g = 0; g < G; g++) {
             if (S[g] == 0.0f) continue;
             const float Mn = fmaxf(Mf[g], M[g]), so = expf(Mf[g] - Mn), sn = expf(M[g] - Mn);
             float *acc = sc->vkqf + g * DV;
@@ -518,9 +521,9 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
             Mf[g] = Mn;
         }
     }
-    for (int g = 0; g < G; g++) {
+    for (int64_t g = 0; g < G; g++) {
         const float S_inv = Sf[g] == 0.0f ? 0.0f : 1.0f / Sf[g];
-        for (int64_t d = 0; d < DV; d++) out[g][d] = sc->vkqf[g * DV + d] * S_inv;
+        for (int64_t d = 0; d < DV; d++) out[g * DV + d] = sc->vkqf[g * DV + d] * S_inv;
     }
 }
 
@@ -595,12 +598,6 @@ static void prep_worker(void *arg, int ith, int nth) {
     }
 }
 
-/* Query heads split into passes of at most ATT_GROUP heads of one kv head, evened out. */
-static int64_t att_pass(const llama_hparams *hp) {
-    const int64_t group = hp->n_head / hp->n_head_kv, passes = (group + ATT_GROUP - 1) / ATT_GROUP;
-    return (group + passes - 1) / passes;
-}
-
 static void attn_worker(void *arg, int ith, int nth) {
     const attn_job *j = arg;
     const sn_model *m = j->m;
@@ -617,18 +614,14 @@ static void attn_worker(void *arg, int ith, int nth) {
         }
         return;
     }
-    /* units: (token, kv head, pass over up to `pass` of its query heads) */
-    const int64_t pass = att_pass(hp), per_kv = (group + pass - 1) / pass, units = j->T * hp->n_head_kv * per_kv;
-    for (int64_t u = ith; u < units; u += nth) {
-        const int64_t t = u / (hp->n_head_kv * per_kv), kvh = u / per_kv % hp->n_head_kv, h0 = kvh * group + u % per_kv * pass;
-        const int G = (int)(h0 + pass <= (kvh + 1) * group ? pass : (kvh + 1) * group - h0);
-        const float *q[ATT_GROUP];
-        float *out[ATT_GROUP];
-        for (int g = 0; g < G; g++) {
-            q[g] = s->q + t * s->n_q + (h0 + g) * hp->head_dim_k;
-            out[g] = s->att + t * (hp->n_head * hp->head_dim_v) + (h0 + g) * hp->head_dim_v;
-        }
-        attend_rows(m, s, sc, j->il, q, G, kvh, j->pos0 + t, j->T == 1, out);
+    /* Each token's heads in nth contiguous ranges, whole kv heads where there are enough of them,
+     * so that a thread reads its part of each cache row once and in order. */
+    const int64_t per = hp->n_head_kv >= nth ? group : 1, blocks = hp->n_head / per;
+    for (int64_t t = 0; t < j->T; t++) {
+        const int64_t h0 = blocks * ith / nth * per, h1 = blocks * (ith + 1) / nth * per;
+        if (h0 >= h1) continue;
+        attend_rows(m, s, sc, j->il, s->q + t * s->n_q + h0 * hp->head_dim_k, h0, h1 - h0, j->pos0 + t, j->T == 1,
+                    s->att + t * (hp->n_head * hp->head_dim_v) + h0 * hp->head_dim_v);
     }
 }
 

@@ -127,4 +127,22 @@ $ORACLE batch --threads 2 <"$WORK/jobs.jsonl" >"$WORK/oracle.jsonl"
 
 # ---- 3. sunny-run on every case, judged against llama.cpp's answer (the one judge, shared with
 # test_quant_parity.sh: equal tokens, or a tie proven on both engines' logits, then compared on)
-$PY "$SRC/tests/tools/parity_judge.py" "$CASES" "$WORK/oracle.jsonl" "$RUN" "$N" 2
+$PY "$SRC/tests/tools/parity_judge.py" "$CASES" "$WORK/oracle.jsonl" "$RUN" "$N" 2 || exit 1
+
+# ---- 4. the first family's short cases again with sunny-run on 1 thread. Its decode attention
+# gives each thread a range of query heads; on 2 threads each range lies in one kv head of the
+# fixtures, on 1 thread the range spans all of them, which only this run reads. llama.cpp's answers
+# are the 1-thread ones already (see 2.).
+fam1=${FAMILIES%% *}
+$PY - "$CASES" "$WORK/oracle.jsonl" "$WORK/cases1.tsv" "$WORK/oracle1.jsonl" "$fam1/" <<'PYEOF'
+import sys
+cases, oracle, c1, o1, pre = sys.argv[1:6]
+with open(cases) as fc, open(oracle) as fo, open(c1, "w") as gc, open(o1, "w") as go:
+    for c, o in zip(fc, fo):
+        tag = c.split("\t")[0]
+        if tag.startswith(pre) and not tag.endswith("/long"):
+            gc.write(c)
+            go.write(o)
+PYEOF
+echo "== $fam1 short cases, sunny-run on 1 thread"
+$PY "$SRC/tests/tools/parity_judge.py" "$WORK/cases1.tsv" "$WORK/oracle1.jsonl" "$RUN" "$N" 1
