@@ -49,7 +49,7 @@ typedef struct {
 } layer_weights;
 
 /* How many keys ahead the untiled attention prefetches the cache rows it walks. */
-enum { ATT_PF = 16 };
+enum { ATT_PF = 32 };
 
 typedef struct { /* per-thread attention scratch; the untiled path's buffers hold up to n_head heads */
     uint16_t *q16;   /* queries converted to f16 (head_dim_k each) */
@@ -410,7 +410,6 @@ typedef struct {
     int64_t T, pos0;
 } attn_job;
 
-#define ATT_PF 32
 static const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx, int il, int64_t pos) {
     return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
 }
