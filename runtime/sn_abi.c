@@ -70,6 +70,7 @@ int32_t sn_abi_model_load(const char *path, const sn_abi_load_params *params, sn
         mp.n_threads = p.n_threads > 0 ? p.n_threads : 1;
         mp.n_ctx = p.n_ctx;
         mp.kv_type = p.kv_f32 ? SN_KV_F32 : SN_KV_F16;
+        mp.mmap_weights = p.mmap_weights != 0;
     }
     sn_abi_model *am = calloc(1, sizeof(*am));
     if (!am) return SN_ABI_ENOMEM;

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define SN_ABI_VERSION_MAJOR 1
-#define SN_ABI_VERSION_MINOR 1
+#define SN_ABI_VERSION_MINOR 2
 #define SN_ABI_VERSION_PATCH 0
 #define SN_ABI_VERSION ((SN_ABI_VERSION_MAJOR << 16) | (SN_ABI_VERSION_MINOR << 8) | SN_ABI_VERSION_PATCH)
 
@@ -55,6 +55,8 @@ typedef struct sn_abi_load_params {
     int32_t n_threads;    /* <= 0: 1 */
     int64_t n_ctx;        /* 0: min(model context, 4096) */
     int32_t kv_f32;       /* 0: f16 KV cache (llama.cpp's default), 1: f32 */
+    int32_t mmap_weights; /* 1.2: 1 reads every weight in place from the file mapping (shared, evictable);
+                           * 0: matrices are copied into 2 MB huge pages at load (faster decode) */
 } sn_abi_load_params;
 
 /* Loads MODEL.gguf. On failure *out is NULL and, if errbuf is given, a message naming the file

@@ -158,9 +158,9 @@ sn_status sn_model_output_head(sn_model *m, sn_matrix *embd, int required, sn_ma
  * groups) into the same 2 MB-aligned huge-page arenas, unchanged (w->data, and w->x8 for the
  * groups, then point there; a tied matrix is copied once; one already in an arena stays), and
  * releases the mapped pages it read. Decode streams every weight once per token, and on this
- * 4 KB-page mapping it spends part of that in TLB misses. Opt-in (env SN_HUGE_WEIGHTS=1): by default
- * weights stay mapped (shared, evictable page cache); the copies stop at half of MemAvailable and a
- * failed allocation leaves the matrix mapped. */
+ * 4 KB-page mapping it spends part of that in TLB misses. The default; sn_model_params.mmap_weights
+ * (sunny-run --mmap) or env SN_HUGE_WEIGHTS=0 keep the weights mapped (shared, evictable page
+ * cache). The copies stop at half of MemAvailable and a failed allocation leaves the matrix mapped. */
 sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err);
 /* Rows [*r0, *r1) of w that thread ith of nth computes (groups of 8 for a repacked matrix). */
 void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1);

@@ -479,8 +479,7 @@ static int64_t mem_available_half(void) {
 sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
     const int blob_x8 = w->x8 && w->type == SN_KTYPE_INT4G32;
     if ((w->x8 && !blob_x8) || !w->data) return SN_OK;
-    const char *opt = getenv("SN_HUGE_WEIGHTS"); /* opt-in: weights stay mapped by default */
-    if (!opt || strcmp(opt, "1") != 0 || !thp_enabled()) return SN_OK;
+    if (m->params.mmap_weights || env_off("SN_HUGE_WEIGHTS") || !thp_enabled()) return SN_OK; /* read in place */
     const char *src = blob_x8 ? w->x8 : w->data;
     for (int i = 0; i < m->n_repacked; i++) {
         if (m->repacked[i] == src) return SN_OK; /* in an arena already (sn_model_repack moved it) */

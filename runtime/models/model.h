@@ -30,6 +30,10 @@ typedef struct sn_model_params {
                       * explicit size above the trained context */
     int kv_type;     /* SN_KV_F16 (default, as llama.cpp) or SN_KV_F32 */
     int verify;      /* blobs: check every tensor's CRC32 at load (default: header and table only) */
+    int mmap_weights; /* 1: every matrix is read in place from the file mapping (shared between
+                       * processes, evictable page cache); 0 (default): matrices not repacked are
+                       * copied into 2 MB huge pages at load, within half of MemAvailable
+                       * (sn_model_to_huge_pages). Env SN_HUGE_WEIGHTS=0 has the effect of 1. */
 } sn_model_params;
 
 void sn_model_params_default(sn_model_params *p);

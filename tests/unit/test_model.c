@@ -125,14 +125,19 @@ static const char *tmp_path(const char *name) {
     return p;
 }
 
-static sn_model *load(const char *path, int threads, sn_status *st, sn_err *err) {
+static sn_model *load_opt(const char *path, int threads, int mmap_weights, sn_status *st, sn_err *err) {
     sn_model_params p;
     sn_model_params_default(&p);
     p.n_threads = threads;
+    p.mmap_weights = mmap_weights;
     p.n_ctx = CTX;
     sn_model *m = NULL;
     *st = sn_model_load(path, &p, &m, err);
     return m;
+}
+
+static sn_model *load(const char *path, int threads, sn_status *st, sn_err *err) {
+    return load_opt(path, threads, 0, st, err);
 }
 
 static void eval_all(sn_model *m, const int32_t *ids, int n, int one_by_one, float *logits) {
@@ -155,9 +160,7 @@ static void check_arch(const char *arch, int wtype) {
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
     sn_model *m3 = load(path, 3, &st, &err);
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
-    setenv("SN_HUGE_WEIGHTS", "1", 1); /* the matrices copied into huge-page arenas at load, not read in place */
-    sn_model *m0 = load(path, 1, &st, &err);
-    unsetenv("SN_HUGE_WEIGHTS");
+    sn_model *m0 = load_opt(path, 1, 1, &st, &err); /* the matrices read in place, not copied into huge pages */
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
     CU_ASSERT_EQUAL(sn_model_n_vocab(m1), V);
     int32_t ids[80];
