@@ -48,7 +48,6 @@ enum {
     BLOCK_BYTES = DM_OFF + 64,
 };
 
-
 static inline __m512i gather32(__m512i idx, const uint8_t *p) { return _mm512_i32gather_epi32(idx, (const void *)p, 1); }
 
 /* int16 pair (byte 0, byte 1) of every dword of x, as the dword's two int16 halves */

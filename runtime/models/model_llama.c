@@ -449,9 +449,14 @@ static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *s
                 __builtin_prefetch(vp + b);
             }
         }
-        for (int64_t g = 0; g < G; g++) {
-            const uint64_t off = (uint64_t)((h0 + g) / group * D) * s->kv_elt;
+        const uint64_t kv_bytes = (uint64_t)D * s->kv_elt; /* one kv head's slice of a row */
+        uint64_t off = off0;                                /* kv head (h0 + g) / group, no division */
+        for (int64_t g = 0, r = h0 % group; g < G; g++) {
             const char *kr = krow + off, *vr = vrow + off;
+            if (++r == group) {
+                r = 0;
+                off += kv_bytes;
+            }
             float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16 + g * D) : k->dot[SN_GGML_F32](D, kr, q + g * D);
             sc_ = sc_ * s->kq_scale;
             sc_ += 0.0f; /* causal mask value for visible keys */
