@@ -47,6 +47,18 @@ bench_machine_bw() {
   cat "$w/membw.$t"
 }
 
+# bench_file_pmd WORKDIR FILE prints the percentage of FILE a fresh read-only mapping of it gets in
+# 2 MB page-table entries, the rest being 4 KB pages (bench/tools/pmdmap.c, compiled once into
+# WORKDIR). llama-bench reads the weights through such a mapping, so its decode speed on a file
+# depends on this share, which the page cache decides (how the file was written and read back) and
+# which moves between files and over time; sunny-run copies its matrices into huge pages at load
+# unless run with --mmap.
+bench_file_pmd() {
+  local w=$1 f=$2
+  [[ -x $w/pmdmap ]] || cc -O2 -o "$w/pmdmap" bench/tools/pmdmap.c || { echo nan; return; }
+  "$w/pmdmap" "$f" || echo nan
+}
+
 # bench_decode_bytes LBIN GGUF prints the weight bytes one decode step reads: every tensor of the
 # file once, except the token embedding when an untied output.weight exists (then a step looks up
 # one row of it). Read with gguf-py from the llama.cpp source next to LBIN (build_llama_tools.sh).

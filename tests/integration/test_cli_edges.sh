@@ -56,6 +56,10 @@ out=$("$SR" "$G" -p hi -n 2 -c $big 2>&1); rc=$?
   && ok "-c above the trained context ($train): runs, with a warning" || bad "-c $big rc=$rc: $out"
 out=$("$SR" "$G" -p hi -n 2 -c 2000000000 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "KV cache, more than this machine's .* MB of RAM" <<<"$out" && ok "-c that cannot be allocated: refused before allocating" || bad "-c huge rc=$rc: $out"
+a=$("$SR" "$G" --prompt-ids 1,2,3 -n 8 --json 2>/dev/null); b=$("$SR" "$G" --prompt-ids 1,2,3 -n 8 --json --mmap 2>/dev/null)
+strip() { sed -E 's/"(prefill|decode)_tok_s":[0-9.e+-]+//g' <<<"$1"; }
+[[ -n $a && "$(strip "$a")" == "$(strip "$b")" ]] && grep -q '"top_logprobs"' <<<"$a" \
+  && ok "--mmap (weights read in place) gives the record of the default (copied into huge pages)" || bad "--mmap differs: $a / $b"
 out=$("$SR" "$G" --prompt-ids 1,2,3,4,5,6 -c 4 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "the default -n" <<<"$out" && ! grep -q -- "-n 32" <<<"$out" && ok "context error without -n says it is the default" || bad "ctx default-n rc=$rc: $out"
 out=$("$SR" "$G" --prompt-ids 1,2,3,4,5,6 -c 4 -n 7 2>&1); rc=$?
