@@ -24,9 +24,10 @@
 #     each engine's decode reaches: weight bytes per step (bench/lib.sh bench_decode_bytes; at a
 #     depth the KV cache reads come on top) x tok/s, in GB/s and as a share of this machine's read
 #     bandwidth at that thread count (bench/tools/membw.c, measured at the start of the run).
-#     Before each type's rows, the share of the file a mapping gets in 2 MB pages (bench/lib.sh
-#     bench_file_pmd): llama-bench reads the weights through the page cache, sunny-run from the
-#     huge-page copies it makes at load, so llama-bench's decode moves with that share.
+#     Before each type's rows, the file is read back into the page cache in 2 MB folios and the
+#     share a mapping gets in 2 MB pages is printed (bench/lib.sh bench_file_pmd; SN_BENCH_REFOLD=0
+#     leaves the cache as it is): llama-bench reads the weights through the page cache, sunny-run
+#     from the huge-page copies it makes at load, and llama-bench's decode moves with that share.
 # Then, in the same run, the runtime-blob rows (bench/blob_decode.sh); SN_BENCH_BLOB=0 skips them.
 #   usage: bench/decode.sh [BUILD_DIR] [DTYPES] [THREADS]
 #   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/decode), SN_BENCH_NODE=0 skips the
@@ -83,7 +84,7 @@ for dt in $DTYPES; do
     mv "$g.tmp" "$g"
   fi
   cat "$g" > /dev/null
-  echo "page cache: $(bench_file_pmd "$W" "$g")% of $(basename "$g") mapped in 2 MB pages (llama-bench reads it so; bench/tools/pmdmap.c)"
+  echo "page cache: $(bench_file_pmd "$W" "$g")% of $(basename "$g") mapped in 2 MB pages for llama-bench (SN_BENCH_REFOLD=${SN_BENCH_REFOLD:-1}; bench/tools/pmdmap.c)"
   for t in $THREADS; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     node_ref='{}'

@@ -51,12 +51,15 @@ bench_machine_bw() {
 # 2 MB page-table entries, the rest being 4 KB pages (bench/tools/pmdmap.c, compiled once into
 # WORKDIR). llama-bench reads the weights through such a mapping, so its decode speed on a file
 # depends on this share, which the page cache decides (how the file was written and read back) and
-# which moves between files and over time; sunny-run copies its matrices into huge pages at load
-# unless run with --mmap.
+# which moves between files and over time (5-88% on one machine in one hour); sunny-run copies its
+# matrices into huge pages at load unless run with --mmap. Unless SN_BENCH_REFOLD=0, the file is
+# first dropped from the page cache and read back through a MADV_HUGEPAGE mapping, which gives
+# llama-bench its best case (~100% on Linux 6.18 / ext4) instead of whatever the cache held.
 bench_file_pmd() {
   local w=$1 f=$2
   [[ -x $w/pmdmap ]] || cc -O2 -o "$w/pmdmap" bench/tools/pmdmap.c || { echo nan; return; }
-  "$w/pmdmap" "$f" || echo nan
+  if [[ ${SN_BENCH_REFOLD:-1} != 0 ]]; then "$w/pmdmap" --refold "$f" || echo nan
+  else "$w/pmdmap" "$f" || echo nan; fi
 }
 
 # bench_decode_bytes LBIN GGUF prints the weight bytes one decode step reads: every tensor of the

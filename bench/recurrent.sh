@@ -20,8 +20,9 @@
 # engine's decode bandwidth (weight bytes per step x tok/s, GB/s and share of the machine's read
 # bandwidth; bench/lib.sh, bench/tools/membw.c). The recurrent state each step also reads and
 # writes (RWKV-7 191M: 2.4 MB, Mamba-2 130m: 19 MB) is not counted, so the shares are lower bounds.
-# Before each type's rows, the share of llama-bench's file a mapping gets in 2 MB pages (bench/lib.sh
-# bench_file_pmd; sunny-run reads huge-page copies made at load).
+# Before each type's rows, llama-bench's file is read back into the page cache in 2 MB folios and
+# the share a mapping gets in 2 MB pages printed (bench/lib.sh bench_file_pmd; sunny-run reads
+# huge-page copies made at load).
 # Targets: decode >= 1.2x llama.cpp (f16, q8_0, q4_0; 1 and 2 threads), prefill >= 1.0x.
 # TYPES may include int4: sunny-run on the INT4 runtime blob (docs/BLOB.md) in the row of
 # llama-bench on the Q4_0 GGUF (issue 15's target there: decode >= 1.5x). With int4 in TYPES the
@@ -88,7 +89,7 @@ for model in $MODELS; do
       cat "$ours_g" >/dev/null
     fi
     cat "$g" >/dev/null
-    echo "page cache: $(bench_file_pmd "$W" "$g")% of $(basename "$g") mapped in 2 MB pages (llama-bench reads it so; bench/tools/pmdmap.c)"
+    echo "page cache: $(bench_file_pmd "$W" "$g")% of $(basename "$g") mapped in 2 MB pages for llama-bench (SN_BENCH_REFOLD=${SN_BENCH_REFOLD:-1}; bench/tools/pmdmap.c)"
     if [[ $dt == int4 && ${SN_BENCH_QUALITY:-1} != 0 ]]; then
       agree=$B/tests/model_agree
       g32=$W/$model-f32.gguf
