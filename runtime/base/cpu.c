@@ -25,6 +25,9 @@ static uint32_t detect(void) {
     __cpuid_count(7, 0, a, b, c, d);
     const unsigned ebx7 = b, ecx7 = c;
     uint32_t f = 0;
+    unsigned vendor[4] = {0};
+    __cpuid(0, a, vendor[0], vendor[2], vendor[1]); /* ebx, edx, ecx spell the vendor */
+    if (memcmp(vendor, "AuthenticAMD", 12) == 0) f |= SN_CPU_AMD;
     const int avx2 = (ebx7 >> 5) & 1;
     if (avx2 && has_fma && has_f16c) f |= SN_CPU_AVX2;
     const int zmm_ok = (xcr0 & 0xe0) == 0xe0; /* opmask, ZMM_Hi256, Hi16_ZMM */
@@ -56,8 +59,8 @@ static uint32_t usable_now(void) {
     uint32_t f = sn_cpu_features();
     const char *cap = getenv("SN_CPU");
     if (!cap || !*cap) return f;
-    if (strcmp(cap, "scalar") == 0) return 0;
-    if (strcmp(cap, "avx2") == 0) return f & SN_CPU_AVX2;
+    if (strcmp(cap, "scalar") == 0) return f & SN_CPU_AMD;
+    if (strcmp(cap, "avx2") == 0) return f & (SN_CPU_AVX2 | SN_CPU_AMD);
     return f;
 }
 

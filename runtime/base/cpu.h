@@ -14,6 +14,9 @@ enum {
     SN_CPU_AVX512 = 1u << 1,    /* AVX-512 F/BW/VL/DQ/CD, with ZMM + opmask state enabled */
     SN_CPU_AVX512VNNI = 1u << 2,
     SN_CPU_AVX512BF16 = 1u << 3,
+    /* The vendor is AMD. Not an instruction set: it picks between two kernels that compute the same
+     * values where the cores differ in cost (vcvtph2ps is one uop on Zen 4/5, two on Intel cores). */
+    SN_CPU_AMD = 1u << 4,
 };
 
 /* Detected features (cached after the first call). */

@@ -9,7 +9,11 @@
  * pairs by vdpbf16ps' order) keeps that table's 4 x 4 tile. Installed only where
  * sn_ggml_lanes() == 16. Tests: tests/unit/test_kernels.c compares every output with the scalar
  * dot_mm bit for bit, for row counts, token counts and lengths that hit every edge tile. */
+#include "cpu.h"
 #include "kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #pragma GCC push_options
@@ -34,12 +38,23 @@ SN_AI __m512 ld_f16(const void *p, int64_t i) {
 }
 
 FLOAT_TILE(tile_f32, ld_f32)
-/* F16 rows are widened to f32 into buffers first (mm_float.h's widening driver), as on AVX2:
- * vcvtph2ps is two uops on Intel cores, and in the tile it ran once per weight vector per tile. */
-WIDEN(widen_f16, ld_f16)
 TILE_ANY(tile_f32)
 MM_FLOAT_ENTRY(mm_f32, tile_f32, 4)
-MM_WIDENED_ENTRY(mm_f16, widen_f16, tile_f32, 2)
+/* F16 batches, two ways to the same values (f16 -> f32 is exact, and every output keeps its one
+ * fma chain in element order):
+ * - mm_f16_widened, on Intel cores: rows widened to f32 into buffers first (mm_float.h's widening
+ *   driver), as on AVX2, because vcvtph2ps is two uops there and in the tile it ran once per weight
+ *   vector per tile;
+ * - mm_f16_convert, on AMD (Zen 4/5, one uop): the tile converts as it loads, like tinyBLAS, and
+ *   runs whole rows (no K chunks: the 4-row x 6-token working set of a 4096-element row is 80 KB of
+ *   f16, read once per tile from L2). On the Zen 5 of session 13 this ran a 64-token F16 prompt of
+ *   the 221M bench model 1.08x (1 thread) / 1.24x (2 threads) faster than the widening driver.
+ * SN_MM_F16=convert|widen overrides the choice (tests run both on any AVX-512 CPU). */
+WIDEN(widen_f16, ld_f16)
+MM_WIDENED_ENTRY(mm_f16_widened, widen_f16, tile_f32, 2)
+FLOAT_TILE(tile_f16, ld_f16)
+TILE_ANY(tile_f16)
+MM_FLOAT_ENTRY_KC(mm_f16_convert, tile_f16, 2, (n + 31) & ~(int64_t)31)
 
 #pragma GCC pop_options
 #endif
@@ -48,7 +63,9 @@ void sn_kernels_mm_avx512(sn_kernels *k) {
 #if defined(__x86_64__) || defined(__i386__)
     if (sn_ggml_lanes() == 16) {
         k->mm[SN_GGML_F32] = mm_f32;
-        k->mm[SN_GGML_F16] = mm_f16;
+        const char *e = getenv("SN_MM_F16");
+        const int convert = e && *e ? strcmp(e, "convert") == 0 : (sn_cpu_features() & SN_CPU_AMD) != 0;
+        k->mm[SN_GGML_F16] = convert ? mm_f16_convert : mm_f16_widened;
     }
 #else
     (void)k;

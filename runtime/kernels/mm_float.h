@@ -118,17 +118,17 @@ static inline void block_tiles(tile_fn tile, int64_t kn, const char *w, uint64_t
 }
 
 /* The blocked loop around a tile function. wb32 / xb32: bytes of 32 elements of a weight /
- * activation row (chunk offsets). */
-static void drive(tile_fn tile, uint64_t wb32, uint64_t xb32, int64_t n, const void *vw, uint64_t w_row, int64_t R,
-                  const void *vx, uint64_t x_row, int64_t T, float *y, int64_t ldy) {
+ * activation row (chunk offsets); kc: the K chunk (KC, or a multiple of 32 at least n for none). */
+static void drive(tile_fn tile, uint64_t wb32, uint64_t xb32, int64_t kc, int64_t n, const void *vw, uint64_t w_row,
+                  int64_t R, const void *vx, uint64_t x_row, int64_t T, float *y, int64_t ldy) {
     const char *w = vw, *x = vx;
     float acc[TOK_GROUP * ROW_BLOCK * MM_LANES] __attribute__((aligned(64)));
     for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
         const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;
         for (int64_t rb = 0; rb < R; rb += ROW_BLOCK) {
             const int64_t re = rb + ROW_BLOCK < R ? rb + ROW_BLOCK : R;
-            for (int64_t k0 = 0; k0 < n; k0 += KC) {
-                const int64_t kn = n - k0 < KC ? n - k0 : KC;
+            for (int64_t k0 = 0; k0 < n; k0 += kc) {
+                const int64_t kn = n - k0 < kc ? n - k0 : kc;
                 const int mode = (k0 == 0 ? FIRST : 0) | (k0 + kn == n ? LAST : 0);
                 const char *wk = w + (uint64_t)(k0 / 32) * wb32, *xk = x + (uint64_t)(k0 / 32) * xb32;
                 block_tiles(tile, kn, wk + (uint64_t)rb * w_row, w_row, xk + (uint64_t)tg * x_row, x_row, te - tg, re - rb,
@@ -196,14 +196,16 @@ __attribute__((unused)) static int drive_widened(widen_fn widen, tile_fn tile, u
         return drive_widened(WIDEN_F, F32_TILE##_any, ELT_BYTES, n, w, w_row, R, x, x_row, T, y, ldy);         \
     }
 
-/* sn_kernels.mm for a float type of ELT_BYTES per element. tinyBLAS declines rows whose length is
- * not a multiple of its vector width (ggml then runs vec_dot): so do we, and sn_matmul uses the
- * table's dot_mm, which does the same. */
-#define MM_FLOAT_ENTRY(NAME, TILE, ELT_BYTES)                                                                  \
+/* sn_kernels.mm for a float type of ELT_BYTES per element, K cut into chunks of KCV elements
+ * (KC; a tile whose loads convert runs whole rows, ((n + 31) & ~31), see mm_avx512.c). tinyBLAS
+ * declines rows whose length is not a multiple of its vector width (ggml then runs vec_dot): so do
+ * we, and sn_matmul uses the table's dot_mm, which does the same. */
+#define MM_FLOAT_ENTRY_KC(NAME, TILE, ELT_BYTES, KCV)                                                          \
     static int NAME(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,       \
                     int64_t T, float *y, int64_t ldy) {                                                        \
         if (n % MM_LANES) return 0;                                                                            \
-        drive(TILE##_any, 32 * (ELT_BYTES), 32 * (ELT_BYTES), n, w, w_row, R, x, x_row, T, y, ldy);            \
+        drive(TILE##_any, 32 * (ELT_BYTES), 32 * (ELT_BYTES), (KCV), n, w, w_row, R, x, x_row, T, y, ldy);     \
         return 1;                                                                                              \
     }
+#define MM_FLOAT_ENTRY(NAME, TILE, ELT_BYTES) MM_FLOAT_ENTRY_KC(NAME, TILE, ELT_BYTES, KC)
 #endif
