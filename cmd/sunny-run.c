@@ -46,6 +46,8 @@ static void usage(FILE *f) {
             "  --mmap                  read the weights in place from the file mapping, shared with other\n"
             "                          processes (default: copy them into 2 MB huge pages at load, up to\n"
             "                          half of the available memory, for fewer TLB misses)\n"
+            "  --warmup                evaluate the prompt once and forget it before the timed run, as\n"
+            "                          llama-bench does before each test (benchmarks; default: off)\n"
             "  --tokenize              print the prompt's token ids and exit (default: off)\n"
             "  --json                  print one JSON record on stdout (default: off: text on stdout,\n"
             "                          timings on stderr). The record: {\"prompt_ids\":[...],\"ids\":[...],\n"
@@ -64,7 +66,7 @@ typedef struct {
     int64_t n_predict, threads, top_k, ctx;
     double temp, top_p, min_p;
     int64_t seed;
-    int no_bos, json, tokenize, kv_f32, ignore_eos, verify, mmap_weights, n_given;
+    int no_bos, json, tokenize, kv_f32, ignore_eos, verify, mmap_weights, warmup, n_given;
 } opts;
 
 static double now_s(void) {
@@ -205,6 +207,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--ignore-eos")) o->ignore_eos = 1;
         else if (!strcmp(a, "--verify")) o->verify = 1;
         else if (!strcmp(a, "--mmap")) o->mmap_weights = 1;
+        else if (!strcmp(a, "--warmup")) o->warmup = 1;
         else if (a[0] == '-' && a[1]) return sn_cli_usage_error("unknown option '%s'", a);
         else if (!o->model) o->model = a;
         else return sn_cli_usage_error("unexpected argument '%s' (the model is '%s')", a, o->model);
@@ -391,7 +394,12 @@ static int run_generate(const opts *o) {
     logits = malloc((size_t)V * sizeof(float));
     out = malloc(((size_t)o->n_predict + 1) * sizeof(int32_t));
     if (!logits || !out) { sn_cli_errorf("out of memory"); goto done; }
+    memset(logits, 0, (size_t)V * sizeof(float)); /* faulted in before the timed evals */
 
+    if (o->warmup) { /* the same evaluation once, untimed, then an empty context */
+        if (sn_model_eval(m, prompt, n_prompt, logits, &err)) { sn_cli_fail(&err); goto done; }
+        sn_model_reset(m);
+    }
     double t0 = now_s();
     if (sn_model_eval(m, prompt, n_prompt, logits, &err)) { sn_cli_fail(&err); goto done; }
     const double t_prefill = now_s() - t0;

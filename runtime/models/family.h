@@ -102,6 +102,9 @@ struct sn_model {
     int n_arenas;
     uint64_t arena_used, arena_cap; /* of the last block */
     int64_t huge_budget; /* bytes sn_model_to_huge_pages may still copy (-1: not read yet) */
+    uint64_t act_types; /* bit per activation type (sn_kernel_act_type) of the matrices loaded */
+    struct sn_ops *ops; /* the family's matmul scratch, registered by sn_ops_init: model.c reserves
+                         * it for a whole micro-batch at the end of the load */
     char layer_name[SN_GGUF_MAX_NAME + 32]; /* sn_model_layer_name's result */
     void *impl;      /* family-private */
 };

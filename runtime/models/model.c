@@ -2,6 +2,7 @@
  * hyperparameters, choose the family, validate tensors, own the thread pool and kernel table
  * (see model.h). */
 #include "family.h"
+#include "ops.h"
 #include "blob.h"
 #include "kernels/int4.h"
 #include "kernels/q4_0_x8.h"
@@ -335,6 +336,7 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
     if (x8 && !strcmp(t->name, "token_embd.weight"))
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s is stored in INT4 8-row groups (layout 2), which cannot serve "
                           "the embedding lookup; regenerate the blob with sunny-convert --blob", m->path, name);
+    m->act_types |= 1ull << sn_kernel_act_type(t->type);
     out->name = t->name;
     out->data = t->data; /* non-NULL: the families tell a present matrix (e.g. an untied head) by it */
     out->x8 = x8 ? t->data : NULL;
@@ -651,6 +653,12 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
     if ((st = m->fam->load(m, err)) != SN_OK) { sn_model_free(m); return st; }
+    /* The scratch a micro-batch needs is allocated and faulted in now, as llama.cpp sizes its
+     * compute buffers for n_ubatch when the context is made: the first eval then pays no page faults. */
+    if (m->ops && (st = sn_ops_prepare(m->ops, m->n_ctx < SN_UBATCH ? m->n_ctx : SN_UBATCH, m->act_types, err))) {
+        sn_model_free(m);
+        return st;
+    }
     prefault_weights(m);
     *out = m;
     return SN_OK;

@@ -19,6 +19,7 @@
  * Weights are pointers into the GGUF mapping; nothing is copied except f16/bf16 norm vectors and
  * Q4_0 matrices repacked at load (model.c). */
 #include "ops.h"
+#include "populate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -259,6 +260,28 @@ static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err)
     return sn_model_key_float(m, "attention.scale", 0, &hp->attn_scale, err);
 }
 
+/* Makes the tiled attention's f32 K / V copies hold ld positions (at least twice what they held,
+ * up to the context), faulted in here rather than by the pool's first pass over them. */
+static sn_status reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
+    const uint64_t per = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
+    if (per * (uint64_t)ld <= s->kv32_cap) return SN_OK;
+    const int64_t most = (m->n_ctx + FA_TILE - 1) / FA_TILE * FA_TILE;
+    const int64_t grown = (int64_t)(s->kv32_cap / per) * 2;
+    if (grown > ld) ld = grown < most ? grown : most > ld ? most : ld;
+    const uint64_t need = per * (uint64_t)ld;
+    free(s->kt32);
+    free(s->v32);
+    s->kv32_cap = 0;
+    s->kt32 = malloc(need * sizeof(float));
+    s->v32 = malloc(need * sizeof(float));
+    if (!s->kt32 || !s->v32) return sn_err_set(err, SN_ENOMEM, "out of memory (attention)");
+    sn_populate(s->kt32, need * sizeof(float));
+    sn_populate(s->v32, need * sizeof(float));
+    s->kv32_cap = need;
+    return SN_OK;
+}
+
 /* The widest input row of a matmul (sn_ops_init). */
 static int64_t widest_input(const llama_hparams *hp) {
     const int64_t n_vd = hp->n_head * hp->head_dim_v;
@@ -333,6 +356,10 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!s->kcache || !s->vcache)
         return sn_err_set(err, SN_ENOMEM, "out of memory allocating the KV cache (%llu MB); try a smaller -c",
                           (unsigned long long)(2 * kv_elems * s->kv_elt >> 20));
+    /* faulted in now, as llama.cpp clears its cache buffer when the context is made: the evals then
+     * pay no page faults for positions they reach (a fault costs microseconds under a hypervisor) */
+    sn_populate(s->kcache, kv_elems * s->kv_elt);
+    sn_populate(s->vcache, kv_elems * s->kv_elt);
 
     const int nth = sn_pool_size(m->pool);
     s->scratch = calloc((size_t)nth, sizeof(*s->scratch));
@@ -350,10 +377,11 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
             return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
     s->logits_tmp = NULL;
-    return SN_OK;
+    /* the tiled attention's copies for a whole micro-batch at the start of the context */
+    const int64_t ub = m->n_ctx < SN_UBATCH ? m->n_ctx : SN_UBATCH;
+    return ub >= FA_TILE ? reserve_kv32(m, s, (ub + FA_TILE - 1) / FA_TILE * FA_TILE, err) : SN_OK;
 }
 
-/* Grows the activation buffers to hold T tokens. */
 /* ---- elementwise pieces, as ggml computes them ---- */
 
 static void rope_yarn(float theta_extrap, float freq_scale, const float corr_dims[2], int64_t i0, float ext_factor,
@@ -674,15 +702,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         attn_job aj = {m, s, il, T, pos0};
         if (T >= FA_TILE) {
             const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
-            const uint64_t need = (uint64_t)(hp->n_head_kv * hp->head_dim_k * ld);
-            if (need > s->kv32_cap) {
-                free(s->kt32);
-                free(s->v32);
-                s->kt32 = malloc(need * sizeof(float));
-                s->v32 = malloc(need * sizeof(float));
-                if (!s->kt32 || !s->v32) return sn_err_set(err, SN_ENOMEM, "out of memory (attention)");
-                s->kv32_cap = need;
-            }
+            if ((st = reserve_kv32(m, s, ld, err))) return st;
             s->kt_ld = ld;
             sn_pool_run(m->pool, prep_worker, &aj);
         }

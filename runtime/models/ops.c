@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err) {
+sn_status sn_ops_init(sn_ops *o, sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err) {
     memset(o, 0, sizeof(*o));
+    m->ops = o;
     o->k = m->k;
     o->rk = sn_recurrent_best();
     o->pool = m->pool;
@@ -65,6 +66,18 @@ void sn_ops_free(sn_ops *o) {
         *o->bufs[i].p = NULL;
     }
     memset(o, 0, sizeof(*o));
+}
+
+sn_status sn_ops_prepare(sn_ops *o, int64_t T, uint64_t act_types, sn_err *err) {
+    sn_status st = reserve(o, T, err);
+    if (st) return st;
+    for (int at = 0; at < SN_KTYPE_COUNT && at < 64; at++) {
+        if (!(act_types & (1ull << at)) || at == SN_GGML_F32 || o->act[at]) continue;
+        const size_t bytes = (size_t)(o->act_cap * (uint64_t)o->cap_T);
+        if (!(o->act[at] = malloc(bytes))) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
+        sn_populate(o->act[at], bytes);
+    }
+    return SN_OK;
 }
 
 typedef struct {

@@ -41,7 +41,11 @@ typedef struct sn_ops {
  * activation buffers (their pointers must stay where they are, in the family's record) and the
  * widest row its matmuls read; no allocation yet
  * (sn_ops_begin allocates, sn_ops_free frees, also after a failed init). */
-sn_status sn_ops_init(sn_ops *o, const sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err);
+sn_status sn_ops_init(sn_ops *o, sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err);
+/* Allocates and faults in the scratch for batches of up to T rows: the family's buffers and the
+ * converted activations of every type in act_types (bit per sn_kernel_act_type). model.c calls it
+ * once the family's matrices are loaded (sn_model.ops, set by sn_ops_init). */
+sn_status sn_ops_prepare(sn_ops *o, int64_t T, uint64_t act_types, sn_err *err);
 void sn_ops_free(sn_ops *o);
 
 /* y_i[t * w_i->n_out + r] = row r of w_i . x[t], i < nw <= 3, t < T, all w_i reading the same
