@@ -46,7 +46,7 @@ has_row fp16 && make_file "$W/m-fp16.snb" --blob --dtype fp16
 PROMPT=$(seq -s, 1000 1063) # 64 tokens, as llama_oracle.mjs bench --prefill 64
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 sunny_once() { # MODEL THREADS -> decode tok/s of one run
-  "$RUN" "$1" --prompt-ids "$PROMPT" -n 64 --ignore-eos -t "$2" --json 2>/dev/null |
+  "$RUN" "$1" --prompt-ids "$PROMPT" -n 64 --ignore-eos --warmup -t "$2" --json 2>/dev/null |
     sed -n 's/.*"decode_tok_s":\([0-9.]*\).*/\1/p'
 }
 llama_once() { # GGUF THREADS -> decode tok/s of one run

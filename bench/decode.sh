@@ -12,8 +12,9 @@
 #     by llama-quantize from that F16 file with llama.cpp's own recipe: Q8_0, Q4_0 (its Q4_0 keeps
 #     a Q6_K output head), Q4_K_M, Q5_K_M, Q6_K.
 #  3. For each type and 1 and 2 threads, 64 prompt tokens then 64 greedy decode steps:
-#       sunny-run   --prompt-ids (64 ids) -n 65 --json, RUNS runs, medians of prefill_tok_s and
-#                   decode_tok_s (decode = 64 single-token evaluations after the prompt);
+#       sunny-run   --prompt-ids (64 ids) -n 65 --json --warmup, RUNS runs, medians of prefill_tok_s
+#                   and decode_tok_s (decode = 64 single-token evaluations after the prompt; --warmup
+#                   evaluates the prompt once untimed first, as llama-bench warms up before each test);
 #       llama-bench -p 64 -n 64 -r 1 -fa on (flash attention, as node-llama-cpp and sunny-run use
 #                   on CPU), RUNS times, each followed by one sunny-run (interleaved, so both engines
 #                   see the same load); medians of its samples_ts for pp64 and tg64;
@@ -97,7 +98,7 @@ for dt in $DTYPES; do
     for r in $(seq "$RUNS"); do # interleaved: one llama-bench repetition, then one sunny-run
       "$LBIN/llama-bench" -m "$g" -t "$t" "${LB_ARGS[@]}" -r 1 -fa on -o jsonl >>"$W/lbench.json" 2>"$W/lbench.err" \
         || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue 2; }
-      /usr/bin/time -f '%M' -o "$W/rss.txt" "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >> "$W/ours.txt" || exit 1
+      /usr/bin/time -f '%M' -o "$W/rss.txt" "$RUN" "$g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos --warmup >> "$W/ours.txt" || exit 1
       m=$(tail -1 "$W/rss.txt"); (( m > rss )) && rss=$m
     done
     BENCH_BYTES=$(bench_decode_bytes "$LBIN" "$g") BENCH_BW=$(bench_machine_bw "$W" "$t") \

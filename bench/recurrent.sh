@@ -11,7 +11,8 @@
 # show these bytes equal llama.cpp's own converter's), Q4_0 made from the F16 file by llama.cpp's
 # llama-quantize (its recipe).
 # Per model, type and thread count: 64 prompt tokens, then 64 greedy decode steps:
-#   sunny-run --prompt-ids (64 ids) -n 65 --json, RUNS runs, medians of prefill_tok_s / decode_tok_s;
+#   sunny-run --prompt-ids (64 ids) -n 65 --json --warmup (the prompt once untimed first, as
+#   llama-bench warms up), RUNS runs, medians of prefill_tok_s / decode_tok_s;
 #   llama-bench -p 64 -n 64 -r 1 (built by bench/build_llama_tools.sh from the llama.cpp source in
 #   node-llama-cpp), RUNS times, each followed by one sunny-run (interleaved, so both engines see
 #   the same load), medians of its samples;
@@ -116,7 +117,7 @@ for model in $MODELS; do
       for r in $(seq "$RUNS"); do # interleaved: one llama-bench repetition, then one sunny-run
         "$LBIN/llama-bench" -m "$g" -t "$t" -p 64 -n 64 -r 1 -o jsonl >>"$W/lbench.json" 2>"$W/lbench.err" \
           || { echo "llama-bench failed on $g: $(tail -2 "$W/lbench.err")"; continue 2; }
-        "$RUN" "$ours_g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos >>"$W/ours.txt" || exit 1
+        "$RUN" "$ours_g" --prompt-ids "$ids" -n 65 -t "$t" --json --ignore-eos --warmup >>"$W/ours.txt" || exit 1
       done
       load="$load-$(cut -d' ' -f1 /proc/loadavg)"
       bytes=0; [[ $dt != int4 ]] && bytes=$(bench_decode_bytes "$LBIN" "$g") # (a blob is not a GGUF)
