@@ -19,6 +19,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* F16C conversion: the same value as sn_k_h2f, one instruction instead of a branchy function. */
 #define h2f(x) _cvtsh_ss(x)
@@ -113,6 +114,52 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
     return (float)r;
 }
 
+/* Single-token matmuls that read four rows a quarter of the range apart at once (rows r, r + q,
+ * r + 2q, r + 3q for q = R / 4, then the last R % 4 one by one), each row with exactly the
+ * operations of its one-row kernel, so y[r] is bit for bit what that kernel gives. Four streams
+ * pages apart keep more of the memory system busy than one: on the Zen 5 of session 13 a plain
+ * 1 GB read ran at 39 GB/s as one stream and 45 GB/s as four (bench/tools/membw.c's loop, 4 KB
+ * apart streams gave nothing), and decode of the 221M bench model went 1.1-1.2x faster for F16 and
+ * 1.3-1.5x for Q8_0. Four neighbouring rows interleaved ran 3x slower there, as an earlier
+ * session found on another machine. Installed on AMD cores only (measured there; SN_MV_QUARTERS=0|1
+ * overrides). The F16 rows carry no software prefetch (it cost 10-20% on the Zen 5: the hardware
+ * prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's (without it 1.3x slower). */
+typedef void (*rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
+static void mv_quarters(rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x,
+                        const float *aux, float (*one)(int64_t, const void *, const void *), const void *x1, float *y) {
+    const int64_t q = R / 4;
+    for (int64_t r = 0; r < q; r++) {
+        const void *rows[4];
+        float out[4];
+        for (int i = 0; i < 4; i++) rows[i] = (const char *)w + (uint64_t)(r + i * q) * w_row;
+        rows4(n, rows, x, aux, out);
+        for (int i = 0; i < 4; i++) y[r + i * q] = out[i];
+    }
+    for (int64_t r = 4 * q; r < R; r++) y[r] = one(n, (const char *)w + (uint64_t)r * w_row, x1);
+}
+
+/* row_f16_wide on four rows: the same operations per row, interleaved, without the prefetch. */
+static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, const float *aux, float *y) {
+    (void)aux;
+    const float *x = vx;
+    __m512 s[4][4];
+    for (int r = 0; r < 4; r++)
+        for (int j = 0; j < 4; j++) s[r][j] = _mm512_setzero_ps();
+    const int64_t np = n & ~(int64_t)63;
+    for (int64_t i = 0; i < np; i += 64) {
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            const __m512 xv = _mm512_loadu_ps(x + i + 16 * j);
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) s[r][j] = _mm512_fmadd_ps(ld_f16(w[r], i + 16 * j), xv, s[r][j]);
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        const __m512 t = _mm512_add_ps(_mm512_add_ps(s[r][0], s[r][2]), _mm512_add_ps(s[r][1], s[r][3]));
+        double d = np ? (double)sn_avx512_hsum16(t) : 0.0;
+        for (int64_t i = np; i < n; i++) d += (double)(sc_f16(w[r], i) * x[i]);
+        y[r] = (float)d;
+    }
+}
+
 enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
 static int mv_f16_wide(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
     float stack[MV_STACK] __attribute__((aligned(64)));
@@ -122,6 +169,19 @@ static int mv_f16_wide(int64_t n, const void *w, uint64_t w_row, int64_t R, cons
     for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
     for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
     for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
+    if (xf != stack) free(xf);
+    return 1;
+}
+
+static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
+static int mv_f16_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+    float stack[MV_STACK] __attribute__((aligned(64)));
+    float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));
+    if (!xf) return 0;
+    const int64_t nv = n & ~(int64_t)15;
+    for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
+    for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
+    mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, xf, y);
     if (xf != stack) free(xf);
     return 1;
 }
@@ -312,6 +372,45 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
+/* dot_q8_0 on four rows (mv_quarters), two rows per 512-bit accumulator: low 8 lanes one row, high
+ * 8 lanes the other. Each lane is the same 4-product sum as in dot_q8_0 (the 256-bit halves of a
+ * VPDPBUSD are independent), each scale the same float product h2f(w.d) * h2f(a.d) (aux holds the
+ * activation's), each row's fma chain the same blocks in the same order, and each half ends in the
+ * same hsum8: y[i] == dot_q8_0(row i, x). */
+static void rows4_q8_0(int64_t n, const void *const *vw, const void *vx, const float *da, float *y) {
+    const sn_block_q8_0 *a = vx;
+    const int64_t nb = n / SN_QK8_0;
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int64_t b = 0; b < nb; b++) {
+        const __m512i y2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)a[b].qs));
+        _Pragma("GCC unroll 2") for (int p = 0; p < 2; p++) {
+            const sn_block_q8_0 *r0 = (const sn_block_q8_0 *)vw[2 * p] + b, *r1 = (const sn_block_q8_0 *)vw[2 * p + 1] + b;
+            sn_k_prefetch(r0, sizeof *r0);
+            sn_k_prefetch(r1, sizeof *r1);
+            const __m512i x2 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)r0->qs)),
+                                                  _mm256_loadu_si256((const __m256i *)r1->qs), 1);
+            const __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(h2f(r0->d)), _mm256_set1_ps(h2f(r1->d)), 1);
+            const __m512 q = _mm512_cvtepi32_ps(lane_dot2(x2, y2));
+            acc[p] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(da[b])), q, acc[p]);
+        }
+    }
+    _Pragma("GCC unroll 2") for (int p = 0; p < 2; p++) {
+        y[2 * p] = sn_avx2_hsum8(_mm512_castps512_ps256(acc[p]));
+        y[2 * p + 1] = sn_avx2_hsum8(_mm512_extractf32x8_ps(acc[p], 1));
+    }
+}
+
+enum { MV_Q8_BLOCKS = 1024 }; /* activation scales kept on the stack (rows up to 32768) */
+static int mv_q8_0_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+    const int64_t nb = n / SN_QK8_0;
+    if (nb > MV_Q8_BLOCKS) return 0; /* the caller then runs dot_q8_0 row by row */
+    const sn_block_q8_0 *a = x;
+    float da[MV_Q8_BLOCKS];
+    for (int64_t b = 0; b < nb; b++) da[b] = h2f(a[b].d);
+    mv_quarters(rows4_q8_0, n, w, w_row, R, x, da, dot_q8_0, x, y);
+    return 1;
+}
+
 /* 4 rows x 4 tokens of Q8_0: lane = dpbusd(w + 128, a) - 128 * sum(a) (exact), then ggml's
  * per-block fma into 8-lane accumulators and hsum8 - the order of dot_q8_0 for every output. A
  * 512-bit register holds two outputs (one row, tokens 2p and 2p+1), so each instruction serves
@@ -466,7 +565,10 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
         k->mv[t] = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
-    k->mv[SN_GGML_F16] = mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores the AVX2 one below */
+    const char *qe = getenv("SN_MV_QUARTERS");
+    const int quarters = qe && *qe ? strcmp(qe, "1") == 0 : (f & SN_CPU_AMD) != 0; /* see mv_quarters */
+    k->mv[SN_GGML_F16] = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
+    if (quarters && (f & SN_CPU_AVX512VNNI)) k->mv[SN_GGML_Q8_0] = mv_q8_0_quarters;
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q8_0_mm_avx512(k); /* Q8_0 batches, 16 rows per vector */
     else k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q4_K_mm_avx512(k); /* Q4_K batches, 16 rows per vector */

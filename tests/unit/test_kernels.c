@@ -135,17 +135,18 @@ static void check_table(const sn_kernels *k) {
         }
     }
     /* single-token matmuls (kernels.h mv): every row equals the scalar dot, through sn_matmul;
-     * lengths with and without full 32-element steps and tails, one past the stack buffer (4096) */
+     * lengths with and without full 32-element steps and tails, one past the stack buffer (4096);
+     * 11 and 10 rows: two rows per quarter and 3 or 2 left over (x86_avx512.c mv_quarters) */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
         if (!k->mv[t]) continue;
         const int64_t lens[] = {1, 7, 8, 32, 33, 100, 256 + 40, 320, 4096, 4096 + 8, 4096 + 32, 4096 + 41};
         for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
-            const int64_t n = lens[li], R = 5;
+            const int64_t n = lens[li], R = 11;
             if (n % sn_ggml_blck_size(t) || n % sn_ggml_blck_size(at)) continue;
             const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
             char *w = malloc(wr * R), *xq = malloc(xr);
-            float *row = malloc((size_t)n * 4), y[5 + 2];
+            float *row = malloc((size_t)n * 4), y[11 + 2];
             for (int r = 0; r < R; r++) {
                 for (int64_t i = 0; i < n; i++) row[i] = frand() * 0.1f;
                 sn_ggml_from_f32(t, row, w + r * wr, n);
