@@ -150,10 +150,21 @@ mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
   'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
 mut fa-exp-short runtime/models/model_llama.c \
   'sn_exp_sub(FA_TILE, kq, kq, M);' 'sn_exp_sub(FA_TILE - 16, kq, kq, M);' 'integration/test_run_parity$' "$FAST_PARITY"
+# the AVX-512 INT4 pair kernel pairs groups P and P + npairs: the second group's rows stored as if
+# it were group P + 1
+mut int4-x16-far-rows runtime/kernels/int4.c \
+  'const int64_t hi0 = 8 * (P + npairs), hin' 'const int64_t hi0 = 8 * (P + 1), hin' 'unit/test_int4$'
+# the AVX-512 single-token matmuls over four rows a quarter apart (AMD): the F16 rows' tail summed in
+# float; the Q8_0 kernel's second row of a pair summed from the first row's half
+mut mv-quarters-f16-tail-float runtime/kernels/x86_avx512.c \
+  'for (int64_t i = np; i < n; i++) d += (double)(sc_f16(w[r], i) * x[i]);' \
+  'for (int64_t i = np; i < n; i++) d = (float)d + sc_f16(w[r], i) * x[i];' 'unit/test_kernels_f16_convert_mv1$'
+mut mv-quarters-q8-half runtime/kernels/x86_avx512.c \
+  'y[2 * p + 1] = sn_avx2_hsum8(_mm512_extractf32x8_ps(acc[p], 1));' \
+  'y[2 * p + 1] = sn_avx2_hsum8(_mm512_castps512_ps256(acc[p]));' 'unit/test_kernels_f16_convert_mv1$'
 # decode attention walks several heads' keys together: every head reads the first head's kv slice
 mut att-kv-head runtime/models/model_llama.c \
-  'const uint64_t off = (uint64_t)((h0 + g) / group * D) * s->kv_elt;' \
-  'const uint64_t off = (uint64_t)(h0 / group * D) * s->kv_elt;' 'integration/test_run_parity$' "$FAST_PARITY"
+  'off += kv_bytes;' 'off += 0;' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 Q8_0 batch kernel pairs the step accumulators differently from ggml's hsum_float_8
 mut q8-mm-hsum-pairing runtime/kernels/q8_0_mm_avx512.c \
   'const __m512 r0 = _mm512_add_ps(acc[t][4], acc[t][0]), r1 = _mm512_add_ps(acc[t][5], acc[t][1]);' \

@@ -517,7 +517,10 @@ static void x8_mm_vnni(int64_t n, const void *w, int64_t nrows, const void *x, u
 
 /* Two groups at once on AVX-512, one in each 256-bit half of every vector: each lane's integers
  * and float steps are the 8-row body's, 16 rows per instruction (one broadcast activation word
- * meets both groups). npairs pairs of groups from w, rows [0, nrows) of them stored. */
+ * meets both groups). Pair P is groups P and P + npairs: two streams far apart (on the Zen 5 of
+ * session 13, two neighbouring groups read together ran decode at ~23 GB/s, a third below one
+ * stream: x86_avx512.c mv_quarters says more). Groups [0, 2 npairs) of w, rows [0, nrows) of them
+ * stored. */
 #define X16_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npairs, int64_t nrows, const void *x,
                                       uint64_t x_row, int64_t T, float *y, int64_t ldy) {
@@ -525,8 +528,9 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
     const uint64_t gb = sn_int4x8_group_bytes(n);
     const __m512i m4 = _mm512_set1_epi8(15);
     for (int64_t P = 0; P < npairs; P++) {
-        const uint8_t *g0 = w + (uint64_t)(2 * P) * gb, *g1 = g0 + gb;
-        const __mmask16 keep = nrows - 16 * P >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nrows - 16 * P)) - 1);
+        const uint8_t *g0 = w + (uint64_t)P * gb, *g1 = w + (uint64_t)(P + npairs) * gb;
+        const int64_t hi0 = 8 * (P + npairs), hin = nrows - hi0 >= 8 ? 8 : nrows - hi0; /* rows of g1 kept */
+        const __mmask8 keep = (__mmask8)((1u << hin) - 1);
         for (int64_t t0 = 0; t0 < T; t0 += 4) {
             const int nt = T - t0 < 4 ? (int)(T - t0) : 4;
             act_view a[4];
@@ -563,7 +567,10 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
                     acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), f, acc[t]);
                 }
             }
-            for (int t = 0; t < nt; t++) _mm512_mask_storeu_ps(y + (t0 + t) * ldy + 16 * P, keep, acc[t]);
+            for (int t = 0; t < nt; t++) {
+                _mm256_storeu_ps(y + (t0 + t) * ldy + 8 * P, _mm512_castps512_ps256(acc[t]));
+                _mm256_mask_storeu_ps(y + (t0 + t) * ldy + hi0, keep, _mm512_extractf32x8_ps(acc[t], 1));
+            }
         }
     }
 }
