@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test_blob.sh - runtime blobs (.snb, docs/BLOB.md) end to end, for the llama3 and qwen3 fixtures:
+# test_blob.sh - runtime blobs (.snb, docs/BLOB.md) end to end, for the llama3 and qwen3 fixtures
+# (and RWKV-7 / Mamba-2 ones: fp32 / fp16 blobs equal to the f32 / f16 GGUFs, int4 runs):
 #  * fp32 blobs (from the f32 GGUF and from the HF folder) give the same greedy tokens as sunny-run
 #    on the f32 GGUF; fp16 blobs the same as on the f16 GGUF (same kernels, same activation types);
 #  * int4 blobs run, and their teacher-forced agreement with the f32 GGUF over 256 steps is printed
@@ -118,6 +119,48 @@ EOF
     fi
   else
     bad "model_agree not built ($AGREE)"
+  fi
+done
+
+# ---- the recurrent families: RWKV-7 (fla layout) and Mamba-2 (two groups), tiny f32 fixtures ----
+# fp32 blob = f32 GGUF and fp16 blob = f16 GGUF, compared on the tokens and on the last step's
+# logits as --json prints them (max |logit| and the top log-probabilities to 1e-6): every matrix
+# holds the same values and goes through the same kernels, RWKV-7's small LoRA matrices included
+# (FP16 in both since session 13; they were FP32 in the blobs before, which moved the logits).
+# int4 blobs run.
+logits_of() { # FILE.json -> the last step's max |logit| and top log-probabilities, as printed
+  sed -n 's/.*"max_abs_logit":\(.*\]\]\).*/\1/p' "$1"
+}
+rdir=$W/rwkv7-fx mdir=$W/mamba2-fx
+[[ -f $rdir/fla/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_rwkv7.py" --out "$rdir" >/dev/null 2>&1 ||
+  bad "rwkv7: fixture generation failed"
+[[ -f $mdir/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$mdir" --groups 2 --dtype f32 \
+  >/dev/null 2>&1 || bad "mamba2: fixture generation failed"
+for fam in rwkv7 mamba2; do
+  src=$rdir/fla; [[ $fam == mamba2 ]] && src=$mdir
+  [[ -d $src ]] || continue
+  for dt in 32 16; do
+    g=$W/$fam-f$dt.gguf blob=$W/$fam-fp$dt.snb
+    if ! "$CONV" "$src" -o "$g" --outtype "f$dt" --force >"$W/conv.out" 2>&1 ||
+       ! "$CONV" "$src" --blob -o "$blob" --dtype "fp$dt" --force -t 2 >>"$W/conv.out" 2>&1; then
+      bad "$fam: converting to f$dt / fp$dt failed: $(tail -2 "$W/conv.out")"; continue
+    fi
+    gen "$g" "$W/$fam-g$dt.json" && gen "$blob" "$W/$fam-b$dt.json" ||
+      { bad "$fam: sunny-run on the f$dt GGUF or blob failed"; continue; }
+    want=$(ids_of "$W/$fam-g$dt.json") got=$(ids_of "$W/$fam-b$dt.json")
+    wl=$(logits_of "$W/$fam-g$dt.json") gl=$(logits_of "$W/$fam-b$dt.json")
+    if [[ -n $want && $got == "$want" && -n $wl && $gl == "$wl" ]]; then
+      ok "$fam/fp$dt blob: $N greedy tokens and the last step's logits identical to the f$dt GGUF"
+    else
+      bad "$fam/fp$dt blob differs from the f$dt GGUF: ids $got vs $want; logits $gl vs $wl"
+    fi
+  done
+  if "$CONV" "$src" --blob -o "$W/$fam-int4.snb" --dtype int4 --force -t 2 >"$W/conv.out" 2>&1 &&
+     gen "$W/$fam-int4.snb" "$W/$fam-int4.json"; then
+    n=$(ids_of "$W/$fam-int4.json" | tr ',' '\n' | grep -c .)
+    ((n == N)) && ok "$fam/int4 blob: runs, $n tokens" || bad "$fam/int4 blob: produced $n tokens, wanted $N"
+  else
+    bad "$fam/int4 blob: conversion or run failed: $(tail -2 "$W/conv.out")"
   fi
 done
 
