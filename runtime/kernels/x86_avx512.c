@@ -161,29 +161,25 @@ static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, cons
 }
 
 enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
-static int mv_f16_wide(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
+/* The activation widened once, then row by row or (quarters) four rows a quarter apart. */
+static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y, int quarters) {
     float stack[MV_STACK] __attribute__((aligned(64)));
     float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));
     if (!xf) return 0;
     const int64_t nv = n & ~(int64_t)15;
     for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
     for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
-    for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
+    if (quarters) mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, xf, y);
+    else for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
     if (xf != stack) free(xf);
     return 1;
 }
-
-static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
+static int mv_f16_wide(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+    return mv_f16_widened(n, w, w_row, R, x, y, 0);
+}
 static int mv_f16_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
-    float stack[MV_STACK] __attribute__((aligned(64)));
-    float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));
-    if (!xf) return 0;
-    const int64_t nv = n & ~(int64_t)15;
-    for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
-    for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
-    mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, xf, y);
-    if (xf != stack) free(xf);
-    return 1;
+    return mv_f16_widened(n, w, w_row, R, x, y, 1);
 }
 
 /* BF16 pair lanes as in scalar.c: high half (element 2j+1) first, then the low half. */
