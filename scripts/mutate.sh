@@ -154,6 +154,15 @@ mut fa-exp-short runtime/models/model_llama.c \
 # it were group P + 1
 mut int4-x16-far-rows runtime/kernels/int4.c \
   'const int64_t hi0 = 8 * (P + npairs), hin' 'const int64_t hi0 = 8 * (P + 1), hin' 'unit/test_int4$'
+# the tiled attention's V side keeps y in registers across a tile's rows: the last register of
+# each 128-float chunk never stored back; its scores for two key tiles at once: the second tile's
+# keys read from the first tile's columns
+mut mad-rows-store runtime/kernels/x86_avx512.c \
+  '_Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) _mm512_storeu_ps(y + i + 16 * j, a[j]);' \
+  '_Pragma("GCC unroll 8") for (int j = 0; j < 7; j++) _mm512_storeu_ps(y + i + 16 * j, a[j]);' 'unit/test_kernels$'
+mut kq-tile128-second runtime/kernels/x86_avx512.c \
+  'c[j] = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16 * j), p, c[j]);' \
+  'c[j] = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16 * (j & 3)), p, c[j]);' 'unit/test_kernels$'
 # the AVX-512 single-token matmuls over four rows a quarter apart (AMD): the F16 rows' tail summed in
 # float; the Q8_0 kernel's second row of a pair summed from the first row's half
 mut mv-quarters-f16-tail-float runtime/kernels/x86_avx512.c \

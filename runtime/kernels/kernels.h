@@ -55,9 +55,16 @@ typedef struct sn_kernels {
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
     void (*scale_f16)(int64_t n, uint16_t *y, float v);
     void (*mad_f32)(int64_t n, float *y, const float *x, float v);
+    /* mad_f32 for nt rows in turn: y = fma(x + t * ld, v[t], y) for t = 0, 1, .. nt - 1 (the V side
+     * of the tiled flash attention, one 64-key tile); the SIMD twins keep a chunk of y in registers
+     * across the rows, each element's fma chain unchanged. */
+    void (*mad_rows_f32)(int64_t n, float *y, const float *x, int64_t ld, const float *v, int64_t nt);
     /* Scores of one query against 64 keys stored transposed (kt[d * ld + j]), each summed over
      * d in order with fma, as ggml's simd_gemm does in the tiled flash-attention kernel. */
     void (*kq_tile64)(int64_t D, const float *q, const float *kt, int64_t ld, float *out);
+    /* Two neighbouring tiles at once (128 keys, out[0..127]), each output as kq_tile64's: twice
+     * the independent fma chains. NULL: the caller runs kq_tile64 twice. */
+    void (*kq_tile128)(int64_t D, const float *q, const float *kt, int64_t ld, float *out);
 } sn_kernels;
 
 /* 1 if llama.cpp repacks Q2_K on this CPU (q2_K_8x8: its CPU backend does so when the CPU has

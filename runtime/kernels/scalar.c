@@ -280,6 +280,10 @@ static void mad_f32(int64_t n, float *y, const float *x, float v) {
     for (int64_t i = 0; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
 }
 
+static void mad_rows_f32(int64_t n, float *y, const float *x, int64_t ld, const float *v, int64_t nt) {
+    for (int64_t t = 0; t < nt; t++) mad_f32(n, y, x + t * ld, v[t]);
+}
+
 static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
     for (int j = 0; j < 64; j++) out[j] = 0.0f;
     for (int64_t d = 0; d < D; d++)
@@ -313,5 +317,6 @@ void sn_kernels_fill_scalar(sn_kernels *k) {
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;
     k->mad_f32 = mad_f32;
+    k->mad_rows_f32 = mad_rows_f32;
     k->kq_tile64 = kq_tile64;
 }

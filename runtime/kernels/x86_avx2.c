@@ -329,6 +329,23 @@ static void mad_f32(int64_t n, float *y, const float *x, float v) {
     for (; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
 }
 
+/* mad_f32 over nt rows, 8 vectors of y held in registers across them (kernels.h). */
+static void mad_rows_f32(int64_t n, float *y, const float *x, int64_t ld, const float *v, int64_t nt) {
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256 a[8];
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) a[j] = _mm256_loadu_ps(y + i + 8 * j);
+        for (int64_t t = 0; t < nt; t++) {
+            const __m256 vv = _mm256_set1_ps(v[t]);
+            const float *r = x + t * ld + i;
+            _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) a[j] = _mm256_fmadd_ps(_mm256_loadu_ps(r + 8 * j), vv, a[j]);
+        }
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) _mm256_storeu_ps(y + i + 8 * j, a[j]);
+    }
+    if (i < n)
+        for (int64_t t = 0; t < nt; t++) mad_f32(n - i, y + i, x + t * ld + i, v[t]);
+}
+
 /* ggml's tiled flash-attention scores (see kernels.h): each of the 64 outputs is an fma chain over
  * d in order, so 8 lanes x 8 accumulators give the scalar twin's bits. */
 static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
@@ -377,6 +394,7 @@ void sn_kernels_fill_avx2(sn_kernels *k) {
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;
     k->mad_f32 = mad_f32;
+    k->mad_rows_f32 = mad_rows_f32;
     k->kq_tile64 = kq_tile64;
 }
 #pragma GCC pop_options

@@ -265,6 +265,23 @@ static void mad_f32(int64_t n, float *y, const float *x, float v) {
     for (; i < n; i++) y[i] = fmaf(x[i], v, y[i]);
 }
 
+/* mad_f32 over nt rows, 8 vectors of y held in registers across them (kernels.h). */
+static void mad_rows_f32(int64_t n, float *y, const float *x, int64_t ld, const float *v, int64_t nt) {
+    int64_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        __m512 a[8];
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) a[j] = _mm512_loadu_ps(y + i + 16 * j);
+        for (int64_t t = 0; t < nt; t++) {
+            const __m512 vv = _mm512_set1_ps(v[t]);
+            const float *r = x + t * ld + i;
+            _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) a[j] = _mm512_fmadd_ps(_mm512_loadu_ps(r + 16 * j), vv, a[j]);
+        }
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) _mm512_storeu_ps(y + i + 16 * j, a[j]);
+    }
+    if (i < n)
+        for (int64_t t = 0; t < nt; t++) mad_f32(n - i, y + i, x + t * ld + i, v[t]);
+}
+
 static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     for (int64_t d = 0; d < D; d++) {
@@ -279,6 +296,17 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
     _mm512_storeu_ps(out + 16, c1);
     _mm512_storeu_ps(out + 32, c2);
     _mm512_storeu_ps(out + 48, c3);
+}
+
+static void kq_tile128(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
+    __m512 c[8];
+    for (int j = 0; j < 8; j++) c[j] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < D; d++) {
+        const __m512 p = _mm512_set1_ps(q[d]);
+        const float *k = kt + d * ld;
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) c[j] = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16 * j), p, c[j]);
+    }
+    for (int j = 0; j < 8; j++) _mm512_storeu_ps(out + 16 * j, c[j]);
 }
 
 static void quant_f16(const float *x, void *vy, int64_t n) {
@@ -588,7 +616,9 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;
     k->mad_f32 = mad_f32;
+    k->mad_rows_f32 = mad_rows_f32;
     k->kq_tile64 = kq_tile64;
+    k->kq_tile128 = kq_tile128;
 }
 #pragma GCC pop_options
 #else

@@ -370,7 +370,7 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
         a->vkq16 = malloc((size_t)(hp->n_head * hp->head_dim_v) * 2);
         a->vkq32 = malloc((size_t)(hp->n_head * hp->head_dim_v) * 4);
         a->ms = malloc((size_t)hp->n_head * 4 * sizeof(float));
-        a->kq = malloc(FA_TILE * 4);
+        a->kq = malloc(2 * FA_TILE * 4); /* scores of two key tiles (kq_tile128) */
         a->kf = malloc((size_t)hp->head_dim_k * 4);
         a->vkqf = malloc((size_t)(hp->n_head * hp->head_dim_v) * 4);
         if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf || !a->vkqf || !a->ms)
@@ -568,11 +568,18 @@ static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scrat
     const float *kt = s->kt32 + (uint64_t)kvh * (uint64_t)(D * ld);
     const float *v32 = s->v32 + (uint64_t)kvh * (uint64_t)(ld * DV);
     float S = 0.0f, M = -INFINITY;
-    float *acc = sc->vkq32, *kq = sc->kq;
+    float *acc = sc->vkq32;
     memset(acc, 0, (size_t)DV * 4);
+    int64_t next = -1; /* the key tile whose scores wait in sc->kq + FA_TILE */
     for (int64_t ic = 0; ic <= last; ic += FA_TILE) {
         const int64_t nt = last + 1 - ic < FA_TILE ? last + 1 - ic : FA_TILE;
-        m->k->kq_tile64(D, q, kt + ic, ld, kq);
+        float *kq = sc->kq;
+        if (ic == next) kq += FA_TILE;
+        else if (ic + FA_TILE <= last && m->k->kq_tile128) {
+            m->k->kq_tile128(D, q, kt + ic, ld, kq);
+            next = ic + FA_TILE;
+        } else
+            m->k->kq_tile64(D, q, kt + ic, ld, kq);
         float tmax = -INFINITY;
         for (int64_t t = 0; t < FA_TILE; t++) {
             kq[t] = t < nt ? kq[t] * s->kq_scale + 0.0f : -INFINITY;
@@ -603,7 +610,7 @@ static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scrat
             }
         }
         S = (float)((double)S + sum); /* S[tq] += ggml_float: the add happens in double */
-        for (int64_t t = 0; t < nt; t++) m->k->mad_f32(DV, acc, v32 + (ic + t) * DV, kq[t]);
+        m->k->mad_rows_f32(DV, acc, v32 + ic * DV, DV, kq, nt);
     }
     const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
     for (int64_t d = 0; d < DV; d++) out[d] = acc[d] * S_inv;

@@ -183,7 +183,21 @@ static void check_table(const sn_kernels *k) {
         CU_ASSERT_EQUAL(memcmp(y1, y2, (size_t)n * 2), 0);
         s->mad_f32(n, f1, fx, -1.3f); k->mad_f32(n, f2, fx, -1.3f);
         CU_ASSERT_EQUAL(memcmp(f1, f2, (size_t)n * 4), 0);
+
         free(y1); free(y2); free(xv); free(f1); free(f2); free(fx);
+    }
+    /* the V side of a 64-key tile: nt rows of n floats (stride n + 5) against nt x scalar mad_f32;
+     * n past one and two 128-float register chunks, with and without a tail */
+    for (int64_t n = 1; n <= 300; n += n < 120 ? 59 : 43) {
+        const int64_t ld = n + 5, nt = 64;
+        float *x = malloc((size_t)(ld * nt) * 4), *y1 = malloc((size_t)n * 4), *y2 = malloc((size_t)n * 4), v[64];
+        for (int64_t i = 0; i < ld * nt; i++) x[i] = frand();
+        for (int64_t i = 0; i < n; i++) y1[i] = y2[i] = frand();
+        for (int t = 0; t < nt; t++) v[t] = frand();
+        for (int64_t t = 0; t < nt; t++) s->mad_f32(n, y1, x + t * ld, v[t]);
+        k->mad_rows_f32(n, y2, x, ld, v, nt);
+        CU_ASSERT_EQUAL(memcmp(y1, y2, (size_t)n * 4), 0);
+        free(x); free(y1); free(y2);
     }
     /* tiled attention scores: 64 keys stored transposed, head sizes 1..256 */
     for (int64_t D = 1; D <= 256; D += 51) {
@@ -194,6 +208,16 @@ static void check_table(const sn_kernels *k) {
         s->kq_tile64(D, q, kt, ld, o1);
         k->kq_tile64(D, q, kt, ld, o2);
         CU_ASSERT_EQUAL(memcmp(o1, o2, sizeof o1), 0);
+        if (k->kq_tile128) { /* two tiles at once: each half as kq_tile64 on its 64 keys */
+            const int64_t ld2 = 128 + 3;
+            float *kt2 = malloc((size_t)(D * ld2) * 4), p1[128], p2[128];
+            for (int64_t i = 0; i < D * ld2; i++) kt2[i] = frand();
+            s->kq_tile64(D, q, kt2, ld2, p1);
+            s->kq_tile64(D, q, kt2 + 64, ld2, p1 + 64);
+            k->kq_tile128(D, q, kt2, ld2, p2);
+            CU_ASSERT_EQUAL(memcmp(p1, p2, sizeof p1), 0);
+            free(kt2);
+        }
         free(q); free(kt);
     }
 }
