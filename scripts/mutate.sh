@@ -149,7 +149,7 @@ mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
   'for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);' \
   'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
 mut fa-exp-short runtime/models/model_llama.c \
-  'sn_exp_sub(FA_TILE, kq, kq, M);' 'sn_exp_sub(FA_TILE - 16, kq, kq, M);' 'integration/test_run_parity$' "$FAST_PARITY"
+  'sn_exp_sub(FA_TILE, kq, kq, Mnew);' 'sn_exp_sub(FA_TILE - 16, kq, kq, Mnew);' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 INT4 pair kernel pairs groups P and P + npairs: the second group's rows stored as if
 # it were group P + 1
 mut int4-x16-far-rows runtime/kernels/int4.c \
@@ -163,6 +163,14 @@ mut mad-rows-store runtime/kernels/x86_avx512.c \
 mut kq-tile128-second runtime/kernels/x86_avx512.c \
   'c[j] = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16 * j), p, c[j]);' \
   'c[j] = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16 * (j & 3)), p, c[j]);' 'unit/test_kernels$'
+# two heads of a kv head through a key tile together: the kernels' second query read from the
+# first's row; the second head's output written over the first's
+mut kq-tile64x2-second runtime/kernels/x86_avx512.c \
+  'const __m512 p0 = _mm512_set1_ps(q[d]), p1 = _mm512_set1_ps(q[qs + d]);' \
+  'const __m512 p0 = _mm512_set1_ps(q[d]), p1 = _mm512_set1_ps(q[d]);' 'unit/test_kernels$'
+mut fa-pair-out runtime/models/model_llama.c \
+  'for (int64_t d = 0; d < DV; d++) out[g * DV + d] = acc[g * DV + d] * S_inv;' \
+  'for (int64_t d = 0; d < DV; d++) out[d] = acc[g * DV + d] * S_inv;' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 single-token matmuls over four rows a quarter apart (AMD): the F16 rows' tail summed in
 # float; the Q8_0 kernel's second row of a pair summed from the first row's half
 mut mv-quarters-f16-tail-float runtime/kernels/x86_avx512.c \

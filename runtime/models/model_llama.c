@@ -559,61 +559,76 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
     }
 }
 
-/* One query row through ggml's tiled f32 kernel (used when the batch has >= 64 queries): scores
- * for 64 keys at a time from the f32 copies made by prep_worker, softmax chunk sums in double of
- * ggml_v_expf values, f32 accumulation of V. */
-static void attend_row_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *q,
-                             int64_t kvh, int64_t last, float *out) {
+/* ggml's tiled softmax step for one query and one 64-key tile: kq holds the tile's raw scores
+ * (nt of them visible); they become the tile's exp weights, and the query's running max M, sum S
+ * and accumulator acc (DV floats) are rescaled when the max grows. Softmax chunk sums in double of
+ * ggml_v_expf values, as ggml's tiled kernel. */
+static void tile_softmax(const llama_state *s, float *kq, int64_t nt, float *M, float *S, float *acc, int64_t DV) {
+    float tmax = -INFINITY;
+    for (int64_t t = 0; t < FA_TILE; t++) {
+        kq[t] = t < nt ? kq[t] * s->kq_scale + 0.0f : -INFINITY;
+        tmax = fmaxf(tmax, kq[t]);
+    }
+    const float Mnew = fmaxf(*M, tmax);
+    if (Mnew > *M) {
+        const float ms = expf(*M - Mnew);
+        for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
+        *S *= ms;
+    }
+    *M = Mnew;
+    double sum = 0.0;
+    sn_exp_sub(FA_TILE, kq, kq, Mnew); /* ggml_v_expf of the lanes' flavour, vectorised */
+    if (sn_ggml_lanes() == 8) { /* llama.cpp's haswell build: AVX2 expf, hsum of 8 */
+        for (int64_t c = 0; c < FA_TILE; c += 8) {
+            const float *e = kq + c;
+            const float r0 = e[4] + e[0], r1 = e[5] + e[1], r2 = e[6] + e[2], r3 = e[7] + e[3];
+            sum += (double)((r0 + r2) + (r1 + r3));
+        }
+    } else {
+        for (int64_t c = 0; c < FA_TILE; c += 16) {
+            const float *e = kq + c;
+            float t3[8], t6[4];
+            for (int j = 0; j < 8; j++) t3[j] = e[8 + j] + e[j];
+            for (int j = 0; j < 4; j++) t6[j] = t3[4 + j] + t3[j];
+            sum += (double)((t6[0] + t6[2]) + (t6[1] + t6[3]));
+        }
+    }
+    *S = (float)((double)*S + sum); /* S[tq] += ggml_float: the add happens in double */
+}
+
+/* G (1 or 2) query rows of one token through ggml's tiled f32 kernel (used when the batch has >= 64
+ * queries): heads sharing kv head kvh, rows q + g * head_dim_k, outputs out + g * DV. Scores for
+ * 64 keys at a time from the f32 copies made by prep_worker, tile_softmax, f32 accumulation of V.
+ * Two queries go through the tile together (the keys and values read once for both; the table's
+ * kq_tile64x2 / mad_rows2_f32); each query's operations are those it has alone. */
+static void attend_rows_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *q, int G,
+                              int64_t kvh, int64_t last, float *out) {
     const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v, ld = s->kt_ld;
     const float *kt = s->kt32 + (uint64_t)kvh * (uint64_t)(D * ld);
     const float *v32 = s->v32 + (uint64_t)kvh * (uint64_t)(ld * DV);
-    float S = 0.0f, M = -INFINITY;
-    float *acc = sc->vkq32;
-    memset(acc, 0, (size_t)DV * 4);
-    int64_t next = -1; /* the key tile whose scores wait in sc->kq + FA_TILE */
+    const sn_kernels *k = m->k;
+    float S[2] = {0.0f, 0.0f}, M[2] = {-INFINITY, -INFINITY};
+    float *acc = sc->vkq32; /* G x DV */
+    memset(acc, 0, (size_t)(G * DV) * 4);
+    int64_t next = -1; /* one query: the key tile whose scores wait in sc->kq + FA_TILE */
     for (int64_t ic = 0; ic <= last; ic += FA_TILE) {
         const int64_t nt = last + 1 - ic < FA_TILE ? last + 1 - ic : FA_TILE;
         float *kq = sc->kq;
-        if (ic == next) kq += FA_TILE;
-        else if (ic + FA_TILE <= last && m->k->kq_tile128) {
-            m->k->kq_tile128(D, q, kt + ic, ld, kq);
+        if (G == 2) k->kq_tile64x2(D, q, D, kt + ic, ld, kq);
+        else if (ic == next) kq += FA_TILE;
+        else if (ic + FA_TILE <= last && k->kq_tile128) {
+            k->kq_tile128(D, q, kt + ic, ld, kq);
             next = ic + FA_TILE;
         } else
-            m->k->kq_tile64(D, q, kt + ic, ld, kq);
-        float tmax = -INFINITY;
-        for (int64_t t = 0; t < FA_TILE; t++) {
-            kq[t] = t < nt ? kq[t] * s->kq_scale + 0.0f : -INFINITY;
-            tmax = fmaxf(tmax, kq[t]);
-        }
-        const float Mnew = fmaxf(M, tmax);
-        if (Mnew > M) {
-            const float ms = expf(M - Mnew);
-            for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
-            S *= ms;
-        }
-        M = Mnew;
-        double sum = 0.0;
-        sn_exp_sub(FA_TILE, kq, kq, M); /* ggml_v_expf of the lanes' flavour, vectorised */
-        if (sn_ggml_lanes() == 8) { /* llama.cpp's haswell build: AVX2 expf, hsum of 8 */
-            for (int64_t c = 0; c < FA_TILE; c += 8) {
-                const float *e = kq + c;
-                const float r0 = e[4] + e[0], r1 = e[5] + e[1], r2 = e[6] + e[2], r3 = e[7] + e[3];
-                sum += (double)((r0 + r2) + (r1 + r3));
-            }
-        } else {
-            for (int64_t c = 0; c < FA_TILE; c += 16) {
-                const float *e = kq + c;
-                float t3[8], t6[4];
-                for (int j = 0; j < 8; j++) t3[j] = e[8 + j] + e[j];
-                for (int j = 0; j < 4; j++) t6[j] = t3[4 + j] + t3[j];
-                sum += (double)((t6[0] + t6[2]) + (t6[1] + t6[3]));
-            }
-        }
-        S = (float)((double)S + sum); /* S[tq] += ggml_float: the add happens in double */
-        m->k->mad_rows_f32(DV, acc, v32 + ic * DV, DV, kq, nt);
+            k->kq_tile64(D, q, kt + ic, ld, kq);
+        for (int g = 0; g < G; g++) tile_softmax(s, kq + g * FA_TILE, nt, &M[g], &S[g], acc + g * DV, DV);
+        if (G == 2) k->mad_rows2_f32(DV, acc, acc + DV, v32 + ic * DV, DV, kq, kq + FA_TILE, nt);
+        else k->mad_rows_f32(DV, acc, v32 + ic * DV, DV, kq, nt);
     }
-    const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
-    for (int64_t d = 0; d < DV; d++) out[d] = acc[d] * S_inv;
+    for (int g = 0; g < G; g++) {
+        const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
+        for (int64_t d = 0; d < DV; d++) out[g * DV + d] = acc[g * DV + d] * S_inv;
+    }
 }
 
 /* f32 copies of the visible keys (transposed, for kq_tile64) and values, per kv head. */
@@ -644,12 +659,15 @@ static void attn_worker(void *arg, int ith, int nth) {
     const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     const int64_t group = hp->n_head / hp->n_head_kv;
     attn_scratch *sc = &s->scratch[ith];
-    if (j->T >= FA_TILE) {
-        for (int64_t r = ith; r < j->T * hp->n_head; r += nth) {
-            const int64_t t = r / hp->n_head, h = r % hp->n_head;
+    if (j->T >= FA_TILE) { /* units of two heads of one kv head (one where the group is odd) */
+        const int pairs = m->k->kq_tile64x2 && m->k->mad_rows2_f32 && group >= 2;
+        const int64_t per = pairs ? (group + 1) / 2 : group, units = hp->n_head_kv * per;
+        for (int64_t r = ith; r < j->T * units; r += nth) {
+            const int64_t t = r / units, u = r % units, kvh = u / per, h = kvh * group + (pairs ? 2 : 1) * (u % per);
+            const int G = pairs && h + 1 < (kvh + 1) * group ? 2 : 1;
             const float *q = s->q + t * s->n_q + h * hp->head_dim_k;
             float *out = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
-            attend_row_tiled(m, s, sc, q, h / group, j->pos0 + t, out);
+            attend_rows_tiled(m, s, sc, q, G, kvh, j->pos0 + t, out);
         }
         return;
     }
