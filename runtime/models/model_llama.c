@@ -564,12 +564,12 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
  * and accumulator acc (DV floats) are rescaled when the max grows. Softmax chunk sums in double of
  * ggml_v_expf values, as ggml's tiled kernel. */
 static void tile_softmax(const llama_state *s, float *kq, int64_t nt, float *M, float *S, float *acc, int64_t DV) {
-    float tmax = -INFINITY;
+    float tmax = -INFINITY; /* no NaN reaches here, so a compare is fmaxf (and inlines; fmaxf was a libm call) */
     for (int64_t t = 0; t < FA_TILE; t++) {
         kq[t] = t < nt ? kq[t] * s->kq_scale + 0.0f : -INFINITY;
-        tmax = fmaxf(tmax, kq[t]);
+        tmax = kq[t] > tmax ? kq[t] : tmax;
     }
-    const float Mnew = fmaxf(*M, tmax);
+    const float Mnew = tmax > *M ? tmax : *M;
     if (Mnew > *M) {
         const float ms = expf(*M - Mnew);
         for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
