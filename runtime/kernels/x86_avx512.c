@@ -126,7 +126,7 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
  * prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's (without it 1.3x slower). */
 typedef void (*rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
 static void mv_quarters(rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x,
-                        const float *aux, float (*one)(int64_t, const void *, const void *), const void *x1, float *y) {
+                        const float *aux, float (*one)(int64_t, const void *, const void *), float *y) {
     const int64_t q = R / 4;
     for (int64_t r = 0; r < q; r++) {
         const void *rows[4];
@@ -135,7 +135,7 @@ static void mv_quarters(rows4_fn rows4, int64_t n, const void *w, uint64_t w_row
         rows4(n, rows, x, aux, out);
         for (int i = 0; i < 4; i++) y[r + i * q] = out[i];
     }
-    for (int64_t r = 4 * q; r < R; r++) y[r] = one(n, (const char *)w + (uint64_t)r * w_row, x1);
+    for (int64_t r = 4 * q; r < R; r++) y[r] = one(n, (const char *)w + (uint64_t)r * w_row, x);
 }
 
 /* row_f16_wide on four rows: the same operations per row, interleaved, without the prefetch. */
@@ -170,7 +170,7 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
     const int64_t nv = n & ~(int64_t)15;
     for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
     for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
-    if (quarters) mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, xf, y);
+    if (quarters) mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
     else for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
     if (xf != stack) free(xf);
     return 1;
@@ -478,7 +478,7 @@ static int mv_q8_0_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R,
     const sn_block_q8_0 *a = x;
     float da[MV_Q8_BLOCKS];
     for (int64_t b = 0; b < nb; b++) da[b] = h2f(a[b].d);
-    mv_quarters(rows4_q8_0, n, w, w_row, R, x, da, dot_q8_0, x, y);
+    mv_quarters(rows4_q8_0, n, w, w_row, R, x, da, dot_q8_0, y);
     return 1;
 }
 

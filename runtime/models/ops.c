@@ -68,15 +68,22 @@ void sn_ops_free(sn_ops *o) {
     memset(o, 0, sizeof(*o));
 }
 
+/* The converted-activation buffer of type at for cap_T rows, allocated (and faulted in, on this
+ * thread) on first use; NULL when memory is short. */
+static void *act_buf(sn_ops *o, int at) {
+    if (!o->act[at]) {
+        const size_t bytes = (size_t)(o->act_cap * (uint64_t)o->cap_T);
+        if ((o->act[at] = malloc(bytes))) sn_populate(o->act[at], bytes);
+    }
+    return o->act[at];
+}
+
 sn_status sn_ops_prepare(sn_ops *o, int64_t T, uint64_t act_types, sn_err *err) {
     sn_status st = reserve(o, T, err);
     if (st) return st;
-    for (int at = 0; at < SN_KTYPE_COUNT && at < 64; at++) {
-        if (!(act_types & (1ull << at)) || at == SN_GGML_F32 || o->act[at]) continue;
-        const size_t bytes = (size_t)(o->act_cap * (uint64_t)o->cap_T);
-        if (!(o->act[at] = malloc(bytes))) return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
-        sn_populate(o->act[at], bytes);
-    }
+    for (int at = 0; at < SN_KTYPE_COUNT && at < 64; at++)
+        if ((act_types & (1ull << at)) && at != SN_GGML_F32 && !act_buf(o, at))
+            return sn_err_set(err, SN_ENOMEM, "out of memory (activations)");
     return SN_OK;
 }
 
@@ -122,8 +129,7 @@ static const void *activations(sn_ops *o, int wtype, const float *x, int64_t n, 
     const int at = sn_kernel_act_type(wtype);
     *row = sn_kernel_act_row_size(wtype, n);
     if (at == SN_GGML_F32) return x;
-    if (!o->act[at]) o->act[at] = malloc((size_t)(o->act_cap * (uint64_t)o->cap_T));
-    if (!o->act[at]) return NULL;
+    if (!act_buf(o, at)) return NULL;
     if (!(*done & (1u << (at & 31)))) {
         quant_job q = {o->k, at, x, n, T, o->act[at], *row};
         if (T == 1) quant_worker(&q, 0, 1);

@@ -39,8 +39,9 @@ typedef struct sn_ops {
 
 /* Binds the kernels and pool of m (and the recurrent kernels this CPU may run), the family's n
  * activation buffers (their pointers must stay where they are, in the family's record) and the
- * widest row its matmuls read; no allocation yet
- * (sn_ops_begin allocates, sn_ops_free frees, also after a failed init). */
+ * widest row its matmuls read, and registers o as m->ops; no allocation yet (model.c's
+ * sn_ops_prepare allocates at the end of the load, sn_ops_begin grows for larger batches,
+ * sn_ops_free frees, also after a failed init). */
 sn_status sn_ops_init(sn_ops *o, sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err);
 /* Allocates and faults in the scratch for batches of up to T rows: the family's buffers and the
  * converted activations of every type in act_types (bit per sn_kernel_act_type). model.c calls it
