@@ -154,6 +154,9 @@ mut fa-exp-short runtime/models/model_llama.c \
 # it were group P + 1
 mut int4-x16-far-rows runtime/kernels/int4.c \
   'const int64_t hi0 = 8 * (P + npairs), hin' 'const int64_t hi0 = 8 * (P + 1), hin' 'unit/test_int4$'
+# its four VPDPBUSD chains per block: the first seeded with the wrong correction
+mut int4-x16-seed runtime/kernels/int4.c \
+  '_mm512_dpbusd_epi32(_mm512_set1_epi32(-8 * sum), u[0]' '_mm512_dpbusd_epi32(_mm512_set1_epi32(-7 * sum), u[0]' 'unit/test_int4$'
 # the tiled attention's V side keeps y in registers across a tile's rows: the last register of
 # each 128-float chunk never stored back; its scores for two key tiles at once: the second tile's
 # keys read from the first tile's columns
@@ -163,14 +166,21 @@ mut mad-rows-store runtime/kernels/x86_avx512.c \
 mut kq-tile128-second runtime/kernels/x86_avx512.c \
   'c[j] = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16 * j), p, c[j]);' \
   'c[j] = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16 * (j & 3)), p, c[j]);' 'unit/test_kernels$'
-# two heads of a kv head through a key tile together: the kernels' second query read from the
-# first's row; the second head's output written over the first's
-mut kq-tile64x2-second runtime/kernels/x86_avx512.c \
-  'const __m512 p0 = _mm512_set1_ps(q[d]), p1 = _mm512_set1_ps(q[qs + d]);' \
-  'const __m512 p0 = _mm512_set1_ps(q[d]), p1 = _mm512_set1_ps(q[d]);' 'unit/test_kernels$'
-mut fa-pair-out runtime/models/model_llama.c \
-  'for (int64_t d = 0; d < DV; d++) out[g * DV + d] = acc[g * DV + d] * S_inv;' \
-  'for (int64_t d = 0; d < DV; d++) out[d] = acc[g * DV + d] * S_inv;' 'integration/test_run_parity$' "$FAST_PARITY"
+# several query rows (two heads of a kv head x two tokens) through a key tile together: the
+# kernels' other rows read from the first row's query / weights; every row's output written over
+# the first's; a row's keys past the rows' common count taken from the tile's start
+mut kq-tilexg-rows runtime/kernels/x86_avx512.c \
+  'for (int g = 0; g < G; g++) p[g] = _mm512_set1_ps(q[g][d]);' \
+  'for (int g = 0; g < G; g++) p[g] = _mm512_set1_ps(q[0][d]);' 'unit/test_kernels$'
+mut mad-rowsg-weights runtime/kernels/x86_avx512.c \
+  'for (int g = 0; g < G; g++) w[g] = _mm512_set1_ps(v[g][t]);' \
+  'for (int g = 0; g < G; g++) w[g] = _mm512_set1_ps(v[0][t]);' 'unit/test_kernels$'
+mut fa-rows-out runtime/models/model_llama.c \
+  'for (int64_t d = 0; d < DV; d++) out[g][d] = acc[g][d] * S_inv;' \
+  'for (int64_t d = 0; d < DV; d++) out[0][d] = acc[g][d] * S_inv;' 'integration/test_run_parity$' "$FAST_PARITY"
+mut fa-rows-rest runtime/models/model_llama.c \
+  'v32 + (ic + lo) * DV, DV, w[g] + lo, nt[g] - lo);' \
+  'v32 + (ic + lo) * DV, DV, w[g], nt[g] - lo);' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 single-token matmuls over four rows a quarter apart (AMD): the F16 rows' tail summed in
 # float; the Q8_0 kernel's second row of a pair summed from the first row's half
 mut mv-quarters-f16-tail-float runtime/kernels/x86_avx512.c \

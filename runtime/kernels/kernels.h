@@ -65,13 +65,14 @@ typedef struct sn_kernels {
     /* Two neighbouring tiles at once (128 keys, out[0..127]), each output as kq_tile64's: twice
      * the independent fma chains. NULL: the caller runs kq_tile64 twice. */
     void (*kq_tile128)(int64_t D, const float *q, const float *kt, int64_t ld, float *out);
-    /* Two queries (q and q + qs: two heads of one kv head) against one 64-key tile: out[0..63] and
-     * out[64..127], each as kq_tile64's; the keys are read once for both. NULL: not in this table. */
-    void (*kq_tile64x2)(int64_t D, const float *q, int64_t qs, const float *kt, int64_t ld, float *out);
-    /* mad_rows_f32 for two accumulators over the same rows: y0 with v0[t], y1 with v1[t]; the rows
-     * are read once for both. NULL: not in this table (both go with kq_tile64x2). */
-    void (*mad_rows2_f32)(int64_t n, float *y0, float *y1, const float *x, int64_t ld, const float *v0,
-                          const float *v1, int64_t nt);
+    /* G query rows (G = 2 or 4; q[g]: two heads of one kv head, and/or two tokens) against one
+     * 64-key tile: out[64 * g .. 64 * g + 63], each as kq_tile64's; the keys are read once for all
+     * of them. NULL: not in this table. */
+    void (*kq_tile64xg)(int64_t D, const float *const *q, int G, const float *kt, int64_t ld, float *out);
+    /* mad_rows_f32 for G accumulators (G = 2 or 4) over the same rows: y[g] with v[g][t]; the rows
+     * are read once for all of them. NULL: not in this table (both go with kq_tile64xg). */
+    void (*mad_rowsg_f32)(int64_t n, float *const *y, int G, const float *x, int64_t ld, const float *const *v,
+                          int64_t nt);
 } sn_kernels;
 
 /* 1 if llama.cpp repacks Q2_K on this CPU (q2_K_8x8: its CPU backend does so when the CPU has

@@ -309,51 +309,62 @@ static void kq_tile128(int64_t D, const float *q, const float *kt, int64_t ld, f
     for (int j = 0; j < 8; j++) _mm512_storeu_ps(out + 16 * j, c[j]);
 }
 
-static void kq_tile64x2(int64_t D, const float *q, int64_t qs, const float *kt, int64_t ld, float *out) {
-    __m512 c[2][4];
-    for (int g = 0; g < 2; g++)
-        for (int j = 0; j < 4; j++) c[g][j] = _mm512_setzero_ps();
+/* G query rows (G = 2 or 4) against one 64-key tile: 4G accumulators, each key vector loaded once
+ * for all rows. A constant G after inlining, so the row loops unroll. */
+static inline __attribute__((always_inline)) void kq_tile64_rows(const int G, int64_t D, const float *const *q,
+                                                                 const float *kt, int64_t ld, float *out) {
+    __m512 c[4][4];
+    _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) c[g][j] = _mm512_setzero_ps();
     for (int64_t d = 0; d < D; d++) {
-        const __m512 p0 = _mm512_set1_ps(q[d]), p1 = _mm512_set1_ps(q[qs + d]);
         const float *k = kt + d * ld;
+        __m512 p[4];
+        _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) p[g] = _mm512_set1_ps(q[g][d]);
         _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
             const __m512 kv = _mm512_loadu_ps(k + 16 * j);
-            c[0][j] = _mm512_fmadd_ps(kv, p0, c[0][j]);
-            c[1][j] = _mm512_fmadd_ps(kv, p1, c[1][j]);
+            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) c[g][j] = _mm512_fmadd_ps(kv, p[g], c[g][j]);
         }
     }
-    for (int g = 0; g < 2; g++)
-        for (int j = 0; j < 4; j++) _mm512_storeu_ps(out + 64 * g + 16 * j, c[g][j]);
+    _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) _mm512_storeu_ps(out + 64 * g + 16 * j, c[g][j]);
 }
 
-static void mad_rows2_f32(int64_t n, float *y0, float *y1, const float *x, int64_t ld, const float *v0, const float *v1,
-                          int64_t nt) {
+static void kq_tile64xg(int64_t D, const float *const *q, int G, const float *kt, int64_t ld, float *out) {
+    if (G == 4) kq_tile64_rows(4, D, q, kt, ld, out);
+    else kq_tile64_rows(2, D, q, kt, ld, out);
+}
+
+/* mad_rows_f32 for G accumulators (2 or 4) over the same rows, W vectors of each held in registers
+ * (G * W = 16): each row vector is loaded once for all of them. */
+static inline __attribute__((always_inline)) void mad_rows_g(const int G, int64_t n, float *const *y, const float *x,
+                                                             int64_t ld, const float *const *v, int64_t nt) {
+    const int W = 16 / G, CW = 16 * W;
     int64_t i = 0;
-    for (; i + 128 <= n; i += 128) {
-        __m512 a[8], b[8];
-        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {
-            a[j] = _mm512_loadu_ps(y0 + i + 16 * j);
-            b[j] = _mm512_loadu_ps(y1 + i + 16 * j);
-        }
+    for (; i + CW <= n; i += CW) {
+        __m512 a[4][8];
+        _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
+            _Pragma("GCC unroll 8") for (int j = 0; j < W; j++) a[g][j] = _mm512_loadu_ps(y[g] + i + 16 * j);
         for (int64_t t = 0; t < nt; t++) {
-            const __m512 w0 = _mm512_set1_ps(v0[t]), w1 = _mm512_set1_ps(v1[t]);
+            __m512 w[4];
+            _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) w[g] = _mm512_set1_ps(v[g][t]);
             const float *r = x + t * ld + i;
-            _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {
+            _Pragma("GCC unroll 8") for (int j = 0; j < W; j++) {
                 const __m512 xv = _mm512_loadu_ps(r + 16 * j);
-                a[j] = _mm512_fmadd_ps(xv, w0, a[j]);
-                b[j] = _mm512_fmadd_ps(xv, w1, b[j]);
+                _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) a[g][j] = _mm512_fmadd_ps(xv, w[g], a[g][j]);
             }
         }
-        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) {
-            _mm512_storeu_ps(y0 + i + 16 * j, a[j]);
-            _mm512_storeu_ps(y1 + i + 16 * j, b[j]);
-        }
+        _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
+            _Pragma("GCC unroll 8") for (int j = 0; j < W; j++) _mm512_storeu_ps(y[g] + i + 16 * j, a[g][j]);
     }
     if (i < n)
-        for (int64_t t = 0; t < nt; t++) {
-            mad_f32(n - i, y0 + i, x + t * ld + i, v0[t]);
-            mad_f32(n - i, y1 + i, x + t * ld + i, v1[t]);
-        }
+        for (int64_t t = 0; t < nt; t++)
+            for (int g = 0; g < G; g++) mad_f32(n - i, y[g] + i, x + t * ld + i, v[g][t]);
+}
+
+static void mad_rowsg_f32(int64_t n, float *const *y, int G, const float *x, int64_t ld, const float *const *v,
+                          int64_t nt) {
+    if (G == 4) mad_rows_g(4, n, y, x, ld, v, nt);
+    else mad_rows_g(2, n, y, x, ld, v, nt);
 }
 
 static void quant_f16(const float *x, void *vy, int64_t n) {
@@ -666,8 +677,8 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     k->mad_rows_f32 = mad_rows_f32;
     k->kq_tile64 = kq_tile64;
     k->kq_tile128 = kq_tile128;
-    k->kq_tile64x2 = kq_tile64x2;
-    k->mad_rows2_f32 = mad_rows2_f32;
+    k->kq_tile64xg = kq_tile64xg;
+    k->mad_rowsg_f32 = mad_rowsg_f32;
 }
 #pragma GCC pop_options
 #else

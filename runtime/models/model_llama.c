@@ -368,9 +368,9 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
         attn_scratch *a = &s->scratch[i];
         a->q16 = malloc((size_t)(hp->n_head * hp->head_dim_k) * 2);
         a->vkq16 = malloc((size_t)(hp->n_head * hp->head_dim_v) * 2);
-        a->vkq32 = malloc((size_t)(hp->n_head * hp->head_dim_v) * 4);
+        a->vkq32 = malloc((size_t)((hp->n_head > 4 ? hp->n_head : 4) * hp->head_dim_v) * 4); /* and 4 tiled rows */
         a->ms = malloc((size_t)hp->n_head * 4 * sizeof(float));
-        a->kq = malloc(2 * FA_TILE * 4); /* scores of two key tiles (kq_tile128) */
+        a->kq = malloc(4 * FA_TILE * 4); /* scores of two key tiles (kq_tile128), or of 4 rows */
         a->kf = malloc((size_t)hp->head_dim_k * 4);
         a->vkqf = malloc((size_t)(hp->n_head * hp->head_dim_v) * 4);
         if (!a->q16 || !a->vkq16 || !a->vkq32 || !a->kq || !a->kf || !a->vkqf || !a->ms)
@@ -596,38 +596,62 @@ static void tile_softmax(const llama_state *s, float *kq, int64_t nt, float *M, 
     *S = (float)((double)*S + sum); /* S[tq] += ggml_float: the add happens in double */
 }
 
-/* G (1 or 2) query rows of one token through ggml's tiled f32 kernel (used when the batch has >= 64
- * queries): heads sharing kv head kvh, rows q + g * head_dim_k, outputs out + g * DV. Scores for
- * 64 keys at a time from the f32 copies made by prep_worker, tile_softmax, f32 accumulation of V.
- * Two queries go through the tile together (the keys and values read once for both; the table's
- * kq_tile64x2 / mad_rows2_f32); each query's operations are those it has alone. */
-static void attend_rows_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *q, int G,
-                              int64_t kvh, int64_t last, float *out) {
+/* G (1, 2 or 4) query rows sharing kv head kvh through ggml's tiled f32 kernel (used when the
+ * batch has >= 64 queries): row g is q[g] (one head of one token), sees keys 0..last[g] and writes
+ * out[g]. Scores for 64 keys at a time from the f32 copies made by prep_worker, tile_softmax, f32
+ * accumulation of V. Several rows (two heads of the kv head, two neighbouring tokens) go through a
+ * tile together, its keys and values read once for all (kq_tile64xg / mad_rowsg_f32); each row's
+ * operations are those it has alone: a row skips the tiles past its last key, and where the rows
+ * see different numbers of a tile's keys, the common ones are accumulated together and each row's
+ * rest after them, so every output element's fma chain is unchanged. */
+static void attend_rows_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *const *q,
+                              float *const *out, const int64_t *last, int G, int64_t kvh) {
     const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v, ld = s->kt_ld;
     const float *kt = s->kt32 + (uint64_t)kvh * (uint64_t)(D * ld);
     const float *v32 = s->v32 + (uint64_t)kvh * (uint64_t)(ld * DV);
     const sn_kernels *k = m->k;
-    float S[2] = {0.0f, 0.0f}, M[2] = {-INFINITY, -INFINITY};
-    float *acc = sc->vkq32; /* G x DV */
-    memset(acc, 0, (size_t)(G * DV) * 4);
+    float S[4], M[4], *acc[4];
+    const float *w[4];
+    int64_t lmax = 0;
+    for (int g = 0; g < G; g++) {
+        S[g] = 0.0f;
+        M[g] = -INFINITY;
+        acc[g] = sc->vkq32 + g * DV;
+        w[g] = sc->kq + g * FA_TILE;
+        lmax = last[g] > lmax ? last[g] : lmax;
+    }
+    memset(sc->vkq32, 0, (size_t)(G * DV) * 4);
     int64_t next = -1; /* one query: the key tile whose scores wait in sc->kq + FA_TILE */
-    for (int64_t ic = 0; ic <= last; ic += FA_TILE) {
-        const int64_t nt = last + 1 - ic < FA_TILE ? last + 1 - ic : FA_TILE;
+    for (int64_t ic = 0; ic <= lmax; ic += FA_TILE) {
+        int64_t nt[4], lo = FA_TILE, hi = 0;
+        for (int g = 0; g < G; g++) {
+            nt[g] = last[g] + 1 - ic < FA_TILE ? last[g] + 1 - ic : FA_TILE;
+            if (nt[g] < 0) nt[g] = 0;
+            lo = nt[g] < lo ? nt[g] : lo;
+            hi = nt[g] > hi ? nt[g] : hi;
+        }
         float *kq = sc->kq;
-        if (G == 2) k->kq_tile64x2(D, q, D, kt + ic, ld, kq);
+        if (G > 1) k->kq_tile64xg(D, q, G, kt + ic, ld, kq);
         else if (ic == next) kq += FA_TILE;
-        else if (ic + FA_TILE <= last && k->kq_tile128) {
-            k->kq_tile128(D, q, kt + ic, ld, kq);
+        else if (ic + FA_TILE <= lmax && k->kq_tile128) {
+            k->kq_tile128(D, q[0], kt + ic, ld, kq);
             next = ic + FA_TILE;
         } else
-            k->kq_tile64(D, q, kt + ic, ld, kq);
-        for (int g = 0; g < G; g++) tile_softmax(s, kq + g * FA_TILE, nt, &M[g], &S[g], acc + g * DV, DV);
-        if (G == 2) k->mad_rows2_f32(DV, acc, acc + DV, v32 + ic * DV, DV, kq, kq + FA_TILE, nt);
-        else k->mad_rows_f32(DV, acc, v32 + ic * DV, DV, kq, nt);
+            k->kq_tile64(D, q[0], kt + ic, ld, kq);
+        for (int g = 0; g < G; g++)
+            if (nt[g] > 0) tile_softmax(s, kq + g * FA_TILE, nt[g], &M[g], &S[g], acc[g], DV);
+        if (G == 1) {
+            k->mad_rows_f32(DV, acc[0], v32 + ic * DV, DV, kq, nt[0]);
+            continue;
+        }
+        if (lo > 0) k->mad_rowsg_f32(DV, acc, G, v32 + ic * DV, DV, w, lo);
+        if (hi > lo)
+            for (int g = 0; g < G; g++)
+                if (nt[g] > lo) k->mad_rows_f32(DV, acc[g], v32 + (ic + lo) * DV, DV, w[g] + lo, nt[g] - lo);
     }
     for (int g = 0; g < G; g++) {
         const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
-        for (int64_t d = 0; d < DV; d++) out[g * DV + d] = acc[g * DV + d] * S_inv;
+        for (int64_t d = 0; d < DV; d++) out[g][d] = acc[g][d] * S_inv;
     }
 }
 
@@ -659,15 +683,25 @@ static void attn_worker(void *arg, int ith, int nth) {
     const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     const int64_t group = hp->n_head / hp->n_head_kv;
     attn_scratch *sc = &s->scratch[ith];
-    if (j->T >= FA_TILE) { /* units of two heads of one kv head (one where the group is odd) */
-        const int pairs = m->k->kq_tile64x2 && m->k->mad_rows2_f32 && group >= 2;
-        const int64_t per = pairs ? (group + 1) / 2 : group, units = hp->n_head_kv * per;
-        for (int64_t r = ith; r < j->T * units; r += nth) {
-            const int64_t t = r / units, u = r % units, kvh = u / per, h = kvh * group + (pairs ? 2 : 1) * (u % per);
-            const int G = pairs && h + 1 < (kvh + 1) * group ? 2 : 1;
-            const float *q = s->q + t * s->n_q + h * hp->head_dim_k;
-            float *out = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
-            attend_rows_tiled(m, s, sc, q, G, kvh, j->pos0 + t, out);
+    if (j->T >= FA_TILE) { /* units: two heads of one kv head (one where the group is odd) x two tokens */
+        const int grouped = m->k->kq_tile64xg && m->k->mad_rowsg_f32;
+        const int hs = grouped && group >= 2 ? 2 : 1, ts = grouped ? 2 : 1;
+        const int64_t per = (group + hs - 1) / hs, tu = (j->T + ts - 1) / ts, units = hp->n_head_kv * per * tu;
+        /* kv head outermost: a thread's rows walk one kv head's copies (K and V of 512 positions
+         * are 0.5 MB at head size 128) while they stay in its L2 */
+        for (int64_t r = ith; r < units; r += nth) {
+            const int64_t t0 = r % tu * ts, u = r / tu, kvh = u / per, h0 = kvh * group + hs * (u % per);
+            const float *q[4];
+            float *out[4];
+            int64_t last[4];
+            int G = 0;
+            for (int64_t t = t0; t < t0 + ts && t < j->T; t++)
+                for (int64_t h = h0; h < h0 + hs && h < (kvh + 1) * group; h++, G++) {
+                    q[G] = s->q + t * s->n_q + h * hp->head_dim_k;
+                    out[G] = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
+                    last[G] = j->pos0 + t;
+                }
+            attend_rows_tiled(m, s, sc, q, out, last, G, kvh); /* G: 4, or 2 / 1 at an odd edge */
         }
         return;
     }

@@ -197,16 +197,25 @@ static void check_table(const sn_kernels *k) {
         for (int64_t t = 0; t < nt; t++) s->mad_f32(n, y1, x + t * ld, v[t]);
         k->mad_rows_f32(n, y2, x, ld, v, nt);
         CU_ASSERT_EQUAL(memcmp(y1, y2, (size_t)n * 4), 0);
-        if (k->mad_rows2_f32) { /* two accumulators over the same rows, the second with reversed weights */
-            float *z1 = malloc((size_t)n * 4), *z2 = malloc((size_t)n * 4), vr[64];
-            for (int64_t i = 0; i < n; i++) z1[i] = z2[i] = frand();
-            for (int t = 0; t < nt; t++) vr[t] = v[nt - 1 - t];
-            for (int64_t t = 0; t < nt; t++) { s->mad_f32(n, y1, x + t * ld, v[t]); s->mad_f32(n, z1, x + t * ld, vr[t]); }
-            k->mad_rows2_f32(n, y2, z2, x, ld, v, vr, nt);
-            CU_ASSERT_EQUAL(memcmp(y1, y2, (size_t)n * 4), 0);
-            CU_ASSERT_EQUAL(memcmp(z1, z2, (size_t)n * 4), 0);
-            free(z1); free(z2);
-        }
+        if (k->mad_rowsg_f32) /* 2 and 4 accumulators over the same rows, each with its own weights */
+            for (int G = 2; G <= 4; G += 2) {
+                float *z1[4], *z2[4], vg[4][64];
+                const float *vp[4];
+                for (int g = 0; g < G; g++) {
+                    z1[g] = malloc((size_t)n * 4);
+                    z2[g] = malloc((size_t)n * 4);
+                    for (int64_t i = 0; i < n; i++) z1[g][i] = z2[g][i] = frand();
+                    for (int t = 0; t < nt; t++) vg[g][t] = g ? frand() : v[nt - 1 - t];
+                    vp[g] = vg[g];
+                }
+                for (int64_t t = 0; t < nt; t++)
+                    for (int g = 0; g < G; g++) s->mad_f32(n, z1[g], x + t * ld, vg[g][t]);
+                k->mad_rowsg_f32(n, z2, G, x, ld, vp, nt);
+                for (int g = 0; g < G; g++) {
+                    CU_ASSERT_EQUAL(memcmp(z1[g], z2[g], (size_t)n * 4), 0);
+                    free(z1[g]); free(z2[g]);
+                }
+            }
         free(x); free(y1); free(y2);
     }
     /* tiled attention scores: 64 keys stored transposed, head sizes 1..256 */
@@ -218,15 +227,19 @@ static void check_table(const sn_kernels *k) {
         s->kq_tile64(D, q, kt, ld, o1);
         k->kq_tile64(D, q, kt, ld, o2);
         CU_ASSERT_EQUAL(memcmp(o1, o2, sizeof o1), 0);
-        if (k->kq_tile64x2) { /* two queries at once: each as kq_tile64 */
-            float *q2 = malloc((size_t)(2 * D + 5) * 4), p1[128], p2[128];
-            for (int64_t d = 0; d < 2 * D + 5; d++) q2[d] = frand();
-            s->kq_tile64(D, q2, kt, ld, p1);
-            s->kq_tile64(D, q2 + D + 5, kt, ld, p1 + 64);
-            k->kq_tile64x2(D, q2, D + 5, kt, ld, p2);
-            CU_ASSERT_EQUAL(memcmp(p1, p2, sizeof p1), 0);
-            free(q2);
-        }
+        if (k->kq_tile64xg) /* 2 and 4 queries at once (rows D + 5 apart): each as kq_tile64 */
+            for (int G = 2; G <= 4; G += 2) {
+                float *qg = malloc((size_t)(4 * D + 15) * 4), p1[256], p2[256];
+                const float *qp[4];
+                for (int64_t d = 0; d < 4 * D + 15; d++) qg[d] = frand();
+                for (int g = 0; g < G; g++) {
+                    qp[g] = qg + g * (D + 5);
+                    s->kq_tile64(D, qp[g], kt, ld, p1 + 64 * g);
+                }
+                k->kq_tile64xg(D, qp, G, kt, ld, p2);
+                CU_ASSERT_EQUAL(memcmp(p1, p2, (size_t)(64 * G) * 4), 0);
+                free(qg);
+            }
         if (k->kq_tile128) { /* two tiles at once: each half as kq_tile64 on its 64 keys */
             const int64_t ld2 = 128 + 3;
             float *kt2 = malloc((size_t)(D * ld2) * 4), p1[128], p2[128];
