@@ -442,37 +442,50 @@ static void store_rows(float *y, int64_t ldy, int64_t t, int64_t row0, int64_t n
     for (int r = 0; r < SN_INT4X8_ROWS && row0 + r < nrows; r++) y[t * ldy + row0 + r] = v[r];
 }
 
-#define X8_MM_BODY(ISUM)                                                                                          \
-    const int64_t nb = n / SN_INT4_GROUP, ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS;                     \
-    const __m256i m4 = _mm256_set1_epi8(15);                                                                      \
+/* One 8-row group against TT (1..4, a compile-time constant where inlined) tokens a[0..TT): the
+ * unpacked block and the accumulators stay in registers. */
+#define X8_TILE(TARGET, NAME, ISUM)                                                                               \
+    TARGET static inline __attribute__((always_inline)) void NAME(const int TT, int64_t n, const uint8_t *wg,     \
+                                                                  const act_view *a, __m256 *acc) {               \
+        const int64_t nb = n / SN_INT4_GROUP;                                                                     \
+        const __m256i m4 = _mm256_set1_epi8(15);                                                                  \
+        _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = _mm256_setzero_ps();                        \
+        for (int64_t b = 0; b < nb; b++) {                                                                        \
+            const uint8_t *blk = wg + b * SN_INT4X8_BLOCK_BYTES;                                                  \
+            _mm_prefetch((const char *)blk + PREFETCH_AHEAD, _MM_HINT_T0);                                        \
+            _mm_prefetch((const char *)blk + PREFETCH_AHEAD + 64, _MM_HINT_T0);                                   \
+            __m256i u[8];                                                                                         \
+            _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {                                                 \
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 32 * c));              \
+                u[2 * c] = _mm256_and_si256(v, m4);                                                               \
+                u[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);                                     \
+            }                                                                                                     \
+            const __m256 ws = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(blk + 128)));       \
+            _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {                                                \
+                const int8_t *q = a[t].q + b * SN_INT4_GROUP;                                                     \
+                __m256i s = ISUM(u, q);                                                                           \
+                s = _mm256_sub_epi32(s, _mm256_set1_epi32(8 * a[t].sum[b]));                                      \
+                const __m256 f = _mm256_mul_ps(ws, _mm256_set1_ps(a[t].scale[b]));                                \
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc[t]);                                       \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+/* The 8-row groups in turn, tokens in tiles of up to four (TILE: an X8_TILE). */
+#define X8_MM_BODY(TILE)                                                                                          \
+    const int64_t ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS;                                             \
     for (int64_t G = 0; G < ng; G++) {                                                                            \
         const uint8_t *wg = (const uint8_t *)w + (uint64_t)G * sn_int4x8_group_bytes(n);                          \
         for (int64_t t0 = 0; t0 < T; t0 += 4) {                                                                   \
             const int nt = T - t0 < 4 ? (int)(T - t0) : 4;                                                       \
             act_view a[4];                                                                                        \
             __m256 acc[4];                                                                                        \
-            for (int t = 0; t < nt; t++) {                                                                        \
-                a[t] = view((const uint8_t *)x + (uint64_t)(t0 + t) * x_row, n);                                  \
-                acc[t] = _mm256_setzero_ps();                                                                     \
-            }                                                                                                     \
-            for (int64_t b = 0; b < nb; b++) {                                                                    \
-                const uint8_t *blk = wg + b * SN_INT4X8_BLOCK_BYTES;                                              \
-                _mm_prefetch((const char *)blk + PREFETCH_AHEAD, _MM_HINT_T0);                                    \
-                _mm_prefetch((const char *)blk + PREFETCH_AHEAD + 64, _MM_HINT_T0);                               \
-                __m256i u[8];                                                                                     \
-                for (int c = 0; c < 4; c++) {                                                                     \
-                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 32 * c));          \
-                    u[2 * c] = _mm256_and_si256(v, m4);                                                           \
-                    u[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);                                 \
-                }                                                                                                 \
-                const __m256 ws = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(blk + 128)));   \
-                for (int t = 0; t < nt; t++) {                                                                    \
-                    const int8_t *q = a[t].q + b * SN_INT4_GROUP;                                                 \
-                    __m256i s = ISUM;                                                                             \
-                    s = _mm256_sub_epi32(s, _mm256_set1_epi32(8 * a[t].sum[b]));                                  \
-                    const __m256 f = _mm256_mul_ps(ws, _mm256_set1_ps(a[t].scale[b]));                            \
-                    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc[t]);                                   \
-                }                                                                                                 \
+            for (int t = 0; t < nt; t++) a[t] = view((const uint8_t *)x + (uint64_t)(t0 + t) * x_row, n);         \
+            switch (nt) {                                                                                         \
+            case 4: TILE(4, n, wg, a, acc); break;                                                                \
+            case 3: TILE(3, n, wg, a, acc); break;                                                                \
+            case 2: TILE(2, n, wg, a, acc); break;                                                                \
+            default: TILE(1, n, wg, a, acc); break;                                                               \
             }                                                                                                     \
             for (int t = 0; t < nt; t++) {                                                                        \
                 float v[8];                                                                                       \
@@ -493,9 +506,11 @@ AVX2_TARGET static inline __m256i isum_x8_avx2(const __m256i *u, const int8_t *q
     return _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
 }
 
+X8_TILE(AVX2_TARGET, x8_tile_avx2, isum_x8_avx2)
+
 AVX2_TARGET void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
                                    float *y, int64_t ldy) {
-    X8_MM_BODY(isum_x8_avx2(u, q))
+    X8_MM_BODY(x8_tile_avx2)
 }
 
 __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
@@ -508,12 +523,15 @@ static inline __m256i isum_x8_vnni(const __m256i *u, const int8_t *q) {
     return s;
 }
 
+X8_TILE(__attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni"))), x8_tile_vnni, isum_x8_vnni)
+
 __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
 static void x8_mm_vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
                        int64_t ldy) {
-    X8_MM_BODY(isum_x8_vnni(u, q))
+    X8_MM_BODY(x8_tile_vnni)
 }
 #undef X8_MM_BODY
+#undef X8_TILE
 
 /* Two groups at once on AVX-512, one in each 256-bit half of every vector: each lane's integers
  * and float steps are the 8-row body's, 16 rows per instruction (one broadcast activation word
@@ -540,44 +558,57 @@ X16_TARGET static inline __m512i isum_x16_vnni(const __m512i *u, const int8_t *q
     return _mm512_add_epi32(_mm512_add_epi32(s0, s1), _mm512_add_epi32(s2, s3));
 }
 
+/* Pair P of the groups against TT (1..X16_TT, a compile-time constant where inlined) tokens from
+ * t0, so the unpacked block and the accumulators stay in registers. */
+X16_TARGET static inline __attribute__((always_inline)) void x16_pair_tile(const int TT, int64_t n, const uint8_t *g0,
+                                                                           const uint8_t *g1, const act_view *a,
+                                                                           __m512 *acc) {
+    const int64_t nb = n / SN_INT4_GROUP;
+    const __m512i m4 = _mm512_set1_epi8(15);
+    _Pragma("GCC unroll 8") for (int t = 0; t < TT; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *b0 = g0 + b * SN_INT4X8_BLOCK_BYTES, *b1 = g1 + b * SN_INT4X8_BLOCK_BYTES;
+        _mm_prefetch((const char *)b0 + PREFETCH_AHEAD, _MM_HINT_T0);
+        _mm_prefetch((const char *)b0 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *)b1 + PREFETCH_AHEAD, _MM_HINT_T0);
+        _mm_prefetch((const char *)b1 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+        __m512i u[8];
+        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+            const __m512i v = sn_avx512_join256(b0 + 32 * c, b1 + 32 * c);
+            u[2 * c] = _mm512_and_si512(v, m4);
+            u[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        const __m256i sc = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128))),
+            _mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1);
+        const __m512 ws = _mm512_cvtph_ps(sc);
+        _Pragma("GCC unroll 8") for (int t = 0; t < TT; t++) {
+            const __m512i s = isum_x16_vnni(u, a[t].q + b * SN_INT4_GROUP, a[t].sum[b]);
+            const __m512 f = _mm512_mul_ps(ws, _mm512_set1_ps(a[t].scale[b]));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), f, acc[t]);
+        }
+    }
+}
+
+enum { X16_TT = 4 };
+
 X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npairs, int64_t nrows, const void *x,
                                       uint64_t x_row, int64_t T, float *y, int64_t ldy) {
-    const int64_t nb = n / SN_INT4_GROUP;
     const uint64_t gb = sn_int4x8_group_bytes(n);
-    const __m512i m4 = _mm512_set1_epi8(15);
     for (int64_t P = 0; P < npairs; P++) {
         const uint8_t *g0 = w + (uint64_t)P * gb, *g1 = w + (uint64_t)(P + npairs) * gb;
         const int64_t hi0 = 8 * (P + npairs), hin = nrows - hi0 >= 8 ? 8 : nrows - hi0; /* rows of g1 kept */
         const __mmask8 keep = (__mmask8)((1u << hin) - 1);
-        for (int64_t t0 = 0; t0 < T; t0 += 4) {
-            const int nt = T - t0 < 4 ? (int)(T - t0) : 4;
-            act_view a[4];
-            __m512 acc[4];
-            for (int t = 0; t < nt; t++) {
-                a[t] = view((const uint8_t *)x + (uint64_t)(t0 + t) * x_row, n);
-                acc[t] = _mm512_setzero_ps();
-            }
-            for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *b0 = g0 + b * SN_INT4X8_BLOCK_BYTES, *b1 = g1 + b * SN_INT4X8_BLOCK_BYTES;
-                _mm_prefetch((const char *)b0 + PREFETCH_AHEAD, _MM_HINT_T0);
-                _mm_prefetch((const char *)b0 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
-                _mm_prefetch((const char *)b1 + PREFETCH_AHEAD, _MM_HINT_T0);
-                _mm_prefetch((const char *)b1 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
-                __m512i u[8];
-                for (int c = 0; c < 4; c++) {
-                    const __m512i v = sn_avx512_join256(b0 + 32 * c, b1 + 32 * c);
-                    u[2 * c] = _mm512_and_si512(v, m4);
-                    u[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-                }
-                const __m256i sc = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128))),
-                    _mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1);
-                const __m512 ws = _mm512_cvtph_ps(sc);
-                for (int t = 0; t < nt; t++) {
-                    const __m512i s = isum_x16_vnni(u, a[t].q + b * SN_INT4_GROUP, a[t].sum[b]);
-                    const __m512 f = _mm512_mul_ps(ws, _mm512_set1_ps(a[t].scale[b]));
-                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), f, acc[t]);
-                }
+        for (int64_t t0 = 0; t0 < T; t0 += X16_TT) {
+            const int nt = T - t0 < X16_TT ? (int)(T - t0) : X16_TT;
+            act_view a[X16_TT];
+            __m512 acc[X16_TT];
+            for (int t = 0; t < nt; t++) a[t] = view((const uint8_t *)x + (uint64_t)(t0 + t) * x_row, n);
+            switch (nt) {
+            case 4: x16_pair_tile(4, n, g0, g1, a, acc); break;
+            case 3: x16_pair_tile(3, n, g0, g1, a, acc); break;
+            case 2: x16_pair_tile(2, n, g0, g1, a, acc); break;
+            default: x16_pair_tile(1, n, g0, g1, a, acc); break;
             }
             for (int t = 0; t < nt; t++) {
                 _mm256_storeu_ps(y + (t0 + t) * ldy + 8 * P, _mm512_castps512_ps256(acc[t]));
