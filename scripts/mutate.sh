@@ -58,7 +58,7 @@ mut q4_k-search-step-x8 runtime/quants/ggml_quant_k.c \
 mut rope-theta runtime/models/model_llama.c \
   's->theta_scale = powf(hp->rope_freq_base, -2.0f / n_dims);' \
   's->theta_scale = powf(hp->rope_freq_base * 1.01f, -2.0f / n_dims);' 'integration/test_run_parity$' "$FAST_PARITY"
-mut attention-chunking runtime/models/model_llama.c \
+mut attention-chunking runtime/models/model_llama_attn.c \
   'if (!single || n_kv < 512) {' 'if (!single || n_kv < 2048) {' 'integration/test_run_parity$' \
   "SN_PARITY_STRICT=1 SN_PARITY_FAMILIES=llama3 SN_PARITY_TYPES=f16 SN_PARITY_SKIP_SCALING=1 SN_PARITY_SKIP_KQUANTS=1"
 mut pretok-starcoder runtime/tokenizers/tok_pretok.c \
@@ -148,7 +148,7 @@ mut int4-x16-second-scales runtime/kernels/int4.c \
 mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
   'for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);' \
   'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
-mut fa-exp-short runtime/models/model_llama.c \
+mut fa-exp-short runtime/models/model_llama_attn.c \
   'sn_exp_sub(FA_TILE, kq, kq, Mnew);' 'sn_exp_sub(FA_TILE - 16, kq, kq, Mnew);' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 INT4 pair kernel pairs groups P and P + npairs: the second group's rows stored as if
 # it were group P + 1
@@ -175,10 +175,10 @@ mut kq-tilexg-rows runtime/kernels/x86_avx512.c \
 mut mad-rowsg-weights runtime/kernels/x86_avx512.c \
   'for (int g = 0; g < G; g++) w[g] = _mm512_set1_ps(v[g][t]);' \
   'for (int g = 0; g < G; g++) w[g] = _mm512_set1_ps(v[0][t]);' 'unit/test_kernels$'
-mut fa-rows-out runtime/models/model_llama.c \
+mut fa-rows-out runtime/models/model_llama_attn.c \
   'for (int64_t d = 0; d < DV; d++) out[g][d] = acc[g][d] * S_inv;' \
   'for (int64_t d = 0; d < DV; d++) out[0][d] = acc[g][d] * S_inv;' 'integration/test_run_parity$' "$FAST_PARITY"
-mut fa-rows-rest runtime/models/model_llama.c \
+mut fa-rows-rest runtime/models/model_llama_attn.c \
   'v32 + (ic + lo) * DV, DV, w[g] + lo, nt[g] - lo);' \
   'v32 + (ic + lo) * DV, DV, w[g], nt[g] - lo);' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 single-token matmuls over four rows a quarter apart (AMD): the F16 rows' tail summed in
@@ -190,7 +190,7 @@ mut mv-quarters-q8-half runtime/kernels/x86_avx512.c \
   'y[2 * p + 1] = sn_avx2_hsum8(_mm512_extractf32x8_ps(acc[p], 1));' \
   'y[2 * p + 1] = sn_avx2_hsum8(_mm512_castps512_ps256(acc[p]));' 'unit/test_kernels_f16_convert_mv1$'
 # decode attention walks several heads' keys together: every head reads the first head's kv slice
-mut att-kv-head runtime/models/model_llama.c \
+mut att-kv-head runtime/models/model_llama_attn.c \
   'off += kv_bytes;' 'off += 0;' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 Q8_0 batch kernel pairs the step accumulators differently from ggml's hsum_float_8
 mut q8-mm-hsum-pairing runtime/kernels/q8_0_mm_avx512.c \

@@ -1,0 +1,89 @@
+/* model_llama.h - the Llama family's runtime state, shared by its two files: model_llama.c (loading
+ * and the forward pass) and model_llama_attn.c (attention over the KV cache, as ggml's
+ * flash-attention kernel computes it). Internal to the family; nothing outside includes it. */
+#ifndef SN_MODEL_LLAMA_H
+#define SN_MODEL_LLAMA_H
+#include "ops.h"
+
+enum { FA_TILE = 64 };
+enum { ROPE_SCALING_NONE = 0, ROPE_SCALING_LINEAR = 1, ROPE_SCALING_YARN = 2 };
+
+/* Hyperparameters as llama.cpp derives them from the GGUF (defaults included). */
+typedef struct {
+    int64_t n_vocab, n_ctx_train, n_embd, n_layer; /* copied from sn_hparams */
+    int64_t n_ff, n_head, n_head_kv;
+    int64_t head_dim_k, head_dim_v, n_rot;
+    float rms_eps;
+    float rope_freq_base, rope_freq_scale; /* freq_scale = 1/factor */
+    int rope_scaling;                      /* ROPE_SCALING_* */
+    int64_t n_ctx_orig_yarn;
+    float yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow; /* resolved */
+    float attn_scale;                      /* 0 = 1/sqrt(head_dim) */
+} llama_hparams;
+
+typedef struct {
+    const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
+    const float *bq, *bk, *bv, *bo;
+    sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+} layer_weights;
+
+/* How many keys ahead the untiled attention prefetches the cache rows it walks. */
+enum { ATT_PF = 32 };
+
+typedef struct { /* per-thread attention scratch; the untiled path's buffers hold up to n_head heads */
+    uint16_t *q16;   /* queries converted to f16 (head_dim_k each) */
+    uint16_t *vkq16; /* f16 accumulators (head_dim_v each) */
+    float *vkq32;    /* f32 accumulators (head_dim_v each) */
+    float *vkqf;     /* split decode: the combined accumulators (head_dim_v each) */
+    float *ms;       /* running max and sum, and the split decode's combined ones (4 per head) */
+    float *kq;       /* tiled path: FA_TILE scores */
+    float *kf;       /* tiled path: one K row as f32 */
+} attn_scratch;
+
+typedef struct {
+    llama_hparams hp;
+    /* weights */
+    sn_matrix tok_embd;
+    const float *output_norm, *rope_freqs;
+    sn_matrix output;
+    layer_weights *layers;
+    float **owned;
+    int n_owned;
+    /* derived */
+    int neox;
+    float corr_dims[2], theta_scale, kq_scale;
+    int64_t n_q, n_kv; /* q and k/v widths */
+    /* state: KV cache [layer][pos][n_kv] */
+    void *kcache, *vcache;
+    size_t kv_elt;
+    /* activations (sn_ops allocates them) */
+    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
+    sn_ops ops; /* converted-activation scratch of the shared matmuls */
+    float *logits_tmp;
+    attn_scratch *scratch;
+    float *kt32, *v32; /* tiled attention: f32 K (transposed) and V of one layer, per kv head */
+    uint64_t kv32_cap;
+    int64_t kt_ld;
+} llama_state;
+
+#define LHP(m) (&((const llama_state *)(m)->impl)->hp)
+
+/* One layer's attention over a micro-batch: T tokens from position pos0 (the pool's jobs). */
+typedef struct {
+    sn_model *m;
+    llama_state *s;
+    int il;
+    int64_t T, pos0;
+} attn_job;
+
+/* Row pos of layer il in a [layer][pos][n_kv] cache. */
+static inline const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx, int il, int64_t pos) {
+    return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
+}
+
+/* f32 copies of a layer's visible keys (transposed) and values per kv head, for the tiled path. */
+void sn_llama_prep_worker(void *arg, int ith, int nth);
+/* The attention of the job's tokens into s->att: untiled under FA_TILE tokens, tiled from it. */
+void sn_llama_attn_worker(void *arg, int ith, int nth);
+
+#endif
