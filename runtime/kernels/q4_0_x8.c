@@ -9,6 +9,7 @@
  * (token, block) in a small table. */
 #include "q4_0_x8.h"
 
+#include "cpu.h"
 #include "kernels.h"
 
 #include <assert.h>
@@ -54,16 +55,21 @@ static void fill_corr(const void *x, uint64_t x_row, int64_t t0, int64_t t1, int
 
 /* One tile: 8 rows of group data (qs, d) x TT tokens, blocks [b0, b1); accumulators start at 0
  * (b0 == 0) or at the partial sums already stored in y. A pair tile takes 16 rows: the group at grp
- * and the next one, gstride bytes on (the 8-row tiles ignore gstride). */
+ * and a second one gstride bytes on, whose 8 outputs go yhi floats after the first's (the next
+ * group: gstride = one group, yhi = 8; the 8-row tiles ignore both). */
 typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
-                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy);
+                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy,
+                        int64_t yhi);
 
 /* Walks the matrix in (token chunk, block chunk) pieces small enough for the correction table;
  * inside a piece each group meets every token tile while its weights are in cache. With a pair tile
- * and a batch (T >= 2), groups go two at a time: a decode step keeps one weight stream (two at once
- * read DRAM at half the speed here), a batch reuses the weights from cache. */
+ * and a batch (T >= 2), neighbouring groups go two at a time (a batch reuses the weights from
+ * cache). A decode step (T = 1) reads neighbouring groups one at a time (two at once read DRAM at
+ * half the speed on an earlier machine); with far set it pairs group g with g + n_groups / 2
+ * instead, two streams half the matrix apart (AMD: on the Zen 5 the INT4 blob kernel's far pairs
+ * decoded 1.24x faster, and far streams are what x86_avx512.c's F16 / Q8_0 rows read). */
 static void drive(tile_fn tile, tile_fn pair, int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
-                  int64_t T, float *y, int64_t ldy, int tmax) {
+                  int64_t T, float *y, int64_t ldy, int tmax, int far) {
     const int64_t nb = n / SN_QK4_0;
     const uint64_t gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
     int32_t corr[CORR_CAP];
@@ -75,25 +81,30 @@ static void drive(tile_fn tile, tile_fn pair, int64_t n, const void *w, int64_t 
         for (int64_t bc = 0; bc < nb; bc += bch) {
             const int64_t be = bc + bch < nb ? bc + bch : nb;
             fill_corr(x, x_row, tc, te, bc, be, corr);
+            const int64_t half = far && pair && T == 1 ? n_groups / 2 : 0; /* pairs (g, g + half), g < half */
             for (int64_t g = 0; g < n_groups;) {
                 const uint8_t *grp = (const uint8_t *)w + (uint64_t)g * gbytes;
-                const int two = pair && T >= 2 && g + 1 < n_groups;
+                const int farp = g < half, two = farp || (pair && T >= 2 && g + 1 < n_groups);
+                const uint64_t gs = farp ? (uint64_t)half * gbytes : gbytes;
+                const int64_t yhi = farp ? half * SN_Q4_0X8_ROWS : SN_Q4_0X8_ROWS;
                 for (int64_t t = tc; t < te; t += tmax) {
                     const int tt = (int)(te - t < tmax ? te - t : tmax);
                     const sn_block_q8_0 *xa[4];
                     for (int i = 0; i < tt; i++) xa[i] = (const sn_block_q8_0 *)((const char *)x + (uint64_t)(t + i) * x_row);
-                    (two ? pair : tile)(tt, grp, gbytes, bc, be, xa, corr + (t - tc) * (be - bc), be - bc,
-                                        y + t * ldy + g * SN_Q4_0X8_ROWS, ldy);
+                    (two ? pair : tile)(tt, grp, gs, bc, be, xa, corr + (t - tc) * (be - bc), be - bc,
+                                        y + t * ldy + g * SN_Q4_0X8_ROWS, ldy, yhi);
                 }
-                g += two ? 2 : 1;
+                g = farp ? (g + 1 == half ? 2 * half : g + 1) : g + (two ? 2 : 1);
             }
         }
     }
 }
 
 static void tile_scalar(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
-                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) {
+                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy,
+                        int64_t yhi) {
     (void)gstride;
+    (void)yhi;
     for (int t = 0; t < TT; t++)
         for (int r = 0; r < SN_Q4_0X8_ROWS; r++) {
             float s = b0 ? y[t * ldy + r] : 0.0f;
@@ -114,7 +125,7 @@ static void tile_scalar(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
 
 void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                          float *y, int64_t ldy) {
-    drive(tile_scalar, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4);
+    drive(tile_scalar, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -158,8 +169,10 @@ typedef __m256i (*x8_isum_fn)(const __m256i lo[4], const __m256i hi[4], const in
 static inline __attribute__((always_inline)) void tile_n(const int TT, const uint8_t *grp, uint64_t gstride, int64_t b0,
                                                          int64_t b1,
                                                          const sn_block_q8_0 *const *xa, const int32_t *corr,
-                                                         int64_t cld, float *y, int64_t ldy, x8_isum_fn isum) {
+                                                         int64_t cld, float *y, int64_t ldy, int64_t yhi,
+                                                         x8_isum_fn isum) {
     (void)gstride;
+    (void)yhi;
     __m256 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
@@ -178,12 +191,13 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
  * TT a compile-time constant. */
 #define TILE_BY_TOKENS(NAME, BODY, ISUM)                                                                 \
     static void NAME(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,              \
-                     const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy) { \
+                     const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy, \
+                     int64_t yhi) {                                                                     \
         switch (TT) {                                                                                   \
-        case 4: BODY(4, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                      \
-        case 3: BODY(3, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                      \
-        case 2: BODY(2, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                      \
-        default: BODY(1, grp, gstride, b0, b1, xa, corr, cld, y, ldy, ISUM); break;                     \
+        case 4: BODY(4, grp, gstride, b0, b1, xa, corr, cld, y, ldy, yhi, ISUM); break;                 \
+        case 3: BODY(3, grp, gstride, b0, b1, xa, corr, cld, y, ldy, yhi, ISUM); break;                 \
+        case 2: BODY(2, grp, gstride, b0, b1, xa, corr, cld, y, ldy, yhi, ISUM); break;                 \
+        default: BODY(1, grp, gstride, b0, b1, xa, corr, cld, y, ldy, yhi, ISUM); break;                \
         }                                                                                               \
     }
 
@@ -202,7 +216,7 @@ TILE_BY_TOKENS(tile_avx2, tile_n, isum_avx2)
 
 void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                        float *y, int64_t ldy) {
-    drive(tile_avx2, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4);
+    drive(tile_avx2, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
 }
 #pragma GCC pop_options
 
@@ -229,17 +243,20 @@ ISUM_VNNI(isum_vnni512, __m512i, _mm512_dpbusd_epi32, _mm512_set1_epi32, _mm512_
 
 TILE_BY_TOKENS(tile_vnni, tile_n, isum_vnni)
 
-/* 16 rows at once, groups g and g + 1 in the two 256-bit halves of each 512-bit vector: one
- * broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per lane the same integer sums
- * (exact) and the same d = d_w * d_x and fma per block, in block order, as the 8-row tile. */
+/* 16 rows at once, two groups (g and g + 1, or a far pair; tile_fn) in the two 256-bit halves of
+ * each 512-bit vector: one broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per
+ * lane the same integer sums (exact) and the same d = d_w * d_x and fma per block, in block order,
+ * as the 8-row tile. */
 static inline __attribute__((always_inline)) void tile_pair_n(const int TT, const uint8_t *grp, uint64_t gstride,
                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy,
-                                                              x8_isum_fn isum) {
+                                                              int64_t yhi, x8_isum_fn isum) {
     (void)isum; /* the 8-row isum's signature; this tile's sums are isum_vnni512 */
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512 acc[4];
-    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm512_loadu_ps(y + t * ldy) : _mm512_setzero_ps();
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm512_castpd_ps(_mm512_insertf64x4(
+        _mm512_castpd256_pd512(_mm256_loadu_pd((const double *)(y + t * ldy))), _mm256_loadu_pd((const double *)(y + t * ldy + yhi)), 1))
+        : _mm512_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
         const uint8_t *p0 = grp + b * SN_Q4_0X8_BLOCK_BYTES, *p1 = p0 + gstride;
         __m512i lo[4], hi[4];
@@ -256,14 +273,17 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[t]);
         }
     }
-    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm512_storeu_ps(y + t * ldy, acc[t]);
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
+        _mm256_storeu_ps(y + t * ldy, _mm512_castps512_ps256(acc[t]));
+        _mm256_storeu_pd((double *)(y + t * ldy + yhi), _mm512_extractf64x4_pd(_mm512_castps_pd(acc[t]), 1));
+    }
 }
 
 TILE_BY_TOKENS(tile_vnni_pair, tile_pair_n, isum_vnni)
 
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
-    drive(tile_vnni, tile_vnni_pair, n, w, n_groups, x, x_row, T, y, ldy, 4);
+    drive(tile_vnni, tile_vnni_pair, n, w, n_groups, x, x_row, T, y, ldy, 4, (sn_cpu_usable() & SN_CPU_AMD) != 0);
 }
 #pragma GCC pop_options
 #endif

@@ -150,6 +150,10 @@ static void test_long_rows(void) {
     make(&f, (int64_t)SN_QK4_0 * 8200, 8, 3, 0);
     check(&f);
     drop(&f);
+    /* one token over 5 groups: the AMD decode's far pairs (g, g + 2) resume from parked sums */
+    make(&f, (int64_t)SN_QK4_0 * 8200, 40, 1, 0);
+    check(&f);
+    drop(&f);
 }
 
 static void test_repack_layout(void) {
