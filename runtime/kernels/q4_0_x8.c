@@ -134,8 +134,9 @@ void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void 
 #include "simd_avx512.h"
 
 /* No software prefetch: a group is one sequential stream, which the hardware prefetcher follows
- * at DRAM speed here (measured: 1 KB-ahead prefetches made it 10-20% slower, and a loop reading
- * two streams at once - e.g. two groups, or scales in their own array - ran at half the speed). */
+ * at DRAM speed (measured on an earlier machine: 1 KB-ahead prefetches made it 10-20% slower, and
+ * a loop reading two neighbouring streams at once - two adjacent groups, or scales in their own
+ * array - ran at half the speed; two streams half a matrix apart are faster on AMD, see drive). */
 
 static inline int32_t ld32(const int8_t *p) {
     int32_t v;
