@@ -75,6 +75,17 @@ uint32_t sn_cpu_usable(void) {
     return c - 1;
 }
 
+int sn_cpu_far_streams(void) {
+    static int cached = -1;
+    int c = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (c < 0) {
+        const char *e = getenv("SN_MV_QUARTERS");
+        c = e && *e ? strcmp(e, "1") == 0 : (sn_cpu_features() & SN_CPU_AMD) != 0;
+        __atomic_store_n(&cached, c, __ATOMIC_RELEASE);
+    }
+    return c;
+}
+
 const char *sn_cpu_describe(uint32_t f) {
     if (f & SN_CPU_AVX512) {
         if ((f & SN_CPU_AVX512VNNI) && (f & SN_CPU_AVX512BF16)) return "avx512-vnni-bf16";

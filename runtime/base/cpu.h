@@ -23,6 +23,11 @@ enum {
 uint32_t sn_cpu_features(void);
 /* Features after applying the SN_CPU cap from the environment (read once per process). */
 uint32_t sn_cpu_usable(void);
+/* 1 where single-token matmuls read a matrix as several streams far apart (rows a quarter of the
+ * range apart, or 8-row groups half of it apart) with no software prefetch, 0 where they read it as
+ * one prefetched stream. The same values either way; the default follows the vendor (AMD: 1, as
+ * measured on Zen 5), SN_MV_QUARTERS=0|1 overrides (read once per process; tests force each). */
+int sn_cpu_far_streams(void);
 /* "avx512-vnni-bf16", "avx2", "scalar", ... for logs and --json. */
 const char *sn_cpu_describe(uint32_t features);
 

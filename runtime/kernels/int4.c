@@ -560,7 +560,7 @@ X16_TARGET static inline __m512i isum_x16_vnni(const __m512i *u, const int8_t *q
 
 /* Pair P of the groups against TT (1..X16_TT, a compile-time constant where inlined) tokens from
  * t0, so the unpacked block and the accumulators stay in registers. pf: software prefetch ahead of
- * both streams (off on AMD: on the Zen 5 of session 14 RWKV-7's INT4 decode ran 1.07-1.11x faster
+ * both streams (off where sn_cpu_far_streams, i.e. on AMD: on the Zen 5 of session 14 RWKV-7's INT4 decode ran 1.07-1.11x faster
  * without it, the prompt 1.04x at 1 thread; two far streams are what its hardware prefetchers
  * follow, as x86_avx512.c found for the F16 rows). */
 X16_TARGET static inline __attribute__((always_inline)) void x16_pair_tile(const int TT, int pf, int64_t n,
@@ -600,7 +600,7 @@ enum { X16_TT = 4 };
 X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npairs, int64_t nrows, const void *x,
                                       uint64_t x_row, int64_t T, float *y, int64_t ldy) {
     const uint64_t gb = sn_int4x8_group_bytes(n);
-    const int pf = !(sn_cpu_usable() & SN_CPU_AMD);
+    const int pf = !sn_cpu_far_streams();
     for (int64_t P = 0; P < npairs; P++) {
         const uint8_t *g0 = w + (uint64_t)P * gb, *g1 = w + (uint64_t)(P + npairs) * gb;
         const int64_t hi0 = 8 * (P + npairs), hin = nrows - hi0 >= 8 ? 8 : nrows - hi0; /* rows of g1 kept */

@@ -65,7 +65,7 @@ typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
  * inside a piece each group meets every token tile while its weights are in cache. With a pair tile
  * and a batch (T >= 2), neighbouring groups go two at a time (a batch reuses the weights from
  * cache). A decode step (T = 1) reads neighbouring groups one at a time (two at once read DRAM at
- * half the speed on an earlier machine); with far set it pairs group g with g + n_groups / 2
+ * half the speed on an earlier machine); with far set (sn_cpu_far_streams) it pairs group g with g + n_groups / 2
  * instead, two streams half the matrix apart (AMD: on the Zen 5 the INT4 blob kernel's far pairs
  * decoded 1.24x faster, and far streams are what x86_avx512.c's F16 / Q8_0 rows read). */
 static void drive(tile_fn tile, tile_fn pair, int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
@@ -284,7 +284,7 @@ TILE_BY_TOKENS(tile_vnni_pair, tile_pair_n, isum_vnni)
 
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
-    drive(tile_vnni, tile_vnni_pair, n, w, n_groups, x, x_row, T, y, ldy, 4, (sn_cpu_usable() & SN_CPU_AMD) != 0);
+    drive(tile_vnni, tile_vnni_pair, n, w, n_groups, x, x_row, T, y, ldy, 4, sn_cpu_far_streams());
 }
 #pragma GCC pop_options
 #endif

@@ -121,8 +121,8 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
  * 1 GB read ran at 39 GB/s as one stream and 45 GB/s as four (bench/tools/membw.c's loop, 4 KB
  * apart streams gave nothing), and decode of the 221M bench model went 1.1-1.2x faster for F16 and
  * 1.3-1.5x for Q8_0. Four neighbouring rows interleaved ran 3x slower there, as an earlier
- * session found on another machine. Installed on AMD cores only (measured there; SN_MV_QUARTERS=0|1
- * overrides). The F16 rows carry no software prefetch (it cost 10-20% on the Zen 5: the hardware
+ * session found on another machine. Installed where sn_cpu_far_streams says so (AMD cores, measured there;
+ * SN_MV_QUARTERS=0|1 overrides). The F16 rows carry no software prefetch (it cost 10-20% on the Zen 5: the hardware
  * prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's (without it 1.3x slower). */
 typedef void (*rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
 static void mv_quarters(rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x,
@@ -282,21 +282,6 @@ static void mad_rows_f32(int64_t n, float *y, const float *x, int64_t ld, const 
         for (int64_t t = 0; t < nt; t++) mad_f32(n - i, y + i, x + t * ld + i, v[t]);
 }
 
-static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
-    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    for (int64_t d = 0; d < D; d++) {
-        const __m512 p = _mm512_set1_ps(q[d]);
-        const float *k = kt + d * ld;
-        c0 = _mm512_fmadd_ps(_mm512_loadu_ps(k), p, c0);
-        c1 = _mm512_fmadd_ps(_mm512_loadu_ps(k + 16), p, c1);
-        c2 = _mm512_fmadd_ps(_mm512_loadu_ps(k + 32), p, c2);
-        c3 = _mm512_fmadd_ps(_mm512_loadu_ps(k + 48), p, c3);
-    }
-    _mm512_storeu_ps(out, c0);
-    _mm512_storeu_ps(out + 16, c1);
-    _mm512_storeu_ps(out + 32, c2);
-    _mm512_storeu_ps(out + 48, c3);
-}
 
 static void kq_tile128(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
     __m512 c[8];
@@ -309,8 +294,8 @@ static void kq_tile128(int64_t D, const float *q, const float *kt, int64_t ld, f
     for (int j = 0; j < 8; j++) _mm512_storeu_ps(out + 16 * j, c[j]);
 }
 
-/* G query rows (G = 2 or 4) against one 64-key tile: 4G accumulators, each key vector loaded once
- * for all rows. A constant G after inlining, so the row loops unroll. */
+/* G query rows (G = 1, 2 or 4) against one 64-key tile: 4G accumulators, each key vector loaded
+ * once for all rows. A constant G after inlining, so the row loops unroll. */
 static inline __attribute__((always_inline)) void kq_tile64_rows(const int G, int64_t D, const float *const *q,
                                                                  const float *kt, int64_t ld, float *out) {
     __m512 c[4][4];
@@ -327,6 +312,10 @@ static inline __attribute__((always_inline)) void kq_tile64_rows(const int G, in
     }
     _Pragma("GCC unroll 4") for (int g = 0; g < G; g++)
         _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) _mm512_storeu_ps(out + 64 * g + 16 * j, c[g][j]);
+}
+
+static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
+    kq_tile64_rows(1, D, &q, kt, ld, out);
 }
 
 static void kq_tile64xg(int64_t D, const float *const *q, int G, const float *kt, int64_t ld, float *out) {
@@ -647,8 +636,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
         k->mv[t] = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
-    const char *qe = getenv("SN_MV_QUARTERS");
-    const int quarters = qe && *qe ? strcmp(qe, "1") == 0 : (f & SN_CPU_AMD) != 0; /* see mv_quarters */
+    const int quarters = sn_cpu_far_streams(); /* see mv_quarters */
     k->mv[SN_GGML_F16] = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
     if (quarters && (f & SN_CPU_AVX512VNNI)) k->mv[SN_GGML_Q8_0] = mv_q8_0_quarters;
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q8_0_mm_avx512(k); /* Q8_0 batches, 16 rows per vector */

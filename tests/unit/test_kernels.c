@@ -183,7 +183,6 @@ static void check_table(const sn_kernels *k) {
         CU_ASSERT_EQUAL(memcmp(y1, y2, (size_t)n * 2), 0);
         s->mad_f32(n, f1, fx, -1.3f); k->mad_f32(n, f2, fx, -1.3f);
         CU_ASSERT_EQUAL(memcmp(f1, f2, (size_t)n * 4), 0);
-
         free(y1); free(y2); free(xv); free(f1); free(f2); free(fx);
     }
     /* the V side of a 64-key tile: nt rows of n floats (stride n + 5) against nt x scalar mad_f32;
