@@ -166,6 +166,14 @@ mut q4_0x8-far-resume runtime/kernels/q4_0_x8.c \
 # its four VPDPBUSD chains per block: the first seeded with the wrong correction
 mut int4-x16-seed runtime/kernels/int4.c \
   '_mm512_dpbusd_epi32(_mm512_set1_epi32(-8 * sum), u[0]' '_mm512_dpbusd_epi32(_mm512_set1_epi32(-7 * sum), u[0]' 'unit/test_int4$'
+# the AVX-512 Q4_K decode dot takes 4 blocks at once: block 1 multiplied by block 0's scales; the
+# min terms' second halves never added
+mut q4k-quad-scales runtime/kernels/kquants_avx512.c \
+  'q4k_block_lanes_s16(&w[1], a[1].qs, _mm512_shuffle_i32x4(s16, s16, 0x55));' \
+  'q4k_block_lanes_s16(&w[1], a[1].qs, _mm512_shuffle_i32x4(s16, s16, 0x00));' 'unit/test_kernels$'
+mut q4k-quad-mins runtime/kernels/kquants_avx512.c \
+  'ms = _mm512_add_epi32(ms, _mm512_shuffle_epi32(ms, _MM_PERM_BADC));' \
+  'ms = _mm512_add_epi32(ms, _mm512_shuffle_epi32(ms, _MM_PERM_DCBA));' 'unit/test_kernels$'
 # the tiled attention's V side keeps y in registers across a tile's rows: the last register of
 # each 128-float chunk never stored back; its scores for two key tiles at once: the second tile's
 # keys read from the first tile's columns

@@ -54,25 +54,9 @@ static inline __m128i fold512(__m512i v) { /* 16 lanes -> 4 partial sums (exact)
 
 /* ---- Q4_K ---- */
 
-/* sn_kq_q4k_scales with vector instructions: the 12 scale bytes (and 4 bytes of qs after them)
- * shuffled so that [scales 0-7 | mins 0-7] come out of 2 shuffles, 2 shifts and masks. */
-static inline void q4k_scales_vec(const uint8_t *q, __m128i *sc, __m128i *mn) {
-    const __m128i v = _mm_loadu_si128((const __m128i *)q);
-    const __m128i p = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
-    const __m128i t = _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 8, 9, 10, 11, -1, -1, -1, -1, 8, 9, 10, 11));
-    const __m128i lo6 = _mm_setr_epi8(63, 63, 63, 63, 0, 0, 0, 0, 63, 63, 63, 63, 0, 0, 0, 0);
-    const __m128i top2 = _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
-    const __m128i nib_lo = _mm_setr_epi8(0, 0, 0, 0, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m128i nib_hi = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
-    const __m128i r = _mm_or_si128(_mm_or_si128(_mm_and_si128(p, lo6), _mm_and_si128(_mm_srli_epi16(p, 2), top2)),
-                                   _mm_or_si128(_mm_and_si128(t, nib_lo), _mm_and_si128(_mm_srli_epi16(t, 4), nib_hi)));
-    *sc = r;                          /* bytes 0-7 */
-    *mn = _mm_unpackhi_epi64(r, r);   /* bytes 8-15 */
-}
-
-/* sum over the block of scale * nibble * activation, as 16 int32 lanes (exact) */
-static inline __m512i q4k_block_lanes(const sn_block_q4_K *w, const int8_t *q8, __m128i sc) {
-    const __m512i s16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sc));
+/* sum over the block of scale * nibble * activation, as 16 int32 lanes (exact); s16: the block's 8
+ * scales as int16, the same in every 128-bit quarter */
+static inline __m512i q4k_block_lanes_s16(const sn_block_q4_K *w, const int8_t *q8, __m512i s16) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), shift = halves16(0, 4);
     __m512i acc = _mm512_setzero_si512();
     _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
@@ -83,34 +67,86 @@ static inline __m512i q4k_block_lanes(const sn_block_q4_K *w, const int8_t *q8, 
     }
     return acc;
 }
+static inline __m512i q4k_block_lanes(const sn_block_q4_K *w, const int8_t *q8, __m128i sc) {
+    return q4k_block_lanes_s16(w, q8, _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sc)));
+}
+
+/* lane 4r + t = sum of the 4 int32 of quarter r of v[t] */
+static inline __m512i reduce4x4(const __m512i v[4]) {
+    const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]), _mm512_unpackhi_epi32(v[0], v[1]));
+    const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2], v[3]), _mm512_unpackhi_epi32(v[2], v[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
+}
+
+/* sn_kq_q4k_scales with vector instructions, for 4 blocks at once: each block's 12 scale bytes (and
+ * 4 bytes of qs after them) in 128-bit quarter k, shuffled so that [scales 0-7 | mins 0-7] come out
+ * of 2 shuffles, 2 shifts and masks. */
+static inline __m512i q4k_scales_vec4(const sn_block_q4_K *w) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)w[0].scales));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)w[1].scales), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)w[2].scales), 2);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)w[3].scales), 3);
+#define Q(...) _mm512_broadcast_i32x4(_mm_setr_epi8(__VA_ARGS__))
+    const __m512i p = _mm512_shuffle_epi8(v, Q(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
+    const __m512i t = _mm512_shuffle_epi8(v, Q(-1, -1, -1, -1, 8, 9, 10, 11, -1, -1, -1, -1, 8, 9, 10, 11));
+    const __m512i lo6 = Q(63, 63, 63, 63, 0, 0, 0, 0, 63, 63, 63, 63, 0, 0, 0, 0);
+    const __m512i top2 = Q(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
+    const __m512i nib_lo = Q(0, 0, 0, 0, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i nib_hi = Q(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+#undef Q
+    return _mm512_or_si512(_mm512_or_si512(_mm512_and_si512(p, lo6), _mm512_and_si512(_mm512_srli_epi16(p, 2), top2)),
+                           _mm512_or_si512(_mm512_and_si512(t, nib_lo), _mm512_and_si512(_mm512_srli_epi16(t, 4), nib_hi)));
+}
+
+/* 4 blocks' integers, exact: [isum 0..3 | msum 0..3] as lanes is0 ms0 is1 ms1 .. of 8 int32.
+ * The scales of all 4 are unpacked in one register; each block's min term is its 8 mins (each
+ * twice) times its 16 bsums in one vpmaddwd (m * bs[2i] + m * bs[2i+1], the same integer as m times
+ * the pair's sum), two blocks per register. */
+static inline __m256i q4k_quad(const sn_block_q4_K *w, const sn_block_q8_K *a) {
+    const __m512i r = q4k_scales_vec4(w), z = _mm512_setzero_si512();
+    const __m512i s16 = _mm512_unpacklo_epi8(r, z); /* quarter k: block k's scales as int16 */
+    __m512i lanes[4];
+    lanes[0] = q4k_block_lanes_s16(&w[0], a[0].qs, _mm512_shuffle_i32x4(s16, s16, 0x00));
+    lanes[1] = q4k_block_lanes_s16(&w[1], a[1].qs, _mm512_shuffle_i32x4(s16, s16, 0x55));
+    lanes[2] = q4k_block_lanes_s16(&w[2], a[2].qs, _mm512_shuffle_i32x4(s16, s16, 0xAA));
+    lanes[3] = q4k_block_lanes_s16(&w[3], a[3].qs, _mm512_shuffle_i32x4(s16, s16, 0xFF));
+    const __m512i md = _mm512_shuffle_epi8(r, _mm512_broadcast_i32x4(_mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+    const __m512i m01 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(md)), m23 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(md, 1));
+#define BS2(k) _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[k].bsums)), \
+                                  _mm256_loadu_si256((const __m256i *)a[(k) + 1].bsums), 1)
+    const __m512i p01 = _mm512_madd_epi16(m01, BS2(0)), p23 = _mm512_madd_epi16(m23, BS2(2));
+#undef BS2
+    /* mins: quarter 0 -> [ms0 ms2 ms0 ms2], quarter 2 -> [ms1 ms3 ..] */
+    __m512i ms = _mm512_add_epi32(_mm512_unpacklo_epi32(p01, p23), _mm512_unpackhi_epi32(p01, p23));
+    ms = _mm512_add_epi32(ms, _mm512_shuffle_epi32(ms, _MM_PERM_BADC));
+    ms = _mm512_add_epi32(ms, _mm512_shuffle_i32x4(ms, ms, _MM_SHUFFLE(2, 3, 0, 1)));
+    const __m512i q = reduce4x4(lanes); /* lane 4r + k: quarter r of block k */
+    const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(q), _mm512_extracti64x4_epi64(q, 1));
+    const __m128i is = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    const __m512i all = _mm512_inserti32x4(ms, is, 1); /* lanes 4..7: is0..is3 */
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(4, 0, 5, 8, 6, 1, 7, 9, 0, 0, 0, 0, 0, 0, 0, 0), all));
+}
 
 /* decode order (scalar q4_K_dot, per_pair = 0): one integer per block, one fma each for s1, s2;
- * the horizontal sums of 4 blocks are taken together */
+ * 4 blocks at a time (q4k_quad) */
 static float dot_q4_K(int64_t n, const void *vw, const void *va) {
     const sn_block_q4_K *w = vw;
     const sn_block_q8_K *a = va;
     const int64_t nb = n / SN_QK_K;
     int64_t b = 0;
-    /* 4 blocks at a time: their integers reduced together to [isum 0..3 | msum 0..3], then the 8
-     * products d_w * d_a, dmin_w * d_a in one vector and the two fma chains in lanes 0 and 1 */
+    /* the 8 products d_w * d_a, dmin_w * d_a in one vector and the two fma chains in lanes 0 and 1 */
     __m128 s12 = _mm_setzero_ps(); /* lane 0: s1, lane 1: s2 */
-    const __m256i to_pairs = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7), dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     for (; b + 4 <= nb; b += 4) {
-        __m256i lm[4];
         uint32_t d4[4]; /* per block: d and dmin, adjacent fp16 */
         _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
             sn_k_prefetch(&w[b + k], sizeof w[b + k]);
-            __m128i sc, mn;
-            q4k_scales_vec(w[b + k].scales, &sc, &mn);
-            lm[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(fold512(q4k_block_lanes(&w[b + k], a[b + k].qs, sc))),
-                                            sn_kq_q4k_mins(mn, a[b + k].bsums), 1);
             memcpy(&d4[k], &w[b + k].d, 4);
         }
+        const __m256 f = _mm256_cvtepi32_ps(q4k_quad(&w[b], &a[b])); /* is0 ms0 is1 ms1 .. */
         /* a load, not _mm_insert_epi32: its lane must be an immediate, which k is only once the
          * loop is unrolled (not at the ASan build's -O1) */
         const __m128i dd = _mm_loadu_si128((const __m128i *)d4);
-        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(lm[0], lm[1]), _mm256_hadd_epi32(lm[2], lm[3]));
-        const __m256 f = _mm256_cvtepi32_ps(_mm256_permutevar8x32_epi32(h, to_pairs)); /* is0 ms0 is1 ms1 .. */
         const __m256 ad = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_setr_ps(a[b].d, a[b + 1].d, a[b + 2].d, a[b + 3].d)), dup);
         const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(dd), ad); /* d0 dmin0 d1 dmin1 .. */
         const __m128 f01 = _mm256_castps256_ps128(f), f23 = _mm256_extractf128_ps(f, 1);
@@ -164,13 +200,6 @@ static inline __m512i quarters_at(const uint8_t *const p[4], int64_t off) {
                     _mm_loadu_si128((const __m128i *)(p[2] + off)), _mm_loadu_si128((const __m128i *)(p[3] + off)));
 }
 static inline __m512i bcast16(const int8_t *p) { return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)p)); }
-
-/* lane 4r + t = sum of the 4 int32 of quarter r of v[t] */
-static inline __m512i reduce4x4(const __m512i v[4]) {
-    const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]), _mm512_unpackhi_epi32(v[0], v[1]));
-    const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2], v[3]), _mm512_unpackhi_epi32(v[2], v[3]));
-    return _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
-}
 
 static void gemm_q4_K(int64_t n, const void *vw, uint64_t w_row, const void *vx, uint64_t x_row, float *y, int64_t ldy) {
     const sn_block_q8_K *x[4];
