@@ -161,8 +161,8 @@ mut q4_0x8-far-out runtime/kernels/q4_0_x8.c \
   'const int64_t yhi = farp ? half * SN_Q4_0X8_ROWS : SN_Q4_0X8_ROWS;' \
   'const int64_t yhi = SN_Q4_0X8_ROWS;' 'unit/test_q4_0_x8_mv1$'
 mut q4_0x8-far-resume runtime/kernels/q4_0_x8.c \
-  '_mm256_loadu_pd((const double *)(y + t * ldy + yhi)), 1))' \
-  '_mm256_loadu_pd((const double *)(y + t * ldy)), 1))' 'unit/test_q4_0_x8_mv1$'
+  '_mm256_castps_pd(_mm256_loadu_ps(y + yhi)), 1));' \
+  '_mm256_castps_pd(_mm256_loadu_ps(y)), 1));' 'unit/test_q4_0_x8_mv1$'
 # its four VPDPBUSD chains per block: the first seeded with the wrong correction
 mut int4-x16-seed runtime/kernels/int4.c \
   '_mm512_dpbusd_epi32(_mm512_set1_epi32(-8 * sum), u[0]' '_mm512_dpbusd_epi32(_mm512_set1_epi32(-7 * sum), u[0]' 'unit/test_int4$'

@@ -560,9 +560,9 @@ X16_TARGET static inline __m512i isum_x16_vnni(const __m512i *u, const int8_t *q
 
 /* Pair P of the groups against TT (1..X16_TT, a compile-time constant where inlined) tokens from
  * t0, so the unpacked block and the accumulators stay in registers. pf: software prefetch ahead of
- * both streams (off where sn_cpu_far_streams, i.e. on AMD: on the Zen 5 of session 14 RWKV-7's INT4 decode ran 1.07-1.11x faster
- * without it, the prompt 1.04x at 1 thread; two far streams are what its hardware prefetchers
- * follow, as x86_avx512.c found for the F16 rows). */
+ * both streams (off where sn_cpu_far_streams, i.e. on AMD: on the Zen 5 of session 14 RWKV-7's
+ * INT4 decode ran 1.07-1.11x faster without it, the prompt 1.04x at 1 thread; two far streams are
+ * what its hardware prefetchers follow, as x86_avx512.c found for the F16 rows). */
 X16_TARGET static inline __attribute__((always_inline)) void x16_pair_tile(const int TT, int pf, int64_t n,
                                                                            const uint8_t *g0, const uint8_t *g1,
                                                                            const act_view *a, __m512 *acc) {

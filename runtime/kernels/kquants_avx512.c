@@ -110,8 +110,11 @@ static inline __m256i q4k_quad(const sn_block_q4_K *w, const sn_block_q8_K *a) {
     lanes[1] = q4k_block_lanes_s16(&w[1], a[1].qs, _mm512_shuffle_i32x4(s16, s16, 0x55));
     lanes[2] = q4k_block_lanes_s16(&w[2], a[2].qs, _mm512_shuffle_i32x4(s16, s16, 0xAA));
     lanes[3] = q4k_block_lanes_s16(&w[3], a[3].qs, _mm512_shuffle_i32x4(s16, s16, 0xFF));
-    const __m512i md = _mm512_shuffle_epi8(r, _mm512_broadcast_i32x4(_mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
-    const __m512i m01 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(md)), m23 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(md, 1));
+    /* quarter k: block k's mins, each twice */
+    const __m128i dup8 = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const __m512i md = _mm512_shuffle_epi8(r, _mm512_broadcast_i32x4(dup8));
+    const __m512i m01 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(md));
+    const __m512i m23 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(md, 1));
 #define BS2(k) _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[k].bsums)), \
                                   _mm256_loadu_si256((const __m256i *)a[(k) + 1].bsums), 1)
     const __m512i p01 = _mm512_madd_epi16(m01, BS2(0)), p23 = _mm512_madd_epi16(m23, BS2(2));
@@ -124,7 +127,8 @@ static inline __m256i q4k_quad(const sn_block_q4_K *w, const sn_block_q8_K *a) {
     const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(q), _mm512_extracti64x4_epi64(q, 1));
     const __m128i is = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
     const __m512i all = _mm512_inserti32x4(ms, is, 1); /* lanes 4..7: is0..is3 */
-    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(4, 0, 5, 8, 6, 1, 7, 9, 0, 0, 0, 0, 0, 0, 0, 0), all));
+    const __m512i order = _mm512_setr_epi32(4, 0, 5, 8, 6, 1, 7, 9, 0, 0, 0, 0, 0, 0, 0, 0); /* is0 ms0 is1 ms1 .. */
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, all));
 }
 
 /* decode order (scalar q4_K_dot, per_pair = 0): one integer per block, one fma each for s1, s2;

@@ -65,9 +65,10 @@ typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
  * inside a piece each group meets every token tile while its weights are in cache. With a pair tile
  * and a batch (T >= 2), neighbouring groups go two at a time (a batch reuses the weights from
  * cache). A decode step (T = 1) reads neighbouring groups one at a time (two at once read DRAM at
- * half the speed on an earlier machine); with far set (sn_cpu_far_streams) it pairs group g with g + n_groups / 2
- * instead, two streams half the matrix apart (AMD: on the Zen 5 the INT4 blob kernel's far pairs
- * decoded 1.24x faster, and far streams are what x86_avx512.c's F16 / Q8_0 rows read). */
+ * half the speed on an earlier machine); with far set (sn_cpu_far_streams) it pairs group g with
+ * g + n_groups / 2 instead, two streams half the matrix apart (AMD: on the Zen 5 the INT4 blob
+ * kernel's far pairs decoded 1.24x faster, and far streams are what x86_avx512.c's F16 / Q8_0 rows
+ * read). */
 static void drive(tile_fn tile, tile_fn pair, int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                   int64_t T, float *y, int64_t ldy, int tmax, int far) {
     const int64_t nb = n / SN_QK4_0;
@@ -248,6 +249,16 @@ TILE_BY_TOKENS(tile_vnni, tile_n, isum_vnni)
  * each 512-bit vector: one broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per
  * lane the same integer sums (exact) and the same d = d_w * d_x and fma per block, in block order,
  * as the 8-row tile. */
+/* the pair tile's 16 outputs of one token: 8 at y (the first group), 8 at y + yhi (the second) */
+static inline __m512 load_halves(const float *y, int64_t yhi) { /* 64-bit lanes: AVX512F only, no DQ */
+    const __m512d lo = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(y)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(lo, _mm256_castps_pd(_mm256_loadu_ps(y + yhi)), 1));
+}
+static inline void store_halves(float *y, int64_t yhi, __m512 v) {
+    _mm256_storeu_ps(y, _mm512_castps512_ps256(v));
+    _mm256_storeu_ps(y + yhi, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
 static inline __attribute__((always_inline)) void tile_pair_n(const int TT, const uint8_t *grp, uint64_t gstride,
                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy,
@@ -255,9 +266,7 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
     (void)isum; /* the 8-row isum's signature; this tile's sums are isum_vnni512 */
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512 acc[4];
-    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm512_castpd_ps(_mm512_insertf64x4(
-        _mm512_castpd256_pd512(_mm256_loadu_pd((const double *)(y + t * ldy))), _mm256_loadu_pd((const double *)(y + t * ldy + yhi)), 1))
-        : _mm512_setzero_ps();
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? load_halves(y + t * ldy, yhi) : _mm512_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
         const uint8_t *p0 = grp + b * SN_Q4_0X8_BLOCK_BYTES, *p1 = p0 + gstride;
         __m512i lo[4], hi[4];
@@ -274,10 +283,7 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[t]);
         }
     }
-    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
-        _mm256_storeu_ps(y + t * ldy, _mm512_castps512_ps256(acc[t]));
-        _mm256_storeu_pd((double *)(y + t * ldy + yhi), _mm512_extractf64x4_pd(_mm512_castps_pd(acc[t]), 1));
-    }
+    _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) store_halves(y + t * ldy, yhi, acc[t]);
 }
 
 TILE_BY_TOKENS(tile_vnni_pair, tile_pair_n, isum_vnni)

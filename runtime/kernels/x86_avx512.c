@@ -121,9 +121,10 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
  * 1 GB read ran at 39 GB/s as one stream and 45 GB/s as four (bench/tools/membw.c's loop, 4 KB
  * apart streams gave nothing), and decode of the 221M bench model went 1.1-1.2x faster for F16 and
  * 1.3-1.5x for Q8_0. Four neighbouring rows interleaved ran 3x slower there, as an earlier
- * session found on another machine. Installed where sn_cpu_far_streams says so (AMD cores, measured there;
- * SN_MV_QUARTERS=0|1 overrides). The F16 rows carry no software prefetch (it cost 10-20% on the Zen 5: the hardware
- * prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's (without it 1.3x slower). */
+ * session found on another machine. Installed where sn_cpu_far_streams says so (AMD cores, measured
+ * there; SN_MV_QUARTERS=0|1 overrides). The F16 rows carry no software prefetch (it cost 10-20% on
+ * the Zen 5: the hardware prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's
+ * (without it 1.3x slower). */
 typedef void (*rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
 static void mv_quarters(rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x,
                         const float *aux, float (*one)(int64_t, const void *, const void *), float *y) {
@@ -281,7 +282,6 @@ static void mad_rows_f32(int64_t n, float *y, const float *x, int64_t ld, const 
     if (i < n)
         for (int64_t t = 0; t < nt; t++) mad_f32(n - i, y + i, x + t * ld + i, v[t]);
 }
-
 
 static void kq_tile128(int64_t D, const float *q, const float *kt, int64_t ld, float *out) {
     __m512 c[8];
