@@ -174,6 +174,11 @@ mut q4k-quad-scales runtime/kernels/kquants_avx512.c \
 mut q4k-quad-mins runtime/kernels/kquants_avx512.c \
   'ms = _mm512_add_epi32(ms, _mm512_shuffle_epi32(ms, _MM_PERM_BADC));' \
   'ms = _mm512_add_epi32(ms, _mm512_shuffle_epi32(ms, _MM_PERM_DCBA));' 'unit/test_kernels$'
+# the AVX-512 Q6_K decode reads four rows a quarter apart: the second row of each four read as the
+# first
+mut q6k-quarters-rows runtime/kernels/kquants_avx512.c \
+  'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r] + b;' \
+  'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r & 2] + b;' 'unit/test_kernels_f16_convert_mv1$'
 # the tiled attention's V side keeps y in registers across a tile's rows: the last register of
 # each 128-float chunk never stored back; its scores for two key tiles at once: the second tile's
 # keys read from the first tile's columns

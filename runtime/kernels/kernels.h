@@ -124,6 +124,7 @@ void sn_kernels_kquants_avx2(sn_kernels *k);
 /* The same Q4_K / Q6_K dots 512 bits wide with VNNI (kquants_avx512.c); the AVX-512 table calls it
  * where cpu.c found AVX512-VNNI. */
 void sn_kernels_kquants_avx512(sn_kernels *k);
+void sn_kernels_kquants_mv_avx512(sn_kernels *k); /* the Q6_K single-token matmul in four far streams */
 /* Q4_K batches on AVX-512 VNNI, rows rearranged per call 16 to a vector (kquants_mm_avx512.c). */
 void sn_kernels_q4_K_mm_avx512(sn_kernels *k);
 /* and its 8-row AVX2 twin (kquants_mm_avx2.c), for the AVX2 table */
@@ -176,6 +177,30 @@ enum { SN_K_PREFETCH_AHEAD = 4096 };
 static inline void sn_k_prefetch(const void *p, size_t bytes) {
     const char *q = (const char *)p + SN_K_PREFETCH_AHEAD;
     for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(q + o, 0, 3);
+}
+
+/* Single-token matmuls that read four rows a quarter of the range apart at once (rows r, r + q,
+ * r + 2q, r + 3q for q = R / 4, then the last R % 4 one by one through `one`), each row with
+ * exactly the operations of its one-row kernel, so y[r] is bit for bit what that kernel gives.
+ * Four streams pages apart, interleaved finely (a block or a 64-element step of each row in turn),
+ * keep more of the memory system busy than one: on the Zen 5 of session 13 a plain 1 GB read ran
+ * at 39 GB/s as one stream and 45 GB/s as four (4 KB apart streams gave nothing); on session 16's
+ * 29-32 against 24, while four streams taken 512 bytes or more at a time ran no faster than one.
+ * Four neighbouring rows interleaved ran 3x slower on an earlier machine. Installed where
+ * sn_cpu_far_streams says so (AMD cores, measured there; SN_MV_QUARTERS=0|1 overrides). rows4
+ * gets the four row pointers, the activation x and the caller's aux, and writes 4 outputs. */
+typedef void (*sn_k_rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
+static inline void sn_k_mv_quarters(sn_k_rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R,
+                                    const void *x, const float *aux, sn_dot_fn one, float *y) {
+    const int64_t q = R / 4;
+    for (int64_t r = 0; r < q; r++) {
+        const void *rows[4];
+        float out[4];
+        for (int i = 0; i < 4; i++) rows[i] = (const char *)w + (uint64_t)(r + i * q) * w_row;
+        rows4(n, rows, x, aux, out);
+        for (int i = 0; i < 4; i++) y[r + i * q] = out[i];
+    }
+    for (int64_t r = 4 * q; r < R; r++) y[r] = one(n, (const char *)w + (uint64_t)r * w_row, x);
 }
 
 /* Small exact helpers shared by kernel files. */

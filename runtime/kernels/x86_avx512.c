@@ -114,31 +114,9 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
     return (float)r;
 }
 
-/* Single-token matmuls that read four rows a quarter of the range apart at once (rows r, r + q,
- * r + 2q, r + 3q for q = R / 4, then the last R % 4 one by one), each row with exactly the
- * operations of its one-row kernel, so y[r] is bit for bit what that kernel gives. Four streams
- * pages apart keep more of the memory system busy than one: on the Zen 5 of session 13 a plain
- * 1 GB read ran at 39 GB/s as one stream and 45 GB/s as four (bench/tools/membw.c's loop, 4 KB
- * apart streams gave nothing), and decode of the 221M bench model went 1.1-1.2x faster for F16 and
- * 1.3-1.5x for Q8_0. Four neighbouring rows interleaved ran 3x slower there, as an earlier
- * session found on another machine. Installed where sn_cpu_far_streams says so (AMD cores, measured
- * there; SN_MV_QUARTERS=0|1 overrides). The F16 rows carry no software prefetch (it cost 10-20% on
- * the Zen 5: the hardware prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's
- * (without it 1.3x slower). */
-typedef void (*rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
-static void mv_quarters(rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x,
-                        const float *aux, float (*one)(int64_t, const void *, const void *), float *y) {
-    const int64_t q = R / 4;
-    for (int64_t r = 0; r < q; r++) {
-        const void *rows[4];
-        float out[4];
-        for (int i = 0; i < 4; i++) rows[i] = (const char *)w + (uint64_t)(r + i * q) * w_row;
-        rows4(n, rows, x, aux, out);
-        for (int i = 0; i < 4; i++) y[r + i * q] = out[i];
-    }
-    for (int64_t r = 4 * q; r < R; r++) y[r] = one(n, (const char *)w + (uint64_t)r * w_row, x);
-}
-
+/* Single-token matmuls in four far streams (kernels.h sn_k_mv_quarters, which says why). The F16
+ * rows carry no software prefetch (it cost 10-20% on the Zen 5 of session 13: the hardware
+ * prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's (without it 1.3x slower). */
 /* row_f16_wide on four rows: the same operations per row, interleaved, without the prefetch. */
 static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, const float *aux, float *y) {
     (void)aux;
@@ -171,7 +149,7 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
     const int64_t nv = n & ~(int64_t)15;
     for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
     for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
-    if (quarters) mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
+    if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
     else for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
     if (xf != stack) free(xf);
     return 1;
@@ -443,7 +421,7 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
-/* dot_q8_0 on four rows (mv_quarters), two rows per 512-bit accumulator: low 8 lanes one row, high
+/* dot_q8_0 on four rows (sn_k_mv_quarters), two rows per 512-bit accumulator: low 8 lanes one row, high
  * 8 lanes the other. Each lane is the same 4-product sum as in dot_q8_0 (the 256-bit halves of a
  * VPDPBUSD are independent), each scale the same float product h2f(w.d) * h2f(a.d) (aux holds the
  * activation's), each row's fma chain the same blocks in the same order, and each half ends in the
@@ -478,7 +456,7 @@ static int mv_q8_0_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R,
     const sn_block_q8_0 *a = x;
     float da[MV_Q8_BLOCKS];
     for (int64_t b = 0; b < nb; b++) da[b] = h2f(a[b].d);
-    mv_quarters(rows4_q8_0, n, w, w_row, R, x, da, dot_q8_0, y);
+    sn_k_mv_quarters(rows4_q8_0, n, w, w_row, R, x, da, dot_q8_0, y);
     return 1;
 }
 
@@ -636,9 +614,12 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
         k->mv[t] = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
-    const int quarters = sn_cpu_far_streams(); /* see mv_quarters */
+    const int quarters = sn_cpu_far_streams(); /* see sn_k_mv_quarters */
     k->mv[SN_GGML_F16] = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
-    if (quarters && (f & SN_CPU_AVX512VNNI)) k->mv[SN_GGML_Q8_0] = mv_q8_0_quarters;
+    if (quarters && (f & SN_CPU_AVX512VNNI)) {
+        k->mv[SN_GGML_Q8_0] = mv_q8_0_quarters;
+        sn_kernels_kquants_mv_avx512(k); /* Q6_K */
+    }
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q8_0_mm_avx512(k); /* Q8_0 batches, 16 rows per vector */
     else k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q4_K_mm_avx512(k); /* Q4_K batches, 16 rows per vector */

@@ -136,11 +136,12 @@ static void check_table(const sn_kernels *k) {
     }
     /* single-token matmuls (kernels.h mv): every row equals the scalar dot, through sn_matmul;
      * lengths with and without full 32-element steps and tails, one past the stack buffer (4096);
-     * 11 and 10 rows: two rows per quarter and 3 or 2 left over (x86_avx512.c mv_quarters) */
+     * 11 and 10 rows: two rows per quarter and 3 or 2 left over (kernels.h sn_k_mv_quarters); K-quant
+     * lengths of 1, 3, 5 and 16 blocks (Q4_K takes 4 blocks per step) */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
         if (!k->mv[t]) continue;
-        const int64_t lens[] = {1, 7, 8, 32, 33, 100, 256 + 40, 320, 4096, 4096 + 8, 4096 + 32, 4096 + 41};
+        const int64_t lens[] = {1, 7, 8, 32, 33, 100, 256, 256 + 40, 320, 768, 1280, 4096, 4096 + 8, 4096 + 32, 4096 + 41};
         for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
             const int64_t n = lens[li], R = 11;
             if (n % sn_ggml_blck_size(t) || n % sn_ggml_blck_size(at)) continue;
