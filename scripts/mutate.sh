@@ -179,6 +179,11 @@ mut q4k-quad-mins runtime/kernels/kquants_avx512.c \
 mut q6k-quarters-rows runtime/kernels/kquants_avx512.c \
   'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r] + b;' \
   'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r & 2] + b;' 'unit/test_kernels_f16_convert_mv1$'
+# the AVX-512 F16 single-token matmul adds eight short rows side by side: rows 1, 3, 5, 7 of each
+# eight read as their left neighbours
+mut f16-short-rows runtime/kernels/x86_avx512.c \
+  'acc[j] += (double)(sc_f16((const char *)w + (uint64_t)(r + j) * w_row, i) * x[i]);' \
+  'acc[j] += (double)(sc_f16((const char *)w + (uint64_t)(r + (j & 6)) * w_row, i) * x[i]);' 'unit/test_kernels$'
 # the tiled attention's V side keeps y in registers across a tile's rows: the last register of
 # each 128-float chunk never stored back; its scores for two key tiles at once: the second tile's
 # keys read from the first tile's columns

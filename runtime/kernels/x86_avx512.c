@@ -139,6 +139,22 @@ static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, cons
     }
 }
 
+/* Rows shorter than one 64-element step (RWKV-7's value LoRA, rank 32): row_f16_wide is then its
+ * double tail alone, one dependent chain of adds per row. Eight rows' chains side by side, each
+ * adding the same products in the same order, so y[r] == row_f16_wide(row r, x): 1.9x faster on
+ * the Zen 5 of session 16 (a 768 x 32 matrix). */
+static void rows8_f16_short(int64_t n, const void *w, uint64_t w_row, int64_t R, const float *x, float *y) {
+    int64_t r = 0;
+    for (; r + 8 <= R; r += 8) {
+        double acc[8] = {0};
+        for (int64_t i = 0; i < n; i++)
+            _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++)
+                acc[j] += (double)(sc_f16((const char *)w + (uint64_t)(r + j) * w_row, i) * x[i]);
+        for (int j = 0; j < 8; j++) y[r + j] = (float)acc[j];
+    }
+    for (; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, x);
+}
+
 enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
 static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
 /* The activation widened once, then row by row or (quarters) four rows a quarter apart. */
@@ -149,7 +165,8 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
     const int64_t nv = n & ~(int64_t)15;
     for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
     for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
-    if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
+    if (n < 64) rows8_f16_short(n, w, w_row, R, xf, y);
+    else if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
     else for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
     if (xf != stack) free(xf);
     return 1;
