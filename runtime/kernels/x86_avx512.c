@@ -114,10 +114,10 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
     return (float)r;
 }
 
-/* Single-token matmuls in four far streams (kernels.h sn_k_mv_quarters, which says why). The F16
- * rows carry no software prefetch (it cost 10-20% on the Zen 5 of session 13: the hardware
- * prefetchers keep four streams fed); the Q8_0 rows keep dot_q8_0's (without it 1.3x slower). */
-/* row_f16_wide on four rows: the same operations per row, interleaved, without the prefetch. */
+/* row_f16_wide on four rows, for the single-token matmul in four far streams (kernels.h
+ * sn_k_mv_quarters, which says why): the same operations per row, interleaved, without the
+ * prefetch (it cost 10-20% on the Zen 5 of session 13: the hardware prefetchers keep four streams
+ * fed; the Q8_0 rows below keep dot_q8_0's, without it 1.3x slower). */
 static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, const float *aux, float *y) {
     (void)aux;
     const float *x = vx;

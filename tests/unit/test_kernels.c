@@ -136,8 +136,9 @@ static void check_table(const sn_kernels *k) {
     }
     /* single-token matmuls (kernels.h mv): every row equals the scalar dot, through sn_matmul;
      * lengths with and without full 32-element steps and tails, one past the stack buffer (4096);
-     * 11 and 10 rows: two rows per quarter and 3 or 2 left over (kernels.h sn_k_mv_quarters); K-quant
-     * lengths of 1, 3, 5 and 16 blocks (Q4_K takes 4 blocks per step) */
+     * 11 and 10 rows: two rows per quarter and 3 or 2 left over (kernels.h sn_k_mv_quarters), and
+     * for F16 one block of eight short rows and 3 or 2 left over (x86_avx512.c rows8_f16_short);
+     * K-quant lengths of 1, 3, 5 and 16 blocks */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
         if (!k->mv[t]) continue;
