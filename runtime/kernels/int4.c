@@ -537,7 +537,7 @@ static void x8_mm_vnni(int64_t n, const void *w, int64_t nrows, const void *x, u
  * and float steps are the 8-row body's, 16 rows per instruction (one broadcast activation word
  * meets both groups). Pair P is groups P and P + npairs: two streams far apart (on the Zen 5 of
  * session 13, two neighbouring groups read together ran decode at ~23 GB/s, a third below one
- * stream: x86_avx512.c mv_quarters says more). Groups [0, 2 npairs) of w, rows [0, nrows) of them
+ * stream: kernels.h sn_k_mv_quarters says more). Groups [0, 2 npairs) of w, rows [0, nrows) of them
  * stored. */
 #define X16_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 
