@@ -245,10 +245,6 @@ ISUM_VNNI(isum_vnni512, __m512i, _mm512_dpbusd_epi32, _mm512_set1_epi32, _mm512_
 
 TILE_BY_TOKENS(tile_vnni, tile_n, isum_vnni)
 
-/* 16 rows at once, two groups (g and g + 1, or a far pair; tile_fn) in the two 256-bit halves of
- * each 512-bit vector: one broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per
- * lane the same integer sums (exact) and the same d = d_w * d_x and fma per block, in block order,
- * as the 8-row tile. */
 /* the pair tile's 16 outputs of one token: 8 at y (the first group), 8 at y + yhi (the second) */
 static inline __m512 load_halves(const float *y, int64_t yhi) { /* 64-bit lanes: AVX512F only, no DQ */
     const __m512d lo = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(y)));
@@ -259,6 +255,10 @@ static inline void store_halves(float *y, int64_t yhi, __m512 v) {
     _mm256_storeu_ps(y + yhi, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
+/* 16 rows at once, two groups (g and g + 1, or a far pair; tile_fn) in the two 256-bit halves of
+ * each 512-bit vector: one broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per
+ * lane the same integer sums (exact) and the same d = d_w * d_x and fma per block, in block order,
+ * as the 8-row tile. */
 static inline __attribute__((always_inline)) void tile_pair_n(const int TT, const uint8_t *grp, uint64_t gstride,
                                                               int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
                                                               const int32_t *corr, int64_t cld, float *y, int64_t ldy,
