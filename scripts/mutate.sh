@@ -179,6 +179,14 @@ mut q4k-quad-mins runtime/kernels/kquants_avx512.c \
 mut q6k-quarters-rows runtime/kernels/kquants_avx512.c \
   'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r] + b;' \
   'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r & 2] + b;' 'unit/test_kernels_f16_convert_mv1$'
+# the blob's INT4 decode in far quads: groups Q + 2 nq and Q + 3 nq read from the first pair's
+# streams; the groups after the last whole quad never multiplied
+mut int4-quads-streams runtime/kernels/int4.c \
+  'ws1 = x16_unpack(g[2] + o, g[3] + o, m4, u[1]);' \
+  'ws1 = x16_unpack(g[0] + o, g[1] + o, m4, u[1]);' 'unit/test_int4_mv1$'
+mut int4-quads-rest runtime/kernels/int4.c \
+  '        ng -= 4 * nq;' \
+  '        ng = 0;' 'unit/test_int4_mv1$'
 # the AVX-512 F16 single-token matmul adds eight short rows side by side: rows 1, 3, 5, 7 of each
 # eight read as their left neighbours
 mut f16-short-rows runtime/kernels/x86_avx512.c \

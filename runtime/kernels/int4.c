@@ -558,6 +558,20 @@ X16_TARGET static inline __m512i isum_x16_vnni(const __m512i *u, const int8_t *q
     return _mm512_add_epi32(_mm512_add_epi32(s0, s1), _mm512_add_epi32(s2, s3));
 }
 
+/* One block of two groups (g0's in the low 256 bits, g1's in the high): codes into u[0..7] (u[2c],
+ * u[2c + 1]: chunk c's low and high nibbles), the 16 rows' fp16 scales returned as floats. */
+X16_TARGET static inline __attribute__((always_inline)) __m512 x16_unpack(const uint8_t *b0, const uint8_t *b1,
+                                                                         __m512i m4, __m512i *u) {
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+        const __m512i v = sn_avx512_join256(b0 + 32 * c, b1 + 32 * c);
+        u[2 * c] = _mm512_and_si512(v, m4);
+        u[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128))),
+        _mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1));
+}
+
 /* Pair P of the groups against TT (1..X16_TT, a compile-time constant where inlined) tokens from
  * t0, so the unpacked block and the accumulators stay in registers. pf: software prefetch ahead of
  * both streams (off where sn_cpu_far_streams, i.e. on AMD: on the Zen 5 of session 14 RWKV-7's
@@ -578,15 +592,7 @@ X16_TARGET static inline __attribute__((always_inline)) void x16_pair_tile(const
             _mm_prefetch((const char *)b1 + PREFETCH_AHEAD + 64, _MM_HINT_T0);
         }
         __m512i u[8];
-        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
-            const __m512i v = sn_avx512_join256(b0 + 32 * c, b1 + 32 * c);
-            u[2 * c] = _mm512_and_si512(v, m4);
-            u[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        }
-        const __m256i sc = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128))),
-            _mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1);
-        const __m512 ws = _mm512_cvtph_ps(sc);
+        const __m512 ws = x16_unpack(b0, b1, m4, u);
         _Pragma("GCC unroll 8") for (int t = 0; t < TT; t++) {
             const __m512i s = isum_x16_vnni(u, a[t].q + b * SN_INT4_GROUP, a[t].sum[b]);
             const __m512 f = _mm512_mul_ps(ws, _mm512_set1_ps(a[t].scale[b]));
@@ -623,11 +629,53 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
         }
     }
 }
+/* One token (decode) where sn_cpu_far_streams: four streams, groups Q, Q + nq, Q + 2 nq, Q + 3 nq,
+ * as two pair tiles stepped block by block together. Each lane does the pair tile's operations, so
+ * every output is bit for bit what x16_pairs_vnni gives. On the Zen 5 of session 17, a throwaway
+ * benchmark of RWKV-7 191M's INT4 matrices (47.8 MB, 12 layers in order, from DRAM) ran 28-31
+ * GB/s in far pairs and 34-35.5 in far quads (kernels.h sn_k_mv_quarters says why four). Groups
+ * [0, 4 nq) of w, rows [0, nrows) of them stored. */
+X16_TARGET static void x16_quads_vnni(int64_t n, const uint8_t *w, int64_t nq, int64_t nrows, const void *x,
+                                      float *y) {
+    const uint64_t gb = sn_int4x8_group_bytes(n);
+    const int64_t nb = n / SN_INT4_GROUP;
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const act_view a = view(x, n);
+    for (int64_t Q = 0; Q < nq; Q++) {
+        const uint8_t *g[4];
+        for (int i = 0; i < 4; i++) g[i] = w + (uint64_t)(Q + i * nq) * gb;
+        __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int64_t b = 0; b < nb; b++) {
+            const uint64_t o = (uint64_t)b * SN_INT4X8_BLOCK_BYTES;
+            __m512i u[2][8];
+            const __m512 ws0 = x16_unpack(g[0] + o, g[1] + o, m4, u[0]), ws1 = x16_unpack(g[2] + o, g[3] + o, m4, u[1]);
+            const __m512 as = _mm512_set1_ps(a.scale[b]);
+            const __m512i s0 = isum_x16_vnni(u[0], a.q + b * SN_INT4_GROUP, a.sum[b]);
+            const __m512i s1 = isum_x16_vnni(u[1], a.q + b * SN_INT4_GROUP, a.sum[b]);
+            acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_mul_ps(ws0, as), acc[0]);
+            acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_mul_ps(ws1, as), acc[1]);
+        }
+        for (int i = 0; i < 4; i++) { /* group Q + i nq: half i % 2 of acc[i / 2] */
+            const int64_t r0 = 8 * (Q + i * nq), keep = nrows - r0 >= 8 ? 8 : nrows - r0;
+            const __m256 v = i % 2 ? _mm512_extractf32x8_ps(acc[i / 2], 1) : _mm512_castps512_ps256(acc[i / 2]);
+            _mm256_mask_storeu_ps(y + r0, (__mmask8)((1u << keep) - 1), v);
+        }
+    }
+}
 #undef X16_TARGET
 
 void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
                              float *y, int64_t ldy) {
-    const int64_t ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS, np = ng / 2;
+    int64_t ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS;
+    if (T == 1 && ng >= 8 && sn_cpu_far_streams()) { /* the quads, then the last ng % 4 groups below */
+        const int64_t nq = ng / 4;
+        x16_quads_vnni(n, w, nq, nrows < 32 * nq ? nrows : 32 * nq, x, y);
+        w = (const uint8_t *)w + (uint64_t)(4 * nq) * sn_int4x8_group_bytes(n);
+        nrows -= 32 * nq;
+        y += 32 * nq;
+        ng -= 4 * nq;
+    }
+    const int64_t np = ng / 2;
     if (np) x16_pairs_vnni(n, w, np, nrows < 16 * np ? nrows : 16 * np, x, x_row, T, y, ldy);
     if (ng % 2) /* a lone last group */
         x8_mm_vnni(n, (const uint8_t *)w + (uint64_t)(2 * np) * sn_int4x8_group_bytes(n), nrows - 16 * np, x, x_row, T,

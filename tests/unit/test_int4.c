@@ -195,7 +195,9 @@ static void test_quant_act_avx2(void) { check_quant_act(sn_int4_quantize_act_avx
  * bit, for partial last groups (nrows % 8) and token counts around the tile of four. */
 static void test_x8(void) {
     static const int64_t ns[] = {64, 128, 192, 1024, 1088};
-    static const int64_t rowsv[] = {1, 7, 8, 13, 16, 24, 37}; /* AVX-512: lone groups, pairs, a partial pair */
+    /* AVX-512: lone groups, pairs, a partial pair; one token with SN_MV_QUARTERS=1 (CMakeLists.txt):
+     * quads alone (64), with a partial last quad group (93), then two groups (77) or one (129) */
+    static const int64_t rowsv[] = {1, 7, 8, 13, 16, 24, 37, 64, 77, 93, 129};
     const uint32_t f = sn_cpu_features();
     uint32_t s = 11;
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
