@@ -163,6 +163,14 @@ mut q4_0x8-far-out runtime/kernels/q4_0_x8.c \
 mut q4_0x8-far-resume runtime/kernels/q4_0_x8.c \
   '_mm256_castps_pd(_mm256_loadu_ps(y + yhi)), 1));' \
   '_mm256_castps_pd(_mm256_loadu_ps(y)), 1));' 'unit/test_q4_0_x8_mv1$'
+# its far quads (8 groups and more): the third and fourth groups read from the first two; a long
+# row's second block chunk starting the second pair's sums from zero
+mut q4_0x8-quads-streams runtime/kernels/q4_0_x8.c \
+  'dw1 = unpack_pair(p0 + 2 * gstride, p0 + 3 * gstride, m4, lo[1], hi[1]);' \
+  'dw1 = unpack_pair(p0, p0 + gstride, m4, lo[1], hi[1]);' 'unit/test_q4_0_x8_mv1$'
+mut q4_0x8-quads-resume runtime/kernels/q4_0_x8.c \
+  'for (int h = 0; h < 2; h++) acc[h] = b0 ? load_halves(y + 2 * h * yhi, yhi) : _mm512_setzero_ps();' \
+  'for (int h = 0; h < 2; h++) acc[h] = b0 && !h ? load_halves(y + 2 * h * yhi, yhi) : _mm512_setzero_ps();' 'unit/test_q4_0_x8_mv1$'
 # its four VPDPBUSD chains per block: the first seeded with the wrong correction
 mut int4-x16-seed runtime/kernels/int4.c \
   '_mm512_dpbusd_epi32(_mm512_set1_epi32(-8 * sum), u[0]' '_mm512_dpbusd_epi32(_mm512_set1_epi32(-7 * sum), u[0]' 'unit/test_int4$'

@@ -65,12 +65,14 @@ typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
  * inside a piece each group meets every token tile while its weights are in cache. With a pair tile
  * and a batch (T >= 2), neighbouring groups go two at a time (a batch reuses the weights from
  * cache). A decode step (T = 1) reads neighbouring groups one at a time (two at once read DRAM at
- * half the speed on an earlier machine); with far set (sn_cpu_far_streams) it pairs group g with
- * g + n_groups / 2 instead, two streams half the matrix apart (AMD: on the Zen 5 the INT4 blob
- * kernel's far pairs decoded 1.24x faster, and far streams are what x86_avx512.c's F16 / Q8_0 rows
- * read). */
-static void drive(tile_fn tile, tile_fn pair, int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
-                  int64_t T, float *y, int64_t ldy, int tmax, int far) {
+ * half the speed on an earlier machine); with far set (sn_cpu_far_streams) it reads group g with
+ * g + n_groups / 4, g + n_groups / 2 and g + 3 n_groups / 4 (a quad tile), or with g + n_groups / 2
+ * (a pair tile, where there is no quad tile or fewer than 8 groups): streams a quarter or half the
+ * matrix apart (AMD: on the Zen 5 the INT4 blob kernel's far pairs decoded 1.24x faster than
+ * neighbours, its far quads read 34-44 GB/s against the pairs' 28-35 in session 17; far streams
+ * are what x86_avx512.c's F16 / Q8_0 rows read, kernels.h sn_k_mv_quarters). */
+static void drive(tile_fn tile, tile_fn pair, tile_fn quad, int64_t n, const void *w, int64_t n_groups, const void *x,
+                  uint64_t x_row, int64_t T, float *y, int64_t ldy, int tmax, int far) {
     const int64_t nb = n / SN_QK4_0;
     const uint64_t gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
     int32_t corr[CORR_CAP];
@@ -82,8 +84,15 @@ static void drive(tile_fn tile, tile_fn pair, int64_t n, const void *w, int64_t 
         for (int64_t bc = 0; bc < nb; bc += bch) {
             const int64_t be = bc + bch < nb ? bc + bch : nb;
             fill_corr(x, x_row, tc, te, bc, be, corr);
-            const int64_t half = far && pair && T == 1 ? n_groups / 2 : 0; /* pairs (g, g + half), g < half */
-            for (int64_t g = 0; g < n_groups;) {
+            /* one token, far: quads (g, g + quarter, g + 2 quarter, g + 3 quarter) for g < quarter, the
+             * last n_groups % 4 one by one; or pairs (g, g + half), g < half */
+            const int64_t quarter = far && quad && T == 1 && n_groups >= 8 ? n_groups / 4 : 0;
+            const int64_t half = !quarter && far && pair && T == 1 ? n_groups / 2 : 0;
+            for (int64_t g = 0; g < quarter; g++)
+                quad(1, (const uint8_t *)w + (uint64_t)g * gbytes, (uint64_t)quarter * gbytes, bc, be,
+                     (const sn_block_q8_0 *const[]){(const sn_block_q8_0 *)x}, corr, be - bc, y + g * SN_Q4_0X8_ROWS,
+                     ldy, quarter * SN_Q4_0X8_ROWS);
+            for (int64_t g = 4 * quarter; g < n_groups;) {
                 const uint8_t *grp = (const uint8_t *)w + (uint64_t)g * gbytes;
                 const int farp = g < half, two = farp || (pair && T >= 2 && g + 1 < n_groups);
                 const uint64_t gs = farp ? (uint64_t)half * gbytes : gbytes;
@@ -126,7 +135,7 @@ static void tile_scalar(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
 
 void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                          float *y, int64_t ldy) {
-    drive(tile_scalar, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
+    drive(tile_scalar, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -218,7 +227,7 @@ TILE_BY_TOKENS(tile_avx2, tile_n, isum_avx2)
 
 void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                        float *y, int64_t ldy) {
-    drive(tile_avx2, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
+    drive(tile_avx2, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
 }
 #pragma GCC pop_options
 
@@ -255,6 +264,19 @@ static inline void store_halves(float *y, int64_t yhi, __m512 v) {
     _mm256_storeu_ps(y + yhi, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
+/* One block of two groups (p0's in the low 256 bits, p1's in the high): nibbles into lo / hi, the 16
+ * rows' scales returned as floats. */
+static inline __attribute__((always_inline)) __m512 unpack_pair(const uint8_t *p0, const uint8_t *p1, __m512i m4,
+                                                               __m512i lo[4], __m512i hi[4]) {
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+        const __m512i v = sn_avx512_join256(p0 + c * 32, p1 + c * 32);
+        lo[c] = _mm512_and_si512(v, m4);
+        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + 128))), _mm_loadu_si128((const __m128i *)(p1 + 128)), 1));
+}
+
 /* 16 rows at once, two groups (g and g + 1, or a far pair; tile_fn) in the two 256-bit halves of
  * each 512-bit vector: one broadcast activation word meets 16 rows' nibbles in one VPDPBUSD. Per
  * lane the same integer sums (exact) and the same d = d_w * d_x and fma per block, in block order,
@@ -268,15 +290,9 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
     __m512 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? load_halves(y + t * ldy, yhi) : _mm512_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
-        const uint8_t *p0 = grp + b * SN_Q4_0X8_BLOCK_BYTES, *p1 = p0 + gstride;
+        const uint8_t *p0 = grp + b * SN_Q4_0X8_BLOCK_BYTES;
         __m512i lo[4], hi[4];
-        _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
-            const __m512i v = sn_avx512_join256(p0 + c * 32, p1 + c * 32);
-            lo[c] = _mm512_and_si512(v, m4);
-            hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        }
-        const __m512 dw = _mm512_cvtph_ps(_mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + 128))), _mm_loadu_si128((const __m128i *)(p1 + 128)), 1));
+        const __m512 dw = unpack_pair(p0, p0 + gstride, m4, lo, hi);
         _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
             const __m512i s = isum_vnni512(lo, hi, xa[t][b].qs, corr[t * cld + b - b0]);
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(xa[t][b].d)));
@@ -288,9 +304,33 @@ static inline __attribute__((always_inline)) void tile_pair_n(const int TT, cons
 
 TILE_BY_TOKENS(tile_vnni_pair, tile_pair_n, isum_vnni)
 
+/* One token, four groups gstride bytes apart (a far quad; drive): two pair tiles stepped block by
+ * block together, outputs at y, y + yhi, y + 2 yhi, y + 3 yhi. Each lane does the pair tile's
+ * operations, so every output is bit for bit the same. */
+static void tile_vnni_quad(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
+                           const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy,
+                           int64_t yhi) {
+    (void)TT, (void)cld, (void)ldy; /* one token */
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m512 acc[2];
+    for (int h = 0; h < 2; h++) acc[h] = b0 ? load_halves(y + 2 * h * yhi, yhi) : _mm512_setzero_ps();
+    for (int64_t b = b0; b < b1; b++) {
+        const uint8_t *p0 = grp + b * SN_Q4_0X8_BLOCK_BYTES;
+        __m512i lo[2][4], hi[2][4];
+        const __m512 dw0 = unpack_pair(p0, p0 + gstride, m4, lo[0], hi[0]);
+        const __m512 dw1 = unpack_pair(p0 + 2 * gstride, p0 + 3 * gstride, m4, lo[1], hi[1]);
+        const __m512 dx = _mm512_set1_ps(_cvtsh_ss(xa[0][b].d));
+        const __m512i s0 = isum_vnni512(lo[0], hi[0], xa[0][b].qs, corr[b - b0]);
+        const __m512i s1 = isum_vnni512(lo[1], hi[1], xa[0][b].qs, corr[b - b0]);
+        acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_mul_ps(dw0, dx), acc[0]);
+        acc[1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_mul_ps(dw1, dx), acc[1]);
+    }
+    for (int h = 0; h < 2; h++) store_halves(y + 2 * h * yhi, yhi, acc[h]);
+}
+
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
-    drive(tile_vnni, tile_vnni_pair, n, w, n_groups, x, x_row, T, y, ldy, 4, sn_cpu_far_streams());
+    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, sn_cpu_far_streams());
 }
 #pragma GCC pop_options
 #endif

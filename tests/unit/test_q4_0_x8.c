@@ -117,9 +117,11 @@ static void check(const fixture *f) {
 
 static void test_single_token(void) {
     const int64_t ns[] = {32, 96, 1024, 2816};
-    const int64_t rows[] = {8, 24, 40, 29};
+    /* with SN_MV_QUARTERS=1 (CMakeLists.txt) the AVX-512 decode reads far quads from 8 groups on:
+     * quads alone (64; and 80 from group 1), then two (80) or three (93) groups one by one */
+    const int64_t rows[] = {8, 24, 40, 29, 64, 80, 93};
     for (size_t a = 0; a < 4; a++)
-        for (size_t b = 0; b < 4; b++) {
+        for (size_t b = 0; b < sizeof rows / sizeof rows[0]; b++) {
             fixture f;
             make(&f, ns[a], rows[b], 1, 0);
             check(&f);
@@ -152,6 +154,10 @@ static void test_long_rows(void) {
     drop(&f);
     /* one token over 5 groups: the AMD decode's far pairs (g, g + 2) resume from parked sums */
     make(&f, (int64_t)SN_QK4_0 * 8200, 40, 1, 0);
+    check(&f);
+    drop(&f);
+    /* one token over 9 groups: far quads (g, g + 2, g + 4, g + 6) resume too */
+    make(&f, (int64_t)SN_QK4_0 * 8200, 72, 1, 0);
     check(&f);
     drop(&f);
 }
