@@ -195,6 +195,14 @@ mut int4-quads-streams runtime/kernels/int4.c \
 mut int4-quads-rest runtime/kernels/int4.c \
   '        ng -= 4 * nq;' \
   '        ng = 0;' 'unit/test_int4_mv1$'
+# short F32 / F16 rows reduced 16 at a time: the first halving pairs lanes i and i + 12 (mod 16)
+# instead of i and i + 8; two rows' results swapped
+mut rows16-pairing runtime/kernels/x86_avx512.c \
+  'u[k] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)),' \
+  'u[k] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], _MM_SHUFFLE(2, 3, 2, 3)),' 'unit/test_kernels$'
+mut rows16-order runtime/kernels/x86_avx512.c \
+  '_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)' \
+  '_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 15, 11)' 'unit/test_kernels$'
 # the AVX-512 F16 single-token matmul adds eight short rows side by side: rows 1, 3, 5, 7 of each
 # eight read as their left neighbours
 mut f16-short-rows runtime/kernels/x86_avx512.c \

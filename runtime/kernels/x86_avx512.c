@@ -139,6 +139,62 @@ static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, cons
     }
 }
 
+/* Short rows, 16 at a time: per row dot_f32's / row_f16_wide's four chains (the same order, and
+ * for n % 64 == 0 no tail), then the 16 rows' reductions at once. sn_avx512_hsum16 adds lanes i
+ * and i + 8, then i and i + 4 of those, then 0 and 2, 1 and 3, then the two; the same lanes are
+ * paired here in transposed vectors (float addition commutes), so out[r] == hsum16(t[r]) bit for
+ * bit. RWKV-7's LoRA matrices (768 rows of 64 or 128 inputs, 12% of an INT4 decode step) spent
+ * most of their time in those reductions, one row at a time: on the Zen 5 of session 17, a 768 x 64
+ * F16 matrix from cache 20 -> 46 GB/s, F32 36 -> 84; the second-stage LoRA of all 12 layers of
+ * RWKV-7 191M from DRAM 18-20 -> 24-27.5 GB/s (with the dots' software prefetch, which the rows
+ * need here: without it 19.5). Throwaway benchmarks. */
+static inline __m512 hsum16_x16(const __m512 t[16]) {
+    __m512 u[8], v[4];
+    for (int k = 0; k < 8; k++) /* lanes 0-7: row 2k's lanes i + (i + 8); lanes 8-15: row 2k + 1's */
+        u[k] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)),
+                             _mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)));
+    for (int k = 0; k < 4; k++) /* 128-bit lane j: row 4k + j's b_i = a_i + a_(i + 4) */
+        v[k] = _mm512_add_ps(_mm512_shuffle_f32x4(u[2 * k], u[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)),
+                             _mm512_shuffle_f32x4(u[2 * k], u[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)));
+    /* per 128-bit lane: [v0 b0 + b2, v1 b0 + b2, v0 b1 + b3, v1 b1 + b3], then v2, v3's */
+    const __m512 g0 = _mm512_add_ps(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1]));
+    const __m512 g1 = _mm512_add_ps(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3]));
+    /* lane j, element k: row 4k + j's (b0 + b2) + (b1 + b3); into row order */
+    const __m512 h = _mm512_add_ps(_mm512_shuffle_ps(g0, g1, _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm512_shuffle_ps(g0, g1, _MM_SHUFFLE(3, 2, 3, 2)));
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), h);
+}
+#define ROWS16(NAME, LD)                                                                                       \
+    static void NAME(int64_t n, const void *w, uint64_t w_row, const float *x, float *y) { /* n % 64 == 0 */ \
+        __m512 t[16];                                                                                          \
+        _Pragma("GCC unroll 16") for (int r = 0; r < 16; r++) {                                               \
+            const char *wr = (const char *)w + (uint64_t)r * w_row;                                            \
+            sn_k_prefetch(wr, w_row);                                                                          \
+            __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;                                        \
+            for (int64_t i = 0; i < n; i += 64) {                                                              \
+                s0 = _mm512_fmadd_ps(LD(wr, i), _mm512_loadu_ps(x + i), s0);                                   \
+                s1 = _mm512_fmadd_ps(LD(wr, i + 16), _mm512_loadu_ps(x + i + 16), s1);                         \
+                s2 = _mm512_fmadd_ps(LD(wr, i + 32), _mm512_loadu_ps(x + i + 32), s2);                         \
+                s3 = _mm512_fmadd_ps(LD(wr, i + 48), _mm512_loadu_ps(x + i + 48), s3);                         \
+            }                                                                                                  \
+            t[r] = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));                                \
+        }                                                                                                      \
+        _mm512_storeu_ps(y, hsum16_x16(t));                                                                    \
+    }
+ROWS16(rows16_f32, ld_f32)
+ROWS16(rows16_f16, ld_f16)
+enum { ROWS16_MAX = 256 }; /* longer rows: the reductions no longer dominate */
+static inline int rows16_fit(int64_t n) { return n % 64 == 0 && n > 0 && n <= ROWS16_MAX; }
+
+/* F32 matrices with short rows (RWKV-7's decay LoRA, kept F32 in every file type); others: the dot. */
+static int mv_f32_short(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+    if (!rows16_fit(n)) return 0;
+    int64_t r = 0;
+    for (; r + 16 <= R; r += 16) rows16_f32(n, (const char *)w + (uint64_t)r * w_row, w_row, x, y + r);
+    for (; r < R; r++) y[r] = dot_f32(n, (const char *)w + (uint64_t)r * w_row, x);
+    return 1;
+}
+
 /* Rows shorter than one 64-element step (RWKV-7's value LoRA, rank 32): row_f16_wide is then its
  * double tail alone, one dependent chain of adds per row. Eight rows' chains side by side, each
  * adding the same products in the same order, so y[r] == row_f16_wide(row r, x): 1.9x faster on
@@ -166,7 +222,11 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
     for (int64_t i = 0; i < nv; i += 16) _mm512_storeu_ps(xf + i, ld_f16(x, i));
     for (int64_t i = nv; i < n; i++) xf[i] = sc_f16(x, i);
     if (n < 64) rows8_f16_short(n, w, w_row, R, xf, y);
-    else if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
+    else if (rows16_fit(n) && R >= 16) {
+        int64_t r = 0;
+        for (; r + 16 <= R; r += 16) rows16_f16(n, (const char *)w + (uint64_t)r * w_row, w_row, xf, y + r);
+        for (; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
+    } else if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
     else for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
     if (xf != stack) free(xf);
     return 1;
@@ -633,6 +693,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
     const int quarters = sn_cpu_far_streams(); /* see sn_k_mv_quarters */
     k->mv[SN_GGML_F16] = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
+    k->mv[SN_GGML_F32] = mv_f32_short;
     if (quarters && (f & SN_CPU_AVX512VNNI)) {
         k->mv[SN_GGML_Q8_0] = mv_q8_0_quarters;
         sn_kernels_kquants_mv_avx512(k); /* Q6_K */

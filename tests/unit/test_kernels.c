@@ -138,17 +138,19 @@ static void check_table(const sn_kernels *k) {
      * lengths with and without full 32-element steps and tails, one past the stack buffer (4096);
      * 11 and 10 rows: two rows per quarter and 3 or 2 left over (kernels.h sn_k_mv_quarters), and
      * for F16 one block of eight short rows and 3 or 2 left over (x86_avx512.c rows8_f16_short);
-     * K-quant lengths of 1, 3, 5 and 16 blocks */
+     * K-quant lengths of 1, 3, 5 and 16 blocks; 37 and 36 rows: two blocks of 16 rows of 64..256
+     * inputs and 5 or 4 left over (x86_avx512.c rows16_f32 / rows16_f16) */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
         if (!k->mv[t]) continue;
-        const int64_t lens[] = {1, 7, 8, 32, 33, 100, 256, 256 + 40, 320, 768, 1280, 4096, 4096 + 8, 4096 + 32, 4096 + 41};
-        for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
-            const int64_t n = lens[li], R = 11;
+        const int64_t lens[] = {1,   7,   8,   32,   33,   64,       100,      128,      192,
+                                256, 296, 320, 768, 1280, 4096, 4096 + 8, 4096 + 32, 4096 + 41};
+        for (size_t li = 0; li < 2 * sizeof(lens) / sizeof(lens[0]); li++) {
+            const int64_t n = lens[li / 2], R = li % 2 ? 37 : 11;
             if (n % sn_ggml_blck_size(t) || n % sn_ggml_blck_size(at)) continue;
             const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
             char *w = malloc(wr * R), *xq = malloc(xr);
-            float *row = malloc((size_t)n * 4), y[11 + 2];
+            float *row = malloc((size_t)n * 4), y[37 + 2];
             for (int r = 0; r < R; r++) {
                 for (int64_t i = 0; i < n; i++) row[i] = frand() * 0.1f;
                 sn_ggml_from_f32(t, row, w + r * wr, n);
