@@ -629,11 +629,12 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
         }
     }
 }
+
 /* One token (decode) where sn_cpu_far_streams: four streams, groups Q, Q + nq, Q + 2 nq, Q + 3 nq,
  * as two pair tiles stepped block by block together. Each lane does the pair tile's operations, so
  * every output is bit for bit what x16_pairs_vnni gives. On the Zen 5 of session 17, a throwaway
- * benchmark of RWKV-7 191M's INT4 matrices (47.8 MB, 12 layers in order, from DRAM) ran 28-31
- * GB/s in far pairs and 34-35.5 in far quads (kernels.h sn_k_mv_quarters says why four). Groups
+ * benchmark of RWKV-7 191M's INT4 matrices (47.8 MB, 12 layers in order, from DRAM) ran 28-35
+ * GB/s in far pairs and 34-44 in far quads (kernels.h sn_k_mv_quarters says why four). Groups
  * [0, 4 nq) of w, rows [0, nrows) of them stored. */
 X16_TARGET static void x16_quads_vnni(int64_t n, const uint8_t *w, int64_t nq, int64_t nrows, const void *x,
                                       float *y) {
