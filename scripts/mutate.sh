@@ -140,9 +140,10 @@ mut q4k-mm-avx2-park runtime/kernels/kquants_mm_avx2.c \
   's2[t] = first ? _mm256_setzero_ps() : _mm256_load_ps(park + 8 * t);' \
   's2[t] = _mm256_setzero_ps();' 'unit/test_kernels$'
 # the AVX-512 INT4 pair kernel scales the second group of a pair with the first group's scales
+# (the unpack the pairs and quads share)
 mut int4-x16-second-scales runtime/kernels/int4.c \
-  '_mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1);' \
-  '_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128)), 1);' 'unit/test_int4$'
+  '_mm_loadu_si128((const __m128i *)(const void *)(b1 + 128)), 1));' \
+  '_mm_loadu_si128((const __m128i *)(const void *)(b0 + 128)), 1));' 'unit/test_int4$'
 # the AVX-512 single-token F16 matmul (mv): its tail summed in float instead of dot_f16's double;
 # the softmax exp of flash attention left off the last 16 keys of every 64-key tile
 mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
