@@ -172,6 +172,21 @@ mut q4_0x8-quads-streams runtime/kernels/q4_0_x8.c \
 mut q4_0x8-quads-resume runtime/kernels/q4_0_x8.c \
   'for (int h = 0; h < 2; h++) acc[h] = b0 ? load_halves(y + 2 * h * yhi, yhi) : _mm512_setzero_ps();' \
   'for (int h = 0; h < 2; h++) acc[h] = b0 && !h ? load_halves(y + 2 * h * yhi, yhi) : _mm512_setzero_ps();' 'unit/test_q4_0_x8_mv1$'
+# the repacked Q4_K decode (q4_K_x8.c): row 2k + 1 multiplied by row 2k's scales; row 2k + 1's min
+# term from row 2k's mins; rows 2 and 3 swap their d; the repack drops each row's 4th scale byte
+# of every 4; a batch read as one token
+mut q4Kx8-scale-pick runtime/kernels/q4_K_x8.c \
+  '2 * (j), Z, 2 * (j), Z, 8 + 2 * (j), Z, 8 + 2 * (j), Z, 2 * (j) + 1' \
+  '2 * (j), Z, 2 * (j), Z, 2 * (j), Z, 2 * (j), Z, 2 * (j) + 1' 'unit/test_q4_K_x8$'
+mut q4Kx8-mins-row runtime/kernels/q4_K_x8.c \
+  '_mm512_madd_epi16(_mm512_unpackhi_epi8(m16, z), bs4)' '_mm512_madd_epi16(_mm512_unpacklo_epi8(m16, z), bs4)' 'unit/test_q4_K_x8$'
+mut q4Kx8-d-order runtime/kernels/q4_K_x8.c \
+  '_mm512_setr_epi32(0, 1, 8, 9, 2, 3, 10, 11,' '_mm512_setr_epi32(0, 1, 8, 9, 3, 2, 10, 11,' 'unit/test_q4_K_x8$'
+mut q4Kx8-repack-scales runtime/kernels/q4_K_x8.c \
+  'memcpy(blk + SC_OFF + 32 * k + 4 * r, row[b].scales + 4 * k, 4);' \
+  'memcpy(blk + SC_OFF + 32 * k + 4 * r, row[b].scales + 4 * k, 3);' 'unit/test_q4_K_x8$'
+mut q4Kx8-batch-as-token runtime/models/model.c \
+  '        if (T == 1) {' '        if (T >= 1) {' 'unit/test_q4_K_x8$'
 # its four VPDPBUSD chains per block: the first seeded with the wrong correction
 mut int4-x16-seed runtime/kernels/int4.c \
   '_mm512_dpbusd_epi32(_mm512_set1_epi32(-8 * sum), u[0]' '_mm512_dpbusd_epi32(_mm512_set1_epi32(-7 * sum), u[0]' 'unit/test_int4$'

@@ -50,6 +50,10 @@ typedef struct sn_kernels {
      * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */
     void (*mm_q4_0x8)(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                       float *y, int64_t ldy);
+    /* Q4_K matrices repacked at load into 8-row groups (layout in q4_K_x8.h), one token: y[i] =
+     * dot(row i, x) for the n_groups * 8 rows starting at w, bit-identical to dot. NULL = the table
+     * cannot read that layout (the model keeps the mapped rows). */
+    void (*mv_q4_Kx8)(int64_t n, const void *w, int64_t n_groups, const void *x, float *y);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);

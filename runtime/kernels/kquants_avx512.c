@@ -323,9 +323,10 @@ static int mv_q6_K_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R,
     sn_k_mv_quarters(rows4_q6_K, n, w, w_row, R, x, NULL, dot_q6_K, y);
     return 1;
 }
-/* Q4_K stays row by row: its dot is compute-bound here (27.6 GB/s from L2, about what one core
+/* Q4_K stays row by row here: its dot is compute-bound (27.6-33 GB/s from L2, about what one core
  * reads from DRAM), and four-row versions (4 blocks of each row in turn, or the 4 rows' block b
- * in one q4k_quad) ran 0-10% slower. */
+ * in one q4k_quad) ran 0-10% slower. Decode of a model's Q4_K matrices runs on their 8-row
+ * repacked form instead (q4_K_x8.c, ~97 GB/s from L2); this dot serves the rows left over. */
 void sn_kernels_kquants_mv_avx512(sn_kernels *k) { k->mv[SN_GGML_Q6_K] = mv_q6_K_quarters; }
 
 void sn_kernels_kquants_avx512(sn_kernels *k) {

@@ -13,6 +13,7 @@
 #include "cpu.h"
 #include "int4.h"
 #include "q4_0_x8.h"
+#include "q4_K_x8.h"
 #include "simd_avx2.h"
 #include "simd_avx512.h"
 
@@ -681,6 +682,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     if (f & SN_CPU_AVX512VNNI) {
         install(k, k_vnni, sizeof k_vnni / sizeof k_vnni[0]);
         k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
+        k->mv_q4_Kx8 = sn_q4_Kx8_mv_avx512vnni;
     }
     sn_kernels_quants_avx512(k); /* quants_*.c: the types beyond this file */
     if (f & SN_CPU_AVX512VNNI) sn_kernels_kquants_avx512(k); /* Q4_K / Q6_K decode dots */

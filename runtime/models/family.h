@@ -68,8 +68,8 @@ typedef struct sn_state_decl {
 
 /* A weight matrix: n_out rows of n_in elements, rows contiguous (in the mapping, or in the
  * huge-page copy sn_model_repack made). x8, when set, is the matrix in 8-row groups (a GGUF's Q4_0
- * repacked at load, kernels/q4_0_x8.h; a blob's INT4, kernels/int4.h) and is what the matmul
- * reads; data then only serves row lookups (token embeddings). */
+ * or Q4_K repacked at load, kernels/q4_0_x8.h, kernels/q4_K_x8.h; a blob's INT4, kernels/int4.h)
+ * and is what the matmul reads; data then only serves row lookups (token embeddings). */
 typedef struct sn_matrix {
     const char *name;
     const void *data;
@@ -148,10 +148,11 @@ sn_status sn_model_tensor_nd(sn_model *m, const char *name, int n_dims, const in
 /* A matrix [n_in x n_out] whose type the kernels can multiply. */
 sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
                           sn_matrix *out, sn_err *err);
-/* Repacks a Q4_0 matrix's full 8-row groups (sets w->x8; the last n_out % 8 rows stay mapped) when
- * the kernel table reads that layout; any other matrix (a blob's 8-row INT4 groups included) goes
- * to sn_model_to_huge_pages. The mapped pages it read are released (MADV_DONTNEED) so resident
- * memory stays ~ the model size. Env SN_Q4_0_REPACK=0 disables the repack. */
+/* Repacks a Q4_0 or Q4_K matrix's full 8-row groups (sets w->x8; the last n_out % 8 rows stay
+ * mapped) when the kernel table reads that layout (Q4_K: the AVX-512 VNNI table's single-token
+ * kernel); any other matrix (a blob's 8-row INT4 groups included) goes to sn_model_to_huge_pages.
+ * The mapped pages it read are released (MADV_DONTNEED) so resident memory stays ~ the model size.
+ * Env SN_Q4_0_REPACK=0 / SN_Q4_K_REPACK=0 disable the repacks. */
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
 /* The output head "output.weight" [embd->n_in x embd->n_out], then sn_model_repack. Absent: an
  * error if required, else the head is the embedding itself (tied; llama.cpp duplicates

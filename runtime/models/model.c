@@ -6,6 +6,7 @@
 #include "blob.h"
 #include "kernels/int4.h"
 #include "kernels/q4_0_x8.h"
+#include "kernels/q4_K_x8.h"
 #include "populate.h"
 
 #include <math.h>
@@ -402,8 +403,10 @@ sn_status sn_model_output_head(sn_model *m, sn_matrix *embd, int required, sn_ma
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     if (w->x8 && w->type == SN_KTYPE_INT4G32) return sn_model_to_huge_pages(m, w, err); /* a blob's 8-row groups */
     if (w->x8 || !w->data) return SN_OK;
-    if (w->type != SN_GGML_Q4_0 || !m->k->mm_q4_0x8 || m->blob || env_off("SN_Q4_0_REPACK") ||
-        sn_q4_0x8_size(w->n_in, w->n_out) == 0) /* fewer than 8 rows: the row kernels handle it */
+    const int q4_0 = w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && !env_off("SN_Q4_0_REPACK");
+    const int q4_K = w->type == SN_GGML_Q4_K && m->k->mv_q4_Kx8 && !env_off("SN_Q4_K_REPACK");
+    const uint64_t size = q4_0 ? sn_q4_0x8_size(w->n_in, w->n_out) : q4_K ? sn_q4_Kx8_size(w->n_in, w->n_out) : 0;
+    if (m->blob || size == 0) /* another type, or fewer than 8 rows: the row kernels handle it */
         return sn_model_to_huge_pages(m, w, err);
     for (int i = 0; i < m->n_repacked; i++)
         if (m->repacked_src[i] == w->data) { /* tied: the same mapped matrix was packed already */
@@ -416,19 +419,19 @@ sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     const void **srcs = realloc(m->repacked_src, (size_t)(m->n_repacked + 1) * sizeof(*srcs));
     if (!srcs) return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s", w->name);
     m->repacked_src = srcs;
-    const uint64_t size = sn_q4_0x8_size(w->n_in, w->n_out);
     void *dst = arena_take(m, size);
     if (!dst)
         return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s (%llu MB)", w->name,
                           (unsigned long long)(size >> 20));
     /* ~1 MB of source rows at a time, releasing what has been read so peak RSS grows by a chunk */
-    const int64_t groups = w->n_out / SN_Q4_0X8_ROWS;
+    const int64_t groups = w->n_out / SN_Q4_0X8_ROWS; /* 8-row groups either way */
     const uint64_t gsrc = w->row_bytes * SN_Q4_0X8_ROWS;
     const int64_t step = gsrc >= ((uint64_t)1 << 20) ? 1 : (int64_t)(((uint64_t)1 << 20) / gsrc);
     const char *src = w->data;
     for (int64_t g = 0; g < groups; g += step) {
         const int64_t ge = g + step < groups ? g + step : groups;
-        sn_q4_0x8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
+        if (q4_0) sn_q4_0x8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
+        else sn_q4_Kx8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
         drop_pages(src, src + (uint64_t)ge * gsrc);
     }
     m->repacked[m->n_repacked] = dst;
@@ -519,6 +522,32 @@ void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t 
     *r1 = *r0 + per < w->n_out ? *r0 + per : w->n_out;
 }
 
+/* A repacked Q4_K matrix (kernels/q4_K_x8.h), rows [r0, r1), r0 % 8 == 0. One token: the 8-row
+ * kernel. A batch: the row kernels (their batched order, dot_mm, for whole groups of 4 tokens) on
+ * an unpacked copy of 64 rows at a time; the copy costs a pass over rows the batch reads anyway. */
+static void q4_Kx8_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
+                       int64_t ldy, int64_t r0, int64_t r1) {
+    const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK_K) * SN_Q4_KX8_BLOCK_BYTES;
+    const int64_t n8 = w->n_out / SN_Q4_KX8_ROWS * SN_Q4_KX8_ROWS, e = r1 < n8 ? r1 : n8;
+    enum { CHUNK_ROWS = 64 };
+    void *rows = T > 1 && r0 < e ? malloc((size_t)w->row_bytes * CHUNK_ROWS) : NULL;
+    for (int64_t r = r0; r < e; r += CHUNK_ROWS) {
+        const int64_t re = r + CHUNK_ROWS < e ? r + CHUNK_ROWS : e;
+        const char *grp = (const char *)w->x8 + (uint64_t)(r / SN_Q4_KX8_ROWS) * gbytes;
+        if (T == 1) {
+            k->mv_q4_Kx8(w->n_in, grp, (re - r) / SN_Q4_KX8_ROWS, x, y + r);
+        } else if (rows) {
+            sn_q4_Kx8_unpack(grp, w->n_in, (re - r) / SN_Q4_KX8_ROWS, rows);
+            sn_matmul(k, w->type, rows, w->row_bytes, w->n_in, x, x_row, T, y + r, ldy, 0, re - r);
+        } else { /* out of memory for the copy: the mapped rows (released after repacking, read again) */
+            sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r, re);
+        }
+    }
+    free(rows);
+    if (r1 > n8) /* the last n_out % 8 rows stay in the mapped layout */
+        sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0 > n8 ? r0 : n8, r1);
+}
+
 void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
                    int64_t ldy, int64_t r0, int64_t r1) {
     if (r0 >= r1) return;
@@ -529,6 +558,10 @@ void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint6
                                                                                       : sn_int4x8_mm_scalar;
         mm(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_INT4X8_ROWS) * sn_int4x8_group_bytes(w->n_in), r1 - r0, x,
            x_row, T, y + r0, ldy);
+        return;
+    }
+    if (w->x8 && w->type == SN_GGML_Q4_K) {
+        q4_Kx8_mul(k, w, x, x_row, T, y, ldy, r0, r1);
         return;
     }
     if (w->x8 && k->mm_q4_0x8) {
