@@ -104,10 +104,24 @@ void sn_ssm_conv_scalar(int64_t n, int64_t K, int64_t T, const float *win, int64
         }
 }
 
+static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+void sn_rwkv7_mix_scalar(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
+                         const float *vm, const float *v0, int first) {
+    for (int64_t i = 0; i < n; i++) {
+        w[i] = expf(sigmoid(w[i] + w0[i]) * -0.606531f);
+        a[i] = sigmoid(a[i] + a0[i]);
+        if (first) vfirst[i] = v[i];
+        else v[i] = v[i] + (vfirst[i] - v[i]) * sigmoid(vm[i] + v0[i]);
+    }
+}
+
 const sn_recurrent_kernels *sn_recurrent_best(void) {
-    static const sn_recurrent_kernels k512 = {"avx512", sn_wkv7_avx512, sn_ssd_scan_avx512, sn_ssm_conv_avx512};
-    static const sn_recurrent_kernels k256 = {"avx2", sn_wkv7_avx2, sn_ssd_scan_avx2, sn_ssm_conv_avx2};
-    static const sn_recurrent_kernels k1 = {"scalar", sn_wkv7_scalar, sn_ssd_scan_scalar, sn_ssm_conv_scalar};
+    static const sn_recurrent_kernels k512 = {"avx512", sn_wkv7_avx512, sn_ssd_scan_avx512, sn_ssm_conv_avx512,
+                                               sn_rwkv7_mix_avx512};
+    static const sn_recurrent_kernels k256 = {"avx2", sn_wkv7_avx2, sn_ssd_scan_avx2, sn_ssm_conv_avx2, sn_rwkv7_mix_scalar};
+    static const sn_recurrent_kernels k1 = {"scalar", sn_wkv7_scalar, sn_ssd_scan_scalar, sn_ssm_conv_scalar,
+                                               sn_rwkv7_mix_scalar};
     const uint32_t f = sn_cpu_usable();
     return (f & SN_CPU_AVX512) ? &k512 : (f & SN_CPU_AVX2) ? &k256 : &k1;
 }

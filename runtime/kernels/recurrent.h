@@ -61,6 +61,18 @@ void sn_ssm_conv_avx2(int64_t n, int64_t K, int64_t T, const float *win, int64_t
 void sn_ssm_conv_avx512(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
                         const float *bias, float *out, int64_t ldo);
 
+/* RWKV-7's per-channel time-mix step for n channels, as ggml's elementwise ops compute it on CPU
+ * (sigmoid(x) = 1 / (1 + expf(-x)), ggml_exp = expf, each product and sum rounded to float):
+ *   w = exp(sigmoid(w + w0) * -0.606531);  a = sigmoid(a + a0);
+ *   first layer: vfirst = v;  else v = v + (vfirst - v) * sigmoid(vm + v0). */
+void sn_rwkv7_mix_scalar(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
+                         const float *vm, const float *v0, int first);
+/* Same bits (expf_avx512.h). */
+void sn_rwkv7_mix_avx512(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
+                         const float *vm, const float *v0, int first);
+/* expf over n floats, bit-identical to the C library's (expf_avx512.h), for the tests. */
+void sn_expf_avx512(int64_t n, const float *x, float *y);
+
 /* Without x86 the twins are not compiled (their files are empty): their names are the scalar
  * references, so callers and tests need no conditions of their own. */
 #if !defined(__x86_64__)
@@ -70,6 +82,7 @@ void sn_ssm_conv_avx512(int64_t n, int64_t K, int64_t T, const float *win, int64
 #define sn_ssd_scan_avx512 sn_ssd_scan_scalar
 #define sn_ssm_conv_avx2 sn_ssm_conv_scalar
 #define sn_ssm_conv_avx512 sn_ssm_conv_scalar
+#define sn_rwkv7_mix_avx512 sn_rwkv7_mix_scalar
 #endif
 
 /* The twins this process may use (sn_cpu_usable(): AVX-512, else AVX2, else scalar); each serves
@@ -83,6 +96,8 @@ typedef struct {
                      int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy);
     void (*ssm_conv)(int64_t n, int64_t K, int64_t T, const float *win, int64_t ldw, const float *wt, int64_t ldt,
                      const float *bias, float *out, int64_t ldo);
+    void (*rwkv7_mix)(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
+                      const float *vm, const float *v0, int first);
 } sn_recurrent_kernels;
 const sn_recurrent_kernels *sn_recurrent_best(void);
 

@@ -17,6 +17,7 @@
 #pragma GCC target("avx512f,avx512dq,avx512vl,avx2,fma")
 #include <immintrin.h>
 #include "simd_avx512.h"
+#include "expf_avx512.h"
 
 #define SN_AI static inline __attribute__((always_inline))
 #define LD(p) _mm512_loadu_ps(p)
@@ -251,6 +252,36 @@ void sn_ssm_conv_avx512(int64_t n, int64_t K, int64_t T, const float *win, int64
                                       sum);
             _mm512_mask_storeu_ps(out + o, m, _mm512_add_ps(sum, _mm512_maskz_loadu_ps(m, bias + o)));
         }
+}
+
+/* ---- RWKV-7's time-mix step: 16 channels at a time, the tail by the scalar twin ---- */
+
+static inline __m512 sigmoid16(__m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    return _mm512_div_ps(one, _mm512_add_ps(one, sn_expf16(_mm512_xor_ps(x, _mm512_set1_ps(-0.0f))))); /* -x */
+}
+
+void sn_rwkv7_mix_avx512(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
+                         const float *vm, const float *v0, int first) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 sw = sigmoid16(_mm512_add_ps(LD(w + i), LD(w0 + i)));
+        _mm512_storeu_ps(w + i, sn_expf16(_mm512_mul_ps(sw, _mm512_set1_ps(-0.606531f))));
+        _mm512_storeu_ps(a + i, sigmoid16(_mm512_add_ps(LD(a + i), LD(a0 + i))));
+        if (first) {
+            _mm512_storeu_ps(vfirst + i, LD(v + i));
+        } else {
+            const __m512 vi = LD(v + i), mix = sigmoid16(_mm512_add_ps(LD(vm + i), LD(v0 + i)));
+            _mm512_storeu_ps(v + i, _mm512_add_ps(vi, _mm512_mul_ps(_mm512_sub_ps(LD(vfirst + i), vi), mix)));
+        }
+    }
+    if (i < n) sn_rwkv7_mix_scalar(n - i, w + i, w0 + i, a + i, a0 + i, v + i, vfirst + i, vm + i, v0 + i, first);
+}
+
+void sn_expf_avx512(int64_t n, const float *x, float *y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, sn_expf16(LD(x + i)));
+    for (; i < n; i++) y[i] = expf(x[i]);
 }
 
 #pragma GCC pop_options

@@ -245,18 +245,8 @@ static void pass_tm_mix(const void *arg, int64_t t0, int64_t t1) {
     const rwkv_layer *L = p->L;
     const int64_t D = s->hp.n_embd, N = s->hp.head_size, H = s->hp.n_head;
     for (int64_t t = t0; t < t1; t++) {
-        for (int64_t i = 0; i < D; i++) {
-            const int64_t e = t * D + i;
-            const float z = s->w[e] + L->w0[i];
-            s->w[e] = expf(sigmoidf_(z) * -0.606531f);
-            if (p->first) {
-                s->vfirst[e] = s->v[e];
-            } else {
-                const float mix = sigmoidf_(s->vm[e] + L->v0[i]);
-                s->v[e] = s->v[e] + (s->vfirst[e] - s->v[e]) * mix;
-            }
-            s->a[e] = sigmoidf_(s->a[e] + L->a0[i]);
-        }
+        const int64_t o = t * D;
+        s->ops.rk->rwkv7_mix(D, s->w + o, L->w0, s->a + o, L->a0, s->v + o, s->vfirst + o, s->vm + o, L->v0, p->first);
         for (int64_t h = 0; h < H; h++) {
             float *kk = s->kk + t * D + h * N;
             const float *k = s->k + t * D + h * N, *kk_w = L->k_k + h * N;

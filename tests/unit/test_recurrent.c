@@ -258,7 +258,77 @@ static void test_hsums(void) {
     CU_ASSERT_EQUAL(sn_hsum16(u), 1.0f);
 }
 
+/* expf: the AVX-512 one against the C library's on every 61st float bit pattern of the fast path
+ * (|x| < 88, both signs: 37 million values; the whole range, 2.2e9, was checked when it was written) and on
+ * the edges and special values the library handles itself. */
+static void test_expf_avx512_equals_libm(void) {
+    if (!have_avx512()) return;
+    enum { CH = 4096 };
+    static float x[CH], y[CH];
+    int64_t bad = 0, n = 0;
+    for (uint64_t sign = 0; sign < 2; sign++)
+        for (uint64_t u = 0; u < 0x42B00000ull;) {
+            int c = 0;
+            for (; c < CH && u < 0x42B00000ull; c++, u += 61) {
+                const uint32_t b = (uint32_t)u | (uint32_t)(sign << 31);
+                memcpy(&x[c], &b, 4);
+            }
+            sn_expf_avx512(c, x, y);
+            for (int i = 0; i < c; i++) {
+                const float want = expf(x[i]);
+                bad += memcmp(&want, &y[i], 4) != 0;
+            }
+            n += c;
+        }
+    const float edge[] = {88.0f, -88.0f, 88.7f, 88.73f, -103.0f, -103.3f, -104.0f, 0.0f, -0.0f, 1e-30f, -1e-30f,
+                          87.99999f, -87.99999f, INFINITY, -INFINITY, NAN, 3.0e38f, -3.0e38f};
+    const int ne = (int)(sizeof edge / sizeof edge[0]);
+    float xe[32], ye[32];
+    for (int i = 0; i < 32; i++) xe[i] = edge[i % ne];
+    sn_expf_avx512(32, xe, ye);
+    for (int i = 0; i < 32; i++) {
+        const float want = expf(xe[i]);
+        bad += memcmp(&want, &ye[i], 4) != 0 && !(isnan(want) && isnan(ye[i]));
+    }
+    printf("(%lld values) ", (long long)n);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* RWKV-7's time-mix step: the AVX-512 twin = the scalar one (channel counts with and without a
+ * tail, the first layer's copy and the others' mix), and the scalar one = the formula in double. */
+static void test_rwkv7_mix(void) {
+    const int64_t ns[] = {768, 37, 16, 5};
+    for (int f = 0; f < 2; f++)
+        for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+            const int64_t n = ns[c];
+            float *w0 = fill(n, -3, 3), *a0 = fill(n, -2, 2), *v0 = fill(n, -2, 2), *vm = fill(n, -4, 4);
+            float *w = fill(n, -6, 6), *a = fill(n, -3, 3), *v = fill(n, -1, 1), *vf = fill(n, -1, 1);
+            w[0] = 120.0f, a[n - 1] = -95.0f; /* the library's slow path inside the vector loop */
+            float *w1 = dup(w, n), *a1 = dup(a, n), *v1 = dup(v, n), *vf1 = dup(vf, n);
+            sn_rwkv7_mix_scalar(n, w1, w0, a1, a0, v1, vf1, vm, v0, f);
+            double err = 0;
+            for (int64_t i = 0; i < n; i++) {
+                const double sw = 1 / (1 + exp(-((double)w[i] + w0[i]))), sa = 1 / (1 + exp(-((double)a[i] + a0[i])));
+                const double sv = 1 / (1 + exp(-((double)vm[i] + v0[i])));
+                const double vv = f ? v[i] : v[i] + ((double)vf[i] - v[i]) * sv;
+                err = fmax(err, fabs(w1[i] - exp(sw * -0.606531)) + fabs(a1[i] - sa) + fabs(v1[i] - vv));
+                if (f) CU_ASSERT_EQUAL(memcmp(&vf1[i], &v[i], 4), 0);
+            }
+            CU_ASSERT(err < 1e-5);
+            if (have_avx512()) {
+                float *w2 = dup(w, n), *a2 = dup(a, n), *v2 = dup(v, n), *vf2 = dup(vf, n);
+                sn_rwkv7_mix_avx512(n, w2, w0, a2, a0, v2, vf2, vm, v0, f);
+                CU_ASSERT_EQUAL(differ(w1, w2, n) + differ(a1, a2, n) + differ(v1, v2, n) + differ(vf1, vf2, n), 0);
+                free(w2), free(a2), free(v2), free(vf2);
+            }
+            free(w0), free(a0), free(v0), free(vm), free(w), free(a), free(v), free(vf);
+            free(w1), free(a1), free(v1), free(vf1);
+        }
+}
+
 static const sn_test_case cases[] = {
+    {"expf: avx512 = the C library's, bit for bit", test_expf_avx512_equals_libm},
+    {"rwkv7 time-mix step: avx512 = scalar, bit for bit; scalar = the formula", test_rwkv7_mix},
     {"wkv7: avx2 = scalar, bit for bit (N 32/64/96 and scalar fallbacks)", test_wkv7_avx2_equals_scalar},
     {"wkv7: avx512 = scalar, bit for bit (16 lanes: N 64/128/32 in registers, masked sizes; 8 lanes)",
      test_wkv7_avx512_equals_scalar},
