@@ -70,6 +70,12 @@ void sn_rwkv7_mix_scalar(int64_t n, float *w, const float *w0, float *a, const f
 /* Same bits (expf_avx512.h). */
 void sn_rwkv7_mix_avx512(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
                          const float *vm, const float *v0, int first);
+/* RWKV's token-shift lerp for nq mixes of one token: xx[q * ldx + i] = (prev[i] - h[i]) *
+ * mu[q * ldmu + i] + h[i], each step rounded to float (ggml's sub, mul and add). */
+void sn_rwkv7_lerp_scalar(int64_t n, int nq, const float *h, const float *prev, const float *mu, int64_t ldmu, float *xx,
+                          int64_t ldx);
+void sn_rwkv7_lerp_avx512(int64_t n, int nq, const float *h, const float *prev, const float *mu, int64_t ldmu, float *xx,
+                          int64_t ldx);
 /* expf over n floats, bit-identical to the C library's (expf_avx512.h), for the tests. */
 void sn_expf_avx512(int64_t n, const float *x, float *y);
 
@@ -83,6 +89,7 @@ void sn_expf_avx512(int64_t n, const float *x, float *y);
 #define sn_ssm_conv_avx2 sn_ssm_conv_scalar
 #define sn_ssm_conv_avx512 sn_ssm_conv_scalar
 #define sn_rwkv7_mix_avx512 sn_rwkv7_mix_scalar
+#define sn_rwkv7_lerp_avx512 sn_rwkv7_lerp_scalar
 #endif
 
 /* The twins this process may use (sn_cpu_usable(): AVX-512, else AVX2, else scalar); each serves
@@ -98,6 +105,8 @@ typedef struct {
                      const float *bias, float *out, int64_t ldo);
     void (*rwkv7_mix)(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
                       const float *vm, const float *v0, int first);
+    void (*rwkv7_lerp)(int64_t n, int nq, const float *h, const float *prev, const float *mu, int64_t ldmu, float *xx,
+                       int64_t ldx);
 } sn_recurrent_kernels;
 const sn_recurrent_kernels *sn_recurrent_best(void);
 

@@ -278,6 +278,16 @@ void sn_rwkv7_mix_avx512(int64_t n, float *w, const float *w0, float *a, const f
     if (i < n) sn_rwkv7_mix_scalar(n - i, w + i, w0 + i, a + i, a0 + i, v + i, vfirst + i, vm + i, v0 + i, first);
 }
 
+void sn_rwkv7_lerp_avx512(int64_t n, int nq, const float *h, const float *prev, const float *mu, int64_t ldmu, float *xx,
+                          int64_t ldx) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 hv = LD(h + i), d = _mm512_sub_ps(LD(prev + i), hv);
+        for (int q = 0; q < nq; q++) _mm512_storeu_ps(xx + q * ldx + i, _mm512_add_ps(_mm512_mul_ps(d, LD(mu + q * ldmu + i)), hv));
+    }
+    if (i < n) sn_rwkv7_lerp_scalar(n - i, nq, h + i, prev + i, mu + i, ldmu, xx + i, ldx);
+}
+
 void sn_expf_avx512(int64_t n, const float *x, float *y) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, sn_expf16(LD(x + i)));

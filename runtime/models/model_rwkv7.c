@@ -218,14 +218,7 @@ static void pass_tm_lerp(const void *arg, int64_t t0, int64_t t1) {
     const int64_t D = s->hp.n_embd, TD = p->T * D;
     for (int64_t t = t0; t < t1; t++) {
         const float *h = s->h + t * D, *prev = t ? h - D : p->saved;
-        for (int q = 0; q < N_LERP; q++) {
-            float *xx = s->xx + q * TD + t * D;
-            const float *mu = p->L->lerp + q * D;
-            for (int64_t i = 0; i < D; i++) {
-                const float sx = prev[i] - h[i];
-                xx[i] = sx * mu[i] + h[i];
-            }
-        }
+        s->ops.rk->rwkv7_lerp(D, N_LERP, h, prev, p->L->lerp, D, s->xx + t * D, TD);
     }
 }
 
@@ -296,7 +289,7 @@ static void pass_cm_lerp(const void *arg, int64_t t0, int64_t t1) {
     const int64_t D = s->hp.n_embd;
     for (int64_t t = t0; t < t1; t++) {
         const float *h = p->h + t * D, *prev = t ? h - D : p->saved;
-        for (int64_t i = 0; i < D; i++) s->xx[t * D + i] = (prev[i] - h[i]) * p->L->lerp_ffn[i] + h[i];
+        s->ops.rk->rwkv7_lerp(D, 1, h, prev, p->L->lerp_ffn, D, s->xx + t * D, D);
     }
 }
 

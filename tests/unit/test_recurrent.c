@@ -326,7 +326,35 @@ static void test_rwkv7_mix(void) {
         }
 }
 
+/* RWKV's token-shift lerp: avx512 = scalar (with and without a tail, 1 and 6 mixes), scalar = the
+ * three float steps written out. */
+static void test_rwkv7_lerp(void) {
+    const int64_t ns[] = {768, 37, 5};
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++)
+        for (int nq = 1; nq <= 6; nq += 5) {
+            const int64_t n = ns[c];
+            float *h = fill(n, -3, 3), *prev = fill(n, -3, 3), *mu = fill(nq * n, -1, 2);
+            float *x1 = fill(nq * n, 0, 1), *x2 = dup(x1, nq * n);
+            sn_rwkv7_lerp_scalar(n, nq, h, prev, mu, n, x1, n);
+            int64_t bad = 0;
+            for (int q = 0; q < nq; q++)
+                for (int64_t i = 0; i < n; i++) {
+                    volatile float d = prev[i] - h[i];
+                    volatile float m = d * mu[q * n + i];
+                    const float want = m + h[i];
+                    bad += memcmp(&want, &x1[q * n + i], 4) != 0;
+                }
+            CU_ASSERT_EQUAL(bad, 0);
+            if (have_avx512()) {
+                sn_rwkv7_lerp_avx512(n, nq, h, prev, mu, n, x2, n);
+                CU_ASSERT_EQUAL(differ(x1, x2, nq * n), 0);
+            }
+            free(h), free(prev), free(mu), free(x1), free(x2);
+        }
+}
+
 static const sn_test_case cases[] = {
+    {"rwkv7 token-shift lerp: avx512 = scalar = the float steps", test_rwkv7_lerp},
     {"expf: avx512 = the C library's, bit for bit", test_expf_avx512_equals_libm},
     {"rwkv7 time-mix step: avx512 = scalar, bit for bit; scalar = the formula", test_rwkv7_mix},
     {"wkv7: avx2 = scalar, bit for bit (N 32/64/96 and scalar fallbacks)", test_wkv7_avx2_equals_scalar},
