@@ -187,6 +187,18 @@ mut q4Kx8-repack-scales runtime/kernels/q4_K_x8.c \
   'memcpy(blk + SC_OFF + 32 * k + 4 * r, row[b].scales + 4 * k, 3);' 'unit/test_q4_K_x8$'
 mut q4Kx8-batch-as-token runtime/models/model.c \
   '        if (T == 1) {' '        if (T >= 1) {' 'unit/test_q4_K_x8$'
+# glibc-exact expf on 16 lanes (expf_avx512.h): the library's slow path never taken (infinities,
+# nan and huge |x| through the reduction; moving the threshold from 88 to 96 is no mutation: the
+# fast path gives the library's values up to its overflow and underflow bounds); RWKV-7's
+# time-mix sigmoid without its negation; the token-shift lerp fused into one rounding
+mut expf-slow-path runtime/kernels/expf_avx512.h \
+  '_mm512_cmpge_epi32_mask(top, _mm512_set1_epi32(0x42b))' '_mm512_cmpge_epi32_mask(top, _mm512_set1_epi32(0x7ff + 1))' \
+  'unit/test_recurrent$'
+mut rwkv7-mix-sigmoid runtime/kernels/recurrent_avx512.c \
+  'sn_expf16(_mm512_xor_ps(x, _mm512_set1_ps(-0.0f)))' 'sn_expf16(x)' 'unit/test_recurrent$'
+mut rwkv7-lerp-fused runtime/kernels/recurrent_avx512.c \
+  '_mm512_add_ps(_mm512_mul_ps(d, LD(mu + q * ldmu + i)), hv)' '_mm512_fmadd_ps(d, LD(mu + q * ldmu + i), hv)' \
+  'unit/test_recurrent$'
 # its four VPDPBUSD chains per block: the first seeded with the wrong correction
 mut int4-x16-seed runtime/kernels/int4.c \
   '_mm512_dpbusd_epi32(_mm512_set1_epi32(-8 * sum), u[0]' '_mm512_dpbusd_epi32(_mm512_set1_epi32(-7 * sum), u[0]' 'unit/test_int4$'
@@ -280,9 +292,10 @@ mut kquant-dequant-min runtime/quants/dequant.c \
   '*m = (uint8_t)((q[j + 4] >> 4) | ((q[j - 4] >> 6) << 4));' 'unit/test_quants$'
 
 # RWKV-7 and Mamba-2 runtimes: the decay's constant, the dt softplus replaced by a ReLU
-mut rwkv7-decay runtime/models/model_rwkv7.c \
-  's->w[e] = expf(sigmoidf_(z) * -0.606531f);' 's->w[e] = expf(sigmoidf_(z) * -0.6f);' \
+mut rwkv7-decay runtime/kernels/recurrent.c \
+  'w[i] = expf(sigmoid(w[i] + w0[i]) * -0.606531f);' 'w[i] = expf(sigmoid(w[i] + w0[i]) * -0.6f);' \
   'integration/test_rwkv7$'
+also runtime/kernels/recurrent_avx512.c '_mm512_set1_ps(-0.606531f)' '_mm512_set1_ps(-0.6f)'
 mut mamba2-dt-softplus runtime/models/model_mamba2.c \
   'static float softplusf_(float x) { return x > 20.0f ? x : logf(1.0f + expf(x)); }' \
   'static float softplusf_(float x) { return x > 20.0f ? x : fmaxf(x, 0.0f); }' 'integration/test_mamba2$'
