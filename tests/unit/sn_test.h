@@ -7,10 +7,20 @@
 #define SN_TEST_H
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 typedef struct { const char *name; void (*fn)(void); } sn_test_case;
+
+/* xorshift64 (13, 7, 17): the reproducible random source of the unit tests; each file keeps its
+ * own state and takes the bits it wants from the result. */
+static inline uint64_t sn_test_xorshift(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
 
 static inline const char *sn_test_src(void) {
     const char *s = getenv("SN_SRC");

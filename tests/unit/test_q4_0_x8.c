@@ -17,12 +17,7 @@
 #include <string.h>
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint32_t next(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 32);
-}
+static uint32_t next(void) { return (uint32_t)(sn_test_xorshift(&rng) >> 32); }
 static float frand(void) { return ((float)(next() >> 8) / (float)(1 << 24) - 0.5f) * 4.0f; }
 
 typedef struct {

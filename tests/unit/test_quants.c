@@ -22,12 +22,7 @@
 #include <string.h>
 
 static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint32_t urand(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
+static uint32_t urand(void) { return (uint32_t)(sn_test_xorshift(&rng) >> 16); }
 static float frand(void) { return (float)(urand() % 2000001) / 1e6f - 1.0f; }
 
 static const int TYPES[] = {SN_GGML_Q4_1, SN_GGML_Q5_0, SN_GGML_Q5_1, SN_GGML_Q2_K, SN_GGML_Q3_K, SN_GGML_Q5_K,
