@@ -5,7 +5,7 @@
  * (activation sum of the sub-block) - and then s1 = fma(isum, d_w * d_a, s1), s2 = fma(msum,
  * dmin_w * d_a, s2) in block order, s1 - s2 at the end (kquant_dots.h, per_pair = 0), so it is
  * bit-identical to the scalar and row kernels. Batches (prompts) run the row kernels on an unpacked
- * copy (model.c), which keeps their order (dot_mm for whole groups of 4 tokens) without a second
+ * copy (runtime/models/weights.c), which keeps their order (dot_mm for whole groups of 4 tokens) without a second
  * set of batch kernels. Tests: tests/unit/test_q4_K_x8.c. */
 #include "q4_K_x8.h"
 
@@ -18,7 +18,7 @@ uint64_t sn_q4_Kx8_size(int64_t n_in, int64_t n_out) {
     return (uint64_t)(n_out / SN_Q4_KX8_ROWS) * (uint64_t)(n_in / SN_QK_K) * SN_Q4_KX8_BLOCK_BYTES;
 }
 
-enum { QS_BYTES = 1024, SC_OFF = 1024, D_OFF = 1120, DMIN_OFF = 1136 };
+enum { SC_OFF = 1024, D_OFF = 1120, DMIN_OFF = 1136 }; /* after the 16 qs chunks: scales, d, dmin */
 
 void sn_q4_Kx8_repack(const void *src, uint64_t src_row_bytes, int64_t n_in, int64_t g0, int64_t g1, void *dst) {
     const int64_t nb = n_in / SN_QK_K;
@@ -127,8 +127,8 @@ static inline __m512 scale_x8(const uint8_t *blk, float da) {
 }
 
 /* Group by group, one sequential stream (read as four streams a quarter of the matrix apart, as
- * the other single-token kernels do on AMD cores, a 221M model's decode ran 0.80x on the Zen 5 of
- * session 18). */
+ * the other single-token kernels do on AMD cores, a 221M model's decode ran 0.75-0.80x on the Zen 5
+ * of session 18). */
 void sn_q4_Kx8_mv_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, float *y) {
     const int64_t nb = n / SN_QK_K;
     const sn_block_q8_K *a = x;

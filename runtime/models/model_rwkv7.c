@@ -231,7 +231,8 @@ static void pass_lora_act(const void *arg, int64_t t0, int64_t t1) {
     for (int64_t i = t0 * rg; i < t1 * rg; i++) s->lo_g[i] = sigmoidf_(s->lo_g[i]);
 }
 
-/* decay, value residual, ICLR, kk = l2norm(k * k_k) per head, the k update and wkv7's a and b */
+/* decay, value residual, ICLR (per channel: kernels/recurrent.h's rwkv7_mix), kk = l2norm(k * k_k)
+ * per head, the k update and wkv7's a and b */
 static void pass_tm_mix(const void *arg, int64_t t0, int64_t t1) {
     const tok_pass *p = arg;
     const rwkv_state *s = p->s;
