@@ -149,6 +149,11 @@ mut int4-x16-second-scales runtime/kernels/int4.c \
 mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
   'for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);' \
   'for (int64_t i = np; i < n; i++) r = (float)r + sc_f16(w, i) * x[i];' 'unit/test_kernels$'
+# the AVX-512 single-token F16 matmul row by row with a page prefetch (SN_MV_PAGES=1): the last
+# row of every matrix left unwritten
+mut mv-f16-pages-last-row runtime/kernels/x86_avx512.c \
+  'y[r] = row_f16_at(n, wr, xf, 0);' 'y[r] = r + 1 < R ? row_f16_at(n, wr, xf, 0) : 0.0f;' 'unit/test_kernels$' \
+  "SN_MV_PAGES=1"
 mut fa-exp-short runtime/models/model_llama_attn.c \
   'sn_exp_sub(FA_TILE, kq, kq, Mnew);' 'sn_exp_sub(FA_TILE - 16, kq, kq, Mnew);' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 INT4 pair kernel pairs groups P and P + npairs: the second group's rows stored as if

@@ -75,15 +75,26 @@ uint32_t sn_cpu_usable(void) {
     return c - 1;
 }
 
-int sn_cpu_far_streams(void) {
-    static int cached = -1;
-    int c = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+/* A kernel choice that defaults to 1 on AMD cores (where it was measured) and reads its override
+ * from the environment variable `name` ("1" on, anything else off) once per process. */
+static int amd_default(const char *name, int *cached) {
+    int c = __atomic_load_n(cached, __ATOMIC_ACQUIRE);
     if (c < 0) {
-        const char *e = getenv("SN_MV_QUARTERS");
+        const char *e = getenv(name);
         c = e && *e ? strcmp(e, "1") == 0 : (sn_cpu_features() & SN_CPU_AMD) != 0;
-        __atomic_store_n(&cached, c, __ATOMIC_RELEASE);
+        __atomic_store_n(cached, c, __ATOMIC_RELEASE);
     }
     return c;
+}
+
+int sn_cpu_far_streams(void) {
+    static int cached = -1;
+    return amd_default("SN_MV_QUARTERS", &cached);
+}
+
+int sn_cpu_page_kick(void) {
+    static int cached = -1;
+    return amd_default("SN_MV_PAGES", &cached);
 }
 
 const char *sn_cpu_describe(uint32_t f) {

@@ -28,6 +28,11 @@ uint32_t sn_cpu_usable(void);
  * one prefetched stream. The same values either way; the default follows the vendor (AMD: 1, as
  * measured on Zen 5), SN_MV_QUARTERS=0|1 overrides (read once per process; tests force each). */
 int sn_cpu_far_streams(void);
+/* 1 where single-token matmuls that read a matrix as one stream kick the hardware prefetcher once
+ * per 4 KB page ahead of the rows (kernels.h sn_k_pages) instead of reading far streams or
+ * prefetching every line. The default follows the vendor (AMD: 1, measured on Zen 5),
+ * SN_MV_PAGES=0|1 overrides (read once per process; tests force each). */
+int sn_cpu_page_kick(void);
 /* "avx512-vnni-bf16", "avx2", "scalar", ... for logs and --json. */
 const char *sn_cpu_describe(uint32_t features);
 

@@ -100,12 +100,12 @@ GEMM_FLOAT(gemm_f16, ld_f16, uint16_t, dot_f16)
  * mv_f16_wide at 16 lanes): dot_f16 converts both operands in every row, two uops each on Intel
  * cores. Each row keeps dot_f16's four 16-lane chains over 64-element steps, its reduction and its
  * double tail, on the same float values (the widening is exact): y[r] == dot_f16(row r, x). */
-static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
+static inline float row_f16_at(int64_t n, const void *w, const float *x, int prefetch) {
     __m512 s[4];
     for (int j = 0; j < 4; j++) s[j] = _mm512_setzero_ps();
     const int64_t np = n & ~(int64_t)63;
     for (int64_t i = 0; i < np; i += 64) {
-        sn_k_prefetch((const uint16_t *)w + i, 128);
+        if (prefetch) sn_k_prefetch((const uint16_t *)w + i, 128);
         _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
             s[j] = _mm512_fmadd_ps(ld_f16(w, i + 16 * j), _mm512_loadu_ps(x + i + 16 * j), s[j]);
     }
@@ -114,6 +114,7 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) {
     for (int64_t i = np; i < n; i++) r += (double)(sc_f16(w, i) * x[i]);
     return (float)r;
 }
+static inline float row_f16_wide(int64_t n, const void *w, const float *x) { return row_f16_at(n, w, x, 1); }
 
 /* row_f16_wide on four rows, for the single-token matmul in four far streams (kernels.h
  * sn_k_mv_quarters, which says why): the same operations per row, interleaved, without the
@@ -227,6 +228,13 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
         int64_t r = 0;
         for (; r + 16 <= R; r += 16) rows16_f16(n, (const char *)w + (uint64_t)r * w_row, w_row, xf, y + r);
         for (; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
+    } else if (sn_cpu_page_kick()) { /* kernels.h sn_k_pages, in place of the line prefetch */
+        sn_k_pages p = sn_k_pages_start(w, (uint64_t)R * w_row);
+        for (int64_t r = 0; r < R; r++) {
+            const char *wr = (const char *)w + (uint64_t)r * w_row;
+            sn_k_pages_to(&p, wr + w_row);
+            y[r] = row_f16_at(n, wr, xf, 0);
+        }
     } else if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
     else for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
     if (xf != stack) free(xf);
