@@ -219,7 +219,7 @@ mut q4k-quad-mins runtime/kernels/kquants_avx512.c \
 # first
 mut q6k-quarters-rows runtime/kernels/kquants_avx512.c \
   'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r] + b;' \
-  'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r & 2] + b;' 'unit/test_kernels_f16_convert_mv1$'
+  'const sn_block_q6_K *w = (const sn_block_q6_K *)vw[r & 2] + b;' 'unit/test_kernels_f16_convert_mv10$'
 # the blob's INT4 decode in far quads: groups Q + 2 nq and Q + 3 nq read from the first pair's
 # streams; the groups after the last whole quad never multiplied
 mut int4-quads-streams runtime/kernels/int4.c \
@@ -269,10 +269,10 @@ mut fa-rows-rest runtime/models/model_llama_attn.c \
 # float; the Q8_0 kernel's second row of a pair summed from the first row's half
 mut mv-quarters-f16-tail-float runtime/kernels/x86_avx512.c \
   'for (int64_t i = np; i < n; i++) d += (double)(sc_f16(w[r], i) * x[i]);' \
-  'for (int64_t i = np; i < n; i++) d = (float)d + sc_f16(w[r], i) * x[i];' 'unit/test_kernels_f16_convert_mv1$'
+  'for (int64_t i = np; i < n; i++) d = (float)d + sc_f16(w[r], i) * x[i];' 'unit/test_kernels_f16_convert_mv10$'
 mut mv-quarters-q8-half runtime/kernels/x86_avx512.c \
   'y[2 * p + 1] = sn_avx2_hsum8(_mm512_extractf32x8_ps(acc[p], 1));' \
-  'y[2 * p + 1] = sn_avx2_hsum8(_mm512_castps512_ps256(acc[p]));' 'unit/test_kernels_f16_convert_mv1$'
+  'y[2 * p + 1] = sn_avx2_hsum8(_mm512_castps512_ps256(acc[p]));' 'unit/test_kernels_f16_convert_mv10$'
 # decode attention walks several heads' keys together: every head reads the first head's kv slice
 mut att-kv-head runtime/models/model_llama_attn.c \
   'off += kv_bytes;' 'off += 0;' 'integration/test_run_parity$' "$FAST_PARITY"
