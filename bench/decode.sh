@@ -73,7 +73,7 @@ echo "machine: $cpu, $(nproc) cores, ISA: $isa; model llama3-$PRESET; prefill $N
 echo "llama.cpp: llama-bench from $LBIN (node-llama-cpp's bundle, $(git bundle list-heads tests/node_modules/node-llama-cpp/llama/gitRelease.bundle | head -c 12))"
 . bench/lib.sh # bench_row, bench_machine_bw, bench_decode_bytes
 rm -f "$W"/membw.* # the machine's bandwidth is measured again in every run
-for t in $THREADS; do echo "machine read bandwidth, $t thread(s): $(bench_machine_bw "$W" "$t") GB/s (bench/tools/membw.c, best of 5 passes over 1 GB)"; done
+for t in $THREADS; do echo "machine read bandwidth, $t thread(s): $(bench_machine_bw "$W" "$t") GB/s (bench/tools/membw.c, best of 5 plain + 5 page-touching passes over 1 GB)"; done
 printf '%-7s %3s | %9s %9s %9s %6s %6s | %9s %9s %9s %6s %6s | %6s %5s | %s\n' type thr "ours pf" "bench pf" "node pf" "/bench" "/node" \
   "ours dec" "bench dec" "node dec" "/bench" "/node" "RSS MB" load "decode GB/s (% of machine): ours, bench"
 for dt in $DTYPES; do

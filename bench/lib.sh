@@ -38,11 +38,12 @@ PYEOF
 }
 
 # bench_machine_bw WORKDIR THREADS prints this machine's DRAM read GB/s with THREADS readers
-# (bench/tools/membw.c, compiled once into WORKDIR with the host compiler for this CPU; the best of
-# 5 passes over 1 GB, measured once per thread count and kept in WORKDIR for the rest of the run).
+# (bench/tools/membw.c, compiled into WORKDIR with the host compiler for this CPU whenever the source
+# is newer; the best of 5 plain and 5 page-touching passes over 1 GB, measured once per thread count
+# and kept in WORKDIR for the rest of the run).
 bench_machine_bw() {
   local w=$1 t=$2
-  [[ -x $w/membw ]] || cc -O2 -march=native -pthread -o "$w/membw" bench/tools/membw.c || { echo 0; return; }
+  [[ -x $w/membw && $w/membw -nt bench/tools/membw.c ]] || cc -O2 -march=native -pthread -o "$w/membw" bench/tools/membw.c || { echo 0; return; }
   [[ -s $w/membw.$t ]] || "$w/membw" "$t" >"$w/membw.$t" || { echo 0; return; }
   cat "$w/membw.$t"
 }

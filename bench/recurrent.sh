@@ -53,7 +53,7 @@ isa=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|av
 echo "machine: $cpu, $(nproc) cores, ISA: $isa; prefill 64 tokens, decode 64 tokens, median of $RUNS"
 . bench/lib.sh # bench_row, bench_machine_bw, bench_decode_bytes
 rm -f "$W"/membw.* # the machine's bandwidth is measured again in every run
-for t in $THREADS; do echo "machine read bandwidth, $t thread(s): $(bench_machine_bw "$W" "$t") GB/s (bench/tools/membw.c, best of 5 passes over 1 GB)"; done
+for t in $THREADS; do echo "machine read bandwidth, $t thread(s): $(bench_machine_bw "$W" "$t") GB/s (bench/tools/membw.c, best of 5 plain + 5 page-touching passes over 1 GB)"; done
 printf '%-7s %-5s %3s | %8s %8s %8s %6s %6s | %8s %8s %8s %6s %6s | %5s | %s\n' model type thr "ours pf" "bench pf" "node pf" \
   "/bench" "/node" "ours dec" "bench dc" "node dc" "/bench" "/node" load "decode GB/s (% of machine): ours, bench"
 for model in $MODELS; do
