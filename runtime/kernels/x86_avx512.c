@@ -215,7 +215,8 @@ static void rows8_f16_short(int64_t n, const void *w, uint64_t w_row, int64_t R,
 
 enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
 static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
-/* The activation widened once, then row by row or (quarters) four rows a quarter apart. */
+/* The activation widened once, then row by row (with the page touch, kernels.h sn_k_pages, where
+ * sn_cpu_page_kick says so; else each row's line prefetch) or (quarters) four rows a quarter apart. */
 static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y, int quarters) {
     float stack[MV_STACK] __attribute__((aligned(64)));
     float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));
