@@ -43,7 +43,8 @@ PYEOF
 # and kept in WORKDIR for the rest of the run).
 bench_machine_bw() {
   local w=$1 t=$2
-  [[ -x $w/membw && $w/membw -nt bench/tools/membw.c ]] || cc -O2 -march=native -pthread -o "$w/membw" bench/tools/membw.c || { echo 0; return; }
+  [[ -x $w/membw && $w/membw -nt bench/tools/membw.c ]] ||
+    cc -O2 -march=native -pthread -o "$w/membw" bench/tools/membw.c || { echo 0; return; }
   [[ -s $w/membw.$t ]] || "$w/membw" "$t" >"$w/membw.$t" || { echo 0; return; }
   cat "$w/membw.$t"
 }

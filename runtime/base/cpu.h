@@ -30,8 +30,9 @@ uint32_t sn_cpu_usable(void);
 int sn_cpu_far_streams(void);
 /* 1 where single-token matmuls that read a matrix as one stream kick the hardware prefetcher once
  * per 4 KB page ahead of the rows (kernels.h sn_k_pages) instead of reading far streams or
- * prefetching every line (today the F16 decode of rows up to 4096 long, x86_avx512.c). The default follows the vendor (AMD: 1, measured on Zen 5),
- * SN_MV_PAGES=0|1 overrides (read once per process; tests force each). */
+ * prefetching every line (today the F16 decode of rows up to 4096 long, x86_avx512.c). The default
+ * follows the vendor (AMD: 1, measured on Zen 5), SN_MV_PAGES=0|1 overrides (read once per
+ * process; tests force each). */
 int sn_cpu_page_kick(void);
 /* "avx512-vnni-bf16", "avx2", "scalar", ... for logs and --json. */
 const char *sn_cpu_describe(uint32_t features);

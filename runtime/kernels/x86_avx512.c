@@ -214,9 +214,10 @@ static void rows8_f16_short(int64_t n, const void *w, uint64_t w_row, int64_t R,
 }
 
 enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
-/* Rows longer than this read in four far streams even where the page touch is on: one row at a
- * time reads the whole widened activation (32 KB at 8192) per row, which then no longer stays in L1
- * beside the streaming weights, while the four streams share each activation load. On the Zen 5 of
+/* Rows longer than this read as they would without the page touch (four far streams where
+ * sn_cpu_far_streams, else row by row): one row at a time with the touch reads the whole widened
+ * activation (32 KB at 8192) per row, which then no longer stays in L1 beside the streaming
+ * weights, while the four streams share each activation load. On the Zen 5 of
  * session 19, a ~1B model's FFN down matrix (2048 rows of 8192) read 17-18 GB/s one row at a time
  * with the touch against 31-32 for its other matrices; in four streams 22 against 24 in sunny-run,
  * 31 against 34 in a throwaway harness. */
@@ -236,7 +237,7 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
         int64_t r = 0;
         for (; r + 16 <= R; r += 16) rows16_f16(n, (const char *)w + (uint64_t)r * w_row, w_row, xf, y + r);
         for (; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
-    } else if (sn_cpu_page_kick() && (n <= PAGE_KICK_MAX_N || !quarters)) { /* kernels.h sn_k_pages */
+    } else if (sn_cpu_page_kick() && n <= PAGE_KICK_MAX_N) { /* kernels.h sn_k_pages */
         sn_k_pages p = sn_k_pages_start(w, (uint64_t)R * w_row);
         for (int64_t r = 0; r < R; r++) {
             const char *wr = (const char *)w + (uint64_t)r * w_row;
