@@ -369,46 +369,102 @@ static void rope_apply(const llama_state *s, float *x, int64_t n_rot, const floa
 
 /* ---- the forward pass over one micro-batch ---- */
 
+/* The per-token steps between the matmuls, each an sn_rows_fn over tokens [t0, t1) so a prompt's
+ * tokens split across the pool (sn_ops_rows; one token runs inline). Every token's arithmetic is
+ * the same as one at a time: only which thread does it changes. */
+typedef struct {
+    sn_model *m;
+    llama_state *s;
+    const layer_weights *L;
+    int il;
+    int64_t pos0;
+    float *x; /* the rows the residual / feed-forward steps work on */
+} tok_pass;
+
+/* biases, q/k norms, rope, and the K / V rows into the cache */
+static void pass_qkv(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    sn_model *m = p->m;
+    const llama_state *s = p->s;
+    const llama_hparams *hp = &s->hp;
+    const layer_weights *L = p->L;
+    const int64_t nv = hp->n_head_kv * hp->head_dim_v;
+    for (int64_t t = t0; t < t1; t++) {
+        float *q = s->q + t * s->n_q, *k = s->k + t * s->n_kv, *v = s->v + t * nv;
+        if (L->bq) for (int64_t i = 0; i < s->n_q; i++) q[i] += L->bq[i];
+        if (L->bk) for (int64_t i = 0; i < s->n_kv; i++) k[i] += L->bk[i];
+        if (L->bv) for (int64_t i = 0; i < nv; i++) v[i] += L->bv[i];
+        if (L->q_norm) {
+            for (int64_t h = 0; h < hp->n_head; h++)
+                sn_ops_rmsnorm(q + h * hp->head_dim_k, q + h * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->rms_eps);
+            for (int64_t h = 0; h < hp->n_head_kv; h++)
+                sn_ops_rmsnorm(k + h * hp->head_dim_k, k + h * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->rms_eps);
+        }
+        const float *rc = s->rope + t * hp->n_rot;
+        for (int64_t h = 0; h < hp->n_head; h++) rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
+        for (int64_t h = 0; h < hp->n_head_kv; h++) rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
+        /* store into the cache (f16 rounding as ggml_cpy does) */
+        void *kd = (void *)kv_row(s, s->kcache, m->n_ctx, p->il, p->pos0 + t);
+        void *vd = (void *)kv_row(s, s->vcache, m->n_ctx, p->il, p->pos0 + t);
+        if (s->kv_elt == 2) {
+            m->k->quant[SN_GGML_F16](k, kd, s->n_kv);
+            m->k->quant[SN_GGML_F16](v, vd, nv);
+        } else {
+            memcpy(kd, k, (size_t)s->n_kv * 4);
+            memcpy(vd, v, (size_t)nv * 4);
+        }
+    }
+}
+
+/* the rope sines and cosines of each token's position */
+static void pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    for (int64_t t = t0; t < t1; t++) rope_cache(p->m, p->s, p->pos0 + t, p->s->rope + t * p->s->hp.n_rot);
+}
+
+/* x += attention output (+ its bias), the output rows being xb */
+static void pass_attn_resid(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const int64_t E = p->s->hp.n_embd;
+    for (int64_t t = t0; t < t1; t++) {
+        float *x = p->s->x + t * E, *y = p->s->xb + t * E;
+        if (p->L->bo) for (int64_t i = 0; i < E; i++) y[i] += p->L->bo[i];
+        for (int64_t i = 0; i < E; i++) x[i] = y[i] + x[i];
+    }
+}
+
+static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const int64_t F = p->s->hp.n_ff;
+    for (int64_t t = t0; t < t1; t++) sn_swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
+}
+
+/* x += feed-forward output (the rows of xb) */
+static void pass_ffn_resid(const void *arg, int64_t t0, int64_t t1) {
+    const tok_pass *p = arg;
+    const int64_t E = p->s->hp.n_embd;
+    for (int64_t i = t0 * E; i < t1 * E; i++) p->x[i] = p->s->xb[i] + p->x[i];
+}
+
 static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
     llama_state *s = m->impl;
     const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
-    const int64_t E = hp->n_embd, pos0 = m->n_past, nv = hp->n_head_kv * hp->head_dim_v;
+    const int64_t E = hp->n_embd, pos0 = m->n_past;
     sn_status st;
     if ((st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err))) return st;
-    if (hp->n_rot > 0)
-        for (int64_t t = 0; t < T; t++) rope_cache(m, s, pos0 + t, s->rope + t * hp->n_rot);
+    tok_pass tp = {m, s, NULL, 0, pos0, s->x};
+    if (hp->n_rot > 0) sn_ops_rows(m->pool, T, pass_rope_cache, &tp);
 
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *L = &s->layers[il];
-        for (int64_t t = 0; t < T; t++) sn_ops_rmsnorm(s->xb + t * E, s->x + t * E, L->attn_norm, E, hp->rms_eps);
+        tp.L = L;
+        tp.il = il;
+        sn_resid_norm an = {.x = s->x, .h = s->xb, .w = L->attn_norm, .n = E, .eps = hp->rms_eps};
+        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
         const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {s->q, s->k, s->v};
         if ((st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err))) return st;
-        for (int64_t t = 0; t < T; t++) {
-            float *q = s->q + t * s->n_q, *k = s->k + t * s->n_kv, *v = s->v + t * nv;
-            if (L->bq) for (int64_t i = 0; i < s->n_q; i++) q[i] += L->bq[i];
-            if (L->bk) for (int64_t i = 0; i < s->n_kv; i++) k[i] += L->bk[i];
-            if (L->bv) for (int64_t i = 0; i < nv; i++) v[i] += L->bv[i];
-            if (L->q_norm) {
-                for (int64_t h = 0; h < hp->n_head; h++)
-                    sn_ops_rmsnorm(q + h * hp->head_dim_k, q + h * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->rms_eps);
-                for (int64_t h = 0; h < hp->n_head_kv; h++)
-                    sn_ops_rmsnorm(k + h * hp->head_dim_k, k + h * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->rms_eps);
-            }
-            const float *rc = s->rope + t * hp->n_rot;
-            for (int64_t h = 0; h < hp->n_head; h++) rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
-            for (int64_t h = 0; h < hp->n_head_kv; h++) rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
-            /* store into the cache (f16 rounding as ggml_cpy does) */
-            void *kd = (void *)kv_row(s, s->kcache, m->n_ctx, il, pos0 + t);
-            void *vd = (void *)kv_row(s, s->vcache, m->n_ctx, il, pos0 + t);
-            if (s->kv_elt == 2) {
-                m->k->quant[SN_GGML_F16](k, kd, s->n_kv);
-                m->k->quant[SN_GGML_F16](v, vd, nv);
-            } else {
-                memcpy(kd, k, (size_t)s->n_kv * 4);
-                memcpy(vd, v, (size_t)nv * 4);
-            }
-        }
+        sn_ops_rows(m->pool, T, pass_qkv, &tp);
         attn_job aj = {m, s, il, T, pos0};
         if (T >= FA_TILE) {
             const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
@@ -420,32 +476,28 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const sn_matrix *wo[1] = {&L->wo};
         float *yo[1] = {s->xb};
         if ((st = sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err))) return st;
-        for (int64_t t = 0; t < T; t++) {
-            float *x = s->x + t * E, *y = s->xb + t * E;
-            if (L->bo) for (int64_t i = 0; i < E; i++) y[i] += L->bo[i];
-            for (int64_t i = 0; i < E; i++) x[i] = y[i] + x[i];
-        }
+        sn_ops_rows(m->pool, T, pass_attn_resid, &tp);
         /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
          * inp_out_ids): the last token, or none. This also decides which summation order the
          * FFN matmuls use there (single-row vs batched), so it matters for exactness. */
-        float *x = s->x;
+        tp.x = s->x;
         int64_t R = T;
         if (il == hp->n_layer - 1) {
             if (!logits) break;
-            x = s->x + (T - 1) * E;
+            tp.x = s->x + (T - 1) * E;
             R = 1;
         }
         /* feed-forward */
-        for (int64_t t = 0; t < R; t++) sn_ops_rmsnorm(s->xb + t * E, x + t * E, L->ffn_norm, E, hp->rms_eps);
+        sn_resid_norm fn = {.x = tp.x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
+        sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
         const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
         float *ygu[2] = {s->hb, s->hb2};
         if ((st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err))) return st;
-        const int64_t F = hp->n_ff;
-        for (int64_t t = 0; t < R; t++) sn_swiglu(F, s->hb + t * F, s->hb + t * F, s->hb2 + t * F);
+        sn_ops_rows(m->pool, R, pass_swiglu, &tp);
         const sn_matrix *wd[1] = {&L->w_down};
         float *yd[1] = {s->xb};
         if ((st = sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err))) return st;
-        for (int64_t i = 0; i < R * E; i++) x[i] = s->xb[i] + x[i];
+        sn_ops_rows(m->pool, R, pass_ffn_resid, &tp);
     }
     if (!logits) return SN_OK;
     /* only the last token's logits */
