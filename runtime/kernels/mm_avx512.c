@@ -45,20 +45,16 @@ MM_FLOAT_ENTRY(mm_f32, tile_f32, 4)
  * - mm_f16_widened, on Intel cores: rows widened to f32 into buffers first (mm_float.h's widening
  *   driver), as on AVX2, because vcvtph2ps is two uops there and in the tile it ran once per weight
  *   vector per tile;
- * - mm_f16_convert, on AMD (Zen 4/5, one uop): the tile converts the weights as it loads them, like
- *   tinyBLAS, and runs whole rows (no K chunks); the activations are widened to f32 once per call
- *   (mm_float.h's drive_x_widened), so a 4 x 6 tile converts 4 vectors per 24 fmas, not 10. On the
- *   Zen 5 of session 13 converting both in the tile ran a 64-token F16 prompt of the 221M bench
- *   model 1.08x (1 thread) / 1.24x (2 threads) faster than the widening driver; widening the
- *   activations once ran the bench model's three matrix shapes (64 tokens, 1 thread, a throwaway
- *   loop over this table's mm) at 181-198 GFLOP/s against 162-189 (session 20, +5-9% per shape).
- *   Whole rows still beat K chunks of 512 or 256 there (sunny-run, 0.90x and 0.84x).
+ * - mm_f16_convert, on AMD (Zen 4/5, one uop): the tile converts as it loads, like tinyBLAS, and
+ *   runs whole rows (no K chunks: the 4-row x 6-token working set of a 4096-element row is 80 KB of
+ *   f16, read once per tile from L2). On the Zen 5 of session 13 this ran a 64-token F16 prompt of
+ *   the 221M bench model 1.08x (1 thread) / 1.24x (2 threads) faster than the widening driver.
  * SN_MM_F16=convert|widen overrides the choice (tests run both on any AVX-512 CPU). */
 WIDEN(widen_f16, ld_f16)
 MM_WIDENED_ENTRY(mm_f16_widened, widen_f16, tile_f32, 2)
-FLOAT_TILE2(tile_f16, ld_f16, ld_f32)
+FLOAT_TILE(tile_f16, ld_f16)
 TILE_ANY(tile_f16)
-MM_X_WIDENED_ENTRY(mm_f16_convert, widen_f16, tile_f16, 2, (n + 31) & ~(int64_t)31)
+MM_FLOAT_ENTRY_KC(mm_f16_convert, tile_f16, 2, (n + 31) & ~(int64_t)31)
 
 #pragma GCC pop_options
 #endif

@@ -44,23 +44,21 @@ enum { FIRST = 1, LAST = 2 };
             else MM_STORE(acc + (t * ROW_BLOCK + r) * MM_LANES, c[t][r]);                          \
         }
 
-/* One RM x RN tile of float types whose loaders LDW(p, i) / LDX(p, i) widen MM_LANES weight /
- * activation elements at i (FLOAT_TILE: the same loader for both). */
-#define FLOAT_TILE2(NAME, LDW, LDX)                                                               \
+/* One RM x RN tile of a float type whose loader LD(p, i) widens MM_LANES elements at i. */
+#define FLOAT_TILE(NAME, LD)                                                                      \
     SN_AI void NAME(int64_t n, const char *w, uint64_t w_row, const char *x, uint64_t x_row,     \
                     float *acc, int mode, float *y, int64_t ldy, const int RM, const int RN) {   \
         TILE_BEGIN(RM, RN)                                                                        \
         for (int64_t i = 0; i < n; i += MM_LANES) {                                               \
             MM_V b[TILE_T];                                                                       \
-            _Pragma("GCC unroll 8") for (int t = 0; t < RN; t++) b[t] = LDX(x + (uint64_t)t * x_row, i); \
+            _Pragma("GCC unroll 8") for (int t = 0; t < RN; t++) b[t] = LD(x + (uint64_t)t * x_row, i); \
             _Pragma("GCC unroll 4") for (int r = 0; r < RM; r++) {                                \
-                const MM_V a = LDW(w + (uint64_t)r * w_row, i);                                   \
+                const MM_V a = LD(w + (uint64_t)r * w_row, i);                                    \
                 _Pragma("GCC unroll 8") for (int t = 0; t < RN; t++) c[t][r] = MM_FMA(a, b[t], c[t][r]); \
             }                                                                                     \
         }                                                                                         \
         TILE_END(RM, RN)                                                                          \
     }
-#define FLOAT_TILE(NAME, LD) FLOAT_TILE2(NAME, LD, LD)
 
 /* The driver takes the tile through a switch on its shape, so that every shape is a straight
  * call of a fully unrolled body; SHAPE(F, RM, RN) is the call of tile F for one shape. */
@@ -188,38 +186,6 @@ __attribute__((unused)) static int drive_widened(widen_fn widen, tile_fn tile, u
     free(buf);
     return 1;
 }
-
-/* The activation-widening driver: the token group's activation rows are widened to f32 once per
- * call into a buffer (min(T, TOK_GROUP) x n floats), and `tile` (a TILE_ANY whose weight loads
- * convert and whose activation loads are f32) runs drive's blocked loop on it. Where the
- * conversions share pipes with the fused multiply-adds, a 4-row x 6-token tile then converts 4
- * vectors per 24 fmas instead of 10. Exact for the same reason as drive_widened. Returns 0 if the
- * buffer cannot be had. */
-__attribute__((unused)) static int drive_x_widened(widen_fn widen, tile_fn tile, uint64_t wb32, int64_t kc, int64_t n,
-                                                   const void *vw, uint64_t w_row, int64_t R, const void *vx,
-                                                   uint64_t x_row, int64_t T, float *y, int64_t ldy) {
-    const char *x = vx;
-    const int64_t tgn = T < TOK_GROUP ? T : TOK_GROUP;
-    float *xw = aligned_alloc(64, ((size_t)(tgn * n) * sizeof(float) + 63) & ~(size_t)63);
-    if (!xw) return 0;
-    for (int64_t tg = 0; tg < T; tg += TOK_GROUP) {
-        const int64_t te = tg + TOK_GROUP < T ? tg + TOK_GROUP : T;
-        for (int64_t t = tg; t < te; t++) widen(x + (uint64_t)t * x_row, xw + (t - tg) * n, n);
-        drive(tile, wb32, 32 * sizeof(float), kc, n, vw, w_row, R, xw, (uint64_t)n * sizeof(float), te - tg,
-              y + tg * ldy, ldy);
-    }
-    free(xw);
-    return 1;
-}
-
-/* sn_kernels.mm through drive_x_widened: WIDEN_F converts activation rows, TILE (a TILE_ANY)
- * loads ELT_BYTES-per-element weights, K cut into chunks of KCV elements. */
-#define MM_X_WIDENED_ENTRY(NAME, WIDEN_F, TILE, ELT_BYTES, KCV)                                                \
-    static int NAME(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,       \
-                    int64_t T, float *y, int64_t ldy) {                                                        \
-        if (n % MM_LANES) return 0;                                                                            \
-        return drive_x_widened(WIDEN_F, TILE##_any, 32 * (ELT_BYTES), (KCV), n, w, w_row, R, x, x_row, T, y, ldy); \
-    }
 
 /* sn_kernels.mm for a float type of ELT_BYTES per element, through the widening driver: WIDEN_F
  * converts its rows, F32_TILE is the f32 tile function (a TILE_ANY). */
