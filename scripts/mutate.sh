@@ -154,11 +154,11 @@ mut mv-f16-avx512-tail-float runtime/kernels/x86_avx512.c \
 mut mv-f16-pages-last-row runtime/kernels/x86_avx512.c \
   'y[r] = row_f16_at(n, wr, xf, 0);' 'y[r] = r + 1 < R ? row_f16_at(n, wr, xf, 0) : 0.0f;' 'unit/test_kernels$' \
   "SN_MV_PAGES=1"
-# a prompt's per-token steps split across the pool (model_llama.c, sn_ops_rows): the feed-forward
-# residual leaves the last float of every range of two or more tokens out
+# a prompt's per-token steps split across the pool (model_llama.c, sn_ops_rows): the residual
+# adds leave the last float of the first row of every range of two or more tokens out
 mut llama-rows-ffn-resid runtime/models/model_llama.c \
-  'for (int64_t i = t0 * E; i < t1 * E; i++) p->x[i] = p->s->xb[i] + p->x[i];' \
-  'for (int64_t i = t0 * E; i < t1 * E - (t1 - t0 > 1); i++) p->x[i] = p->s->xb[i] + p->x[i];' \
+  'for (int64_t i = 0; i < p->n; i++) x[i] = y[i] + x[i];' \
+  'for (int64_t i = 0; i < p->n - (t == t0 && t1 - t0 > 1); i++) x[i] = y[i] + x[i];' \
   'integration/test_run_parity$' "$FAST_PARITY"
 mut fa-exp-short runtime/models/model_llama_attn.c \
   'sn_exp_sub(FA_TILE, kq, kq, Mnew);' 'sn_exp_sub(FA_TILE - 16, kq, kq, Mnew);' 'integration/test_run_parity$' "$FAST_PARITY"

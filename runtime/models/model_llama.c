@@ -378,7 +378,6 @@ typedef struct {
     const layer_weights *L;
     int il;
     int64_t pos0;
-    float *x; /* the rows the residual / feed-forward steps work on */
 } tok_pass;
 
 /* biases, q/k norms, rope, and the K / V rows into the cache */
@@ -422,28 +421,26 @@ static void pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; t++) rope_cache(p->m, p->s, p->pos0 + t, p->s->rope + t * p->s->hp.n_rot);
 }
 
-/* x += attention output (+ its bias), the output rows being xb */
-static void pass_attn_resid(const void *arg, int64_t t0, int64_t t1) {
-    const tok_pass *p = arg;
-    const int64_t E = p->s->hp.n_embd;
-    for (int64_t t = t0; t < t1; t++) {
-        float *x = p->s->x + t * E, *y = p->s->xb + t * E;
-        if (p->L->bo) for (int64_t i = 0; i < E; i++) y[i] += p->L->bo[i];
-        for (int64_t i = 0; i < E; i++) x[i] = y[i] + x[i];
-    }
-}
-
 static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
     const tok_pass *p = arg;
     const int64_t F = p->s->hp.n_ff;
     for (int64_t t = t0; t < t1; t++) sn_swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
 }
 
-/* x += feed-forward output (the rows of xb) */
-static void pass_ffn_resid(const void *arg, int64_t t0, int64_t t1) {
-    const tok_pass *p = arg;
-    const int64_t E = p->s->hp.n_embd;
-    for (int64_t i = t0 * E; i < t1 * E; i++) p->x[i] = p->s->xb[i] + p->x[i];
+/* A residual add over rows of n: y += bias (when there is one), then x += y. */
+typedef struct {
+    float *x, *y;
+    const float *bias;
+    int64_t n;
+} resid_pass;
+
+static void pass_resid(const void *arg, int64_t t0, int64_t t1) {
+    const resid_pass *p = arg;
+    for (int64_t t = t0; t < t1; t++) {
+        float *x = p->x + t * p->n, *y = p->y + t * p->n;
+        if (p->bias) for (int64_t i = 0; i < p->n; i++) y[i] += p->bias[i];
+        for (int64_t i = 0; i < p->n; i++) x[i] = y[i] + x[i];
+    }
 }
 
 static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
@@ -452,7 +449,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     const int64_t E = hp->n_embd, pos0 = m->n_past;
     sn_status st;
     if ((st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err))) return st;
-    tok_pass tp = {m, s, NULL, 0, pos0, s->x};
+    tok_pass tp = {m, s, NULL, 0, pos0};
     if (hp->n_rot > 0) sn_ops_rows(m->pool, T, pass_rope_cache, &tp);
 
     for (int il = 0; il < hp->n_layer; il++) {
@@ -476,19 +473,20 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const sn_matrix *wo[1] = {&L->wo};
         float *yo[1] = {s->xb};
         if ((st = sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err))) return st;
-        sn_ops_rows(m->pool, T, pass_attn_resid, &tp);
+        resid_pass ar = {s->x, s->xb, L->bo, E};
+        sn_ops_rows(m->pool, T, pass_resid, &ar);
         /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
          * inp_out_ids): the last token, or none. This also decides which summation order the
          * FFN matmuls use there (single-row vs batched), so it matters for exactness. */
-        tp.x = s->x;
+        float *x = s->x;
         int64_t R = T;
         if (il == hp->n_layer - 1) {
             if (!logits) break;
-            tp.x = s->x + (T - 1) * E;
+            x = s->x + (T - 1) * E;
             R = 1;
         }
         /* feed-forward */
-        sn_resid_norm fn = {.x = tp.x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
+        sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
         sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
         const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
         float *ygu[2] = {s->hb, s->hb2};
@@ -497,7 +495,8 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const sn_matrix *wd[1] = {&L->w_down};
         float *yd[1] = {s->xb};
         if ((st = sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err))) return st;
-        sn_ops_rows(m->pool, R, pass_ffn_resid, &tp);
+        resid_pass fr = {x, s->xb, NULL, E};
+        sn_ops_rows(m->pool, R, pass_resid, &fr);
     }
     if (!logits) return SN_OK;
     /* only the last token's logits */
