@@ -263,6 +263,7 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     /* tied and copied to huge pages: the lookup reads the copy too (re-faulting rows of the released
      * mapping would map whole large folios back in: +130 MB RSS for a 64-token prompt, Q8_0 200m) */
     if (s->output.name == s->tok_embd.name && !s->output.x8) s->tok_embd.data = s->output.data;
+    if ((st = sn_model_embedding_to_huge_pages(m, &s->tok_embd, &s->output, err))) return st;
 
     /* RoPE constants as ggml_rope_ext computes them. */
     s->neox = (m->opts & SN_OPT_ROPE_NEOX) != 0; /* qwen2/qwen3: NEOX; llama: normal */

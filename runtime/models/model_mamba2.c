@@ -147,6 +147,7 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
     if ((st = sn_model_output_head(m, &s->tok_embd, 0, &s->output, err))) return st;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
+    if ((st = sn_model_embedding_to_huge_pages(m, &s->tok_embd, &s->output, err))) return st;
     const sn_state_decl decl = {2, {"conv", "ssm"},
                                 {(uint64_t)((hp->d_conv - 1) * hp->conv_ch),
                                  (uint64_t)(hp->n_head * hp->head_dim * hp->d_state)}};

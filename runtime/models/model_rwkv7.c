@@ -188,6 +188,7 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
     if ((st = sn_model_output_head(m, &s->tok_embd, 1, &s->output, err))) return st;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
+    if ((st = sn_model_embedding_to_huge_pages(m, &s->tok_embd, &s->output, err))) return st;
     const sn_state_decl decl = {2, {"token_shift", "wkv"},
                                 {(uint64_t)(2 * D), (uint64_t)(hp->n_head * hp->head_size * hp->head_size)}};
     return sn_model_state_declare(m, &decl, err);

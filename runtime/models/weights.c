@@ -182,6 +182,11 @@ sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
     return SN_OK;
 }
 
+sn_status sn_model_embedding_to_huge_pages(sn_model *m, sn_matrix *embd, const sn_matrix *head, sn_err *err) {
+    if (head->x8 && head->data == embd->data) return SN_OK;
+    return sn_model_to_huge_pages(m, embd, err);
+}
+
 void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1) {
     const int64_t unit = w->x8 ? SN_Q4_0X8_ROWS : 1, units = (w->n_out + unit - 1) / unit;
     const int64_t per = (units + nth - 1) / nth * unit;
