@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef struct { int32_t id; float logit, p; } cand;
 
@@ -78,11 +81,41 @@ void sn_sampler_free(sn_sampler *s) {
     free(s);
 }
 
-int32_t sn_argmax(const float *logits, int64_t n) {
-    int64_t best = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (logits[i] > logits[best]) best = i;
-    return (int32_t)best;
+/* What a scan keeping the first i with logits[i] > logits[best] returns, in two passes without a
+ * dependent load per element: the largest value, then the first index holding it. maxps(x, m) is
+ * x > m ? x : m, so a NaN never wins, as it never compares greater in the scan (and a NaN at index
+ * 0 wins, as there); -0 == +0 in the second pass, as the scan's > treats them. SSE2 is in every
+ * x86-64. The scan took ~23 us over RWKV's 65,536 logits, ~0.5% of a decode token. */
+int32_t sn_argmax(const float *x, int64_t n) {
+    if (n <= 1 || x[0] != x[0]) return 0;
+    float best = x[0];
+    int64_t i = 0, k = 0;
+#if defined(__SSE2__)
+    if (n >= 16) {
+        __m128 m0 = _mm_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
+        for (; i + 16 <= n; i += 16) {
+            m0 = _mm_max_ps(_mm_loadu_ps(x + i), m0);
+            m1 = _mm_max_ps(_mm_loadu_ps(x + i + 4), m1);
+            m2 = _mm_max_ps(_mm_loadu_ps(x + i + 8), m2);
+            m3 = _mm_max_ps(_mm_loadu_ps(x + i + 12), m3);
+        }
+        float t[4];
+        _mm_storeu_ps(t, _mm_max_ps(_mm_max_ps(m0, m1), _mm_max_ps(m2, m3)));
+        for (int j = 0; j < 4; j++) best = t[j] > best ? t[j] : best;
+    }
+#endif
+    for (; i < n; i++) best = x[i] > best ? x[i] : best;
+#if defined(__SSE2__)
+    const __m128 b = _mm_set1_ps(best);
+    for (; k + 16 <= n; k += 16) {
+        const __m128 e01 = _mm_or_ps(_mm_cmpeq_ps(_mm_loadu_ps(x + k), b), _mm_cmpeq_ps(_mm_loadu_ps(x + k + 4), b));
+        const __m128 e23 = _mm_or_ps(_mm_cmpeq_ps(_mm_loadu_ps(x + k + 8), b), _mm_cmpeq_ps(_mm_loadu_ps(x + k + 12), b));
+        if (_mm_movemask_ps(_mm_or_ps(e01, e23))) break;
+    }
+#endif
+    for (; k < n; k++)
+        if (x[k] == best) return (int32_t)k;
+    return 0; /* not reached: best is one of the logits */
 }
 
 static int by_logit_desc(const void *a, const void *b) {

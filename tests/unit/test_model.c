@@ -242,6 +242,40 @@ static void test_refusals(void) {
     CU_ASSERT_PTR_NULL(m);
 }
 
+/* The one-pass scan sn_argmax must agree with (llama.cpp's greedy pick keeps the first maximum). */
+static int32_t argmax_scan(const float *x, int64_t n) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return (int32_t)best;
+}
+
+static void test_argmax(void) {
+    enum { N = 65536 + 37 };
+    float *x = malloc(N * sizeof(float));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    uint32_t st = 12345;
+    int wrong = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        const int64_t n = trial < 40 ? trial : trial % 3 ? 1 + (int64_t)(st % N) : N;
+        for (int64_t i = 0; i < n; i++) {
+            st = st * 1664525u + 1013904223u;
+            x[i] = (float)(int)(st >> 24) / 8.0f - 16.0f; /* few distinct values: ties everywhere */
+        }
+        if (n > 2 && trial % 5 == 0) x[(st >> 8) % n] = NAN;
+        if (n > 2 && trial % 7 == 0) x[0] = NAN;
+        if (n > 3 && trial % 11 == 0) { /* a -0 / +0 tie for the maximum */
+            for (int64_t i = 0; i < n; i++) x[i] = -1.0f;
+            x[n / 3] = -0.0f;
+            x[n / 2] = 0.0f;
+        }
+        if (n > 0 && trial % 13 == 0) x[n - 1] = 1e30f; /* the maximum in the tail past whole lanes */
+        if (sn_argmax(x, n) != argmax_scan(x, n)) wrong++;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    free(x);
+}
+
 static void test_sampler(void) {
     float logits[10] = {0.1f, 3.0f, -1.0f, 3.0f, 2.9f, 0, 0, 0, 0, 0};
     CU_ASSERT_EQUAL(sn_argmax(logits, 10), 1); /* first of equal maxima, as llama.cpp */
@@ -277,5 +311,6 @@ static const sn_test_case cases[] = {
     {"qwen3 f32 (q/k norms): same invariants", test_qwen3_f32},
     {"bad or unsupported GGUFs are refused naming file and tensor", test_refusals},
     {"sampler: greedy, seeded top-k, top-p", test_sampler},
+    {"argmax: the first maximum, as a one-pass scan (ties, NaN, -0/+0, tails)", test_argmax},
 };
 SN_TEST_MAIN("model", cases)
