@@ -5,9 +5,13 @@
 #include "populate.h"
 #include "recurrent.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 sn_status sn_ops_init(sn_ops *o, sn_model *m, const sn_ops_buf *bufs, int n, int64_t widest, sn_err *err) {
     memset(o, 0, sizeof(*o));
@@ -231,12 +235,84 @@ static float hsum8_movehl(const float *x) {
 
 enum { MAXL = 16 }; /* the widest reduction (sn_ops.lanes) */
 
+/* Each float is a
+ * whole multiple of the smallest nonzero one's ulp; when the nonzero x (no Inf, NaN or subnormal)
+ * span at most 29 - ceil(log2 n) binades, every sum of any of them is under 2^53 such ulps, so
+ * exact in double whatever the order: then two-lane double adds give the scan's bits. (A 768-wide
+ * activation spans ~10-15 binades; one value 2^-19 below the largest sends the call to the scan.)
+ * The scan waits ~4 cycles per element on the previous add. */
+double sn_ops_sum_f64(const float *x, int64_t n) {
+    double s = 0.0;
+    int64_t i = 0;
+#if defined(__SSE2__)
+    if (n >= 8) {
+        const __m128 absm = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF)), big = _mm_set1_ps(FLT_MAX);
+        const __m128 zero = _mm_setzero_ps();
+        __m128 mx = zero, mn = big, bad = zero;
+        __m128d s0 = _mm_setzero_pd(), s1 = s0;
+        for (; i + 4 <= n; i += 4) {
+            const __m128 v = _mm_loadu_ps(x + i), a = _mm_and_ps(v, absm), z = _mm_cmpeq_ps(a, zero);
+            bad = _mm_or_ps(bad, _mm_cmpnle_ps(a, big)); /* Inf or NaN */
+            mx = _mm_max_ps(a, mx);
+            mn = _mm_min_ps(_mm_or_ps(_mm_and_ps(z, big), _mm_andnot_ps(z, a)), mn);
+            s0 = _mm_add_pd(s0, _mm_cvtps_pd(v));
+            s1 = _mm_add_pd(s1, _mm_cvtps_pd(_mm_movehl_ps(v, v)));
+        }
+        float t[4], u[4];
+        _mm_storeu_ps(t, mx);
+        _mm_storeu_ps(u, mn);
+        float hi = t[0], lo = u[0];
+        for (int k = 1; k < 4; k++) {
+            hi = t[k] > hi ? t[k] : hi;
+            lo = u[k] < lo ? u[k] : lo;
+        }
+        for (int64_t k = i; k < n; k++) { /* the tail: no ordering question either */
+            const float a = fabsf(x[k]);
+            if (!(a <= FLT_MAX)) hi = INFINITY;
+            hi = a > hi ? a : hi;
+            if (a != 0.0f) lo = a < lo ? a : lo;
+        }
+        int e_hi, e_lo;
+        (void)frexpf(hi, &e_hi);
+        (void)frexpf(lo, &e_lo);
+        const int span_max = 29 - (64 - __builtin_clzll((unsigned long long)(n - 1)));
+        if (!_mm_movemask_ps(bad) && hi <= FLT_MAX && (lo == FLT_MAX || (lo >= FLT_MIN && e_hi - e_lo <= span_max))) {
+            double d0[2], d1[2];
+            _mm_storeu_pd(d0, s0);
+            _mm_storeu_pd(d1, s1);
+            s = (d0[0] + d0[1]) + (d1[0] + d1[1]);
+            for (; i < n; i++) s += (double)x[i];
+            return s;
+        }
+        s = 0.0;
+        i = 0;
+    }
+#endif
+    for (; i < n; i++) s += (double)x[i];
+    return s;
+}
+
 void sn_ops_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) sum += (double)x[i];
-    const float mean = (float)sum / (float)n;
+    const float mean = (float)sn_ops_sum_f64(x, n) / (float)n;
     double var = 0.0;
     int64_t i = 0;
+#if defined(__SSE2__)
+    /* the reduction below, four lanes at a time: the same products and the same tree */
+    const __m128 vm = _mm_set1_ps(mean);
+    if (lanes == 16 || lanes == 8)
+        for (; i + lanes <= n; i += lanes) {
+            __m128 q[4];
+            for (int j = 0; j < lanes / 4; j++) {
+                const __m128 d = _mm_sub_ps(_mm_loadu_ps(x + i + 4 * j), vm);
+                _mm_storeu_ps(y + i + 4 * j, d);
+                q[j] = _mm_mul_ps(d, d);
+            }
+            /* 16: (x[i+8] + x[i]) then (a[i+4] + a[i]); 8: x[i] + x[i+4]; both then (t0 + t2) + (t1 + t3) */
+            const __m128 bq = lanes == 16 ? _mm_add_ps(_mm_add_ps(q[3], q[1]), _mm_add_ps(q[2], q[0])) : _mm_add_ps(q[0], q[1]);
+            const __m128 t = _mm_add_ps(bq, _mm_movehl_ps(bq, bq));
+            var += (double)_mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+        }
+#endif
     for (; i + lanes - 1 < n; i += lanes) {
         float sq[MAXL];
         for (int l = 0; l < lanes; l++) {
@@ -253,7 +329,17 @@ void sn_ops_layernorm(float *y, const float *x, const float *w, const float *b, 
     }
     const float variance = (float)(var / (double)n);
     const float scale = 1.0f / sqrtf(variance + eps);
-    for (int64_t j = 0; j < n; j++) {
+    int64_t j = 0;
+#if defined(__SSE2__)
+    const __m128 vs = _mm_set1_ps(scale);
+    for (; j + 4 <= n; j += 4) { /* y * scale, * w, + b: each rounded, as ggml's separate ops */
+        __m128 t = _mm_mul_ps(_mm_loadu_ps(y + j), vs);
+        if (w) t = _mm_mul_ps(t, _mm_loadu_ps(w + j));
+        if (b) t = _mm_add_ps(t, _mm_loadu_ps(b + j));
+        _mm_storeu_ps(y + j, t);
+    }
+#endif
+    for (; j < n; j++) {
         float t = y[j] * scale;
         if (w) t = t * w[j];
         if (b) t = t + b[j];
