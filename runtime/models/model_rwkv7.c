@@ -34,9 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 enum { N_LERP = 6 };
 enum { PART_SHIFT = 0, PART_WKV = 1 };
+enum { HEAD_MAX = 256 }; /* head sizes up to this sum through a stack buffer */
 
 typedef struct {
     int64_t n_embd, n_layer, n_vocab, n_ff, head_size, n_head;
@@ -246,10 +250,18 @@ static void pass_tm_mix(const void *arg, int64_t t0, int64_t t1) {
             float *kk = s->kk + t * D + h * N;
             const float *k = s->k + t * D + h * N, *kk_w = L->k_k + h * N;
             double ss = 0.0;
-            for (int64_t i = 0; i < N; i++) {
-                kk[i] = k[i] * kk_w[i];
-                ss += (double)(kk[i] * kk[i]);
-            }
+            if (N <= HEAD_MAX) { /* the squares, then their double sum (ops.h: the scan's bits, faster) */
+                float sq[HEAD_MAX];
+                for (int64_t i = 0; i < N; i++) {
+                    kk[i] = k[i] * kk_w[i];
+                    sq[i] = kk[i] * kk[i];
+                }
+                ss = sn_ops_sum_f64(sq, N);
+            } else
+                for (int64_t i = 0; i < N; i++) {
+                    kk[i] = k[i] * kk_w[i];
+                    ss += (double)(kk[i] * kk[i]);
+                }
             const float scale = 1.0f / fmaxf(sqrtf((float)ss), 1e-12f);
             for (int64_t i = 0; i < N; i++) kk[i] = kk[i] * scale;
         }
@@ -276,7 +288,12 @@ static void pass_tm_out(const void *arg, int64_t t0, int64_t t1) {
             sn_ops_layernorm(y, y, NULL, NULL, N, 64e-5f, s->ops.lanes); /* group norm, one group per head */
             for (int64_t i = 0; i < N; i++) y[i] = y[i] * L->ln_x[h * N + i] + L->ln_x_b[h * N + i];
             double rk = 0.0;
-            for (int64_t i = 0; i < N; i++) rk += (double)((s->k[o + i] * s->r[o + i]) * L->r_k[h * N + i]);
+            if (N <= HEAD_MAX) {
+                float kr[HEAD_MAX];
+                for (int64_t i = 0; i < N; i++) kr[i] = (s->k[o + i] * s->r[o + i]) * L->r_k[h * N + i];
+                rk = sn_ops_sum_f64(kr, N);
+            } else
+                for (int64_t i = 0; i < N; i++) rk += (double)((s->k[o + i] * s->r[o + i]) * L->r_k[h * N + i]);
             const float rkf = (float)rk;
             for (int64_t i = 0; i < N; i++) y[i] = y[i] + s->v[o + i] * rkf;
             for (int64_t i = 0; i < N; i++) y[i] = y[i] * s->g[o + i];
@@ -299,7 +316,14 @@ static void pass_relu_sq(const void *arg, int64_t t0, int64_t t1) {
     const tok_pass *p = arg;
     float *ff = p->s->ff;
     const int64_t F = p->s->hp.n_ff;
-    for (int64_t i = t0 * F; i < t1 * F; i++) { /* relu as a mask, not a branch (the signs are random) */
+    int64_t i = t0 * F;
+#if defined(__SSE2__)
+    for (; i + 4 <= t1 * F; i += 4) { /* maxps(x, 0) is x > 0 ? x : +0, NaN -> 0, as below */
+        const __m128 z = _mm_max_ps(_mm_loadu_ps(ff + i), _mm_setzero_ps());
+        _mm_storeu_ps(ff + i, _mm_mul_ps(z, z));
+    }
+#endif
+    for (; i < t1 * F; i++) { /* relu as a mask, not a branch (the signs are random) */
         uint32_t u;
         memcpy(&u, &ff[i], sizeof u);
         u &= 0u - (uint32_t)(ff[i] > 0.0f); /* x > 0 ? x : +0, NaN -> 0, as ggml_vec_relu_f32 */
