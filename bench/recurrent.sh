@@ -16,7 +16,10 @@
 #   llama-bench warms up), RUNS runs, medians of prefill_tok_s / decode_tok_s;
 #   llama-bench -p 64 -n 64 -r 1 (built by bench/build_llama_tools.sh from the llama.cpp source in
 #   node-llama-cpp), RUNS times, each followed by one sunny-run (interleaved, so both engines see
-#   the same load), medians of its samples;
+#   the same load), medians of its samples. RUNS is 11 by default: this VM's speed drifts over
+#   seconds (docs/PERFORMANCE.md), and with 5 pairs one slow stretch moved a row's ratio by up to
+#   a fifth (session 21: RWKV-7 Q4_0 1-thread decode 1.14x in a 5-pair run, 1.51x in a 15-pair one
+#   minutes later, at the same code);
 #   node-llama-cpp (tests/tools/llama_oracle.mjs bench) as a second column (SN_BENCH_NODE=0 skips it).
 # Prints tok/s, the ratios sunny / llama-bench and sunny / node, the load average per row, and each
 # engine's decode bandwidth (weight bytes per step x tok/s, GB/s and share of the machine's read
@@ -33,14 +36,14 @@
 # on its tokens; top-1 agreement and the relative logit error ||l - l_f32|| / ||l_f32|| per step
 # (SN_BENCH_QUALITY=0 skips it; SN_BENCH_QUALITY_STEPS changes the 256).
 #   usage: bench/recurrent.sh [BUILD_DIR] [MODELS (rwkv7 mamba2)] [TYPES (f16 q8_0 q4_0)] [THREADS (1 2)]
-#   env:   SN_BENCH_RUNS (5), SN_BENCH_WORK (BUILD_DIR/bench/recurrent)
+#   env:   SN_BENCH_RUNS (11), SN_BENCH_WORK (BUILD_DIR/bench/recurrent)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
 MODELS=${2:-"rwkv7 mamba2"}
 TYPES=${3:-"f16 q8_0 q4_0"}
 THREADS=${4:-"1 2"}
-RUNS=${SN_BENCH_RUNS:-5}
+RUNS=${SN_BENCH_RUNS:-11}
 RUN=$B/cmd/sunny-run
 CONV=$B/cmd/sunny-convert
 for f in "$RUN" "$CONV"; do [[ -x $f ]] || { echo "bench/recurrent.sh: $f not built" >&2; exit 1; }; done
