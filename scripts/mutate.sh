@@ -73,6 +73,18 @@ mut sampler-top-p runtime/sampler.c \
 mut sampler-min-p runtime/sampler.c \
   'const float thr = c[0].logit + logf(s->p.min_p);' 'const float thr = c[0].logit + logf(s->p.min_p * 0.5f);' \
   'integration/test_sample_parity$'
+# greedy argmax (session 21): max with its operands swapped lets a NaN win; the order-free double
+# sum trusted 10 binades past its bound; the variance tree's pairs crossed; relu^2 keeping negatives
+mut argmax-nan runtime/sampler.c \
+  'm0 = _mm_max_ps(_mm_loadu_ps(x + i), m0);' 'm0 = _mm_max_ps(m0, _mm_loadu_ps(x + i));' 'unit/test_model$'
+mut sum-f64-bound runtime/models/ops.c \
+  'const int span_max = 29 - ' 'const int span_max = 39 - ' 'unit/test_norm$'
+mut layernorm-tree runtime/models/ops.c \
+  '_mm_add_ps(_mm_add_ps(q[3], q[1]), _mm_add_ps(q[2], q[0]))' '_mm_add_ps(_mm_add_ps(q[3], q[2]), _mm_add_ps(q[1], q[0]))' \
+  'unit/test_norm$'
+mut rwkv7-relu-sq runtime/models/model_rwkv7.c \
+  'const __m128 z = _mm_max_ps(_mm_loadu_ps(ff + i), _mm_setzero_ps());' 'const __m128 z = _mm_loadu_ps(ff + i);' \
+  'integration/test_rwkv7$'
 mut blob-header runtime/formats/blob.c \
   'if (reserved != 0) return sn_err_set(err, SN_EFORMAT, "%s: reserved field at offset 16 is not 0", what);' \
   '(void)reserved;' 'unit/test_blob$'

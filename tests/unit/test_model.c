@@ -270,6 +270,15 @@ static void test_argmax(void) {
             x[n / 2] = 0.0f;
         }
         if (n > 0 && trial % 13 == 0) x[n - 1] = 1e30f; /* the maximum in the tail past whole lanes */
+        if (n > 64 && trial % 4 == 1) { /* distinct values; a NaN later in the maximum's own lane */
+            for (int64_t i = 0; i < n; i++) {
+                st = st * 1664525u + 1013904223u;
+                x[i] = (float)(st >> 8) / 16777216.0f;
+            }
+            const int64_t p = (int64_t)((st >> 4) % (uint32_t)(n - 32));
+            x[p] = 2.0f;
+            x[p + 16] = NAN;
+        }
         if (sn_argmax(x, n) != argmax_scan(x, n)) wrong++;
     }
     CU_ASSERT_EQUAL(wrong, 0);
