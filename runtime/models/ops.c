@@ -235,12 +235,11 @@ static float hsum8_movehl(const float *x) {
 
 enum { MAXL = 16 }; /* the widest reduction (sn_ops.lanes) */
 
-/* Each float is a
- * whole multiple of the smallest nonzero one's ulp; when the nonzero x (no Inf, NaN or subnormal)
- * span at most 29 - ceil(log2 n) binades, every sum of any of them is under 2^53 such ulps, so
- * exact in double whatever the order: then two-lane double adds give the scan's bits. (A 768-wide
- * activation spans ~10-15 binades; one value 2^-19 below the largest sends the call to the scan.)
- * The scan waits ~4 cycles per element on the previous add. */
+/* Each float is a whole multiple of the smallest nonzero one's ulp; when the nonzero x (no Inf,
+ * NaN or subnormal) span at most 29 - ceil(log2 n) binades, every sum of any of them is under 2^53
+ * such ulps, so exact in double whatever the order: then two-lane double adds give the scan's bits.
+ * (A 768-wide activation spans ~10-15 binades; one value 2^-19 below the largest sends the call to
+ * the scan.) The scan waits ~4 cycles per element on the previous add. */
 double sn_ops_sum_f64(const float *x, int64_t n) {
     double s = 0.0;
     int64_t i = 0;

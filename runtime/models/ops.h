@@ -74,11 +74,11 @@ void sn_ops_rows(sn_pool *pool, int64_t T, sn_rows_fn fn, const void *arg);
 /* ggml_rms_norm then the elementwise weight: y = x / sqrt(mean(x^2) + eps) * w. */
 void sn_ops_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps);
 
+/* sum_{i<n} x[i] as ggml's mean takes it: a double accumulated in index order (the same bits). */
+double sn_ops_sum_f64(const float *x, int64_t n);
 /* ggml_norm over n floats then weight and bias (either may be NULL): the mean from a double sum,
  * the variance as ggml_vec_cvar_f32 (blocks of `lanes` (sn_ops.lanes) squares summed in float,
  * added in double, the tail one by one). y may be x. */
-/* sum_{i<n} x[i] as ggml's mean takes it: a double accumulated in index order (the same bits). */
-double sn_ops_sum_f64(const float *x, int64_t n);
 void sn_ops_layernorm(float *y, const float *x, const float *w, const float *b, int64_t n, float eps, int lanes);
 
 /* The residual add and the norm in front of every block, over token rows of n floats:
