@@ -61,6 +61,15 @@ times() {
 
 oracles
 
+# Disk: each integration test removes its own work dirs when it passes (tests/integration/lib.sh,
+# scratch) and the Release stage's work tree goes once that stage passed, so the run's peak is a few
+# GB instead of the ~26 GB it wrote before. The lowest free space seen is reported at the end.
+disk_free() { df -Pm . | awk 'NR == 2 {print $4}'; } # MB free on the filesystem of the build trees
+free0=$(disk_free); low=$(mktemp); echo "$free0" >"$low"
+( while sleep 5; do f=$(disk_free); ((f < $(cat "$low"))) && echo "$f" >"$low"; done ) & sampler=$!
+trap 'kill $sampler 2>/dev/null; rm -f "$low"' EXIT
+((free0 >= 10240)) || echo "warning: $free0 MB free here; make test needs about 10 GB (docs/TESTING.md, \"Disk\")"
+
 # logs stay inside the build trees, not the repo root: $B/configure.log, $B/sunny.ctest.log
 mkdir -p "$B" "$A"
 echo "== build ($B, -Werror)"
@@ -72,6 +81,8 @@ if cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DSN_WERROR=ON >"$B/configure.l
   stage tests
   count "$B/sunny.ctest.log" "$B"
   times "$B/sunny.ctest.log"
+  # what is left is shared caches (fixtures, GGUFs, the llama.cpp tree) and failed tests' dirs
+  if ((failed == 0)) && [[ ${SN_KEEP_WORK:-0} != 1 ]]; then rm -rf "$B/tests/work"; fi
 else
   cat "$B/configure.log" 2>/dev/null | tail -20
   echo "build failed"; failed=$((failed + 1))
@@ -97,5 +108,7 @@ fi
 
 # deps (make test runs scripts/deps.sh first) is not in these; budget: all of make test <= 25 min
 echo "== stage wall times: ${stages[*]/%/,} total $SECONDS s (budget for make test: 1500 s)"
+kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
+echo "== disk: $free0 MB free at the start, lowest $(cat "$low") MB during the run"
 echo "$passed passed, $failed failed, $skipped skipped ($unexpected unexpected)"
 [[ $failed -eq 0 && $unexpected -eq 0 ]]

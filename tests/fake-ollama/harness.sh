@@ -5,7 +5,8 @@ export GOCACHE=$SN_WORK/gocache GOPATH=$SN_WORK/gopath GOFLAGS=-mod=mod GOTOOLCH
 SN_TOOLS=$SN_WORK/tools-$(basename "$0" .sh)
 SN_PIDS=()
 sn_cleanup() { local p; for p in "${SN_PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
-trap sn_cleanup EXIT
+sn_exit_hooks+=(sn_cleanup) # lib.sh runs it at exit, before removing scratch dirs
+scratch "$SN_TOOLS"
 
 need_go() { command -v go >/dev/null || skip "go toolchain missing (golang-go; run scripts/deps.sh)"; }
 

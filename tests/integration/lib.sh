@@ -25,6 +25,21 @@ skip() {
 # filesystem); the test goes on. scripts/test.sh lists these lines.
 skip_check() { echo "SKIP-CHECK: $*"; }
 finish() { if ((sn_fail)); then echo "$sn_fail check(s) failed"; exit 1; fi; echo "all checks passed"; exit 0; }
+# scratch DIR...: directories only this test writes and reads. They are removed when the test exits 0
+# and kept when it fails, to look at (SN_KEEP_WORK=1 keeps them always). Without this a full
+# `make test` leaves ~26 GB of models behind and a CI machine with less free disk fails on ENOSPC.
+# Caches that several tests share (fixtures/, gguf/, llama.cpp/) are not scratch: scripts/test.sh
+# removes the whole work tree after a passing stage. Functions in sn_exit_hooks (e.g. harness.sh's
+# server shutdown) run first, so no server still writes into a directory being removed.
+sn_scratch=()
+sn_exit_hooks=()
+scratch() { sn_scratch+=("$@"); }
+sn_on_exit() {
+  local rc=$1 h
+  for h in "${sn_exit_hooks[@]}"; do "$h"; done
+  if ((rc == 0)) && [[ ${SN_KEEP_WORK:-0} != 1 ]] && ((${#sn_scratch[@]})); then rm -rf -- "${sn_scratch[@]}"; fi
+}
+trap 'sn_on_exit $?' EXIT
 
 # need_oracle: node + the npm oracles (node-llama-cpp with its prebuilt CPU libllama, the HF tokenizers,
 # @huggingface/gguf) and the Debian python with numpy. Missing -> the test fails.

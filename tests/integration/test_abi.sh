@@ -16,6 +16,8 @@ BIN=${SN_BIN:-$BUILD/cmd}
 WORK=${SN_WORK:-$(mktemp -d)}/abi
 PY=/usr/bin/python3
 mkdir -p "$WORK"
+# removed when the script passes (lib.sh's scratch rule; SN_KEEP_WORK=1 keeps it), kept when it fails
+trap 'rc=$?; ((rc == 0)) && [[ ${SN_KEEP_WORK:-0} != 1 ]] && rm -rf "$WORK"; exit $rc' EXIT
 SMOKE=$BUILD/tests/abi_smoke
 [[ -x $SMOKE ]] || { echo "missing $SMOKE"; exit 1; }
 

@@ -13,6 +13,7 @@ RUN=$SN_BIN/sunny-run
 CONV=$SN_BIN/sunny-convert
 AGREE=$SN_BUILD/tests/model_agree
 W=$SN_WORK/blob
+scratch "$W"
 mkdir -p "$W"
 PROMPT=1,450,4996,17354,9581,374
 N=32

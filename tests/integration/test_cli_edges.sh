@@ -8,6 +8,7 @@ source "$SN_SRC/tests/fake-ollama/harness.sh"
 SI=$SN_BIN/sunny-integrate
 SR=$SN_BIN/sunny-run
 W=$SN_WORK/cli-edges
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 G=$(rt_gguf llama3 1234) || { bad "fixture GGUF"; finish; }
 printf '{{ .Prompt }}' > "$W/t.gotmpl"

@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib.sh"
 BIN=$SN_BIN/sunny-convert
 [[ -x $BIN ]] || { echo "FAIL - $BIN not built"; exit 1; }
 W=$SN_WORK/convert_errors
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 good=$(fixture llama3 bf16) || { echo "FAIL - fixture generation failed"; exit 1; }
 

@@ -16,6 +16,7 @@ $PY -c 'import torch' 2>/dev/null || skip "/usr/bin/python3 has no torch (apt-ge
 CONV=$SN_BIN/sunny-convert
 GEN=$SN_SRC/tests/fixtures/gen_torch_ckpt.py
 W=$SN_WORK/torch
+scratch "$W"
 mkdir -p "$W"
 
 # Sources: the single-file safetensors fixtures of lib.sh and, for the sharded layout, the same

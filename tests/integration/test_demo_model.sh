@@ -23,6 +23,7 @@ GEN=$SN_BUILD/scripts/demo_model
 CONV=$SN_BIN/sunny-convert
 RUN=$SN_BIN/sunny-run
 W=$SN_WORK/demo-model
+scratch "$W"
 PROMPT="The quick brown fox" # scripts/demo.sh's
 N=24
 rm -rf "$W" && mkdir -p "$W"

@@ -5,6 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 CHK=$SN_SRC/scripts/check_file_lines.sh
 W=$SN_WORK/file-lines
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 
 out=$(bash "$CHK" "$SN_SRC" 2>&1) && ok "source tree: $out" || bad "source tree: $out"

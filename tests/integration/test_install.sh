@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 W=$SN_WORK/install
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 P=$W/prefix
 cmake --install "$SN_BUILD" --prefix "$P" >"$W/install.log" 2>&1 || { bad "cmake --install failed: $(tail -5 "$W/install.log")"; finish; }

@@ -12,6 +12,7 @@ source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_go
 W=$SN_WORK/integrate-text
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W/mf" "$W/alt" "$W/bad"
 build_go "$SN_SRC/tests/tools/modelfile_parse" modelfile_parse
 WRITE=$SN_BUILD/tests/modelfile_write

@@ -10,6 +10,7 @@ need_go
 need_oracle
 SI=$SN_BIN/sunny-integrate
 W=$SN_WORK/lmstudio-e2e
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W/home/.lmstudio/models"
 build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
 build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap

@@ -10,6 +10,7 @@ source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 SI=$SN_BIN/sunny-integrate
 W=$SN_WORK/lmstudio-place
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 G=$(rt_gguf llama3 1234) || { bad "fixture GGUF"; finish; }
 NAME=llama3-tiny-seed1234

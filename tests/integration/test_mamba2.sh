@@ -21,6 +21,7 @@ LCPP=$(llama_tree)   # node-llama-cpp's own llama.cpp source, unpacked once per 
 [[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
 export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
 W=$SN_WORK/mamba2
+scratch "$W"
 mkdir -p "$W"
 GEN=$SN_SRC/tests/fixtures/gen_mamba2.py
 

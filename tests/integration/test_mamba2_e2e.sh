@@ -12,10 +12,11 @@ need_oracle
 need_py numpy
 SI=$SN_BIN/sunny-integrate
 W=$SN_WORK/mamba2-e2e
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W/home/.lmstudio/models"
 build_go "$SN_SRC/tests/fake-ollama" fake-ollama
 build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
-F=$SN_WORK/mamba2
+F=$W # its own fixtures: test_mamba2 removes its dir when it passes
 mkdir -p "$F"
 ( flock 9; [[ -f $F/hf-g2/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$F/hf-g2" --groups 2 >/dev/null ) 9>"$F/.lock"
 G=$F/e2e-g2-q8_0.gguf

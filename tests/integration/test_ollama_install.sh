@@ -12,6 +12,7 @@ need_go
 need_oracle
 SI=$SN_BIN/sunny-integrate
 W=$SN_WORK/ollama-install
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 build_go "$SN_SRC/tests/fake-ollama" fake-ollama
 build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap

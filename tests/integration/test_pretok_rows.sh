@@ -14,6 +14,7 @@ TOOLS=$SN_BUILD/tests
 TO="node $SN_SRC/tests/tools/tok_oracle.mjs"
 CORPUS=${SN_PRETOK_CORPUS:-$SN_SRC/tests/fixtures/tokenizer_corpus.txt}
 W=$SN_WORK/pretok-rows
+scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 for t in vocab_only tok_dump; do [[ -x $TOOLS/$t ]] || { echo "FAIL - $TOOLS/$t not built"; exit 1; }; done
 

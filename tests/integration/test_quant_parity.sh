@@ -19,6 +19,7 @@
 source "$(dirname "$0")/lib.sh"
 need_oracle
 WORK=$SN_WORK/${SN_QPARITY_WORK:-quant_parity}
+scratch "$WORK"
 mkdir -p "$WORK"
 RUN=$SN_BIN/sunny-run
 QUANT=$SN_BUILD/tests/rt_quantize

@@ -22,6 +22,7 @@ source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py torch numpy
 W=$SN_WORK/rwkv7
+scratch "$W"
 mkdir -p "$W"
 FX=$W/fx
 CONV=$SN_BIN/sunny-convert

@@ -21,6 +21,7 @@ need_py torch numpy
 SI=$SN_BIN/sunny-integrate
 CONV=$SN_BIN/sunny-convert
 W=$SN_WORK/rwkv7-e2e
+scratch "$W"
 FX=$W/fx
 mkdir -p "$W"
 find "$W" -mindepth 1 -maxdepth 1 ! -name fx -exec rm -rf {} + # a rerun starts clean (the fixture is kept)

@@ -13,6 +13,7 @@
 source "$(dirname "$0")/lib.sh"
 need_oracle
 W=$SN_WORK/sample_parity
+scratch "$W"
 mkdir -p "$W"
 RUN=$SN_BIN/sunny-run
 QUANT=$SN_BUILD/tests/rt_quantize

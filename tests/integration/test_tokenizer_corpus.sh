@@ -18,6 +18,7 @@ CORPUS=$SN_SRC/tests/fixtures/tokenizer_corpus.txt
 [[ -f $CORPUS ]] || { bad "corpus $CORPUS missing"; finish; }
 for t in vocab_only tok_dump; do [[ -x $TOOLS/$t ]] || { bad "$TOOLS/$t not built"; finish; }; done
 W=$SN_WORK/tokenizer
+scratch "$W"
 mkdir -p "$W"
 n_strings=$(grep -cv -e '^#' -e '^$' "$CORPUS")
 [[ $n_strings -ge 2000 ]] && ok "corpus has $n_strings strings" || bad "corpus has only $n_strings strings (< 2000)"

