@@ -396,9 +396,11 @@ edits_of() { local k; for k in "${!AL_OF[@]}"; do [[ ${AL_OF[$k]} == "$1" ]] && 
 
 build() { cmake --build "$B" -j "$JOBS" >"$S/build.log" 2>&1; }
 
+# SN_KEEP_WORK=1: a passing baseline keeps its work dirs (tests/integration/lib.sh, scratch), so the
+# mutant's run reuses the fixtures instead of making them again
 run_tests() { # REGEX ENV -> 0 if every test passed
   local rx=$1 env=$2
-  (cd "$B" && env $env ctest -R "$rx" --timeout 900 >"$S/ctest.log" 2>&1)
+  (cd "$B" && env SN_KEEP_WORK=1 $env ctest -R "$rx" --timeout 900 >"$S/ctest.log" 2>&1)
 }
 
 sync_tree
