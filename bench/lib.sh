@@ -4,6 +4,8 @@
 #
 # bench_row OURS LBENCH NODE_REF WIDTH HEAD TAIL prints one line
 #   HEAD | PF BPF NPF PF/BPF PF/NPF | DC BDC NDC DC/BDC DC/NDC | TAIL
+# and under it the smallest, median and largest decode ratio of the interleaved pairs (this VM's
+# speed drifts within seconds: the row's ratio of medians is one draw from that spread)
 # where PF/DC are the medians of prefill_tok_s / decode_tok_s over OURS (sunny-run --json records,
 # one a line), BPF/BDC the medians of samples_ts over LBENCH's prompt / generation rows (llama-bench
 # -o jsonl), NPF/NDC NODE_REF's prefill_tok_s / decode_tok_s (llama_oracle.mjs bench; '{}' when it
@@ -34,6 +36,13 @@ if nbytes > 0 and bw > 0:
     bwcol = " | %5.1f %3.0f%% %5.1f %3.0f%%" % (g(dc), 100 * g(dc) / bw, g(bdc), 100 * g(bdc) / bw)
 print(head, "|", half % (pf, bpf, npf, r(pf, bpf), r(pf, npf)), "|", half % (dc, bdc, ndc, r(dc, bdc), r(dc, ndc)),
       "|", tail + bwcol)
+# the spread behind the medians: run k of OURS against llama-bench's k-th generation row (the benches
+# interleave them, one llama-bench repetition then one sunny-run), when both have every run
+gen = [b for b in bench if b["n_prompt"] == 0]
+if len(gen) == len(ours) >= 2:
+    pr = sorted(r(o["decode_tok_s"], statistics.median(g["samples_ts"])) for o, g in zip(ours, gen))
+    print("%s   decode ratio per pair: min %.2fx, median %.2fx, max %.2fx (%d pairs)"
+          % (" " * len(head), pr[0], statistics.median(pr), pr[-1], len(pr)))
 PYEOF
 }
 
