@@ -25,6 +25,7 @@
 #     each engine's decode reaches: weight bytes per step (bench/lib.sh bench_decode_bytes; at a
 #     depth the KV cache reads come on top) x tok/s, in GB/s and as a share of this machine's read
 #     bandwidth at that thread count (bench/tools/membw.c, measured at the start of the run).
+#     Under each row: the smallest, median and largest decode ratio of its interleaved pairs.
 #     Before each type's rows, the file is read back into the page cache in 2 MB folios and the
 #     share a mapping gets in 2 MB pages is printed (bench/lib.sh bench_file_pmd; SN_BENCH_REFOLD=0
 #     leaves the cache as it is): llama-bench reads the weights through the page cache, sunny-run

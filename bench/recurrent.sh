@@ -25,6 +25,7 @@
 # engine's decode bandwidth (weight bytes per step x tok/s, GB/s and share of the machine's read
 # bandwidth; bench/lib.sh, bench/tools/membw.c). The recurrent state each step also reads and
 # writes (RWKV-7 191M: 2.4 MB, Mamba-2 130m: 19 MB) is not counted, so the shares are lower bounds.
+# Under each row: the smallest, median and largest decode ratio of its interleaved pairs.
 # Before each type's rows, llama-bench's file is read back into the page cache in 2 MB folios and
 # the share a mapping gets in 2 MB pages printed (bench/lib.sh bench_file_pmd; sunny-run reads
 # huge-page copies made at load).
