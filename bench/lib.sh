@@ -4,8 +4,6 @@
 #
 # bench_row OURS LBENCH NODE_REF WIDTH HEAD TAIL prints one line
 #   HEAD | PF BPF NPF PF/BPF PF/NPF | DC BDC NDC DC/BDC DC/NDC | TAIL
-# and under it the smallest, median and largest decode ratio of the interleaved pairs (this VM's
-# speed drifts within seconds: the row's ratio of medians is one draw from that spread)
 # where PF/DC are the medians of prefill_tok_s / decode_tok_s over OURS (sunny-run --json records,
 # one a line), BPF/BDC the medians of samples_ts over LBENCH's prompt / generation rows (llama-bench
 # -o jsonl), NPF/NDC NODE_REF's prefill_tok_s / decode_tok_s (llama_oracle.mjs bench; '{}' when it
@@ -13,6 +11,8 @@
 # reads, bench_decode_bytes) and BENCH_BW (the machine's read GB/s at this thread count,
 # bench_machine_bw) set, it ends with "| ours GB/s (% of machine) bench GB/s (%)": decode tok/s x
 # bytes per token, the share of the memory's bandwidth each engine's decode reaches.
+# Under the row: the smallest, median and largest decode ratio of the interleaved pairs (this VM's
+# speed drifts within seconds, so the row's ratio of medians is one draw from that spread).
 bench_row() {
   BENCH_BYTES=${BENCH_BYTES:-0} BENCH_BW=${BENCH_BW:-0} /usr/bin/python3 - "$@" <<'PYEOF'
 import json, os, statistics, sys
