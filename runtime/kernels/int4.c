@@ -20,6 +20,7 @@
  * past the end of the mapping is harmless. */
 #include "int4.h"
 #include "cpu.h"
+#include "kernels.h"
 #include "ggml_types.h"
 #include <math.h>
 #include <string.h>
@@ -634,7 +635,8 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
  * as two pair tiles stepped block by block together. Each lane does the pair tile's operations, so
  * every output is bit for bit what x16_pairs_vnni gives. On the Zen 5 of session 17, a throwaway
  * benchmark of RWKV-7 191M's INT4 matrices (47.8 MB, 12 layers in order, from DRAM) ran 28-35
- * GB/s in far pairs and 34-44 in far quads (kernels.h sn_k_mv_quarters says why four). Groups
+ * GB/s in far pairs and 34-44 in far quads (kernels.h sn_k_mv_quarters says why four); each
+ * stream's lines are also prefetched once, ahead (kernels.h sn_k_stream, which has the gain). Groups
  * [0, 4 nq) of w, rows [0, nrows) of them stored. */
 X16_TARGET static void x16_quads_vnni(int64_t n, const uint8_t *w, int64_t nq, int64_t nrows, const void *x,
                                       float *y) {
@@ -642,12 +644,15 @@ X16_TARGET static void x16_quads_vnni(int64_t n, const uint8_t *w, int64_t nq, i
     const int64_t nb = n / SN_INT4_GROUP;
     const __m512i m4 = _mm512_set1_epi8(15);
     const act_view a = view(x, n);
+    sn_k_stream pf[4]; /* kernels.h: each stream's lines once, SN_K_STREAM_AHEAD bytes before they are read */
+    for (int i = 0; i < 4; i++) pf[i] = sn_k_stream_start(w + (uint64_t)(i * nq) * gb, (uint64_t)nq * gb, SN_K_STREAM_AHEAD);
     for (int64_t Q = 0; Q < nq; Q++) {
         const uint8_t *g[4];
         for (int i = 0; i < 4; i++) g[i] = w + (uint64_t)(Q + i * nq) * gb;
         __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
         for (int64_t b = 0; b < nb; b++) {
             const uint64_t o = (uint64_t)b * SN_INT4X8_BLOCK_BYTES;
+            for (int i = 0; i < 4; i++) sn_k_stream_to(&pf[i], g[i] + o + SN_INT4X8_BLOCK_BYTES);
             __m512i u[2][8];
             const __m512 ws0 = x16_unpack(g[0] + o, g[1] + o, m4, u[0]), ws1 = x16_unpack(g[2] + o, g[3] + o, m4, u[1]);
             const __m512 as = _mm512_set1_ps(a.scale[b]);
