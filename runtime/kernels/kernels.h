@@ -205,18 +205,20 @@ static inline void sn_k_pages_to(sn_k_pages *p, const void *row_end) {
     for (; p->next < e; p->next += SN_K_PAGE) __builtin_prefetch((const void *)p->next, 0, 3);
 }
 
-/* Line prefetch for one of a kernel's far streams (sn_k_mv_quarters, the INT4 quads): every 64-byte
- * line of [start, start + bytes) once, `ahead` bytes before the kernel reads it, the first `ahead`
- * bytes at the stream's start, none past its end. With four streams the hardware prefetcher alone
- * leaves gaps, worst in this VM's slow phases and at the start of a small matrix. On the Zen 5 of
- * session 23 (throwaway benchmarks, 1 thread, from DRAM, variants alternated in one process,
- * medians of 21-41 passes): RWKV-7 191M's 72 INT4 layer matrices 26-33 -> 32-37 GB/s (20.8 -> 28.5
- * in a slow phase); a 41 MB Q6_K head 29-30 -> 32-34 (15.4 -> 21.5). Two or three prefetches per
- * 144-byte block at a fixed distance instead (lines skipped or repeated) gained less or lost.
- * The parts should be small: prefetching a 630-byte Q6_K row at a time instead of a 210-byte block
- * lost 0-10%. Usage: sn_k_stream s = sn_k_stream_start(p, bytes, ahead); sn_k_stream_to(&s, end of
- * the part about to be read) before each part. Changes no result. */
-enum { SN_K_STREAM_AHEAD = 3072 }; /* 2-3 KB measured best for both (4 KB and more: slower) */
+/* Line prefetch for one of a kernel's far streams (the INT4 quads, int4.c): every 64-byte line of
+ * [start, start + bytes) once, `ahead` bytes before the kernel reads it, the first `ahead` bytes at
+ * the stream's start, none past its end. With four streams the hardware prefetcher alone leaves
+ * gaps, worst at the start of a small matrix. On the Zen 5 of session 23 (throwaway benchmarks, 1
+ * thread, from DRAM in 2 MB pages, variants alternated in one process, medians of 15-41 passes):
+ * RWKV-7 191M's 72 INT4 layer matrices 27-33 -> 32-37 GB/s, and 14.7 -> 24.9 in a slow phase of
+ * this VM. Two or three prefetches per 144-byte block at a fixed distance (lines skipped or
+ * repeated) gained less or lost. Not used where it was measured and lost: the Q6_K quarters
+ * (llama3-200m's 1024-long rows and its tied head: 25-31 -> 22-28 GB/s when the machine read fast,
+ * a gain only in its slow phases) and the Q8_0 quarters (their fixed-distance prefetch per block
+ * read 21.5-22.3 GB/s, this one 18.3-18.6). Usage: sn_k_stream s = sn_k_stream_start(p, bytes,
+ * ahead); sn_k_stream_to(&s, end of the part about to be read) before each part (a block: per
+ * 630-byte row lost 0-10% in the Q6_K trial). Changes no result. */
+enum { SN_K_STREAM_AHEAD = 3072 }; /* 2-3 KB measured best for the INT4 quads; 4-6 KB slower */
 typedef struct {
     uintptr_t next, lim, ahead;
 } sn_k_stream;
@@ -239,21 +241,16 @@ static inline void sn_k_stream_to(sn_k_stream *s, const void *read_end) {
  * 29-32 against 24, while four streams taken 512 bytes or more at a time ran no faster than one.
  * Four neighbouring rows interleaved ran 3x slower on an earlier machine. Installed where
  * sn_cpu_far_streams says so (AMD cores, measured there; SN_MV_QUARTERS=0|1 overrides). rows4
- * gets the four row pointers, the activation x and the caller's aux, and writes 4 outputs. With
- * ahead > 0 it also gets the four quarters as sn_k_streams to prefetch as it reads (NULL if 0). */
-typedef void (*sn_k_rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y,
-                              sn_k_stream *pf);
+ * gets the four row pointers, the activation x and the caller's aux, and writes 4 outputs. */
+typedef void (*sn_k_rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
 static inline void sn_k_mv_quarters(sn_k_rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R,
-                                    const void *x, const float *aux, sn_dot_fn one, float *y, uintptr_t ahead) {
+                                    const void *x, const float *aux, sn_dot_fn one, float *y) {
     const int64_t q = R / 4;
-    sn_k_stream s[4];
-    for (int i = 0; i < 4; i++)
-        s[i] = sn_k_stream_start((const char *)w + (uint64_t)(i * q) * w_row, (uint64_t)q * w_row, ahead);
     for (int64_t r = 0; r < q; r++) {
         const void *rows[4];
         float out[4];
         for (int i = 0; i < 4; i++) rows[i] = (const char *)w + (uint64_t)(r + i * q) * w_row;
-        rows4(n, rows, x, aux, out, ahead ? s : NULL);
+        rows4(n, rows, x, aux, out);
         for (int i = 0; i < 4; i++) y[r + i * q] = out[i];
     }
     for (int64_t r = 4 * q; r < R; r++) y[r] = one(n, (const char *)w + (uint64_t)r * w_row, x);

@@ -120,9 +120,7 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) { ret
  * sn_k_mv_quarters, which says why): the same operations per row, interleaved, without the
  * prefetch (it cost 10-20% on the Zen 5 of session 13: the hardware prefetchers keep four streams
  * fed; the Q8_0 rows below keep dot_q8_0's, without it 1.3x slower). */
-static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, const float *aux, float *y,
-                           sn_k_stream *pf) {
-    (void)pf;
+static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, const float *aux, float *y) {
     (void)aux;
     const float *x = vx;
     __m512 s[4][4];
@@ -246,7 +244,7 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
             sn_k_pages_to(&p, wr + w_row);
             y[r] = row_f16_at(n, wr, xf, 0);
         }
-    } else if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y, 0);
+    } else if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
     else for (int64_t r = 0; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
     if (xf != stack) free(xf);
     return 1;
@@ -523,9 +521,7 @@ static float dot_q4_0(int64_t n, const void *vw, const void *va) {
  * VPDPBUSD are independent), each scale the same float product h2f(w.d) * h2f(a.d) (aux holds the
  * activation's), each row's fma chain the same blocks in the same order, and each half ends in the
  * same hsum8: y[i] == dot_q8_0(row i, x). */
-static void rows4_q8_0(int64_t n, const void *const *vw, const void *vx, const float *da, float *y,
-                       sn_k_stream *pf) {
-    (void)pf;
+static void rows4_q8_0(int64_t n, const void *const *vw, const void *vx, const float *da, float *y) {
     const sn_block_q8_0 *a = vx;
     const int64_t nb = n / SN_QK8_0;
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
@@ -555,7 +551,7 @@ static int mv_q8_0_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R,
     const sn_block_q8_0 *a = x;
     float da[MV_Q8_BLOCKS];
     for (int64_t b = 0; b < nb; b++) da[b] = h2f(a[b].d);
-    sn_k_mv_quarters(rows4_q8_0, n, w, w_row, R, x, da, dot_q8_0, y, 0);
+    sn_k_mv_quarters(rows4_q8_0, n, w, w_row, R, x, da, dot_q8_0, y);
     return 1;
 }
 
