@@ -85,6 +85,9 @@ mut layernorm-tree runtime/models/ops.c \
 mut rwkv7-relu-sq runtime/models/model_rwkv7.c \
   'const __m128 z = _mm_max_ps(_mm_loadu_ps(ff + i), _mm_setzero_ps());' 'const __m128 z = _mm_loadu_ps(ff + i);' \
   'integration/test_rwkv7$'
+mut stream-prefetch-past-end runtime/kernels/kernels.h \
+  '    if (e > s->lim) e = s->lim;' '    (void)0;' \
+  'unit/test_prefetch_stream$'
 mut scratch-keep tests/integration/lib.sh \
   'then rm -rf -- "${sn_scratch[@]}"; fi' 'then :; fi' \
   'integration/test_scratch$'

@@ -219,6 +219,9 @@ static inline void sn_k_pages_to(sn_k_pages *p, const void *row_end) {
  * ahead); sn_k_stream_to(&s, end of the part about to be read) before each part (a block: per
  * 630-byte row lost 0-10% in the Q6_K trial). Changes no result. */
 enum { SN_K_STREAM_AHEAD = 3072 }; /* 2-3 KB measured best for the INT4 quads; 4-6 KB slower */
+#ifndef SN_K_STREAM_PREFETCH /* test_prefetch_stream.c records the addresses instead */
+#define SN_K_STREAM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#endif
 typedef struct {
     uintptr_t next, lim, ahead;
 } sn_k_stream;
@@ -229,7 +232,7 @@ static inline sn_k_stream sn_k_stream_start(const void *p, uint64_t bytes, uintp
 static inline void sn_k_stream_to(sn_k_stream *s, const void *read_end) {
     uintptr_t e = (uintptr_t)read_end + s->ahead;
     if (e > s->lim) e = s->lim;
-    for (; s->next < e; s->next += 64) __builtin_prefetch((const void *)s->next, 0, 3);
+    for (; s->next < e; s->next += 64) SN_K_STREAM_PREFETCH((const void *)s->next);
 }
 
 /* Single-token matmuls that read four rows a quarter of the range apart at once (rows r, r + q,
