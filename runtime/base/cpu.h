@@ -29,7 +29,7 @@ uint32_t sn_cpu_usable(void);
  * measured on Zen 5), SN_MV_QUARTERS=0|1 overrides (read once per process; tests force each). */
 int sn_cpu_far_streams(void);
 /* 1 where single-token matmuls that read a matrix as one stream kick the hardware prefetcher once
- * per 4 KB page ahead of the rows (kernels.h sn_k_pages) instead of reading far streams or
+ * per 4 KB page ahead of the rows (kernels.h sn_k_stream, the page kick) instead of reading far streams or
  * prefetching every line (today the F16 decode of rows up to 4096 long, x86_avx512.c). The default
  * follows the vendor (AMD: 1, measured on Zen 5), SN_MV_PAGES=0|1 overrides (read once per
  * process; tests force each). */

@@ -645,7 +645,7 @@ X16_TARGET static void x16_quads_vnni(int64_t n, const uint8_t *w, int64_t nq, i
     const __m512i m4 = _mm512_set1_epi8(15);
     const act_view a = view(x, n);
     sn_k_stream pf[4]; /* kernels.h: each stream's lines once, SN_K_STREAM_AHEAD bytes before they are read */
-    for (int i = 0; i < 4; i++) pf[i] = sn_k_stream_start(w + (uint64_t)(i * nq) * gb, (uint64_t)nq * gb, SN_K_STREAM_AHEAD);
+    for (int i = 0; i < 4; i++) pf[i] = sn_k_stream_start(w + (uint64_t)(i * nq) * gb, (uint64_t)nq * gb, SN_K_LINE, SN_K_STREAM_AHEAD);
     for (int64_t Q = 0; Q < nq; Q++) {
         const uint8_t *g[4];
         for (int i = 0; i < 4; i++) g[i] = w + (uint64_t)(Q + i * nq) * gb;

@@ -183,56 +183,45 @@ static inline void sn_k_prefetch(const void *p, size_t bytes) {
     for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(q + o, 0, 3);
 }
 
-/* Page kick for single-token matmuls that read a matrix as one stream, row after row: one
- * prefetch per 4 KB page, SN_K_PAGE_AHEAD bytes ahead of the row about to be read, and none past
- * the matrix. The hardware prefetcher follows a stream within a 4 KB page and starts afresh in the
- * next; a line of each page touched early starts it there before the loads arrive. On the Zen 5 of
- * session 19 (throwaway benchmarks, 1 thread, DRAM): a 262 MB F16 head read 29 -> 37-39 GB/s
- * against 32-36 in four far streams; a plain float read 29 -> 39-41 GB/s, where a prefetch of
- * every line 1-4 KB ahead made it slower (25-28). Usage: sn_k_pages p = sn_k_pages_start(w, bytes);
- * then sn_k_pages_to(&p, end of the row about to be read) before each row. Changes no result. */
-enum { SN_K_PAGE = 4096, SN_K_PAGE_AHEAD = 16384 };
-typedef struct {
-    uintptr_t next, lim;
-} sn_k_pages;
-static inline sn_k_pages sn_k_pages_start(const void *w, uint64_t bytes) {
-    sn_k_pages p = {(uintptr_t)w & ~(uintptr_t)(SN_K_PAGE - 1), (uintptr_t)w + (uintptr_t)bytes};
-    return p;
-}
-static inline void sn_k_pages_to(sn_k_pages *p, const void *row_end) {
-    uintptr_t e = (uintptr_t)row_end + SN_K_PAGE_AHEAD;
-    if (e > p->lim) e = p->lim;
-    for (; p->next < e; p->next += SN_K_PAGE) __builtin_prefetch((const void *)p->next, 0, 3);
-}
-
-/* Line prefetch for one of a kernel's far streams (the INT4 quads, int4.c): every 64-byte line of
- * [start, start + bytes) once, `ahead` bytes before the kernel reads it, the first `ahead` bytes at
- * the stream's start, none past its end. With four streams the hardware prefetcher alone leaves
- * gaps, worst at the start of a small matrix. On the Zen 5 of session 23 (throwaway benchmarks, 1
- * thread, from DRAM in 2 MB pages, variants alternated in one process, medians of 15-41 passes):
- * RWKV-7 191M's 72 INT4 layer matrices 27-33 -> 32-37 GB/s, and 14.7 -> 24.9 in a slow phase of
- * this VM. Two or three prefetches per 144-byte block at a fixed distance (lines skipped or
- * repeated) gained less or lost. Not used where it was measured and lost: the Q6_K quarters
- * (llama3-200m's 1024-long rows and its tied head: 25-31 -> 22-28 GB/s when the machine read fast,
- * a gain only in its slow phases) and the Q8_0 quarters (their fixed-distance prefetch per block
- * read 21.5-22.3 GB/s, this one 18.3-18.6). Usage: sn_k_stream s = sn_k_stream_start(p, bytes,
- * ahead); sn_k_stream_to(&s, end of the part about to be read) before each part (a block: per
- * 630-byte row lost 0-10% in the Q6_K trial). Changes no result. */
+/* Prefetch ahead of a single-token matmul that reads a range front to back: one line every `step`
+ * bytes of [start, start + bytes) (64: every line; SN_K_PAGE: one line per 4 KB page), each once,
+ * `ahead` bytes before the kernel reads it, the first `ahead` bytes at the start, none past the
+ * end. Usage: sn_k_stream s = sn_k_stream_start(p, bytes, step, ahead); sn_k_stream_to(&s, end of
+ * the part about to be read) before each part. Changes no result. Two uses, each measured where it
+ * is used (and where it lost, not used):
+ * - Page kick (step SN_K_PAGE, ahead SN_K_PAGE_AHEAD; F16 decode rows read one after another,
+ *   x86_avx512.c): the hardware prefetcher follows a stream within a 4 KB page and starts afresh
+ *   in the next; a line of each page touched early starts it there before the loads arrive. On the
+ *   Zen 5 of session 19 (throwaway benchmarks, 1 thread, DRAM): a 262 MB F16 head read 29 -> 37-39
+ *   GB/s against 32-36 in four far streams; a plain float read 29 -> 39-41 GB/s, where a prefetch
+ *   of every line 1-4 KB ahead made it slower (25-28).
+ * - Every line (step 64, ahead SN_K_STREAM_AHEAD; each of the INT4 quads' four far streams, int4.c,
+ *   one 144-byte block at a time): with four streams the hardware prefetcher alone leaves gaps,
+ *   worst at the start of a small matrix. On the Zen 5 of session 23 (throwaway benchmarks, 1
+ *   thread, from DRAM in 2 MB pages, variants alternated in one process, medians of 15-41 passes):
+ *   RWKV-7 191M's 72 INT4 layer matrices 27-33 -> 32-37 GB/s, and 14.7 -> 24.9 in a slow phase of
+ *   this VM. Two or three prefetches per block at a fixed distance (lines skipped or repeated)
+ *   gained less or lost. Measured and lost, so not used: the Q6_K quarters (llama3-200m's 1024-long
+ *   rows and its tied head: 25-31 -> 22-28 GB/s when the machine read fast, a gain only in its slow
+ *   phases; per 630-byte row instead of per block lost 0-10%) and the Q8_0 quarters (their
+ *   fixed-distance prefetch per block read 21.5-22.3 GB/s, this one 18.3-18.6). */
+enum { SN_K_LINE = 64, SN_K_PAGE = 4096, SN_K_PAGE_AHEAD = 16384 };
 enum { SN_K_STREAM_AHEAD = 3072 }; /* 2-3 KB measured best for the INT4 quads; 4-6 KB slower */
 #ifndef SN_K_STREAM_PREFETCH /* test_prefetch_stream.c records the addresses instead */
 #define SN_K_STREAM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #endif
 typedef struct {
-    uintptr_t next, lim, ahead;
+    uintptr_t next, lim, ahead, step;
 } sn_k_stream;
-static inline sn_k_stream sn_k_stream_start(const void *p, uint64_t bytes, uintptr_t ahead) {
-    sn_k_stream s = {(uintptr_t)p & ~(uintptr_t)63, (uintptr_t)p + (uintptr_t)bytes, ahead};
+/* step: a power of two */
+static inline sn_k_stream sn_k_stream_start(const void *p, uint64_t bytes, uintptr_t step, uintptr_t ahead) {
+    sn_k_stream s = {(uintptr_t)p & ~(step - 1), (uintptr_t)p + (uintptr_t)bytes, ahead, step};
     return s;
 }
 static inline void sn_k_stream_to(sn_k_stream *s, const void *read_end) {
     uintptr_t e = (uintptr_t)read_end + s->ahead;
     if (e > s->lim) e = s->lim;
-    for (; s->next < e; s->next += 64) SN_K_STREAM_PREFETCH((const void *)s->next);
+    for (; s->next < e; s->next += s->step) SN_K_STREAM_PREFETCH((const void *)s->next);
 }
 
 /* Single-token matmuls that read four rows a quarter of the range apart at once (rows r, r + q,

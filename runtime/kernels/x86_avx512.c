@@ -223,7 +223,7 @@ enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows
  * 31 against 34 in a throwaway harness. */
 enum { PAGE_KICK_MAX_N = 4096 };
 static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
-/* The activation widened once, then row by row (with the page touch, kernels.h sn_k_pages, where
+/* The activation widened once, then row by row (with the page touch, kernels.h sn_k_stream, where
  * sn_cpu_page_kick says so; else each row's line prefetch) or (quarters) four rows a quarter apart. */
 static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y, int quarters) {
     float stack[MV_STACK] __attribute__((aligned(64)));
@@ -237,11 +237,11 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
         int64_t r = 0;
         for (; r + 16 <= R; r += 16) rows16_f16(n, (const char *)w + (uint64_t)r * w_row, w_row, xf, y + r);
         for (; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
-    } else if (sn_cpu_page_kick() && n <= PAGE_KICK_MAX_N) { /* kernels.h sn_k_pages */
-        sn_k_pages p = sn_k_pages_start(w, (uint64_t)R * w_row);
+    } else if (sn_cpu_page_kick() && n <= PAGE_KICK_MAX_N) { /* kernels.h sn_k_stream: the page kick */
+        sn_k_stream p = sn_k_stream_start(w, (uint64_t)R * w_row, SN_K_PAGE, SN_K_PAGE_AHEAD);
         for (int64_t r = 0; r < R; r++) {
             const char *wr = (const char *)w + (uint64_t)r * w_row;
-            sn_k_pages_to(&p, wr + w_row);
+            sn_k_stream_to(&p, wr + w_row);
             y[r] = row_f16_at(n, wr, xf, 0);
         }
     } else if (quarters) sn_k_mv_quarters(rows4_f16_wide, n, w, w_row, R, xf, NULL, row_f16_wide_dot, y);
