@@ -22,38 +22,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- outtypes ---- */
-
-static const char *const k_outtype_names[] = {"auto", "f32", "f16", "bf16", "q8_0", "q4_0"};
-
-int sn_outtype_parse(const char *s) {
-    for (int i = 0; i < (int)(sizeof(k_outtype_names) / sizeof(k_outtype_names[0])); i++)
-        if (strcmp(s, k_outtype_names[i]) == 0) return i;
-    return -1;
-}
-
-const char *sn_outtype_name(sn_outtype t) {
-    return (unsigned)t < sizeof(k_outtype_names) / sizeof(k_outtype_names[0]) ? k_outtype_names[t] : "?";
-}
-
-static uint32_t file_type_of(sn_outtype ot) {
-    switch (ot) {
-    case SN_OUTTYPE_F32: return SN_FTYPE_ALL_F32;
-    case SN_OUTTYPE_BF16: return SN_FTYPE_MOSTLY_BF16;
-    case SN_OUTTYPE_Q8_0: return SN_FTYPE_MOSTLY_Q8_0;
-    case SN_OUTTYPE_Q4_0: return SN_FTYPE_MOSTLY_Q4_0;
-    default: return SN_FTYPE_MOSTLY_F16;
-    }
-}
-
-static const char *ftype_label(sn_outtype ot) {
-    switch (ot) {
-    case SN_OUTTYPE_F32: return "F32";
-    case SN_OUTTYPE_BF16: return "BF16";
-    case SN_OUTTYPE_Q8_0: return "Q8_0";
-    case SN_OUTTYPE_Q4_0: return "Q4_0";
-    default: return "F16";
-    }
+/* "Q4_K_M" for q4_k_m: the result's label. */
+static void upper_label(sn_outtype ot, char *out, size_t n) {
+    snprintf(out, n, "%s", sn_outtype_name(ot));
+    for (char *c = out; *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
 }
 
 /* ---- the driver ---- */
@@ -181,23 +154,35 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             }
         }
     }
-    if (ot == SN_OUTTYPE_Q4_0) {
+    const sn_outtype_info *oi = sn_outtype_info_of(ot);
+    const int quantize = oi->recipe == SN_RECIPE_QUANTIZE && !o->sink;
+    sn_quant_state qs;
+    if (quantize) {
         qsort(pl.t, pl.n, sizeof(*pl.t), sn_conv_cmp_quantize_order);
         /* llama-quantize's writer records ggml_n_dims: trailing dimensions of size 1 are dropped
          * (Mamba-2's ssm_norm {d_inner, 1} with one group is 1-D there) */
         for (size_t i = 0; i < pl.n; i++)
             while (pl.t[i].n_dims > 1 && pl.t[i].ne[pl.t[i].n_dims - 1] == 1) pl.t[i].n_dims--;
+        sn_quant_state_init(&qs, ot, a->gguf_arch, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, 0);
+        for (size_t i = 0; i < pl.n; i++) sn_quant_state_count(&qs, pl.t[i].gguf_name);
     }
-    int has_output = sn_conv_find_plan(&pl, "output.weight") >= 0;
     uint64_t n_params = 0, src_bytes = 0;
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
-        p->type = o->sink ? SN_GGML_F32 : sn_conv_choose_type(a, ot, p, has_output);
+        /* the quantize recipe starts from the f32 conversion, where every tensor is F32 */
+        p->type = o->sink     ? SN_GGML_F32
+                  : quantize ? sn_quant_tensor_type(&qs, p->gguf_name, p->n_dims, p->ne, SN_GGML_F32)
+                             : sn_conv_choose_type(a, ot, p);
+        if (p->type < 0) {
+            st = sn_err_set(err, SN_EFORMAT, "%s: tensor %s: no layer number in [0, %lld)", o->model_dir,
+                            p->gguf_name, (long long)cfg.n_layers);
+            goto done;
+        }
         p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
         n_params += p->n_elems;
         for (uint32_t k = 0; k < p->ts.n_parts; k++) src_bytes += p->ts.part[k]->nbytes;
     }
-    uint32_t file_type = file_type_of(ot);
+    uint32_t file_type = oi->ftype;
 
     /* header */
     w = sn_gguf_writer_new();
@@ -215,7 +200,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     snprintf(res->vocab_model, sizeof res->vocab_model, "%s", vr.model);
     snprintf(res->vocab_pre, sizeof res->vocab_pre, "%s", vr.pre);
     res->vocab_tokens = vr.n_tokens;
-    if (ot == SN_OUTTYPE_Q4_0) {
+    if (quantize) {
         if ((st = move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) goto done;
         if ((st = move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) goto done;
     }
@@ -225,7 +210,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         if (r < 0) { st = r; goto done; }
     }
     snprintf(res->arch, sizeof res->arch, "%s", a->gguf_arch);
-    snprintf(res->ftype, sizeof res->ftype, "%s", ftype_label(ot));
+    upper_label(ot, res->ftype, sizeof res->ftype);
     res->file_type = file_type;
     res->n_tensors = pl.n;
     res->src_bytes = src_bytes;

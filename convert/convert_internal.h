@@ -51,8 +51,25 @@ int sn_conv_find_plan(const plan_list *pl, const char *gguf_name);
  * tensor's shape checked, fused tensors complete, the family's required tensors present. */
 sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_st_model *m, plan_list *pl,
                              sn_err *err);
-/* The GGUF type of p for outtype ot (llama.cpp's converter and llama-quantize rules). */
-int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output);
+/* ---- llama-quantize's per-tensor rules (quant_rules.c) ---- */
+
+/* The walk state of one quantized file: the file type, the model's shape, the running counters. */
+typedef struct {
+    int ftype, default_type;
+    int n_layer, n_gqa, n_expert, is_70b, tied;
+    int n_attn_v, i_attn_v, i_ffn_down, i_ffn_gate, i_ffn_up;
+} sn_quant_state;
+
+void sn_quant_state_init(sn_quant_state *qs, sn_outtype ot, const char *arch, int64_t n_layer, int64_t n_head,
+                         int64_t n_head_kv, int64_t n_expert);
+/* Call for every tensor name of the file before the walk (counts attn_v, sees output.weight). */
+void sn_quant_state_count(sn_quant_state *qs, const char *name);
+/* The type of the next tensor of the walk (cur_type: its type in the input, kept when it may not
+ * be quantized); -1 if an expert tensor's name has no valid layer. */
+int sn_quant_tensor_type(sn_quant_state *qs, const char *name, uint32_t n_dims, const uint64_t *ne, int cur_type);
+
+/* The GGUF type of p for a converter outtype ot (llama.cpp's converter rules). */
+int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p);
 /* qsort order of llama-quantize's output: layer number, then name. */
 int sn_conv_cmp_quantize_order(const void *a, const void *b);
 
