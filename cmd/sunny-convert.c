@@ -281,6 +281,9 @@ int main(int argc, char **argv) {
         sn_cli_fail(&err);
         return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
     }
+    if (r.requantized)
+        fprintf(stderr, "warning: %zu tensors were already quantized and were quantized again: expect lower quality "
+                "than quantizing from the F32/F16/BF16 original\n", r.requantized);
     if (r.derived_config[0] && !json)
         printf("config (no config.json; derived from tensor shapes): %s\n", r.derived_config);
     if (o.verify && !json)

@@ -74,7 +74,7 @@ static sn_status resolve_inputs(const sn_convert_opts *o, char **cfg_path, char 
 
 /* general.quantization_version and general.file_type as llama-quantize leaves them: re-set at the
  * end of the KV list (gguf_set_val removes and appends). */
-static sn_status move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err) {
+sn_status sn_conv_move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err) {
     sn_gguf_writer_remove_key(w, key);
     sn_status st = sn_gguf_writer_set_u32(w, key, v);
     return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
@@ -88,14 +88,12 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     sn_st_model *m = NULL;
     sn_gguf_writer *w = NULL;
     plan_list pl = {0};
-    char *tmp = NULL, *cfg_path = NULL, *meta_dir = NULL;
-    int tmp_created = 0;
-    writer_ctx wc;
-    memset(&wc, 0, sizeof wc);
+    char *cfg_path = NULL, *meta_dir = NULL;
     sn_status st;
 
     if (!o->model_dir || (!o->out_path && !o->dry_run))
         return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
+    if (sn_conv_is_gguf(o->model_dir)) return sn_conv_requantize(o, res, err);
     if ((st = resolve_inputs(o, &cfg_path, &meta_dir, err)) != SN_OK) goto done;
     if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0) {
         st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
@@ -201,8 +199,8 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     snprintf(res->vocab_pre, sizeof res->vocab_pre, "%s", vr.pre);
     res->vocab_tokens = vr.n_tokens;
     if (quantize) {
-        if ((st = move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) goto done;
-        if ((st = move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) goto done;
+        if ((st = sn_conv_move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) goto done;
+        if ((st = sn_conv_move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) goto done;
     }
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
@@ -225,44 +223,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         }
     if (o->dry_run) { st = SN_OK; goto done; }
 
-    /* data */
-    size_t L = strlen(o->out_path);
-    tmp = malloc(L + 5);
-    if (!tmp) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
-    memcpy(tmp, o->out_path, L);
-    memcpy(tmp + L, ".tmp", 5);
-    tmp_created = !o->sink; /* begin may create it before failing */
-    double t_data = sn_conv_now();
-    if ((st = o->sink ? o->sink->begin(o->sink->ud, w, err) : sn_gguf_writer_begin(w, tmp, err)) != SN_OK) goto done;
-    wc.o = o;
-    wc.w = w;
-    wc.nth = o->n_threads > 0 ? o->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (wc.nth < 1) wc.nth = 1;
-    if (wc.nth > MAX_THREADS) wc.nth = MAX_THREADS;
-    wc.n_tensors = pl.n;
-    for (size_t i = 0; i < pl.n; i++) wc.total += pl.t[i].bytes;
-    wc.t0 = t0;
-    if ((st = sn_conv_writer_start(&wc, err)) != SN_OK) goto done;
-    for (size_t i = 0; i < pl.n; i++) {
-        if ((st = sn_conv_write_tensor(&wc, i, &pl.t[i], err)) != SN_OK) {
-            sn_err_prefix(err, "%s: tensor %s", o->sink ? o->out_path : tmp, pl.t[i].gguf_name);
-            goto done;
-        }
-    }
-    if ((st = sn_conv_writer_stop(&wc, err)) != SN_OK) goto done;
-    double t_sync = sn_conv_now();
-    res->data_seconds = t_sync - t_data;
-    if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
-    if ((st = o->sink ? o->sink->finish(o->sink->ud, err) : sn_gguf_writer_finish(w, err)) != SN_OK) goto done;
-    res->sync_seconds = sn_conv_now() - t_sync;
-    if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
-    if (o->sink) { res->seconds = sn_conv_now() - t0; st = SN_OK; goto done; } /* the sink owns its file */
-    if (rename(tmp, o->out_path) != 0) {
-        st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
-        goto done;
-    }
-    tmp_created = 0;
-    res->seconds = sn_conv_now() - t0;
+    if ((st = sn_conv_write_data(o, w, &pl, t0, res, err)) != SN_OK || o->sink) goto done;
     if (o->verify) {
         st = sn_conv_verify_file(o, &pl, res, err);
         if (st == SN_OK) st = sn_conv_verify_tokenizer(o, meta_dir, &cfg, res, err);
@@ -273,12 +234,8 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
                             res->verify_first_bad);
     }
 done:
-    sn_conv_writer_stop(&wc, NULL);
     if (!res->seconds) res->seconds = sn_conv_now() - t0;
     if (w) sn_gguf_writer_free(w);
-    if (tmp_created && tmp) unlink(tmp);
-    free(tmp);
-    sn_conv_writer_free(&wc);
     sn_conv_plan_free(&pl);
     sn_st_model_close(m);
     sn_hf_config_free(&cfg);

@@ -79,7 +79,8 @@ typedef struct sn_convert_sink {
 } sn_convert_sink;
 
 typedef struct sn_convert_opts {
-    const char *model_dir;       /* HF folder, or one weight file (.safetensors, PyTorch .bin/.pt/.pth) */
+    const char *model_dir;       /* HF folder, one weight file (.safetensors, PyTorch .bin/.pt/.pth), or a
+                                  * GGUF to requantize (requantize.c) */
     const char *config_path;     /* config.json; NULL: in the folder (or next to the file) */
     const char *state_key;       /* PyTorch checkpoints: key of the state dict in the saved dict, NULL = auto */
     const char *out_path;
@@ -120,6 +121,8 @@ typedef struct sn_convert_result {
     /* a single checkpoint without config.json: the config the family derived from its tensor
      * shapes (JSON, with "_derived_from" saying which shape gave which value); "" otherwise */
     char derived_config[1024];
+    /* a GGUF input: tensors that were already quantized and were quantized again (--allow-requantize) */
+    size_t requantized;
 } sn_convert_result;
 
 sn_status sn_convert(const sn_convert_opts *opts, sn_convert_result *res, sn_err *err);

@@ -121,6 +121,21 @@ sn_status sn_conv_writer_stop(writer_ctx *c, sn_err *err);
 void sn_conv_writer_free(writer_ctx *c);
 /* Converts and queues tensor i_tensor (rows on c->nth threads), then its end. */
 sn_status sn_conv_write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, sn_err *err);
+/* The whole data phase: w's header and every planned tensor into OUT.tmp (or o->sink), on
+ * o->n_threads threads, fsynced and renamed to OUT; the tmp file is removed on any failure or
+ * cancellation. Fills res->seconds, data_seconds, sync_seconds. */
+sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, double t0,
+                             sn_convert_result *res, sn_err *err);
+/* general.quantization_version / general.file_type as llama-quantize leaves them: set again at the
+ * end of the KV list (its gguf_set_val removes and appends). */
+sn_status sn_conv_move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err);
+
+/* ---- a GGUF as input (requantize.c) ---- */
+
+/* 1 if path is a file starting with the GGUF magic. */
+int sn_conv_is_gguf(const char *path);
+/* sn_convert for a GGUF input: llama-quantize's output for o->outtype (see requantize.c). */
+sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, sn_err *err);
 
 /* ---- --verify (convert_verify.c) ---- */
 

@@ -155,6 +155,7 @@ int sn_quant_tensor_type(sn_quant_state *qs, const char *name, uint32_t n_dims, 
     uint32_t nd = n_dims; /* ggml_n_dims: trailing dimensions of 1 do not count */
     while (nd > 1 && ne[nd - 1] == 1) nd--;
     if (nd < 2 || sn_quant_never(name)) return cur_type;
+    if (sn_ggml_blck_size(qs->default_type) == 1) return qs->default_type; /* F32/F16/BF16 files: no rules */
     int t = role_type(qs, name, ne[0], category(name));
     return t < 0 ? -1 : fallback(t, ne[0]);
 }

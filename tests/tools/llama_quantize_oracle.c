@@ -6,7 +6,7 @@
  * struct below mirrors the public ABI of llama_model_quantize_params in that exact version
  * (node-llama-cpp 3.22.1, llama.cpp de3ff81); the size check guards against a different version.
  * FTYPE is a llama_ftype number (llama.h: 2 = MOSTLY_Q4_0, 7 = Q8_0, 10 = Q2_K, 15 = Q4_K_M, 18 = Q6_K,
- * 25 = IQ4_NL, 30 = IQ4_XS, ...). */
+ * 25 = IQ4_NL, 30 = IQ4_XS, ...). SN_ALLOW_REQUANTIZE set: llama-quantize's --allow-requantize. */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,6 +54,7 @@ int main(int argc, char **argv) {
         struct quantize_params p = defaults();
         p.ftype = atoi(argv[a + 2]);
         p.nthread = 2;
+        p.allow_requantize = getenv("SN_ALLOW_REQUANTIZE") != NULL; /* llama-quantize --allow-requantize */
         uint32_t rc = quantize(argv[a], argv[a + 1], &p);
         if (rc != 0) {
             fprintf(stderr, "llama_model_quantize %s -> %s (ftype %d) failed (%u)\n", argv[a], argv[a + 1], p.ftype, rc);
