@@ -81,6 +81,9 @@ if os.environ.get("SN_LCPP_NO_VOCAB"):
         self.hparams["vocab_size"] = -(self.hparams["vocab_size"] // -pad) * pad
 
     Mamba2Model.set_vocab = _pad_only
+    # llama: no tokenizer.* at all (bench/convert.sh times the tensors; llama-quantize needs no vocab)
+    from conversion.llama import LlamaModel  # noqa: E402
+    LlamaModel.set_vocab = lambda self: None
 if len(jobs) == 1 and sys.argv[2] != "--jobs":  # one conversion: exactly the converter's own run
     model, out, outtype = jobs[0]
     sys.argv = ["convert_hf_to_gguf.py", model, "--outfile", out, "--outtype", outtype]
