@@ -83,43 +83,19 @@ float sn_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L
 /* Symmetric quantization to [-nmax, nmax-1] with an x^2-weighted scale search (ggml's
  * make_qx_quants with rmse_type 1 and no importance weights); L holds q + nmax. */
 static float qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; i++) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) { amax = ax; max = x[i]; }
-    }
-    if (amax < GROUP_MAX_EPS) {
-        for (int i = 0; i < n; i++) L[i] = 0;
-        return 0.f;
-    }
-    float iscale = -nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; i++) {
-        int l = nearest_int(iscale * x[i]);
-        l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
-        L[i] = (int8_t)(l + nmax);
-        float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
+    float max;
+    if (!sn_sym_start(x, n, L, &max)) return 0.f;
+    float sumlx, suml2;
+    sn_sym_fit(n, nmax, x, -nmax / max, L, nmax, &sumlx, &suml2);
     float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
     for (int is = -9; is <= 9; is++) {
         if (is == 0) continue;
-        iscale = -(nmax + 0.1f * is) / max;
-        sumlx = suml2 = 0;
-        for (int i = 0; i < n; i++) {
-            int l = nearest_int(iscale * x[i]);
-            l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
-            float w = x[i] * x[i];
-            sumlx += w * x[i] * l;
-            suml2 += w * l * l;
-        }
+        const float iscale = -(nmax + 0.1f * is) / max;
+        sn_sym_fit(n, nmax, x, iscale, NULL, 0, &sumlx, &suml2);
         if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; i++) {
-                int l = nearest_int(iscale * x[i]);
-                L[i] = (int8_t)(nmax + SN_MAX(-nmax, SN_MIN(nmax - 1, l)));
-            }
+            float s1, s2;
+            sn_sym_fit(n, nmax, x, iscale, L, nmax, &s1, &s2); /* the accepted levels */
             scale = sumlx / suml2;
             best = scale * sumlx;
         }
@@ -385,48 +361,36 @@ static void qk_block(const float *x, int lanes, int nmax, float rmin, int nstep,
     }
 }
 
-void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) {
-    sn_block_q4_K *y = vy;
-    const int64_t nb = k / SN_QK_K;
+/* Rows of Q4_K (five = 0) or Q5_K (five = 1): 32 levels; the 5th bit of value n+j (n a multiple of
+ * 64, j < 32) goes to bit 2*(n/64) of qh[j], that of value n+j+32 to the next bit. */
+static void qk_rows(const float *x, void *vy, int64_t k, int five) {
     const int lanes = CPU_AVX2;
     uint8_t L[SN_QK_K];
-    for (int64_t i = 0; i < nb; i++) {
-        qk_block(x, lanes, 15, -1.f, 20, &y[i].d, &y[i].dmin, y[i].scales, L);
-        uint8_t *q = y[i].qs;
-        for (int j = 0; j < SN_QK_K; j += 64) {
-            for (int l = 0; l < 32; l++) q[l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 4));
-            q += 32;
+    for (int64_t i = 0; i < k / SN_QK_K; i++, x += SN_QK_K) {
+        if (!five) {
+            sn_block_q4_K *y = (sn_block_q4_K *)vy + i;
+            qk_block(x, lanes, 15, -1.f, 20, &y->d, &y->dmin, y->scales, L);
+            for (int j = 0; j < SN_QK_K; j += 64)
+                for (int l = 0; l < 32; l++) y->qs[j / 2 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 4));
+            continue;
         }
-        x += SN_QK_K;
+        sn_block_q5_K *y = (sn_block_q5_K *)vy + i;
+        qk_block(x, lanes, 31, -0.5f, 15, &y->d, &y->dmin, y->scales, L);
+        memset(y->qh, 0, sizeof y->qh);
+        for (int n = 0; n < SN_QK_K; n += 64) {
+            const uint8_t m1 = (uint8_t)(1u << (n / 32)), m2 = (uint8_t)(2u << (n / 32));
+            for (int j = 0; j < 32; j++) {
+                int l1 = L[n + j], l2 = L[n + j + 32];
+                if (l1 > 15) { l1 -= 16; y->qh[j] |= m1; }
+                if (l2 > 15) { l2 -= 16; y->qh[j] |= m2; }
+                y->qs[n / 2 + j] = (uint8_t)(l1 | (l2 << 4));
+            }
+        }
     }
 }
 
-/* Q5_K: Q4_K's block with 32 levels; the 5th bit of value n+j (n a multiple of 64) goes to bit
- * 2*(n/64) of qh[j] for j < 32, and to the next bit for value n+j+32. */
-void sn_quantize_row_q5_K(const float *x, void *vy, int64_t k) {
-    sn_block_q5_K *y = vy;
-    const int64_t nb = k / SN_QK_K;
-    const int lanes = CPU_AVX2;
-    uint8_t L[SN_QK_K];
-    for (int64_t i = 0; i < nb; i++) {
-        qk_block(x, lanes, 31, -0.5f, 15, &y[i].d, &y[i].dmin, y[i].scales, L);
-        uint8_t *qh = y[i].qh, *ql = y[i].qs;
-        memset(qh, 0, SN_QK_K / 8);
-        uint8_t m1 = 1, m2 = 2;
-        for (int n = 0; n < SN_QK_K; n += 64) {
-            for (int j = 0; j < 32; j++) {
-                int l1 = L[n + j], l2 = L[n + j + 32];
-                if (l1 > 15) { l1 -= 16; qh[j] |= m1; }
-                if (l2 > 15) { l2 -= 16; qh[j] |= m2; }
-                ql[j] = (uint8_t)(l1 | (l2 << 4));
-            }
-            m1 = (uint8_t)(m1 << 2);
-            m2 = (uint8_t)(m2 << 2);
-            ql += 32;
-        }
-        x += SN_QK_K;
-    }
-}
+void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 0); }
+void sn_quantize_row_q5_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 1); }
 
 /* Q6_K packing: levels 0..63 -> 4 low bits (ql) and 2 high bits (qh). */
 static void q6_K_pack(const int8_t *L, sn_block_q6_K *y) {

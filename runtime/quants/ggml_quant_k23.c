@@ -62,25 +62,10 @@ void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) {
 /* ggml's make_q3_quants with do_rmse: levels in [-nmax, nmax-1] from the largest magnitude, then
  * passes that move one level at a time while the x^2-weighted fit improves. L gets level + nmax. */
 static float q3_quants(int n, int nmax, const float *x, int8_t *L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; i++) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) { amax = ax; max = x[i]; }
-    }
-    if (amax < GROUP_MAX_EPS) {
-        for (int i = 0; i < n; i++) L[i] = 0;
-        return 0.f;
-    }
-    float iscale = -nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; i++) {
-        int l = nearest_int(iscale * x[i]);
-        l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
-        L[i] = (int8_t)l;
-        float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
+    float max;
+    if (!sn_sym_start(x, n, L, &max)) return 0.f;
+    float sumlx, suml2;
+    sn_sym_fit(n, nmax, x, -nmax / max, L, 0, &sumlx, &suml2);
     for (int itry = 0; itry < 5; itry++) {
         int n_changed = 0;
         for (int i = 0; i < n; i++) {

@@ -11,25 +11,15 @@
 
 #include <float.h>
 
-/* Q4_1: d = (max - min) / 15, m = min, q = min(15, (int8)((x - min)/d + 0.5)). */
-void sn_quantize_row_q4_1(const float *x, void *vy, int64_t k) {
-    sn_block_q4_1 *y = vy;
-    for (int64_t i = 0; i < k / 32; i++, x += 32) {
-        float min = FLT_MAX, max = -FLT_MAX;
-        for (int j = 0; j < 32; j++) {
-            if (x[j] < min) min = x[j];
-            if (x[j] > max) max = x[j];
-        }
-        const float d = (max - min) / 15;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = sn_fp32_to_fp16(d);
-        y[i].m = sn_fp32_to_fp16(min);
-        for (int j = 0; j < 16; j++) {
-            const uint8_t q0 = (uint8_t)SN_MIN(15, (int)cast_i8((x[j] - min) * id + 0.5f));
-            const uint8_t q1 = (uint8_t)SN_MIN(15, (int)cast_i8((x[j + 16] - min) * id + 0.5f));
-            y[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
-        }
+/* The min and max of a 32-value block (FLT_MAX / -FLT_MAX start, as ggml's). */
+static void min_max32(const float *x, float *min, float *max) {
+    float lo = FLT_MAX, hi = -FLT_MAX;
+    for (int j = 0; j < 32; j++) {
+        if (x[j] < lo) lo = x[j];
+        if (x[j] > hi) hi = x[j];
     }
+    *min = lo;
+    *max = hi;
 }
 
 /* The 5th bits of a 32-value block's levels (value j at bit j), and the low nibbles packed. */
@@ -47,10 +37,8 @@ static uint32_t pack_5bit(const uint8_t *q, uint8_t *qs) {
 void sn_quantize_row_q5_0(const float *x, void *vy, int64_t k) {
     sn_block_q5_0 *y = vy;
     for (int64_t i = 0; i < k / 32; i++, x += 32) {
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < 32; j++)
-            if (amax < fabsf(x[j])) { amax = fabsf(x[j]); max = x[j]; }
-        const float d = max / -16;
+        float amax;
+        const float d = sn_signed_amax(x, 32, &amax) / -16;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = sn_fp32_to_fp16(d);
         uint8_t q[32];
@@ -60,25 +48,36 @@ void sn_quantize_row_q5_0(const float *x, void *vy, int64_t k) {
     }
 }
 
-/* Q5_1: d = (max - min) / 31, m = min, q = (uint8)((x - min)/d + 0.5) (no clamp, as in ggml). */
-void sn_quantize_row_q5_1(const float *x, void *vy, int64_t k) {
-    sn_block_q5_1 *y = vy;
+/* Q4_1 (levels 15) and Q5_1 (levels 31): d = (max - min) / levels, m = min, q = (int8)((x - min)/d
+ * + 0.5), clamped to 15 for Q4_1 only (as in ggml). Both blocks start with d, m. */
+static void q_1_rows(const float *x, void *vy, int64_t k, int levels) {
+    const size_t bsize = levels == 15 ? sizeof(sn_block_q4_1) : sizeof(sn_block_q5_1);
     for (int64_t i = 0; i < k / 32; i++, x += 32) {
-        float min = FLT_MAX, max = -FLT_MAX;
-        for (int j = 0; j < 32; j++) {
-            if (x[j] < min) min = x[j];
-            if (x[j] > max) max = x[j];
-        }
-        const float d = (max - min) / 31;
+        uint8_t *blk = (uint8_t *)vy + (size_t)i * bsize;
+        float min, max;
+        min_max32(x, &min, &max);
+        const float d = (max - min) / levels;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = sn_fp32_to_fp16(d);
-        y[i].m = sn_fp32_to_fp16(min);
+        const uint16_t dm[2] = {sn_fp32_to_fp16(d), sn_fp32_to_fp16(min)};
+        memcpy(blk, dm, sizeof dm);
         uint8_t q[32];
-        for (int j = 0; j < 32; j++) q[j] = (uint8_t)cast_i8((x[j] - min) * id + 0.5f);
-        uint32_t qh = pack_5bit(q, y[i].qs);
-        memcpy(y[i].qh, &qh, 4);
+        for (int j = 0; j < 32; j++) {
+            const int v = cast_i8((x[j] - min) * id + 0.5f);
+            q[j] = (uint8_t)(levels == 15 ? SN_MIN(15, v) : v);
+        }
+        if (levels == 15) {
+            sn_block_q4_1 *y = (sn_block_q4_1 *)(void *)blk;
+            for (int j = 0; j < 16; j++) y->qs[j] = (uint8_t)(q[j] | (q[j + 16] << 4));
+        } else {
+            sn_block_q5_1 *y = (sn_block_q5_1 *)(void *)blk;
+            uint32_t qh = pack_5bit(q, y->qs);
+            memcpy(y->qh, &qh, 4);
+        }
     }
 }
+
+void sn_quantize_row_q4_1(const float *x, void *vy, int64_t k) { q_1_rows(x, vy, k, 15); }
+void sn_quantize_row_q5_1(const float *x, void *vy, int64_t k) { q_1_rows(x, vy, k, 31); }
 
 /* ---- IQ4_NL / IQ4_XS ---- */
 
@@ -100,11 +99,8 @@ static inline int iq4_index(float v) {
  * ntry 7 and no importance weights): the fit at the largest magnitude, then 15 trial scales. */
 static float iq4_block_scale(const float *xb) {
     const int8_t *values = sn_iq4nl_values;
-    float amax = 0, max = 0;
-    for (int j = 0; j < 32; j++) {
-        float ax = fabsf(xb[j]);
-        if (ax > amax) { amax = ax; max = xb[j]; }
-    }
+    float amax;
+    const float max = sn_signed_amax(xb, 32, &amax);
     if (amax < GROUP_MAX_EPS) return 0;
     float d = -max / values[0];
     float id = 1 / d;

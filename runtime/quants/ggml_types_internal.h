@@ -90,6 +90,46 @@ static inline int nearest_int(float f) {
 #define SN_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GROUP_MAX_EPS 1e-15f
 
+/* The signed value of largest magnitude among x[0..n) (the first on ties; a NaN never wins), its
+ * magnitude in *amax: the scan that starts ggml's symmetric quantizers. */
+static inline float sn_signed_amax(const float *x, int n, float *amax) {
+    float max = 0, am = 0;
+    for (int i = 0; i < n; i++) {
+        float ax = fabsf(x[i]);
+        if (ax > am) { am = ax; max = x[i]; }
+    }
+    *amax = am;
+    return max;
+}
+
+/* The start of ggml's symmetric quantizers: the signed largest-magnitude value in *max; 0 (and L
+ * all zero) when every |x| is below GROUP_MAX_EPS, 1 otherwise. */
+static inline int sn_sym_start(const float *x, int n, int8_t *L, float *max) {
+    float amax;
+    *max = sn_signed_amax(x, n, &amax);
+    if (amax >= GROUP_MAX_EPS) return 1;
+    for (int i = 0; i < n; i++) L[i] = 0;
+    return 0;
+}
+
+/* One x^2-weighted symmetric fit in ggml's order (make_qx_quants rmse_type 1, make_q3_quants):
+ * l = clamp(nearest_int(iscale * x), -nmax, nmax - 1), stored as l + off in L unless L is NULL,
+ * and sum(w*x*l), sum(w*l*l) with w = x*x. */
+static inline void sn_sym_fit(int n, int nmax, const float *x, float iscale, int8_t *L, int off, float *sumlx,
+                              float *suml2) {
+    float slx = 0, sl2 = 0;
+    for (int i = 0; i < n; i++) {
+        int l = nearest_int(iscale * x[i]);
+        l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
+        if (L) L[i] = (int8_t)(l + off);
+        float w = x[i] * x[i];
+        slx += w * x[i] * l;
+        sl2 += w * l * l;
+    }
+    *sumlx = slx;
+    *suml2 = sl2;
+}
+
 /* ggml's make_qkx2_quants (ggml_quant_k.c): the scale and -min (>= 0, in *the_min) of an
  * asymmetric fit of n values to levels 0..nmax in L, weighted squared error or, with use_mad,
  * absolute error. Q2_K, Q4_K and Q5_K use it. */

@@ -12,7 +12,8 @@
 # mistral, qwen2 and the small mistral; all but iq4_nl/iq4_xs on the tiny qwen3, rwkv7, mamba2; the
 # K-quant mixes q2_k, q3_k_m, q4_k_m, q5_k_m on the small llama3 and rwkv7; q4_k_m on the small
 # qwen2, qwen3, mamba2. SN_CQ_FULL=1 runs all 15 on all 12 fixtures (147 files).
-# One oracle process quantizes every reference file.
+# One oracle process quantizes every reference file. Then sunny-run against llama.cpp on the q4_k_m
+# files of the small mistral, qwen3, rwkv7 and mamba2 (3 prompts x 32 greedy tokens each).
 # Then the GGUF input (requantize): from the f32 and from a bf16 GGUF, from a Q4_0 file (refused, then
 # with --allow-requantize against llama-quantize --allow-requantize); the CLI: names in any case, an
 # unknown name listing the accepted ones, --dry-run's plan naming each tensor's type.
@@ -76,6 +77,40 @@ for p in "${pairs[@]}"; do
   else bad "$p: sunny-convert's file differs from llama-quantize's: $(cmp "$ours" "$ref" 2>&1 | head -1)"; fi
 done
 ok "$n_same of ${#pairs[@]} files (family/preset/type) equal llama-quantize's byte for byte"
+
+# ---- runtime: sunny-run on the written q4_k_m files of the families test_quant_parity (llama3, qwen2)
+# and test_iq4_parity do not quantize, vs llama.cpp: 3 prompts x 32 greedy tokens each, one oracle
+# process, judged by tests/tools/parity_judge.py (equal tokens or a proven tie; logits on AVX-512)
+: >"$W/rt.tsv"
+while read -r fam ids; do
+  g=$W/$fam-small-q4_k_m.gguf
+  [[ -f $g ]] || { bad "$fam/small/q4_k_m: no file to run"; continue; }
+  printf '%s-small/q4_k_m\t%s\t%s\n' "$fam" "$g" "$ids" >>"$W/rt.tsv"
+done <<'IDS'
+mistral 1,415,2936,9060,285,1142
+mistral 1,851,349,264,1369,28723
+mistral 1,22557,28725,910,1141
+qwen3 9906,1917,11,1234,5678,42
+qwen3 785,3974,13876,38835,11
+qwen3 40,1075,311,3291,911,2272
+rwkv7 33155,45,4811,2580
+rwkv7 11,33,2319,49,1006
+rwkv7 261,4960,3319,28,59
+mamba2 9906,1917,11,1234,5678,42
+mamba2 785,3974,13876,38835,11
+mamba2 40,1075,311,3291,911,2272
+IDS
+$PY - "$W/rt.tsv" >"$W/rt-jobs.jsonl" <<'PYEOF'
+import json, sys
+for line in open(sys.argv[1]):
+    tag, gguf, ids = line.rstrip("\n").split("\t")
+    print(json.dumps({"model": gguf, "prompt_ids": [int(i) for i in ids.split(",")], "n": 32,
+                      "top_logits": 8, "decode_top_logits": 8, "step_top_logits": 2}))
+PYEOF
+if $ORACLE batch --threads 1 <"$W/rt-jobs.jsonl" >"$W/rt-oracle.jsonl" 2>"$W/rt-oracle.err"; then
+  $PY "$SN_SRC/tests/tools/parity_judge.py" "$W/rt.tsv" "$W/rt-oracle.jsonl" "$SN_BIN/sunny-run" 32 2 ||
+    sn_fail=$((sn_fail + 1))
+else bad "llama.cpp oracle failed: $(tail -2 "$W/rt-oracle.err")"; fi
 
 # ---- a GGUF as input
 f32=$W/mistral-small-f32.gguf
