@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_convert_errors.sh - sunny-convert on bad input: every case must exit 1 with a message naming
-# the file at fault, and leave neither OUT.gguf nor OUT.gguf.tmp behind; usage errors exit 2.
+# the file at fault, and leave neither OUT.gguf nor a temp file (OUT.gguf.*.tmp) behind; usage errors exit 2.
 # Also: refusing to overwrite without --force, SIGINT mid-write cleaning up, --dry-run writing
 # nothing, --verify passing on a good conversion.
 source "$(dirname "$0")/lib.sh"
@@ -21,7 +21,7 @@ expect_fail() {
   err=$("$BIN" "$dir" -o "$out" 2>&1 >/dev/null); rc=$?
   if ((rc != 1)); then bad "$name: exit $rc, want 1 ($err)"; return; fi
   for n in "$@"; do [[ $err == *"$n"* ]] || { bad "$name: message lacks '$n': $err"; return; }; done
-  if [[ -e $out || -e $out.tmp ]]; then bad "$name: output left behind"; return; fi
+  if [[ -e $out || -n $(leftovers "$out") ]]; then bad "$name: output left behind"; return; fi
   ok "$name: exit 1, '${err:0:110}'"
 }
 
@@ -104,9 +104,9 @@ big=$(fixture qwen3 f32) || big=$good
 out=$W/int.gguf
 "$BIN" "$big" -o "$out" --outtype q4_0 -t 1 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 200); do [[ -e $out.tmp ]] && break; sleep 0.01; done
+for _ in $(seq 1 200); do [[ -n $(leftovers "$out") ]] && break; sleep 0.01; done
 kill -INT $pid 2>/dev/null; wait $pid; rc=$?
-if [[ -e $out.tmp ]]; then bad "SIGINT: tmp file left behind"
+if [[ -n $(leftovers "$out") ]]; then bad "SIGINT: tmp file left behind: $(leftovers "$out")"
 elif [[ -e $out ]]; then echo "info - SIGINT arrived after the rename (conversion finished first, exit $rc)"
 else ok "SIGINT: exit $rc, no output and no tmp left"; fi
 finish
