@@ -2,6 +2,7 @@
 #include "cli.h"
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,21 @@ static const char *g_prog = "sunny";
 static const char *g_sub = NULL;
 
 void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
+
+static volatile sig_atomic_t g_cancel = 0;
+static void on_signal(int sig) { g_cancel = sig; }
+
+volatile sig_atomic_t *sn_cli_catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGXFSZ, SIG_IGN);
+    return &g_cancel;
+}
+
+int sn_cli_exit_code(int fallback) { return g_cancel ? 128 + (int)g_cancel : fallback; }
 
 void sn_cli_init(const char *prog) { g_prog = prog; }
 const char *sn_cli_prog(void) { return g_prog; }

@@ -1,8 +1,8 @@
 /* sunny-convert.c - the command line of the HF -> GGUF converter.
  *
- * Parses flags, installs SIGINT/SIGTERM handlers that ask the library to stop (it then removes its
- * tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report and the --json
- * summary. All conversion logic lives in convert/convert.c; --blob hands the input (an HF folder or a
+ * Parses flags, installs the SIGINT/SIGTERM handlers of cli.h that ask the library to stop (it
+ * then removes its tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report
+ * and the --json summary. All conversion logic lives in convert/convert.c; --blob hands the input (an HF folder or a
  * GGUF) to convert/blob_convert.c, which writes a runtime blob (docs/BLOB.md) instead. */
 #include "cli.h"
 #include "arch.h"
@@ -16,18 +16,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-static volatile sig_atomic_t g_cancel = 0;
-static void on_signal(int sig) { g_cancel = sig; }
-
-/* Ctrl-C / SIGTERM ask the library to stop; it removes its tmp file and returns "interrupted". */
-static void catch_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -116,7 +104,7 @@ static int run_blob(const sn_blob_convert_opts *bo, int json) {
     if (bo->on_progress && ((ui_t *)bo->ud)->last > 0) fputc('\n', stderr);
     if (st != SN_OK) {
         sn_cli_fail(&err);
-        return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
+        return sn_cli_exit_code(SN_EXIT_FAIL);
     }
     if (json) {
         printf("{\"output\": \"");
@@ -229,8 +217,7 @@ int main(int argc, char **argv) {
         bo.n_threads = o.n_threads;
         bo.force = o.force;
         bo.verify = o.verify;
-        catch_signals();
-        bo.cancel = &g_cancel;
+        bo.cancel = sn_cli_catch_signals();
         ui.tty = sn_cli_isatty_stderr() && !json;
         if (ui.tty) { bo.on_progress = on_progress; bo.ud = &ui; }
         return run_blob(&bo, json);
@@ -241,8 +228,7 @@ int main(int argc, char **argv) {
         o.force = 1;
     }
 
-    catch_signals();
-    o.cancel = &g_cancel;
+    o.cancel = sn_cli_catch_signals();
 
     ui.tty = sn_cli_isatty_stderr() && !json;
     ui.json = json;
@@ -259,7 +245,7 @@ int main(int argc, char **argv) {
     if (ui.tty && !o.dry_run) fputc('\n', stderr);
     if (st != SN_OK) {
         sn_cli_fail(&err);
-        return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
+        return sn_cli_exit_code(SN_EXIT_FAIL);
     }
     if (r.derived_config[0] && !json)
         printf("config (no config.json; derived from tensor shapes): %s\n", r.derived_config);
