@@ -354,7 +354,7 @@ sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn sta
                            sn_err *err) {
     create_ctx c = {.status = status, .ud = ud, .err = err};
     sn_http_req rq = {.method = "POST", .path = "/api/create", .json = body, .on_line = create_line,
-                      .line_ud = &c, .stall_s = 1800};
+                      .line_ud = &c}; /* progress lines keep coming; silence is a stall */
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     if (st != SN_OK) {
