@@ -7,6 +7,7 @@
 #include "gguf.h"
 #include "hf_config.h"
 #include "int4.h"
+#include "model.h"
 #include "outfile.h"
 #include "path.h"
 #include <errno.h>
@@ -461,6 +462,11 @@ sn_status sn_blob_convert(const sn_blob_convert_opts *o, sn_blob_convert_result 
         return sn_err_set(err, SN_EINVAL, "%s exists; pass --force to overwrite", o->out_path);
     if (sn_same_file(o->in_path, o->out_path))
         return sn_err_set(err, SN_EINVAL, "-o %s is the input itself; choose another output", o->out_path);
+    /* a GGUF input sunny-run would refuse is refused before anything is written */
+    if (!S_ISDIR(sb.st_mode)) {
+        sn_status vs = sn_model_validate(o->in_path, 0, err);
+        if (vs) return sn_err_prefix(err, "%s: sunny-run would refuse it", o->in_path), vs;
+    }
     sn_out_lock lock;
     sn_status st = sn_out_lock_take(o->out_path, &lock, err);
     if (st) return st;
@@ -478,6 +484,8 @@ sn_status sn_blob_convert(const sn_blob_convert_opts *o, sn_blob_convert_result 
         st = sn_blob_open(tmp, SN_BLOB_VERIFY, &b, err);
         sn_blob_close(b);
     }
+    if (!st && (st = sn_model_validate(tmp, 0, err)))
+        sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
     if (!st && cancelled(o)) st = sn_err_set(err, SN_EIO, "interrupted");
     if (!st && rename(tmp, o->out_path) != 0) st = sn_err_set(err, SN_EIO, "rename %s -> %s: %s", tmp, o->out_path, strerror(errno));
     if (st) unlink(tmp);

@@ -12,6 +12,7 @@
 #include "convert_internal.h"
 
 #include "ggml_types.h"
+#include "model.h"
 #include "outfile.h"
 #include "path.h"
 #include "vocab.h"
@@ -303,6 +304,11 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     res->sync_seconds = sn_conv_now() - t_sync;
     if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
     if (o->sink) { res->seconds = sn_conv_now() - t0; st = SN_OK; goto done; } /* the sink owns its file */
+    /* publish only what sunny-run would load: the runtime's own checks, without its weights */
+    if ((st = sn_model_validate(tmp, 0, err)) != SN_OK) {
+        sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
+        goto done;
+    }
     if (rename(tmp, o->out_path) != 0) {
         st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
         goto done;

@@ -12,12 +12,14 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef SN_VERSION
 #define SN_VERSION "0"
 #endif
 
 #include "budget.h"
+#include "mapfile.h"
 
 struct sn_http {
     char *base;      /* without trailing '/' */
@@ -295,9 +297,12 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     } else if (strcmp(m, "GET") != 0 || req->json || req->upload_path) {
         if (strcmp(m, "POST") != 0) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
         if (req->upload_path) {
-            x.upload = fopen(req->upload_path, "rb");
+            int ufd = sn_open_regular(req->upload_path, err); /* a FIFO is refused, not waited on */
+            if (ufd < 0) { st = SN_EIO; goto done; }
+            x.upload = fdopen(ufd, "rb");
             struct stat sb;
             if (!x.upload || fstat(fileno(x.upload), &sb) != 0) {
+                if (!x.upload) close(ufd);
                 st = sn_err_set(err, SN_EIO, "%s: %s", req->upload_path, strerror(errno));
                 goto done;
             }

@@ -7,6 +7,7 @@
  * on failure. No server is contacted; that is lmstudio.c. */
 #include "lmstudio_internal.h"
 
+#include "mapfile.h"
 #include "modelinfo.h"
 #include "outfile.h"
 
@@ -240,8 +241,8 @@ static int cancelled(const sn_lms_place_opts *o) { return o->cancel && *o->cance
 /* Copies src to a temp file of our own beside dst (sn_tmp_create: never a planted symlink, never
  * another run's .part), then renames it onto dst. */
 static sn_status copy_file(const sn_lms_place_opts *o, const char *src, const char *dst, sn_err *err) {
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0) return sn_err_set(err, SN_EIO, "%s: %s", src, strerror(errno));
+    int in = sn_open_regular(src, err);
+    if (in < 0) return SN_EIO;
     struct stat st;
     fstat(in, &st);
     char *part = NULL;

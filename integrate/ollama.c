@@ -6,6 +6,7 @@
  * (OLLAMA_HOST, versions) is ollama_host.c; the request bodies, Modelfile and the show check are
  * ollama_modelfile.c. */
 #include "ollama.h"
+#include "mapfile.h"
 #include "smoke.h"
 #include "strv.h"
 #include "utf8.h"
@@ -110,8 +111,8 @@ sn_status sn_ollama_probe(sn_http *h, sn_ollama_version *v, sn_err *err) {
 
 sn_status sn_ollama_sha256_file(const char *path, char hex[65], uint64_t *size, double *seconds,
                                 sn_err *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno));
+    int fd = sn_open_regular(path, err);
+    if (fd < 0) return SN_EIO;
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     const size_t bufsz = 4u << 20;
     unsigned char *buf = malloc(bufsz);

@@ -208,6 +208,41 @@ static void parse_rope(const cJSON *root, sn_hf_config *cfg) {
     else cfg->rope_scaling = SN_ROPE_SCALING_OTHER;
 }
 
+/* The values a GGUF carries on must be ones sunny-run (and llama.cpp) can use: finite and in range
+ * here, so nothing is written from a config that could only produce a model the runtime refuses.
+ * A token id key that is a number must be a valid id (lists and null stay "none", as before). */
+static sn_status check_ranges(const cJSON *root, const sn_hf_config *cfg, const char *what, sn_err *err) {
+    if (cfg->has_rms_norm_eps && !(isfinite(cfg->rms_norm_eps) && cfg->rms_norm_eps >= 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: rms_norm_eps = %g; must be finite and >= 0", what, cfg->rms_norm_eps);
+    if (cfg->has_rope_theta && !(isfinite(cfg->rope_theta) && cfg->rope_theta > 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: rope_theta = %g; must be finite and > 0", what, cfg->rope_theta);
+    if (cfg->has_head_dim && cfg->head_dim == 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: head_dim = 0; must be > 0", what);
+    static const char *const ids[] = {"bos_token_id", "eos_token_id", "pad_token_id"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        const cJSON *v = get(root, ids[i]);
+        if (cJSON_IsNumber(v) && token_id(root, ids[i]) < 0 && !(i == 2 && v->valuedouble == -1))
+            return sn_err_set(err, SN_EFORMAT, "%s: %s = %.17g is not a token id (an integer in [0, 2^31))", what,
+                              ids[i], v->valuedouble);
+    }
+    const cJSON *rp = get(root, "rope_parameters");
+    if (!cJSON_IsObject(rp)) rp = get(root, "rope_scaling");
+    if (!cJSON_IsObject(rp)) return SN_OK;
+    if (cJSON_IsObject(get(rp, "full_attention"))) rp = get(rp, "full_attention");
+    const cJSON *t = get(rp, "rope_type");
+    if (!cJSON_IsString(t)) t = get(rp, "type");
+    static const char *const known[] = {"default", "linear", "dynamic", "yarn", "llama3", "su", "longrope"};
+    int ok = !cJSON_IsString(t);
+    for (size_t i = 0; !ok && i < sizeof known / sizeof *known; i++) ok = strcasecmp(t->valuestring, known[i]) == 0;
+    if (!ok)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: rope_scaling.rope_type '%s' is not known (%s)", what, t->valuestring,
+                          "default, linear, dynamic, yarn, llama3, longrope");
+    const cJSON *f = get(rp, "factor");
+    if (f && !cJSON_IsNull(f) && !(cJSON_IsNumber(f) && isfinite(f->valuedouble) && f->valuedouble > 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: rope_scaling.factor must be a finite number > 0", what);
+    return SN_OK;
+}
+
 sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *cfg, sn_err *err) {
     memset(cfg, 0, sizeof(*cfg));
     cfg->vocab_size = cfg->hidden_size = cfg->n_layers = cfg->n_heads = cfg->n_kv_heads = -1;
@@ -309,6 +344,7 @@ sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *c
     cfg->pad_token_id = p >= 0 ? p : -1;
 
     parse_rope(root, cfg);
+    if ((st = check_ranges(root, cfg, what, err)) != SN_OK) goto fail;
     return SN_OK;
 fail:
     cJSON_Delete(root);

@@ -50,7 +50,7 @@ struct sn_tc_file {
 static const uint8_t k_legacy_magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
 int sn_tc_sniff(const char *path) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = sn_open_regular(path, NULL);
     if (fd < 0) return 0;
     uint8_t b[16];
     ssize_t n = read(fd, b, sizeof b);

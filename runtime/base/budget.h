@@ -22,6 +22,9 @@
 #define SN_BUDGET_PKL_MEM_BASE (32ull << 20)
 #define SN_BUDGET_PKL_MEM_PER_BYTE 32u
 
+/* sunny-run -f FILE: a prompt (a pipe is allowed, so the size is only known by reading). */
+#define SN_BUDGET_PROMPT_BYTES (64u << 20)
+
 /* Replies of servers (integrate/http.c) */
 /* One NDJSON line of a streamed reply (Ollama's /api/create, /api/pull progress objects are
  * ~100 bytes; a line carrying an error message is still small). */

@@ -193,10 +193,10 @@ sn_status sn_blob_open_mem(const void *buf, uint64_t size, int flags, sn_blob **
 
 int sn_blob_sniff(const char *path) {
     char m[4];
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = fread(m, 1, 4, f);
-    fclose(f);
+    int fd = sn_open_regular(path, NULL);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, m, 4);
+    close(fd);
     return n == 4 && memcmp(m, SN_BLOB_MAGIC, 4) == 0;
 }
 

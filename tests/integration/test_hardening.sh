@@ -6,7 +6,11 @@
 #  - symlinks planted at the old fixed temp names (OUT.tmp, OUT.snb.tmp, .part) are not followed;
 #    -o naming a source file is refused;
 #  - SIGINT during an LM Studio copy removes the .part and the folders; `ulimit -f` makes the
-#    converter fail with EFBIG and a message, no temp left.
+#    converter fail with EFBIG and a message, no temp left;
+#  - configs and GGUFs sunny-run would refuse (NaN/negative eps, rope theta inf/0, head_dim 0, an
+#    unknown rope_type, rope factor 0, bos_token_id 2^40, an empty vocabulary, a truncated file) are
+#    refused by convert, --blob, lmstudio, ollama --dry-run and template before anything is written;
+#  - FIFOs as model files are refused without blocking; sunny-run -f /dev/zero stops at its budget.
 source "$(dirname "$0")/lib.sh"
 CONV=$SN_BIN/sunny-convert
 SI=$SN_BIN/sunny-integrate
@@ -114,4 +118,76 @@ out=$W/fsize.gguf
 msg=$( (ulimit -f 64; "$CONV" "$src" -o "$out" 2>&1) ); rc=$?
 [[ $rc == 1 && $msg == *"too large"* && ! -e $out && -z $(leftovers "$out") ]] \
   && ok "ulimit -f: exit 1 '${msg:0:90}', no temp left" || bad "ulimit -f: rc=$rc $msg $(leftovers "$out")"
+# ---- validation at the boundary: a config or GGUF sunny-run would refuse is refused, nothing written
+# cfgcase NAME NEEDLE PY-EXPR: the fixture's config.json changed by PY-EXPR on c (a dict); convert must
+# exit 1 naming NEEDLE and leave nothing
+cfgcase() {
+  local name=$1 needle=$2 expr=$3 d=$W/cfg-$1 msg rc
+  rm -rf "$d"; mkdir -p "$d"; cp "$src"/*.json "$d"/; ln -s "$src/model.safetensors" "$d/model.safetensors"
+  $PY - "$d/config.json" "$expr" <<'PY' || { bad "$name: cannot edit the config"; return; }
+import json, sys
+c = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(c, open(sys.argv[1], "w"))
+PY
+  msg=$("$CONV" "$d" -o "$W/cfg-$name.gguf" 2>&1); rc=$?
+  [[ $rc == 1 && $msg == *"$needle"* && ! -e $W/cfg-$name.gguf && -z $(leftovers "$W/cfg-$name.gguf") ]] \
+    && ok "config $name: exit 1, '${msg:0:100}'" || bad "config $name: rc=$rc $msg"
+}
+cfgcase eps-nan rms_norm_eps 'c["rms_norm_eps"] = float("nan")'
+cfgcase eps-negative rms_norm_eps 'c["rms_norm_eps"] = -1e-5'
+cfgcase theta-inf rope_theta 'c["rope_theta"] = float("inf")'
+cfgcase theta-zero rope_theta 'c["rope_theta"] = 0'
+cfgcase head-dim-zero head_dim 'c["head_dim"] = 0'
+cfgcase rope-type-unknown bogus 'c["rope_scaling"] = {"rope_type": "bogus", "factor": 2.0}'
+cfgcase rope-factor-zero factor 'c["rope_scaling"] = {"rope_type": "linear", "factor": 0}'
+cfgcase bos-2e40 bos_token_id 'c["bos_token_id"] = 2**40'
+d=$W/cfg-empty-vocab; rm -rf "$d"; mkdir -p "$d"; cp "$src"/*.json "$d"/; ln -s "$src/model.safetensors" "$d/model.safetensors"
+$PY - "$d/tokenizer.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1])); t["model"]["vocab"] = {}; t["model"]["merges"] = []; t["added_tokens"] = []
+json.dump(t, open(sys.argv[1], "w"))
+PY
+msg=$("$CONV" "$d" -o "$W/cfg-empty.gguf" 2>&1); rc=$?
+[[ $rc == 1 && ! -e $W/cfg-empty.gguf && -z $(leftovers "$W/cfg-empty.gguf") ]] && ok "empty vocabulary: exit 1, '${msg:0:100}'" \
+  || bad "empty vocabulary: rc=$rc $msg"
+
+# GGUFs the runtime refuses, made by patching one f32 value of a good file: --blob, lmstudio and
+# ollama --dry-run refuse them before writing or contacting anything; a truncated one too (and template)
+patch_f32() { $PY - "$1" "$2" "$3" "$4" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read()); k = sys.argv[3].encode()
+i = b.find(struct.pack("<Q", len(k)) + k); assert i > 0, "key not found"
+j = i + 8 + len(k); assert struct.unpack_from("<I", b, j)[0] == 6, "not f32"
+struct.pack_into("<f", b, j + 4, float(sys.argv[4])); open(sys.argv[2], "wb").write(b)
+PY
+}
+patch_f32 "$G" "$W/eps-nan.gguf" llama.attention.layer_norm_rms_epsilon nan &&
+  patch_f32 "$G" "$W/theta-zero.gguf" llama.rope.freq_base 0 || bad "cannot patch the GGUF fixture"
+head -c $(( $(stat -c %s "$G") - 4096 )) "$G" >"$W/trunc.gguf"
+for g in eps-nan theta-zero trunc; do
+  rm -rf "$M"; mkdir -p "$M"
+  msg=$("$CONV" "$W/$g.gguf" --blob -o "$W/$g.snb" --dtype fp16 2>&1); rc=$?
+  [[ $rc == 1 && ! -e $W/$g.snb && -z $(leftovers "$W/$g.snb") ]] && ok "$g.gguf --blob refused: '${msg:0:110}'" || bad "$g --blob: rc=$rc $msg"
+  msg=$("$SI" lmstudio --gguf "$W/$g.gguf" --models-dir "$M" 2>&1); rc=$?
+  [[ $rc == 1 && -z $(find "$M" -mindepth 1) ]] && ok "$g.gguf lmstudio refused, nothing placed" || bad "$g lmstudio: rc=$rc $msg"
+  msg=$("$SI" ollama "$W/$g.gguf" --name x:y --dry-run --host http://127.0.0.1:9 2>&1); rc=$?
+  [[ $rc == 1 ]] && ok "$g.gguf ollama --dry-run refused" || bad "$g ollama --dry-run: rc=$rc $msg"
+done
+msg=$("$SI" template "$W/trunc.gguf" 2>&1); rc=$?
+[[ $rc == 1 && $msg == *trunc.gguf* ]] && ok "template refuses a truncated GGUF" || bad "template trunc: rc=$rc $msg"
+# ---- FIFOs and devices: refused at once (opened non-blocking, then fstat), never waited on
+for f in model.safetensors README.md; do
+  d=$W/fifo-$f; rm -rf "$d"; mkdir -p "$d"; cp "$src"/*.json "$d"/; ln -s "$src/model.safetensors" "$d/"
+  rm -f "$d/$f"; mkfifo "$d/$f"
+  msg=$(timeout 20 "$CONV" "$d" -o "$W/fifo.gguf" --force 2>&1); rc=$?
+  if [[ $f == model.safetensors ]]; then
+    [[ $rc == 1 && $msg == *"not a regular file (a FIFO)"* ]] && ok "FIFO as $f: exit 1 at once" || bad "FIFO $f: rc=$rc $msg"
+  else
+    [[ $rc == 0 ]] && ok "FIFO as $f: skipped like a missing README, no hang" || bad "FIFO $f: rc=$rc $msg"
+  fi
+done
+mkfifo "$W/fifo.gguf.in"
+msg=$(timeout 20 "$SI" lmstudio --gguf "$W/fifo.gguf.in" --models-dir "$W" 2>&1); rc=$?
+[[ $rc == 1 && $msg == *"not a regular file"* ]] && ok "lmstudio --gguf FIFO: exit 1 at once" || bad "lmstudio FIFO: rc=$rc $msg"
+msg=$(timeout 60 "$SN_BIN/sunny-run" -m "$G" -f /dev/zero -n 1 2>&1); rc=$?
+[[ $rc == 1 && $msg == *"budget for a prompt file"* ]] && ok "sunny-run -f /dev/zero: exit 1, '${msg:0:90}'" || bad "-f /dev/zero: rc=$rc ${msg:0:200}"
 finish
