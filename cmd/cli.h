@@ -31,6 +31,9 @@ int sn_cli_isatty_stderr(void);
  * remove their temp files); SIGXFSZ is ignored so a write over `ulimit -f` fails with EFBIG and is
  * reported like any write error instead of killing the process. */
 volatile sig_atomic_t *sn_cli_catch_signals(void);
+/* s with control characters (C0 but tab and newline, DEL, C1) written as \xNN, into buf: what untrusted text (tensor
+ * names, file names, replies) becomes before it reaches a terminal. Returns buf. */
+const char *sn_cli_clean(const char *s, char *buf, size_t cap);
 /* 128 + the signal that stopped the work, else fallback. */
 int sn_cli_exit_code(int fallback);
 

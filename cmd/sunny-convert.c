@@ -72,7 +72,8 @@ static void on_plan(void *ud, const sn_convert_plan_entry *e) {
     size_t k = 0;
     for (uint32_t d = 0; d < e->n_dims; d++)
         k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%llu", d ? " x " : "", (unsigned long long)e->ne[d]);
-    printf("%-48s -> %-28s %-6s -> %-5s [%s] %llu bytes\n", e->hf_name, e->gguf_name, e->src_dtype,
+    char hf[1024];
+    printf("%-48s -> %-28s %-6s -> %-5s [%s] %llu bytes\n", sn_cli_clean(e->hf_name, hf, sizeof hf), e->gguf_name, e->src_dtype,
            sn_ggml_type_name(e->type), shape, (unsigned long long)e->bytes);
 }
 
@@ -90,8 +91,10 @@ static void on_progress(void *ud, const sn_convert_progress *p) {
 
 static void on_verify(void *ud, const char *name, int ok, double max_err, double bound) {
     ui_t *u = ud;
+    char clean[1024];
     if (!ok || !u->json)
-        fprintf(u->json ? stderr : stdout, "verify %-32s %s  max_err %.3g%s\n", name, ok ? "ok  " : "FAIL",
+        fprintf(u->json ? stderr : stdout, "verify %-32s %s  max_err %.3g%s\n", sn_cli_clean(name, clean, sizeof clean),
+                ok ? "ok  " : "FAIL",
                 max_err, bound > 0 ? "" : " (exact)");
 }
 

@@ -99,6 +99,28 @@ err=$("$BIN" "$good" -o "$out" 2>&1); rc=$?
 ((rc == 1)) && [[ $err == *"--force"* ]] && ok "existing output refused without --force" || bad "overwrite: exit $rc: $err"
 "$BIN" "$good" -o "$out" --force >/dev/null 2>&1 && ok "--force overwrites" || bad "--force failed"
 
+# data at an odd file offset (a header of odd length, valid JSON with a trailing space): every
+# element is read without a misaligned load (UBSan in the ASan stage) and the GGUF is the same bytes
+d=$(mk odd_offset); rm "$d/model.safetensors"
+$PY - "$good/model.safetensors" "$d/model.safetensors" <<'EOF2'
+import struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack_from("<Q", b)[0]
+if n % 2 == 0: h = b[8:8 + n] + b" "
+else: h = b[8:8 + n] + b"  "
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b[8 + n:])
+EOF2
+"$BIN" "$good" -o "$W/even.gguf" --outtype f16 >/dev/null 2>&1
+if "$BIN" "$d" -o "$W/odd.gguf" --outtype f16 >/dev/null 2>"$W/odd.err" && cmp -s "$W/even.gguf" "$W/odd.gguf"; then
+  ok "safetensors data at an odd offset: same GGUF bytes"
+else bad "odd offset: $(cat "$W/odd.err")"; fi
+
+# a tensor name carrying terminal escape sequences is shown escaped (\x1b), never sent raw
+d=$(mk escape); rm "$d/model.safetensors"
+st "{\"model.\\u001b]0;owned\\u0007\\u001b[2Jx.weight\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}" 4 "$d/model.safetensors"
+err=$("$BIN" "$d" -o "$W/escape.gguf" 2>&1 >/dev/null); rc=$?
+if [[ $rc == 1 && $err != *$'\e'* && $err != *$'\a'* && $err == *'\x1b'* ]]; then ok "escape sequences in a tensor name are shown escaped: ${err:0:120}"
+else bad "escape: rc=$rc $(printf %q "$err")"; fi
+
 # SIGINT while writing: no output, no tmp (big enough fixture to still be running)
 big=$(fixture qwen3 f32) || big=$good
 out=$W/int.gguf
