@@ -444,6 +444,29 @@ sn_status sn_http_check(const sn_http *h, const sn_http_resp *resp, const char *
     }
 }
 
+/* A no_proxy entry "ADDR/BITS" (IPv4 or IPv6) against an IP literal host, as Go's httpproxy
+ * (config.init: net.ParseCIDR entries become cidrMatch) and libcurl >= 7.86 treat it. */
+static int cidr_matches(const char *s, size_t n, const char *host) {
+    char e[64];
+    const char *sl = memchr(s, '/', n);
+    if (!sl || n >= sizeof e) return 0;
+    memcpy(e, s, n);
+    e[n] = 0;
+    e[sl - s] = 0;
+    char *end;
+    long bits = strtol(e + (sl - s) + 1, &end, 10);
+    unsigned char net[16], ip[16];
+    int len = 0;
+    if (inet_pton(AF_INET, e, net) == 1 && inet_pton(AF_INET, host, ip) == 1) len = 4;
+    else if (inet_pton(AF_INET6, e, net) == 1 && inet_pton(AF_INET6, host, ip) == 1) len = 16;
+    if (!len || *end || end == e + (sl - s) + 1 || bits < 0 || bits > 8 * len) return 0;
+    for (int i = 0; i < len && bits > 0; i++, bits -= 8) {
+        unsigned mask = bits >= 8 ? 0xffu : (0xffu << (8 - bits)) & 0xffu;
+        if ((net[i] & mask) != (ip[i] & mask)) return 0;
+    }
+    return 1;
+}
+
 static int no_proxy_matches(const char *host) {
     const char *np = getenv("no_proxy");
     if (!np || !*np) np = getenv("NO_PROXY");
@@ -457,6 +480,10 @@ static int no_proxy_matches(const char *host) {
         size_t n = (size_t)(p - s);
         if (n == 0) continue;
         if (n == 1 && *s == '*') return 1;
+        if (memchr(s, '/', n)) {
+            if (cidr_matches(s, n, host)) return 1;
+            continue;
+        }
         if (*s == '.') { s++; n--; }
         if (n == hl && strncasecmp(s, host, n) == 0) return 1;
         if (hl > n && host[hl - n - 1] == '.' && strncasecmp(host + hl - n, s, n) == 0) return 1;

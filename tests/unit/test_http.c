@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -141,10 +142,31 @@ static void test_schemes(void) {
     sn_http_free(h);
 }
 
+
+/* no_proxy CIDR entries, as Go's httpproxy and libcurl (>= 7.86) match them: a host inside is
+ * reached directly, so a failure there must not be blamed on the proxy */
+static void test_no_proxy_cidr(void) {
+    char var[32], val[200];
+    setenv("http_proxy", "http://127.0.0.1:9", 1);
+    setenv("no_proxy", "example.org, 10.0.0.0/8,fd00::/8, 192.168.1.0/33", 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "10.1.2.3", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fd12::1", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "a.example.org", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "11.1.2.3", var, sizeof var, val, sizeof val), 1);
+    CU_ASSERT_STRING_EQUAL(var, "http_proxy");
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fe80::1", var, sizeof var, val, sizeof val), 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "192.168.1.7", var, sizeof var, val, sizeof val), 1); /* /33: ignored */
+    setenv("no_proxy", "10.0.0.0/0", 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "203.0.113.5", var, sizeof var, val, sizeof val), 0);
+    unsetenv("no_proxy");
+    unsetenv("http_proxy");
+}
+
 static const sn_test_case cases[] = {
     {"a stalled /api/create is abandoned after the stall limit, naming the request", test_stalled_create},
     {"a slow but moving reply is not a stall", test_slow_but_moving},
     {"an endless NDJSON line stops at its budget", test_endless_line},
     {"only http and https URLs", test_schemes},
+    {"no_proxy CIDR entries", test_no_proxy_cidr},
 };
 SN_TEST_MAIN("http", cases)
