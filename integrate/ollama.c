@@ -6,6 +6,7 @@
  * (OLLAMA_HOST, versions) is ollama_host.c; the request bodies, Modelfile and the show check are
  * ollama_modelfile.c. */
 #include "ollama.h"
+#include "num.h"
 #include "mapfile.h"
 #include "smoke.h"
 #include "strv.h"
@@ -495,9 +496,10 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
         }
     }
     const cJSON *ec = cJSON_GetObjectItemCaseSensitive(j, "eval_count");
-    if (cJSON_IsNumber(ec)) out->eval_count = (int64_t)ec->valuedouble;
+    if (cJSON_IsNumber(ec) && !sn_f64_to_i64(ec->valuedouble, 0, INT64_MAX, &out->eval_count)) out->eval_count = -1;
     const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "prompt_eval_count");
-    if (cJSON_IsNumber(pc)) out->prompt_eval_count = (int64_t)pc->valuedouble;
+    if (cJSON_IsNumber(pc) && !sn_f64_to_i64(pc->valuedouble, 0, INT64_MAX, &out->prompt_eval_count))
+        out->prompt_eval_count = -1;
     out->done = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "done"));
     const cJSON *lps = cJSON_GetObjectItemCaseSensitive(j, "logprobs");
     if (cJSON_IsArray(lps) && (st = parse_logprobs(lps, out, err)) != SN_OK) {

@@ -4,6 +4,7 @@
  * the version llama.cpp's converter pins). A field the file sets always wins; a field neither sets
  * stays "absent" so the GGUF writer can omit the key exactly as the reference does. */
 #include "hf_config.h"
+#include "num.h"
 #include "mapfile.h"
 
 #include <cjson/cJSON.h>
@@ -33,12 +34,10 @@ static int get_int(const cJSON *root, const char *const *keys, const char *what,
         *out = cJSON_IsTrue(v);
         return 1;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble || v->valuedouble < -1e15 ||
-        v->valuedouble > 1e15) {
+    if (!cJSON_IsNumber(v) || !sn_f64_to_i64(v->valuedouble, -1000000000000000, 1000000000000000, out)) {
         sn_err_set(err, SN_EFORMAT, "%s: field \"%s\" must be an integer", what, v->string);
         return -1;
     }
-    *out = (int64_t)v->valuedouble;
     return 1;
 }
 
@@ -177,7 +176,7 @@ static void parse_rope(const cJSON *root, sn_hf_config *cfg) {
     if ((v = get(rp, "factor")) && cJSON_IsNumber(v)) cfg->rope_factor = v->valuedouble;
     v = get(rp, "original_max_position_embeddings");
     if (!v) v = get(root, "original_max_position_embeddings");
-    if (cJSON_IsNumber(v)) cfg->rope_orig_ctx = (int64_t)v->valuedouble;
+    if (cJSON_IsNumber(v) && !sn_f64_to_i64(v->valuedouble, 0, INT32_MAX, &cfg->rope_orig_ctx)) cfg->rope_orig_ctx = -1;
     if ((v = get(rp, "low_freq_factor")) && cJSON_IsNumber(v)) cfg->rope_low_freq_factor = v->valuedouble;
     if ((v = get(rp, "high_freq_factor")) && cJSON_IsNumber(v)) cfg->rope_high_freq_factor = v->valuedouble;
     if ((v = get(rp, "extrapolation_factor")) && cJSON_IsNumber(v)) {
