@@ -5,6 +5,10 @@
 #     the one size format, time), for GGUF and --blob; on a terminal (script(1)) the progress line
 #     shows no ETA before the rate means something and ends with a newline before the summary; no
 #     escape codes when stderr is not a terminal.
+#  3. sunny-run takes llama.cpp's common flags: GPU flags ignored with one note, a positional prompt
+#     (llama-run), -n -1 / -2 (to the end of generation / of the context), the penalty flags (their
+#     numerics: unit/test_model against llama.cpp's own cases); "1 thread"; model.safetensors is
+#     refused with the exact sunny-convert command.
 #  2. A folder without tokenizer_config.json converts (exit 0) with a warning naming the consequence
 #     (base model to Ollama / LM Studio) and the fix (--template, or the instruct model's file).
 source "$(dirname "$0")/lib.sh"
@@ -52,4 +56,31 @@ mkdir -p "$W/notmpl" && cp "$L"/config.json "$L"/model.safetensors "$L"/tokenize
   || bad "no tokenizer_config.json: rc=$rc $(cat "$W/n.err")"
 "$CONV" "$L" -o "$W/t.gguf" --outtype f16 >/dev/null 2>"$W/t.err"
 grep -q warning "$W/t.err" && bad "a folder with a chat template warns: $(cat "$W/t.err")" || ok "a folder with a chat template: no warning"
+
+# ---- 3. sunny-run and llama.cpp's habits
+"$CONV" "$W/rwkv" -o "$W/r8.gguf" --outtype q8_0 >/dev/null 2>&1 || bad "q8_0 conversion"
+P="The quick brown fox"
+"$RUN" "$W/r8.gguf" -p "$P" -n 6 -t 1 --json >"$W/plain.json" 2>/dev/null
+"$RUN" "$W/r8.gguf" "$P" -ngl 99 --n-gpu-layers 99 --gpu-layers 1 -mg 0 -ts 1,1 -sm none --no-mmap -fa -n 6 -t 1 --json \
+  >"$W/gpu.json" 2>"$W/gpu.err"; rc=$?
+ids() { sed -n 's/.*"ids":\[\([0-9,]*\)\].*/\1/p' "$1"; }
+[[ $rc == 0 && -n $(ids "$W/plain.json") && $(ids "$W/gpu.json") == "$(ids "$W/plain.json")" ]] \
+  && [[ $(grep -c 'note: ignoring -ngl 99, --n-gpu-layers 99, --gpu-layers 1, -mg 0, -ts 1,1, -sm none, --no-mmap, -fa: sunny-run runs on the CPU' "$W/gpu.err") == 1 ]] \
+  && ok "GPU flags and a positional prompt: the same tokens, one note" || bad "GPU flags: rc=$rc $(cat "$W/gpu.err")"
+"$RUN" "$W/r8.gguf" -p "$P" -n -2 -c 16 -t 1 --json >"$W/n2.json" 2>"$W/n2.err"; rc=$?
+n2=$(ids "$W/n2.json" | tr ',' '\n' | grep -c .)
+[[ $rc == 0 && $n2 == 12 ]] && ok "-n -2 -c 16: fills the context (4 prompt + 12 tokens)" || bad "-n -2: rc=$rc n=$n2 $(cat "$W/n2.err")"
+"$RUN" "$W/r8.gguf" -p "$P" -n -1 -c 16 -t 1 --json >"$W/n1.json" 2>"$W/n1.err"; rc=$?
+n1=$(ids "$W/n1.json" | tr ',' '\n' | grep -c .)
+[[ $rc == 0 && $n1 -ge 1 && $n1 -le 12 ]] && ok "-n -1 -c 16: until the end of generation or the context ($n1 tokens)" || bad "-n -1: rc=$rc n=$n1 $(cat "$W/n1.err")"
+"$RUN" "$W/r8.gguf" -p "$P" -n 4 -t 1 --repeat-penalty 1.3 --repeat-last-n 32 --presence-penalty 0.5 --frequency-penalty 0.2 \
+  >/dev/null 2>"$W/pen.err"; rc=$?
+[[ $rc == 0 ]] && ok "the penalty flags are taken" || bad "penalty flags: rc=$rc $(cat "$W/pen.err")"
+"$RUN" "$W/r8.gguf" -p "$P" --repeat-penalty 0 >/dev/null 2>"$W/pen0.err"; rc=$?
+[[ $rc == 2 ]] && grep -q "repeat-penalty" "$W/pen0.err" && ok "--repeat-penalty 0: usage error (exit 2), as llama.cpp refuses it" || bad "--repeat-penalty 0: rc=$rc"
+"$RUN" "$W/r8.gguf" -p "$P" -n 2 -t 1 >/dev/null 2>"$W/t1.err"
+grep -q "(.* kernels, 1 thread)" "$W/t1.err" && ok "-t 1: \"1 thread\"" || bad "-t 1: $(cat "$W/t1.err")"
+"$RUN" "$W/rwkv/model.safetensors" -p "$P" >/dev/null 2>"$W/st.err"; rc=$?
+[[ $rc == 1 ]] && grep -qx "  sunny-convert $W/rwkv -o model.gguf" "$W/st.err" && ! grep -q "magic" "$W/st.err" \
+  && ok "sunny-run model.safetensors: exit 1 with the exact sunny-convert command" || bad "model.safetensors: rc=$rc $(cat "$W/st.err")"
 finish
