@@ -61,7 +61,8 @@ static void usage(FILE *f) {
             "  --tokenize              print the prompt's token ids and exit (default: off)\n"
             "  --json                  print one JSON record on stdout (default: off: text on stdout,\n"
             "                          timings on stderr). The record: {\"prompt_ids\":[...],\"ids\":[...],\n"
-            "                          \"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...}\n"
+            "                          \"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...,\n"
+            "                          \"top_logprobs\"/\"top_logits\":[[id,value],...] of the last step, ...}\n"
             "  -ngl, --n-gpu-layers N  llama.cpp's GPU and memory flags (also --gpu-layers N, -mg/--main-gpu N,\n"
             "                          -ts/--tensor-split S, -sm/--split-mode M, --no-mmap, -fa, --flash-attn\n"
             "                          [on|off|auto]): accepted and ignored with a note, as sunny-run runs on\n"
@@ -529,6 +530,9 @@ static int run_generate(const opts *o) {
             printf(",\"max_abs_logit\":%.6f", (double)fmaxf(fabsf(mx), fabsf(logits[sn_argmin(logits, V)])));
             fputs(",\"top_logprobs\":[", stdout);
             for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], logits[top[k]] - lse);
+            fputs("]", stdout);
+            fputs(",\"top_logits\":[", stdout); /* the raw logits, as llama.cpp's get_logits gives them */
+            for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], (double)logits[top[k]]);
             fputs("]", stdout);
         }
         fputs(",\"kernels\":", stdout);
