@@ -9,6 +9,9 @@
 #     (llama-run), -n -1 / -2 (to the end of generation / of the context), the penalty flags (their
 #     numerics: unit/test_model against llama.cpp's own cases); "1 thread"; model.safetensors is
 #     refused with the exact sunny-convert command.
+#  4. scripts/deps.sh (stubbed apt-get, dpkg-query and id on PATH): as root it names what is missing
+#     before installing, installs only that with --no-upgrade, and runs apt-get update only when the
+#     install fails; with nothing missing it runs apt-get not at all.
 #  2. A folder without tokenizer_config.json converts (exit 0) with a warning naming the consequence
 #     (base model to Ollama / LM Studio) and the fix (--template, or the instruct model's file).
 source "$(dirname "$0")/lib.sh"
@@ -56,6 +59,36 @@ mkdir -p "$W/notmpl" && cp "$L"/config.json "$L"/model.safetensors "$L"/tokenize
   || bad "no tokenizer_config.json: rc=$rc $(cat "$W/n.err")"
 "$CONV" "$L" -o "$W/t.gguf" --outtype f16 >/dev/null 2>"$W/t.err"
 grep -q warning "$W/t.err" && bad "a folder with a chat template warns: $(cat "$W/t.err")" || ok "a folder with a chat template: no warning"
+
+# ---- 4. deps.sh: only what is missing, never an upgrade, never an unasked apt-get update
+mkdir -p "$W/stub"
+cat >"$W/stub/dpkg-query" <<'STUB'
+#!/bin/sh
+for a; do p=$a; done
+[ "$p" = "$STUB_MISSING" ] && exit 1
+printf 'install ok installed'
+STUB
+cat >"$W/stub/apt-get" <<'STUB'
+#!/bin/sh
+echo "apt-get $*" >>"$STUB_LOG"
+case " $* " in *" install "*) if [ -n "$STUB_FAIL_FIRST" ] && [ ! -e "$STUB_LOG.failed" ]; then : >"$STUB_LOG.failed"; exit 100; fi ;; esac
+exit 0
+STUB
+printf '#!/bin/sh
+echo 0
+' >"$W/stub/id"
+chmod +x "$W/stub/"*
+deps() { rm -f "$W/apt.log" "$W/apt.log.failed"; PATH="$W/stub:$PATH" STUB_LOG=$W/apt.log STUB_MISSING=$1 STUB_FAIL_FIRST=$2 bash "$SN_SRC/scripts/deps.sh" demo >"$W/deps.out" 2>&1; }
+deps libcunit1-dev ""; rc=$?
+[[ $rc == 0 && $(cat "$W/apt.log") == "apt-get install -y -qq --no-install-recommends --no-upgrade libcunit1-dev" ]] \
+  && grep -q "missing Debian packages, installing only these (nothing installed is upgraded): libcunit1-dev" "$W/deps.out" \
+  && ok "deps.sh as root: names the missing package, installs only it with --no-upgrade, no apt-get update" \
+  || bad "deps.sh: rc=$rc apt: $(cat "$W/apt.log" 2>/dev/null) out: $(cat "$W/deps.out")"
+deps libcunit1-dev 1; rc=$?
+[[ $rc == 0 && $(sed -n 2p "$W/apt.log") == "apt-get update -qq" && $(grep -c install "$W/apt.log") == 2 ]] \
+  && ok "deps.sh: apt-get update only after a failed install, then the install once more" || bad "deps.sh retry: rc=$rc $(cat "$W/apt.log")"
+deps none ""; rc=$?
+[[ $rc == 0 && ! -e $W/apt.log ]] && ok "deps.sh with nothing missing: no apt-get at all" || bad "deps.sh nothing missing: rc=$rc $(cat "$W/apt.log" 2>/dev/null)"
 
 # ---- 3. sunny-run and llama.cpp's habits
 "$CONV" "$W/rwkv" -o "$W/r8.gguf" --outtype q8_0 >/dev/null 2>&1 || bad "q8_0 conversion"
