@@ -12,6 +12,8 @@
 #  4. scripts/deps.sh (stubbed apt-get, dpkg-query and id on PATH): as root it names what is missing
 #     before installing, installs only that with --no-upgrade, and runs apt-get update only when the
 #     install fails; with nothing missing it runs apt-get not at all.
+#  7. An unsupported architecture is refused (exit 1) naming what sunny converts, docs/MODELS.md, and
+#     that a GGUF made by llama.cpp's converter still installs.
 #  2. A folder without tokenizer_config.json converts (exit 0) with a warning naming the consequence
 #     (base model to Ollama / LM Studio) and the fix (--template, or the instruct model's file).
 source "$(dirname "$0")/lib.sh"
@@ -59,6 +61,13 @@ mkdir -p "$W/notmpl" && cp "$L"/config.json "$L"/model.safetensors "$L"/tokenize
   || bad "no tokenizer_config.json: rc=$rc $(cat "$W/n.err")"
 "$CONV" "$L" -o "$W/t.gguf" --outtype f16 >/dev/null 2>"$W/t.err"
 grep -q warning "$W/t.err" && bad "a folder with a chat template warns: $(cat "$W/t.err")" || ok "a folder with a chat template: no warning"
+
+# ---- 7. refusals with a next step
+mkdir -p "$W/gemma" && cp "$W/notmpl/tokenizer.json" "$W/gemma/" && printf '{"architectures": ["GemmaForCausalLM"], "model_type": "gemma"}' >"$W/gemma/config.json"
+"$CONV" "$W/gemma" -o "$W/g.gguf" >/dev/null 2>"$W/g.err"; rc=$?
+[[ $rc == 1 && ! -e $W/g.gguf ]] && grep -q "unsupported architecture 'GemmaForCausalLM' (sunny-convert converts LlamaForCausalLM, .*RWKV7ForCausalLM" "$W/g.err" \
+  && grep -q "docs/MODELS.md" "$W/g.err" && grep -q "convert_hf_to_gguf.py still installs: sunny-integrate ollama|lmstudio MODEL.gguf" "$W/g.err" \
+  && ok "unsupported architecture: exit 1, names what sunny converts and that a GGUF made elsewhere installs" || bad "unsupported arch: rc=$rc $(cat "$W/g.err")"
 
 # ---- 4. deps.sh: only what is missing, never an upgrade, never an unasked apt-get update
 mkdir -p "$W/stub"
