@@ -14,6 +14,9 @@
 #     install fails; with nothing missing it runs apt-get not at all.
 #  7. An unsupported architecture is refused (exit 1) naming what sunny converts, docs/MODELS.md, and
 #     that a GGUF made by llama.cpp's converter still installs.
+#  5. `sunny-integrate template` on the RWKV-7 folder (no tokenizer_config.json) proves the world
+#     template the GGUF converted from it carries, with the same verdict; a folder with no template
+#     says how to give one with flags each command takes (never `template --template`).
 #  2. A folder without tokenizer_config.json converts (exit 0) with a warning naming the consequence
 #     (base model to Ollama / LM Studio) and the fix (--template, or the instruct model's file).
 source "$(dirname "$0")/lib.sh"
@@ -61,6 +64,17 @@ mkdir -p "$W/notmpl" && cp "$L"/config.json "$L"/model.safetensors "$L"/tokenize
   || bad "no tokenizer_config.json: rc=$rc $(cat "$W/n.err")"
 "$CONV" "$L" -o "$W/t.gguf" --outtype f16 >/dev/null 2>"$W/t.err"
 grep -q warning "$W/t.err" && bad "a folder with a chat template warns: $(cat "$W/t.err")" || ok "a folder with a chat template: no warning"
+
+# ---- 5. sunny-integrate template on the RWKV-7 folder, as install sees its GGUF
+SI=$SN_BIN/sunny-integrate
+"$SI" template "$W/rwkv" >"$W/td.out" 2>"$W/td.err"; rc=$?
+"$SI" template "$W/r.gguf" >"$W/tg.out" 2>/dev/null
+[[ $rc == 0 ]] && grep -q "^family    : rwkv-world (proven" "$W/td.out" \
+  && diff <(grep -v '^source' "$W/td.out") <(grep -v '^source' "$W/tg.out") >/dev/null \
+  && ok "template on the RWKV-7 folder: the world template, the same verdict and stops as its GGUF" || bad "template rwkv folder: rc=$rc $(cat "$W/td.err") $(diff "$W/td.out" "$W/tg.out")"
+"$SI" template "$W/notmpl" >/dev/null 2>"$W/tn.err"; rc=$?
+[[ $rc == 1 ]] && grep -q "sunny-integrate template --jinja FILE" "$W/tn.err" && ! grep -q "^[^,]*--template FILE" "$W/tn.err" \
+  && ok "template on a folder with no template: exit 1, the flags to use per command" || bad "template no-template folder: rc=$rc $(cat "$W/tn.err")"
 
 # ---- 7. refusals with a next step
 mkdir -p "$W/gemma" && cp "$W/notmpl/tokenizer.json" "$W/gemma/" && printf '{"architectures": ["GemmaForCausalLM"], "model_type": "gemma"}' >"$W/gemma/config.json"
