@@ -215,6 +215,7 @@ static void json_str(const char *s) {
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-convert");
+    sn_cli_json_errors(argc, argv);
     sn_convert_opts o;
     memset(&o, 0, sizeof o);
     ui_t ui;

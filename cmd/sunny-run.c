@@ -560,6 +560,7 @@ done:
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-run");
+    sn_cli_json_errors(argc, argv);
     opts o;
     const int r = parse_args(argc, argv, &o);
     if (r >= 0) return r;

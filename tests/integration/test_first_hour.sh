@@ -17,6 +17,8 @@
 #  5. `sunny-integrate template` on the RWKV-7 folder (no tokenizer_config.json) proves the world
 #     template the GGUF converted from it carries, with the same verdict; a folder with no template
 #     says how to give one with flags each command takes (never `template --template`).
+#  6. --json: every command's error is one {"error": {"message", "exit_code"}} object on stdout, the
+#     exit code unchanged (1 failure, 2 usage); installs say sizes in the one format.
 #  2. A folder without tokenizer_config.json converts (exit 0) with a warning naming the consequence
 #     (base model to Ollama / LM Studio) and the fix (--template, or the instruct model's file).
 source "$(dirname "$0")/lib.sh"
@@ -64,6 +66,7 @@ mkdir -p "$W/notmpl" && cp "$L"/config.json "$L"/model.safetensors "$L"/tokenize
   || bad "no tokenizer_config.json: rc=$rc $(cat "$W/n.err")"
 "$CONV" "$L" -o "$W/t.gguf" --outtype f16 >/dev/null 2>"$W/t.err"
 grep -q warning "$W/t.err" && bad "a folder with a chat template warns: $(cat "$W/t.err")" || ok "a folder with a chat template: no warning"
+printf '{{ .Prompt }}' >"$W/t.gotmpl"
 
 # ---- 5. sunny-integrate template on the RWKV-7 folder, as install sees its GGUF
 SI=$SN_BIN/sunny-integrate
@@ -75,6 +78,25 @@ SI=$SN_BIN/sunny-integrate
 "$SI" template "$W/notmpl" >/dev/null 2>"$W/tn.err"; rc=$?
 [[ $rc == 1 ]] && grep -q "sunny-integrate template --jinja FILE" "$W/tn.err" && ! grep -q "^[^,]*--template FILE" "$W/tn.err" \
   && ok "template on a folder with no template: exit 1, the flags to use per command" || bad "template no-template folder: rc=$rc $(cat "$W/tn.err")"
+
+# ---- 6. --json errors as JSON on stdout, exit codes unchanged
+jerr() { # WANT_RC CMD... : stdout must be exactly one JSON object {"error": {"message": ..., "exit_code": WANT_RC}}
+  local want=$1; shift
+  local out rc
+  out=$(HOME=$W/nohome "$@" 2>/dev/null); rc=$?
+  if [[ $rc == "$want" ]] && $PY -c 'import json,sys; d=json.loads(sys.stdin.read()); e=d["error"]; assert isinstance(e, dict) and e["message"] and e["exit_code"] == int(sys.argv[1]), d' "$want" <<<"$out" 2>/dev/null; then
+    ok "--json error: $(basename "$1") ${*:2:2}: exit $rc, {\"error\": {...}} on stdout"
+  else bad "--json error: $*: rc=$rc (want $want) stdout: $(head -c 300 <<<"$out")"; fi
+}
+jerr 1 "$RUN" "$W/none.gguf" -p x --json
+jerr 2 "$RUN" "$W/r.gguf" --bogus --json
+jerr 1 "$CONV" "$W/none" -o "$W/x.gguf" --json
+jerr 2 "$CONV" --json --bogus
+jerr 1 "$SI" ollama "$W/none.gguf" --name a:b --json
+jerr 1 "$SI" lmstudio "$W/r.gguf" --json
+jerr 1 "$SI" template "$W/notmpl" --json
+out=$("$SI" ollama "$W/r.gguf" --name demo:q8 --dry-run --template "$W/t.gotmpl" 2>&1 </dev/null)
+grep -Eq "model   : .*\(rwkv7, F16, [0-9.]+ MB \([0-9,]+ bytes\)\)" <<<"$out" && ok "install: the size in the one format" || bad "install size line: $(grep model <<<"$out")"
 
 # ---- 7. refusals with a next step
 mkdir -p "$W/gemma" && cp "$W/notmpl/tokenizer.json" "$W/gemma/" && printf '{"architectures": ["GemmaForCausalLM"], "model_type": "gemma"}' >"$W/gemma/config.json"
