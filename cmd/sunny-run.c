@@ -3,6 +3,7 @@
  * parsing and printing only; the work is in runtime/ (model.h, tokenizer.h, sampler.h). */
 #include "cli.h"
 #include "gguf.h"
+#include "run_chat.h"
 #include "model.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -18,6 +19,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: sunny-run [-m] MODEL (-p PROMPT | --prompt-ids IDS | -f FILE | PROMPT) [options]\n"
+            "       sunny-run [-m] MODEL [-cnv] [-sys TEXT] [options]   (chat: one user turn per stdin line)\n"
             "       sunny-run [-m] MODEL --tokenize (-p TEXT | -f FILE) [--json]\n"
             "Runs a GGUF or a sunny runtime blob (OUT.snb from sunny-convert --blob) with llama.cpp's\n"
             "numerics and prints the generated text. A Hugging Face model folder must be converted first\n"
@@ -58,6 +60,12 @@ static void usage(FILE *f) {
             "                          half of the available memory, for fewer TLB misses)\n"
             "  --warmup                evaluate the prompt once and forget it before the timed run, as\n"
             "                          llama-bench does before each test (benchmarks; default: off)\n"
+            "  -cnv, --conversation    chat: each stdin line is a user turn, rendered with the conversation\n"
+            "                          through the GGUF's chat template, the reply streamed to stdout; -n\n"
+            "                          caps each reply (default: on when the GGUF has a chat template and no\n"
+            "                          prompt is given, as llama-cli does; replies run to end-of-generation)\n"
+            "  -no-cnv, --no-conversation  never chat, even with no prompt (default: off)\n"
+            "  -sys, --system-prompt TEXT  chat: a system message first (default: none)\n"
             "  --tokenize              print the prompt's token ids and exit (default: off)\n"
             "  --json                  print one JSON record on stdout (default: off: text on stdout,\n"
             "                          timings on stderr). The record: {\"prompt_ids\":[...],\"ids\":[...],\n"
@@ -82,6 +90,8 @@ typedef struct {
     double temp, top_p, min_p;
     int64_t seed;
     int no_bos, json, tokenize, kv_f32, ignore_eos, verify, mmap_weights, warmup, n_given;
+    int cnv;            /* 1 -cnv, -1 -no-cnv, 0 decided by the model */
+    const char *system;
     int64_t repeat_last_n;
     double repeat_penalty, presence_penalty, frequency_penalty;
     char ignored[256]; /* the GPU flags given, for the one note */
@@ -246,6 +256,9 @@ static int parse_args(int argc, char **argv, opts *o) {
             else if (!strcmp(argv[i], "f32")) o->kv_f32 = 1;
             else return sn_cli_usage_error("--kv: expected f16 or f32, got '%s'", argv[i]);
         }
+        else if (!strcmp(a, "-cnv") || !strcmp(a, "--conversation")) o->cnv = 1;
+        else if (!strcmp(a, "-no-cnv") || !strcmp(a, "--no-conversation")) o->cnv = -1;
+        else if (!strcmp(a, "-sys") || !strcmp(a, "--system-prompt")) { NEXT(); o->system = argv[i]; }
         else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--tokenize")) o->tokenize = 1;
@@ -263,7 +276,11 @@ static int parse_args(int argc, char **argv, opts *o) {
     if (o->ignored[0] && !o->tokenize)
         fprintf(stderr, "%s: note: ignoring %s: sunny-run runs on the CPU\n", sn_cli_prog(), o->ignored);
     const int sources = !!o->prompt + !!o->prompt_ids + !!o->file;
-    if (sources != 1) return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f");
+    if (o->cnv == 1 && (sources || o->tokenize || o->json))
+        return sn_cli_usage_error("-cnv reads the turns from stdin: it takes no -p, --prompt-ids, -f, --tokenize or --json");
+    if (o->cnv == 1) return -1;
+    if (sources == 0 && o->cnv == 0 && !o->tokenize && !o->json) return -1; /* chat if the model has a template */
+    if (sources != 1) return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f%s", o->cnv < 0 ? "" : " (or -cnv)");
     if (o->tokenize && o->prompt_ids) return sn_cli_usage_error("--tokenize takes -p or -f");
     return -1;
 }
@@ -393,6 +410,20 @@ static int run_tokenize(const opts *o) {
     return rc;
 }
 
+/* The sampler chain the flags describe (llama.cpp's order: penalties, then greedy or top-k ...). */
+static void sampler_params(const opts *o, sn_sampler_params *sp) {
+    sn_sampler_params_default(sp);
+    sp->temp = (float)o->temp;
+    sp->top_k = (int32_t)o->top_k;
+    sp->top_p = (float)o->top_p;
+    sp->min_p = (float)o->min_p;
+    sp->seed = (uint32_t)o->seed;
+    sp->penalty_last_n = (int32_t)o->repeat_last_n;
+    sp->penalty_repeat = (float)o->repeat_penalty;
+    sp->penalty_freq = (float)o->frequency_penalty;
+    sp->penalty_present = (float)o->presence_penalty;
+}
+
 static int run_generate(const opts *o) {
     sn_err err = {0};
     int rc = SN_EXIT_FAIL;
@@ -450,16 +481,7 @@ static int run_generate(const opts *o) {
     }
     const int64_t V = sn_model_n_vocab(m);
     sn_sampler_params sp;
-    sn_sampler_params_default(&sp);
-    sp.temp = (float)o->temp;
-    sp.top_k = (int32_t)o->top_k;
-    sp.top_p = (float)o->top_p;
-    sp.min_p = (float)o->min_p;
-    sp.seed = (uint32_t)o->seed;
-    sp.penalty_last_n = (int32_t)o->repeat_last_n;
-    sp.penalty_repeat = (float)o->repeat_penalty;
-    sp.penalty_freq = (float)o->frequency_penalty;
-    sp.penalty_present = (float)o->presence_penalty;
+    sampler_params(o, &sp);
     if (sn_sampler_new(&sp, &smp, &err)) { sn_cli_fail(&err); goto done; }
     for (int64_t i = 0; i < n_prompt; i++) sn_sampler_accept(smp, prompt[i]); /* as llama-cli does */
     logits = malloc((size_t)V * sizeof(float));
@@ -564,6 +586,24 @@ int main(int argc, char **argv) {
     opts o;
     const int r = parse_args(argc, argv, &o);
     if (r >= 0) return r;
+    const int sources = !!o.prompt + !!o.prompt_ids + !!o.file;
+    if (o.cnv == 0 && sources == 0) { /* llama-cli's default: chat when the model has a template */
+        if (check_model_path(o.model)) return SN_EXIT_FAIL;
+        if (!sn_chat_has_template(o.model))
+            return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f (%s has no chat template for -cnv)", o.model);
+        o.cnv = 1;
+        fprintf(stderr, "%s: note: no prompt given and the GGUF has a chat template: chat mode (-no-cnv to refuse)\n",
+                sn_cli_prog());
+    }
+    if (o.cnv == 1) {
+        if (check_model_path(o.model)) return SN_EXIT_FAIL;
+        sn_chat_opts co = {.model = o.model, .system = o.system, .n_predict = o.n_given ? o.n_predict : -1,
+                           .ctx = o.ctx, .threads = o.threads, .kv_f32 = o.kv_f32, .verify = o.verify,
+                           .mmap_weights = o.mmap_weights};
+        sampler_params(&o, &co.sp);
+        const int crc = sn_chat_run(&co);
+        return check_stdout() && crc == SN_EXIT_OK ? SN_EXIT_FAIL : crc;
+    }
     int rc = o.tokenize ? run_tokenize(&o) : run_generate(&o);
     if (check_stdout() && rc == SN_EXIT_OK) rc = SN_EXIT_FAIL;
     return rc;

@@ -12,6 +12,10 @@
 #  4. scripts/deps.sh (stubbed apt-get, dpkg-query and id on PATH): as root it names what is missing
 #     before installing, installs only that with --no-upgrade, and runs apt-get update only when the
 #     install fails; with nothing missing it runs apt-get not at all.
+#  8. Chat (-cnv; the default with no prompt when the GGUF has a chat template, as llama-cli): the
+#     first reply is what sunny-run -p gives on the turn rendered by jinja2 from the model's own
+#     tokenizer_config.json; a second turn continues the conversation (its reply differs from the
+#     same line asked first); -no-cnv without a prompt is a usage error.
 #  7. An unsupported architecture is refused (exit 1) naming what sunny converts, docs/MODELS.md, and
 #     that a GGUF made by llama.cpp's converter still installs.
 #  5. `sunny-integrate template` on the RWKV-7 folder (no tokenizer_config.json) proves the world
@@ -104,6 +108,25 @@ mkdir -p "$W/gemma" && cp "$W/notmpl/tokenizer.json" "$W/gemma/" && printf '{"ar
 [[ $rc == 1 && ! -e $W/g.gguf ]] && grep -q "unsupported architecture 'GemmaForCausalLM' (sunny-convert converts LlamaForCausalLM, .*RWKV7ForCausalLM" "$W/g.err" \
   && grep -q "docs/MODELS.md" "$W/g.err" && grep -q "convert_hf_to_gguf.py still installs: sunny-integrate ollama|lmstudio MODEL.gguf" "$W/g.err" \
   && ok "unsupported architecture: exit 1, names what sunny converts and that a GGUF made elsewhere installs" || bad "unsupported arch: rc=$rc $(cat "$W/g.err")"
+
+# ---- 8. chat through the model's template
+$PY - "$L/tokenizer_config.json" >"$W/turn1.txt" <<'PYEOF'
+import json, sys, jinja2
+c = json.load(open(sys.argv[1]))
+env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+print(env.from_string(c["chat_template"]).render(messages=[{"role": "user", "content": "Hello there"}],
+      add_generation_prompt=True, bos_token=c["bos_token"], eos_token=c["eos_token"]), end="")
+PYEOF
+want=$("$RUN" "$W/t.gguf" -f "$W/turn1.txt" --no-bos -n 6 -t 1 2>/dev/null) # -f: the turn ends in "\n\n"
+printf 'Hello there\nWhat next?\n' | "$RUN" "$W/t.gguf" -n 6 -t 1 >"$W/chat.out" 2>"$W/chat.err"; rc=$?
+[[ $rc == 0 && -n $want && $(sed -n 1p "$W/chat.out") == "$want" ]] && grep -q "note: no prompt given and the GGUF has a chat template: chat mode" "$W/chat.err" \
+  && ok "chat by default (no prompt, a chat template): the first reply is -p's on the jinja2-rendered turn" \
+  || bad "chat: rc=$rc want '$want' got '$(sed -n 1p "$W/chat.out")' $(cat "$W/chat.err")"
+alone=$(printf 'What next?\n' | "$RUN" "$W/t.gguf" -cnv -n 6 -t 1 2>/dev/null)
+[[ $(wc -l <"$W/chat.out") == 2 && $(sed -n 2p "$W/chat.out") != "$alone" ]] \
+  && ok "the second turn continues the conversation (its reply differs from the line asked alone)" || bad "second turn: $(cat "$W/chat.out") / alone: $alone"
+"$RUN" "$W/t.gguf" -no-cnv -t 1 </dev/null >/dev/null 2>"$W/nocnv.err"; rc=$?
+[[ $rc == 2 ]] && ok "-no-cnv without a prompt: usage error" || bad "-no-cnv: rc=$rc $(cat "$W/nocnv.err")"
 
 # ---- 4. deps.sh: only what is missing, never an upgrade, never an unasked apt-get update
 mkdir -p "$W/stub"
