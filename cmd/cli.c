@@ -2,6 +2,7 @@
 #include "cli.h"
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,23 +11,88 @@
 
 static const char *g_prog = "sunny";
 static const char *g_sub = NULL;
+static int g_json_err = 0, g_json_done = 0;
+
+void sn_cli_json_errors(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) g_json_err = 1;
+}
+
+void sn_cli_json_error_done(void) { g_json_done = 1; }
+
+/* {"error": {...}} on stdout, once, when --json was given (messages are ASCII-escaped JSON) */
+static void json_error(int exit_code, const char *fmt, va_list ap) {
+    if (!g_json_err || g_json_done) return;
+    g_json_done = 1;
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fputs("{\"error\": {\"message\": \"", stdout);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p == '\n') fputs("\\n", stdout);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    printf("\", \"exit_code\": %d, \"program\": \"%s%s%s\"}}\n", exit_code, g_prog, g_sub ? " " : "", g_sub ? g_sub : "");
+    fflush(stdout);
+}
 
 void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
+
+static volatile sig_atomic_t g_cancel = 0;
+static void on_signal(int sig) { g_cancel = sig; }
+
+volatile sig_atomic_t *sn_cli_catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGXFSZ, SIG_IGN);
+    return &g_cancel;
+}
+
+int sn_cli_exit_code(int fallback) { return g_cancel ? 128 + (int)g_cancel : fallback; }
 
 void sn_cli_init(const char *prog) { g_prog = prog; }
 const char *sn_cli_prog(void) { return g_prog; }
 
-/* "prog: LEAD<message>TAIL" on stderr, TAIL ending the line */
+const char *sn_cli_clean(const char *s, char *buf, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    if (!cap) return "";
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < cap; p++) {
+        /* C0 controls but tab and newline, DEL, and C1 controls (C2 80..C2 9F in UTF-8) become \xNN */
+        int c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f || c1) {
+            if (c1) p++;
+            buf[k++] = '\\';
+            buf[k++] = 'x';
+            buf[k++] = hex[*p >> 4];
+            buf[k++] = hex[*p & 15];
+        } else {
+            buf[k++] = (char)*p;
+        }
+    }
+    buf[k] = 0;
+    return buf;
+}
+
+/* "prog: LEAD<message>TAIL" on stderr, TAIL ending the line; the message's control characters
+ * (from file names, tensor names, server replies) are shown escaped, never sent to the terminal */
 static void vreport(const char *lead, const char *tail, const char *fmt, va_list ap) {
-    fprintf(stderr, "%s: %s", g_prog, lead);
-    vfprintf(stderr, fmt, ap);
-    fputs(tail, stderr);
+    char msg[4096], clean[4 * sizeof msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "%s: %s%s%s", g_prog, lead, sn_cli_clean(msg, clean, sizeof clean), tail);
 }
 
 void sn_cli_errorf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vreport("", "\n", fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    json_error(SN_EXIT_FAIL, fmt, ap);
     va_end(ap);
 }
 
@@ -48,6 +114,9 @@ int sn_cli_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vreport("", tail, fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    json_error(SN_EXIT_USAGE, fmt, ap);
     va_end(ap);
     return SN_EXIT_USAGE;
 }

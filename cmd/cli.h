@@ -3,6 +3,7 @@
 #ifndef SN_CLI_H
 #define SN_CLI_H
 #include "sn_err.h"
+#include <signal.h>
 #include <stdint.h>
 
 enum { SN_EXIT_OK = 0, SN_EXIT_FAIL = 1, SN_EXIT_USAGE = 2 };
@@ -12,6 +13,12 @@ const char *sn_cli_prog(void);
 /* "prog: message" on stderr. */
 void sn_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sn_cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --json anywhere in argv: from then on the first error (sn_cli_errorf, sn_cli_fail,
+ * sn_cli_usage_error) is also printed on stdout as {"error": {"message": ..., "exit_code": N,
+ * "program": ...}}, so a script reading stdout always gets JSON; the exit code is unchanged. */
+void sn_cli_json_errors(int argc, char **argv);
+/* The program put the error into its own JSON record: print no second one. */
+void sn_cli_json_error_done(void);
 /* Prints err's message and returns SN_EXIT_FAIL. */
 int sn_cli_fail(const sn_err *err);
 /* Prints "prog: MSG\nTry 'prog --help'." and returns SN_EXIT_USAGE. */
@@ -26,5 +33,14 @@ void sn_cli_set_subcommand(const char *sub);
  * thread count; at least 1. */
 int sn_cli_physical_cores(void);
 int sn_cli_isatty_stderr(void);
+/* SIGINT/SIGTERM set the returned flag (the libraries poll it as their `cancel` option, stop, and
+ * remove their temp files); SIGXFSZ is ignored so a write over `ulimit -f` fails with EFBIG and is
+ * reported like any write error instead of killing the process. */
+volatile sig_atomic_t *sn_cli_catch_signals(void);
+/* s with control characters (C0 but tab and newline, DEL, C1) written as \xNN, into buf: what untrusted text (tensor
+ * names, file names, replies) becomes before it reaches a terminal. Returns buf. */
+const char *sn_cli_clean(const char *s, char *buf, size_t cap);
+/* 128 + the signal that stopped the work, else fallback. */
+int sn_cli_exit_code(int fallback);
 
 #endif

@@ -12,6 +12,8 @@
 #include "convert_internal.h"
 
 #include "ggml_types.h"
+#include "model.h"
+#include "outfile.h"
 #include "path.h"
 #include "vocab.h"
 
@@ -72,6 +74,29 @@ static sn_status resolve_inputs(const sn_convert_opts *o, char **cfg_path, char 
     return SN_OK; /* the tokenizer files the family needs: sn_arch_check_vocab_files */
 }
 
+/* -o naming a file the conversion reads (a weight shard, config.json, a tokenizer file) would
+ * destroy the source with --force: refused whatever the spelling of the path. */
+static sn_status check_out_not_source(const sn_convert_opts *o, const sn_st_model *m, const char *cfg_path,
+                                      const char *meta_dir, sn_err *err) {
+    static const char *const meta[] = {"tokenizer.json", "tokenizer.model", "tokenizer_config.json",
+                                       "special_tokens_map.json", "generation_config.json", "README.md",
+                                       "added_tokens.json", "rwkv_vocab_v20230424.txt"};
+    const char *hit = NULL;
+    for (size_t i = 0; !hit && m && i < sn_st_model_n_files(m); i++)
+        if (sn_same_file(o->out_path, sn_st_model_file(m, i))) hit = sn_st_model_file(m, i);
+    if (!hit && cfg_path && sn_same_file(o->out_path, cfg_path)) hit = cfg_path;
+    if (!hit && o->vocab_path && sn_same_file(o->out_path, o->vocab_path)) hit = o->vocab_path;
+    for (size_t i = 0; !hit && meta_dir && i < sizeof meta / sizeof *meta; i++) {
+        char *p = sn_path_join(meta_dir, meta[i]);
+        if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        if (sn_same_file(o->out_path, p)) hit = meta[i];
+        free(p);
+    }
+    return hit ? sn_err_set(err, SN_EINVAL, "-o %s is a source file of this conversion (%s); choose another output",
+                            o->out_path, hit)
+               : SN_OK;
+}
+
 /* general.quantization_version and general.file_type as llama-quantize leaves them: re-set at the
  * end of the KV list (gguf_set_val removes and appends). */
 sn_status sn_conv_move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err) {
@@ -118,7 +143,10 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     }
     const sn_arch *a = sn_arch_find(cfg.architecture);
     if (!a) {
-        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: unsupported architecture '%s' (supported: %s)",
+        st = sn_err_set(err, SN_EUNSUPPORTED,
+                        "%s: unsupported architecture '%s' (sunny-convert converts %s; docs/MODELS.md). A GGUF "
+                        "of this model made with llama.cpp's convert_hf_to_gguf.py still installs: "
+                        "sunny-integrate ollama|lmstudio MODEL.gguf (without --smoke, which needs sunny's runtime)",
                         cfg_path ? cfg_path : o->model_dir,
                         cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
         goto done;
@@ -139,6 +167,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
     if (!m && (st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
     if ((st = sn_conv_build_plan(a, &cfg, m, &pl, err)) != SN_OK) goto done;
+    if (o->out_path && (st = check_out_not_source(o, m, cfg_path, meta_dir, err)) != SN_OK) goto done;
 
     /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
     sn_outtype ot = o->outtype;

@@ -121,9 +121,10 @@ sn_status sn_conv_writer_stop(writer_ctx *c, sn_err *err);
 void sn_conv_writer_free(writer_ctx *c);
 /* Converts and queues tensor i_tensor (rows on c->nth threads), then its end. */
 sn_status sn_conv_write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, sn_err *err);
-/* The whole data phase: w's header and every planned tensor into OUT.tmp (or o->sink), on
- * o->n_threads threads, fsynced and renamed to OUT; the tmp file is removed on any failure or
- * cancellation. Fills res->seconds, data_seconds, sync_seconds. */
+/* The whole data phase: w's header and every planned tensor into a temp file of our own under
+ * OUT's lock (or o->sink), on o->n_threads threads, fsynced, checked with sunny-run's own load
+ * (sn_model_validate) and renamed to OUT; the temp file is removed on any failure or cancellation.
+ * Fills res->seconds, data_seconds, sync_seconds. */
 sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, double t0,
                              sn_convert_result *res, sn_err *err);
 /* general.quantization_version / general.file_type as llama-quantize leaves them: set again at the

@@ -8,6 +8,8 @@
 #include "convert_internal.h"
 
 #include "ggml_types.h"
+#include "model.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -49,9 +51,17 @@ static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *sc
         if (same || bf16_to_f16) {
             uint64_t src_row;
             sn_tsrc_src_row(&p->ts, r, &src_row);
-            if (same) memcpy(dst, p->src->data + src_row * j->out_row_bytes, j->out_row_bytes);
-            else sn_bf16_to_fp16_row((const uint16_t *)(const void *)(p->src->data + src_row * j->row_len * 2),
-                                     (uint16_t *)(void *)dst, j->row_len);
+            const uint8_t *src = p->src->data + src_row * (same ? j->out_row_bytes : j->row_len * 2);
+            if (same) memcpy(dst, src, j->out_row_bytes);
+            else if ((uintptr_t)src % 2 == 0)
+                sn_bf16_to_fp16_row((const uint16_t *)(const void *)src, (uint16_t *)(void *)dst, j->row_len);
+            else /* data at an odd offset (the safetensors header length is free): no misaligned loads */
+                for (uint64_t e = 0; e < j->row_len; e++) {
+                    uint16_t h;
+                    memcpy(&h, src + 2 * e, 2);
+                    h = sn_fp32_to_fp16(sn_bf16_to_fp32(h));
+                    memcpy(dst + 2 * e, &h, 2);
+                }
             continue;
         }
         const float *x = sn_tsrc_row(&p->ts, r, scratch);
@@ -275,15 +285,24 @@ sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const 
                              sn_convert_result *res, sn_err *err) {
     writer_ctx wc;
     memset(&wc, 0, sizeof wc);
-    sn_status st;
-    size_t L = strlen(o->out_path);
-    char *tmp = malloc(L + 5);
-    if (!tmp) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    memcpy(tmp, o->out_path, L);
-    memcpy(tmp + L, ".tmp", 5);
-    int tmp_created = !o->sink; /* begin may create it before failing */
+    sn_status st = SN_OK;
+    char *tmp = NULL;
+    int tmp_created = 0;
+    sn_out_lock lock = {-1, NULL};
+    /* a temp file of our own, under the output's lock (a sink owns its file and lock) */
+    if (!o->sink) {
+        if ((st = sn_out_lock_take(o->out_path, &lock, err)) != SN_OK) goto done;
+        if (!o->force && access(o->out_path, F_OK) == 0) {
+            st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+            goto done;
+        }
+        int fd = sn_tmp_create(o->out_path, "", &tmp, err);
+        if (fd < 0) { st = SN_EIO; goto done; }
+        tmp_created = 1;
+        if ((st = sn_gguf_writer_begin_fd(w, fd, tmp, err)) != SN_OK) goto done;
+    }
     double t_data = sn_conv_now();
-    if ((st = o->sink ? o->sink->begin(o->sink->ud, w, err) : sn_gguf_writer_begin(w, tmp, err)) != SN_OK) goto done;
+    if (o->sink && (st = o->sink->begin(o->sink->ud, w, err)) != SN_OK) goto done;
     wc.o = o;
     wc.w = w;
     wc.nth = o->n_threads > 0 ? o->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -306,7 +325,12 @@ sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const 
     if ((st = o->sink ? o->sink->finish(o->sink->ud, err) : sn_gguf_writer_finish(w, err)) != SN_OK) goto done;
     res->sync_seconds = sn_conv_now() - t_sync;
     if (cancelled(&wc)) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
-    if (!o->sink) { /* a sink owns its file */
+    if (!o->sink) {
+        /* publish only what sunny-run would load: the runtime's own checks, without its weights */
+        if ((st = sn_model_validate(tmp, 0, err)) != SN_OK) {
+            sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
+            goto done;
+        }
         if (rename(tmp, o->out_path) != 0) {
             st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
             goto done;
@@ -316,7 +340,8 @@ sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const 
     res->seconds = sn_conv_now() - t0;
 done:
     sn_conv_writer_stop(&wc, NULL);
-    if (tmp_created) unlink(tmp);
+    if (tmp_created && tmp) unlink(tmp);
+    sn_out_lock_drop(&lock);
     free(tmp);
     sn_conv_writer_free(&wc);
     return st;

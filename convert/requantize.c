@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int sn_conv_is_gguf(const char *path) {
@@ -85,6 +86,10 @@ sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, s
     if (o->sink) return sn_err_set(err, SN_EINVAL, "%s: a GGUF input cannot stream to a sink", in);
     if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0)
         return sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+    struct stat si, so;
+    if (o->out_path && stat(in, &si) == 0 && stat(o->out_path, &so) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return sn_err_set(err, SN_EINVAL, "%s: -o names the input itself", o->out_path);
     if ((st = sn_gguf_open(in, 0, &g, err)) != SN_OK) return st;
     char *arch = sn_gguf_str_dup(g, "general.architecture");
     if (!arch) { st = sn_err_set(err, SN_EFORMAT, "%s: no general.architecture", in); goto done; }
