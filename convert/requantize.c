@@ -38,7 +38,9 @@ static int is_float(int type) { return type == SN_GGML_F32 || type == SN_GGML_F1
 static sn_status plan_tensor(const sn_gguf_tensor *t, sn_st_tensor *st, plan_t *p, const char *in, sn_err *err) {
     memset(st, 0, sizeof *st);
     memset(p, 0, sizeof *p);
-    if (!sn_ggml_blck_size(t->type) || sn_dequantize_row(t->type, NULL, NULL, 0) != 0)
+    uint8_t probe_in[1] = {0};
+    float probe_out[1];
+    if (!sn_ggml_blck_size(t->type) || sn_dequantize_row(t->type, probe_in, probe_out, 0) != 0) /* a reader for it */
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s: type %s cannot be read", in, t->name,
                           sn_ggml_type_name(t->type) ? sn_ggml_type_name(t->type) : "(unknown)");
     snprintf(p->gguf_name, sizeof p->gguf_name, "%s", t->name);
@@ -121,7 +123,7 @@ sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, s
         }
         if (p->type != cur && !is_float(cur)) {
             if (!o->allow_requantize) {
-                st = sn_err_set(err, SN_EINVAL, "%s: tensor %s is already %s; quantizing it again to %s loses quality "
+                st = sn_err_set(err, SN_EINVAL, "%s: tensor %s is already %s; requantizing it to %s loses quality "
                                 "(start from an F32/F16/BF16 file, or pass --allow-requantize)", in, p->gguf_name,
                                 sn_ggml_type_name(cur), sn_ggml_type_name(p->type));
                 goto done;

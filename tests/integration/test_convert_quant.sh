@@ -54,7 +54,7 @@ while read -r spec; do
   IFS=/ read -r fam preset types <<<"$spec"
   hf=$(hf_of "$fam" "$preset") || { bad "$fam/$preset: fixture generation failed"; continue; }
   f32=$W/$fam-$preset-f32.gguf
-  "$CONV" "$hf" -o "$f32" --outtype f32 --force >/dev/null || { bad "$fam/$preset: sunny-convert f32 failed"; continue; }
+  "$CONV" "$hf" -o "$f32" --outtype f32 --force >/dev/null 2>&1 || { bad "$fam/$preset: sunny-convert f32 failed"; continue; }
   for ot in $types; do
     "$CONV" "$hf" -o "$W/$fam-$preset-$ot.gguf" --outtype "$ot" --force >/dev/null 2>"$W/err" ||
       { bad "$fam/$preset/$ot: sunny-convert failed: $(cat "$W/err")"; continue; }
@@ -114,10 +114,10 @@ else bad "llama.cpp oracle failed: $(tail -2 "$W/rt-oracle.err")"; fi
 
 # ---- a GGUF as input
 f32=$W/mistral-small-f32.gguf
-"$CONV" "$f32" -o "$W/rq-f32-q4_k_m.gguf" --outtype q4_k_m --force >/dev/null &&
+"$CONV" "$f32" -o "$W/rq-f32-q4_k_m.gguf" --outtype q4_k_m --force >/dev/null 2>&1 &&
   cmp -s "$W/rq-f32-q4_k_m.gguf" "$W/mistral-small-q4_k_m.lq.gguf" &&
   ok "requantize: f32 GGUF -> q4_k_m equals llama-quantize's" || bad "requantize: f32 GGUF -> q4_k_m differs"
-"$CONV" "$W/rq-bf16.gguf" -o "$W/rq-bf16-q4_k_m.gguf" --outtype Q4_K_M --force >/dev/null &&
+"$CONV" "$W/rq-bf16.gguf" -o "$W/rq-bf16-q4_k_m.gguf" --outtype Q4_K_M --force >/dev/null 2>&1 &&
   cmp -s "$W/rq-bf16-q4_k_m.gguf" "$W/rq-bf16-q4_k_m.lq.gguf" &&
   ok "requantize: bf16 GGUF -> Q4_K_M equals llama-quantize's" || bad "requantize: bf16 GGUF -> Q4_K_M differs"
 q40=$W/mistral-small-q4_0.lq.gguf
