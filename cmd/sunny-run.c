@@ -281,11 +281,12 @@ static int check_model_path(const char *path) {
 }
 
 /* {arch}.context_length, or 0. */
-static int64_t trained_ctx(const sn_gguf *g) {
+/* "{arch}.SUFFIX" as an integer, 0 if absent. */
+static int64_t arch_int(const sn_gguf *g, const char *suffix) {
     char *arch = sn_gguf_str_dup(g, "general.architecture");
     if (!arch) return 0;
     char key[96];
-    snprintf(key, sizeof key, "%s.context_length", arch);
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
     free(arch);
     const int64_t i = sn_gguf_find_key(g, key);
     if (i < 0) return 0;
@@ -295,6 +296,19 @@ static int64_t trained_ctx(const sn_gguf *g) {
     case SN_GGUF_U64: return (int64_t)sn_gguf_get_u64(g, i);
     default: return 0;
     }
+}
+
+static int64_t trained_ctx(const sn_gguf *g) { return arch_int(g, "context_length"); }
+
+/* A mixture-of-experts GGUF the runtime failed to load: say plainly that sunny-run does not run
+ * them yet, instead of the loader's "unsupported architecture" or "missing tensor". */
+static void moe_not_yet(const sn_gguf *g, const char *path, sn_err *err) {
+    int64_t n = arch_int(g, "expert_count");
+    char *arch = sn_gguf_str_dup(g, "general.architecture");
+    if (n > 0 && arch)
+        sn_err_set(err, SN_EUNSUPPORTED, "%s: mixture-of-experts models (%s with %lld experts) are not yet supported "
+                   "by sunny-run; llama.cpp runs the GGUF sunny-convert wrote", path, arch, (long long)n);
+    free(arch);
 }
 
 /* stdout went to a full disk or a closed pipe: say so once (stdout has no path to repeat). */
@@ -372,7 +386,11 @@ static int run_generate(const opts *o) {
     if (o->ctx && n_train > 0 && o->ctx > n_train)
         sn_cli_warnf("-c %lld is above the context %s was trained for (%lld tokens); output past %lld "
                      "tokens may degrade", (long long)o->ctx, o->model, (long long)n_train, (long long)n_train);
-    if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
+    if (sn_model_load(o->model, &mp, &m, &err)) {
+        moe_not_yet(sn_model_meta_gguf(g), o->model, &err);
+        sn_cli_fail(&err);
+        goto done;
+    }
     if (n_prompt + o->n_predict > sn_model_n_ctx(m)) {
         char nwhat[64];
         if (o->n_given) snprintf(nwhat, sizeof nwhat, "-n %lld", (long long)o->n_predict);

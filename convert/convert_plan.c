@@ -280,9 +280,9 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
     for (size_t i = 0; i < pl->n; i++)
         for (uint32_t k = 0; k < pl->t[i].ts.n_parts; k++)
             if (!pl->t[i].ts.part[k])
-                return sn_err_set(err, SN_EFORMAT, "%s: %s is %s from %u tensors (like '%s') but part %u is missing",
+                return sn_err_set(err, SN_EFORMAT, "%s: %s is %s from %u tensors (like '%s') but %s %u is missing",
                                   sn_st_model_file(m, 0), pl->t[i].gguf_name, pl->t[i].group[0] ? "stacked" : "fused",
-                                  pl->t[i].ts.n_parts, pl->t[i].hf_name, k);
+                                  pl->t[i].ts.n_parts, pl->t[i].hf_name, pl->t[i].group[0] ? "expert" : "part", k);
     /* completeness: a model missing a layer tensor would only fail later, inside llama.cpp */
     for (const char *const *q = a->required; q && *q; q++)
         if (!has_required(pl, "", *q))

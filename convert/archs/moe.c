@@ -32,7 +32,7 @@ int sn_moe_is_sparse(const sn_moe_names *nm, const sn_hf_config *c) {
 }
 
 sn_status sn_moe_dims_of(const sn_moe_names *nm, const sn_hf_config *c, sn_moe_dims *d, sn_err *err) {
-    const char *kc = find_num(c, nm->count_keys, &d->n_expert);
+    const char *kc = d->count_key = find_num(c, nm->count_keys, &d->n_expert);
     const char *ku = find_num(c, k_used_keys, &d->n_used);
     double ff;
     d->n_ff = sn_hf_config_get_num(c, nm->ff_key, &ff) && ff >= 0 && ff <= 9.2e18 ? (int64_t)ff : -1;
@@ -76,7 +76,7 @@ static int map_expert(const sn_moe_names *nm, const sn_moe_dims *d, uint64_t bid
         if (strncmp(p, nm->proj[i], L) != 0 || strcmp(p + L, ".weight") != 0) continue;
         if (e >= (uint64_t)d->n_expert)
             return sn_err_set(err, SN_EFORMAT, "tensor '%s' is expert %llu but config.json has %s = %lld", hf_name,
-                              (unsigned long long)e, nm->count_keys[0], (long long)d->n_expert);
+                              (unsigned long long)e, d->count_key, (long long)d->n_expert);
         uint64_t F = (uint64_t)d->n_ff, E = (uint64_t)d->n_expert;
         name_of(out->gguf_name, bid, nm->gguf[i]);
         out->n_dims = 3;

@@ -24,6 +24,7 @@ typedef struct sn_moe_names {
 
 typedef struct sn_moe_dims {
     int64_t n_expert, n_used, n_ff;
+    const char *count_key;      /* the config key the count was read from */
 } sn_moe_dims;
 
 /* Reads and checks the expert count, top-k and expert FFN width from config.json: each present,
