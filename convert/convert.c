@@ -191,6 +191,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     int has_output = sn_conv_find_plan(&pl, "output.weight") >= 0;
     uint64_t n_params = 0, src_bytes = 0, expert_sum = 0, n_expert_tensors = 0;
     sn_param_count pc = {0, 0, 0, 0};
+    const int64_t n_expert = sn_arch_expert_count(&cfg);
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
         if (strstr(p->gguf_name, "_exps.") && p->n_dims >= 3 && p->ne[2]) {
@@ -198,7 +199,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             expert_sum += p->ne[2];
             n_expert_tensors++;
         } else pc.shared += p->n_elems;
-        p->type = o->sink ? SN_GGML_F32 : sn_conv_choose_type(a, ot, p, has_output, sn_arch_expert_count(&cfg));
+        p->type = o->sink ? SN_GGML_F32 : sn_conv_choose_type(a, ot, p, has_output, n_expert);
         p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
         n_params += p->n_elems;
         for (uint32_t k = 0; k < p->ts.n_parts; k++) src_bytes += p->ts.part[k]->nbytes;
