@@ -1,5 +1,6 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
+#include "gguf.h"
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -10,6 +11,31 @@
 
 static const char *g_prog = "sunny";
 static const char *g_sub = NULL;
+static int g_json_err = 0, g_json_done = 0;
+
+void sn_cli_json_errors(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) g_json_err = 1;
+}
+
+void sn_cli_json_error_done(void) { g_json_done = 1; }
+
+/* {"error": {...}} on stdout, once, when --json was given (messages are ASCII-escaped JSON) */
+static void json_error(int exit_code, const char *fmt, va_list ap) {
+    if (!g_json_err || g_json_done) return;
+    g_json_done = 1;
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fputs("{\"error\": {\"message\": \"", stdout);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p == '\n') fputs("\\n", stdout);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    printf("\", \"exit_code\": %d, \"program\": \"%s%s%s\"}}\n", exit_code, g_prog, g_sub ? " " : "", g_sub ? g_sub : "");
+    fflush(stdout);
+}
 
 void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
 
@@ -27,6 +53,9 @@ void sn_cli_errorf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vreport("", "\n", fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    json_error(SN_EXIT_FAIL, fmt, ap);
     va_end(ap);
 }
 
@@ -48,6 +77,9 @@ int sn_cli_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vreport("", tail, fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    json_error(SN_EXIT_USAGE, fmt, ap);
     va_end(ap);
     return SN_EXIT_USAGE;
 }
@@ -101,4 +133,15 @@ int sn_cli_physical_cores(void) {
         if (!dup) snprintf(seen[n_seen++], sizeof seen[0], "%s", sib);
     }
     return n_seen > 0 ? n_seen : (n_cpu > 0 ? n_cpu : 1);
+}
+
+void sn_cli_moe_not_yet(const sn_gguf *g, const char *path, sn_err *err) {
+    char *arch = sn_gguf_str_dup(g, "general.architecture");
+    char key[96];
+    snprintf(key, sizeof key, "%s.expert_count", arch ? arch : "");
+    const int64_t i = arch ? sn_gguf_find_key(g, key) : -1;
+    if (i >= 0 && sn_gguf_kv_type(g, i) == SN_GGUF_U32 && sn_gguf_get_u32(g, i) > 0)
+        sn_err_set(err, SN_EUNSUPPORTED, "%s: mixture-of-experts models (%s with %u experts) are not yet supported "
+                   "by sunny-run; llama.cpp runs the GGUF sunny-convert wrote", path, arch, sn_gguf_get_u32(g, i));
+    free(arch);
 }

@@ -287,7 +287,19 @@ int cmd_template(int argc, char **argv) {
     int rc = 0;
     if (g_json && (st == SN_OK || st == SN_EUNSUPPORTED)) {
         char *js = sn_template_result_json(&r);
-        if (js) printf("%s\n", js);
+        cJSON *o = js ? cJSON_Parse(js) : NULL;
+        if (o && st != SN_OK) { /* the refusal's evidence, with the error in the same record */
+            cJSON *e = cJSON_AddObjectToObject(o, "error");
+            if (e) {
+                cJSON_AddStringToObject(e, "message", err.msg);
+                cJSON_AddNumberToObject(e, "exit_code", SN_EXIT_FAIL);
+            }
+            print_json(o);
+            sn_cli_json_error_done();
+        } else if (js) {
+            printf("%s\n", js);
+        }
+        cJSON_Delete(o);
         free(js);
     }
     if (st != SN_OK) {
