@@ -402,8 +402,9 @@ sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_ins
         say(cb, contacted ? "dry run : these requests would be sent (only the version probe was):"
                              : "dry run : these requests would be sent (none was: no server was contacted):");
         say(cb, "  HEAD %s/api/blobs/%s", oh.connect_url, digest);
-        say(cb, "  POST %s/api/blobs/%s  <- %llu bytes streamed from %s (only if HEAD says 404)",
-                oh.connect_url, digest, (unsigned long long)fsize, a->gguf);
+        char bsz[SN_SIZE_STR_MAX];
+        say(cb, "  POST %s/api/blobs/%s  <- %s streamed from %s (only if HEAD says 404)",
+                oh.connect_url, digest, sn_size_str(fsize, bsz, sizeof bsz), a->gguf);
         say(cb, "  POST %s/api/create  %s", oh.connect_url, body);
         say(cb, "  POST %s/api/show  {\"model\":\"%s\"}", oh.connect_url, a->name);
         if (a->smoke) say(cb, "  POST %s/api/generate  (smoke: raw, temperature 0, top_k 1, seed %lld, num_predict %d, num_ctx %lld)",

@@ -100,7 +100,10 @@ jerr 1 "$SI" ollama "$W/none.gguf" --name a:b --json
 jerr 1 "$SI" lmstudio "$W/r.gguf" --json
 jerr 1 "$SI" template "$W/notmpl" --json
 out=$("$SI" ollama "$W/r.gguf" --name demo:q8 --dry-run --template "$W/t.gotmpl" 2>&1 </dev/null)
-grep -Eq "model   : .*\(rwkv7, F16, [0-9.]+ MB \([0-9,]+ bytes\)\)" <<<"$out" && ok "install: the size in the one format" || bad "install size line: $(grep model <<<"$out")"
+grep -Eq "model   : .*\(rwkv7, F16, [0-9.]+ MB \([0-9,]+ bytes\)\)" <<<"$out" && grep -Eq "<- [0-9.]+ MB \([0-9,]+ bytes\) streamed" <<<"$out" \
+  && ok "install: sizes in the one format" || bad "install size lines: $(grep -E 'model|streamed' <<<"$out")"
+"$SI" digest "$W/r.gguf" 2>&1 >/dev/null | grep -Eq "^[0-9.]+ MB \([0-9,]+ bytes\): " && ok "digest: the size in the one format" \
+  || bad "digest size: $("$SI" digest "$W/r.gguf" 2>&1 >/dev/null)"
 
 # ---- 7. refusals with a next step
 mkdir -p "$W/gemma" && cp "$W/notmpl/tokenizer.json" "$W/gemma/" && printf '{"architectures": ["GemmaForCausalLM"], "model_type": "gemma"}' >"$W/gemma/config.json"

@@ -68,8 +68,8 @@ $PY "$SN_SRC/tests/fixtures/gen_torch_ckpt.py" repack-many "${src[qwen3moe]}" "$
   "${src[qwen3moe_fused]}" "$W/pt-qwen3moe_fused/$(basename "${src[qwen3moe_fused]}")" 1 >/dev/null ||
   { bad "torch.save of the fixtures failed"; finish; }
 
-conv() { # conv DIR OUTTYPE OUT -> 0 when written
-  "$CONV" "$1" -o "$3" --outtype "$2" --force >/dev/null
+conv() { # conv DIR OUTTYPE OUT -> 0 when written (sunny-convert's messages shown only on failure)
+  "$CONV" "$1" -o "$3" --outtype "$2" --force >/dev/null 2>"$W/conv.err" || { cat "$W/conv.err"; return 1; }
 }
 
 # ---- 1. llama.cpp's converter and llama-quantize
