@@ -53,6 +53,25 @@ volatile sig_atomic_t *sn_cli_catch_signals(void) {
     return &g_cancel;
 }
 
+/* golang.org/x/net/http/httpproxy: FromEnvironment reads getEnvAny("HTTP_PROXY", "http_proxy"),
+ * ("HTTPS_PROXY", "https_proxy"), ("NO_PROXY", "no_proxy"), and proxyForURL refuses HTTP_PROXY when
+ * CGI (REQUEST_METHOD set); useProxy never proxies "localhost" or a loopback IP. libcurl reads the
+ * lowercase names first (http_proxy only in lowercase), so the uppercase choice is copied down. */
+void sn_cli_proxy_env_like_go(void) {
+    static const char *const pairs[][2] = {{"HTTP_PROXY", "http_proxy"}, {"HTTPS_PROXY", "https_proxy"},
+                                           {"NO_PROXY", "no_proxy"}};
+    const char *cgi = getenv("REQUEST_METHOD");
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        const char *v = getenv(pairs[i][0]);
+        if (!v || !*v) continue;
+        if (i == 0 && cgi && *cgi) { /* httpoxy: a CGI request can set HTTP_PROXY through a header */
+            unsetenv("http_proxy");
+            continue;
+        }
+        setenv(pairs[i][1], v, 1);
+    }
+}
+
 int sn_cli_exit_code(int fallback) { return g_cancel ? 128 + (int)g_cancel : fallback; }
 
 void sn_cli_init(const char *prog) { g_prog = prog; }

@@ -40,6 +40,11 @@ volatile sig_atomic_t *sn_cli_catch_signals(void);
 /* s with control characters (C0 but tab and newline, DEL, C1) written as \xNN, into buf: what untrusted text (tensor
  * names, file names, replies) becomes before it reaches a terminal. Returns buf. */
 const char *sn_cli_clean(const char *s, char *buf, size_t cap);
+/* Makes libcurl choose proxies from the environment as Ollama's Go client does (net/http's
+ * ProxyFromEnvironment): HTTP_PROXY, HTTPS_PROXY and NO_PROXY win over their lowercase forms, and
+ * HTTP_PROXY counts at all (libcurl reads only http_proxy); not in a CGI process (REQUEST_METHOD
+ * set), where Go refuses HTTP_PROXY too. Loopback hosts are never proxied either way (http.c). */
+void sn_cli_proxy_env_like_go(void);
 /* 128 + the signal that stopped the work, else fallback. */
 int sn_cli_exit_code(int fallback);
 
