@@ -1,5 +1,6 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
+#include "gguf.h"
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -189,4 +190,15 @@ int sn_cli_physical_cores(void) {
         if (!dup) snprintf(seen[n_seen++], sizeof seen[0], "%s", sib);
     }
     return n_seen > 0 ? n_seen : (n_cpu > 0 ? n_cpu : 1);
+}
+
+void sn_cli_moe_not_yet(const sn_gguf *g, const char *path, sn_err *err) {
+    char *arch = sn_gguf_str_dup(g, "general.architecture");
+    char key[96];
+    snprintf(key, sizeof key, "%s.expert_count", arch ? arch : "");
+    const int64_t i = arch ? sn_gguf_find_key(g, key) : -1;
+    if (i >= 0 && sn_gguf_kv_type(g, i) == SN_GGUF_U32 && sn_gguf_get_u32(g, i) > 0)
+        sn_err_set(err, SN_EUNSUPPORTED, "%s: mixture-of-experts models (%s with %u experts) are not yet supported "
+                   "by sunny-run; llama.cpp runs the GGUF sunny-convert wrote", path, arch, sn_gguf_get_u32(g, i));
+    free(arch);
 }
