@@ -228,6 +228,7 @@ typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
+    sn_cli_proxy_env_like_go();
     sn_cli_json_errors(argc, argv);
     static const command cmds[] = {
         {"ollama", cmd_ollama, ollama_usage}, {"lmstudio", cmd_lmstudio, lms_usage},

@@ -183,6 +183,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     }
     const sn_outtype_info *oi = sn_outtype_info_of(ot);
     const int quantize = oi->recipe == SN_RECIPE_QUANTIZE && !o->sink;
+    const int64_t n_expert = sn_arch_expert_count(&cfg);
     sn_quant_state qs;
     if (quantize) {
         qsort(pl.t, pl.n, sizeof(*pl.t), sn_conv_cmp_quantize_order);
@@ -190,12 +191,18 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
          * (Mamba-2's ssm_norm {d_inner, 1} with one group is 1-D there) */
         for (size_t i = 0; i < pl.n; i++)
             while (pl.t[i].n_dims > 1 && pl.t[i].ne[pl.t[i].n_dims - 1] == 1) pl.t[i].n_dims--;
-        sn_quant_state_init(&qs, ot, a->gguf_arch, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, 0);
+        sn_quant_state_init(&qs, ot, a->gguf_arch, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, n_expert);
         for (size_t i = 0; i < pl.n; i++) sn_quant_state_count(&qs, pl.t[i].gguf_name);
     }
-    uint64_t n_params = 0, src_bytes = 0;
+    uint64_t n_params = 0, src_bytes = 0, expert_sum = 0, n_expert_tensors = 0;
+    sn_param_count pc = {0, 0, 0, 0};
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
+        if (strstr(p->gguf_name, "_exps.") && p->n_dims >= 3 && p->ne[2]) {
+            pc.per_expert += p->n_elems / p->ne[2];
+            expert_sum += p->ne[2];
+            n_expert_tensors++;
+        } else pc.shared += p->n_elems;
         /* the quantize recipe starts from the f32 conversion, where every tensor is F32 */
         p->type = o->sink     ? SN_GGML_F32
                   : quantize ? sn_quant_tensor_type(&qs, p->gguf_name, p->n_dims, p->ne, SN_GGML_F32)
@@ -217,7 +224,9 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
 #define SETK(call, key) do { if ((st = (call)) != SN_OK) { sn_err_set(err, st, "cannot set %s", key); goto done; } } while (0)
     SETK(sn_gguf_writer_set_str(w, "general.architecture", a->gguf_arch), "general.architecture");
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
-    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, n_params, w, err)) != SN_OK) goto done;
+    pc.total = n_params;
+    pc.expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
+    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, &pc, w, err)) != SN_OK) goto done;
     if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
     sn_vocab_opts vo = {o->pre_override, o->vocab_path};
@@ -252,7 +261,10 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         }
     if (o->dry_run) { st = SN_OK; goto done; }
 
-    if ((st = sn_conv_write_data(o, w, &pl, t0, res, err)) != SN_OK || o->sink) goto done;
+    /* for a mixture-of-experts model, which sunny-run does not run yet, the file's structure only */
+    if ((st = sn_conv_write_data(o, w, &pl, n_expert > 0 ? SN_VALIDATE_STRUCTURE : 0, t0, res, err)) != SN_OK ||
+        o->sink)
+        goto done;
     if (o->verify) {
         st = sn_conv_verify_file(o, &pl, res, err);
         if (st == SN_OK) st = sn_conv_verify_tokenizer(o, meta_dir, &cfg, res, err);

@@ -37,6 +37,8 @@ typedef struct {
     uint64_t permute_heads;
     int type;
     uint64_t bytes;
+    char group[SN_GGUF_MAX_NAME]; /* emitted with the rest of its group (arch.h) */
+    uint32_t group_rank, group_size;
 } plan_t;
 
 typedef struct {
@@ -123,10 +125,10 @@ void sn_conv_writer_free(writer_ctx *c);
 sn_status sn_conv_write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, sn_err *err);
 /* The whole data phase: w's header and every planned tensor into a temp file of our own under
  * OUT's lock (or o->sink), on o->n_threads threads, fsynced, checked with sunny-run's own load
- * (sn_model_validate) and renamed to OUT; the temp file is removed on any failure or cancellation.
+ * (sn_model_validate with validate_flags) and renamed to OUT; the temp file is removed on any failure or cancellation.
  * Fills res->seconds, data_seconds, sync_seconds. */
-sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, double t0,
-                             sn_convert_result *res, sn_err *err);
+sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, int validate_flags,
+                             double t0, sn_convert_result *res, sn_err *err);
 /* general.quantization_version / general.file_type as llama-quantize leaves them: set again at the
  * end of the KV list (its gguf_set_val removes and appends). */
 sn_status sn_conv_move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err);

@@ -262,8 +262,12 @@ sn_status sn_conv_write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, 
         if (j.nth < 1) j.nth = 1;
         for (int t = 0; t < j.nth; t++) j.scratch[t] = c->scratch[t];
         run_chunk(&j);
-        /* the converted rows are in our buffer now: the source pages can go */
+        /* the converted rows are in our buffer now: the source pages can go (a stack's parts, such as
+         * a layer's experts, one by one as the rows pass them) */
         if (plain_src(p) && !p->permute_heads) sn_st_release(p->src, r * src_row_bytes, nrows * src_row_bytes);
+        else if (p->ts.n_parts > 1 && n_rows >= p->ts.n_parts)
+            for (uint64_t per = n_rows / p->ts.n_parts, k = r / per; k < (r + nrows) / per; k++)
+                sn_st_release(p->ts.part[k], 0, p->ts.part[k]->nbytes);
         wop op = {.kind = OP_WRITE, .data = c->buf[b], .n = nbytes, .buf = b, .name = p->gguf_name,
                   .i_tensor = i_tensor};
         if ((st = enqueue(c, op, err)) != SN_OK) return st;
@@ -281,8 +285,8 @@ void sn_conv_writer_free(writer_ctx *c) {
         if (c->scratch[t]) free(((uint64_t *)(void *)c->scratch[t]) - 1);
 }
 
-sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, double t0,
-                             sn_convert_result *res, sn_err *err) {
+sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, int validate_flags,
+                             double t0, sn_convert_result *res, sn_err *err) {
     writer_ctx wc;
     memset(&wc, 0, sizeof wc);
     sn_status st = SN_OK;
@@ -327,7 +331,7 @@ sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const 
     if (cancelled(&wc)) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
     if (!o->sink) {
         /* publish only what sunny-run would load: the runtime's own checks, without its weights */
-        if ((st = sn_model_validate(tmp, 0, err)) != SN_OK) {
+        if ((st = sn_model_validate(tmp, validate_flags, err)) != SN_OK) {
             sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
             goto done;
         }

@@ -10,6 +10,7 @@
 #include "convert_internal.h"
 
 #include "ggml_types.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,7 +169,8 @@ sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, s
             o->on_plan(o->ud, &e);
         }
     if (o->dry_run) { st = SN_OK; goto done; }
-    if ((st = sn_conv_write_data(o, w, &pl, t0, res, err)) != SN_OK) goto done;
+    if ((st = sn_conv_write_data(o, w, &pl, qs.n_expert > 0 ? SN_VALIDATE_STRUCTURE : 0, t0, res, err)) != SN_OK)
+        goto done;
     if (o->verify) {
         st = sn_conv_verify_file(o, &pl, res, err);
         if (st == SN_OK && res->verify_failed)
