@@ -66,6 +66,8 @@ static sn_status plan_tensor(const sn_gguf_tensor *t, sn_st_tensor *st, plan_t *
     st->mmapped = 1;
     st->contiguous = 1;
     p->src = st;
+    p->ts.part = malloc(sizeof *p->ts.part);
+    if (!p->ts.part) return sn_err_set(err, SN_ENOMEM, "out of memory");
     p->ts.part[0] = st;
     p->ts.n_parts = 1;
     p->ts.row_len = p->ne[0];
@@ -102,8 +104,8 @@ sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, s
     if (!views || !pl.t) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
     pl.cap = (size_t)nt;
     for (int64_t i = 0; i < nt; i++) {
+        pl.n++; /* counted first: sn_conv_plan_free frees what plan_tensor allocated */
         if ((st = plan_tensor(sn_gguf_tensor_at(g, i), &views[i], &pl.t[i], in, err)) != SN_OK) goto done;
-        pl.n++;
     }
     qsort(pl.t, pl.n, sizeof *pl.t, sn_conv_cmp_quantize_order);
 
@@ -180,7 +182,7 @@ sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, s
 done:
     if (!res->seconds) res->seconds = sn_conv_now() - t0;
     if (w) sn_gguf_writer_free(w);
-    free(pl.t);
+    sn_conv_plan_free(&pl);
     free(views);
     free(arch);
     sn_gguf_close(g);
