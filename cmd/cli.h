@@ -2,6 +2,7 @@
  * strict number parsing for flags. Exit codes: 0 ok, 1 failure, 2 usage. */
 #ifndef SN_CLI_H
 #define SN_CLI_H
+#include "sn_env.h"
 #include "sn_err.h"
 #include <stdint.h>
 
@@ -26,5 +27,7 @@ void sn_cli_set_subcommand(const char *sub);
  * thread count; at least 1. */
 int sn_cli_physical_cores(void);
 int sn_cli_isatty_stderr(void);
+/* The environment variables the libraries act on (sn_env.h), read here and nowhere else. */
+void sn_cli_read_env(sn_env *env);
 
 #endif

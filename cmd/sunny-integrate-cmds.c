@@ -8,7 +8,7 @@
 #include "modelinfo.h"
 #include "ollama.h"
 #include "smoke.h"
-#include "utf8.h"
+#include "utf8_fix.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -172,7 +172,7 @@ int cmd_lmstudio(int argc, char **argv) {
     sn_http *h = NULL;
     int rc = SN_EXIT_FAIL;
     sn_lms_dirs d;
-    if (sn_lms_resolve_models_dir(dir, NULL, &d, &err)) goto fail;
+    if (sn_lms_resolve_models_dir(dir, g_env.home, &d, &err)) goto fail;
     fprintf(o, "models dir: %s (%s)\n", d.models, d.why);
     cJSON_AddStringToObject(out, "models_dir", d.models);
     cJSON_AddStringToObject(out, "models_dir_reason", d.why);
@@ -192,7 +192,7 @@ int cmd_lmstudio(int argc, char **argv) {
     cJSON_AddBoolToObject(out, "copied_instead_of_link", pl.fell_back_to_copy);
     if (!dry) {
         int listed = -1;
-        if (sn_lms_verify_listed(&pl, &listed, note_line, NULL, &err)) goto fail;
+        if (sn_lms_verify_listed(&pl, &g_env, &listed, note_line, NULL, &err)) goto fail;
         if (listed >= 0) cJSON_AddBoolToObject(out, "listed_by_lms", listed);
     }
     rc = 0;
@@ -205,7 +205,7 @@ int cmd_lmstudio(int argc, char **argv) {
             sn_lms_default_host(&d, url, sizeof url, why, sizeof why);
         }
         fprintf(o, "host    : %s (%s)\n", url, why);
-        if (sn_http_new(url, &h, &err)) goto fail;
+        if (sn_http_new(url, &g_env, &h, &err)) goto fail;
         char ver[64];
         if (sn_lms_probe(h, ver, sizeof ver, &err)) goto fail;
         fprintf(o, "server  : %s (LM Studio%s%s)\n", url, ver[0] ? " " : "", ver);
@@ -244,7 +244,7 @@ int cmd_doctor(int argc, char **argv) {
             return 0;
         } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
     }
-    cJSON *r = sn_doctor_ollama(host);
+    cJSON *r = sn_doctor_ollama(host, &g_env);
     if (!r) { sn_cli_errorf("out of memory"); return SN_EXIT_FAIL; }
     int failed = sn_doctor_failed(r);
     if (g_json) {

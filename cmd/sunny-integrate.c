@@ -10,7 +10,7 @@
 #include "ollama.h"
 #include "ollama_install.h"
 #include "smoke.h"
-#include "utf8.h"
+#include "utf8_fix.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include "sunny-integrate.h"
 
 int g_json = 0; /* --json: stdout carries only the final JSON; status goes to stderr */
+sn_env g_env;
 
 FILE *out_stream(void) { return g_json ? stderr : stdout; }
 
@@ -123,7 +124,7 @@ static void say_warn(void *ud, const char *text) {
 }
 
 static int cmd_ollama(int argc, char **argv) {
-    sn_ollama_install_opts a = {.n_predict = 32, .seed = 42, .ctx = 512, .n_threads = 2};
+    sn_ollama_install_opts a = {.n_predict = 32, .seed = 42, .ctx = 512, .n_threads = 2, .env = &g_env};
     a.params = cJSON_CreateObject();
     sn_err err = {0};
     for (int i = 0; i < argc; i++) {
@@ -222,6 +223,7 @@ typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
+    sn_cli_read_env(&g_env);
     static const command cmds[] = {
         {"ollama", cmd_ollama, ollama_usage}, {"lmstudio", cmd_lmstudio, lms_usage},
         {"doctor", cmd_doctor, doctor_usage}, {"template", cmd_template, template_usage},

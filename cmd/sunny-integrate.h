@@ -5,12 +5,14 @@
 #ifndef SN_SUNNY_INTEGRATE_H
 #define SN_SUNNY_INTEGRATE_H
 #include "smoke.h"
+#include "sn_env.h"
 #include "sn_err.h"
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 
 extern int g_json;        /* --json: stdout carries only the final JSON; status goes to stderr */
+extern sn_env g_env;      /* the user's environment, read once in main() (sn_cli_read_env) */
 FILE *out_stream(void);   /* where status lines go: stdout, or stderr under --json */
 /* An upload/copy progress bar on stderr when it is a terminal. */
 void progress_bar(void *ud, uint64_t done, uint64_t total);

@@ -4,8 +4,10 @@
 #include "cli.h"
 #include "gguf.h"
 #include "model.h"
+#include "generate.h"
 #include "sampler.h"
 #include "tokenizer.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -69,12 +71,6 @@ typedef struct {
     int no_bos, json, tokenize, kv_f32, ignore_eos, verify, mmap_weights, warmup, n_given;
 } opts;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -132,19 +128,9 @@ static void json_str(FILE *f, const char *s, size_t n) {
         if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); i++; continue; }
         if (c < 0x20) { fprintf(f, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\u%04x", c); i++; continue; }
         if (c < 0x80) { fputc(c, f); i++; continue; }
-        size_t len = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-        if (c >= 0xF5) len = 0;
-        int ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
-        if (ok && len == 3) {
-            const unsigned char c1 = (unsigned char)s[i + 1];
-            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-        }
-        if (ok && len == 4) {
-            const unsigned char c1 = (unsigned char)s[i + 1];
-            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-        }
-        if (!ok) { fputs("\xEF\xBF\xBD", f); i++; continue; }
+        uint32_t cp;
+        size_t len = sn_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+        if (!len) { fputs("\xEF\xBF\xBD", f); i++; continue; }
         fwrite(s + i, 1, len, f);
         i += len;
     }
@@ -332,6 +318,32 @@ static int run_tokenize(const opts *o) {
     return rc;
 }
 
+/* Each generated token: streamed to stdout (its text, or its id without a tokenizer) unless --json;
+ * the end-of-generation tokens stop the loop unless --ignore-eos. */
+typedef struct {
+    const opts *o;
+    const sn_tokenizer *tok;
+    int32_t *ids;
+    int64_t n;
+} gen_out;
+
+static int on_token(void *ud, int32_t id, const float *logits, int64_t n_vocab) {
+    gen_out *g = ud;
+    (void)logits, (void)n_vocab;
+    g->ids[g->n++] = id;
+    if (!g->o->json) {
+        if (g->tok) {
+            char piece[256];
+            const int64_t r = sn_tok_piece(g->tok, id, 0, piece, sizeof(piece));
+            if (r > 0) fwrite(piece, 1, (size_t)(r < (int64_t)sizeof(piece) ? r : (int64_t)sizeof(piece)), stdout);
+        } else {
+            printf(g->n > 1 ? " %d" : "%d", id);
+        }
+        fflush(stdout);
+    }
+    return !g->o->ignore_eos && g->tok && sn_tok_is_eog(g->tok, id);
+}
+
 static int run_generate(const opts *o) {
     sn_err err = {0};
     int rc = SN_EXIT_FAIL;
@@ -400,33 +412,15 @@ static int run_generate(const opts *o) {
         if (sn_model_eval(m, prompt, n_prompt, logits, &err)) { sn_cli_fail(&err); goto done; }
         sn_model_reset(m);
     }
-    double t0 = now_s();
-    if (sn_model_eval(m, prompt, n_prompt, logits, &err)) { sn_cli_fail(&err); goto done; }
-    const double t_prefill = now_s() - t0;
-    int64_t n_out = 0, n_decode = 0;
-    double t_decode = 0;
-    while (n_out < o->n_predict) {
-        const int32_t id = sn_sampler_sample(smp, logits, V);
-        out[n_out++] = id;
-        if (!o->json) {
-            if (tok) {
-                char piece[256];
-                const int64_t r = sn_tok_piece(tok, id, 0, piece, sizeof(piece));
-                if (r > 0) fwrite(piece, 1, (size_t)(r < (int64_t)sizeof(piece) ? r : (int64_t)sizeof(piece)), stdout);
-            } else {
-                printf(n_out > 1 ? " %d" : "%d", id);
-            }
-            fflush(stdout);
-        }
-        if (!o->ignore_eos && tok && sn_tok_is_eog(tok, id)) break;
-        if (n_out == o->n_predict) break;
-        t0 = now_s();
-        if (sn_model_eval(m, &id, 1, logits, &err)) { sn_cli_fail(&err); goto done; }
-        t_decode += now_s() - t0;
-        n_decode++;
+    gen_out g_out = {o, tok, out, 0};
+    sn_gen_times tm;
+    if (sn_generate(m, smp, prompt, n_prompt, o->n_predict, logits, on_token, &g_out, &tm, &err)) {
+        sn_cli_fail(&err);
+        goto done;
     }
-    const double pf = t_prefill > 0 ? (double)n_prompt / t_prefill : 0;
-    const double dc = t_decode > 0 ? (double)n_decode / t_decode : 0;
+    const int64_t n_out = g_out.n;
+    const double pf = tm.prefill_s > 0 ? (double)n_prompt / tm.prefill_s : 0;
+    const double dc = tm.decode_s > 0 ? (double)tm.n_decode / tm.decode_s : 0;
     if (o->json) {
         size_t gl = 0;
         gen_text = tok ? decode(tok, out, n_out, &gl) : NULL;
@@ -445,16 +439,7 @@ static int run_generate(const opts *o) {
             for (int64_t i = 0; i < V; i++) sum += exp((double)logits[i] - mx);
             const double lse = mx + log(sum);
             int32_t top[8];
-            int nt = 0;
-            for (int k = 0; k < 8 && k < V; k++) {
-                int32_t best = -1;
-                for (int64_t i = 0; i < V; i++) {
-                    int used = 0;
-                    for (int j = 0; j < nt; j++) used |= top[j] == i;
-                    if (!used && (best < 0 || logits[i] > logits[best])) best = (int32_t)i;
-                }
-                top[nt++] = best;
-            }
+            const int nt = sn_top_k(logits, V, 8, top);
             printf(",\"max_abs_logit\":%.6f", (double)fmaxf(fabsf(mx), fabsf(logits[sn_argmin(logits, V)])));
             fputs(",\"top_logprobs\":[", stdout);
             for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], logits[top[k]] - lse);

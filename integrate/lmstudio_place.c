@@ -52,7 +52,7 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
         snprintf(o->why, sizeof o->why, "--models-dir");
         return SN_OK;
     }
-    const char *h = user_home ? user_home : getenv("HOME");
+    const char *h = user_home;
     if (!h || !*h)
         return sn_err_set(err, SN_EINVAL, "HOME is not set; pass --models-dir DIR");
     char H[PATH_MAX];

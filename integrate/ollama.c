@@ -8,7 +8,7 @@
 #include "ollama.h"
 #include "smoke.h"
 #include "strv.h"
-#include "utf8.h"
+#include "utf8_fix.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

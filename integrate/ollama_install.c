@@ -308,8 +308,8 @@ sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_ins
     }
 
     sn_ollama_host oh;
-    sn_ollama_parse_host(a->host ? a->host : getenv("OLLAMA_HOST"), &oh);
-    if (sn_http_new(oh.connect_url, &h, err)) goto fail;
+    sn_ollama_parse_host(a->host ? a->host : a->env ? a->env->ollama_host : NULL, &oh);
+    if (sn_http_new(oh.connect_url, a->env, &h, err)) goto fail;
     say(cb, "server  : %s%s", oh.connect_url,
             sn_http_is_loopback(h) ? " (loopback: proxies bypassed)" : "");
     cJSON_AddStringToObject(out, "host", oh.connect_url);

@@ -15,6 +15,7 @@
  * SN_OLLAMA_BAD_OPTIONS (ollama.h). */
 #ifndef SN_OLLAMA_INSTALL_H
 #define SN_OLLAMA_INSTALL_H
+#include "sn_env.h"
 #include "sn_err.h"
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -22,7 +23,8 @@
 typedef struct sn_ollama_install_opts {
     const char *gguf;          /* MODEL.gguf (the first part of a split GGUF) */
     const char *name;          /* NAME[:TAG], already checked with sn_ollama_check_name */
-    const char *host;          /* OLLAMA_HOST forms; NULL: $OLLAMA_HOST, else http://127.0.0.1:11434 */
+    const char *host;          /* OLLAMA_HOST forms; NULL: env's OLLAMA_HOST, else http://127.0.0.1:11434 */
+    const sn_env *env;         /* the user's environment (OLLAMA_HOST, proxies), or NULL */
     const char *tmpl;          /* NULL/"auto", "jinja", FILE.jinja (proven), any other FILE (Go template) */
     int accept_diff;           /* auto with no family proven: install the nearest anyway */
     const char *system;        /* SYSTEM, or NULL */
