@@ -73,7 +73,7 @@ mut sampler-top-p runtime/sampler.c \
 mut sampler-min-p runtime/sampler.c \
   'const float thr = c[0].logit + logf(s->p.min_p);' 'const float thr = c[0].logit + logf(s->p.min_p * 0.5f);' \
   'integration/test_sample_parity$'
-# greedy argmax (session 21): max with its operands swapped lets a NaN win; the order-free double
+# greedy argmax: max with its operands swapped lets a NaN win; the order-free double
 # sum trusted 10 binades past its bound; the variance tree's pairs crossed; relu^2 keeping negatives
 mut argmax-nan runtime/sampler.c \
   'm0 = _mm_max_ps(_mm_loadu_ps(x + i), m0);' 'm0 = _mm_max_ps(m0, _mm_loadu_ps(x + i));' 'unit/test_model$'
