@@ -113,6 +113,13 @@ static void ollama_usage(FILE *f) {
             "  sunny-integrate ollama qwen3-q8_0.gguf --name myqwen:q8 --smoke -n 32\n");
 }
 
+void print_plan(const sn_install_plan *p) {
+    FILE *o = out_stream();
+    if (p->preamble) fprintf(o, "%s\n", p->preamble);
+    if (p->heading) fprintf(o, "%s\n", p->heading);
+    for (size_t i = 0; i < p->n_steps; i++) fprintf(o, "  %s\n", p->steps[i]);
+}
+
 /* The install's status lines and warnings, printed as the library reports them. */
 static void say_line(void *ud, const char *text) {
     (void)ud;
@@ -175,7 +182,11 @@ static int cmd_ollama(int argc, char **argv) {
 
     sn_ollama_install_cb cb = {.line = say_line, .warn = say_warn, .server_line = status_line, .progress = progress_bar};
     sn_ollama_install_result res;
-    sn_status st = sn_ollama_install(&a, &cb, &res, &err);
+    sn_ollama_job *job = NULL;
+    sn_status st = sn_ollama_install_plan(&a, &cb, &job, &res, &err);
+    if (st == SN_OK && a.dry_run) print_plan(sn_ollama_job_plan(job));
+    if (st == SN_OK) st = sn_ollama_install_run(job, &cb, &res, &err);
+    sn_ollama_job_free(job);
     cJSON_Delete(a.params);
     if (st && err.detail == SN_OLLAMA_BAD_OPTIONS) {
         cJSON_Delete(res.json);

@@ -4,6 +4,7 @@
  * lmstudio, doctor, template and digest subcommands. Not a library header. */
 #ifndef SN_SUNNY_INTEGRATE_H
 #define SN_SUNNY_INTEGRATE_H
+#include "install_plan.h"
 #include "smoke.h"
 #include "sn_env.h"
 #include "sn_err.h"
@@ -20,6 +21,8 @@ void progress_bar(void *ud, uint64_t done, uint64_t total);
 int fail_json(const sn_err *err, cJSON *out);
 /* --json: out on stdout (strings repaired to valid UTF-8). */
 void print_json(cJSON *out);
+/* --dry-run: an install's plan (install_plan.h), its steps indented. */
+void print_plan(const sn_install_plan *p);
 /* The smoke verdict line and its JSON form under "smoke" in out; returns 1 on divergence. */
 int report_smoke(const sn_smoke_result *res, const char *server, cJSON *out);
 
