@@ -65,8 +65,7 @@ typedef struct sn_lms_placed {
     int warnings;
 } sn_lms_placed;
 
-/* Validates the GGUF(s), derives names, places the files. */
-sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *err);
+/* Placement itself is a plan and a run (lmstudio_install.h drives both). */
 
 /* ---- server ---- */
 /* GET /lmstudio-greeting; *version gets the version when reported. */
