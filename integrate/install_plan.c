@@ -38,6 +38,16 @@ int sn_install_plan_set(char **field, const char *fmt, ...) {
     return 0;
 }
 
+void sn_install_say(void (*fn)(void *ud, const char *text), void *ud, const char *fmt, ...) {
+    if (!fn) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = vformat(fmt, ap);
+    va_end(ap);
+    if (s) fn(ud, s);
+    free(s);
+}
+
 void sn_install_plan_free(sn_install_plan *p) {
     for (size_t i = 0; i < p->n_steps; i++) free(p->steps[i]);
     free(p->steps);

@@ -21,4 +21,9 @@ int sn_install_plan_add(sn_install_plan *p, const char *fmt, ...) __attribute__(
 /* Replaces *field (p->preamble or p->heading) with the formatted text. 0, or -1 out of memory. */
 int sn_install_plan_set(char **field, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sn_install_plan_free(sn_install_plan *p);
+
+/* A status line of an install job: formatted (at any length) and handed to fn; nothing when fn is
+ * NULL or out of memory. */
+void sn_install_say(void (*fn)(void *ud, const char *text), void *ud, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 #endif

@@ -3,7 +3,6 @@
 #include "lmstudio_install.h"
 #include "lmstudio_internal.h"
 #include "smoke.h"
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +17,7 @@ struct sn_lms_job {
     sn_install_plan plan;
 };
 
-__attribute__((format(printf, 2, 3))) static void say(const sn_lms_install_cb *cb, const char *fmt, ...) {
-    if (!cb || !cb->line) return;
-    char msg[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cb->line(cb->ud, msg);
-}
+#define say(cb, ...) sn_install_say((cb)->line, (cb)->ud, __VA_ARGS__)
 
 sn_status sn_lms_install_plan(const sn_lms_install_opts *o, const sn_lms_install_cb *cb, sn_lms_job **job,
                               sn_lms_install_result *res, sn_err *err) {

@@ -15,36 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One status line through cb->line (formatted at any length). */
-__attribute__((format(printf, 2, 3))) static void say(const sn_ollama_install_cb *cb, const char *fmt, ...) {
-    if (!cb || !cb->line) return;
-    va_list ap, aq;
-    va_start(ap, fmt);
-    va_copy(aq, ap);
-    char small[1024];
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof small) cb->line(cb->ud, small);
-    else if (n >= 0) {
-        char *big = malloc((size_t)n + 1);
-        if (big) {
-            vsnprintf(big, (size_t)n + 1, fmt, aq);
-            cb->line(cb->ud, big);
-            free(big);
-        }
-    }
-    va_end(aq);
-}
-
-__attribute__((format(printf, 2, 3))) static void warn(const sn_ollama_install_cb *cb, const char *fmt, ...) {
-    if (!cb || !cb->warn) return;
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cb->warn(cb->ud, msg);
-}
+/* One status line through cb->line, a warning through cb->warn. */
+#define say(cb, ...) sn_install_say((cb) ? (cb)->line : NULL, (cb) ? (cb)->ud : NULL, __VA_ARGS__)
+#define warn(cb, ...) sn_install_say((cb) ? (cb)->warn : NULL, (cb) ? (cb)->ud : NULL, __VA_ARGS__)
 
 /* The smoke verdict: its line through cb->line, its JSON into out; 1 on divergence. */
 static int report(const sn_ollama_install_cb *cb, const sn_smoke_result *res, cJSON *out) {
