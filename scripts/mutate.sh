@@ -109,7 +109,7 @@ mut modelfile-trailing-space integrate/ollama_modelfile.c \
 mut modelfile-nonprintable integrate/ollama_modelfile.c \
   "if (cp != '\\t' && cp != '\\n' && cp != '\\r' && !sn_utf8_go_printable(cp))" "if (cp < 0x20 && cp != '\\t' && cp != '\\n' && cp != '\\r')" \
   'integration/test_integrate_text$'
-mut json-utf8-cut integrate/utf8.c \
+mut json-utf8-cut integrate/utf8_fix.c \
   'if (truncated_tail(s + i, n - i)) break; /* cut at the last boundary */' \
   'if (truncated_tail(s + i, n - i)) { memcpy(o, s + i, n - i); o += n - i; break; }' 'unit/test_utf8$|integration/test_integrate_text$'
 mut tie-rule-x30 integrate/smoke.c \
