@@ -6,6 +6,7 @@
 #include "mapfile.h"
 #include "modelinfo.h"
 #include "ollama.h"
+#include "sizefmt.h"
 #include "smoke.h"
 #include "template_cmd.h"
 #include <errno.h>
@@ -187,12 +188,12 @@ static int smoke_chat(sn_http *h, const sn_ollama_version *ver, const sn_ollama_
     static const char USER[] = "What is 2+2?";
     if (!mi->chat_template) return 0;
     if (sel == SN_OLLAMA_TMPL_JINJA) {
-        say(cb, "[smoke] chat: not run (the server renders the GGUF's own Jinja; see the render check)");
+        say(cb, "[smoke] note: chat not run (the server renders the GGUF's own Jinja; see the render check)");
         return 0;
     }
     char *rendered = NULL;
     if (sn_template_render_jinja(a->gguf, a->system, USER, 0, &rendered, err)) {
-        say(cb, "[smoke] chat: not run (sunny cannot render the GGUF's template: %s)", err->msg);
+        say(cb, "[smoke] note: chat not run (sunny cannot render the GGUF's template: %s)", err->msg);
         memset(err, 0, sizeof *err);
         return 0;
     }
@@ -333,7 +334,8 @@ static sn_status hash_blobs(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn
     if (sn_ollama_sha256_file(a->gguf, j->hex, &j->fsize, &secs, err)) return err->code;
     snprintf(j->digest, sizeof j->digest, "sha256:%s", j->hex);
     double gbps = secs > 0 ? (double)j->fsize / secs / 1e9 : 0;
-    say(cb, "digest  : %s (%.2f GB/s over %.1f MiB)", j->digest, gbps, (double)j->fsize / 1048576.0);
+    char dsz[SN_SIZE_STR_MAX];
+    say(cb, "digest  : %s (%.2f GB/s over %s)", j->digest, gbps, sn_size_short(j->fsize, dsz, sizeof dsz));
     cJSON_AddStringToObject(j->out, "digest", j->digest);
     cJSON_AddNumberToObject(j->out, "sha256_gb_per_s", gbps);
     if (j->mi.split_count <= 1) return SN_OK;
@@ -386,8 +388,9 @@ static sn_status fill_plan(sn_ollama_job *j, sn_err *err) {
                                    ? "dry run : these requests would be sent (only the version probe was):"
                                    : "dry run : these requests would be sent (none was: no server was contacted):");
     bad |= sn_install_plan_add(p, "HEAD %s/api/blobs/%s", u, j->digest);
-    bad |= sn_install_plan_add(p, "POST %s/api/blobs/%s  <- %llu bytes streamed from %s (only if HEAD says 404)", u,
-                               j->digest, (unsigned long long)j->fsize, a->gguf);
+    char bsz[SN_SIZE_STR_MAX];
+    bad |= sn_install_plan_add(p, "POST %s/api/blobs/%s  <- %s streamed from %s (only if HEAD says 404)", u,
+                               j->digest, sn_size_str(j->fsize, bsz, sizeof bsz), a->gguf);
     bad |= sn_install_plan_add(p, "POST %s/api/create  %s", u, j->body);
     bad |= sn_install_plan_add(p, "POST %s/api/show  {\"model\":\"%s\"}", u, a->name);
     if (a->smoke)
@@ -420,7 +423,8 @@ sn_status sn_ollama_install_plan(const sn_ollama_install_opts *a, const sn_ollam
         j->spec = (sn_ollama_model_spec){.name = a->name, .gguf_path = a->gguf, .template_text = j->tmpl,
                                          .system = a->system ? a->system : j->dsys, .parameters = a->params,
                                          .license = j->mi.license, .gguf_chat_template = j->mi.chat_template};
-        say(cb, "model   : %s (%s, %s, %.1f MiB)", a->gguf, j->mi.arch, j->mi.quant, (double)j->mi.file_size / 1048576.0);
+        char fsz[SN_SIZE_STR_MAX];
+        say(cb, "model   : %s (%s, %s, %s)", a->gguf, j->mi.arch, j->mi.quant, sn_size_str(j->mi.file_size, fsz, sizeof fsz));
         say(cb, "template: %s", j->tsrc);
         st = build_modelfile(j, err);
     }

@@ -19,6 +19,7 @@ sn_status sn_generate(sn_model *m, sn_sampler *sampler, const int32_t *prompt, i
     t.prefill_s = now_s() - t0;
     for (int64_t n_out = 0; st == SN_OK && n_out < n_predict;) {
         int32_t id = sampler ? sn_sampler_sample(sampler, logits, V) : sn_argmax(logits, V);
+        if (sampler) sn_sampler_accept(sampler, id); /* the penalties' history, as llama.cpp's */
         n_out++;
         int r = on_token(ud, id, logits, V);
         if (r < 0) st = (sn_status)r;

@@ -21,7 +21,9 @@ typedef struct sn_gen_times {
     int64_t n_decode;  /* how many of those */
 } sn_gen_times;
 
-/* Generates at most n_predict tokens after prompt[0..n_prompt). sampler NULL = greedy (sn_argmax).
+/* Generates at most n_predict tokens after prompt[0..n_prompt). sampler NULL = greedy (sn_argmax);
+ * else each chosen token is also accepted into the sampler (its penalty history; the prompt's
+ * tokens are the caller's to accept first).
  * logits: the caller's buffer of sn_model_n_vocab(m) floats; at the end it holds the logits that
  * chose the last token. times may be NULL. Returns the model's error, or on_token's status. */
 sn_status sn_generate(sn_model *m, sn_sampler *sampler, const int32_t *prompt, int64_t n_prompt,
