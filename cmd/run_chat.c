@@ -153,14 +153,7 @@ int sn_chat_run(const sn_chat_opts *o) {
     const sn_tok_special_ids sp = sn_tok_specials(tok);
     const char *bos = token_text(tok, sp.bos), *eos = token_text(tok, sp.eos);
 
-    sn_model_params mp;
-    sn_model_params_default(&mp);
-    mp.n_threads = (int)o->threads;
-    mp.kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
-    mp.verify = o->verify;
-    mp.mmap_weights = o->mmap_weights;
-    mp.n_ctx = o->ctx ? o->ctx : 4096;
-    if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
+    if (sn_model_load(o->model, &o->mp, &m, &err)) { sn_cli_fail(&err); goto done; }
     if (sn_sampler_new(&o->sp, &smp, &err)) { sn_cli_fail(&err); goto done; }
     if (!(logits = malloc((size_t)sn_model_n_vocab(m) * sizeof *logits))) { sn_cli_errorf("out of memory"); goto done; }
     if (o->system && add_msg(msgs, "system", o->system)) goto done;

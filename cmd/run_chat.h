@@ -4,6 +4,7 @@
  * answered by the model. */
 #ifndef SN_RUN_CHAT_H
 #define SN_RUN_CHAT_H
+#include "model.h"
 #include "sampler.h"
 #include <stdint.h>
 
@@ -11,8 +12,7 @@ typedef struct {
     const char *model;
     const char *system;    /* -sys: a system message first, or NULL */
     int64_t n_predict;     /* per reply; < 0: until end-of-generation or the context's end */
-    int64_t ctx, threads;  /* ctx 0: the trained context, at most 4096 */
-    int kv_f32, verify, mmap_weights;
+    sn_model_params mp;    /* with the context size */
     sn_sampler_params sp;  /* with the penalties */
 } sn_chat_opts;
 

@@ -81,6 +81,7 @@ typedef struct {
     double rate;            /* bytes/s over the last few seconds (0 until the second tick) */
     double prev_t;
     uint64_t prev_done;
+    int n_rates;            /* rate samples taken */
 } ui_t;
 
 static void on_plan(void *ud, const sn_convert_plan_entry *e) {
@@ -103,11 +104,13 @@ static void end_bar(ui_t *u) {
 
 /* The remaining time at the recent rate (bytes/s averaged over the last ~1.5 s: the tensors differ in cost per
  * byte, e.g. a quantized output head, so the rate since the start runs fast), once that rate means
- * something: after a second and 2% of the data; "--" before (a first small tensor written in a
- * millisecond would give an ETA of days). */
+ * something: after two seconds, three rate samples and 2% of the data; "--" before (a first small
+ * tensor written in a millisecond would give an ETA of days, and a first sample taken across a
+ * stall, e.g. a quantized head, one 3x too short). */
 static void eta_str(const ui_t *u, const sn_convert_progress *p, char *buf, size_t cap) {
     if (p->bytes_done >= p->bytes_total) snprintf(buf, cap, "0s");
-    else if (p->seconds < 1.0 || p->bytes_done * 50 < p->bytes_total || u->rate <= 0) snprintf(buf, cap, "--");
+    else if (p->seconds < 2.0 || u->n_rates < 3 || p->bytes_done * 50 < p->bytes_total || u->rate <= 0)
+        snprintf(buf, cap, "--");
     else snprintf(buf, cap, "%.0fs", (double)(p->bytes_total - p->bytes_done) / u->rate);
 }
 
@@ -119,6 +122,7 @@ static void on_progress(void *ud, const sn_convert_progress *p) {
     if (dt > 0 && p->bytes_done >= u->prev_done) {
         const double inst = (double)(p->bytes_done - u->prev_done) / dt, a = dt / 1.5 < 1.0 ? dt / 1.5 : 1.0;
         u->rate = u->rate > 0 ? u->rate + a * (inst - u->rate) : inst;
+        u->n_rates++;
     }
     u->prev_t = p->seconds;
     u->prev_done = p->bytes_done;

@@ -437,6 +437,15 @@ static void sampler_params(const opts *o, sn_sampler_params *sp) {
     sp->penalty_present = (float)o->presence_penalty;
 }
 
+/* Threads, KV type, --verify, --mmap; the context size is the caller's. */
+static void model_params(const opts *o, sn_model_params *mp) {
+    sn_model_params_default(mp);
+    mp->n_threads = (int)o->threads;
+    mp->kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
+    mp->verify = o->verify;
+    mp->mmap_weights = o->mmap_weights;
+}
+
 static int run_generate(const opts *o) {
     sn_err err = {0};
     int rc = SN_EXIT_FAIL;
@@ -467,11 +476,7 @@ static int run_generate(const opts *o) {
     }
 
     sn_model_params mp;
-    sn_model_params_default(&mp);
-    mp.n_threads = (int)o->threads;
-    mp.kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
-    mp.verify = o->verify;
-    mp.mmap_weights = o->mmap_weights;
+    model_params(o, &mp);
     const int64_t n_train = trained_ctx(sn_model_meta_gguf(g));
     /* -n -1 / -2 run to the context's end: without -c, the trained context, at most 4096 (llama.cpp's
      * usual -c), so a million-token RWKV context does not size a cache */
@@ -582,9 +587,9 @@ int main(int argc, char **argv) {
     }
     if (o.cnv == 1) {
         if (check_model_path(o.model)) return SN_EXIT_FAIL;
-        sn_chat_opts co = {.model = o.model, .system = o.system, .n_predict = o.n_given ? o.n_predict : -1,
-                           .ctx = o.ctx, .threads = o.threads, .kv_f32 = o.kv_f32, .verify = o.verify,
-                           .mmap_weights = o.mmap_weights};
+        sn_chat_opts co = {.model = o.model, .system = o.system, .n_predict = o.n_given ? o.n_predict : -1};
+        model_params(&o, &co.mp);
+        co.mp.n_ctx = o.ctx ? o.ctx : 4096;
         sampler_params(&o, &co.sp);
         const int crc = sn_chat_run(&co);
         return check_stdout() && crc == SN_EXIT_OK ? SN_EXIT_FAIL : crc;
