@@ -176,7 +176,8 @@ int cmd_lmstudio(int argc, char **argv) {
     if (repo && sn_lms_check_name("--repo", repo, &err)) return sn_cli_usage_error("%s", err.msg);
     sn_lms_install_opts lo = {.gguf = gguf, .mmproj = mmproj, .models_dir = dir, .publisher = pub, .repo = repo,
                               .mode = mode, .force = force, .dry_run = dry, .smoke = smoke, .host = host,
-                              .prompt = prompt, .n_predict = n, .seed = seed, .ctx = ctx, .env = &g_env};
+                              .prompt = prompt, .n_predict = n, .seed = seed, .ctx = ctx, .env = &g_env,
+                              .cancel = sn_cli_catch_signals()};
     sn_lms_install_cb cb = {.line = say_line, .note = note_line, .progress = progress_bar};
     sn_lms_install_result res;
     sn_lms_job *job = NULL;
@@ -185,7 +186,7 @@ int cmd_lmstudio(int argc, char **argv) {
     if (st == SN_OK) st = sn_lms_install_run(job, &cb, &res, &err);
     sn_lms_job_free(job);
     int rc = 0;
-    if (st) rc = res.json ? fail_json(&err, res.json) : sn_cli_fail(&err);
+    if (st) rc = sn_cli_exit_code(res.json ? fail_json(&err, res.json) : sn_cli_fail(&err));
     else if (res.diverged) rc = SN_EXIT_FAIL;
     if (res.json) print_json(res.json);
     cJSON_Delete(res.json);

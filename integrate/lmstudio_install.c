@@ -36,7 +36,7 @@ sn_status sn_lms_install_plan(const sn_lms_install_opts *o, const sn_lms_install
                                     .models_dir_explicit = o->models_dir != NULL, .publisher = o->publisher,
                                     .repo = o->repo, .mode = o->mode, .force = o->force, .dry_run = o->dry_run,
                                     .note = cb->note, .note_ud = cb->ud, .progress = cb->progress,
-                                    .progress_ud = cb->ud};
+                                    .progress_ud = cb->ud, .cancel = o->cancel};
         st = sn_lms_place_plan(&j->po, &j->placement, &j->plan, &j->placed, err);
     }
     if (st) {

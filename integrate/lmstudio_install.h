@@ -14,6 +14,7 @@
 #include "sn_env.h"
 #include "sn_err.h"
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdint.h>
 
 typedef struct sn_lms_install_opts {
@@ -29,6 +30,7 @@ typedef struct sn_lms_install_opts {
     int n_predict;
     int64_t seed, ctx;
     const sn_env *env;       /* HOME (the LM Studio home), PATH (lms), LM_API_TOKEN, proxies */
+    volatile sig_atomic_t *cancel; /* non-zero (set by a signal handler) -> stop, remove what was placed */
 } sn_lms_install_opts;
 
 typedef struct sn_lms_install_cb {

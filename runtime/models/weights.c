@@ -69,7 +69,7 @@ sn_status sn_model_output_head(sn_model *m, sn_matrix *embd, int required, sn_ma
 
 sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
     if (w->x8 && w->type == SN_KTYPE_INT4G32) return sn_model_to_huge_pages(m, w, err); /* a blob's 8-row groups */
-    if (w->x8 || !w->data) return SN_OK;
+    if (w->x8 || !w->data || m->params.validate_only) return SN_OK;
     const int q4_0 = w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && !env_off("SN_Q4_0_REPACK");
     const int q4_K = w->type == SN_GGML_Q4_K && m->k->mv_q4_Kx8 && !env_off("SN_Q4_K_REPACK");
     const uint64_t size = q4_0 ? sn_q4_0x8_size(w->n_in, w->n_out) : q4_K ? sn_q4_Kx8_size(w->n_in, w->n_out) : 0;
