@@ -240,6 +240,7 @@ typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
+    sn_cli_proxy_env_like_go(); /* first: it rewrites the lowercase proxy variables read next */
     sn_cli_read_env(&g_env);
     sn_cli_json_errors(argc, argv);
     static const command cmds[] = {

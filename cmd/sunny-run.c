@@ -495,7 +495,11 @@ static int run_generate(const opts *o) {
     if (o->ctx && n_train > 0 && o->ctx > n_train)
         sn_cli_warnf("-c %lld is above the context %s was trained for (%lld tokens); output past %lld "
                      "tokens may degrade", (long long)o->ctx, o->model, (long long)n_train, (long long)n_train);
-    if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
+    if (sn_model_load(o->model, &mp, &m, &err)) {
+        sn_cli_moe_not_yet(sn_model_meta_gguf(g), o->model, &err);
+        sn_cli_fail(&err);
+        goto done;
+    }
     const int64_t n_predict = o->n_predict >= 0 ? o->n_predict : sn_model_n_ctx(m) - n_prompt;
     const int stop_at_eog = !o->ignore_eos && o->n_predict != -2; /* -2: fill the context */
     if (n_predict < 0 || n_prompt + n_predict > sn_model_n_ctx(m)) {

@@ -172,6 +172,8 @@ static sn_status rd_str(cursor *c, const uint8_t **s, uint64_t *len) {
 }
 
 /* A name (key or tensor name): a string that is valid UTF-8 without NUL; returns a malloc'd copy. */
+int sn_gguf_utf8_ok(const char *s, uint64_t n) { return sn_gguf_utf8_bad_at((const uint8_t *)s, n) == n; }
+
 static sn_status rd_name(cursor *c, const char *what, uint64_t max_len, char **out) {
     const uint8_t *s;
     uint64_t len, at = c->pos;
