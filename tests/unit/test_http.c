@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +25,11 @@ static void *serve(void *ud) {
     if (c < 0) return NULL;
     char req[4096];
     (void)!read(c, req, sizeof req); /* the request (small) */
-    if (s->mode == STALL) {
-        sleep(6); /* holds the connection, says nothing */
+    if (s->mode == STALL) { /* says nothing, holds the connection until the client gives up (6 s at most) */
+        struct timeval tv = {6, 0};
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char b;
+        (void)!read(c, &b, 1);
     } else if (s->mode == TRICKLE) {
         const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n";
         (void)!write(c, h, strlen(h));
