@@ -144,6 +144,7 @@ typedef struct xfer {
     int aborted;
     int oom;
     int line_too_long; /* an NDJSON line passed SN_BUDGET_NDJSON_LINE */
+    int body_too_long; /* a collected 2xx body passed SN_BUDGET_JSON_BODY */
     long stall_s;       /* seconds without a byte moving either way that count as a stall */
     curl_off_t moved;   /* bytes up + down at the last change */
     double moved_at;    /* when they last changed */
@@ -185,7 +186,13 @@ static size_t on_write(char *p, size_t sz, size_t nm, void *ud) {
         x->mode = (x->req->on_line && st >= 200 && st < 300) ? 2 : 1;
     }
     if (x->mode == 1) {
-        if (x->resp->len + n > SN_BUDGET_JSON_BODY) return n; /* keep the head, drop the rest */
+        if (x->resp->len + n > SN_BUDGET_JSON_BODY) {
+            long st = 0;
+            curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &st);
+            if (st < 200 || st >= 300) return n; /* an error page: its head says enough */
+            x->body_too_long = 1; /* an answer we would parse: stop, and say which budget */
+            return 0;
+        }
         if (append(&x->resp->body, &x->resp->len, &x->cap, p, n)) { x->oom = 1; return 0; }
         return n;
     }
@@ -339,11 +346,16 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
         st = sn_err_set(err, SN_ENOMEM, "out of memory reading the answer of %s", url);
         goto done;
     }
-    if (x.line_too_long) {
+    if (x.line_too_long || x.body_too_long) {
         resp->cls = SN_HTTP_NETWORK;
-        snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: a line of the streamed reply is longer "
-                 "than the %u KB budget (SN_BUDGET_NDJSON_LINE, budget.h); stopped reading", m, req->path,
-                 SN_BUDGET_NDJSON_LINE >> 10);
+        if (x.line_too_long)
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: a line of the streamed reply is "
+                     "longer than the %u KB budget (SN_BUDGET_NDJSON_LINE, budget.h); stopped reading", m, req->path,
+                     SN_BUDGET_NDJSON_LINE >> 10);
+        else
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: the reply is longer than the %u MB "
+                     "budget for a JSON body (SN_BUDGET_JSON_BODY, budget.h); stopped reading", m, req->path,
+                     SN_BUDGET_JSON_BODY >> 20);
         st = sn_err_set(err, SN_EIO, "%s", resp->transport_error);
         goto done;
     }

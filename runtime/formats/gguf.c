@@ -7,6 +7,7 @@
  * more than a small multiple of the file size. The streaming writer is gguf_write.c; what the two
  * share (value sizes, the UTF-8 rule, padding, the name index) is in gguf_internal.h. */
 #include "gguf_internal.h"
+#include "budget.h"
 
 #include "ggml_types.h"
 #include "mapfile.h"
@@ -18,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STRING_LEN (UINT64_C(1) << 30) /* llama.cpp's limits: 1 GiB per string, */
-#define MAX_ARRAY_LEN (UINT64_C(1) << 30)  /* 2^30 elements per array */
+#define MAX_STRING_LEN SN_BUDGET_GGUF_STRING /* llama.cpp's limits: 1 GiB per string, */
+#define MAX_ARRAY_LEN SN_BUDGET_GGUF_ARRAY   /* 2^30 elements per array */
 
 static const char *const k_type_names[SN_GGUF_TYPE_COUNT] = {
     "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "arr", "u64", "i64", "f64"};

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { STALL, TRICKLE, ENDLESS_LINE };
+enum { STALL, TRICKLE, ENDLESS_LINE, HUGE_BODY };
 typedef struct { int lfd, mode; } server;
 
 static void *serve(void *ud) {
@@ -37,6 +37,13 @@ static void *serve(void *ud) {
             usleep(350000);
             (void)!write(c, i == 0 ? "{" : i == 7 ? "}" : " ", 1);
         }
+    } else if (s->mode == HUGE_BODY) { /* 65 MB of JSON, one byte past the body budget and more */
+        const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n";
+        (void)!write(c, h, strlen(h));
+        static char a[1 << 16];
+        memset(a, ' ', sizeof a);
+        for (int i = 0; i < 1040; i++)
+            if (write(c, a, sizeof a) <= 0) break;
     } else {
         const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n";
         (void)!write(c, h, strlen(h));
@@ -131,6 +138,23 @@ static void test_endless_line(void) {
     close(s.lfd);
 }
 
+
+static void test_huge_body(void) {
+    server s;
+    pthread_t t;
+    sn_http *h = start(&s, HUGE_BODY, &t);
+    sn_http_req rq = {.method = "POST", .path = "/api/show", .json = "{}"};
+    sn_http_resp r;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_http_do(h, &rq, &r, &err), SN_EIO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SN_BUDGET_JSON_BODY"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "POST /api/show"));
+    sn_http_resp_free(&r);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+}
+
 static void test_schemes(void) {
     const char *bad[] = {"dict://127.0.0.1:11434", "gopher://127.0.0.1:70", "ftp://127.0.0.1", "file:///etc/passwd"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -167,6 +191,7 @@ static const sn_test_case cases[] = {
     {"a stalled /api/create is abandoned after the stall limit, naming the request", test_stalled_create},
     {"a slow but moving reply is not a stall", test_slow_but_moving},
     {"an endless NDJSON line stops at its budget", test_endless_line},
+    {"a JSON body past its budget is refused, naming the budget", test_huge_body},
     {"only http and https URLs", test_schemes},
     {"no_proxy CIDR entries", test_no_proxy_cidr},
 };
