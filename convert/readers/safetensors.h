@@ -67,6 +67,7 @@ void sn_st_model_close(sn_st_model *m);
 
 typedef struct sn_st_open_opts {
     const char *state_key; /* PyTorch checkpoints: the state dict's key (torch_ckpt.h), NULL = auto */
+    const char *tmp_dir;   /* PyTorch checkpoints: where deflated storages are inflated, NULL = /tmp */
 } sn_st_open_opts;
 /* A folder (as sn_st_model_open) or one file: *.safetensors, or a PyTorch checkpoint (.bin, .pt,
  * .pth, recognised by content). o may be NULL. */

@@ -13,7 +13,7 @@ CC=${SN_FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || { echo "SKIP: $CC not installed (apt-get install clang)"; exit 0; }
 mkdir -p "$B/corpus"
 # each harness with the sources it reaches (compiled with the fuzzer's coverage, not the libraries)
-base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
+base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/utf8.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
 formats=("$SRC"/runtime/formats/*.c "$SRC"/runtime/quants/*.c)
 readers=("$SRC"/convert/readers/{safetensors,torch_ckpt,torch_zip,pickle}.c "$SRC/convert/path.c")
 case $NAME in

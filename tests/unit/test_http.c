@@ -68,7 +68,7 @@ static sn_http *start(server *s, int mode, pthread_t *t) {
     snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
     sn_http *h = NULL;
     sn_err err = {0};
-    CU_ASSERT_EQUAL_FATAL(sn_http_new(url, &h, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_http_new(url, NULL, &h, &err), SN_OK);
     sn_http_set_stall(h, 1);
     return h;
 }
@@ -160,13 +160,13 @@ static void test_schemes(void) {
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sn_http *h = NULL;
         sn_err err = {0};
-        CU_ASSERT_EQUAL(sn_http_new(bad[i], &h, &err), SN_EINVAL);
+        CU_ASSERT_EQUAL(sn_http_new(bad[i], NULL, &h, &err), SN_EINVAL);
         if (i < 3) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not http or https"));
         sn_http_free(h);
     }
     sn_http *h = NULL;
     sn_err err = {0};
-    CU_ASSERT_EQUAL(sn_http_new("HTTPS://example.com:8443/x", &h, &err), SN_OK);
+    CU_ASSERT_EQUAL(sn_http_new("HTTPS://example.com:8443/x", NULL, &h, &err), SN_OK);
     sn_http_free(h);
 }
 
@@ -175,19 +175,16 @@ static void test_schemes(void) {
  * reached directly, so a failure there must not be blamed on the proxy */
 static void test_no_proxy_cidr(void) {
     char var[32], val[200];
-    setenv("http_proxy", "http://127.0.0.1:9", 1);
-    setenv("no_proxy", "example.org, 10.0.0.0/8,fd00::/8, 192.168.1.0/33", 1);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "10.1.2.3", var, sizeof var, val, sizeof val), 0);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fd12::1", var, sizeof var, val, sizeof val), 0);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "a.example.org", var, sizeof var, val, sizeof val), 0);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "11.1.2.3", var, sizeof var, val, sizeof val), 1);
+    sn_env env = {.http_proxy = "http://127.0.0.1:9", .no_proxy = "example.org, 10.0.0.0/8,fd00::/8, 192.168.1.0/33"};
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "10.1.2.3", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "fd12::1", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "a.example.org", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "11.1.2.3", var, sizeof var, val, sizeof val), 1);
     CU_ASSERT_STRING_EQUAL(var, "http_proxy");
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fe80::1", var, sizeof var, val, sizeof val), 1);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "192.168.1.7", var, sizeof var, val, sizeof val), 1); /* /33: ignored */
-    setenv("no_proxy", "10.0.0.0/0", 1);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "203.0.113.5", var, sizeof var, val, sizeof val), 0);
-    unsetenv("no_proxy");
-    unsetenv("http_proxy");
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "fe80::1", var, sizeof var, val, sizeof val), 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "192.168.1.7", var, sizeof var, val, sizeof val), 1); /* /33: ignored */
+    env.no_proxy = "10.0.0.0/0";
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "203.0.113.5", var, sizeof var, val, sizeof val), 0);
 }
 
 static const sn_test_case cases[] = {
