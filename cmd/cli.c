@@ -165,6 +165,24 @@ void sn_cli_print_version(void) { printf("%s %s\n", g_prog, SN_VERSION); }
 
 int sn_cli_isatty_stderr(void) { return isatty(2); }
 
+void sn_cli_read_env(sn_env *e) {
+    *e = (sn_env){
+        .tmpdir = getenv("TMPDIR"),
+        .home = getenv("HOME"),
+        .path = getenv("PATH"),
+        .ollama_host = getenv("OLLAMA_HOST"),
+        .ollama_models = getenv("OLLAMA_MODELS"),
+        .lm_api_token = getenv("LM_API_TOKEN"),
+        .http_proxy = getenv("http_proxy"),
+        .https_proxy = getenv("https_proxy"),
+        .HTTPS_PROXY = getenv("HTTPS_PROXY"),
+        .all_proxy = getenv("all_proxy"),
+        .ALL_PROXY = getenv("ALL_PROXY"),
+        .no_proxy = getenv("no_proxy"),
+        .NO_PROXY = getenv("NO_PROXY"),
+    };
+}
+
 /* One thread per physical core: CPUs in our affinity mask, counted once per distinct
  * thread_siblings_list (the set of hardware threads sharing that core). */
 int sn_cli_physical_cores(void) {

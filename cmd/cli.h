@@ -2,6 +2,7 @@
  * strict number parsing for flags. Exit codes: 0 ok, 1 failure, 2 usage. */
 #ifndef SN_CLI_H
 #define SN_CLI_H
+#include "sn_env.h"
 #include "sn_err.h"
 #include <signal.h>
 #include <stdint.h>
@@ -33,6 +34,8 @@ void sn_cli_set_subcommand(const char *sub);
  * thread count; at least 1. */
 int sn_cli_physical_cores(void);
 int sn_cli_isatty_stderr(void);
+/* The environment variables the libraries act on (sn_env.h), read here and nowhere else. */
+void sn_cli_read_env(sn_env *env);
 /* SIGINT/SIGTERM set the returned flag (the libraries poll it as their `cancel` option, stop, and
  * remove their temp files); SIGXFSZ is ignored so a write over `ulimit -f` fails with EFBIG and is
  * reported like any write error instead of killing the process. */

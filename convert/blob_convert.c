@@ -453,6 +453,7 @@ static sn_status from_hf(const sn_blob_convert_opts *o, int *fd, const char *tmp
     co.out_path = o->out_path;
     co.outtype = SN_OUTTYPE_F32;
     co.n_threads = o->n_threads;
+    co.tmp_dir = o->tmp_dir;
     co.force = 1;
     co.cancel = o->cancel;
     co.on_plan = hf_on_plan;

@@ -125,7 +125,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         goto done;
     }
 
-    sn_st_open_opts so = {o->state_key};
+    sn_st_open_opts so = {o->state_key, o->tmp_dir};
     if (!cfg_path) { /* one weight file and no config.json: the family derives it from the shapes */
         char *json = NULL;
         const sn_arch *fa = NULL;

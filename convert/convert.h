@@ -83,6 +83,8 @@ typedef struct sn_convert_opts {
                                   * GGUF to requantize (requantize.c) */
     const char *config_path;     /* config.json; NULL: in the folder (or next to the file) */
     const char *state_key;       /* PyTorch checkpoints: key of the state dict in the saved dict, NULL = auto */
+    const char *tmp_dir;         /* PyTorch checkpoints: where deflated storages are inflated ($TMPDIR
+                                  * from cmd/), NULL = /tmp */
     const char *out_path;
     sn_outtype outtype;
     const char *name;            /* general.name override or NULL */

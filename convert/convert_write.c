@@ -94,8 +94,8 @@ static void *writer_main(void *v) {
         sn_status st = SN_OK;
         if (failed == SN_OK) {
             if (op.kind == OP_WRITE) {
-                /* 1 MiB write() calls: the kernel copies these into the page cache 4-5x faster
-                 * than 8 MiB ones on the benchmark machine (measured; the source stays cached) */
+                /* 1 MiB write() calls: the kernel copies them into the page cache much faster than
+                 * 8 MiB ones (docs/PERFORMANCE.md, Conversion: "Page-cache writes") */
                 for (uint64_t off = 0; st == SN_OK && off < op.n; off += WRITE_PIECE)
                     st = c->o->sink ? c->o->sink->write(c->o->sink->ud, op.data + off,
                                                         op.n - off < WRITE_PIECE ? op.n - off : WRITE_PIECE, &c->werr)

@@ -7,6 +7,7 @@
  * rules as gguf-py's get_model_id_components, so general.name and friends match the reference.
  * general.sampling.* come from generation_config.json. */
 #include "convert.h"
+#include "budget.h"
 #include "gguf.h"
 #include "mapfile.h"
 
@@ -548,7 +549,7 @@ sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, cons
     yaml_doc card;
     memset(&card, 0, sizeof card);
     int64_t total = total_params > INT64_MAX ? INT64_MAX : (int64_t)total_params;
-    char *readme = slurp(model_dir, "README.md", 64 << 20);
+    char *readme = slurp(model_dir, "README.md", SN_BUDGET_TEXT_FILE);
     if (readme && !sn_gguf_utf8_ok(readme, strlen(readme))) { /* its text would go into GGUF strings */
         free(readme); /* dropped: the names come from config.json or the folder, as without a card */
         readme = NULL;

@@ -1,6 +1,6 @@
 /* arch.h - the per-architecture table: how one HF model family becomes GGUF.
  *
- * Each family is one sn_arch value (convert/arch_<family>.c) with one row in the table in
+ * Each family is one sn_arch value (convert/archs/arch_<family>.c) with one row in the table in
  * convert/archs/archs.c; every list of architectures (the converter's lookup, config.json class defaults,
  * the tokenizer path, the type rules, the blob writer) is derived from that table. The driver asks a
  * family: which tokenizer files it needs, to complete its config (fallback keys, padding), to check

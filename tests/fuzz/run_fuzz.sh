@@ -13,7 +13,7 @@ CC=${SN_FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || { echo "SKIP: $CC not installed (apt-get install clang)"; exit 0; }
 mkdir -p "$B/corpus"
 # each harness with the sources it reaches (compiled with the fuzzer's coverage, not the libraries)
-base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
+base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/utf8.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
 formats=("$SRC"/runtime/formats/*.c "$SRC"/runtime/quants/*.c)
 readers=("$SRC"/convert/readers/{safetensors,torch_ckpt,torch_zip,pickle}.c "$SRC/convert/path.c")
 case $NAME in
@@ -23,6 +23,11 @@ case $NAME in
   safetensors) srcs=("${readers[@]}" "${formats[@]}" "${base[@]}") ;;
   hf_config) srcs=("$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}" "${formats[@]}" "${base[@]}") ;;
   blob) srcs=("${formats[@]}" "${base[@]}") ;;
+  tokenizer_json) # the vocab code reaches the chat templates, whose data the build generates
+    gen=$(realpath -m "${3:-${SN_BUILD:-$SRC/build}}")/templates/templates_data.c
+    [[ -f $gen ]] || { echo "run_fuzz.sh: $gen missing: build sunny first (make build)"; exit 1; }
+    srcs=("$SRC"/convert/vocab/*.c "$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}"
+          "$SRC"/templates/*.c "$gen" "${formats[@]}" "$SRC"/runtime/tokenizers/*.c "${base[@]}") ;;
   spm) srcs=("$SRC/convert/vocab/spm_model.c" "$SRC/runtime/base/sn_err.c") ;;
   ollama_host) srcs=("$SRC/integrate/ollama_host.c" "$SRC/runtime/base/sn_err.c") ;;
   *) echo "run_fuzz.sh: no harness '$NAME'"; exit 2 ;;
