@@ -11,7 +11,9 @@
 # (IQ4's 15-scale search most), so within make test's budget: all 15 file types on the tiny llama3,
 # mistral, qwen2 and the small mistral; all but iq4_nl/iq4_xs on the tiny qwen3, rwkv7, mamba2; the
 # K-quant mixes q2_k, q3_k_m, q4_k_m, q5_k_m on the small llama3 and rwkv7; q4_k_m on the small
-# qwen2, qwen3, mamba2. SN_CQ_FULL=1 runs all 15 on all 12 fixtures (147 files).
+# qwen2, qwen3, mamba2; the mixtures of experts (gen_model.py mixtral: 8 experts, whose rules bump
+# attn_k/attn_v/attn_output; qwen3moe: 16) q2_k, q3_k_m, q4_k_m, q5_k_m and q4_k_m on the tiny preset.
+# SN_CQ_FULL=1 runs all 15 on all 14 fixtures.
 # One oracle process quantizes every reference file. Then sunny-run against llama.cpp on the q4_k_m
 # files of the small mistral, qwen3, rwkv7 and mamba2 (3 prompts x 32 greedy tokens each).
 # Then the GGUF input (requantize): from the f32 and from a bf16 GGUF, from a Q4_0 file (refused, then
@@ -47,7 +49,8 @@ hf_of() { # hf_of FAMILY PRESET -> HF folder
 }
 
 CASES="llama3/tiny/$ALL mistral/tiny/$ALL qwen2/tiny/$ALL qwen3/tiny/$NOIQ4 rwkv7/tiny/$NOIQ4 mamba2/tiny/$NOIQ4
-       mistral/small/$ALL llama3/small/$MIX rwkv7/small/$MIX qwen2/small/$ONE qwen3/small/$ONE mamba2/small/$ONE"
+       mistral/small/$ALL llama3/small/$MIX rwkv7/small/$MIX qwen2/small/$ONE qwen3/small/$ONE mamba2/small/$ONE
+       mixtral/tiny/$MIX qwen3moe/tiny/$ONE"
 args=() pairs=()
 while read -r spec; do
   [[ -n $spec ]] || continue
