@@ -54,6 +54,11 @@ typedef struct sn_kernels {
      * dot(row i, x) for the n_groups * 8 rows starting at w, bit-identical to dot. NULL = the table
      * cannot read that layout (the model keeps the mapped rows). */
     void (*mv_q4_Kx8)(int64_t n, const void *w, int64_t n_groups, const void *x, float *y);
+    /* A blob's INT4 matrices in 8-row groups (layout in int4.h): y[t*ldy + i] = dot(row i, act t)
+     * for the nrows rows starting at w (a whole group's start), any T >= 1, bit-identical to dot:
+     * the 8-row kernel of the same instruction set as this table's INT4 dot. */
+    void (*mm_int4x8)(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                      int64_t ldy);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);

@@ -736,6 +736,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     if (f & SN_CPU_AVX512VNNI) { /* blob weights */
         k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx512vnni;
         k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx512vnni;
+        k->mm_int4x8 = sn_int4x8_mm_avx512vnni;
     }
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;

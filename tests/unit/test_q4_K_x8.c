@@ -183,7 +183,9 @@ static void test_split_and_mul(void) {
             fixture f;
             make(&f, 768, no, T, 0);
             sn_matrix w = {.name = "w", .data = f.w, .type = SN_GGML_Q4_K, .n_in = 768, .n_out = no,
-                           .row_bytes = nb * sizeof(sn_block_q4_K), .x8 = no >= 8 && k->mv_q4_Kx8 ? f.x8 : NULL};
+                           .row_bytes = nb * sizeof(sn_block_q4_K), .x8 = no >= 8 && k->mv_q4_Kx8 ? f.x8 : NULL,
+                           .n_expert = 1};
+            w.layout = w.x8 ? &sn_layout_q4_Kx8 : &sn_layout_rows;
             float *y = malloc((size_t)(T * no) * sizeof(float));
             CU_ASSERT_FATAL(y != NULL);
             for (int nth = 1; nth <= 5; nth++) {
