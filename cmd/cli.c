@@ -1,5 +1,6 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
+#include "tuning_env.h"
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -13,7 +14,10 @@ static const char *g_sub = NULL;
 
 void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
 
-void sn_cli_init(const char *prog) { g_prog = prog; }
+void sn_cli_init(const char *prog) {
+    g_prog = prog;
+    sn_tuning_apply_env(); /* the SN_* knobs, before anything runs a kernel */
+}
 const char *sn_cli_prog(void) { return g_prog; }
 
 /* "prog: LEAD<message>TAIL" on stderr, TAIL ending the line */

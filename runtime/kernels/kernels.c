@@ -48,18 +48,7 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n) {
 #include <stdlib.h>
 #include <string.h>
 
-static int g_lanes;
-static void lanes_init(void) {
-    const char *e = getenv("SN_GGML_LANES");
-    if (e && (strcmp(e, "8") == 0 || strcmp(e, "16") == 0)) g_lanes = atoi(e);
-    else g_lanes = (sn_cpu_features() & SN_CPU_AVX512) ? 16 : 8;
-}
-
-int sn_ggml_lanes(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, lanes_init);
-    return g_lanes;
-}
+int sn_ggml_lanes(void) { return sn_tuning_current()->lanes; }
 int sn_kernel_q2_K_repacked(void) { return (sn_cpu_features() & SN_CPU_AVX512) != 0; }
 
 static sn_kernels g_scalar, g_avx2, g_avx512;

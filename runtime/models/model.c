@@ -34,6 +34,7 @@ void sn_model_params_default(sn_model_params *p) {
     memset(p, 0, sizeof(*p));
     p->n_threads = 1;
     p->kv_type = SN_KV_F16;
+    sn_tuning_get(&p->tuning);
 }
 
 static int family_row(const char *arch) {
@@ -406,7 +407,7 @@ sn_status sn_model_vector(sn_model *m, int il, const char *name, int n_dims, con
  * MADV_POPULATE_READ (before Linux 5.14) answer EINVAL and the faults happen later as before. */
 static void prefault_weights(const sn_model *m) {
 #ifdef MADV_POPULATE_READ
-    if (m->blob || getenv("SN_NO_PREFAULT")) return;
+    if (m->blob || !m->params.tuning.prefault) return;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     const int untied = sn_gguf_find_tensor(m->g, "output.weight") >= 0;
     for (int64_t i = 0; i < sn_gguf_n_tensors(m->g); i++) {
@@ -434,6 +435,10 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     if (p.kv_type != SN_KV_F16 && p.kv_type != SN_KV_F32)
         return sn_err_set(err, SN_EINVAL, "unknown KV cache type %d", p.kv_type);
     if (p.n_ctx < 0) return sn_err_set(err, SN_EINVAL, "context size %lld < 0", (long long)p.n_ctx);
+    if (sn_tuning_apply(&p.tuning))
+        return sn_err_set(err, SN_EINVAL, "kernel tuning (instruction sets %s, %d lanes) differs from the one this "
+                          "process's kernels run with (%s, %d lanes)", sn_cpu_describe(p.tuning.isa),
+                          p.tuning.lanes, sn_cpu_describe(sn_tuning_current()->isa), sn_tuning_current()->lanes);
 
     sn_model *m = calloc(1, sizeof(*m));
     if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");

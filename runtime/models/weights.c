@@ -52,11 +52,6 @@ static void *arena_take(sn_model *m, uint64_t size) {
     return p;
 }
 
-static int env_off(const char *name) {
-    const char *e = getenv(name);
-    return e && strcmp(e, "0") == 0;
-}
-
 /* Records dst as the arena copy made from the mapped data src (tied matrices look it up). */
 static sn_status note_moved(sn_model *m, const void *src, void *dst, const char *name, sn_err *err) {
     void **bufs = realloc(m->repacked, (size_t)(m->n_repacked + 1) * sizeof(*bufs));
@@ -99,8 +94,8 @@ static int64_t mem_available_half(void) {
  * straddle two experts). Returns 0 when the matrix keeps the rows layout. */
 static sn_status repack(sn_model *m, sn_matrix *w, int *done, sn_err *err) {
     *done = 0;
-    const int q4_0 = w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && !env_off("SN_Q4_0_REPACK");
-    const int q4_K = w->type == SN_GGML_Q4_K && m->k->mv_q4_Kx8 && !env_off("SN_Q4_K_REPACK");
+    const int q4_0 = w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && m->params.tuning.repack_q4_0;
+    const int q4_K = w->type == SN_GGML_Q4_K && m->k->mv_q4_Kx8 && m->params.tuning.repack_q4_K;
     const uint64_t one = q4_0 ? sn_q4_0x8_size(w->n_in, w->n_out) : q4_K ? sn_q4_Kx8_size(w->n_in, w->n_out) : 0;
     if (m->blob || one == 0 || (w->n_expert > 1 && w->n_out % SN_Q4_0X8_ROWS)) return SN_OK;
     if (w->n_expert > 1 && one > UINT64_MAX / (uint64_t)w->n_expert) return SN_OK;
@@ -139,7 +134,7 @@ static sn_status repack(sn_model *m, sn_matrix *w, int *done, sn_err *err) {
  * allocation that fails) stays mapped: an optimisation only. */
 static sn_status to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
     const int grouped = w->layout == &sn_layout_int4x8;
-    if (!w->data || m->params.mmap_weights || env_off("SN_HUGE_WEIGHTS") || !thp_enabled()) return SN_OK;
+    if (!w->data || m->params.mmap_weights || !m->params.tuning.huge_pages || !thp_enabled()) return SN_OK;
     const char *src = grouped ? w->x8 : w->data;
     for (int i = 0; i < m->n_repacked; i++) {
         if (m->repacked[i] == src) return SN_OK; /* in an arena already */

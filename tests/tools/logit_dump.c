@@ -2,7 +2,8 @@
  * one source links against two builds of libsunny and their outputs compare with cmp
  * (tests/tools/logit_compare.sh: the runtime before and after a change must give the same bits).
  *
- * Usage: logit_dump MODEL THREADS OUT.bin
+ * Usage: logit_dump MODEL THREADS OUT.bin  (the SN_* tuning knobs of the environment apply: a library
+ * before ABI 1.3 reads them itself, a newer one gets them as sn_abi_tuning)
  * The run: a 37-token prompt in one batch (batched kernels, T not a multiple of 4 or 8), then 5
  * greedy single-token steps (decode kernels); the logits of each of the 6 evals are written. */
 #include "sn_abi.h"
@@ -22,6 +23,19 @@ int main(int argc, char **argv) {
     p.struct_size = sizeof p;
     p.n_threads = atoi(argv[2]);
     p.n_ctx = 64;
+#if SN_ABI_VERSION_MINOR >= 3 /* the library reads no environment: the SN_* knobs go in as a tuning */
+    sn_abi_tuning tu;
+    memset(&tu, 0, sizeof tu);
+    tu.struct_size = sizeof tu;
+    const char *e;
+    if ((e = getenv("SN_CPU"))) tu.isa = !strcmp(e, "scalar") ? 1 : !strcmp(e, "avx2") ? 2 : 0;
+    if ((e = getenv("SN_GGML_LANES"))) tu.lanes = atoi(e);
+    if ((e = getenv("SN_MV_QUARTERS")) && *e) tu.far_streams = !strcmp(e, "1") ? 1 : 2;
+    if ((e = getenv("SN_MV_PAGES")) && *e) tu.page_kick = !strcmp(e, "1") ? 1 : 2;
+    if ((e = getenv("SN_MM_F16")) && *e) tu.mm_f16 = !strcmp(e, "convert") ? 1 : 2;
+    if ((e = getenv("SN_Q4_0_REPACK")) && !strcmp(e, "0")) tu.no_repack = 1;
+    p.tuning = &tu;
+#endif
     char err[512] = "";
     sn_abi_model *m = NULL;
     if (sn_abi_model_load(argv[1], &p, &m, err, sizeof err)) {
