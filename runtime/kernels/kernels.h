@@ -15,9 +15,8 @@
 
 #include "ggml_types.h"
 
-/* Weight types beyond ggml's: the runtime blob's INT4G32 rows (docs/BLOB.md, kernels/int4.h). Its
- * activation type is itself: an int8 row with per-32 scales and code sums (sn_int4_quantize_act). */
-enum { SN_KTYPE_INT4G32 = SN_GGML_TYPE_COUNT, SN_KTYPE_COUNT };
+/* SN_KTYPE_INT4G32 (ggml_types.h), the blob's INT4 rows: its activation type is itself, an int8 row
+ * with per-32 scales and code sums (sn_int4_quantize_act). */
 
 /* Converts n floats (n a multiple of the activation type's block size) to an activation row. */
 typedef void (*sn_quant_fn)(const float *x, void *y, int64_t n);

@@ -324,17 +324,16 @@ sn_status sn_model_matrix(sn_model *m, int il, const char *name, int n_dims, con
     sn_status st = sn_model_tensor_nd(m, name, n_dims, ne, required, &t, err);
     if (st || !t) return st;
     if (!m->k->dot[t->type] || sn_kernel_act_type(t->type) < 0) {
-        const char *tn = t->type == SN_KTYPE_INT4G32 ? "INT4G32" : sn_ggml_type_name(t->type);
+        const char *tn = sn_ggml_type_name(t->type);
         return sn_err_set(err, SN_EUNSUPPORTED,
                           "%s: tensor %s has type %s, which sunny-run does not implement (supported: %s)", m->path,
                           name, tn ? tn : "unknown", k_supported_types);
     }
     const int int4 = t->type == SN_KTYPE_INT4G32;
-    const uint64_t rb = int4 ? (n_in % SN_INT4_COLS ? 0 : sn_int4_w_row_bytes(n_in))
-                             : sn_ggml_row_size(t->type, (uint64_t)n_in);
+    const uint64_t rb = sn_ggml_row_size(t->type, (uint64_t)n_in);
     if (rb == 0 || sn_kernel_act_row_size(t->type, n_in) == 0)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: row length %lld is not a multiple of the %s block size",
-                          m->path, name, (long long)n_in, int4 ? "INT4G32" : sn_ggml_type_name(t->type));
+                          m->path, name, (long long)n_in, sn_ggml_type_name(t->type));
     /* a blob's INT4 matrices come in 8-row groups (kernels/int4.h), padded to whole groups; they
      * serve matmuls only, never row lookups */
     int64_t bi = int4 && m->blob ? sn_blob_find_tensor(m->blob, t->name) : -1;
