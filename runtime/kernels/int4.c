@@ -701,35 +701,3 @@ void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, u
 void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
                              float *y, int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
 #endif
-
-/* The activation quantizer the kernel tables use: AVX-512 or AVX2 when this process may use it (SN_CPU). */
-void sn_int4_quantize_act(const float *x, void *act, int64_t n) {
-    static int level = -1;
-    int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
-    if (l < 0) {
-        const uint32_t f = sn_cpu_usable();
-        l = (f & SN_CPU_AVX512) ? 1 : (f & SN_CPU_AVX2) ? 2 : 0;
-        __atomic_store_n(&level, l, __ATOMIC_RELAXED);
-    }
-    if (l == 1) sn_int4_quantize_act_avx512(x, act, n);
-    else if (l == 2) sn_int4_quantize_act_avx2(x, act, n);
-    else sn_int4_quantize_act_scalar(x, act, n);
-}
-
-sn_int4_dot_fn sn_int4_dot_best(void) {
-    uint32_t f = sn_cpu_usable();
-    if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) return sn_int4_dot_avx512vnni;
-    if (f & SN_CPU_AVX2) return sn_int4_dot_avx2;
-    return sn_int4_dot_scalar;
-}
-
-sn_int4x8_mm_fn sn_int4x8_mm_best(void) {
-    uint32_t f = sn_cpu_usable();
-    if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) return sn_int4x8_mm_avx512vnni;
-    if (f & SN_CPU_AVX2) return sn_int4x8_mm_avx2;
-    return sn_int4x8_mm_scalar;
-}
-
-const char *sn_int4_dot_name(sn_int4_dot_fn f) {
-    return f == sn_int4_dot_avx512vnni ? "avx512vnni" : f == sn_int4_dot_avx2 ? "avx2" : "scalar";
-}

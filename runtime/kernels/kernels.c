@@ -4,6 +4,7 @@
 
 #include "cpu.h"
 #include "int4.h"
+#include "recurrent.h"
 
 #include <math.h>
 
@@ -53,18 +54,28 @@ int sn_kernel_q2_K_repacked(void) { return (sn_cpu_features() & SN_CPU_AVX512) !
 
 static sn_kernels g_scalar, g_avx2, g_avx512;
 
+/* The parts of a table every instruction set shares the choice of: the activation twins in the
+ * lanes' order where this level has them, and the recurrent kernels of the level. */
+static void finish(sn_kernels *k, const char *name, int level) {
+    const int lanes = sn_ggml_lanes();
+    k->name = name;
+    k->swiglu = level == 2 && lanes == 16 ? sn_swiglu_avx512 : level >= 1 && lanes == 8 ? sn_swiglu_avx2 : sn_swiglu_scalar;
+    k->exp_sub = level == 2 && lanes == 16 ? sn_exp_sub_avx512 : level >= 1 && lanes == 8 ? sn_exp_sub_avx2 : sn_exp_sub_scalar;
+    k->rec = sn_recurrent_kernels_at(level);
+}
+
 static void build_tables(void) {
     const uint32_t f = sn_cpu_features();
     sn_kernels_fill_scalar(&g_scalar);
-    g_scalar.name = "scalar";
+    finish(&g_scalar, "scalar", 0);
     if (!(f & SN_CPU_AVX2)) return;
     g_avx2 = g_scalar;
     sn_kernels_fill_avx2(&g_avx2);
-    g_avx2.name = "avx2";
+    finish(&g_avx2, "avx2", 1);
     if (!(f & SN_CPU_AVX512)) return;
     g_avx512 = g_avx2;
     sn_kernels_fill_avx512(&g_avx512, &g_avx2);
-    g_avx512.name = "avx512";
+    finish(&g_avx512, "avx512", 2);
 }
 
 static pthread_once_t g_tables_once = PTHREAD_ONCE_INIT;
@@ -185,30 +196,4 @@ void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m) {
         for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf8(x[i] - m);
     else
         for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf(x[i] - m);
-}
-
-/* the vector level for sn_swiglu and sn_exp_sub: 1 = AVX-512 (16-lane order), 2 = AVX2 (8-lane), 0 */
-static int act_level(void) {
-    static int level = -1;
-    int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
-    if (l < 0) {
-        const uint32_t f = sn_cpu_usable();
-        l = (f & SN_CPU_AVX512) && sn_ggml_lanes() == 16 ? 1 : (f & SN_CPU_AVX2) && sn_ggml_lanes() == 8 ? 2 : 0;
-        __atomic_store_n(&level, l, __ATOMIC_RELAXED);
-    }
-    return l;
-}
-
-void sn_exp_sub(int64_t n, float *y, const float *x, float m) {
-    const int l = act_level();
-    if (l == 1) sn_exp_sub_avx512(n, y, x, m);
-    else if (l == 2) sn_exp_sub_avx2(n, y, x, m);
-    else sn_exp_sub_scalar(n, y, x, m);
-}
-
-void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
-    const int l = act_level();
-    if (l == 1) sn_swiglu_avx512(n, y, gate, up);
-    else if (l == 2) sn_swiglu_avx2(n, y, gate, up);
-    else sn_swiglu_scalar(n, y, gate, up);
 }

@@ -81,6 +81,13 @@ typedef struct sn_kernels {
      * are read once for all of them. NULL: not in this table (both go with kq_tile64xg). */
     void (*mad_rowsg_f32)(int64_t n, float *const *y, int G, const float *x, int64_t ld, const float *const *v,
                           int64_t nt);
+    /* y = silu(gate) * up as ggml_vec_swiglu_f32, and y[i] = ggml_v_expf(x[i] - m) for the
+     * flash-attention softmax (n a multiple of 16), in the order sn_ggml_lanes() says: the twin of
+     * this table's instruction set that sums in that order, else the scalar reference. */
+    void (*swiglu)(int64_t n, float *y, const float *gate, const float *up);
+    void (*exp_sub)(int64_t n, float *y, const float *x, float m);
+    /* The recurrent families' kernels (recurrent.h) of the same instruction set. */
+    const struct sn_recurrent_kernels *rec;
 } sn_kernels;
 
 /* 1 if llama.cpp repacks Q2_K on this CPU (q2_K_8x8: its CPU backend does so when the CPU has
@@ -156,20 +163,12 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1);
 
-/* y = silu(gate) * up as ggml_vec_swiglu_f32 computes it on AVX-512 (ggml_v_expf polynomial for
- * whole chunks of 16, libm expf for the tail). Identical on every CPU. */
-void sn_swiglu(int64_t n, float *y, const float *gate, const float *up);
-/* The same, one lane at a time (the reference), and 16 lanes at a time (bit-identical; falls back
- * to the scalar one where AVX-512 is not compiled in). sn_swiglu picks by sn_cpu_usable(). */
+/* The table's swiglu / exp_sub twins: one lane at a time (the reference), 16 lanes at a time
+ * (bit-identical; the scalar one where AVX-512 is not compiled in), and 8 lanes at a time in the
+ * AVX2 build's order (act_avx2.c). The one-lane flavour follows sn_ggml_lanes(). */
 void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up);
 void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up);
-/* 8 lanes at a time in the AVX2 build's order (sn_ggml_lanes() == 8), bit-identical to the scalar one
- * there; falls back to it where AVX2 is not compiled in (act_avx2.c). */
 void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up);
-/* y[i] = ggml_v_expf(x[i] - m) for n a multiple of 16, in the flavour sn_ggml_lanes() picks (the
- * 16-lane polynomial or the AVX2 one), as vectors where the CPU has them: the flash-attention
- * softmax of a 64-key tile (y may equal x). Bit-identical to sn_v_expf / sn_v_expf8 per element. */
-void sn_exp_sub(int64_t n, float *y, const float *x, float m);
 void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m);
 void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m); /* 16-lane order */
 void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m);   /* 8-lane order */

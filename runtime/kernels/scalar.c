@@ -314,7 +314,7 @@ void sn_kernels_fill_scalar(sn_kernels *k) {
     k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_scalar; /* blob weights */
     k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_scalar;
     k->mm_int4x8 = sn_int4x8_mm_scalar;
-    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act;
+    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act_scalar;
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;
     k->mad_f32 = mad_f32;

@@ -733,6 +733,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
         }
     }
     k->quant[SN_GGML_F16] = quant_f16;
+    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act_avx512;
     if (f & SN_CPU_AVX512VNNI) { /* blob weights */
         k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx512vnni;
         k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx512vnni;

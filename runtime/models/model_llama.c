@@ -399,7 +399,7 @@ static void pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
 static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
     const tok_pass *p = arg;
     const int64_t F = p->s->hp.n_ff;
-    for (int64_t t = t0; t < t1; t++) sn_swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
+    for (int64_t t = t0; t < t1; t++) p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
 }
 
 /* A residual add over rows of n: y += bias (when there is one), then x += y. */

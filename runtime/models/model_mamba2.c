@@ -162,7 +162,7 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
                         s->xbc + t0 * CH, CH);
     for (int64_t t = t0; t < t1; t++) {
         float *xbc = s->xbc + t * CH;
-        sn_swiglu(CH, xbc, xbc, s->ones); /* silu (times an exact 1) */
+        s->ops.k->swiglu(CH, xbc, xbc, s->ones); /* silu (times an exact 1) */
         for (int64_t h = 0; h < H; h++) {
             const float dt = softplusf_(s->zxbcdt[t * NP + DI + CH + h] + L->dt_b[h]);
             s->dt[t * H + h] = dt;
@@ -185,7 +185,7 @@ static void pass_gate_norm(const void *arg, int64_t t0, int64_t t1) {
             const float xd = x[i] * L->D[i / P];
             y[i] = y[i] + xd;
         }
-        for (int64_t i = 0; i < DI; i += P) sn_swiglu(P, y + i, z + i, y + i); /* silu(z) * y per head row */
+        for (int64_t i = 0; i < DI; i += P) s->ops.k->swiglu(P, y + i, z + i, y + i); /* silu(z) * y per head row */
         for (int64_t g = 0; g < hp->n_group; g++) sn_ops_rmsnorm(y + g * GS, y + g * GS, L->norm + g * GS, GS, hp->eps);
     }
 }

@@ -17,7 +17,7 @@ sn_status sn_ops_init(sn_ops *o, sn_model *m, const sn_ops_buf *bufs, int n, int
     memset(o, 0, sizeof(*o));
     m->ops = o;
     o->k = m->k;
-    o->rk = sn_recurrent_best();
+    o->rk = m->k->rec;
     o->pool = m->pool;
     o->lanes = sn_ggml_lanes();
     o->widest = widest;
