@@ -190,26 +190,16 @@ static inline void sn_k_prefetch(const void *p, size_t bytes) {
  * bytes of [start, start + bytes) (64: every line; SN_K_PAGE: one line per 4 KB page), each once,
  * `ahead` bytes before the kernel reads it, the first `ahead` bytes at the start, none past the
  * end. Usage: sn_k_stream s = sn_k_stream_start(p, bytes, step, ahead); sn_k_stream_to(&s, end of
- * the part about to be read) before each part. Changes no result. Two uses, each measured where it
- * is used (and where it lost, not used):
+ * the part about to be read) before each part. Changes no result. Two uses:
  * - Page kick (step SN_K_PAGE, ahead SN_K_PAGE_AHEAD; F16 decode rows read one after another,
- *   x86_avx512.c): the hardware prefetcher follows a stream within a 4 KB page and starts afresh
- *   in the next; a line of each page touched early starts it there before the loads arrive. On the
- *   Zen 5 of session 19 (throwaway benchmarks, 1 thread, DRAM): a 262 MB F16 head read 29 -> 37-39
- *   GB/s against 32-36 in four far streams; a plain float read 29 -> 39-41 GB/s, where a prefetch
- *   of every line 1-4 KB ahead made it slower (25-28).
+ *   x86_avx512.c): the hardware prefetcher starts afresh in each 4 KB page, so one line of each
+ *   page touched early starts it before the loads arrive; a prefetch of every line was slower there.
  * - Every line (step 64, ahead SN_K_STREAM_AHEAD; each of the INT4 quads' four far streams, int4.c,
- *   one 144-byte block at a time): with four streams the hardware prefetcher alone leaves gaps,
- *   worst at the start of a small matrix. On the Zen 5 of session 23 (throwaway benchmarks, 1
- *   thread, from DRAM in 2 MB pages, variants alternated in one process, medians of 15-41 passes):
- *   RWKV-7 191M's 72 INT4 layer matrices 27-33 -> 32-37 GB/s, and 14.7 -> 24.9 in a slow phase of
- *   this VM. Two or three prefetches per block at a fixed distance (lines skipped or repeated)
- *   gained less or lost. Measured and lost, so not used: the Q6_K quarters (llama3-200m's 1024-long
- *   rows and its tied head: 25-31 -> 22-28 GB/s when the machine read fast, a gain only in its slow
- *   phases; per 630-byte row instead of per block lost 0-10%) and the Q8_0 quarters (their
- *   fixed-distance prefetch per block read 21.5-22.3 GB/s, this one 18.3-18.6). */
+ *   one block at a time): with four streams the hardware prefetcher alone leaves gaps, worst at
+ *   the start of a small matrix. Not used for the Q6_K and Q8_0 quarters, where it lost.
+ * Numbers: docs/PERFORMANCE.md, "prefetch". */
 enum { SN_K_LINE = 64, SN_K_PAGE = 4096, SN_K_PAGE_AHEAD = 16384 };
-enum { SN_K_STREAM_AHEAD = 3072 }; /* 2-3 KB measured best for the INT4 quads; 4-6 KB slower */
+enum { SN_K_STREAM_AHEAD = 3072 }; /* the distance that served the INT4 quads best (docs/PERFORMANCE.md) */
 #ifndef SN_K_STREAM_PREFETCH /* test_prefetch_stream.c records the addresses instead */
 #define SN_K_STREAM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #endif
@@ -231,11 +221,9 @@ static inline void sn_k_stream_to(sn_k_stream *s, const void *read_end) {
  * r + 2q, r + 3q for q = R / 4, then the last R % 4 one by one through `one`), each row with
  * exactly the operations of its one-row kernel, so y[r] is bit for bit what that kernel gives.
  * Four streams pages apart, interleaved finely (a block or a 64-element step of each row in turn),
- * keep more of the memory system busy than one: on the Zen 5 of session 13 a plain 1 GB read ran
- * at 39 GB/s as one stream and 45 GB/s as four (4 KB apart streams gave nothing); on session 16's
- * 29-32 against 24, while four streams taken 512 bytes or more at a time ran no faster than one.
- * Four neighbouring rows interleaved ran 3x slower on an earlier machine. Installed where
- * sn_cpu_far_streams says so (AMD cores, measured there; SN_MV_QUARTERS=0|1 overrides). rows4
+ * keep more of the memory system busy than one stream (streams taken 512 bytes or more at a time,
+ * or four neighbouring rows, do not; docs/PERFORMANCE.md, "far streams"). Installed where
+ * sn_cpu_far_streams says so (sn_tuning.far_streams: AMD cores by default, where measured). rows4
  * gets the four row pointers, the activation x and the caller's aux, and writes 4 outputs. */
 typedef void (*sn_k_rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
 static inline void sn_k_mv_quarters(sn_k_rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R,

@@ -201,7 +201,7 @@ static inline __m256i q6k_lanes(const q6k_block *k, const sn_block_q8_K *a) {
 }
 
 /* The single-token dot keeps the block as loaded and builds each group's values where they are
- * used (holding all 8 groups and scales needs more than AVX2's 16 registers: 1.4x slower). */
+ * used (holding all 8 groups and scales needs more than AVX2's 16 registers, and spills). */
 typedef struct {
     __m256i l0[2], l1[2], qh[2];
     q6k_scales s;

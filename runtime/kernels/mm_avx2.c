@@ -53,8 +53,8 @@ SN_AI __m256 ld_bf16(const void *p, int64_t i) {
 
 FLOAT_TILE(tile_f32, ld_f32)
 /* F16 / BF16 rows are widened into buffers and multiplied by the f32 tile (mm_float.h's widening
- * driver): on this project's AVX2-only Zen core the conversions in a converting tile halved its
- * rate. */
+ * driver): on AVX2 cores the conversions inside a converting tile compete with the fmas and
+ * halve its rate (mm_float.h). */
 WIDEN(widen_f16, ld_f16)
 WIDEN(widen_bf16, ld_bf16)
 

@@ -47,8 +47,7 @@ MM_FLOAT_ENTRY(mm_f32, tile_f32, 4)
  *   vector per tile;
  * - mm_f16_convert, on AMD (Zen 4/5, one uop): the tile converts as it loads, like tinyBLAS, and
  *   runs whole rows (no K chunks: the 4-row x 6-token working set of a 4096-element row is 80 KB of
- *   f16, read once per tile from L2). On the Zen 5 of session 13 this ran a 64-token F16 prompt of
- *   the 221M bench model 1.08x (1 thread) / 1.24x (2 threads) faster than the widening driver.
+ *   f16, read once per tile from L2); faster there than the widening driver (docs/PERFORMANCE.md).
  * sn_tuning.mm_f16_convert picks (SN_MM_F16=convert|widen in cmd/ and tests: both run on any AVX-512 CPU). */
 WIDEN(widen_f16, ld_f16)
 MM_WIDENED_ENTRY(mm_f16_widened, widen_f16, tile_f32, 2)

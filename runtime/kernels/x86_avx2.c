@@ -201,9 +201,8 @@ static float dot_bf16_8(int64_t n, const void *w, const void *a) {
 DOT_MM8(dot_bf16_mm8, ld_bf16, dot_bf16_8)
 
 /* Single-token F16 / BF16 matmuls with the activation row widened to f32 once per call. ggml's
- * vec_dot converts both operands in every row's dot; on this project's AVX2-only Zen core those
- * conversions, not memory, bounded F16 decode (an in-cache F16 dot ran at 6.3 GB/s of weights, what
- * decode streamed from memory). Each row's sum is dot_f16_8's / dot_bf16_8's: the same four 8-lane
+ * vec_dot converts both operands in every row's dot; on AVX2 cores those conversions, not memory,
+ * bound F16 decode (docs/PERFORMANCE.md). Each row's sum is dot_f16_8's / dot_bf16_8's: the same four 8-lane
  * fma chains over 32-element steps, the same reduction and tail, on the same float values (the
  * widening is exact), so y[r] == dot(row r, x) bit for bit. */
 #define ROW_WIDE8(NAME, LDW, TAIL_EXPR)                                                        \

@@ -24,8 +24,8 @@ static void drop_pages(const void *lo, const void *hi) {
 }
 
 /* Repacked matrices are packed back to back into blocks of >= 64 MB, 2 MB-aligned and marked for
- * transparent huge pages: decode streams them from DRAM ~20% faster with 2 MB pages (measured on
- * the 75 MB head), and single matrices are mostly smaller than one huge page. Untouched space is
+ * transparent huge pages: decode streams them from DRAM faster in 2 MB pages (fewer TLB misses,
+ * docs/PERFORMANCE.md), and single matrices are mostly smaller than one huge page. Untouched space is
  * not resident; at most one partly used huge page per block is. */
 enum { ARENA_ALIGN = 2u << 20, ARENA_MIN = 64u << 20 };
 
