@@ -197,7 +197,7 @@ static inline void sn_k_prefetch(const void *p, size_t bytes) {
  * - Every line (step 64, ahead SN_K_STREAM_AHEAD; each of the INT4 quads' four far streams, int4.c,
  *   one block at a time): with four streams the hardware prefetcher alone leaves gaps, worst at
  *   the start of a small matrix. Not used for the Q6_K and Q8_0 quarters, where it lost.
- * Numbers: docs/PERFORMANCE.md, "prefetch". */
+ * Numbers: docs/PERFORMANCE.md. */
 enum { SN_K_LINE = 64, SN_K_PAGE = 4096, SN_K_PAGE_AHEAD = 16384 };
 enum { SN_K_STREAM_AHEAD = 3072 }; /* the distance that served the INT4 quads best (docs/PERFORMANCE.md) */
 #ifndef SN_K_STREAM_PREFETCH /* test_prefetch_stream.c records the addresses instead */

@@ -1,9 +1,11 @@
-/* family.h - what a model family's file (runtime/model_<family>.c) sees of a loaded model.
+/* family.h - what a model family's file (runtime/models/model_<family>.c) sees of a loaded model.
  *
  * model.h is the API the rest of the tree calls; this header adds the model's layout (struct
  * sn_model), the family vtable every family fills, the options of the family table's rows, the
- * recurrent-state declaration, weight matrices and the helpers a family's load uses to read its
- * hyperparameters and tensors. Only runtime/model*.c and runtime/ops.* include it. */
+ * recurrent-state declaration, weight matrices with their layout records, and the helpers a
+ * family's load uses: its hyperparameters, and its tensors through two verbs (sn_model_matrix,
+ * sn_model_vector). The loader places the matrices after the load (sn_model_place); a family file
+ * holds names, shapes and the forward pass. Only runtime/models/ and the unit tests include it. */
 #ifndef SN_FAMILY_H
 #define SN_FAMILY_H
 #include "kernels/kernels.h"
