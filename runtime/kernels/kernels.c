@@ -59,6 +59,7 @@ static sn_kernels g_scalar, g_avx2, g_avx512;
 static void finish(sn_kernels *k, const char *name, int level) {
     const int lanes = sn_ggml_lanes();
     k->name = name;
+    for (int t = 0; t < SN_KTYPE_COUNT; t++) k->type[t].act_type = sn_kernel_act_type(t);
     k->swiglu = level == 2 && lanes == 16 ? sn_swiglu_avx512 : level >= 1 && lanes == 8 ? sn_swiglu_avx2 : sn_swiglu_scalar;
     k->exp_sub = level == 2 && lanes == 16 ? sn_exp_sub_avx512 : level >= 1 && lanes == 8 ? sn_exp_sub_avx2 : sn_exp_sub_scalar;
     k->rec = sn_recurrent_kernels_at(level);
@@ -108,25 +109,25 @@ enum { ROW_BLOCK = 16, TOK_BLOCK = 8 };
 void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_bytes, int64_t n,
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1) {
-    const sn_dot_fn dot = T > 1 ? k->dot_mm[wtype] : k->dot[wtype];
+    const sn_dot_fn dot = T > 1 ? k->type[wtype].dot_mm : k->type[wtype].dot;
     const char *wb = w, *xb = x;
     if (T == 1) {
-        if (k->mv[wtype] && k->mv[wtype](n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, y + r0)) return;
+        if (k->type[wtype].mv && k->type[wtype].mv(n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, y + r0)) return;
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }
-    if (k->mm[wtype] && k->mm[wtype](n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, x_row_bytes, T, y + r0, ldy))
+    if (k->type[wtype].mm && k->type[wtype].mm(n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, x_row_bytes, T, y + r0, ldy))
         return;
     /* Full 4x4 tiles through the table's register-tiled kernel when it has one; the rest (and
      * tables without one) row by row, tiled so a block of weight rows stays in cache while it
      * meets every token. Both compute each output in dot_mm's order. */
     int64_t rt = r0;
-    if (k->gemm4x4[wtype]) {
+    if (k->type[wtype].gemm4x4) {
         const int64_t rfull = r0 + (r1 - r0) / 4 * 4, tfull = T / 4 * 4;
         for (int64_t rb = r0; rb < rfull; rb += ROW_BLOCK)
             for (int64_t t = 0; t < tfull; t += 4)
                 for (int64_t r = rb; r < rb + ROW_BLOCK && r < rfull; r += 4)
-                    k->gemm4x4[wtype](n, wb + (uint64_t)r * w_row_bytes, w_row_bytes, xb + (uint64_t)t * x_row_bytes,
+                    k->type[wtype].gemm4x4(n, wb + (uint64_t)r * w_row_bytes, w_row_bytes, xb + (uint64_t)t * x_row_bytes,
                                       x_row_bytes, y + t * ldy + r, ldy);
         for (int64_t r = r0; r < rfull; r++) /* leftover tokens */
             for (int64_t t = tfull; t < T; t++) y[t * ldy + r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb + (uint64_t)t * x_row_bytes);

@@ -23,27 +23,32 @@ typedef void (*sn_quant_fn)(const float *x, void *y, int64_t n);
 /* Dot product of one weight row w (n elements of the weight type) with one activation row a. */
 typedef float (*sn_dot_fn)(int64_t n, const void *w, const void *a);
 
-typedef struct sn_kernels {
-    const char *name;                       /* "scalar", "avx2", "avx512" */
-    sn_dot_fn dot[SN_KTYPE_COUNT];         /* indexed by weight type; NULL = not supported */
-    sn_dot_fn dot_mm[SN_KTYPE_COUNT];      /* same values, summed in llama.cpp's batched (2+ token) order */
-    sn_quant_fn quant[SN_KTYPE_COUNT];     /* indexed by activation type (F32, F16, BF16, Q8_0, Q8_K) */
+/* One weight type's row of a kernel table, in the manner of ggml's per-type traits. */
+typedef struct sn_type_kernels {
+    int act_type;      /* the activation type x is converted to (sn_kernel_act_type), -1: none */
+    sn_dot_fn dot;     /* one row . one activation row; NULL = the type is not supported */
+    sn_dot_fn dot_mm;  /* the same values, summed in llama.cpp's batched (2+ token) order */
     /* Optional register-tiled matmul for batches: y[t*ldy + r] = dot_mm(row r, act t) for
      * r < 4, t < 4 (a full 4x4 tile), in exactly dot_mm's per-element order. NULL = use dot_mm. */
-    void (*gemm4x4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
-                                         uint64_t x_row, float *y, int64_t ldy);
+    void (*gemm4x4)(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy);
     /* Optional batched matmul for T >= 2 tokens over R consecutive rows: y[t*ldy + r] = dot_mm(row r,
      * act t) for r < R, t < T, bit-identical to dot_mm, with the kernel's own tiling (mm_float.h,
      * instantiated by mm_avx2.c and mm_avx512.c; the per-call rearranging kernels of mm_rearrange.h
-     * for Q4_K and Q8_0). Returns 0 where it declines (then sn_matmul uses
-     * gemm4x4 / dot_mm). NULL = none. */
-    int (*mm[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,
-                              int64_t T, float *y, int64_t ldy);
+     * for Q4_K and Q8_0). Returns 0 where it declines (then sn_matmul uses gemm4x4 / dot_mm). */
+    int (*mm)(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T, float *y,
+              int64_t ldy);
     /* Optional single-token matmul over R consecutive rows: y[r] = dot(row r, x) for r < R,
      * bit-identical to dot, for tables that do better over a whole matrix than row by row (the
      * AVX2 F16 / BF16 ones widen the activation row once instead of in every row's dot). Returns 0
-     * where it declines (then sn_matmul calls dot per row). NULL = none. */
-    int (*mv[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y);
+     * where it declines (then sn_matmul calls dot per row). */
+    int (*mv)(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y);
+} sn_type_kernels;
+
+/* A kernel object: everything one instruction-set level computes with, chosen once at load. */
+typedef struct sn_kernels {
+    const char *name;                  /* "scalar", "avx2", "avx512" */
+    sn_type_kernels type[SN_KTYPE_COUNT]; /* by weight type */
+    sn_quant_fn quant[SN_KTYPE_COUNT]; /* by activation type (F32, F16, BF16, Q8_0, Q8_1, Q8_K, INT4G32) */
     /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =
      * dot(row i, act t) for the n_groups * 8 rows starting at w, any T >= 1, bit-identical to
      * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */

@@ -361,8 +361,8 @@ static void quant_q8_K(const float *x, void *vy, int64_t n) {
 void sn_kernels_kquants_avx2(sn_kernels *k) {
     k->quant[SN_GGML_Q8_K] = quant_q8_K;
     sn_kq_set_q4k_q6k(k, dot_q4_K, gemm_q4_K, dot_q6_K, gemm_q6_K);
-    k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
-    k->gemm4x4[SN_GGML_Q5_K] = gemm_q5_K;
+    k->type[SN_GGML_Q5_K].dot = k->type[SN_GGML_Q5_K].dot_mm = dot_q5_K;
+    k->type[SN_GGML_Q5_K].gemm4x4 = gemm_q5_K;
 }
 #pragma GCC pop_options
 #else

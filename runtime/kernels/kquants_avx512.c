@@ -327,7 +327,7 @@ static int mv_q6_K_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R,
  * four-row versions gained nothing. Decode of a model's Q4_K matrices runs on their 8-row
  * repacked form instead (q4_K_x8.c, much faster; docs/PERFORMANCE.md); this dot serves the rows
  * left over. */
-void sn_kernels_kquants_mv_avx512(sn_kernels *k) { k->mv[SN_GGML_Q6_K] = mv_q6_K_quarters; }
+void sn_kernels_kquants_mv_avx512(sn_kernels *k) { k->type[SN_GGML_Q6_K].mv = mv_q6_K_quarters; }
 
 void sn_kernels_kquants_avx512(sn_kernels *k) {
     sn_kq_set_q4k_q6k(k, dot_q4_K, gemm_q4_K, dot_q6_K, gemm_q6_K);

@@ -141,11 +141,11 @@ static int mm_q8_0(int64_t n, const void *vw, uint64_t w_row, int64_t R, const v
 
 void sn_kernels_mm_avx2(sn_kernels *k) {
     if (sn_ggml_lanes() == 8) {
-        k->mm[SN_GGML_F32] = mm_f32;
-        k->mm[SN_GGML_F16] = mm_f16;
-        k->mm[SN_GGML_BF16] = mm_bf16;
+        k->type[SN_GGML_F32].mm = mm_f32;
+        k->type[SN_GGML_F16].mm = mm_f16;
+        k->type[SN_GGML_BF16].mm = mm_bf16;
     }
-    k->mm[SN_GGML_Q8_0] = mm_q8_0;
+    k->type[SN_GGML_Q8_0].mm = mm_q8_0;
 }
 #pragma GCC pop_options
 #else

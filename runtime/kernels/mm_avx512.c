@@ -61,8 +61,8 @@ MM_FLOAT_ENTRY_KC(mm_f16_convert, tile_f16, 2, (n + 31) & ~(int64_t)31)
 void sn_kernels_mm_avx512(sn_kernels *k) {
 #if defined(__x86_64__) || defined(__i386__)
     if (sn_ggml_lanes() == 16) {
-        k->mm[SN_GGML_F32] = mm_f32;
-        k->mm[SN_GGML_F16] = sn_tuning_current()->mm_f16_convert ? mm_f16_convert : mm_f16_widened;
+        k->type[SN_GGML_F32].mm = mm_f32;
+        k->type[SN_GGML_F16].mm = sn_tuning_current()->mm_f16_convert ? mm_f16_convert : mm_f16_widened;
     }
 #else
     (void)k;

@@ -677,9 +677,9 @@ static const own_kernels k_vnni[] = { /* where cpu.c found AVX512-VNNI */
 
 static void install(sn_kernels *k, const own_kernels *rows, size_t count) {
     for (size_t i = 0; i < count; i++) {
-        k->dot[rows[i].type] = rows[i].dot;
-        k->dot_mm[rows[i].type] = rows[i].dot_mm;
-        k->gemm4x4[rows[i].type] = rows[i].gemm4x4;
+        k->type[rows[i].type].dot = rows[i].dot;
+        k->type[rows[i].type].dot_mm = rows[i].dot_mm;
+        k->type[rows[i].type].gemm4x4 = rows[i].gemm4x4;
     }
 }
 
@@ -688,8 +688,8 @@ static void install(sn_kernels *k, const own_kernels *rows, size_t count) {
 void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     const uint32_t f = sn_cpu_features();
     /* batched order = single-token order for every type this table inherits, but Q4_K's */
-    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
-    k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
+    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->type[t].dot_mm = k->type[t].dot;
+    k->type[SN_GGML_Q4_K].dot_mm = base->type[SN_GGML_Q4_K].dot_mm; /* AVX2's is already per-block integer work */
     install(k, k_float, sizeof k_float / sizeof k_float[0]);
     if (f & SN_CPU_AVX512VNNI) {
         install(k, k_vnni, sizeof k_vnni / sizeof k_vnni[0]);
@@ -701,37 +701,37 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
      * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
     for (int t = 0; t < SN_KTYPE_COUNT; t++) {
-        k->mm[t] = NULL;
-        k->mv[t] = NULL;
+        k->type[t].mm = NULL;
+        k->type[t].mv = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
     const int quarters = sn_cpu_far_streams(); /* see sn_k_mv_quarters */
-    k->mv[SN_GGML_F16] = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
-    k->mv[SN_GGML_F32] = mv_f32_short;
+    k->type[SN_GGML_F16].mv = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
+    k->type[SN_GGML_F32].mv = mv_f32_short;
     if (quarters && (f & SN_CPU_AVX512VNNI)) {
-        k->mv[SN_GGML_Q8_0] = mv_q8_0_quarters;
+        k->type[SN_GGML_Q8_0].mv = mv_q8_0_quarters;
         sn_kernels_kquants_mv_avx512(k); /* Q6_K */
     }
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q8_0_mm_avx512(k); /* Q8_0 batches, 16 rows per vector */
-    else k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
+    else k->type[SN_GGML_Q8_0].mm = base->type[SN_GGML_Q8_0].mm;
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q4_K_mm_avx512(k); /* Q4_K batches, 16 rows per vector */
-    else k->mm[SN_GGML_Q4_K] = base->mm[SN_GGML_Q4_K];
+    else k->type[SN_GGML_Q4_K].mm = base->type[SN_GGML_Q4_K].mm;
     if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
         static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};
         for (int i = 0; i < 3; i++) {
             const int t = float_types[i];
-            k->dot[t] = base->dot[t];
-            k->dot_mm[t] = base->dot_mm[t];
-            k->gemm4x4[t] = NULL;
-            k->mm[t] = base->mm[t];
-            k->mv[t] = base->mv[t];
+            k->type[t].dot = base->type[t].dot;
+            k->type[t].dot_mm = base->type[t].dot_mm;
+            k->type[t].gemm4x4 = NULL;
+            k->type[t].mm = base->type[t].mm;
+            k->type[t].mv = base->type[t].mv;
         }
     }
     k->quant[SN_GGML_F16] = quant_f16;
     k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act_avx512;
     if (f & SN_CPU_AVX512VNNI) { /* blob weights */
-        k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx512vnni;
-        k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx512vnni;
+        k->type[SN_KTYPE_INT4G32].dot = k->type[SN_KTYPE_INT4G32].dot_mm = sn_int4_dot_avx512vnni;
+        k->type[SN_KTYPE_INT4G32].gemm4x4 = sn_int4_gemm4x4_avx512vnni;
         k->mm_int4x8 = sn_int4x8_mm_avx512vnni;
     }
     k->mad_f16 = mad_f16;

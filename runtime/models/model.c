@@ -323,7 +323,7 @@ sn_status sn_model_matrix(sn_model *m, int il, const char *name, int n_dims, con
     const sn_gguf_tensor *t;
     sn_status st = sn_model_tensor_nd(m, name, n_dims, ne, required, &t, err);
     if (st || !t) return st;
-    if (!m->k->dot[t->type] || sn_kernel_act_type(t->type) < 0) {
+    if (!m->k->type[t->type].dot || sn_kernel_act_type(t->type) < 0) {
         const char *tn = sn_ggml_type_name(t->type);
         return sn_err_set(err, SN_EUNSUPPORTED,
                           "%s: tensor %s has type %s, which sunny-run does not implement (supported: %s)", m->path,

@@ -51,7 +51,7 @@ static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *s
                 r = 0;
                 off += kv_bytes;
             }
-            float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16 + g * D) : k->dot[SN_GGML_F32](D, kr, q + g * D);
+            float sc_ = f16 ? k->type[SN_GGML_F16].dot(D, kr, sc->q16 + g * D) : k->type[SN_GGML_F32].dot(D, kr, q + g * D);
             sc_ = sc_ * s->kq_scale;
             sc_ += 0.0f; /* causal mask value for visible keys */
             const float Mold = M[g];

@@ -58,7 +58,7 @@ static void make(fixture *f, int64_t n, int64_t rows, int64_t T, int extreme) {
     sn_q4_0x8_repack(f->w, (uint64_t)nb * sizeof(sn_block_q4_0), n, 0, rows / 8, f->x8);
     const sn_kernels *s = sn_kernels_scalar();
     for (int64_t t = 0; t < T; t++)
-        for (int64_t r = 0; r < rows; r++) f->ref[t * rows + r] = s->dot[SN_GGML_Q4_0](n, f->w + r * nb, f->x + t * nb);
+        for (int64_t r = 0; r < rows; r++) f->ref[t * rows + r] = s->type[SN_GGML_Q4_0].dot(n, f->w + r * nb, f->x + t * nb);
 }
 
 static void drop(fixture *f) {

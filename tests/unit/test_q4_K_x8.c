@@ -71,7 +71,7 @@ static void make(fixture *f, int64_t n, int64_t rows, int64_t T, int extreme) {
               T, f->ref, rows, 0, rows);
     if (T == 1) /* one token is dot's order: the scalar row kernel itself */
         for (int64_t r = 0; r < rows; r++) {
-            const float d = s->dot[SN_GGML_Q4_K](n, f->w + r * nb, f->x);
+            const float d = s->type[SN_GGML_Q4_K].dot(n, f->w + r * nb, f->x);
             CU_ASSERT_EQUAL(memcmp(&d, &f->ref[r], sizeof d), 0);
         }
 }

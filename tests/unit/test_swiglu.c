@@ -195,7 +195,7 @@ static void test_dots_equal_ggml(void) {
             ref(ns[n], &want, 0, x, 0, y, 0, 1);
             for (int k = 0; k < 3; k++) {
                 if (!tabs[k]) continue;
-                const float got = tabs[k]->dot[T[t].type](ns[n], x, y);
+                const float got = tabs[k]->type[T[t].type].dot(ns[n], x, y);
                 checked++;
                 if (!same(got, want) && bad++ < 12)
                     printf("%s n=%d (%s table): ggml %a, sunny %a\n", T[t].sym, ns[n], tabs[k]->name, want, got);
