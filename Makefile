@@ -17,7 +17,8 @@ deps:
 
 # The demo needs only the build dependencies (scripts/deps.sh demo: no Python, npm or network; its
 # model is written by the build's scripts/demo_model), builds quietly (the log stays in
-# $(BUILD)/demo-build.log) and prints a summary table at the end.
+# $(BUILD)/demo-build.log) and prints a summary table at the end. It fails (exit 1) if sunny-run is not
+# token-exact with llama.cpp's recorded output for the demo model (scripts/demo_check.sh).
 demo:
 	@bash scripts/deps.sh demo
 	@echo "building sunny into $(BUILD)/ (log: $(BUILD)/demo-build.log) ..."

@@ -11,6 +11,31 @@
 
 static const char *g_prog = "sunny";
 static const char *g_sub = NULL;
+static int g_json_err = 0, g_json_done = 0;
+
+void sn_cli_json_errors(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) g_json_err = 1;
+}
+
+void sn_cli_json_error_done(void) { g_json_done = 1; }
+
+/* {"error": {...}} on stdout, once, when --json was given (messages are ASCII-escaped JSON) */
+static void json_error(int exit_code, const char *fmt, va_list ap) {
+    if (!g_json_err || g_json_done) return;
+    g_json_done = 1;
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fputs("{\"error\": {\"message\": \"", stdout);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p == '\n') fputs("\\n", stdout);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    printf("\", \"exit_code\": %d, \"program\": \"%s%s%s\"}}\n", exit_code, g_prog, g_sub ? " " : "", g_sub ? g_sub : "");
+    fflush(stdout);
+}
 
 void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
 
@@ -32,6 +57,9 @@ void sn_cli_errorf(const char *fmt, ...) {
     va_start(ap, fmt);
     vreport("", "\n", fmt, ap);
     va_end(ap);
+    va_start(ap, fmt);
+    json_error(SN_EXIT_FAIL, fmt, ap);
+    va_end(ap);
 }
 
 void sn_cli_warnf(const char *fmt, ...) {
@@ -52,6 +80,9 @@ int sn_cli_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vreport("", tail, fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
+    json_error(SN_EXIT_USAGE, fmt, ap);
     va_end(ap);
     return SN_EXIT_USAGE;
 }

@@ -13,6 +13,12 @@ const char *sn_cli_prog(void);
 /* "prog: message" on stderr. */
 void sn_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sn_cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --json anywhere in argv: from then on the first error (sn_cli_errorf, sn_cli_fail,
+ * sn_cli_usage_error) is also printed on stdout as {"error": {"message": ..., "exit_code": N,
+ * "program": ...}}, so a script reading stdout always gets JSON; the exit code is unchanged. */
+void sn_cli_json_errors(int argc, char **argv);
+/* The program put the error into its own JSON record: print no second one. */
+void sn_cli_json_error_done(void);
 /* Prints err's message and returns SN_EXIT_FAIL. */
 int sn_cli_fail(const sn_err *err);
 /* Prints "prog: MSG\nTry 'prog --help'." and returns SN_EXIT_USAGE. */

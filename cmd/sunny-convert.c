@@ -1,14 +1,16 @@
 /* sunny-convert.c - the command line of the HF -> GGUF converter.
  *
  * Parses flags, installs SIGINT/SIGTERM handlers that ask the library to stop (it then removes its
- * tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report and the --json
- * summary. All conversion logic lives in convert/convert.c; --blob hands the input (an HF folder or a
+ * tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report, the one-line
+ * summary on stderr (always, as llama.cpp's converter says what it wrote) and the --json summary. All conversion logic lives in convert/convert.c; --blob hands the input (an HF folder or a
  * GGUF) to convert/blob_convert.c, which writes a runtime blob (docs/BLOB.md) instead. */
 #include "cli.h"
 #include "arch.h"
 #include "blob_convert.h"
 #include "convert.h"
 #include "ggml_types.h"
+#include "gguf.h"
+#include "sizefmt.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -74,7 +76,12 @@ static void usage(FILE *f) {
 
 typedef struct {
     int tty, json, dry_run, verify;
+    int bar_open; /* a progress line is on the terminal without its newline */
     double last;
+    double rate;            /* bytes/s over the last few seconds (0 until the second tick) */
+    double prev_t;
+    uint64_t prev_done;
+    int n_rates;            /* rate samples taken */
 } ui_t;
 
 static void on_plan(void *ud, const sn_convert_plan_entry *e) {
@@ -88,20 +95,51 @@ static void on_plan(void *ud, const sn_convert_plan_entry *e) {
            sn_ggml_type_name(e->type), shape, (unsigned long long)e->bytes);
 }
 
+/* Ends the progress line, so what follows starts on a line of its own. */
+static void end_bar(ui_t *u) {
+    if (!u->bar_open) return;
+    fputc('\n', stderr);
+    u->bar_open = 0;
+}
+
+/* The remaining time at the recent rate (bytes/s averaged over the last ~1.5 s: the tensors differ in cost per
+ * byte, e.g. a quantized output head, so the rate since the start runs fast), once that rate means
+ * something: after two seconds, three rate samples and 2% of the data; "--" before (a first small
+ * tensor written in a millisecond would give an ETA of days, and a first sample taken across a
+ * stall, e.g. a quantized head, one 3x too short). */
+static void eta_str(const ui_t *u, const sn_convert_progress *p, char *buf, size_t cap) {
+    if (p->bytes_done >= p->bytes_total) snprintf(buf, cap, "0s");
+    else if (p->seconds < 2.0 || u->n_rates < 3 || p->bytes_done * 50 < p->bytes_total || u->rate <= 0)
+        snprintf(buf, cap, "--");
+    else snprintf(buf, cap, "%.0fs", (double)(p->bytes_total - p->bytes_done) / u->rate);
+}
+
 static void on_progress(void *ud, const sn_convert_progress *p) {
     ui_t *u = ud;
     if (!u->tty) return;
     if (p->seconds - u->last < 0.2 && p->bytes_done < p->bytes_total) return;
+    const double dt = p->seconds - u->prev_t;
+    if (dt > 0 && p->bytes_done >= u->prev_done) {
+        const double inst = (double)(p->bytes_done - u->prev_done) / dt, a = dt / 1.5 < 1.0 ? dt / 1.5 : 1.0;
+        u->rate = u->rate > 0 ? u->rate + a * (inst - u->rate) : inst;
+        u->n_rates++;
+    }
+    u->prev_t = p->seconds;
+    u->prev_done = p->bytes_done;
     u->last = p->seconds;
-    double mb = p->bytes_done / 1e6, rate = p->seconds > 0 ? mb / p->seconds : 0;
-    double eta = rate > 0 ? (p->bytes_total - p->bytes_done) / 1e6 / rate : 0;
-    fprintf(stderr, "\r[%zu/%zu] %-28s %8.1f / %.1f MB  %7.1f MB/s  ETA %4.0fs ", p->i_tensor + 1,
-            p->n_tensors, p->gguf_name, mb, p->bytes_total / 1e6, rate, eta);
+    char done[24], total[24], eta[24];
+    sn_size_short(p->bytes_done, done, sizeof done);
+    sn_size_short(p->bytes_total, total, sizeof total);
+    eta_str(u, p, eta, sizeof eta);
+    fprintf(stderr, "\r[%zu/%zu] %-28s %10s / %-10s %7.1f MB/s  ETA %-6s\033[K", p->i_tensor + 1, p->n_tensors,
+            p->gguf_name, done, total, u->rate / 1e6, eta);
+    u->bar_open = 1;
     fflush(stderr);
 }
 
 static void on_verify(void *ud, const char *name, int ok, double max_err, double bound) {
     ui_t *u = ud;
+    end_bar(u);
     if (!ok || !u->json)
         fprintf(u->json ? stderr : stdout, "verify %-32s %s  max_err %.3g%s\n", name, ok ? "ok  " : "FAIL",
                 max_err, bound > 0 ? "" : " (exact)");
@@ -113,7 +151,7 @@ static int run_blob(const sn_blob_convert_opts *bo, int json) {
     sn_err err;
     memset(&err, 0, sizeof err);
     sn_status st = sn_blob_convert(bo, &r, &err);
-    if (bo->on_progress && ((ui_t *)bo->ud)->last > 0) fputc('\n', stderr);
+    if (bo->on_progress) end_bar(bo->ud);
     if (st != SN_OK) {
         sn_cli_fail(&err);
         return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
@@ -136,11 +174,30 @@ static int run_blob(const sn_blob_convert_opts *bo, int json) {
         printf("verify: %s reopened with every CRC32 checked (%llu tensors)\n", bo->out_path,
                (unsigned long long)r.n_tensors);
     }
-    if (!json && sn_cli_isatty_stderr())
-        fprintf(stderr, "wrote %s: %llu tensors (%llu int4, %llu fp16, %llu fp32), %.1f MB in %.1fs\n", bo->out_path,
-                (unsigned long long)r.n_tensors, (unsigned long long)r.n_int4, (unsigned long long)r.n_fp16,
-                (unsigned long long)r.n_fp32, r.bytes / 1e6, r.seconds);
+    char size[SN_SIZE_STR_MAX];
+    fprintf(stderr, "%s: wrote %s: sunny blob %s, %llu tensors (%llu int4, %llu fp16, %llu fp32), %s in %.1fs\n",
+            sn_cli_prog(), bo->out_path,
+            bo->dtype == SN_BLOBTYPE_FP32 ? "fp32" : bo->dtype == SN_BLOBTYPE_FP16 ? "fp16" : "int4",
+            (unsigned long long)r.n_tensors, (unsigned long long)r.n_int4, (unsigned long long)r.n_fp16,
+            (unsigned long long)r.n_fp32, sn_size_str(r.bytes, size, sizeof size), r.seconds);
     return SN_EXIT_OK;
+}
+
+/* A GGUF without tokenizer.chat_template is a base model to Ollama and LM Studio: say so now, with
+ * the fix, rather than at install time. */
+static void warn_no_template(const sn_convert_opts *o) {
+    sn_gguf *g;
+    sn_err err = {0};
+    if (sn_gguf_open(o->out_path, SN_GGUF_NO_DATA, &g, &err) != SN_OK) return;
+    const int has = sn_gguf_find_key(g, "tokenizer.chat_template") >= 0;
+    sn_gguf_close(g);
+    if (has) return;
+    sn_cli_warnf("%s has no chat template (no tokenizer_config.json \"chat_template\", chat_template.jinja or "
+                 "chat_template.json in %s), so %s has none: Ollama and LM Studio will run it as a base model "
+                 "(plain text completion, no chat turns). If it is a chat/instruct model, copy the instruct "
+                 "model's tokenizer_config.json (or chat_template.jinja) into the folder and convert again, or "
+                 "give the template when installing: sunny-integrate ollama %s --template FILE",
+                 o->model_dir, o->model_dir, o->out_path, o->out_path);
 }
 
 static long peak_rss_mb(void) {
@@ -162,6 +219,7 @@ static void json_str(const char *s) {
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-convert");
+    sn_cli_json_errors(argc, argv);
     sn_convert_opts o;
     memset(&o, 0, sizeof o);
     ui_t ui;
@@ -256,7 +314,7 @@ int main(int argc, char **argv) {
     sn_err err;
     memset(&err, 0, sizeof err);
     sn_status st = sn_convert(&o, &r, &err);
-    if (ui.tty && !o.dry_run) fputc('\n', stderr);
+    end_bar(&ui);
     if (st != SN_OK) {
         sn_cli_fail(&err);
         return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
@@ -287,12 +345,15 @@ int main(int argc, char **argv) {
                    r.verify_checked, r.verify_failed, r.verify_keys_checked, r.verify_keys_failed);
         printf("}\n");
     } else if (o.dry_run) {
-        printf("%zu tensors, %.1f MB of GGUF (%s, %s); nothing written\n", r.n_tensors, r.bytes / 1e6, r.arch, r.ftype);
-    } else if (!ui.tty) {
-        /* silent when not a TTY */
-    } else {
-        fprintf(stderr, "wrote %s: %s %s, %zu tensors, %.1f MB in %.1fs\n", o.out_path, r.arch, r.ftype,
-                r.n_tensors, r.bytes / 1e6, r.seconds);
+        char size[SN_SIZE_STR_MAX];
+        printf("%zu tensors, %s of GGUF (%s, %s); nothing written\n", r.n_tensors,
+               sn_size_str(r.bytes, size, sizeof size), r.arch, r.ftype);
+    }
+    if (!o.dry_run) {
+        char size[SN_SIZE_STR_MAX];
+        fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs\n", sn_cli_prog(), o.out_path, r.arch,
+                r.ftype, r.n_tensors, sn_size_str(r.bytes, size, sizeof size), r.seconds);
+        warn_no_template(&o);
     }
     return SN_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include "lmstudio.h"
 #include "modelinfo.h"
 #include "ollama.h"
+#include "sizefmt.h"
 #include "smoke.h"
 #include "utf8.h"
 #include <cjson/cJSON.h>
@@ -287,7 +288,19 @@ int cmd_template(int argc, char **argv) {
     int rc = 0;
     if (g_json && (st == SN_OK || st == SN_EUNSUPPORTED)) {
         char *js = sn_template_result_json(&r);
-        if (js) printf("%s\n", js);
+        cJSON *o = js ? cJSON_Parse(js) : NULL;
+        if (o && st != SN_OK) { /* the refusal's evidence, with the error in the same record */
+            cJSON *e = cJSON_AddObjectToObject(o, "error");
+            if (e) {
+                cJSON_AddStringToObject(e, "message", err.msg);
+                cJSON_AddNumberToObject(e, "exit_code", SN_EXIT_FAIL);
+            }
+            print_json(o);
+            sn_cli_json_error_done();
+        } else if (js) {
+            printf("%s\n", js);
+        }
+        cJSON_Delete(o);
         free(js);
     }
     if (st != SN_OK) {
@@ -331,8 +344,9 @@ int cmd_digest(int argc, char **argv) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
     printf("sha256:%s\n", hex);
-    fprintf(stderr, "%llu bytes: %.2f GB/s wall (%.3f s), %.2f GB/s per CPU-second (%.3f s CPU); OpenSSL EVP "
-            "SHA-256 over mmap\n", (unsigned long long)size, secs > 0 ? (double)size / secs / 1e9 : 0.0, secs,
+    char sz[SN_SIZE_STR_MAX];
+    fprintf(stderr, "%s: %.2f GB/s wall (%.3f s), %.2f GB/s per CPU-second (%.3f s CPU); OpenSSL EVP "
+            "SHA-256 over mmap\n", sn_size_str(size, sz, sizeof sz), secs > 0 ? (double)size / secs / 1e9 : 0.0, secs,
             cpu > 0 ? (double)size / cpu / 1e9 : 0.0, cpu);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "modelinfo.h"
 #include "ollama.h"
 #include "ollama_install.h"
+#include "sizefmt.h"
 #include "smoke.h"
 #include "utf8.h"
 #include <cjson/cJSON.h>
@@ -43,16 +44,21 @@ void progress_bar(void *ud, uint64_t done, uint64_t total) {
     int w = 40, fill = pct * w / 100;
     fprintf(stderr, "\r  uploading [");
     for (int i = 0; i < w; i++) fputc(i < fill ? '#' : '.', stderr);
-    fprintf(stderr, "] %3d%% %llu/%llu MiB", pct, (unsigned long long)(done >> 20),
-            (unsigned long long)(total >> 20));
+    char d[24], t[24];
+    fprintf(stderr, "] %3d%% %s / %s\033[K", pct, sn_size_short(done, d, sizeof d), sn_size_short(total, t, sizeof t));
     if (done >= total) { fputc('\n', stderr); last = -1; }
     fflush(stderr);
 }
 
 /* A failure of a subcommand: the message on stderr and under "error" in its JSON. */
 int fail_json(const sn_err *err, cJSON *out) {
+    sn_cli_json_error_done(); /* the error goes into this record, not a second one */
     sn_cli_fail(err);
-    cJSON_AddStringToObject(out, "error", err->msg);
+    cJSON *e = cJSON_AddObjectToObject(out, "error");
+    if (e) {
+        cJSON_AddStringToObject(e, "message", err->msg);
+        cJSON_AddNumberToObject(e, "exit_code", SN_EXIT_FAIL);
+    }
     return SN_EXIT_FAIL;
 }
 
@@ -222,6 +228,7 @@ typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
+    sn_cli_json_errors(argc, argv);
     static const command cmds[] = {
         {"ollama", cmd_ollama, ollama_usage}, {"lmstudio", cmd_lmstudio, lms_usage},
         {"doctor", cmd_doctor, doctor_usage}, {"template", cmd_template, template_usage},

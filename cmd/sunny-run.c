@@ -3,6 +3,7 @@
  * parsing and printing only; the work is in runtime/ (model.h, tokenizer.h, sampler.h). */
 #include "cli.h"
 #include "gguf.h"
+#include "run_chat.h"
 #include "model.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -17,7 +18,8 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "Usage: sunny-run [-m] MODEL (-p PROMPT | --prompt-ids IDS | -f FILE) [options]\n"
+            "Usage: sunny-run [-m] MODEL (-p PROMPT | --prompt-ids IDS | -f FILE | PROMPT) [options]\n"
+            "       sunny-run [-m] MODEL [-cnv] [-sys TEXT] [options]   (chat: one user turn per stdin line)\n"
             "       sunny-run [-m] MODEL --tokenize (-p TEXT | -f FILE) [--json]\n"
             "Runs a GGUF or a sunny runtime blob (OUT.snb from sunny-convert --blob) with llama.cpp's\n"
             "numerics and prints the generated text. A Hugging Face model folder must be converted first\n"
@@ -30,7 +32,11 @@ static void usage(FILE *f) {
             "  -p, --prompt TEXT       prompt text (default: none; one of -p, --prompt-ids, -f is required)\n"
             "  --prompt-ids IDS        comma-separated token ids instead of text (default: none)\n"
             "  -f, --file FILE         read the prompt text from FILE (default: none)\n"
-            "  -n, --n-predict N       tokens to generate (default: 32)\n"
+            "  PROMPT                  a second positional argument is the prompt, as llama-run takes it\n"
+            "                          (default: none)\n"
+            "  -n, --n-predict, --predict N\n"
+            "                          tokens to generate (default: 32; -1: until an end-of-generation\n"
+            "                          token or the context's end, -2: until the context is full)\n"
             "  -c, --ctx-size N        context size in tokens (default: prompt + -n; a value above the\n"
             "                          model's trained context is used with a warning)\n"
             "  -t, --threads N         threads (default: the physical cores, %d here)\n"
@@ -39,6 +45,12 @@ static void usage(FILE *f) {
             "  --top-p P               top-p sampling (default: 0.95; 1 = off)\n"
             "  --min-p M               min-p sampling (default: 0 = off)\n"
             "  --seed S                sampler seed (default: 0)\n"
+            "  --repeat-penalty R      divide a positive logit (multiply a negative one) of each token among\n"
+            "                          the last --repeat-last-n tokens, prompt included, by R, as llama.cpp\n"
+            "                          does (default: 1 = off)\n"
+            "  --repeat-last-n N       tokens the penalties look back over (default: 64; 0 = off)\n"
+            "  --presence-penalty A    subtract A from the logit of each such token (default: 0 = off)\n"
+            "  --frequency-penalty A   subtract A times its count among them (default: 0 = off)\n"
             "  --no-bos                do not add the BOS token (default: add it if the model asks for it)\n"
             "  --kv TYPE               KV cache type, f16 or f32 (default: f16)\n"
             "  --ignore-eos            keep generating past end-of-generation tokens (default: stop there)\n"
@@ -48,10 +60,21 @@ static void usage(FILE *f) {
             "                          half of the available memory, for fewer TLB misses)\n"
             "  --warmup                evaluate the prompt once and forget it before the timed run, as\n"
             "                          llama-bench does before each test (benchmarks; default: off)\n"
+            "  -cnv, --conversation    chat: each stdin line is a user turn, rendered with the conversation\n"
+            "                          through the GGUF's chat template, the reply streamed to stdout; -n\n"
+            "                          caps each reply (default: on when the GGUF has a chat template and no\n"
+            "                          prompt is given, as llama-cli does; replies run to end-of-generation)\n"
+            "  -no-cnv, --no-conversation  never chat, even with no prompt (default: off)\n"
+            "  -sys, --system-prompt TEXT  chat: a system message first (default: none)\n"
             "  --tokenize              print the prompt's token ids and exit (default: off)\n"
             "  --json                  print one JSON record on stdout (default: off: text on stdout,\n"
             "                          timings on stderr). The record: {\"prompt_ids\":[...],\"ids\":[...],\n"
-            "                          \"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...}\n"
+            "                          \"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...,\n"
+            "                          \"top_logprobs\"/\"top_logits\":[[id,value],...] of the last step, ...}\n"
+            "  -ngl, --n-gpu-layers N  llama.cpp's GPU and memory flags (also --gpu-layers N, -mg/--main-gpu N,\n"
+            "                          -ts/--tensor-split S, -sm/--split-mode M, --no-mmap, -fa, --flash-attn\n"
+            "                          [on|off|auto]): accepted and ignored with a note, as sunny-run runs on\n"
+            "                          the CPU and copies the weights at load unless --mmap (default: none)\n"
             "  -h, --help              print this help and exit\n"
             "  --version               print the version and exit\n"
             "\n"
@@ -67,6 +90,11 @@ typedef struct {
     double temp, top_p, min_p;
     int64_t seed;
     int no_bos, json, tokenize, kv_f32, ignore_eos, verify, mmap_weights, warmup, n_given;
+    int cnv;            /* 1 -cnv, -1 -no-cnv, 0 decided by the model */
+    const char *system;
+    int64_t repeat_last_n;
+    double repeat_penalty, presence_penalty, frequency_penalty;
+    char ignored[256]; /* the GPU flags given, for the one note */
 } opts;
 
 static double now_s(void) {
@@ -163,6 +191,17 @@ static void json_ids(FILE *f, const int32_t *ids, int64_t n) {
     fputc(']', f);
 }
 
+/* llama.cpp's GPU and memory-placement flags, which copied commands carry: sunny-run has no GPU path. */
+static int is_gpu_flag(const char *a) {
+    static const char *const f[] = {"-ngl", "--n-gpu-layers", "--gpu-layers", "-mg", "--main-gpu", "-ts",
+                                    "--tensor-split", "-sm", "--split-mode", "--no-mmap", "-fa", "--flash-attn"};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!strcmp(a, f[i])) return 1;
+    return 0;
+}
+
+static int is_fa_value(const char *v) { return !strcmp(v, "on") || !strcmp(v, "off") || !strcmp(v, "auto"); }
+
 static int parse_args(int argc, char **argv, opts *o) {
     memset(o, 0, sizeof(*o));
     o->n_predict = 32;
@@ -170,6 +209,8 @@ static int parse_args(int argc, char **argv, opts *o) {
     o->top_k = 40;
     o->top_p = 0.95;
     o->seed = 0;
+    o->repeat_last_n = 64;
+    o->repeat_penalty = 1.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT()                                                              \
@@ -187,7 +228,21 @@ static int parse_args(int argc, char **argv, opts *o) {
             if (o->model) return sn_cli_usage_error("two models given: '%s' and '%s'", o->model, argv[i]);
             o->model = argv[i];
         }
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) { NEXT(); o->n_given = 1; if (sn_cli_parse_i64(argv[i], 0, 1 << 24, &o->n_predict)) return sn_cli_usage_error("%s: expected a count, got '%s'", a, argv[i]); }
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict") || !strcmp(a, "--predict")) { NEXT(); o->n_given = 1; if (sn_cli_parse_i64(argv[i], -2, 1 << 24, &o->n_predict)) return sn_cli_usage_error("%s: expected a count, -1 (until the end of generation) or -2 (until the context is full), got '%s'", a, argv[i]); }
+        else if (!strcmp(a, "--repeat-penalty")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->repeat_penalty) || !(o->repeat_penalty > 0 && isfinite(o->repeat_penalty) && isfinite(1.0 / o->repeat_penalty))) return sn_cli_usage_error("--repeat-penalty: expected a finite number > 0, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--repeat-last-n")) { NEXT(); if (sn_cli_parse_i64(argv[i], 0, INT32_MAX, &o->repeat_last_n)) return sn_cli_usage_error("--repeat-last-n: expected a count >= 0, got '%s'", argv[i]); }
+        else if (!strcmp(a, "--presence-penalty") || !strcmp(a, "--frequency-penalty")) {
+            NEXT();
+            double *v = a[2] == 'p' ? &o->presence_penalty : &o->frequency_penalty;
+            if (sn_cli_parse_f64(argv[i], v) || !isfinite(*v)) return sn_cli_usage_error("%s: expected a finite number, got '%s'", a, argv[i]);
+        }
+        else if (is_gpu_flag(a)) {
+            const int takes = strcmp(a, "--no-mmap") != 0 && !((!strcmp(a, "-fa") || !strcmp(a, "--flash-attn")) &&
+                                                             (i + 1 >= argc || !is_fa_value(argv[i + 1])));
+            if (takes) NEXT();
+            const size_t k = strlen(o->ignored);
+            snprintf(o->ignored + k, sizeof o->ignored - k, "%s%s%s%s", k ? ", " : "", a, takes ? " " : "", takes ? argv[i] : "");
+        }
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, 1024, &o->threads)) return sn_cli_usage_error("%s: expected 1..1024, got '%s'", a, argv[i]); }
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size") || !strcmp(a, "--ctx")) { NEXT(); if (sn_cli_parse_i64(argv[i], 1, (int64_t)1 << 31, &o->ctx)) return sn_cli_usage_error("%s: expected a positive size, got '%s'", a, argv[i]); }
         else if (!strcmp(a, "--temp")) { NEXT(); if (sn_cli_parse_f64(argv[i], &o->temp) || !(o->temp >= 0)) return sn_cli_usage_error("--temp: expected a number >= 0, got '%s'", argv[i]); }
@@ -201,6 +256,9 @@ static int parse_args(int argc, char **argv, opts *o) {
             else if (!strcmp(argv[i], "f32")) o->kv_f32 = 1;
             else return sn_cli_usage_error("--kv: expected f16 or f32, got '%s'", argv[i]);
         }
+        else if (!strcmp(a, "-cnv") || !strcmp(a, "--conversation")) o->cnv = 1;
+        else if (!strcmp(a, "-no-cnv") || !strcmp(a, "--no-conversation")) o->cnv = -1;
+        else if (!strcmp(a, "-sys") || !strcmp(a, "--system-prompt")) { NEXT(); o->system = argv[i]; }
         else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--tokenize")) o->tokenize = 1;
@@ -210,12 +268,19 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--warmup")) o->warmup = 1;
         else if (a[0] == '-' && a[1]) return sn_cli_usage_error("unknown option '%s'", a);
         else if (!o->model) o->model = a;
-        else return sn_cli_usage_error("unexpected argument '%s' (the model is '%s')", a, o->model);
+        else if (!o->prompt && !o->prompt_ids && !o->file) o->prompt = a; /* llama-run MODEL PROMPT */
+        else return sn_cli_usage_error("unexpected argument '%s' (the model is '%s', the prompt already given)", a, o->model);
 #undef NEXT
     }
     if (!o->model) return sn_cli_usage_error("no model given (MODEL.gguf or -m MODEL)");
+    if (o->ignored[0] && !o->tokenize)
+        fprintf(stderr, "%s: note: ignoring %s: sunny-run runs on the CPU\n", sn_cli_prog(), o->ignored);
     const int sources = !!o->prompt + !!o->prompt_ids + !!o->file;
-    if (sources != 1) return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f");
+    if (o->cnv == 1 && (sources || o->tokenize || o->json))
+        return sn_cli_usage_error("-cnv reads the turns from stdin: it takes no -p, --prompt-ids, -f, --tokenize or --json");
+    if (o->cnv == 1) return -1;
+    if (sources == 0 && o->cnv == 0 && !o->tokenize && !o->json) return -1; /* chat if the model has a template */
+    if (sources != 1) return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f%s", o->cnv < 0 ? "" : " (or -cnv)");
     if (o->tokenize && o->prompt_ids) return sn_cli_usage_error("--tokenize takes -p or -f");
     return -1;
 }
@@ -277,6 +342,19 @@ static int check_model_path(const char *path) {
                       "first with sunny-convert:\n  sunny-convert %s -o model.gguf", path, path);
         return -1;
     }
+    /* Hugging Face / PyTorch weights: the exact command that makes a GGUF of them */
+    static const char *const hf_ext[] = {".safetensors", ".bin", ".pt", ".pth"};
+    const size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof hf_ext / sizeof hf_ext[0]; i++) {
+        const size_t e = strlen(hf_ext[i]);
+        if (n <= e || strcmp(path + n - e, hf_ext[i]) != 0) continue;
+        const char *slash = strrchr(path, '/');
+        const int dl = slash ? (int)(slash - path) : 1;
+        sn_cli_errorf("%s holds Hugging Face / PyTorch weights, which sunny-run does not read; convert the "
+                      "model folder first, then run the GGUF:\n  sunny-convert %.*s -o model.gguf\n"
+                      "  sunny-run model.gguf -p \"...\"", path, dl, slash ? path : ".");
+        return -1;
+    }
     return 0;
 }
 
@@ -332,6 +410,29 @@ static int run_tokenize(const opts *o) {
     return rc;
 }
 
+/* The sampler chain the flags describe (llama.cpp's order: penalties, then greedy or top-k ...). */
+static void sampler_params(const opts *o, sn_sampler_params *sp) {
+    sn_sampler_params_default(sp);
+    sp->temp = (float)o->temp;
+    sp->top_k = (int32_t)o->top_k;
+    sp->top_p = (float)o->top_p;
+    sp->min_p = (float)o->min_p;
+    sp->seed = (uint32_t)o->seed;
+    sp->penalty_last_n = (int32_t)o->repeat_last_n;
+    sp->penalty_repeat = (float)o->repeat_penalty;
+    sp->penalty_freq = (float)o->frequency_penalty;
+    sp->penalty_present = (float)o->presence_penalty;
+}
+
+/* Threads, KV type, --verify, --mmap; the context size is the caller's. */
+static void model_params(const opts *o, sn_model_params *mp) {
+    sn_model_params_default(mp);
+    mp->n_threads = (int)o->threads;
+    mp->kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
+    mp->verify = o->verify;
+    mp->mmap_weights = o->mmap_weights;
+}
+
 static int run_generate(const opts *o) {
     sn_err err = {0};
     int rc = SN_EXIT_FAIL;
@@ -362,18 +463,19 @@ static int run_generate(const opts *o) {
     }
 
     sn_model_params mp;
-    sn_model_params_default(&mp);
-    mp.n_threads = (int)o->threads;
-    mp.kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
-    mp.verify = o->verify;
-    mp.mmap_weights = o->mmap_weights;
-    mp.n_ctx = o->ctx ? o->ctx : n_prompt + o->n_predict;
+    model_params(o, &mp);
     const int64_t n_train = trained_ctx(sn_model_meta_gguf(g));
+    /* -n -1 / -2 run to the context's end: without -c, the trained context, at most 4096 (llama.cpp's
+     * usual -c), so a million-token RWKV context does not size a cache */
+    const int64_t open_ctx = n_train > 0 && n_train < 4096 ? n_train : 4096;
+    mp.n_ctx = o->ctx ? o->ctx : o->n_predict < 0 ? (n_prompt < open_ctx ? open_ctx : n_prompt + 1) : n_prompt + o->n_predict;
     if (o->ctx && n_train > 0 && o->ctx > n_train)
         sn_cli_warnf("-c %lld is above the context %s was trained for (%lld tokens); output past %lld "
                      "tokens may degrade", (long long)o->ctx, o->model, (long long)n_train, (long long)n_train);
     if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
-    if (n_prompt + o->n_predict > sn_model_n_ctx(m)) {
+    const int64_t n_predict = o->n_predict >= 0 ? o->n_predict : sn_model_n_ctx(m) - n_prompt;
+    const int stop_at_eog = !o->ignore_eos && o->n_predict != -2; /* -2: fill the context */
+    if (n_predict < 0 || n_prompt + n_predict > sn_model_n_ctx(m)) {
         char nwhat[64];
         if (o->n_given) snprintf(nwhat, sizeof nwhat, "-n %lld", (long long)o->n_predict);
         else snprintf(nwhat, sizeof nwhat, "%lld tokens to generate (the default -n)", (long long)o->n_predict);
@@ -384,15 +486,11 @@ static int run_generate(const opts *o) {
     }
     const int64_t V = sn_model_n_vocab(m);
     sn_sampler_params sp;
-    sn_sampler_params_default(&sp);
-    sp.temp = (float)o->temp;
-    sp.top_k = (int32_t)o->top_k;
-    sp.top_p = (float)o->top_p;
-    sp.min_p = (float)o->min_p;
-    sp.seed = (uint32_t)o->seed;
+    sampler_params(o, &sp);
     if (sn_sampler_new(&sp, &smp, &err)) { sn_cli_fail(&err); goto done; }
+    for (int64_t i = 0; i < n_prompt; i++) sn_sampler_accept(smp, prompt[i]); /* as llama-cli does */
     logits = malloc((size_t)V * sizeof(float));
-    out = malloc(((size_t)o->n_predict + 1) * sizeof(int32_t));
+    out = malloc(((size_t)n_predict + 1) * sizeof(int32_t));
     if (!logits || !out) { sn_cli_errorf("out of memory"); goto done; }
     memset(logits, 0, (size_t)V * sizeof(float)); /* faulted in before the timed evals */
 
@@ -405,8 +503,9 @@ static int run_generate(const opts *o) {
     const double t_prefill = now_s() - t0;
     int64_t n_out = 0, n_decode = 0;
     double t_decode = 0;
-    while (n_out < o->n_predict) {
+    while (n_out < n_predict) {
         const int32_t id = sn_sampler_sample(smp, logits, V);
+        sn_sampler_accept(smp, id);
         out[n_out++] = id;
         if (!o->json) {
             if (tok) {
@@ -418,8 +517,8 @@ static int run_generate(const opts *o) {
             }
             fflush(stdout);
         }
-        if (!o->ignore_eos && tok && sn_tok_is_eog(tok, id)) break;
-        if (n_out == o->n_predict) break;
+        if (stop_at_eog && tok && sn_tok_is_eog(tok, id)) break;
+        if (n_out == n_predict) break;
         t0 = now_s();
         if (sn_model_eval(m, &id, 1, logits, &err)) { sn_cli_fail(&err); goto done; }
         t_decode += now_s() - t0;
@@ -459,14 +558,18 @@ static int run_generate(const opts *o) {
             fputs(",\"top_logprobs\":[", stdout);
             for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], logits[top[k]] - lse);
             fputs("]", stdout);
+            fputs(",\"top_logits\":[", stdout); /* the raw logits, as llama.cpp's get_logits gives them */
+            for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], (double)logits[top[k]]);
+            fputs("]", stdout);
         }
         fputs(",\"kernels\":", stdout);
         json_str(stdout, sn_model_kernels_name(m), strlen(sn_model_kernels_name(m)));
         fputs("}\n", stdout);
     } else {
         putchar('\n');
-        fprintf(stderr, "%s: prompt %lld tokens, %.2f tok/s; generated %lld tokens, %.2f tok/s (%s kernels, %d threads)\n",
-                sn_cli_prog(), (long long)n_prompt, pf, (long long)n_out, dc, sn_model_kernels_name(m), (int)o->threads);
+        fprintf(stderr, "%s: prompt %lld tokens, %.2f tok/s; generated %lld tokens, %.2f tok/s (%s kernels, %d thread%s)\n",
+                sn_cli_prog(), (long long)n_prompt, pf, (long long)n_out, dc, sn_model_kernels_name(m), (int)o->threads,
+                o->threads == 1 ? "" : "s");
     }
     rc = SN_EXIT_OK;
 done:
@@ -484,9 +587,28 @@ done:
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-run");
+    sn_cli_json_errors(argc, argv);
     opts o;
     const int r = parse_args(argc, argv, &o);
     if (r >= 0) return r;
+    const int sources = !!o.prompt + !!o.prompt_ids + !!o.file;
+    if (o.cnv == 0 && sources == 0) { /* llama-cli's default: chat when the model has a template */
+        if (check_model_path(o.model)) return SN_EXIT_FAIL;
+        if (!sn_chat_has_template(o.model))
+            return sn_cli_usage_error("give exactly one of -p, --prompt-ids, -f (%s has no chat template for -cnv)", o.model);
+        o.cnv = 1;
+        fprintf(stderr, "%s: note: no prompt given and the GGUF has a chat template: chat mode (-no-cnv to refuse)\n",
+                sn_cli_prog());
+    }
+    if (o.cnv == 1) {
+        if (check_model_path(o.model)) return SN_EXIT_FAIL;
+        sn_chat_opts co = {.model = o.model, .system = o.system, .n_predict = o.n_given ? o.n_predict : -1};
+        model_params(&o, &co.mp);
+        co.mp.n_ctx = o.ctx ? o.ctx : 4096;
+        sampler_params(&o, &co.sp);
+        const int crc = sn_chat_run(&co);
+        return check_stdout() && crc == SN_EXIT_OK ? SN_EXIT_FAIL : crc;
+    }
     int rc = o.tokenize ? run_tokenize(&o) : run_generate(&o);
     if (check_stdout() && rc == SN_EXIT_OK) rc = SN_EXIT_FAIL;
     return rc;

@@ -300,6 +300,12 @@ static void hf_on_plan(void *ud, const sn_convert_plan_entry *e) {
 }
 
 
+/* The converter's progress, passed on with the caller's own ud (the converter's ud is this context). */
+static void hf_on_progress(void *ud, const sn_convert_progress *p) {
+    const hf_sink *k = ud;
+    k->o->on_progress(k->o->ud, p);
+}
+
 static sn_status hf_begin(void *ud, const sn_gguf_writer *kv, sn_err *err) {
     hf_sink *k = ud;
     if (k->plan_oom) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -428,7 +434,7 @@ static sn_status from_hf(const sn_blob_convert_opts *o, const char *tmp, sn_blob
     co.force = 1;
     co.cancel = o->cancel;
     co.on_plan = hf_on_plan;
-    co.on_progress = o->on_progress;
+    co.on_progress = o->on_progress ? hf_on_progress : NULL;
     co.ud = &k;
     co.sink = &sink;
     sn_convert_result cr;

@@ -147,7 +147,10 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     }
     const sn_arch *a = sn_arch_find(cfg.architecture);
     if (!a) {
-        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: unsupported architecture '%s' (supported: %s)",
+        st = sn_err_set(err, SN_EUNSUPPORTED,
+                        "%s: unsupported architecture '%s' (sunny-convert converts %s; docs/MODELS.md). A GGUF "
+                        "of this model made with llama.cpp's convert_hf_to_gguf.py still installs: "
+                        "sunny-integrate ollama|lmstudio MODEL.gguf (without --smoke, which needs sunny's runtime)",
                         cfg_path ? cfg_path : o->model_dir,
                         cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
         goto done;

@@ -2,6 +2,7 @@
 #include "doctor.h"
 #include "http.h"
 #include "ollama.h"
+#include "sizefmt.h"
 #include <dirent.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -41,11 +42,6 @@ static void scan_unit(const char *path, char *user, size_t ucap, char *models, s
         }
     }
     fclose(f);
-}
-
-static void human(uint64_t b, char *out, size_t cap) {
-    if (b >= (1ull << 30)) snprintf(out, cap, "%.1f GiB", (double)b / (double)(1ull << 30));
-    else snprintf(out, cap, "%.1f MiB", (double)b / (double)(1ull << 20));
 }
 
 cJSON *sn_doctor_ollama(const char *host_flag) {
@@ -197,8 +193,8 @@ cJSON *sn_doctor_ollama(const char *host_flag) {
         }
     have:;
         uint64_t free_b = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
-        char hb[32];
-        human(free_b, hb, sizeof hb);
+        char hb[SN_SIZE_STR_MAX];
+        sn_size_short(free_b, hb, sizeof hb);
         add(checks, "disk", free_b < (4ull << 30) ? "warn" : "ok",
             "%s free on the filesystem of %s (a GGUF import needs its size in blobs, and >= 0.30 a second "
             "copy while llama-quantize rewrites it)%s", hb, models_dir,

@@ -6,6 +6,7 @@
 #include "mapfile.h"
 #include "modelinfo.h"
 #include "ollama.h"
+#include "sizefmt.h"
 #include "smoke.h"
 #include "template_cmd.h"
 #include <errno.h>
@@ -214,12 +215,12 @@ static int smoke_chat(sn_http *h, const sn_ollama_version *ver, const sn_ollama_
     static const char USER[] = "What is 2+2?";
     if (!mi->chat_template) return 0;
     if (sel == SN_OLLAMA_TMPL_JINJA) {
-        say(cb, "[smoke] chat: not run (the server renders the GGUF's own Jinja; see the render check)");
+        say(cb, "[smoke] note: chat not run (the server renders the GGUF's own Jinja; see the render check)");
         return 0;
     }
     char *rendered = NULL;
     if (sn_template_render_jinja(a->gguf, a->system, USER, 0, &rendered, err)) {
-        say(cb, "[smoke] chat: not run (sunny cannot render the GGUF's template: %s)", err->msg);
+        say(cb, "[smoke] note: chat not run (sunny cannot render the GGUF's template: %s)", err->msg);
         memset(err, 0, sizeof *err);
         return 0;
     }
@@ -283,7 +284,8 @@ sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_ins
     sn_ollama_model_spec spec = {.name = a->name, .gguf_path = a->gguf, .template_text = tmpl,
                                  .system = a->system ? a->system : dsys, .parameters = a->params,
                                  .license = mi.license, .gguf_chat_template = mi.chat_template};
-    say(cb, "model   : %s (%s, %s, %.1f MiB)", a->gguf, mi.arch, mi.quant, (double)mi.file_size / 1048576.0);
+    char fsz[SN_SIZE_STR_MAX];
+    say(cb, "model   : %s (%s, %s, %s)", a->gguf, mi.arch, mi.quant, sn_size_str(mi.file_size, fsz, sizeof fsz));
     say(cb, "template: %s", tsrc);
 
     /* The equivalent Modelfile: printed by --dry-run, written by --modelfile-out only once the
@@ -355,7 +357,8 @@ sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_ins
     if (sn_ollama_sha256_file(a->gguf, hex, &fsize, &secs, err)) goto fail;
     snprintf(digest, sizeof digest, "sha256:%s", hex);
     double gbps = secs > 0 ? (double)fsize / secs / 1e9 : 0;
-    say(cb, "digest  : %s (%.2f GB/s over %.1f MiB)", digest, gbps, (double)fsize / 1048576.0);
+    char dsz[SN_SIZE_STR_MAX];
+    say(cb, "digest  : %s (%.2f GB/s over %s)", digest, gbps, sn_size_short(fsize, dsz, sizeof dsz));
     cJSON_AddStringToObject(out, "digest", digest);
     cJSON_AddNumberToObject(out, "sha256_gb_per_s", gbps);
     if (mi.split_count > 1) { /* every shard goes into the create "files" map under its own name */
@@ -399,8 +402,9 @@ sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_ins
         say(cb, contacted ? "dry run : these requests would be sent (only the version probe was):"
                              : "dry run : these requests would be sent (none was: no server was contacted):");
         say(cb, "  HEAD %s/api/blobs/%s", oh.connect_url, digest);
-        say(cb, "  POST %s/api/blobs/%s  <- %llu bytes streamed from %s (only if HEAD says 404)",
-                oh.connect_url, digest, (unsigned long long)fsize, a->gguf);
+        char bsz[SN_SIZE_STR_MAX];
+        say(cb, "  POST %s/api/blobs/%s  <- %s streamed from %s (only if HEAD says 404)",
+                oh.connect_url, digest, sn_size_str(fsize, bsz, sizeof bsz), a->gguf);
         say(cb, "  POST %s/api/create  %s", oh.connect_url, body);
         say(cb, "  POST %s/api/show  {\"model\":\"%s\"}", oh.connect_url, a->name);
         if (a->smoke) say(cb, "  POST %s/api/generate  (smoke: raw, temperature 0, top_k 1, seed %lld, num_predict %d, num_ctx %lld)",

@@ -439,7 +439,7 @@ void sn_smoke_format(const sn_smoke_result *r, const char *server_name, char *bu
     show_text(t, sizeof t, r->theirs_text ? r->theirs_text : "");
     const char *method = r->method[0] ? r->method : (r->by_ids ? "token ids" : "text");
     char ctx[400] = "";
-    if (r->context_note[0]) snprintf(ctx, sizeof ctx, "\n[smoke]   context: %s", r->context_note);
+    if (r->context_note[0]) snprintf(ctx, sizeof ctx, "\n[smoke] note: context: %s", r->context_note); /* informational */
     if (r->prompt_diff[0]) {
         snprintf(buf, cap, "[smoke] %sDIVERGED before generation: %s\n[smoke]   %-6s: %s\n[smoke]   sunny : %s",
                  r->scope, r->prompt_diff, server_name, t, o);

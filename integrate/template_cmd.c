@@ -165,8 +165,9 @@ static sn_status load_gguf(const char *path, int want_template, sn_template_resu
     int64_t k = sn_gguf_find_key(v->g, "tokenizer.chat_template");
     if (k < 0)
         return sn_err_set(err, SN_EUNSUPPORTED,
-                          "%s: no tokenizer.chat_template (a base model?); pass --jinja FILE with the "
-                          "model's Jinja or --template FILE with an Ollama Go template", path);
+                          "%s: no tokenizer.chat_template (a base model?); give the model's chat template: "
+                          "sunny-integrate template --jinja FILE, or when installing, sunny-integrate ollama "
+                          "--template FILE (.jinja or .gotmpl)", path);
     if (sn_gguf_kv_type(v->g, k) != SN_GGUF_STR)
         return sn_err_set(err, SN_EFORMAT, "%s: tokenizer.chat_template is %s, not a string", path,
                           sn_gguf_type_name(sn_gguf_kv_type(v->g, k)));
@@ -184,6 +185,13 @@ static char *json_token(const cJSON *cfg, const char *key) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(cfg, key);
     if (cJSON_IsObject(t)) t = cJSON_GetObjectItemCaseSensitive(t, "content");
     return cJSON_IsString(t) ? strdup(t->valuestring) : NULL;
+}
+
+static int file_exists_in(const char *dir, const char *name) {
+    char *p = sn_path_join(dir, name);
+    const int e = p && file_exists(p);
+    free(p);
+    return e;
 }
 
 static sn_status load_dir(const char *dir, int want_template, sn_template_result *r, vocab *v,
@@ -225,11 +233,27 @@ static sn_status load_dir(const char *dir, int want_template, sn_template_result
         jinja_path = NULL;
         goto out;
     }
-    if (!cfg) {
-        st = sn_err_set(err, SN_EIO, "%s: neither chat_template.jinja nor tokenizer_config.json found", dir);
+    const cJSON *t = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, "chat_template") : NULL;
+    if (!t && file_exists_in(dir, "rwkv_vocab_v20230424.txt")) {
+        /* an RWKV world folder without a template of its own: the world template sunny-convert (and
+         * llama.cpp's converter) writes into its GGUF, so the folder and the GGUF install alike */
+        const char *world = sn_tmpl_embedded("rwkv-world-default.jinja", NULL);
+        if (!world || !(r->jinja = strdup(world)) || !(r->source_path = strdup(dir))) {
+            st = sn_err_set(err, world ? SN_ENOMEM : SN_EFORMAT, "%s: the RWKV world template is not available", dir);
+            goto out;
+        }
+        r->source = "rwkv world template (what sunny-convert writes for this folder)";
+        /* and its BOS/EOS: token 0, "<s>", as the converter forces them */
+        if ((!r->bos_token && !(r->bos_token = strdup("<s>"))) || (!r->eos_token && !(r->eos_token = strdup("<s>"))))
+            st = sn_err_set(err, SN_ENOMEM, "%s: out of memory", dir);
         goto out;
     }
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cfg, "chat_template");
+    if (!cfg) {
+        st = sn_err_set(err, SN_EIO, "%s: neither chat_template.jinja nor tokenizer_config.json found; give the "
+                        "model's chat template: sunny-integrate template --jinja FILE, or when installing, "
+                        "sunny-integrate ollama --template FILE (.jinja or .gotmpl)", dir);
+        goto out;
+    }
     if (cJSON_IsArray(t)) { /* [{"name": "default", "template": ...}, {"name": "tool_use", ...}] */
         const cJSON *e, *pick = NULL;
         cJSON_ArrayForEach(e, t) {
@@ -240,8 +264,9 @@ static sn_status load_dir(const char *dir, int want_template, sn_template_result
     }
     if (!t) {
         st = sn_err_set(err, SN_EUNSUPPORTED,
-                        "%s: no chat_template (a base model?); pass --jinja FILE with the model's Jinja "
-                        "or --template FILE with an Ollama Go template", cfg_path);
+                        "%s: no chat_template (a base model?); give the model's chat template: sunny-integrate "
+                        "template --jinja FILE, or when installing, sunny-integrate ollama --template FILE "
+                        "(.jinja or .gotmpl)", cfg_path);
         goto out;
     }
     if (!cJSON_IsString(t)) {

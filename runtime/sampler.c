@@ -1,4 +1,5 @@
-/* sampler.c - greedy and top-k/top-p/min-p/temperature/dist sampling (see sampler.h). */
+/* sampler.c - repetition penalties, then greedy or top-k/top-p/min-p/temperature/dist sampling
+ * (see sampler.h). */
 #include "sampler.h"
 
 #include <math.h>
@@ -17,6 +18,13 @@ struct sn_sampler {
     int mti;
     cand *buf;
     int64_t cap;
+    /* penalties: the last penalty_last_n accepted tokens (a ring) and each id's count among them */
+    int32_t *hist;
+    int32_t hist_n, hist_head;
+    int32_t *count;
+    int64_t count_cap;
+    float *pen;     /* the penalized copy of the logits */
+    int64_t pen_cap;
 };
 
 /* ---- mt19937 ---- */
@@ -54,15 +62,81 @@ static double uniform01(sn_sampler *s) {
 void sn_sampler_params_default(sn_sampler_params *p) {
     memset(p, 0, sizeof(*p));
     p->top_p = 1.0f;
+    p->penalty_repeat = 1.0f;
+}
+
+static int penalties_on(const sn_sampler_params *p) {
+    return p->penalty_last_n > 0 && (p->penalty_repeat != 1.0f || p->penalty_freq != 0.0f || p->penalty_present != 0.0f);
+}
+
+/* Grows count[] to hold id; 0 on success. */
+static int count_fit(sn_sampler *s, int64_t id) {
+    if (id < s->count_cap) return 0;
+    int64_t cap = s->count_cap ? s->count_cap : 1024;
+    while (cap <= id) cap *= 2;
+    int32_t *c = realloc(s->count, (size_t)cap * sizeof(*c));
+    if (!c) return -1;
+    memset(c + s->count_cap, 0, (size_t)(cap - s->count_cap) * sizeof(*c));
+    s->count = c;
+    s->count_cap = cap;
+    return 0;
+}
+
+void sn_sampler_accept(sn_sampler *s, int32_t id) {
+    if (!penalties_on(&s->p) || id < 0 || count_fit(s, id)) return;
+    const int32_t cap = s->p.penalty_last_n;
+    if (s->hist_n == cap) { /* full: the oldest leaves the window */
+        s->count[s->hist[s->hist_head]]--;
+        s->hist[s->hist_head] = id;
+        s->hist_head = (s->hist_head + 1) % cap;
+    } else {
+        s->hist[(s->hist_head + s->hist_n) % cap] = id;
+        s->hist_n++;
+    }
+    s->count[id]++;
+}
+
+void sn_sampler_apply_penalties(const sn_sampler *s, float *logits, int64_t n) {
+    if (!penalties_on(&s->p) || s->hist_n == 0) return;
+    const int64_t lim = n < s->count_cap ? n : s->count_cap;
+    for (int64_t i = 0; i < lim; i++) {
+        const int32_t c = s->count[i];
+        if (c <= 0) continue;
+        float l = logits[i];
+        l = l <= 0 ? l * s->p.penalty_repeat : l / s->p.penalty_repeat;
+        logits[i] = l - ((float)c * s->p.penalty_freq + s->p.penalty_present);
+    }
+}
+
+/* The logits with the penalties applied (a copy), or the input when there are none to apply. */
+static const float *penalize(sn_sampler *s, const float *logits, int64_t n) {
+    if (!penalties_on(&s->p) || s->hist_n == 0) return logits;
+    if (s->pen_cap < n) {
+        float *b = realloc(s->pen, (size_t)n * sizeof(*b));
+        if (!b) return logits;
+        s->pen = b;
+        s->pen_cap = n;
+    }
+    memcpy(s->pen, logits, (size_t)n * sizeof(float));
+    sn_sampler_apply_penalties(s, s->pen, n);
+    return s->pen;
 }
 
 sn_status sn_sampler_new(const sn_sampler_params *p, sn_sampler **out, sn_err *err) {
     *out = NULL;
     if (!(p->temp == p->temp) || !(p->top_p == p->top_p) || !(p->min_p == p->min_p))
         return sn_err_set(err, SN_EINVAL, "sampler parameters must not be NaN");
+    if (!isfinite(p->penalty_repeat) || p->penalty_repeat <= 0 || !isfinite(1.0f / p->penalty_repeat) ||
+        !isfinite(p->penalty_freq) || !isfinite(p->penalty_present) || p->penalty_last_n < 0)
+        return sn_err_set(err, SN_EINVAL, "repeat penalty must be finite and > 0, frequency and presence penalties "
+                                          "finite, and the penalty window >= 0");
     sn_sampler *s = calloc(1, sizeof(*s));
     if (!s) return sn_err_set(err, SN_ENOMEM, "out of memory");
     s->p = *p;
+    if (penalties_on(p) && !(s->hist = malloc((size_t)p->penalty_last_n * sizeof(*s->hist)))) {
+        free(s);
+        return sn_err_set(err, SN_ENOMEM, "out of memory for the penalty window");
+    }
     uint32_t seed = p->seed;
     if (seed == SN_SAMPLER_SEED_RANDOM) { /* llama.cpp's get_rng_seed: the clock when no true RNG */
         struct timespec ts;
@@ -78,6 +152,9 @@ sn_status sn_sampler_new(const sn_sampler_params *p, sn_sampler **out, sn_err *e
 void sn_sampler_free(sn_sampler *s) {
     if (!s) return;
     free(s->buf);
+    free(s->hist);
+    free(s->count);
+    free(s->pen);
     free(s);
 }
 
@@ -125,7 +202,8 @@ static int by_logit_desc(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int32_t sn_sampler_sample(sn_sampler *s, const float *logits, int64_t n) {
+int32_t sn_sampler_sample(sn_sampler *s, const float *logits_in, int64_t n) {
+    const float *logits = penalize(s, logits_in, n);
     if (s->p.temp <= 0.0f || n <= 1) return sn_argmax(logits, n);
     if (s->cap < n) {
         cand *b = realloc(s->buf, (size_t)n * sizeof(*b));

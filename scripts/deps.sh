@@ -4,7 +4,9 @@
 #   bash scripts/deps.sh demo   only what `make demo` uses: the build dependencies. The demo model is
 #                               written by the build's own C program (scripts/demo_model.c) with the
 #                               RWKV world vocabulary the repo carries: no Python, no npm, no network
-# As root: installs the Debian packages (apt-get) and the pinned npm oracles (npm ci in tests/).
+# As root: says which Debian packages are missing, then installs only those (apt-get install
+# --no-upgrade: nothing already installed is upgraded; the package lists are refreshed with apt-get
+# update only if that install fails), and the pinned npm oracles (npm install in tests/).
 # Otherwise: prints the exact command to run and exits 1 if anything is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,13 +35,16 @@ read -r -a missing <<< "${missing[*]:-}"
 
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]]; then
-    echo "deps: installing ${missing[*]}"
+    echo "deps: missing Debian packages, installing only these (nothing installed is upgraded): ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    if ! apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}"; then
+      echo "deps: apt-get install failed; refreshing the package lists (apt-get update) and trying once more"
+      apt-get update -qq
+      apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}"
+    fi
   else
     echo "deps: missing Debian packages. Run:" >&2
-    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    echo "  sudo apt-get install -y --no-upgrade ${missing[*]}" >&2
     exit 1
   fi
 fi

@@ -455,8 +455,10 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     }
     const int row = family_row(arch);
     if (row < 0 || strlen(arch) >= sizeof(m->hp.arch)) {
-        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: architecture '%s' is not supported (supported: %s)", path,
-                        arch, sn_model_supported_archs());
+        st = sn_err_set(err, SN_EUNSUPPORTED,
+                        "%s: architecture '%s' is not supported by sunny's runtime (supported: %s; docs/MODELS.md); "
+                        "the GGUF still installs into Ollama or LM Studio: sunny-integrate ollama|lmstudio %s "
+                        "(without --smoke)", path, arch, sn_model_supported_archs(), path);
         free(arch);
         sn_model_free(m);
         return st;

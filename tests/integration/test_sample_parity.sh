@@ -9,6 +9,10 @@
 # must equal llama_oracle.mjs sample's for each setting. So that a sampler that ignores a knob cannot
 # pass, the test also asserts that changing only the seed, only top-p or only top-k changes llama.cpp's
 # tokens (and therefore ours), and that seed 4294967295 (LLAMA_DEFAULT_SEED) is random, as there.
+# The repetition penalties (--repeat-penalty, --repeat-last-n, --presence-penalty,
+# --frequency-penalty) against llama.cpp's own penalties sampler, which node-llama-cpp puts first in
+# the chain over the last N tokens, prompt included (as llama-cli accepts the prompt): sampled and
+# greedy, each shown to change llama.cpp's tokens.
 # GGUFs are written by tests/tools/rt_hf2gguf.py (+ rt_quantize for f16) so sunny-convert is not involved.
 source "$(dirname "$0")/lib.sh"
 need_oracle
@@ -33,7 +37,8 @@ gguf() { # family dtype -> path
     echo "$g"
 }
 
-# tag  family dtype  temp top_k top_p seed min_p  ("-" = flag omitted on both sides: each side's default)
+# tag  family dtype  temp top_k top_p seed min_p [repeat/last_n/presence/frequency]
+# ("-" = flag omitted on both sides: each side's default)
 CASES="
 a        llama3 f32 0.7 40 0.9 42 -
 seed     llama3 f32 0.7 40 0.9 43 -
@@ -51,6 +56,10 @@ CASES+="
 minp     llama3 f32 2.0 0 1 11 0.02
 minp0    llama3 f32 2.0 0 1 11 0
 minp-all llama3 f32 1.5 40 0.95 7 0.1
+pen      llama3 f32 1.0 40 1 42 - 1.3/16/0.5/0.3
+pen0     llama3 f32 1.0 40 1 42 -
+pen-g    llama3 f32 0 - - 42 - 0.5/64/-1/0
+pen-g0   llama3 f32 0 - - 42 -
 "
 P_LLAMA3="128000,791,3938,315,9822,374"
 P_MISTRAL="1,$(seq -s, 300 320)"
@@ -66,15 +75,18 @@ declare -A OURS THEIRS
 for key in llama3-f32 mistral-f16; do
     jobs=$W/$key.jobs.jsonl
     : >"$jobs"
-    while read -r tag fam dt t k p s m; do
+    while read -r tag fam dt t k p s m pen; do
         [[ -z $tag || $fam-$dt != "$key" ]] && continue
         [[ $fam == llama3 ]] && ids=$P_LLAMA3 || ids=$P_MISTRAL
-        $PY -c 'import json,sys; t,k,p,s,m,ids,n,tag=sys.argv[1:]
+        $PY -c 'import json,sys; t,k,p,s,m,ids,n,tag,pen=sys.argv[1:]
 j={"tag":tag,"prompt_ids":[int(i) for i in ids.split(",")],"n":int(n),"temp":float(t),"seed":int(s)}
 if k!="-": j["top_k"]=int(k)
 if p!="-": j["top_p"]=float(p)
 if m!="-": j["min_p"]=float(m)
-print(json.dumps(j))' "$t" "$k" "$p" "$s" "$m" "$ids" $N "$tag" >>"$jobs"
+if pen:
+    r,l,pr,fr=pen.split("/")
+    j.update(repeat_penalty=float(r),repeat_last_n=int(l),presence_penalty=float(pr),frequency_penalty=float(fr))
+print(json.dumps(j))' "$t" "$k" "$p" "$s" "$m" "$ids" $N "$tag" "${pen:-}" >>"$jobs"
     done <<<"$CASES"
     $ORACLE sample "${G[$key]}" --threads 1 <"$jobs" >"$W/$key.oracle.jsonl" || { bad "llama_oracle.mjs sample failed on ${G[$key]}"; finish; }
     while read -r line; do
@@ -84,20 +96,24 @@ print(json.dumps(j))' "$t" "$k" "$p" "$s" "$m" "$ids" $N "$tag" >>"$jobs"
 done
 
 # sunny-run, same settings
-while read -r tag fam dt t k p s m; do
+while read -r tag fam dt t k p s m pen; do
     [[ -z $tag ]] && continue
     [[ $fam == llama3 ]] && ids=$P_LLAMA3 || ids=$P_MISTRAL
     flags=(--temp "$t" --seed "$s")
     [[ $k != - ]] && flags+=(--top-k "$k")
     [[ $p != - ]] && flags+=(--top-p "$p")
     [[ $m != - ]] && flags+=(--min-p "$m")
+    if [[ -n ${pen:-} ]]; then
+        IFS=/ read -r pr pl pp pf <<<"$pen"
+        flags+=(--repeat-penalty "$pr" --repeat-last-n "$pl" --presence-penalty "$pp" --frequency-penalty "$pf")
+    fi
     if ! out=$("$RUN" "${G[$fam-$dt]}" --prompt-ids "$ids" -n $N -t 1 "${flags[@]}" --json --ignore-eos); then
         bad "$tag: sunny-run failed"
         continue
     fi
     OURS[$tag]=$($PY -c 'import json,sys; print(",".join(map(str, json.loads(sys.argv[1])["ids"])))' "$out")
     theirs=${THEIRS[$tag]:-}
-    desc="$tag ($fam $dt: temp $t top-k $k top-p $p seed $s$([[ $m != - ]] && echo " min-p $m"))"
+    desc="$tag ($fam $dt: temp $t top-k $k top-p $p seed $s$([[ $m != - ]] && echo " min-p $m")$([[ -n ${pen:-} ]] && echo " penalties $pen"))"
     if [[ -z $theirs ]]; then
         bad "$desc: no answer from llama.cpp"
     elif [[ ${OURS[$tag]} == "$theirs" ]]; then
@@ -126,6 +142,8 @@ differs a topp "top-p"
 differs hot topk "top-k"
 differs m-hot m-seed "the seed (mistral)"
 differs minp minp0 "min-p"
+differs pen pen0 "the penalties (sampled)"
+differs pen-g pen-g0 "the repeat penalty (greedy)"
 
 # Seed 4294967295 is llama.cpp's LLAMA_DEFAULT_SEED, "seed from the clock": two runs must differ.
 r1=$("$RUN" "${G[llama3-f32]}" --prompt-ids "$P_LLAMA3" -n 8 --temp 1 --top-k 0 --seed 4294967295 --json --ignore-eos)

@@ -29,7 +29,9 @@
 //            -> {"prompt_ids":[...],"ids":[...],...}: N tokens from evaluate() with node-llama-cpp's chain
 //            (top-k -> top-p -> min-p -> temperature -> dist(seed); no repeat penalty) and EOG tokens
 //            yielded and fed back (like sunny-run --ignore-eos). Omitted --top-k/--top-p/--min-p take
-//            node-llama-cpp's defaults (40, 0.95, 0); --top-k 0 = whole vocabulary.
+//            node-llama-cpp's defaults (40, 0.95, 0); --top-k 0 = whole vocabulary. Jobs may add
+//            "repeat_penalty", "repeat_last_n" (default 64), "presence_penalty", "frequency_penalty":
+//            llama.cpp's penalties sampler first in the chain, over the last N tokens, prompt included.
 //            Without --temp: stdin JSON lines {"prompt_ids":[...],"n":32,"temp":T,"seed":S,"top_k":K,
 //            "top_p":P,"min_p":M} -> the same line with "ids" added, one per job, model loaded once.
 //   bench GGUF [--threads T] [--prefill 64] [--decode 64] [--runs 5]
@@ -217,10 +219,20 @@ async function sampleIn(ctx, prompt, n, job) {
   if (job.top_k != null) opt.topK = Number(job.top_k);
   if (job.top_p != null) opt.topP = Number(job.top_p);
   if (job.min_p != null) opt.minP = Number(job.min_p);
+  // llama.cpp's penalties sampler over the last repeat_last_n tokens, prompt included (llama-cli
+  // accepts the prompt into its sampler). node-llama-cpp rebuilds it from punishTokens each step,
+  // with a window of max(maxPunishTokens, punishTokens.length): give it exactly the last N.
+  const hist = [...prompt];
+  if (job.repeat_penalty != null || job.presence_penalty != null || job.frequency_penalty != null) {
+    const lastN = job.repeat_last_n ?? 64;
+    opt.repeatPenalty = { penalty: job.repeat_penalty ?? 1, presencePenalty: job.presence_penalty ?? 0,
+      frequencyPenalty: job.frequency_penalty ?? 0, maxPunishTokens: lastN, punishTokens: () => hist.slice(-lastN) };
+  }
   const seq = ctx.getSequence();
   const ids = [];
   for await (const t of seq.evaluate(prompt, opt)) {
     ids.push(t);
+    hist.push(t);
     if (ids.length >= n) break;
   }
   await seq.dispose();

@@ -2,8 +2,10 @@
  *   model_agree REF (GGUF|blob) CAND (GGUF|blob) --prompt-ids 1,2,3 [-n 256] [-t 2]
  * The reference generates greedily; the candidate is fed the reference's tokens (teacher forcing)
  * so every step compares the same context. Prints JSON: top-1 agreement (steps where the candidate's
- * argmax equals the reference's), the mean and max relative logit error ||l_c − l_r|| / ||l_r||, and
- * the number of steps. Used for the INT4 quality table in docs/PERFORMANCE.md and the blob tests. */
+ * argmax equals the reference's), the mean and max relative logit error ||l_c − l_r|| / ||l_r||, the
+ * mean KL divergence KL(P_ref || P_cand) of the softmax distributions in nats (llama-perplexity's
+ * --kl-divergence measure), the reference's mean entropy and top-1 probability (how peaked its
+ * predictions are: a KL means little on a near-uniform model), and the number of steps. Used for the INT4 quality table in docs/PERFORMANCE.md and the blob tests. */
 #include "model.h"
 #include <math.h>
 #include <stdio.h>
@@ -55,7 +57,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     int agree = 0;
-    double sum_rel = 0, max_rel = 0;
+    double sum_rel = 0, max_rel = 0, sum_kl = 0, sum_h = 0, sum_p1 = 0;
     for (int step = 0; step < n; step++) {
         int tr = argmax(lr, V), tc = argmax(lc, V);
         agree += tr == tc;
@@ -66,6 +68,20 @@ int main(int argc, char **argv) {
             den += (double)lr[i] * lr[i];
         }
         double rel = den > 0 ? sqrt(num / den) : 0;
+        /* log-softmax of both; KL = sum p_r (log p_r - log p_c) */
+        double zr = 0, zc = 0;
+        const double mr = lr[tr], mc = lc[tc];
+        for (int64_t i = 0; i < V; i++) { zr += exp(lr[i] - mr); zc += exp(lc[i] - mc); }
+        const double lzr = mr + log(zr), lzc = mc + log(zc);
+        double kl = 0, h = 0;
+        for (int64_t i = 0; i < V; i++) {
+            const double lpr = lr[i] - lzr, lpc = lc[i] - lzc, pr = exp(lpr);
+            kl += pr * (lpr - lpc);
+            h -= pr * lpr;
+        }
+        sum_kl += kl;
+        sum_h += h;
+        sum_p1 += exp(lr[tr] - lzr);
         sum_rel += rel;
         if (rel > max_rel) max_rel = rel;
         if (step + 1 == n) break;
@@ -75,8 +91,9 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    printf("{\"steps\":%d,\"top1_agree\":%d,\"top1_rate\":%.4f,\"rel_logit_err_mean\":%.5f,\"rel_logit_err_max\":%.5f}\n",
-           n, agree, (double)agree / n, sum_rel / n, max_rel);
+    printf("{\"steps\":%d,\"top1_agree\":%d,\"top1_rate\":%.4f,\"rel_logit_err_mean\":%.5f,\"rel_logit_err_max\":%.5f,"
+           "\"kl_mean\":%.6f,\"ref_entropy_mean\":%.4f,\"ref_top1_p_mean\":%.4f}\n",
+           n, agree, (double)agree / n, sum_rel / n, max_rel, sum_kl / n, sum_h / n, sum_p1 / n);
     free(lr);
     free(lc);
     sn_model_free(ref);

@@ -46,6 +46,11 @@ static void test_text_ok(void) {
     char buf[2048];
     sn_smoke_format(&r, "ollama", buf, sizeof buf);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[smoke] OK: 7/7 tokens identical"));
+    /* an informational context line after an OK verdict reads as a note, not a second verdict */
+    snprintf(r.context_note, sizeof r.context_note, "the server's context equals sunny's tokenizer; the boundary "
+             "re-tokenized differently (expected)");
+    sn_smoke_format(&r, "ollama", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n[smoke] note: context: the server's context"));
     sn_smoke_result_free(&r);
     sn_smoke_local_free(&l);
 }

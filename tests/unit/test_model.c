@@ -313,6 +313,67 @@ static void test_sampler(void) {
     sn_sampler_free(s);
 }
 
+/* Penalties as llama.cpp's llama_sampler_penalties: the expected probabilities are llama.cpp's own
+ * (tests/test-sampling.cpp, test_penalties: logits log(p), penalties, softmax); the window has as
+ * many tokens as the history given. */
+static void penalties_case(const int32_t *hist, int nh, const float *want, float rep, float freq, float pres) {
+    sn_sampler_params p;
+    sn_sampler_params_default(&p);
+    p.penalty_last_n = nh;
+    p.penalty_repeat = rep;
+    p.penalty_freq = freq;
+    p.penalty_present = pres;
+    sn_sampler *s;
+    sn_err err;
+    CU_ASSERT_EQUAL_FATAL(sn_sampler_new(&p, &s, &err), SN_OK);
+    for (int i = 0; i < nh; i++) sn_sampler_accept(s, hist[i]);
+    float l[5];
+    for (int i = 0; i < 5; i++) l[i] = logf(0.2f);
+    sn_sampler_apply_penalties(s, l, 5);
+    double mx = l[0], sum = 0;
+    for (int i = 1; i < 5; i++) mx = l[i] > mx ? l[i] : mx;
+    for (int i = 0; i < 5; i++) sum += exp(l[i] - mx);
+    for (int i = 0; i < 5; i++) {
+        const double pr = exp(l[i] - mx) / sum;
+        CU_ASSERT(fabs(pr - want[i]) < 1e-5);
+        if (fabs(pr - want[i]) >= 1e-5) printf("\n    token %d: p %.6f, llama.cpp %.6f\n", i, pr, (double)want[i]);
+    }
+    sn_sampler_free(s);
+}
+
+static void test_penalties(void) {
+    const int32_t h1[] = {0}, h3[] = {0, 1, 2}, h5[] = {0, 1, 2, 0, 0};
+    penalties_case(h1, 1, (const float[]){0, 0.25f, 0.25f, 0.25f, 0.25f}, 50.0f, 0, 0);
+    penalties_case(h3, 3, (const float[]){0, 0, 0, 0.5f, 0.5f}, 50.0f, 0, 0);
+    penalties_case(h5, 5, (const float[]){0, 0, 0, 0.5f, 0.5f}, 50.0f, 0, 0);
+    penalties_case(h1, 1, (const float[]){0.000011f, 0.249997f, 0.249997f, 0.249997f, 0.249997f}, 1.0f, 5.0f, 5.0f);
+    penalties_case(h3, 3, (const float[]){0.000023f, 0.000023f, 0.000023f, 0.499966f, 0.499966f}, 1.0f, 5.0f, 5.0f);
+    penalties_case(h5, 5, (const float[]){0.000000f, 0.000023f, 0.000023f, 0.499977f, 0.499977f}, 1.0f, 5.0f, 5.0f);
+
+    /* the window: with penalty_last_n 2, accepting 0, 1, 2 leaves 1 and 2 penalized and 0 not (the
+     * ring drops its oldest, llama_sampler_penalties_accept); a negative logit is multiplied */
+    sn_sampler_params p;
+    sn_sampler_params_default(&p);
+    p.penalty_last_n = 2;
+    p.penalty_repeat = 2.0f;
+    sn_sampler *s;
+    sn_err err;
+    CU_ASSERT_EQUAL_FATAL(sn_sampler_new(&p, &s, &err), SN_OK);
+    sn_sampler_accept(s, 0); sn_sampler_accept(s, 1); sn_sampler_accept(s, 2);
+    float l[4] = {4.0f, 4.0f, -1.0f, 3.0f};
+    sn_sampler_apply_penalties(s, l, 4);
+    CU_ASSERT_EQUAL(l[0], 4.0f); CU_ASSERT_EQUAL(l[1], 2.0f); CU_ASSERT_EQUAL(l[2], -2.0f); CU_ASSERT_EQUAL(l[3], 3.0f);
+    /* greedy picks from the penalized logits: token 1 (4.0 -> 2.0) loses to token 3 */
+    const float g[4] = {0.0f, 4.0f, -1.0f, 3.0f};
+    CU_ASSERT_EQUAL(sn_sampler_sample(s, g, 4), 3);
+    sn_sampler_free(s);
+    /* llama.cpp refuses a repeat penalty <= 0 or a non-finite one */
+    p.penalty_repeat = 0.0f;
+    CU_ASSERT_NOT_EQUAL(sn_sampler_new(&p, &s, &err), SN_OK);
+    p.penalty_repeat = 1.0f; p.penalty_freq = INFINITY;
+    CU_ASSERT_NOT_EQUAL(sn_sampler_new(&p, &s, &err), SN_OK);
+}
+
 static const sn_test_case cases[] = {
     {"llama f32: thread-independent, batch == token-by-token, reset, bounds", test_llama_f32},
     {"llama q8_0: same invariants", test_llama_q8_0},
@@ -320,6 +381,7 @@ static const sn_test_case cases[] = {
     {"qwen3 f32 (q/k norms): same invariants", test_qwen3_f32},
     {"bad or unsupported GGUFs are refused naming file and tensor", test_refusals},
     {"sampler: greedy, seeded top-k, top-p", test_sampler},
+    {"sampler: repeat/frequency/presence penalties as llama.cpp's (its own test cases)", test_penalties},
     {"argmax: the first maximum, as a one-pass scan (ties, NaN, -0/+0, tails)", test_argmax},
 };
 SN_TEST_MAIN("model", cases)
