@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all build deps demo test unit asan bench install clean
+.PHONY: all build deps demo test unit asan bench install clean fuzz
 
 all: build
 
@@ -33,6 +33,13 @@ demo:
 # tests again under ASan/UBSan. Ends with "N passed, N failed".
 test: deps
 	bash scripts/test.sh
+
+# Every libFuzzer harness of tests/fuzz/ (clang, ASan + UBSan) for FUZZ_SECONDS each from its seed
+# corpus; findings stay under $(BUILD)/fuzz/NAME. Stops at the first crash, leak or timeout.
+FUZZ_SECONDS ?= 60
+FUZZERS ?= torch_zip pickle gguf safetensors hf_config
+fuzz:
+	@for f in $(FUZZERS); do bash tests/fuzz/run_fuzz.sh $$f $(FUZZ_SECONDS) $(BUILD) || exit 1; done
 
 unit: build
 	cd $(BUILD) && ctest -L unit --output-on-failure

@@ -3,6 +3,7 @@
 #include "tuning_env.h"
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,17 +40,54 @@ static void json_error(int exit_code, const char *fmt, va_list ap) {
 
 void sn_cli_set_subcommand(const char *sub) { g_sub = sub; }
 
+static volatile sig_atomic_t g_cancel = 0;
+static void on_signal(int sig) { g_cancel = sig; }
+
+volatile sig_atomic_t *sn_cli_catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGXFSZ, SIG_IGN);
+    return &g_cancel;
+}
+
+int sn_cli_exit_code(int fallback) { return g_cancel ? 128 + (int)g_cancel : fallback; }
+
 void sn_cli_init(const char *prog) {
     g_prog = prog;
     sn_tuning_apply_env(); /* the SN_* knobs, before anything runs a kernel */
 }
 const char *sn_cli_prog(void) { return g_prog; }
 
-/* "prog: LEAD<message>TAIL" on stderr, TAIL ending the line */
+const char *sn_cli_clean(const char *s, char *buf, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    if (!cap) return "";
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < cap; p++) {
+        /* C0 controls but tab and newline, DEL, and C1 controls (C2 80..C2 9F in UTF-8) become \xNN */
+        int c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f || c1) {
+            if (c1) p++;
+            buf[k++] = '\\';
+            buf[k++] = 'x';
+            buf[k++] = hex[*p >> 4];
+            buf[k++] = hex[*p & 15];
+        } else {
+            buf[k++] = (char)*p;
+        }
+    }
+    buf[k] = 0;
+    return buf;
+}
+
+/* "prog: LEAD<message>TAIL" on stderr, TAIL ending the line; the message's control characters
+ * (from file names, tensor names, server replies) are shown escaped, never sent to the terminal */
 static void vreport(const char *lead, const char *tail, const char *fmt, va_list ap) {
-    fprintf(stderr, "%s: %s", g_prog, lead);
-    vfprintf(stderr, fmt, ap);
-    fputs(tail, stderr);
+    char msg[4096], clean[4 * sizeof msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "%s: %s%s%s", g_prog, lead, sn_cli_clean(msg, clean, sizeof clean), tail);
 }
 
 void sn_cli_errorf(const char *fmt, ...) {

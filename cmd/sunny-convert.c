@@ -1,8 +1,9 @@
 /* sunny-convert.c - the command line of the HF -> GGUF converter.
  *
- * Parses flags, installs SIGINT/SIGTERM handlers that ask the library to stop (it then removes its
- * tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report, the one-line
- * summary on stderr (always, as llama.cpp's converter says what it wrote) and the --json summary. All conversion logic lives in convert/convert.c; --blob hands the input (an HF folder or a
+ * Parses flags, installs the SIGINT/SIGTERM handlers of cli.h that ask the library to stop (it
+ * then removes its tmp file), and prints: the plan (--dry-run), progress on a TTY, the verify report,
+ * the one-line summary on stderr (always, as llama.cpp's converter says what it wrote) and the --json
+ * summary. All conversion logic lives in convert/convert.c; --blob hands the input (an HF folder or a
  * GGUF) to convert/blob_convert.c, which writes a runtime blob (docs/BLOB.md) instead. */
 #include "cli.h"
 #include "arch.h"
@@ -18,18 +19,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-static volatile sig_atomic_t g_cancel = 0;
-static void on_signal(int sig) { g_cancel = sig; }
-
-/* Ctrl-C / SIGTERM ask the library to stop; it removes its tmp file and returns "interrupted". */
-static void catch_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -91,7 +80,8 @@ static void on_plan(void *ud, const sn_convert_plan_entry *e) {
     size_t k = 0;
     for (uint32_t d = 0; d < e->n_dims; d++)
         k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%llu", d ? " x " : "", (unsigned long long)e->ne[d]);
-    printf("%-48s -> %-28s %-6s -> %-5s [%s] %llu bytes\n", e->hf_name, e->gguf_name, e->src_dtype,
+    char hf[1024];
+    printf("%-48s -> %-28s %-6s -> %-5s [%s] %llu bytes\n", sn_cli_clean(e->hf_name, hf, sizeof hf), e->gguf_name, e->src_dtype,
            sn_ggml_type_name(e->type), shape, (unsigned long long)e->bytes);
 }
 
@@ -139,9 +129,11 @@ static void on_progress(void *ud, const sn_convert_progress *p) {
 
 static void on_verify(void *ud, const char *name, int ok, double max_err, double bound) {
     ui_t *u = ud;
+    char clean[1024];
     end_bar(u);
     if (!ok || !u->json)
-        fprintf(u->json ? stderr : stdout, "verify %-32s %s  max_err %.3g%s\n", name, ok ? "ok  " : "FAIL",
+        fprintf(u->json ? stderr : stdout, "verify %-32s %s  max_err %.3g%s\n", sn_cli_clean(name, clean, sizeof clean),
+                ok ? "ok  " : "FAIL",
                 max_err, bound > 0 ? "" : " (exact)");
 }
 
@@ -154,7 +146,7 @@ static int run_blob(const sn_blob_convert_opts *bo, int json) {
     if (bo->on_progress) end_bar(bo->ud);
     if (st != SN_OK) {
         sn_cli_fail(&err);
-        return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
+        return sn_cli_exit_code(SN_EXIT_FAIL);
     }
     if (json) {
         printf("{\"output\": \"");
@@ -287,8 +279,7 @@ int main(int argc, char **argv) {
         bo.n_threads = o.n_threads;
         bo.force = o.force;
         bo.verify = o.verify;
-        catch_signals();
-        bo.cancel = &g_cancel;
+        bo.cancel = sn_cli_catch_signals();
         ui.tty = sn_cli_isatty_stderr() && !json;
         if (ui.tty) { bo.on_progress = on_progress; bo.ud = &ui; }
         return run_blob(&bo, json);
@@ -299,8 +290,7 @@ int main(int argc, char **argv) {
         o.force = 1;
     }
 
-    catch_signals();
-    o.cancel = &g_cancel;
+    o.cancel = sn_cli_catch_signals();
 
     ui.tty = sn_cli_isatty_stderr() && !json;
     ui.json = json;
@@ -317,7 +307,7 @@ int main(int argc, char **argv) {
     end_bar(&ui);
     if (st != SN_OK) {
         sn_cli_fail(&err);
-        return g_cancel ? 128 + (int)g_cancel : SN_EXIT_FAIL;
+        return sn_cli_exit_code(SN_EXIT_FAIL);
     }
     if (r.derived_config[0] && !json)
         printf("config (no config.json; derived from tensor shapes): %s\n", r.derived_config);

@@ -180,7 +180,7 @@ int cmd_lmstudio(int argc, char **argv) {
     sn_lms_place_opts po = {.gguf = gguf, .mmproj = mmproj, .models_dir = d.models,
                             .models_dir_explicit = dir != NULL, .publisher = pub,
                             .repo = repo, .mode = mode, .force = force, .dry_run = dry, .note = note_line,
-                            .progress = progress_bar};
+                            .progress = progress_bar, .cancel = sn_cli_catch_signals()};
     sn_lms_placed pl;
     if (sn_lms_place(&po, &pl, &err)) goto fail;
     fprintf(o, "%s: %s (%s, %s%s)\n", dry ? "would place" : "placed", pl.target, pl.arch, pl.quant,
@@ -224,7 +224,7 @@ int cmd_lmstudio(int argc, char **argv) {
     }
     goto done;
 fail:
-    rc = fail_json(&err, out);
+    rc = sn_cli_exit_code(fail_json(&err, out));
 done:
     print_json(out);
     cJSON_Delete(out);

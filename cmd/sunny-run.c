@@ -2,6 +2,7 @@
  * generate (greedy by default), print the text or a JSON record the parity tests read. Thin: flag
  * parsing and printing only; the work is in runtime/ (model.h, tokenizer.h, sampler.h). */
 #include "cli.h"
+#include "budget.h"
 #include "gguf.h"
 #include "run_chat.h"
 #include "model.h"
@@ -103,25 +104,30 @@ static double now_s(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The prompt file, at most SN_BUDGET_PROMPT_BYTES (a pipe may be read; /dev/zero stops there).
+ * NULL with errno set, or with errno 0 when the budget was passed. */
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 4096, n = 0;
     char *b = malloc(cap);
+    int over = 0;
     while (b) {
         size_t r = fread(b + n, 1, cap - n, f);
         n += r;
         if (r == 0) break;
+        if (n > SN_BUDGET_PROMPT_BYTES) { over = 1; break; }
         if (n == cap) {
-            char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(b, cap * 2);
+            char *nb = realloc(b, cap * 2);
             if (!nb) { free(b); b = NULL; break; }
             b = nb;
             cap *= 2;
         }
     }
-    int bad = ferror(f);
+    int bad = ferror(f) || over || !b;
+    int e = over ? 0 : ferror(f) ? errno : ENOMEM;
     fclose(f);
-    if (bad) { free(b); return NULL; }
+    if (bad) { free(b); errno = e; return NULL; }
     *len = n;
     return b;
 }
@@ -296,7 +302,11 @@ static int prompt_text(const opts *o, char **text, size_t *len) {
         memcpy(*text, o->prompt, *len + 1);
     } else if (o->file) {
         *text = read_file(o->file, len);
-        if (!*text) { sn_cli_errorf("%s: cannot read: %s", o->file, strerror(errno)); return -1; }
+        if (!*text && !errno)
+            sn_cli_errorf("%s: longer than the %u MB budget for a prompt file (SN_BUDGET_PROMPT_BYTES)", o->file,
+                          SN_BUDGET_PROMPT_BYTES >> 20);
+        else if (!*text) sn_cli_errorf("%s: cannot read: %s", o->file, strerror(errno));
+        if (!*text) return -1;
     }
     return 0;
 }

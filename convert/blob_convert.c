@@ -7,6 +7,8 @@
 #include "gguf.h"
 #include "hf_config.h"
 #include "int4.h"
+#include "model.h"
+#include "outfile.h"
 #include "path.h"
 #include <errno.h>
 #include <math.h>
@@ -193,7 +195,7 @@ static sn_status write_tensor(sn_blob_writer *w, const job *j, const sn_blob_con
     return st;
 }
 
-static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o, const char *tmp,
+static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o, int *fd, const char *tmp,
                            sn_blob_convert_result *res, sn_err *err) {
     sn_gguf *g = NULL;
     sn_status st = sn_gguf_open(gguf_path, 0, &g, err);
@@ -247,7 +249,9 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
     if (st < 0) goto done;
     st = SN_OK;
     sn_blob_writer_set_flags(w, blob_flags(o));
-    if ((st = sn_blob_writer_begin(w, tmp, err))) goto done;
+    int f = *fd;
+    *fd = -1; /* the writer owns it now */
+    if ((st = sn_blob_writer_begin_fd(w, f, tmp, err))) goto done;
     for (int64_t i = 0; i < nj && !st; i++) st = write_tensor(w, &jobs[i], o, &res->verify_max_rel_err, err);
     if (!st && cancelled(o)) st = sn_err_set(err, SN_EIO, "interrupted");
     if (!st) st = sn_blob_writer_finish(w, err);
@@ -267,6 +271,7 @@ typedef struct {
     const sn_blob_convert_opts *o;
     const sn_arch *arch;
     const char *tmp;
+    int *fd; /* the temp file, consumed by begin */
     sn_blob_convert_result *res;
     sn_blob_writer *w;
     hf_tensor *t;          /* the plan, in stream order */
@@ -348,7 +353,9 @@ static sn_status hf_begin(void *ud, const sn_gguf_writer *kv, sn_err *err) {
     k->enc = malloc(max_cols * 4);
     if (!k->row || !k->deq || !k->enc) return sn_err_set(err, SN_ENOMEM, "out of memory");
     sn_blob_writer_set_flags(k->w, blob_flags(k->o));
-    return sn_blob_writer_begin(k->w, k->tmp, err);
+    int f = *k->fd;
+    *k->fd = -1;
+    return sn_blob_writer_begin_fd(k->w, f, k->tmp, err);
 }
 
 static sn_status hf_write(void *ud, const void *data, uint64_t n, sn_err *err) {
@@ -410,11 +417,13 @@ static sn_status hf_finish(void *ud, sn_err *err) {
     return sn_blob_writer_finish(k->w, err);
 }
 
-static sn_status from_hf(const sn_blob_convert_opts *o, const char *tmp, sn_blob_convert_result *res, sn_err *err) {
+static sn_status from_hf(const sn_blob_convert_opts *o, int *fd, const char *tmp, sn_blob_convert_result *res,
+                         sn_err *err) {
     hf_sink k;
     memset(&k, 0, sizeof k);
     k.o = o;
     k.tmp = tmp;
+    k.fd = fd;
     k.res = res;
     /* the family decides which tensors stay fp32 (pick); sn_convert itself reports a bad config */
     char *cfg_path = sn_path_join(o->in_path, "config.json");
@@ -457,19 +466,36 @@ sn_status sn_blob_convert(const sn_blob_convert_opts *o, sn_blob_convert_result 
     if (stat(o->in_path, &sb) != 0) return sn_err_set(err, SN_EIO, "%s: %s", o->in_path, strerror(errno));
     if (!o->force && access(o->out_path, F_OK) == 0)
         return sn_err_set(err, SN_EINVAL, "%s exists; pass --force to overwrite", o->out_path);
-    size_t pl = strlen(o->out_path) + 8;
-    char *tmp = malloc(pl);
-    if (!tmp) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    snprintf(tmp, pl, "%s.tmp", o->out_path);
-    sn_status st = S_ISDIR(sb.st_mode) ? from_hf(o, tmp, res, err) : from_gguf(o->in_path, o, tmp, res, err);
+    if (sn_same_file(o->in_path, o->out_path))
+        return sn_err_set(err, SN_EINVAL, "-o %s is the input itself; choose another output", o->out_path);
+    /* a GGUF input sunny-run would refuse is refused before anything is written */
+    if (!S_ISDIR(sb.st_mode)) {
+        sn_status vs = sn_model_validate(o->in_path, 0, err);
+        if (vs) return sn_err_prefix(err, "%s: sunny-run would refuse it", o->in_path), vs;
+    }
+    sn_out_lock lock;
+    sn_status st = sn_out_lock_take(o->out_path, &lock, err);
+    if (st) return st;
+    if (!o->force && access(o->out_path, F_OK) == 0) { /* placed while we waited for the lock */
+        sn_out_lock_drop(&lock);
+        return sn_err_set(err, SN_EINVAL, "%s exists; pass --force to overwrite", o->out_path);
+    }
+    char *tmp = NULL;
+    int fd = sn_tmp_create(o->out_path, "", &tmp, err);
+    if (fd < 0) { sn_out_lock_drop(&lock); return SN_EIO; }
+    st = S_ISDIR(sb.st_mode) ? from_hf(o, &fd, tmp, res, err) : from_gguf(o->in_path, o, &fd, tmp, res, err);
+    if (fd >= 0) close(fd);
     if (!st && o->verify) {
         sn_blob *b = NULL;
         st = sn_blob_open(tmp, SN_BLOB_VERIFY, &b, err);
         sn_blob_close(b);
     }
+    if (!st && (st = sn_model_validate(tmp, 0, err)))
+        sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
     if (!st && cancelled(o)) st = sn_err_set(err, SN_EIO, "interrupted");
     if (!st && rename(tmp, o->out_path) != 0) st = sn_err_set(err, SN_EIO, "rename %s -> %s: %s", tmp, o->out_path, strerror(errno));
     if (st) unlink(tmp);
+    sn_out_lock_drop(&lock);
     if (!st && stat(o->out_path, &sb) == 0) res->bytes = (uint64_t)sb.st_size;
     free(tmp);
     clock_gettime(CLOCK_MONOTONIC, &t1);

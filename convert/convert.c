@@ -12,6 +12,8 @@
 #include "convert_internal.h"
 
 #include "ggml_types.h"
+#include "model.h"
+#include "outfile.h"
 #include "path.h"
 #include "vocab.h"
 
@@ -99,6 +101,29 @@ static sn_status resolve_inputs(const sn_convert_opts *o, char **cfg_path, char 
     return SN_OK; /* the tokenizer files the family needs: sn_arch_check_vocab_files */
 }
 
+/* -o naming a file the conversion reads (a weight shard, config.json, a tokenizer file) would
+ * destroy the source with --force: refused whatever the spelling of the path. */
+static sn_status check_out_not_source(const sn_convert_opts *o, const sn_st_model *m, const char *cfg_path,
+                                      const char *meta_dir, sn_err *err) {
+    static const char *const meta[] = {"tokenizer.json", "tokenizer.model", "tokenizer_config.json",
+                                       "special_tokens_map.json", "generation_config.json", "README.md",
+                                       "added_tokens.json", "rwkv_vocab_v20230424.txt"};
+    const char *hit = NULL;
+    for (size_t i = 0; !hit && m && i < sn_st_model_n_files(m); i++)
+        if (sn_same_file(o->out_path, sn_st_model_file(m, i))) hit = sn_st_model_file(m, i);
+    if (!hit && cfg_path && sn_same_file(o->out_path, cfg_path)) hit = cfg_path;
+    if (!hit && o->vocab_path && sn_same_file(o->out_path, o->vocab_path)) hit = o->vocab_path;
+    for (size_t i = 0; !hit && meta_dir && i < sizeof meta / sizeof *meta; i++) {
+        char *p = sn_path_join(meta_dir, meta[i]);
+        if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        if (sn_same_file(o->out_path, p)) hit = meta[i];
+        free(p);
+    }
+    return hit ? sn_err_set(err, SN_EINVAL, "-o %s is a source file of this conversion (%s); choose another output",
+                            o->out_path, hit)
+               : SN_OK;
+}
+
 /* general.quantization_version and general.file_type as llama-quantize leaves them: re-set at the
  * end of the KV list (gguf_set_val removes and appends). */
 static sn_status move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err) {
@@ -117,6 +142,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     plan_list pl = {0};
     char *tmp = NULL, *cfg_path = NULL, *meta_dir = NULL;
     int tmp_created = 0;
+    sn_out_lock lock = {-1, NULL};
     writer_ctx wc;
     memset(&wc, 0, sizeof wc);
     sn_status st;
@@ -171,6 +197,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
     if (!m && (st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
     if ((st = sn_conv_build_plan(a, &cfg, m, &pl, err)) != SN_OK) goto done;
+    if (o->out_path && (st = check_out_not_source(o, m, cfg_path, meta_dir, err)) != SN_OK) goto done;
 
     /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
     sn_outtype ot = o->outtype;
@@ -243,15 +270,20 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         }
     if (o->dry_run) { st = SN_OK; goto done; }
 
-    /* data */
-    size_t L = strlen(o->out_path);
-    tmp = malloc(L + 5);
-    if (!tmp) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
-    memcpy(tmp, o->out_path, L);
-    memcpy(tmp + L, ".tmp", 5);
-    tmp_created = !o->sink; /* begin may create it before failing */
+    /* data: a temp file of our own, under the output's lock (a sink owns its file and lock) */
+    if (!o->sink) {
+        if ((st = sn_out_lock_take(o->out_path, &lock, err)) != SN_OK) goto done;
+        if (!o->force && access(o->out_path, F_OK) == 0) {
+            st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+            goto done;
+        }
+        int fd = sn_tmp_create(o->out_path, "", &tmp, err);
+        if (fd < 0) { st = SN_EIO; goto done; }
+        tmp_created = 1;
+        if ((st = sn_gguf_writer_begin_fd(w, fd, tmp, err)) != SN_OK) goto done;
+    }
     double t_data = sn_conv_now();
-    if ((st = o->sink ? o->sink->begin(o->sink->ud, w, err) : sn_gguf_writer_begin(w, tmp, err)) != SN_OK) goto done;
+    if (o->sink && (st = o->sink->begin(o->sink->ud, w, err)) != SN_OK) goto done;
     wc.o = o;
     wc.w = w;
     wc.nth = o->n_threads > 0 ? o->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -275,6 +307,11 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     res->sync_seconds = sn_conv_now() - t_sync;
     if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
     if (o->sink) { res->seconds = sn_conv_now() - t0; st = SN_OK; goto done; } /* the sink owns its file */
+    /* publish only what sunny-run would load: the runtime's own checks, without its weights */
+    if ((st = sn_model_validate(tmp, 0, err)) != SN_OK) {
+        sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
+        goto done;
+    }
     if (rename(tmp, o->out_path) != 0) {
         st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
         goto done;
@@ -295,6 +332,7 @@ done:
     if (!res->seconds) res->seconds = sn_conv_now() - t0;
     if (w) sn_gguf_writer_free(w);
     if (tmp_created && tmp) unlink(tmp);
+    sn_out_lock_drop(&lock);
     free(tmp);
     sn_conv_writer_free(&wc);
     sn_conv_plan_free(&pl);

@@ -7,6 +7,7 @@
 #include "convert_internal.h"
 
 #include "ggml_types.h"
+#include "outfile.h"
 #include "vocab.h"
 
 #include <math.h>
@@ -100,17 +101,17 @@ sn_status sn_conv_verify_file(const sn_convert_opts *o, const plan_list *pl, sn_
  * every KV it holds must be present in OUT with identical bytes (type and value). */
 sn_status sn_conv_verify_tokenizer(const sn_convert_opts *o, const char *meta_dir, const sn_hf_config *cfg,
                                   sn_convert_result *res, sn_err *err) {
-    size_t L = strlen(o->out_path);
-    char *ref = malloc(L + 16);
-    if (!ref) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    snprintf(ref, L + 16, "%s.vocab.tmp", o->out_path);
+    char *ref = NULL;
+    int fd = sn_tmp_create(o->out_path, ".vocab", &ref, err);
+    if (fd < 0) return SN_EIO;
     sn_gguf_writer *w = sn_gguf_writer_new();
     sn_gguf *a = NULL, *b = NULL;
     sn_vocab_opts vo = {o->pre_override, o->vocab_path};
     sn_vocab_report vr;
     sn_status st = w ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
     if (st == SN_OK) st = sn_vocab_write_gguf(meta_dir, cfg, w, &vo, &vr, err);
-    if (st == SN_OK) st = sn_gguf_writer_begin(w, ref, err);
+    if (st == SN_OK) st = sn_gguf_writer_begin_fd(w, fd, ref, err);
+    else close(fd);
     if (st == SN_OK) st = sn_gguf_writer_finish(w, err);
     if (st == SN_OK) st = sn_gguf_open(ref, SN_GGUF_NO_DATA, &a, err);
     if (st == SN_OK) st = sn_gguf_open(o->out_path, SN_GGUF_NO_DATA, &b, err);

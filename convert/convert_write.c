@@ -44,9 +44,17 @@ static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *sc
         if (same || bf16_to_f16) {
             uint64_t src_row;
             sn_tsrc_src_row(&p->ts, r, &src_row);
-            if (same) memcpy(dst, p->src->data + src_row * j->out_row_bytes, j->out_row_bytes);
-            else sn_bf16_to_fp16_row((const uint16_t *)(const void *)(p->src->data + src_row * j->row_len * 2),
-                                     (uint16_t *)(void *)dst, j->row_len);
+            const uint8_t *src = p->src->data + src_row * (same ? j->out_row_bytes : j->row_len * 2);
+            if (same) memcpy(dst, src, j->out_row_bytes);
+            else if ((uintptr_t)src % 2 == 0)
+                sn_bf16_to_fp16_row((const uint16_t *)(const void *)src, (uint16_t *)(void *)dst, j->row_len);
+            else /* data at an odd offset (the safetensors header length is free): no misaligned loads */
+                for (uint64_t e = 0; e < j->row_len; e++) {
+                    uint16_t h;
+                    memcpy(&h, src + 2 * e, 2);
+                    h = sn_fp32_to_fp16(sn_bf16_to_fp32(h));
+                    memcpy(dst + 2 * e, &h, 2);
+                }
             continue;
         }
         const float *x = sn_tsrc_row(&p->ts, r, scratch);

@@ -11,18 +11,22 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifndef SN_VERSION
 #define SN_VERSION "0"
 #endif
 
-#define SN_HTTP_MAX_BODY (64u << 20) /* collected bodies are capped; streams are not */
+#include "budget.h"
+#include "mapfile.h"
 
 struct sn_http {
     char *base;      /* without trailing '/' */
     char host[256];  /* as in the URL, brackets removed */
     char scheme[16];
     int loopback;
+    long stall_s; /* default stall limit of this handle's requests */
 };
 
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
@@ -70,6 +74,13 @@ sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err) {
         return sn_err_set(err, SN_EINVAL, "invalid server URL '%s': %s", base_url,
                           curl_url_strerror(uc));
     }
+    if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0) {
+        sn_status st = sn_err_set(err, SN_EINVAL, "server URL '%s': scheme '%s' is not http or https", base_url, scheme);
+        curl_url_cleanup(u);
+        curl_free(host);
+        curl_free(scheme);
+        return st;
+    }
     sn_http *h = calloc(1, sizeof *h);
     size_t bl = strlen(base_url);
     while (bl > 0 && base_url[bl - 1] == '/') bl--;
@@ -90,6 +101,7 @@ sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err) {
     h->host[hl] = 0;
     snprintf(h->scheme, sizeof h->scheme, "%s", scheme);
     h->loopback = sn_http_host_is_loopback(h->host);
+    h->stall_s = SN_HTTP_STALL_S;
     curl_free(host);
     curl_free(scheme);
     curl_url_cleanup(u);
@@ -102,6 +114,8 @@ void sn_http_free(sn_http *h) {
     free(h->base);
     free(h);
 }
+
+void sn_http_set_stall(sn_http *h, long seconds) { h->stall_s = seconds > 0 ? seconds : SN_HTTP_STALL_S; }
 
 const char *sn_http_base(const sn_http *h) { return h->base; }
 const char *sn_http_hostname(const sn_http *h) { return h->host; }
@@ -125,6 +139,11 @@ typedef struct xfer {
     size_t line_len, line_cap;
     int aborted;
     int oom;
+    int line_too_long; /* an NDJSON line passed SN_BUDGET_NDJSON_LINE */
+    long stall_s;       /* seconds without a byte moving either way that count as a stall */
+    curl_off_t moved;   /* bytes up + down at the last change */
+    double moved_at;    /* when they last changed */
+    int stalled;
     FILE *upload;
 } xfer;
 
@@ -162,7 +181,7 @@ static size_t on_write(char *p, size_t sz, size_t nm, void *ud) {
         x->mode = (x->req->on_line && st >= 200 && st < 300) ? 2 : 1;
     }
     if (x->mode == 1) {
-        if (x->resp->len + n > SN_HTTP_MAX_BODY) return n; /* keep the head, drop the rest */
+        if (x->resp->len + n > SN_BUDGET_JSON_BODY) return n; /* keep the head, drop the rest */
         if (append(&x->resp->body, &x->resp->len, &x->cap, p, n)) { x->oom = 1; return 0; }
         return n;
     }
@@ -170,6 +189,7 @@ static size_t on_write(char *p, size_t sz, size_t nm, void *ud) {
     while (i < n) {
         char *nl = memchr(p + i, '\n', n - i);
         size_t take = nl ? (size_t)(nl - (p + i)) : n - i;
+        if (x->line_len + take > SN_BUDGET_NDJSON_LINE) { x->line_too_long = 1; return 0; }
         if (append(&x->line, &x->line_len, &x->line_cap, p + i, take)) { x->oom = 1; return 0; }
         i += take;
         if (nl) {
@@ -189,13 +209,29 @@ static size_t on_read(char *p, size_t sz, size_t nm, void *ud) {
     return n;
 }
 
+static double mono_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* libcurl calls this at least once a second: upload progress for the caller, and the stall check —
+ * no byte moved either way for stall_s seconds ends the transfer (a slow transfer that moves never
+ * does; curl's LOW_SPEED_* averages over a window, so a few early bytes hide a stall for seconds). */
 static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow) {
     (void)dltotal;
-    (void)dlnow;
     xfer *x = ud;
     if (x->req->on_progress && ultotal > 0)
         x->req->on_progress(x->req->progress_ud, (uint64_t)ulnow, (uint64_t)ultotal);
+    double t = mono_now();
+    if (dlnow + ulnow != x->moved || x->moved_at == 0) {
+        x->moved = dlnow + ulnow;
+        x->moved_at = t;
+    } else if (t - x->moved_at >= (double)x->stall_s) {
+        x->stalled = 1;
+        return 1;
+    }
     return 0;
 }
 
@@ -233,8 +269,21 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "sunny-integrate/" SN_VERSION);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, req->stall_s > 0 ? req->stall_s : 300L);
+    /* http(s) only, redirects included: a URL or a redirect must not make libcurl speak ftp, dict,
+     * gopher, file, ... (CURLOPT_PROTOCOLS_STR is 7.85+; Debian 12 has 7.88) */
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    /* stalled = no byte moved either way for the stall time (on_xferinfo) */
+    const long stall = req->stall_s > 0 ? req->stall_s : h->stall_s;
+    x.stall_s = stall;
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     if (req->timeout_s > 0) curl_easy_setopt(c, CURLOPT_TIMEOUT, req->timeout_s);
     /* The point of this file: a loopback server is never reached through a proxy. */
     if (h->loopback) curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
@@ -248,9 +297,12 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     } else if (strcmp(m, "GET") != 0 || req->json || req->upload_path) {
         if (strcmp(m, "POST") != 0) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
         if (req->upload_path) {
-            x.upload = fopen(req->upload_path, "rb");
+            int ufd = sn_open_regular(req->upload_path, err); /* a FIFO is refused, not waited on */
+            if (ufd < 0) { st = SN_EIO; goto done; }
+            x.upload = fdopen(ufd, "rb");
             struct stat sb;
             if (!x.upload || fstat(fileno(x.upload), &sb) != 0) {
+                if (!x.upload) close(ufd);
                 st = sn_err_set(err, SN_EIO, "%s: %s", req->upload_path, strerror(errno));
                 goto done;
             }
@@ -259,11 +311,6 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
             curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
             curl_easy_setopt(c, CURLOPT_READDATA, &x);
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)sb.st_size);
-            if (req->on_progress) {
-                curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
-                curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
-                curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-            }
         } else {
             const char *b = req->json ? req->json : "";
             hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
@@ -288,12 +335,30 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
         st = sn_err_set(err, SN_ENOMEM, "out of memory reading the answer of %s", url);
         goto done;
     }
+    if (x.line_too_long) {
+        resp->cls = SN_HTTP_NETWORK;
+        snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: a line of the streamed reply is longer "
+                 "than the %u KB budget (SN_BUDGET_NDJSON_LINE, budget.h); stopped reading", m, req->path,
+                 SN_BUDGET_NDJSON_LINE >> 10);
+        st = sn_err_set(err, SN_EIO, "%s", resp->transport_error);
+        goto done;
+    }
     if (x.aborted) {
         resp->cls = SN_HTTP_ABORTED;
         goto done; /* the callback recorded why */
     }
     if (rc != CURLE_OK) {
-        snprintf(resp->transport_error, sizeof resp->transport_error, "%s", curl_easy_strerror(rc));
+        double secs = 0;
+        curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
+        if (x.stalled) {
+            rc = CURLE_OPERATION_TIMEDOUT;
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: nothing moved for %ld s, the server "
+                     "stalled (after %.0f s in all)", m, req->path, stall, secs);
+        } else if (rc == CURLE_OPERATION_TIMEDOUT)
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: no complete answer within %ld s",
+                     m, req->path, req->timeout_s);
+        else
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: %s", m, req->path, curl_easy_strerror(rc));
         int answered = resp->status > 0 && !(resp->status >= 200 && resp->status < 300);
         if (answered) { /* e.g. the server sent 500 and closed while we were still uploading */
             resp->cls = classify_status(resp->status, resp->content_type);
@@ -313,9 +378,9 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
             sn_http_proxy_for(h->scheme, h->host, pvar, sizeof pvar, pval, sizeof pval)) {
             resp->cls = SN_HTTP_PROXY;
             snprintf(resp->transport_error, sizeof resp->transport_error,
-                     "the proxy %s (from %s) did not answer: %s", pval, pvar, curl_easy_strerror(rc));
+                     "%s %s: the proxy %s (from %s) did not answer: %s", m, req->path, pval, pvar, curl_easy_strerror(rc));
         }
-        st = sn_err_set(err, SN_EIO, "%s %s: %s", m, url, curl_easy_strerror(rc));
+        st = sn_err_set(err, SN_EIO, "%s (server %s)", resp->transport_error, h->base);
         goto done;
     }
     resp->cls = classify_status(resp->status, resp->content_type);
@@ -379,6 +444,29 @@ sn_status sn_http_check(const sn_http *h, const sn_http_resp *resp, const char *
     }
 }
 
+/* A no_proxy entry "ADDR/BITS" (IPv4 or IPv6) against an IP literal host, as Go's httpproxy
+ * (config.init: net.ParseCIDR entries become cidrMatch) and libcurl >= 7.86 treat it. */
+static int cidr_matches(const char *s, size_t n, const char *host) {
+    char e[64];
+    const char *sl = memchr(s, '/', n);
+    if (!sl || n >= sizeof e) return 0;
+    memcpy(e, s, n);
+    e[n] = 0;
+    e[sl - s] = 0;
+    char *end;
+    long bits = strtol(e + (sl - s) + 1, &end, 10);
+    unsigned char net[16], ip[16];
+    int len = 0;
+    if (inet_pton(AF_INET, e, net) == 1 && inet_pton(AF_INET, host, ip) == 1) len = 4;
+    else if (inet_pton(AF_INET6, e, net) == 1 && inet_pton(AF_INET6, host, ip) == 1) len = 16;
+    if (!len || *end || end == e + (sl - s) + 1 || bits < 0 || bits > 8 * len) return 0;
+    for (int i = 0; i < len && bits > 0; i++, bits -= 8) {
+        unsigned mask = bits >= 8 ? 0xffu : (0xffu << (8 - bits)) & 0xffu;
+        if ((net[i] & mask) != (ip[i] & mask)) return 0;
+    }
+    return 1;
+}
+
 static int no_proxy_matches(const char *host) {
     const char *np = getenv("no_proxy");
     if (!np || !*np) np = getenv("NO_PROXY");
@@ -392,6 +480,10 @@ static int no_proxy_matches(const char *host) {
         size_t n = (size_t)(p - s);
         if (n == 0) continue;
         if (n == 1 && *s == '*') return 1;
+        if (memchr(s, '/', n)) {
+            if (cidr_matches(s, n, host)) return 1;
+            continue;
+        }
         if (*s == '.') { s++; n--; }
         if (n == hl && strncasecmp(s, host, n) == 0) return 1;
         if (hl > n && host[hl - n - 1] == '.' && strncasecmp(host + hl - n, s, n) == 0) return 1;

@@ -43,7 +43,8 @@ typedef struct sn_http_req {
     sn_http_progress_fn on_progress;
     void *progress_ud;
     long timeout_s;            /* whole transfer; 0 = no limit (the stall limit still applies) */
-    long stall_s;              /* abort after this long without a byte; 0 = 300 s */
+    long stall_s;              /* abort after this long without a byte moving either way; 0 = the
+                                * handle's (sn_http_set_stall, default SN_HTTP_STALL_S) */
     const char *bearer;        /* "Authorization: Bearer <token>" when non-NULL (LM Studio auth) */
 } sn_http_req;
 
@@ -53,11 +54,18 @@ typedef struct sn_http_resp {
     char *body;                /* NUL-terminated collected body (non-2xx bodies always collected) */
     size_t len;
     char content_type[128];
-    char transport_error[256]; /* libcurl's words when cls is a transport failure */
+    char transport_error[512]; /* "METHOD /path: " + what failed, when cls is a transport failure */
 } sn_http_resp;
 
-/* base_url: scheme://host[:port][/prefix]. Fails on a URL libcurl cannot parse. */
+/* Seconds without a byte moving (either way) after which a request is abandoned as stalled: a
+ * stalled server is reported within this, a slow but moving transfer never is. */
+#define SN_HTTP_STALL_S 60
+
+/* base_url: http:// or https://host[:port][/prefix]. Fails on a URL libcurl cannot parse and on
+ * any other scheme (libcurl could speak ftp, dict, gopher, file: ... to it). */
 sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err);
+/* The stall limit of requests that do not set their own (tests shorten it). */
+void sn_http_set_stall(sn_http *h, long seconds);
 void sn_http_free(sn_http *h);
 const char *sn_http_base(const sn_http *h);
 const char *sn_http_hostname(const sn_http *h);

@@ -13,6 +13,7 @@
 #define SN_LMSTUDIO_H
 #include "http.h"
 #include "sn_err.h"
+#include <signal.h>
 #include <stdint.h>
 
 typedef void (*sn_lms_note_fn)(void *ud, const char *line);
@@ -53,6 +54,7 @@ typedef struct sn_lms_place_opts {
     void *note_ud;
     sn_http_progress_fn progress; /* copy progress */
     void *progress_ud;
+    volatile sig_atomic_t *cancel; /* non-zero (set by a signal handler) -> stop, remove what was placed */
 } sn_lms_place_opts;
 
 typedef struct sn_lms_placed {

@@ -7,7 +7,9 @@
  * on failure. No server is contacted; that is lmstudio.c. */
 #include "lmstudio_internal.h"
 
+#include "mapfile.h"
 #include "modelinfo.h"
+#include "outfile.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -234,24 +236,27 @@ static int split_parts(const char *base, int *part, int *count, size_t *stem_len
 /* ------------------------------------------------------------------------------------------------
  * Placement */
 
-static sn_status copy_file(const char *src, const char *dst, sn_http_progress_fn prog, void *ud,
-                           sn_err *err) {
-    char part[PATH_MAX + 8];
-    snprintf(part, sizeof part, "%s.part", dst);
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0) return sn_err_set(err, SN_EIO, "%s: %s", src, strerror(errno));
+static int cancelled(const sn_lms_place_opts *o) { return o->cancel && *o->cancel; }
+
+/* Copies src to a temp file of our own beside dst (sn_tmp_create: never a planted symlink, never
+ * another run's .part), then renames it onto dst. */
+static sn_status copy_file(const sn_lms_place_opts *o, const char *src, const char *dst, sn_err *err) {
+    int in = sn_open_regular(src, err);
+    if (in < 0) return SN_EIO;
     struct stat st;
     fstat(in, &st);
-    int out = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char *part = NULL;
+    int out = sn_tmp_create(dst, ".part", &part, err);
     if (out < 0) {
         close(in);
-        return sn_err_set(err, SN_EIO, "%s: %s", part, strerror(errno));
+        return SN_EIO;
     }
     const size_t bs = 4u << 20;
     char *buf = malloc(bs);
     uint64_t done = 0, total = (uint64_t)st.st_size;
     sn_status rc = buf ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
     while (rc == SN_OK) {
+        if (cancelled(o)) { rc = sn_err_set(err, SN_EIO, "%s: interrupted", dst); break; }
         ssize_t n = read(in, buf, bs);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) { rc = sn_err_set(err, SN_EIO, "%s: read at %llu: %s", src, (unsigned long long)done, strerror(errno)); break; }
@@ -263,15 +268,35 @@ static sn_status copy_file(const char *src, const char *dst, sn_http_progress_fn
             w += k;
         }
         done += (uint64_t)n;
-        if (prog) prog(ud, done, total);
+        if (o->progress) o->progress(o->progress_ud, done, total);
     }
     free(buf);
     close(in);
     if (rc == SN_OK && fsync(out) != 0) rc = sn_err_set(err, SN_EIO, "%s: fsync: %s", part, strerror(errno));
     if (close(out) != 0 && rc == SN_OK) rc = sn_err_set(err, SN_EIO, "%s: close: %s", part, strerror(errno));
+    if (rc == SN_OK && cancelled(o)) rc = sn_err_set(err, SN_EIO, "%s: interrupted", dst);
     if (rc == SN_OK && rename(part, dst) != 0) rc = sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
     if (rc != SN_OK) unlink(part);
+    free(part);
     return rc;
+}
+
+/* link(2) / symlink(2) to a fresh name beside dst: both refuse an existing name, so a planted file
+ * or another run's link is never reused. make: 0 hard link, 1 symlink. */
+static int link_tmp(int make, const char *target, const char *dst, char *tmp, size_t cap) {
+    for (int tries = 0; tries < 8; tries++) {
+        char *name = NULL;
+        int fd = sn_tmp_create(dst, ".link", &name, NULL); /* reserve a unique name, then free it */
+        if (fd < 0) return -1;
+        close(fd);
+        unlink(name);
+        int r = snprintf(tmp, cap, "%s", name);
+        free(name);
+        if (r < 0 || (size_t)r >= cap) { errno = ENAMETOOLONG; return -1; }
+        if ((make ? symlink(target, tmp) : link(target, tmp)) == 0) return 0;
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
 }
 
 static const char *mode_name(sn_lms_mode m) {
@@ -286,12 +311,10 @@ static const char *mode_name(sn_lms_mode m) {
 /* Places one file; replaces dst atomically when force (the caller checked existence). */
 static sn_status place_one(const sn_lms_place_opts *o, const char *src, const char *dst,
                            sn_lms_placed *out, sn_err *err) {
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.sunny-tmp", dst);
-    unlink(tmp);
+    char tmp[PATH_MAX + 64];
     switch (o->mode) {
     case SN_LMS_HARDLINK:
-        if (link(src, tmp) == 0) {
+        if (link_tmp(0, src, dst, tmp, sizeof tmp) == 0) {
             if (rename(tmp, dst) != 0) {
                 unlink(tmp);
                 return sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
@@ -306,13 +329,13 @@ static sn_status place_one(const sn_lms_place_opts *o, const char *src, const ch
         sn_lms_notef(o->note, o->note_ud, "note: cannot hard-link across filesystems (%s); copying instead",
               strerror(errno));
         out->fell_back_to_copy = 1;
-        return copy_file(src, dst, o->progress, o->progress_ud, err);
+        return copy_file(o, src, dst, err);
     case SN_LMS_COPY:
-        return copy_file(src, dst, o->progress, o->progress_ud, err);
+        return copy_file(o, src, dst, err);
     case SN_LMS_SYMLINK: {
         char abs[PATH_MAX];
         if (!realpath(src, abs)) return sn_err_set(err, SN_EIO, "%s: %s", src, strerror(errno));
-        if (symlink(abs, tmp) != 0) return sn_err_set(err, SN_EIO, "symlink %s: %s", dst, strerror(errno));
+        if (link_tmp(1, abs, dst, tmp, sizeof tmp) != 0) return sn_err_set(err, SN_EIO, "symlink %s: %s", dst, strerror(errno));
         if (rename(tmp, dst) != 0) {
             unlink(tmp);
             return sn_err_set(err, SN_EIO, "%s: rename: %s", dst, strerror(errno));
@@ -324,7 +347,7 @@ static sn_status place_one(const sn_lms_place_opts *o, const char *src, const ch
         if (errno != EXDEV) return sn_err_set(err, SN_EIO, "move %s -> %s: %s", src, dst, strerror(errno));
         sn_lms_notef(o->note, o->note_ud, "note: %s is on another filesystem; copying, then removing the source", src);
         out->fell_back_to_copy = 1;
-        sn_status st = copy_file(src, dst, o->progress, o->progress_ud, err);
+        sn_status st = copy_file(o, src, dst, err);
         if (st == SN_OK && unlink(src) != 0)
             sn_lms_notef(o->note, o->note_ud, "warning: copied, but could not remove %s: %s", src, strerror(errno));
         return st;
@@ -492,13 +515,29 @@ sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *e
             }
         }
         if (rc == SN_OK) rc = mkdir_p(dir, &made, err);
-        int placed = 0;
-        for (int i = 0; rc == SN_OK && i < total; i++, placed++) rc = place_one(o, srcs[i], dsts[i], out, err);
+        /* each target under its lock: a second install of the same entry is refused, and one that
+         * finished first is seen as "already exists" below instead of being replaced or removed */
+        sn_out_lock *locks = calloc((size_t)total, sizeof *locks);
+        if (rc == SN_OK && !locks) rc = sn_err_set(err, SN_ENOMEM, "out of memory");
+        for (int i = 0; locks && i < total; i++) locks[i].fd = -1;
+        for (int i = 0; rc == SN_OK && i < total; i++) {
+            rc = sn_out_lock_take(dsts[i], &locks[i], err);
+            if (rc == SN_OK && !o->force && path_exists(dsts[i]))
+                rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
+        }
+        int placed = 0; /* files this run put in place, in order */
+        for (int i = 0; rc == SN_OK && i < total; i++) {
+            rc = place_one(o, srcs[i], dsts[i], out, err);
+            if (rc == SN_OK) placed++;
+            if (rc == SN_OK && cancelled(o)) rc = sn_err_set(err, SN_EIO, "%s: interrupted", dsts[i]);
+        }
         if (rc != SN_OK) { /* nothing partial: placed files and the folders made for them go again */
             for (int i = 0; i < placed; i++)
                 if (o->mode != SN_LMS_MOVE && !o->force) unlink(dsts[i]); /* --force may have replaced a file */
-            unmake_dirs(&made);
         }
+        for (int i = 0; locks && i < total; i++) sn_out_lock_drop(&locks[i]);
+        free(locks);
+        if (rc != SN_OK) unmake_dirs(&made);
     }
     free(srcs);
     free(dsts);

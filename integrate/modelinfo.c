@@ -2,6 +2,7 @@
  * LLM_ARCH names in the llama.cpp version the tests run (src/llama-arch.cpp), kept as data. */
 #include "modelinfo.h"
 #include "gguf.h"
+#include "model.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,11 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
     mi->split_count = (int)int_kv(g, "split.count", 0);
     mi->file_size = sn_gguf_file_size(g);
     sn_gguf_close(g);
+    /* what sunny-run would refuse is not installed: the runtime's checks (a split part: its structure) */
+    if ((st = sn_model_validate(path, mi->split_count > 1 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
+        sn_modelinfo_free(mi);
+        return sn_err_prefix(err, "%s: refused (sunny-run would not load it)", path);
+    }
     return SN_OK;
 }
 

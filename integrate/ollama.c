@@ -6,6 +6,8 @@
  * (OLLAMA_HOST, versions) is ollama_host.c; the request bodies, Modelfile and the show check are
  * ollama_modelfile.c. */
 #include "ollama.h"
+#include "num.h"
+#include "mapfile.h"
 #include "smoke.h"
 #include "strv.h"
 #include "utf8.h"
@@ -110,8 +112,8 @@ sn_status sn_ollama_probe(sn_http *h, sn_ollama_version *v, sn_err *err) {
 
 sn_status sn_ollama_sha256_file(const char *path, char hex[65], uint64_t *size, double *seconds,
                                 sn_err *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno));
+    int fd = sn_open_regular(path, err);
+    if (fd < 0) return SN_EIO;
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     const size_t bufsz = 4u << 20;
     unsigned char *buf = malloc(bufsz);
@@ -354,7 +356,7 @@ sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn sta
                            sn_err *err) {
     create_ctx c = {.status = status, .ud = ud, .err = err};
     sn_http_req rq = {.method = "POST", .path = "/api/create", .json = body, .on_line = create_line,
-                      .line_ud = &c, .stall_s = 1800};
+                      .line_ud = &c}; /* progress lines keep coming; silence is a stall */
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     if (st != SN_OK) {
@@ -494,9 +496,10 @@ sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, 
         }
     }
     const cJSON *ec = cJSON_GetObjectItemCaseSensitive(j, "eval_count");
-    if (cJSON_IsNumber(ec)) out->eval_count = (int64_t)ec->valuedouble;
+    if (cJSON_IsNumber(ec) && !sn_f64_to_i64(ec->valuedouble, 0, INT64_MAX, &out->eval_count)) out->eval_count = -1;
     const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "prompt_eval_count");
-    if (cJSON_IsNumber(pc)) out->prompt_eval_count = (int64_t)pc->valuedouble;
+    if (cJSON_IsNumber(pc) && !sn_f64_to_i64(pc->valuedouble, 0, INT64_MAX, &out->prompt_eval_count))
+        out->prompt_eval_count = -1;
     out->done = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "done"));
     const cJSON *lps = cJSON_GetObjectItemCaseSensitive(j, "logprobs");
     if (cJSON_IsArray(lps) && (st = parse_logprobs(lps, out, err)) != SN_OK) {

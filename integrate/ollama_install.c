@@ -6,6 +6,7 @@
 #include "mapfile.h"
 #include "modelinfo.h"
 #include "ollama.h"
+#include "outfile.h"
 #include "sizefmt.h"
 #include "smoke.h"
 #include "template_cmd.h"
@@ -55,18 +56,26 @@ static int report(const sn_ollama_install_cb *cb, const sn_smoke_result *res, cJ
     return sn_smoke_result_json(res, out);
 }
 
+/* text to a temp file of our own beside path (sn_tmp_create), renamed onto path */
 static int write_file_atomic(const char *path, const char *text, sn_err *err) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sn_err_set(err, SN_EIO, "%s: %s", tmp, strerror(errno));
-    size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return sn_err_set(err, SN_EIO, "%s: write failed: %s", path, strerror(errno));
+    char *tmp = NULL;
+    int fd = sn_tmp_create(path, "", &tmp, err);
+    if (fd < 0) return SN_EIO;
+    size_t n = strlen(text), done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, text + done, n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        done += (size_t)k;
     }
+    int ok = (close(fd) == 0) && done == n;
+    if (!ok || rename(tmp, path) != 0) {
+        sn_err_set(err, SN_EIO, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return SN_EIO;
+    }
+    free(tmp);
     return SN_OK;
 }
 

@@ -56,6 +56,8 @@ sn_status sn_ollama_param_add(cJSON *params, const char *key, const char *value,
             double v = strtod(value, &end);
             if (!*value || *end || errno)
                 return sn_err_set(err, SN_EINVAL, "--param %s=%s: must be a number", key, value);
+            if (!isfinite(v)) /* JSON has no NaN or Infinity: cJSON would send null */
+                return sn_err_set(err, SN_EINVAL, "--param %s=%s: must be a finite number", key, value);
             cJSON_DeleteItemFromObjectCaseSensitive(params, key);
             cJSON_AddNumberToObject(params, key, v);
             return SN_OK;

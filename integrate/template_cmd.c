@@ -7,6 +7,7 @@
 
 #include "detect.h"
 #include "gguf.h"
+#include "model.h"
 #include "jinja.h"
 #include "mapfile.h"
 #include "prove.h"
@@ -37,8 +38,8 @@ typedef struct {
 
 static sn_status read_text(const char *path, char **out, sn_err *err) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno));
+    int fd = sn_open_regular(path, err);
+    if (fd < 0) return SN_EIO;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -151,8 +152,9 @@ static char *gguf_token_text(const sn_gguf *g, int64_t tokens, const char *key) 
 
 static sn_status load_gguf(const char *path, int want_template, sn_template_result *r, vocab *v,
                            sn_err *err) {
-    sn_status st = sn_gguf_open(path, SN_GGUF_NO_DATA, &v->g, err);
+    sn_status st = sn_model_validate(path, SN_VALIDATE_STRUCTURE, err); /* a truncated file is refused */
     if (st) return st;
+    if ((st = sn_gguf_open(path, SN_GGUF_NO_DATA, &v->g, err))) return st;
     int64_t t = sn_gguf_find_key(v->g, "tokenizer.ggml.tokens");
     v->tokens = t >= 0 && sn_gguf_kv_type(v->g, t) == SN_GGUF_ARR &&
                         sn_gguf_arr_type(v->g, t) == SN_GGUF_STR ? t : -1;

@@ -5,6 +5,7 @@
  * last legacy turn at the first .Response (template/template.go). */
 #include "gotmpl_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,7 +347,10 @@ static void mset(gv *m, const char *k, gv v) { m->keys[m->n] = k; m->vals[m->n++
 static gv from_json(gtctx *c, const cJSON *j) {
     if (!j || cJSON_IsNull(j)) return (gv){.t = GV_NIL};
     if (cJSON_IsBool(j)) return (gv){.t = GV_BOOL, .i = cJSON_IsTrue(j)};
-    if (cJSON_IsNumber(j)) return (gv){.t = GV_INT, .i = (int64_t)j->valuedouble};
+    if (cJSON_IsNumber(j)) { /* truncated; a number no int64 holds (1e300, NaN) is 0, never a UB cast */
+        const double d = j->valuedouble;
+        return (gv){.t = GV_INT, .i = isfinite(d) && d > -9.2e18 && d < 9.2e18 ? (int64_t)d : 0};
+    }
     if (cJSON_IsString(j)) return gstr(c, j->valuestring);
     size_t n = (size_t)cJSON_GetArraySize(j), i = 0;
     const cJSON *e;

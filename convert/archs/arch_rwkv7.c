@@ -17,6 +17,7 @@
  * q4_0, llama-quantize leaves every LoRA and lerp tensor as it is. The vocabulary is the RWKV world
  * file (convert/vocab/vocab_rwkv.c). */
 #include "arch.h"
+#include "num.h"
 #include "safetensors.h"
 
 #include <cJSON.h>
@@ -40,15 +41,16 @@ static int64_t lora_rank(int64_t hidden, double e, double m) {
 }
 
 /* A rank key: absent -> -2 (a KeyError for the reference), null -> derived, else the integer. */
+static int64_t int_of(const cJSON *v) {
+    int64_t i;
+    return cJSON_IsNumber(v) && sn_f64_to_i64(v->valuedouble, INT64_MIN, INT64_MAX, &i) ? i : -1;
+}
+
 static int64_t rank_of(const sn_hf_config *c, const char *key, int64_t hidden, double e, double m) {
     const cJSON *v = get(c->root, key);
     if (!v) return -2;
     if (cJSON_IsNull(v)) return lora_rank(hidden, e, m);
-    return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble ? (int64_t)v->valuedouble : -1;
-}
-
-static int64_t int_of(const cJSON *v) {
-    return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble ? (int64_t)v->valuedouble : -1;
+    return int_of(v);
 }
 
 static rwkv7_dims dims_of(const sn_hf_config *c) {

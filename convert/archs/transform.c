@@ -87,7 +87,18 @@ const float *sn_tsrc_row(const sn_tsrc *s, uint64_t r, float *scratch) {
         x = scratch;
     } else {
         const uint8_t *p = t->data + sr * n * sn_st_dtype_size(t->dtype);
-        switch (t->dtype) {
+        /* safetensors data may start at any byte offset (the header length is free): an element
+         * not aligned for its type is read with memcpy, never through a misaligned pointer */
+        if ((uintptr_t)p % sn_st_dtype_size(t->dtype) != 0) {
+            if (t->dtype == SN_ST_F32) memcpy(scratch, p, n * sizeof(float));
+            else
+                for (uint64_t e = 0; e < n; e++) {
+                    uint16_t h;
+                    memcpy(&h, p + 2 * e, 2);
+                    scratch[e] = t->dtype == SN_ST_F16 ? sn_fp16_to_fp32(h) : sn_bf16_to_fp32(h);
+                }
+            x = scratch;
+        } else switch (t->dtype) {
         case SN_ST_F32:
             x = (const float *)(const void *)p;
             break;

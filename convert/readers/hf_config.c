@@ -4,6 +4,7 @@
  * the version llama.cpp's converter pins). A field the file sets always wins; a field neither sets
  * stays "absent" so the GGUF writer can omit the key exactly as the reference does. */
 #include "hf_config.h"
+#include "num.h"
 #include "mapfile.h"
 
 #include <cjson/cJSON.h>
@@ -33,12 +34,10 @@ static int get_int(const cJSON *root, const char *const *keys, const char *what,
         *out = cJSON_IsTrue(v);
         return 1;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble || v->valuedouble < -1e15 ||
-        v->valuedouble > 1e15) {
+    if (!cJSON_IsNumber(v) || !sn_f64_to_i64(v->valuedouble, -1000000000000000, 1000000000000000, out)) {
         sn_err_set(err, SN_EFORMAT, "%s: field \"%s\" must be an integer", what, v->string);
         return -1;
     }
-    *out = (int64_t)v->valuedouble;
     return 1;
 }
 
@@ -177,7 +176,7 @@ static void parse_rope(const cJSON *root, sn_hf_config *cfg) {
     if ((v = get(rp, "factor")) && cJSON_IsNumber(v)) cfg->rope_factor = v->valuedouble;
     v = get(rp, "original_max_position_embeddings");
     if (!v) v = get(root, "original_max_position_embeddings");
-    if (cJSON_IsNumber(v)) cfg->rope_orig_ctx = (int64_t)v->valuedouble;
+    if (cJSON_IsNumber(v) && !sn_f64_to_i64(v->valuedouble, 0, INT32_MAX, &cfg->rope_orig_ctx)) cfg->rope_orig_ctx = -1;
     if ((v = get(rp, "low_freq_factor")) && cJSON_IsNumber(v)) cfg->rope_low_freq_factor = v->valuedouble;
     if ((v = get(rp, "high_freq_factor")) && cJSON_IsNumber(v)) cfg->rope_high_freq_factor = v->valuedouble;
     if ((v = get(rp, "extrapolation_factor")) && cJSON_IsNumber(v)) {
@@ -206,6 +205,41 @@ static void parse_rope(const cJSON *root, sn_hf_config *cfg) {
     else if (strcasecmp(s, "llama3") == 0) cfg->rope_scaling = SN_ROPE_SCALING_LLAMA3;
     else if (strcmp(s, "su") == 0 || strcmp(s, "longrope") == 0) cfg->rope_scaling = SN_ROPE_SCALING_LONGROPE;
     else cfg->rope_scaling = SN_ROPE_SCALING_OTHER;
+}
+
+/* The values a GGUF carries on must be ones sunny-run (and llama.cpp) can use: finite and in range
+ * here, so nothing is written from a config that could only produce a model the runtime refuses.
+ * A token id key that is a number must be a valid id (lists and null stay "none", as before). */
+static sn_status check_ranges(const cJSON *root, const sn_hf_config *cfg, const char *what, sn_err *err) {
+    if (cfg->has_rms_norm_eps && !(isfinite(cfg->rms_norm_eps) && cfg->rms_norm_eps >= 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: rms_norm_eps = %g; must be finite and >= 0", what, cfg->rms_norm_eps);
+    if (cfg->has_rope_theta && !(isfinite(cfg->rope_theta) && cfg->rope_theta > 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: rope_theta = %g; must be finite and > 0", what, cfg->rope_theta);
+    if (cfg->has_head_dim && cfg->head_dim == 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: head_dim = 0; must be > 0", what);
+    static const char *const ids[] = {"bos_token_id", "eos_token_id", "pad_token_id"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        const cJSON *v = get(root, ids[i]);
+        if (cJSON_IsNumber(v) && token_id(root, ids[i]) < 0 && !(i == 2 && v->valuedouble == -1))
+            return sn_err_set(err, SN_EFORMAT, "%s: %s = %.17g is not a token id (an integer in [0, 2^31))", what,
+                              ids[i], v->valuedouble);
+    }
+    const cJSON *rp = get(root, "rope_parameters");
+    if (!cJSON_IsObject(rp)) rp = get(root, "rope_scaling");
+    if (!cJSON_IsObject(rp)) return SN_OK;
+    if (cJSON_IsObject(get(rp, "full_attention"))) rp = get(rp, "full_attention");
+    const cJSON *t = get(rp, "rope_type");
+    if (!cJSON_IsString(t)) t = get(rp, "type");
+    static const char *const known[] = {"default", "linear", "dynamic", "yarn", "llama3", "su", "longrope"};
+    int ok = !cJSON_IsString(t);
+    for (size_t i = 0; !ok && i < sizeof known / sizeof *known; i++) ok = strcasecmp(t->valuestring, known[i]) == 0;
+    if (!ok)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: rope_scaling.rope_type '%s' is not known (%s)", what, t->valuestring,
+                          "default, linear, dynamic, yarn, llama3, longrope");
+    const cJSON *f = get(rp, "factor");
+    if (f && !cJSON_IsNull(f) && !(cJSON_IsNumber(f) && isfinite(f->valuedouble) && f->valuedouble > 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: rope_scaling.factor must be a finite number > 0", what);
+    return SN_OK;
 }
 
 sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *cfg, sn_err *err) {
@@ -309,6 +343,7 @@ sn_status sn_hf_config_parse(const char *json, const char *what, sn_hf_config *c
     cfg->pad_token_id = p >= 0 ? p : -1;
 
     parse_rope(root, cfg);
+    if ((st = check_ranges(root, cfg, what, err)) != SN_OK) goto fail;
     return SN_OK;
 fail:
     cJSON_Delete(root);

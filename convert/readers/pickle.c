@@ -6,6 +6,7 @@
  * value (an empty dict, a tensor descriptor, a bytes object). Every read is bounds-checked against
  * the buffer, every count against a limit. */
 #include "pickle.h"
+#include "budget.h"
 #include "grow.h"
 
 #include <stdio.h>
@@ -110,6 +111,7 @@ struct sn_pk {
     sn_pk_value **containers; /* values whose seq.items are malloc'd */
     uint64_t n_cont, cap_cont;
     uint64_t n_values, n_bytes;
+    uint64_t mem; /* bytes of values, strings and container items: against lim.max_mem */
     sn_pk_value **stack;
     uint64_t sp, stack_cap;
     uint64_t *marks;
@@ -121,6 +123,7 @@ struct sn_pk {
 
 static void *arena_alloc(sn_pk *p, size_t n) {
     n = (n + 15) & ~(size_t)15;
+    p->mem += n;
     if (!p->blocks || p->blocks->cap - p->blocks->used < n) {
         size_t cap = n > (1u << 16) ? n : (1u << 16);
         block *b = malloc(sizeof(block) + cap);
@@ -139,10 +142,19 @@ static void *arena_alloc(sn_pk *p, size_t n) {
 #define AT(p) (p)->what, (unsigned long long)(p)->op_pos, OFF(p)
 #define AT_FMT "%s: byte %llu (file offset %llu): "
 
+/* SN_BUDGET_PKL_MEM_*: the memory a pickle may make the VM use follows its size */
+static sn_status over_mem(sn_pk *p, sn_err *err) {
+    return sn_err_set(err, SN_EFORMAT, AT_FMT "the pickle needs more than %llu MB of memory (budget: %llu MB + %u bytes "
+                      "per pickle byte, budget.h); repeated DUP/APPENDS or similar amplification?", AT(p),
+                      (unsigned long long)(p->lim.max_mem >> 20), (unsigned long long)(SN_BUDGET_PKL_MEM_BASE >> 20),
+                      SN_BUDGET_PKL_MEM_PER_BYTE);
+}
+
 static sn_status new_value(sn_pk *p, sn_pk_kind k, sn_pk_value **out, sn_err *err) {
     if (++p->n_values > p->lim.max_values)
         return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu values (limit)", AT(p),
                           (unsigned long long)p->lim.max_values);
+    if (p->mem > p->lim.max_mem) return over_mem(p, err);
     sn_pk_value *v = arena_alloc(p, sizeof(*v));
     if (!v) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
     memset(v, 0, sizeof(*v));
@@ -158,6 +170,8 @@ static sn_status new_value(sn_pk *p, sn_pk_kind k, sn_pk_value **out, sn_err *er
 }
 
 static sn_status seq_push(sn_pk *p, sn_pk_value *c, sn_pk_value *item, sn_err *err) {
+    p->mem += 2 * sizeof(sn_pk_value *); /* the item and its share of the array's doubling */
+    if (p->mem > p->lim.max_mem) return over_mem(p, err);
     sn_pk_value **ni = sn_grow(c->u.seq.items, c->u.seq.n, &c->u.seq.cap, sizeof *ni, 4);
     if (!ni) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
     c->u.seq.items = ni;
@@ -740,7 +754,7 @@ void sn_pk_free(sn_pk *p) {
 
 /* The caller's limits (may be NULL), each 0 replaced by its default. */
 static sn_pk_limits limits_or_defaults(const sn_pk_limits *limits) {
-    sn_pk_limits d = {1u << 20, 1u << 20, 4096, 256, 1u << 24, 256ull << 20};
+    sn_pk_limits d = {1u << 20, 1u << 20, 4096, 256, 1u << 24, 256ull << 20, 0};
     if (limits) {
         if (limits->max_memo) d.max_memo = limits->max_memo;
         if (limits->max_stack) d.max_stack = limits->max_stack;
@@ -748,6 +762,7 @@ static sn_pk_limits limits_or_defaults(const sn_pk_limits *limits) {
         if (limits->max_depth) d.max_depth = limits->max_depth;
         if (limits->max_values) d.max_values = limits->max_values;
         if (limits->max_bytes) d.max_bytes = limits->max_bytes;
+        if (limits->max_mem) d.max_mem = limits->max_mem;
     }
     return d;
 }
@@ -762,6 +777,9 @@ sn_status sn_pk_load(const uint8_t *buf, uint64_t n, const char *what, uint64_t 
     p->what = what ? what : "<pickle>";
     p->base = base_offset;
     p->lim = limits_or_defaults(limits);
+    if (!p->lim.max_mem)
+        p->lim.max_mem = SN_BUDGET_PKL_MEM_BASE +
+                         (n < UINT64_MAX / SN_BUDGET_PKL_MEM_PER_BYTE ? n * SN_BUDGET_PKL_MEM_PER_BYTE : UINT64_MAX / 2);
     const sn_status st = run(p, err);
     if (st == SN_OK) *out = p;
     else sn_pk_free(p);

@@ -77,6 +77,7 @@ typedef struct sn_pk_limits {
     uint64_t max_depth;   /* container nesting (default 256) */
     uint64_t max_values;  /* values created (default 1 << 24) */
     uint64_t max_bytes;   /* total string/bytes payload (default 256 MB) */
+    uint64_t max_mem;     /* VM memory (default: budget.h's SN_BUDGET_PKL_MEM_* for the pickle's size) */
 } sn_pk_limits;
 
 typedef struct sn_pk sn_pk;

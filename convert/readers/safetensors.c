@@ -407,10 +407,12 @@ static sn_status index_shards(const char *dir, const char *ipath, cJSON **root_o
     for (const cJSON *it = wm->child; it; it = it->next) {
         if (!cJSON_IsString(it) || !it->valuestring || !it->valuestring[0] ||
             strchr(it->valuestring, '/') || strcmp(it->valuestring, "..") == 0) {
+            /* the message quotes strings owned by root: format it before root is freed */
+            sn_err_set(err, SN_EFORMAT, "%s: weight_map entry '%s' names '%s', not a plain shard file name", ipath,
+                       it->string ? it->string : "", cJSON_IsString(it) && it->valuestring ? it->valuestring : "");
             free(names);
             cJSON_Delete(root);
-            return sn_err_set(err, SN_EFORMAT, "%s: weight_map entry '%s' is not a plain shard file name",
-                              ipath, it->string);
+            return SN_EFORMAT;
         }
         names[n++] = it->valuestring;
     }

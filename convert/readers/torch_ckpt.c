@@ -7,6 +7,7 @@
 #include "torch_ckpt.h"
 #include "pickle.h"
 #include "torch_zip.h"
+#include "budget.h"
 
 #include "grow.h"
 #include "mapfile.h"
@@ -19,7 +20,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MAX_PKL (1ull << 30)   /* data.pkl larger than this is not a state dict */
 #define MAX_WALK_DEPTH 16      /* how deep we look for the state dict */
 #define MAX_WALK_VISITS 100000 /* dicts looked at; memo references can share one dict many times */
 
@@ -50,7 +50,7 @@ struct sn_tc_file {
 static const uint8_t k_legacy_magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
 int sn_tc_sniff(const char *path) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = sn_open_regular(path, NULL);
     if (fd < 0) return 0;
     uint8_t b[16];
     ssize_t n = read(fd, b, sizeof b);
@@ -91,8 +91,9 @@ static int room_for_map(sn_tc_file *f) {
     return 1;
 }
 
-/* The storage entry for key, inflated to a mapped temp file if deflated. */
-static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **out, sn_err *err) {
+/* The storage entry for key, inflated to a mapped temp file if deflated; want = the bytes the pickle
+ * declares for it, checked against the entry's stated size before anything is inflated. */
+static sn_status get_storage(sn_tc_file *f, const char *key, uint64_t want, const storage_t **out, sn_err *err) {
     for (size_t i = 0; i < f->n_storages; i++)
         if (strcmp(f->storages[i].key, key) == 0) {
             *out = &f->storages[i];
@@ -105,6 +106,9 @@ static sn_status get_storage(sn_tc_file *f, const char *key, const storage_t **o
         return sn_err_set(err, SN_EFORMAT, "%s: the pickle references storage '%s' but the archive has no entry %s", f->in.path,
                           key, name);
     const sn_zip_entry *e = sn_zip_entry_at(f->zip, (size_t)k);
+    if (e->size != want)
+        return sn_err_set(err, SN_EFORMAT, "%s: storage %s holds %llu bytes but the pickle declares %llu", f->in.path, name,
+                          (unsigned long long)e->size, (unsigned long long)want);
     storage_t *ns = sn_grow(f->storages, f->n_storages, &f->cap_storages, sizeof *ns, 64);
     if (!ns) return sn_err_set(err, SN_ENOMEM, "out of memory");
     f->storages = ns;
@@ -245,10 +249,14 @@ static sn_status make_tensor(sn_tc_file *f, const char *name, const sn_pk_value 
     sn_pk_dtype dt = sv->u.storage.dtype;
     uint32_t es = sn_pk_dtype_size(dt);
     const storage_t *s = NULL;
-    sn_status st = get_storage(f, sv->u.storage.key, &s, err);
-    if (st != SN_OK) return sn_err_prefix(err, "tensor '%s'", name);
     if (es == 0) return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s': unknown storage dtype", f->in.path, name);
-    if (sv->u.storage.numel > UINT64_MAX / es || sv->u.storage.numel * es != s->nbytes)
+    if (sv->u.storage.numel > UINT64_MAX / es)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': storage %s declares %llu elements of %s (overflow)",
+                          f->in.path, name, sv->u.storage.key, (unsigned long long)sv->u.storage.numel,
+                          sn_pk_dtype_name(dt));
+    sn_status st = get_storage(f, sv->u.storage.key, sv->u.storage.numel * es, &s, err);
+    if (st != SN_OK) return sn_err_prefix(err, "tensor '%s'", name);
+    if (sv->u.storage.numel * es != s->nbytes)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': storage %s holds %llu bytes but the pickle declares %llu "
                           "elements of %s", f->in.path, name, s->key, (unsigned long long)s->nbytes,
                           (unsigned long long)sv->u.storage.numel, sn_pk_dtype_name(dt));
@@ -350,7 +358,11 @@ static sn_status parse(sn_tc_file *f, const sn_tc_opts *o, sn_err *err) {
     }
     const uint8_t *pkl;
     uint8_t *own = NULL;
-    if ((st = sn_zip_read(f->zip, (size_t)pk, MAX_PKL, &pkl, &own, err)) != SN_OK) return st;
+    if (pe->size > SN_BUDGET_PKL_BYTES)
+        return sn_err_set(err, SN_EFORMAT, "%s: %s is %llu bytes, more than the %llu MB budget for a state dict's pickle "
+                          "(SN_BUDGET_PKL_BYTES, budget.h)", f->in.path, pe->name, (unsigned long long)pe->size,
+                          (unsigned long long)(SN_BUDGET_PKL_BYTES >> 20));
+    if ((st = sn_zip_read(f->zip, (size_t)pk, SN_BUDGET_PKL_BYTES, &pkl, &own, err)) != SN_OK) return st;
     char what[700];
     snprintf(what, sizeof what, "%s: %s", f->in.path, pe->name);
     sn_pk *p = NULL;

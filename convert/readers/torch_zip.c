@@ -4,6 +4,7 @@
  * The central directory is the truth (local headers may omit sizes when a data descriptor follows);
  * each local header is still checked against it so data offsets cannot be steered outside. */
 #include "torch_zip.h"
+#include "budget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,11 @@ sn_status sn_zip_read(const sn_zip *z, size_t i, uint64_t max_size, const uint8_
     if (en->size > max_size)
         return sn_err_set(err, SN_EFORMAT, "%s: zip entry '%s' inflates to %llu bytes, more than the %llu allowed", z->what,
                           en->name, (unsigned long long)en->size, (unsigned long long)max_size);
+    if (en->size > SN_BUDGET_INFLATE_SLACK && en->comp_size < (en->size - SN_BUDGET_INFLATE_SLACK) / SN_BUDGET_INFLATE_RATIO)
+        return sn_err_set(err, SN_EFORMAT, "%s: zip entry '%s' states %llu bytes from %llu compressed, more than the "
+                          "inflate budget of %ux + %llu MB (SN_BUDGET_INFLATE_*, budget.h)", z->what, en->name,
+                          (unsigned long long)en->size, (unsigned long long)en->comp_size, SN_BUDGET_INFLATE_RATIO,
+                          (unsigned long long)(SN_BUDGET_INFLATE_SLACK >> 20));
     uint8_t *buf = malloc(en->size ? en->size : 1);
     if (!buf) return sn_err_set(err, SN_ENOMEM, "%s: out of memory inflating '%s'", z->what, en->name);
     mem_sink m = {buf, 0};

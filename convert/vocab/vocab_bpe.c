@@ -103,6 +103,8 @@ sn_status sn_vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_err *
                           "are supported", mtype ? mtype : "(missing)");
     if (!cJSON_IsObject(vocab))
         return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.vocab is not an object");
+    if (!vocab->child) /* only added tokens: every merge names tokens that do not exist */
+        return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.vocab is empty");
     /* pre-tokenizer name first: it is the most likely failure and the cheapest */
     if (opts && opts->pre_override) {
         if (!sn_pretok_known_name(opts->pre_override))

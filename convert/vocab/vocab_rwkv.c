@@ -12,6 +12,7 @@
  * no template the reference writes one of llama.cpp's own files; sunny writes none (docs/TOKENIZER.md,
  * "RWKV world"). */
 #include "vocab.h"
+#include "num.h"
 #include "templates.h"
 #include "path.h"
 #include "mapfile.h"
@@ -112,9 +113,7 @@ static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectI
 
 static int int_key(const cJSON *o, const char *k, int64_t *v) {
     const cJSON *x = get(o, k);
-    if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble != (double)(int64_t)x->valuedouble) return 0;
-    *v = (int64_t)x->valuedouble;
-    return 1;
+    return cJSON_IsNumber(x) && sn_f64_to_i64(x->valuedouble, 0, INT64_MAX, v);
 }
 
 sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJSON *config, int64_t vocab_size,

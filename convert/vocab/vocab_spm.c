@@ -158,6 +158,7 @@ sn_status sn_vocab_llama_hf(plan *p, inputs *in, sn_err *err) {
     sn_status st;
     if (!cJSON_IsObject(vocab))
         return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.vocab is not an object");
+    if (!vocab->child) return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.vocab is empty");
     if (!cJSON_IsArray(merges))
         return sn_err_set(err, SN_EFORMAT, "tokenizer.json: model.merges is not an array");
     size_t n_base = (size_t)cJSON_GetArraySize(vocab), n = n_base;

@@ -9,20 +9,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int sn_open_regular(const char *path, sn_err *err) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO with no writer would block here */
+    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno)), -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: cannot stat: %s", path, strerror(e)), -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return sn_err_set(err, SN_EIO, "%s: not a regular file (%s)", path,
+                          S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISDIR(sb.st_mode) ? "a directory" : "a device or socket"), -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 sn_status sn_map_file(const char *path, sn_mapped_file *m, sn_err *err) {
     static const uint8_t empty[1];
     memset(m, 0, sizeof *m);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = sn_open_regular(path, err);
+    if (fd < 0) return SN_EIO;
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int e = errno;
         close(fd);
         return sn_err_set(err, SN_EIO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return sn_err_set(err, SN_EIO, "%s: not a regular file", path);
     }
     if ((uint64_t)sb.st_size > SIZE_MAX) {
         close(fd);

@@ -20,6 +20,10 @@ typedef struct sn_mapped_file {
 /* Maps path. Errors (SN_EIO) name the path and the failing step: cannot open, not a regular file,
  * cannot mmap. On error *m is zeroed. */
 sn_status sn_map_file(const char *path, sn_mapped_file *m, sn_err *err);
+/* open(O_RDONLY) of a regular file that never blocks on a FIFO or device: opened non-blocking,
+ * refused unless fstat says regular ("not a regular file (a FIFO?)"), then switched back to
+ * blocking reads. Returns the fd, or -1 with err set (err may be NULL). */
+int sn_open_regular(const char *path, sn_err *err);
 /* Releases the mapping (safe on a zeroed or already closed record). */
 void sn_unmap_file(sn_mapped_file *m);
 

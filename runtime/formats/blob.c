@@ -8,6 +8,7 @@
 #include "ggml_types.h"
 #include "grow.h"
 #include "mapfile.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -191,10 +193,10 @@ sn_status sn_blob_open_mem(const void *buf, uint64_t size, int flags, sn_blob **
 
 int sn_blob_sniff(const char *path) {
     char m[4];
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = fread(m, 1, 4, f);
-    fclose(f);
+    int fd = sn_open_regular(path, NULL);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, m, 4);
+    close(fd);
     return n == 4 && memcmp(m, SN_BLOB_MAGIC, 4) == 0;
 }
 
@@ -389,38 +391,43 @@ static int pad_to(FILE *f, uint64_t from, uint64_t to) {
     return 0;
 }
 
+/* The metadata GGUF is written to a temp file of its own beside the blob and read back. */
 static sn_status slurp_meta(sn_blob_writer *w, const char *path, uint8_t **buf, uint64_t *len, sn_err *err) {
-    size_t pl = strlen(path) + 16;
-    char *mp = malloc(pl);
-    if (!mp) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    snprintf(mp, pl, "%s.meta.tmp", path);
-    sn_status st = sn_gguf_writer_begin(w->meta, mp, err);
+    char *mp = NULL;
+    int fd = sn_tmp_create(path, ".meta", &mp, err);
+    if (fd < 0) return SN_EIO;
+    int rfd = dup(fd);
+    sn_status st = sn_gguf_writer_begin_fd(w->meta, fd, mp, err);
     if (!st) st = sn_gguf_writer_finish(w->meta, err);
-    if (st) { unlink(mp); free(mp); return st; }
-    FILE *f = fopen(mp, "rb");
-    if (!f) { st = sn_err_set(err, SN_EIO, "%s: %s", mp, strerror(errno)); unlink(mp); free(mp); return st; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (!*buf || n < 0 || fread(*buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f); unlink(mp); free(mp); free(*buf); *buf = NULL;
-        return sn_err_set(err, SN_EIO, "reading back blob metadata failed");
+    struct stat sb;
+    if (!st && (rfd < 0 || fstat(rfd, &sb) != 0)) st = sn_err_set(err, SN_EIO, "%s: %s", mp, strerror(errno));
+    uint64_t n = st ? 0 : (uint64_t)sb.st_size;
+    if (!st && !(*buf = malloc(n ? (size_t)n : 1))) st = sn_err_set(err, SN_ENOMEM, "out of memory");
+    if (!st && pread(rfd, *buf, (size_t)n, 0) != (ssize_t)n) {
+        free(*buf);
+        *buf = NULL;
+        st = sn_err_set(err, SN_EIO, "%s: reading back blob metadata failed", mp);
     }
-    *len = (uint64_t)n;
-    fclose(f);
+    if (!st) *len = n;
+    if (rfd >= 0) close(rfd);
     unlink(mp);
     free(mp);
-    return SN_OK;
+    return st;
 }
 
 sn_status sn_blob_writer_begin(sn_blob_writer *w, const char *path, sn_err *err) {
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno));
+    return sn_blob_writer_begin_fd(w, fd, path, err);
+}
+
+sn_status sn_blob_writer_begin_fd(sn_blob_writer *w, int fd, const char *path, sn_err *err) {
     uint8_t *meta = NULL;
     uint64_t meta_len = 0;
     sn_status st = slurp_meta(w, path, &meta, &meta_len, err);
-    if (st) return st;
-    w->f = fopen(path, "w+b"); /* read back for the header CRC */
-    if (!w->f) { free(meta); return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno)); }
+    if (st) { close(fd); return st; }
+    w->f = fdopen(fd, "w+b"); /* read back for the header CRC */
+    if (!w->f) { close(fd); free(meta); return sn_err_set(err, SN_EIO, "%s: %s", path, strerror(errno)); }
     setvbuf(w->f, NULL, _IOFBF, 1 << 22);
     w->path = strdup(path);
     uint64_t off = HDR_SIZE + 8 + meta_len;

@@ -73,6 +73,8 @@ sn_status sn_blob_writer_add_tensor(sn_blob_writer *w, const char *name, sn_blob
                                     sn_blob_layout lay, uint32_t n_dims, const uint64_t *ne, sn_err *err);
 /* Writes header, metadata and table with placeholder CRCs; then tensors in order. */
 sn_status sn_blob_writer_begin(sn_blob_writer *w, const char *path, sn_err *err);
+/* The same into an open, empty file (sn_tmp_create); the writer owns fd from here on. */
+sn_status sn_blob_writer_begin_fd(sn_blob_writer *w, int fd, const char *path, sn_err *err);
 sn_status sn_blob_writer_write(sn_blob_writer *w, const void *data, uint64_t n, sn_err *err);
 sn_status sn_blob_writer_end_tensor(sn_blob_writer *w, sn_err *err);
 /* Patches the tensor CRCs and the header CRC, fsyncs and closes. */

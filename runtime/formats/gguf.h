@@ -142,6 +142,9 @@ uint64_t sn_gguf_writer_tensor_size(const sn_gguf_writer *w, int64_t i);
 uint64_t sn_gguf_writer_total_size(const sn_gguf_writer *w); /* whole file size once written */
 
 sn_status sn_gguf_writer_begin(sn_gguf_writer *w, const char *path, sn_err *err);
+/* The same into an open, empty file (e.g. from sn_tmp_create); the writer owns fd from here on,
+ * path only names it in messages. */
+sn_status sn_gguf_writer_begin_fd(sn_gguf_writer *w, int fd, const char *path, sn_err *err);
 sn_status sn_gguf_writer_write(sn_gguf_writer *w, const void *data, uint64_t n, sn_err *err);
 sn_status sn_gguf_writer_end_tensor(sn_gguf_writer *w, sn_err *err);
 sn_status sn_gguf_writer_finish(sn_gguf_writer *w, sn_err *err); /* flush + fsync + close */

@@ -388,15 +388,20 @@ static int w_zeros(sn_gguf_writer *w, uint64_t n) {
 }
 
 sn_status sn_gguf_writer_begin(sn_gguf_writer *w, const char *path, sn_err *err) {
-    if (w->state != 0) return sn_err_set(err, SN_EINVAL, "gguf writer: begin called twice");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot create: %s", path, strerror(errno));
+    return sn_gguf_writer_begin_fd(w, fd, path, err);
+}
+
+sn_status sn_gguf_writer_begin_fd(sn_gguf_writer *w, int fd, const char *path, sn_err *err) {
+    if (w->state != 0) { close(fd); return sn_err_set(err, SN_EINVAL, "gguf writer: begin called twice"); }
+    w->fd = fd;
     w->alignment = writer_alignment(w);
     if (!w->alignment)
         return sn_err_set(err, SN_EINVAL, "%s: general.alignment must be a u32 power of two", path);
     w->path = strdup(path);
     w->buf = malloc(WBUF_SIZE);
     if (!w->path || !w->buf) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) return w_fail(w, err, SN_EIO, "cannot create");
     w->state = 1;
 
     uint64_t offset = 0;

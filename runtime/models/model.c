@@ -6,6 +6,7 @@
 #include "blob.h"
 #include "kernels/int4.h"
 #include "populate.h"
+#include "tokenizer.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -491,6 +492,7 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     }
     /* The scratch a micro-batch needs is allocated and faulted in now, as llama.cpp sizes its
      * compute buffers for n_ubatch when the context is made: the first eval then pays no page faults. */
+    if (p.validate_only) { *out = m; return SN_OK; } /* nothing to prepare for an eval that never runs */
     if (m->ops && (st = sn_ops_prepare(m->ops, m->n_ctx < SN_UBATCH ? m->n_ctx : SN_UBATCH, m->act_types, err))) {
         sn_model_free(m);
         return st;
@@ -498,6 +500,33 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     prefault_weights(m);
     *out = m;
     return SN_OK;
+}
+
+sn_status sn_model_validate(const char *path, int flags, sn_err *err) {
+    if (!is_blob_path(path)) { /* structure: every tensor's data inside the file (a truncated file fails) */
+        sn_gguf *g = NULL;
+        sn_status st = sn_gguf_open(path, 0, &g, err);
+        if (st) return st;
+        char *arch = sn_gguf_str_dup(g, "general.architecture");
+        const int known = arch && family_row(arch) >= 0;
+        free(arch);
+        sn_gguf_close(g);
+        if (!known || (flags & SN_VALIDATE_STRUCTURE)) return SN_OK;
+    }
+    sn_model_params p;
+    sn_model_params_default(&p);
+    p.n_ctx = 1;
+    p.mmap_weights = 1;
+    p.validate_only = 1;
+    sn_model *m = NULL;
+    sn_status st = sn_model_load(path, &p, &m, err);
+    if (st) return st;
+    sn_tokenizer *tok = NULL;
+    st = sn_tok_load(m->g, &tok, err);
+    if (st) sn_err_prefix(err, "%s", path);
+    sn_tok_free(tok);
+    sn_model_free(m);
+    return st;
 }
 
 void sn_model_free(sn_model *m) {

@@ -35,6 +35,8 @@ typedef struct sn_model_params {
                        * processes, evictable page cache); 0 (default): matrices not repacked are
                        * copied into 2 MB huge pages at load, within half of MemAvailable
                        * (the placement pass, family.h sn_model_place). */
+    int validate_only; /* every check of a load (keys, ranges, tensor shapes and bytes), no weight
+                        * copied, repacked or touched; the model cannot eval (sn_model_validate) */
     sn_tuning tuning; /* instruction sets, repacks, huge pages, prefault (cpu.h). The kernels' part
                        * (isa, lanes, streams) is per process: the first load sets it (sn_tuning_apply)
                        * and a later load asking for another is refused */
@@ -46,6 +48,14 @@ void sn_model_params_default(sn_model_params *p);
 typedef struct sn_model sn_model; /* opaque outside the runtime's family files (family.h) */
 
 sn_status sn_model_load(const char *path, const sn_model_params *params, sn_model **out, sn_err *err);
+/* The file as sunny-run would take it, without loading weights: the GGUF or blob structure (every
+ * tensor's bytes inside the file), then for an architecture the runtime implements its
+ * hyperparameters (present, finite, in range, consistent with the tensor shapes) and its tokenizer.
+ * The one check convert (before publishing), --blob (its input) and integrate (before placing or
+ * uploading) share. SN_VALIDATE_STRUCTURE: the structure only (a split part, a projector). An
+ * architecture the runtime does not implement gets the structural check and SN_OK. */
+#define SN_VALIDATE_STRUCTURE 1
+sn_status sn_model_validate(const char *path, int flags, sn_err *err);
 void sn_model_free(sn_model *m);
 /* Checks token ids and context room, then runs the family's eval. */
 sn_status sn_model_eval(sn_model *m, const int32_t *tokens, int64_t n, float *logits, sn_err *err);

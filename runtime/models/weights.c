@@ -164,6 +164,7 @@ static sn_status to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
 
 sn_status sn_model_place(sn_model *m, sn_err *err) {
     sn_status st;
+    if (m->params.validate_only) return SN_OK; /* no weight copied, repacked or touched */
     for (int i = 0; i < m->n_mats; i++) {
         sn_matrix *w = m->mats[i].w;
         if (m->mats[i].embd || !w->data) continue;

@@ -12,12 +12,27 @@ B=$(realpath -m "${3:-${SN_BUILD:-$SRC/build}}/fuzz/$NAME")
 CC=${SN_FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || { echo "SKIP: $CC not installed (apt-get install clang)"; exit 0; }
 mkdir -p "$B/corpus"
-srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "$SRC/convert/readers/pickle.c" "$SRC/runtime/base/sn_err.c")
-[[ $NAME == torch_zip ]] && srcs+=("$SRC/convert/readers/torch_zip.c" "$SRC/convert/readers/torch_ckpt.c" "$SRC/runtime/base/mapfile.c")
+# each harness with the sources it reaches (compiled with the fuzzer's coverage, not the libraries)
+base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
+formats=("$SRC"/runtime/formats/*.c "$SRC"/runtime/quants/*.c)
+readers=("$SRC"/convert/readers/{safetensors,torch_ckpt,torch_zip,pickle}.c "$SRC/convert/path.c")
+case $NAME in
+  pickle) srcs=("$SRC/convert/readers/pickle.c" "$SRC/runtime/base/sn_err.c") ;;
+  torch_zip) srcs=("$SRC"/convert/readers/{pickle,torch_zip,torch_ckpt}.c "$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c") ;;
+  gguf) srcs=("${formats[@]}" "$SRC"/runtime/tokenizers/*.c "${base[@]}") ;;
+  safetensors) srcs=("${readers[@]}" "${formats[@]}" "${base[@]}") ;;
+  hf_config) srcs=("$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}" "${formats[@]}" "${base[@]}") ;;
+  *) echo "run_fuzz.sh: no harness '$NAME'"; exit 2 ;;
+esac
+srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "${srcs[@]}")
+inc=()
+for d in runtime runtime/base runtime/formats runtime/quants runtime/tokenizers runtime/kernels convert convert/readers \
+         convert/archs convert/vocab templates; do inc+=(-I"$SRC/$d"); done
+inc+=(-I/usr/include/cjson)
 bin=$B/fuzz_$NAME
-if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/readers/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then
+if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/readers/*.h "$SRC"/runtime/*/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then
   "$CC" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$SRC/convert/readers" -I"$SRC/runtime/base" "${srcs[@]}" -lz -o "$bin" 2>"$B/build.log" ||
+    "${inc[@]}" "${srcs[@]}" -lcjson -lpcre2-8 -lz -lm -lpthread -o "$bin" 2>"$B/build.log" ||
     { grep -q "fuzzer" "$B/build.log" && { echo "SKIP: no libFuzzer runtime for $CC"; exit 0; }; cat "$B/build.log"; exit 1; }
 fi
 cd "$B"

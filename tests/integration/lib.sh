@@ -64,6 +64,10 @@ llama_tree() {
   echo "$t"
 }
 
+# leftovers PATH -> prints what a writer of PATH may leave behind: its temp files (PATH.XXXXXXXX.tmp,
+# PATH.part.XXXXXXXX.tmp, ...) and its lock file (.NAME.lock beside it); empty when none
+leftovers() { compgen -G "$1.*tmp"; compgen -G "$(dirname "$1")/.$(basename "$1").lock"; true; }
+
 # fixture FAMILY [DTYPE] [PRESET] -> prints the HF dir, generated once per work dir and shared by every
 # test that asks for the same one (SN_WORK/fixtures). Its .done holds the generator's content hash
 # and the parameters, so an edited gen_model.py regenerates it; written to DIR.tmp, then renamed.

@@ -263,7 +263,7 @@ usage 1 "missing input file" "$W/nope.gguf" --blob -o "$W/u.snb" --dtype int4
 grep -q "nope.gguf" "$W/err.txt" && ok "missing input named in the message" || bad "missing input not named: $(cat "$W/err.txt")"
 touch "$W/exists.snb"
 usage 1 "existing output without --force" "$g" --blob -o "$W/exists.snb" --dtype fp16
-[[ ! -s $W/exists.snb && ! -e $W/exists.snb.tmp ]] && ok "nothing written over the existing output" || bad "existing output touched"
+[[ ! -s $W/exists.snb && -z $(leftovers "$W/exists.snb") ]] && ok "nothing written over the existing output" || bad "existing output touched"
 usage 0 "--verify" "$g" --blob -o "$W/v.snb" --dtype fp16 --verify --force
 rm -f "$W/u.snb" "$W/exists.snb" "$W/v.snb"
 
@@ -277,7 +277,7 @@ for sig in INT TERM; do
   inter=0
   for _ in $(seq 1 400); do
     compgen -G "$out.src*" >/dev/null && inter=1
-    [[ -e $out.tmp ]] && break
+    [[ -n $(leftovers "$out") ]] && break
     sleep 0.005
   done
   kill -$sig $pid 2>/dev/null; wait $pid; rc=$?

@@ -23,7 +23,7 @@ grep -q "^FROM " <<<"$out" && grep -q "^TEMPLATE" <<<"$out" && ok "dry run print
 grep -q 'POST .*/api/create  {"model":"tiny:dry"' <<<"$out" && ok "dry run prints the create request" || bad "no create request: $out"
 [[ -f $W/mf1 ]] && ok "dry run that succeeded writes --modelfile-out" || bad "dry run: no Modelfile file"
 out=$("$SI" ollama "$G" --name tiny:x --host $DEAD --template "$W/t.gotmpl" --modelfile-out "$W/mf2" 2>&1); rc=$?
-[[ $rc == 1 && ! -e $W/mf2 && ! -e $W/mf2.tmp ]] && ok "failed install (no server) leaves no --modelfile-out" || bad "failed install rc=$rc, mf2: $(ls "$W")"
+[[ $rc == 1 && ! -e $W/mf2 && -z $(leftovers "$W/mf2") ]] && ok "failed install (no server) leaves no --modelfile-out" || bad "failed install rc=$rc, mf2: $(ls "$W")"
 
 # --- bug 5: a remote host behind a dead proxy
 out=$(http_proxy=$DEAD "$SI" ollama "$G" --name tiny:x --host http://10.255.255.1:11434 --template "$W/t.gotmpl" 2>&1); rc=$?

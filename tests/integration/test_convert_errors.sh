@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_convert_errors.sh - sunny-convert on bad input: every case must exit 1 with a message naming
-# the file at fault, and leave neither OUT.gguf nor OUT.gguf.tmp behind; usage errors exit 2.
+# the file at fault, and leave neither OUT.gguf nor a temp file (OUT.gguf.*.tmp) behind; usage errors exit 2.
 # Also: refusing to overwrite without --force, SIGINT mid-write cleaning up, --dry-run writing
 # nothing, --verify passing on a good conversion.
 source "$(dirname "$0")/lib.sh"
@@ -21,7 +21,7 @@ expect_fail() {
   err=$("$BIN" "$dir" -o "$out" 2>&1 >/dev/null); rc=$?
   if ((rc != 1)); then bad "$name: exit $rc, want 1 ($err)"; return; fi
   for n in "$@"; do [[ $err == *"$n"* ]] || { bad "$name: message lacks '$n': $err"; return; }; done
-  if [[ -e $out || -e $out.tmp ]]; then bad "$name: output left behind"; return; fi
+  if [[ -e $out || -n $(leftovers "$out") ]]; then bad "$name: output left behind"; return; fi
   ok "$name: exit 1, '${err:0:110}'"
 }
 
@@ -99,14 +99,36 @@ err=$("$BIN" "$good" -o "$out" 2>&1); rc=$?
 ((rc == 1)) && [[ $err == *"--force"* ]] && ok "existing output refused without --force" || bad "overwrite: exit $rc: $err"
 "$BIN" "$good" -o "$out" --force >/dev/null 2>&1 && ok "--force overwrites" || bad "--force failed"
 
+# data at an odd file offset (a header of odd length, valid JSON with a trailing space): every
+# element is read without a misaligned load (UBSan in the ASan stage) and the GGUF is the same bytes
+d=$(mk odd_offset); rm "$d/model.safetensors"
+$PY - "$good/model.safetensors" "$d/model.safetensors" <<'EOF2'
+import struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack_from("<Q", b)[0]
+if n % 2 == 0: h = b[8:8 + n] + b" "
+else: h = b[8:8 + n] + b"  "
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b[8 + n:])
+EOF2
+"$BIN" "$good" -o "$W/even.gguf" --outtype f16 >/dev/null 2>&1
+if "$BIN" "$d" -o "$W/odd.gguf" --outtype f16 >/dev/null 2>"$W/odd.err" && cmp -s "$W/even.gguf" "$W/odd.gguf"; then
+  ok "safetensors data at an odd offset: same GGUF bytes"
+else bad "odd offset: $(cat "$W/odd.err")"; fi
+
+# a tensor name carrying terminal escape sequences is shown escaped (\x1b), never sent raw
+d=$(mk escape); rm "$d/model.safetensors"
+st "{\"model.\\u001b]0;owned\\u0007\\u001b[2Jx.weight\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}" 4 "$d/model.safetensors"
+err=$("$BIN" "$d" -o "$W/escape.gguf" 2>&1 >/dev/null); rc=$?
+if [[ $rc == 1 && $err != *$'\e'* && $err != *$'\a'* && $err == *'\x1b'* ]]; then ok "escape sequences in a tensor name are shown escaped: ${err:0:120}"
+else bad "escape: rc=$rc $(printf %q "$err")"; fi
+
 # SIGINT while writing: no output, no tmp (big enough fixture to still be running)
 big=$(fixture qwen3 f32) || big=$good
 out=$W/int.gguf
 "$BIN" "$big" -o "$out" --outtype q4_0 -t 1 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 200); do [[ -e $out.tmp ]] && break; sleep 0.01; done
+for _ in $(seq 1 200); do [[ -n $(leftovers "$out") ]] && break; sleep 0.01; done
 kill -INT $pid 2>/dev/null; wait $pid; rc=$?
-if [[ -e $out.tmp ]]; then bad "SIGINT: tmp file left behind"
+if [[ -n $(leftovers "$out") ]]; then bad "SIGINT: tmp file left behind: $(leftovers "$out")"
 elif [[ -e $out ]]; then echo "info - SIGINT arrived after the rename (conversion finished first, exit $rc)"
 else ok "SIGINT: exit $rc, no output and no tmp left"; fi
 finish

@@ -133,9 +133,9 @@ fi
 n=0
 while IFS=$'\t' read -r name want; do
   out=$W/hostile.gguf
-  rm -f "$out" "$out.tmp"
+  rm -f "$out" "$out".*.tmp
   msg=$(timeout 20 "$CONV" "$H/$name.bin" --config "$src/config.json" -o "$out" 2>&1); rc=$?
-  if [[ $rc == 1 && $msg == *"$want"* && $msg == *"$name.bin"* && ! -e $out && ! -e $out.tmp ]]; then n=$((n + 1))
+  if [[ $rc == 1 && $msg == *"$want"* && $msg == *"$name.bin"* && ! -e $out && -z $(leftovers "$out") ]]; then n=$((n + 1))
   else bad "hostile $name: rc=$rc (want 1), message '$msg' (want '$want'), output left: $(ls "$out"* 2>/dev/null)"; fi
 done <"$H/expect.tsv"
 ok "$n hostile checkpoints: exit 1, the problem named with the file, nothing written, no hang"

@@ -69,14 +69,14 @@ out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "Target file already exists" <<<"$out" && ok "existing target refused without --force" || bad "no-force rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --force 2>&1); rc=$?
-[[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") && -z $(find "$M" -name '*.sunny-tmp') ]] \
-  && ok "hardlink --force re-placing the same file: still the same inode, no .sunny-tmp left" \
-  || bad "hardlink --force rc=$rc: $out $(find "$M" -name '*.sunny-tmp')"
+[[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") && -z $(leftovers "$M/$REL") ]] \
+  && ok "hardlink --force re-placing the same file: still the same inode, no temp link left" \
+  || bad "hardlink --force rc=$rc: $out $(leftovers "$M/$REL")"
 s0=$(snap "$M")
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --mode copy --force --dry-run 2>&1); rc=$?
 [[ $rc == 0 && $(snap "$M") == "$s0" ]] && grep -q "would copy" <<<"$out" && ok "--dry-run prints the plan, changes nothing" || bad "dry-run rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --mode copy --force 2>&1); rc=$?
-[[ $rc == 0 && $(stat -c %i "$M/$REL") != $(stat -c %i "$G") ]] && cmp -s "$G" "$M/$REL" && [[ ! -e $M/$REL.part ]] \
+[[ $rc == 0 && $(stat -c %i "$M/$REL") != $(stat -c %i "$G") ]] && cmp -s "$G" "$M/$REL" && [[ -z $(leftovers "$M/$REL") ]] \
   && ok "copy --force: new inode, identical bytes, no .part left" || bad "copy rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --mode symlink --force 2>&1); rc=$?
 [[ $rc == 0 && -L $M/$REL && $(readlink "$M/$REL") == $(realpath "$G") ]] && ok "symlink: absolute target" || bad "symlink rc=$rc: $out"
@@ -86,7 +86,7 @@ out=$("$SI" lmstudio --gguf "$W/movable.gguf" --models-dir "$M" --repo Moved-GGU
 if [[ -d /dev/shm && $(stat -f -c %T /dev/shm) == tmpfs && $(stat -c %d /dev/shm) != $(stat -c %d "$W") ]]; then
   X=/dev/shm/sunny-lms-$$; rm -rf "$X"; mkdir -p "$X"
   out=$("$SI" lmstudio --gguf "$G" --models-dir "$X" 2>&1); rc=$?
-  [[ $rc == 0 ]] && grep -q "copying instead" <<<"$out" && cmp -s "$G" "$X/$REL" && [[ ! -e $X/$REL.part ]] \
+  [[ $rc == 0 ]] && grep -q "copying instead" <<<"$out" && cmp -s "$G" "$X/$REL" && [[ -z $(leftovers "$X/$REL") ]] \
     && ok "hardlink across filesystems (EXDEV) falls back to copy and says so" || bad "EXDEV rc=$rc: $out"
   rm -rf "$X"
 else

@@ -123,11 +123,12 @@ out=$("$SI" ollama "$G" --name tiny:stops --host "$FAKE_URL" "${TP[@]}" --run ""
 printf '{{ .Prompt ' > "$W/broken.gotmpl"
 out=$("$SI" ollama "$G" --name tiny:tmplerr --host "$FAKE_URL" --template "$W/broken.gotmpl" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q 'mid-stream (line 2, HTTP 200): template error: ' <<<"$out" && ok "template error streamed after parsing GGUF, reported with the server's words" || bad "template error rc=$rc: $out"
-# llama-quantize COPY validation (>= 0.30): llama.cpp cannot load a GGUF that lacks a tensor
+# a GGUF that lacks a tensor (llama-quantize's COPY validation in Ollama >= 0.30 would fail it
+# mid-stream) is refused before anything is uploaded: sunny-run's own checks (sn_model_validate)
 $PY "$SN_SRC/tests/tools/gguf_edit.py" "$G" "$W/notensor.gguf" --drop output_norm.weight || bad "gguf_edit --drop"
 out=$("$SI" ollama "$W/notensor.gguf" --name tiny:invalid --host "$FAKE_URL" "${TP[@]}" 2>&1); rc=$?
-[[ $rc == 1 ]] && grep -q 'mid-stream.*failed to validate GGUF with llama-quantize without compatibility patches' <<<"$out" \
-  && ok "server-side validation failure (NDJSON line) reported with the server's words" || bad "validation rc=$rc: $out"
+[[ $rc == 1 ]] && grep -q 'sunny-run would not load it.*missing tensor output_norm.weight' <<<"$out" && ! grep -q 'POST /api/blobs' <<<"$out" \
+  && ok "a GGUF missing a tensor is refused before upload, naming the tensor" || bad "validation rc=$rc: $out"
 # a 3-part split GGUF: every shard uploaded and listed in files under its -NNNNN-of-00003.gguf name
 mkdir -p "$W/split"
 $PY "$SN_SRC/tests/tools/gguf_split.py" "$G" "$W/split/tiny" 3 || bad "gguf_split"

@@ -9,6 +9,7 @@
 #include "sn_test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static sn_hf_config parse(const char *json) {
@@ -148,11 +149,40 @@ static void test_nonfinite(void) {
     sn_hf_config_free(&c);
 }
 
+
+/* Integers too large for int64 (found by fuzz_hf_config): refused as "must be an integer", with no
+ * out-of-range double -> int64 cast on the way (UBSan in the ASan stage); the fuzzer's inputs are
+ * replayed from tests/fuzz/regress/. */
+static void test_huge_integers(void) {
+    sn_hf_config c;
+    sn_err e = {0};
+    CU_ASSERT_EQUAL(sn_hf_config_parse("{\"architectures\":[\"LlamaForCausalLM\"],\"vocab_size\":3.2e51}", "c.json", &c, &e),
+                    SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "vocab_size"));
+    CU_ASSERT_EQUAL(sn_hf_config_parse("{\"architectures\":[\"LlamaForCausalLM\"],\"rope_scaling\":{\"rope_type\":\"yarn\","
+                                       "\"factor\":2,\"original_max_position_embeddings\":1e300}}", "c.json", &c, &e), SN_OK);
+    CU_ASSERT_EQUAL(c.rope_orig_ctx, -1);
+    sn_hf_config_free(&c);
+    static const char *const regress[] = {"hf_config-int-overflow-1.json", "hf_config-int-overflow-2.json"};
+    for (size_t i = 0; i < sizeof regress / sizeof *regress; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/tests/fuzz/regress/%s", sn_test_src(), regress[i]);
+        FILE *f = fopen(path, "rb");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        char buf[8192];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        if (sn_hf_config_parse(buf, regress[i], &c, &e) == SN_OK) sn_hf_config_free(&c);
+    }
+}
+
 static const sn_test_case cases[] = {
     {"Infinity/NaN literals, ssm_cfg architecture", test_nonfinite},
     {"LlamaConfig defaults", test_llama_defaults},
     {"Mistral/Qwen2/Qwen3 defaults", test_mistral_qwen_defaults},
     {"rope scaling forms", test_rope_scaling},
     {"text_config merge, errors", test_text_config_and_errors},
+    {"integers past int64", test_huge_integers},
 };
 SN_TEST_MAIN("hf_config", cases)

@@ -235,6 +235,22 @@ static void test_sharded(void) {
     write_file("model.safetensors.index.json", idx3, strlen(idx3));
     CU_ASSERT_EQUAL(sn_st_model_open(g_dir, &m, &err), SN_EFORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'z'"));
+
+    /* a shard path with '/' (either index kind) is refused; the message quotes the parsed JSON, which
+     * once was freed first (use after free under ASan, garbage otherwise) */
+    const char *idx4 = "{\"weight_map\":{\"z\":\"../x.safetensors\"}}";
+    write_file("model.safetensors.index.json", idx4, strlen(idx4));
+    CU_ASSERT_EQUAL(sn_st_model_open(g_dir, &m, &err), SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'../x.safetensors'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'z'"));
+    rm_dir();
+    make_dir();
+    write_file("pytorch_model-00001-of-00001.bin", "PK", 2);
+    const char *idx5 = "{\"weight_map\":{\"lm_head.weight\":\"sub/pytorch_model-00001-of-00001.bin\"}}";
+    write_file("pytorch_model.bin.index.json", idx5, strlen(idx5));
+    CU_ASSERT_EQUAL(sn_st_model_open(g_dir, &m, &err), SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'sub/pytorch_model-00001-of-00001.bin'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "pytorch_model.bin.index.json"));
     rm_dir();
 }
 

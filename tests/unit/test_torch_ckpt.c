@@ -34,8 +34,26 @@ static void u32(buf *x, uint32_t v) { u16(x, v & 0xffff); u16(x, v >> 16); }
 static void u64(buf *x, uint64_t v) { u32(x, (uint32_t)v); u32(x, (uint32_t)(v >> 32)); }
 static void str(buf *x, const char *s) { put(x, s, strlen(s)); }
 
-/* ---- zip builder: entries stored; zip64 = every size/offset through the zip64 records ---- */
-typedef struct { const char *name; const uint8_t *data; size_t n; } ent;
+/* ---- zip builder: entries stored (or raw-deflated when .deflate); zip64 = every size/offset
+ * through the zip64 records ---- */
+typedef struct { const char *name; const uint8_t *data; size_t n; int deflate; } ent;
+
+static buf raw_deflate(const uint8_t *p, size_t n) {
+    buf o = {0};
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    deflateInit2(&s, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+    o.cap = deflateBound(&s, (uLong)n) + 16;
+    o.b = malloc(o.cap);
+    s.next_in = (Bytef *)(uintptr_t)p;
+    s.avail_in = (uInt)n;
+    s.next_out = o.b;
+    s.avail_out = (uInt)o.cap;
+    deflate(&s, Z_FINISH);
+    o.n = o.cap - s.avail_out;
+    deflateEnd(&s);
+    return o;
+}
 
 static buf make_zip(const ent *e, int n, int zip64) {
     buf z = {0}, cd = {0};
@@ -43,19 +61,22 @@ static buf make_zip(const ent *e, int n, int zip64) {
     for (int i = 0; i < n; i++) {
         offs[i] = z.n;
         uint32_t crc = (uint32_t)crc32(0, e[i].data, (uInt)e[i].n);
-        u32(&z, 0x04034b50); u16(&z, 45); u16(&z, 0); u16(&z, 0); u16(&z, 0); u16(&z, 0); u32(&z, crc);
-        u32(&z, zip64 ? 0xFFFFFFFFu : (uint32_t)e[i].n); u32(&z, zip64 ? 0xFFFFFFFFu : (uint32_t)e[i].n);
+        buf c = e[i].deflate ? raw_deflate(e[i].data, e[i].n) : (buf){(uint8_t *)(uintptr_t)e[i].data, e[i].n, 0};
+        unsigned m = e[i].deflate ? 8 : 0;
+        u32(&z, 0x04034b50); u16(&z, 45); u16(&z, 0); u16(&z, m); u16(&z, 0); u16(&z, 0); u32(&z, crc);
+        u32(&z, zip64 ? 0xFFFFFFFFu : (uint32_t)c.n); u32(&z, zip64 ? 0xFFFFFFFFu : (uint32_t)e[i].n);
         u16(&z, (unsigned)strlen(e[i].name)); u16(&z, zip64 ? 20 : 0);
         str(&z, e[i].name);
-        if (zip64) { u16(&z, 1); u16(&z, 16); u64(&z, e[i].n); u64(&z, e[i].n); }
-        put(&z, e[i].data, e[i].n);
-        u32(&cd, 0x02014b50); u16(&cd, 45); u16(&cd, 45); u16(&cd, 0); u16(&cd, 0); u16(&cd, 0); u16(&cd, 0);
+        if (zip64) { u16(&z, 1); u16(&z, 16); u64(&z, e[i].n); u64(&z, c.n); }
+        put(&z, c.b, c.n);
+        u32(&cd, 0x02014b50); u16(&cd, 45); u16(&cd, 45); u16(&cd, 0); u16(&cd, m); u16(&cd, 0); u16(&cd, 0);
         u32(&cd, crc);
-        u32(&cd, zip64 ? 0xFFFFFFFFu : (uint32_t)e[i].n); u32(&cd, zip64 ? 0xFFFFFFFFu : (uint32_t)e[i].n);
+        u32(&cd, zip64 ? 0xFFFFFFFFu : (uint32_t)c.n); u32(&cd, zip64 ? 0xFFFFFFFFu : (uint32_t)e[i].n);
         u16(&cd, (unsigned)strlen(e[i].name)); u16(&cd, zip64 ? 28 : 0); u16(&cd, 0); u16(&cd, 0); u16(&cd, 0);
         u32(&cd, 0); u32(&cd, zip64 ? 0xFFFFFFFFu : (uint32_t)offs[i]);
         str(&cd, e[i].name);
-        if (zip64) { u16(&cd, 1); u16(&cd, 24); u64(&cd, e[i].n); u64(&cd, e[i].n); u64(&cd, offs[i]); }
+        if (zip64) { u16(&cd, 1); u16(&cd, 24); u64(&cd, e[i].n); u64(&cd, c.n); u64(&cd, offs[i]); }
+        if (e[i].deflate) free(c.b);
     }
     uint64_t cd_off = z.n;
     put(&z, cd.b, cd.n);
@@ -111,8 +132,8 @@ static buf good_pickle(void) {
 
 static buf good_archive(int zip64) {
     buf p = good_pickle();
-    ent e[3] = {{"archive/data.pkl", p.b, p.n}, {"archive/byteorder", (const uint8_t *)"little", 6},
-                {"archive/data/0", (const uint8_t *)g_vals, sizeof g_vals}};
+    ent e[3] = {{"archive/data.pkl", p.b, p.n, 0}, {"archive/byteorder", (const uint8_t *)"little", 6, 0},
+                {"archive/data/0", (const uint8_t *)g_vals, sizeof g_vals, 0}};
     buf z = make_zip(e, 3, zip64);
     free(p.b);
     return z;
@@ -176,7 +197,7 @@ static void test_nested_and_state_key(void) {
     p_str(&p, "model");
     put(&p, in.b + 2, in.n - 3); /* without PROTO and STOP */
     u8(&p, 'u'); u8(&p, '.');
-    ent e[2] = {{"x/data.pkl", p.b, p.n}, {"x/data/0", (const uint8_t *)g_vals, sizeof g_vals}};
+    ent e[2] = {{"x/data.pkl", p.b, p.n, 0}, {"x/data/0", (const uint8_t *)g_vals, sizeof g_vals, 0}};
     buf z = make_zip(e, 2, 0);
     sn_tc_file *f = NULL;
     sn_err err = {0};
@@ -332,6 +353,46 @@ static void test_fuzz_regressions(void) {
     closedir(d);
 }
 
+
+/* Budgets (budget.h): a deflated data.pkl stating far more than its compressed size allows is
+ * refused before it is inflated; a pickle whose values cost more memory than its size allows
+ * (1-byte EMPTY_LIST opcodes gathered by APPENDS) is stopped by the VM's memory budget. */
+static void test_budgets(void) {
+    size_t n = 24u << 20;
+    uint8_t *pk = malloc(n);
+    pk[0] = 0x80; pk[1] = 2; pk[2] = ']'; pk[3] = '(';
+    memset(pk + 4, 'N', n - 6); /* NONE x 24M: deflates ~1000:1 */
+    pk[n - 2] = 'e'; pk[n - 1] = '.';
+    const ent e[] = {{"archive/data.pkl", pk, n, 1}};
+    buf z = make_zip(e, 1, 0);
+    sn_tc_file *f = NULL;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_tc_open_mem(z.b, z.n, "bomb.pt", NULL, &f, &err), SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "inflate budget"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "bomb.pt"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "data.pkl"));
+    free(z.b);
+
+    /* 2M EMPTY_LIST in 8 APPENDS groups (the stack limit is 1M values): ~400 MB of values from 2 MB */
+    size_t m = 2u << 20, k = 0;
+    uint8_t *q = malloc(m + 64);
+    q[k++] = 0x80; q[k++] = 2; q[k++] = ']';
+    for (int g = 0; g < 8; g++) {
+        q[k++] = '(';
+        memset(q + k, ']', m / 8);
+        k += m / 8;
+        q[k++] = 'e';
+    }
+    q[k++] = '.';
+    sn_pk *p = NULL;
+    CU_ASSERT_EQUAL(sn_pk_load(q, k, "lists.pkl", 0, NULL, &p, &err), SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "budget"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "lists.pkl"));
+    sn_pk_free(p);
+    free(q);
+    free(pk);
+}
+
 static const sn_test_case cases[] = {
     {"zip and zip64 archives", test_zip_and_zip64},
     {"tensors: transposed view, tied storage, storage_offset", test_checkpoint_views},
@@ -339,5 +400,6 @@ static const sn_test_case cases[] = {
     {"pickle refusals and limits", test_pickle_refusals},
     {"zip lies, truncation, bit flips", test_zip_lies},
     {"fuzz regressions", test_fuzz_regressions},
+    {"inflate and pickle memory budgets", test_budgets},
 };
 SN_TEST_MAIN("torch_ckpt", cases)

@@ -1,0 +1,35 @@
+/* budget.h - what one untrusted input may cost sunny, in one place.
+ *
+ * Every reader of a file or a reply from a stranger stops with an error naming the budget and the
+ * input when it would spend more than these, instead of growing until the machine swaps. Where a
+ * budget can follow the input's own size it does (a compressed entry may inflate only so far; a
+ * pickle's VM may use only so much memory per pickle byte); the absolute caps sit far above any
+ * real model's files, so no real input meets them. */
+#ifndef SN_BUDGET_H
+#define SN_BUDGET_H
+
+/* PyTorch checkpoints (convert/readers/torch_ckpt.c, pickle.c, torch_zip.c) */
+/* data.pkl: a state dict's pickle costs ~100-150 bytes per tensor, so 64 MB is ~500k tensors. */
+#define SN_BUDGET_PKL_BYTES (64ull << 20)
+/* A deflated entry read into memory (data.pkl, byteorder) may state at most this multiple of its
+ * compressed size plus SN_BUDGET_INFLATE_SLACK, checked before inflating: pickles compress 3-10x,
+ * while a hostile entry of repeated opcodes reaches deflate's 1032x. */
+#define SN_BUDGET_INFLATE_RATIO 16u
+#define SN_BUDGET_INFLATE_SLACK (1ull << 20)
+/* The pickle VM's memory (values, container items, strings): base + per pickle byte. A real state
+ * dict costs ~20 bytes of VM memory per pickle byte; a stream of 1-byte opcodes that each create a
+ * value or DUP a container into a list (DUP/APPENDS) would cost up to ~180. */
+#define SN_BUDGET_PKL_MEM_BASE (32ull << 20)
+#define SN_BUDGET_PKL_MEM_PER_BYTE 32u
+
+/* sunny-run -f FILE: a prompt (a pipe is allowed, so the size is only known by reading). */
+#define SN_BUDGET_PROMPT_BYTES (64u << 20)
+
+/* Replies of servers (integrate/http.c) */
+/* One NDJSON line of a streamed reply (Ollama's /api/create, /api/pull progress objects are
+ * ~100 bytes; a line carrying an error message is still small). */
+#define SN_BUDGET_NDJSON_LINE (1u << 20)
+/* A collected (non-streamed) JSON body: /api/show of a model with a large template is < 1 MB. */
+#define SN_BUDGET_JSON_BODY (64u << 20)
+
+#endif

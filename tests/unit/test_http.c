@@ -1,0 +1,172 @@
+/* test_http.c - integrate/http.c against a socket server in a thread that misbehaves on purpose:
+ * a stalled server is abandoned after the handle's stall limit with the request named, a slow but
+ * moving reply is not, an endless NDJSON line stops at its budget, and only http(s) URLs are taken. */
+#include "http.h"
+#include "ollama.h"
+#include "sn_test.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { STALL, TRICKLE, ENDLESS_LINE };
+typedef struct { int lfd, mode; } server;
+
+static void *serve(void *ud) {
+    server *s = ud;
+    int c = accept(s->lfd, NULL, NULL);
+    if (c < 0) return NULL;
+    char req[4096];
+    (void)!read(c, req, sizeof req); /* the request (small) */
+    if (s->mode == STALL) {
+        sleep(6); /* holds the connection, says nothing */
+    } else if (s->mode == TRICKLE) {
+        const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n";
+        (void)!write(c, h, strlen(h));
+        for (int i = 0; i < 8; i++) { /* 1 byte per 0.35 s: 2.8 s in all, never 1 s silent */
+            usleep(350000);
+            (void)!write(c, i == 0 ? "{" : i == 7 ? "}" : " ", 1);
+        }
+    } else {
+        const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n";
+        (void)!write(c, h, strlen(h));
+        static char a[1 << 16];
+        memset(a, 'a', sizeof a);
+        for (int i = 0; i < 48; i++) /* 3 MB without a newline */
+            if (write(c, a, sizeof a) <= 0) break;
+    }
+    close(c);
+    return NULL;
+}
+
+static sn_http *start(server *s, int mode, pthread_t *t) {
+    s->mode = mode;
+    s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    CU_ASSERT_FATAL(bind(s->lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(s->lfd, 1) == 0 &&
+                    getsockname(s->lfd, (struct sockaddr *)&a, &al) == 0);
+    pthread_create(t, NULL, serve, s);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
+    sn_http *h = NULL;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL_FATAL(sn_http_new(url, &h, &err), SN_OK);
+    sn_http_set_stall(h, 1);
+    return h;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void ignore_status(void *ud, const char *line) { (void)ud; (void)line; }
+
+static void test_stalled_create(void) {
+    server s;
+    pthread_t t;
+    sn_http *h = start(&s, STALL, &t);
+    sn_err err = {0};
+    double t0 = now();
+    CU_ASSERT_NOT_EQUAL(sn_ollama_create(h, "{\"model\":\"x\"}", ignore_status, NULL, &err), SN_OK);
+    double dt = now() - t0;
+    CU_ASSERT(dt < 4.0); /* the stall limit (1 s), not the server's 6 s */
+    if (dt >= 4.0 || !strstr(err.msg, "stalled")) fprintf(stderr, "%.1f s: %s\n", dt, err.msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "POST /api/create"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "stalled"));
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+}
+
+static void test_slow_but_moving(void) {
+    server s;
+    pthread_t t;
+    sn_http *h = start(&s, TRICKLE, &t);
+    sn_http_req rq = {.method = "GET", .path = "/slow"};
+    sn_http_resp r;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_http_do(h, &rq, &r, &err), SN_OK);
+    CU_ASSERT_EQUAL(r.cls, SN_HTTP_OK);
+    CU_ASSERT_EQUAL(r.len, 8);
+    sn_http_resp_free(&r);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+}
+
+static int count_line(void *ud, const char *line, size_t len) {
+    (void)line;
+    *(size_t *)ud += len;
+    return 0;
+}
+
+static void test_endless_line(void) {
+    server s;
+    pthread_t t;
+    sn_http *h = start(&s, ENDLESS_LINE, &t);
+    size_t got = 0;
+    sn_http_req rq = {.method = "POST", .path = "/api/create", .json = "{}", .on_line = count_line, .line_ud = &got};
+    sn_http_resp r;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_http_do(h, &rq, &r, &err), SN_EIO);
+    CU_ASSERT_EQUAL(got, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SN_BUDGET_NDJSON_LINE"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "POST /api/create"));
+    sn_http_resp_free(&r);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+}
+
+static void test_schemes(void) {
+    const char *bad[] = {"dict://127.0.0.1:11434", "gopher://127.0.0.1:70", "ftp://127.0.0.1", "file:///etc/passwd"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sn_http *h = NULL;
+        sn_err err = {0};
+        CU_ASSERT_EQUAL(sn_http_new(bad[i], &h, &err), SN_EINVAL);
+        if (i < 3) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not http or https"));
+        sn_http_free(h);
+    }
+    sn_http *h = NULL;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_http_new("HTTPS://example.com:8443/x", &h, &err), SN_OK);
+    sn_http_free(h);
+}
+
+
+/* no_proxy CIDR entries, as Go's httpproxy and libcurl (>= 7.86) match them: a host inside is
+ * reached directly, so a failure there must not be blamed on the proxy */
+static void test_no_proxy_cidr(void) {
+    char var[32], val[200];
+    setenv("http_proxy", "http://127.0.0.1:9", 1);
+    setenv("no_proxy", "example.org, 10.0.0.0/8,fd00::/8, 192.168.1.0/33", 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "10.1.2.3", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fd12::1", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "a.example.org", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "11.1.2.3", var, sizeof var, val, sizeof val), 1);
+    CU_ASSERT_STRING_EQUAL(var, "http_proxy");
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fe80::1", var, sizeof var, val, sizeof val), 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "192.168.1.7", var, sizeof var, val, sizeof val), 1); /* /33: ignored */
+    setenv("no_proxy", "10.0.0.0/0", 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "203.0.113.5", var, sizeof var, val, sizeof val), 0);
+    unsetenv("no_proxy");
+    unsetenv("http_proxy");
+}
+
+static const sn_test_case cases[] = {
+    {"a stalled /api/create is abandoned after the stall limit, naming the request", test_stalled_create},
+    {"a slow but moving reply is not a stall", test_slow_but_moving},
+    {"an endless NDJSON line stops at its budget", test_endless_line},
+    {"only http and https URLs", test_schemes},
+    {"no_proxy CIDR entries", test_no_proxy_cidr},
+};
+SN_TEST_MAIN("http", cases)
