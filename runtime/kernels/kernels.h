@@ -118,8 +118,9 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n);
 
 /* The vector width whose summation order llama.cpp's CPU backend uses on this machine: 16 where
  * it loads an AVX-512 variant of ggml-cpu, else 8 (the AVX2 "haswell" variant). It follows the
- * hardware, not SN_CPU, so a capped table still rounds like llama.cpp here; SN_GGML_LANES=8|16
- * overrides it (tests). Every table computes float dots and SwiGLU in this order. */
+ * hardware, not the instruction-set cap, so a capped table still rounds like llama.cpp here:
+ * sn_tuning.lanes (cpu.h; SN_GGML_LANES=8|16 through cmd/tuning_env.c, for tests). Every table
+ * computes float dots and SwiGLU in this order. */
 int sn_ggml_lanes(void);
 
 /* The tables, built once per process on first use (kernels.c; two models loading in two threads
@@ -158,7 +159,7 @@ void sn_kernels_mm_avx2(sn_kernels *k);
 void sn_kernels_mm_avx512(sn_kernels *k);
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
 const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
-/* The fastest table this process may use (respects SN_CPU, see cpu.h). */
+/* The fastest table this process may use (sn_tuning's instruction-set cap, cpu.h). */
 const sn_kernels *sn_kernels_best(void);
 
 /* y[t*ldy + r] = dot(W row r, X row t) for rows r in [r0, r1) and activation rows t in [0, T).

@@ -130,7 +130,7 @@ struct sn_model {
     void **arenas;   /* 2 MB-aligned blocks the repacked matrices live in, freed with the model */
     int n_arenas;
     uint64_t arena_used, arena_cap; /* of the last block */
-    int64_t huge_budget; /* bytes sn_model_to_huge_pages may still copy (-1: not read yet) */
+    int64_t huge_budget; /* bytes the placement pass may still copy to huge pages (-1: not read yet) */
     uint64_t act_types; /* bit per activation type (sn_kernel_act_type) of the matrices loaded */
     struct sn_ops *ops; /* the family's matmul scratch, registered by sn_ops_init: model.c reserves
                          * it for a whole micro-batch at the end of the load */
