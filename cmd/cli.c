@@ -1,5 +1,6 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
+#include "gguf.h"
 #include "tuning_env.h"
 #include <errno.h>
 #include <sched.h>
@@ -51,6 +52,25 @@ volatile sig_atomic_t *sn_cli_catch_signals(void) {
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGXFSZ, SIG_IGN);
     return &g_cancel;
+}
+
+/* golang.org/x/net/http/httpproxy: FromEnvironment reads getEnvAny("HTTP_PROXY", "http_proxy"),
+ * ("HTTPS_PROXY", "https_proxy"), ("NO_PROXY", "no_proxy"), and proxyForURL refuses HTTP_PROXY when
+ * CGI (REQUEST_METHOD set); useProxy never proxies "localhost" or a loopback IP. libcurl reads the
+ * lowercase names first (http_proxy only in lowercase), so the uppercase choice is copied down. */
+void sn_cli_proxy_env_like_go(void) {
+    static const char *const pairs[][2] = {{"HTTP_PROXY", "http_proxy"}, {"HTTPS_PROXY", "https_proxy"},
+                                           {"NO_PROXY", "no_proxy"}};
+    const char *cgi = getenv("REQUEST_METHOD");
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        const char *v = getenv(pairs[i][0]);
+        if (!v || !*v) continue;
+        if (i == 0 && cgi && *cgi) { /* httpoxy: a CGI request can set HTTP_PROXY through a header */
+            unsetenv("http_proxy");
+            continue;
+        }
+        setenv(pairs[i][1], v, 1);
+    }
 }
 
 int sn_cli_exit_code(int fallback) { return g_cancel ? 128 + (int)g_cancel : fallback; }
@@ -149,6 +169,24 @@ void sn_cli_print_version(void) { printf("%s %s\n", g_prog, SN_VERSION); }
 
 int sn_cli_isatty_stderr(void) { return isatty(2); }
 
+void sn_cli_read_env(sn_env *e) {
+    *e = (sn_env){
+        .tmpdir = getenv("TMPDIR"),
+        .home = getenv("HOME"),
+        .path = getenv("PATH"),
+        .ollama_host = getenv("OLLAMA_HOST"),
+        .ollama_models = getenv("OLLAMA_MODELS"),
+        .lm_api_token = getenv("LM_API_TOKEN"),
+        .http_proxy = getenv("http_proxy"),
+        .https_proxy = getenv("https_proxy"),
+        .HTTPS_PROXY = getenv("HTTPS_PROXY"),
+        .all_proxy = getenv("all_proxy"),
+        .ALL_PROXY = getenv("ALL_PROXY"),
+        .no_proxy = getenv("no_proxy"),
+        .NO_PROXY = getenv("NO_PROXY"),
+    };
+}
+
 /* One thread per physical core: CPUs in our affinity mask, counted once per distinct
  * thread_siblings_list (the set of hardware threads sharing that core). */
 int sn_cli_physical_cores(void) {
@@ -174,4 +212,15 @@ int sn_cli_physical_cores(void) {
         if (!dup) snprintf(seen[n_seen++], sizeof seen[0], "%s", sib);
     }
     return n_seen > 0 ? n_seen : (n_cpu > 0 ? n_cpu : 1);
+}
+
+void sn_cli_moe_not_yet(const sn_gguf *g, const char *path, sn_err *err) {
+    char *arch = sn_gguf_str_dup(g, "general.architecture");
+    char key[96];
+    snprintf(key, sizeof key, "%s.expert_count", arch ? arch : "");
+    const int64_t i = arch ? sn_gguf_find_key(g, key) : -1;
+    if (i >= 0 && sn_gguf_kv_type(g, i) == SN_GGUF_U32 && sn_gguf_get_u32(g, i) > 0)
+        sn_err_set(err, SN_EUNSUPPORTED, "%s: mixture-of-experts models (%s with %u experts) are not yet supported "
+                   "by sunny-run; llama.cpp runs the GGUF sunny-convert wrote", path, arch, sn_gguf_get_u32(g, i));
+    free(arch);
 }

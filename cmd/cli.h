@@ -2,6 +2,7 @@
  * strict number parsing for flags. Exit codes: 0 ok, 1 failure, 2 usage. */
 #ifndef SN_CLI_H
 #define SN_CLI_H
+#include "sn_env.h"
 #include "sn_err.h"
 #include <signal.h>
 #include <stdint.h>
@@ -34,6 +35,8 @@ void sn_cli_set_subcommand(const char *sub);
  * thread count; at least 1. */
 int sn_cli_physical_cores(void);
 int sn_cli_isatty_stderr(void);
+/* The environment variables the libraries act on (sn_env.h), read here and nowhere else. */
+void sn_cli_read_env(sn_env *env);
 /* SIGINT/SIGTERM set the returned flag (the libraries poll it as their `cancel` option, stop, and
  * remove their temp files); SIGXFSZ is ignored so a write over `ulimit -f` fails with EFBIG and is
  * reported like any write error instead of killing the process. */
@@ -41,7 +44,18 @@ volatile sig_atomic_t *sn_cli_catch_signals(void);
 /* s with control characters (C0 but tab and newline, DEL, C1) written as \xNN, into buf: what untrusted text (tensor
  * names, file names, replies) becomes before it reaches a terminal. Returns buf. */
 const char *sn_cli_clean(const char *s, char *buf, size_t cap);
+/* Makes libcurl choose proxies from the environment as Ollama's Go client does (net/http's
+ * ProxyFromEnvironment): HTTP_PROXY, HTTPS_PROXY and NO_PROXY win over their lowercase forms, and
+ * HTTP_PROXY counts at all (libcurl reads only http_proxy); not in a CGI process (REQUEST_METHOD
+ * set), where Go refuses HTTP_PROXY too. Loopback hosts are never proxied either way (http.c). */
+void sn_cli_proxy_env_like_go(void);
 /* 128 + the signal that stopped the work, else fallback. */
 int sn_cli_exit_code(int fallback);
+
+/* A GGUF the runtime failed to load that is a mixture-of-experts model ({arch}.expert_count > 0):
+ * err says plainly that sunny-run does not run them yet (instead of the loader's "unsupported
+ * architecture" or "missing tensor"); otherwise err is left as it is. */
+struct sn_gguf;
+void sn_cli_moe_not_yet(const struct sn_gguf *g, const char *path, sn_err *err);
 
 #endif

@@ -153,7 +153,11 @@ int sn_chat_run(const sn_chat_opts *o) {
     const sn_tok_special_ids sp = sn_tok_specials(tok);
     const char *bos = token_text(tok, sp.bos), *eos = token_text(tok, sp.eos);
 
-    if (sn_model_load(o->model, &o->mp, &m, &err)) { sn_cli_fail(&err); goto done; }
+    if (sn_model_load(o->model, &o->mp, &m, &err)) {
+        sn_cli_moe_not_yet(sn_model_meta_gguf(mm), o->model, &err);
+        sn_cli_fail(&err);
+        goto done;
+    }
     if (sn_sampler_new(&o->sp, &smp, &err)) { sn_cli_fail(&err); goto done; }
     if (!(logits = malloc((size_t)sn_model_n_vocab(m) * sizeof *logits))) { sn_cli_errorf("out of memory"); goto done; }
     if (o->system && add_msg(msgs, "system", o->system)) goto done;

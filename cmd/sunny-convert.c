@@ -214,6 +214,9 @@ int main(int argc, char **argv) {
     sn_cli_json_errors(argc, argv);
     sn_convert_opts o;
     memset(&o, 0, sizeof o);
+    sn_env env;
+    sn_cli_read_env(&env);
+    o.tmp_dir = env.tmpdir;
     ui_t ui;
     memset(&ui, 0, sizeof ui);
     int json = 0, blob = 0, dtype = -1, head = -1;
@@ -277,6 +280,7 @@ int main(int argc, char **argv) {
         bo.head_fp16 = head == 1;
         bo.head_int4 = head == 2;
         bo.n_threads = o.n_threads;
+        bo.tmp_dir = o.tmp_dir;
         bo.force = o.force;
         bo.verify = o.verify;
         bo.cancel = sn_cli_catch_signals();

@@ -5,11 +5,12 @@
 #include "doctor.h"
 #include "http.h"
 #include "lmstudio.h"
+#include "lmstudio_install.h"
 #include "modelinfo.h"
 #include "ollama.h"
 #include "sizefmt.h"
 #include "smoke.h"
-#include "utf8.h"
+#include "utf8_fix.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +26,11 @@
 
 /* ================================================================================================
  * lmstudio */
+
+static void say_line(void *ud, const char *text) {
+    (void)ud;
+    fprintf(out_stream(), "%s\n", text);
+}
 
 static void note_line(void *ud, const char *line) {
     (void)ud;
@@ -168,67 +174,22 @@ int cmd_lmstudio(int argc, char **argv) {
     sn_err err = {0};
     if (pub && sn_lms_check_name("--publisher", pub, &err)) return sn_cli_usage_error("%s", err.msg);
     if (repo && sn_lms_check_name("--repo", repo, &err)) return sn_cli_usage_error("%s", err.msg);
-    FILE *o = out_stream();
-    cJSON *out = cJSON_CreateObject();
-    sn_http *h = NULL;
-    int rc = SN_EXIT_FAIL;
-    sn_lms_dirs d;
-    if (sn_lms_resolve_models_dir(dir, NULL, &d, &err)) goto fail;
-    fprintf(o, "models dir: %s (%s)\n", d.models, d.why);
-    cJSON_AddStringToObject(out, "models_dir", d.models);
-    cJSON_AddStringToObject(out, "models_dir_reason", d.why);
-    sn_lms_place_opts po = {.gguf = gguf, .mmproj = mmproj, .models_dir = d.models,
-                            .models_dir_explicit = dir != NULL, .publisher = pub,
-                            .repo = repo, .mode = mode, .force = force, .dry_run = dry, .note = note_line,
-                            .progress = progress_bar, .cancel = sn_cli_catch_signals()};
-    sn_lms_placed pl;
-    if (sn_lms_place(&po, &pl, &err)) goto fail;
-    fprintf(o, "%s: %s (%s, %s%s)\n", dry ? "would place" : "placed", pl.target, pl.arch, pl.quant,
-            pl.fell_back_to_copy ? ", copied: other filesystem" : "");
-    cJSON_AddStringToObject(out, "path", pl.target);
-    cJSON_AddStringToObject(out, "model_path", pl.rel_path);
-    cJSON_AddStringToObject(out, "architecture", pl.arch);
-    cJSON_AddStringToObject(out, "quantization", pl.quant);
-    cJSON_AddBoolToObject(out, "dry_run", dry);
-    cJSON_AddBoolToObject(out, "copied_instead_of_link", pl.fell_back_to_copy);
-    if (!dry) {
-        int listed = -1;
-        if (sn_lms_verify_listed(&pl, &listed, note_line, NULL, &err)) goto fail;
-        if (listed >= 0) cJSON_AddBoolToObject(out, "listed_by_lms", listed);
-    }
-    rc = 0;
-    if (smoke && !dry) {
-        char url[256], why[1024];
-        if (host) {
-            snprintf(url, sizeof url, "%.255s", host);
-            snprintf(why, sizeof why, "--host");
-        } else {
-            sn_lms_default_host(&d, url, sizeof url, why, sizeof why);
-        }
-        fprintf(o, "host    : %s (%s)\n", url, why);
-        if (sn_http_new(url, &h, &err)) goto fail;
-        char ver[64];
-        if (sn_lms_probe(h, ver, sizeof ver, &err)) goto fail;
-        fprintf(o, "server  : %s (LM Studio%s%s)\n", url, ver[0] ? " " : "", ver);
-        sn_smoke_opts so = {.gguf_path = pl.target, .prompt = prompt, .n_predict = n, .n_ctx = (int)ctx, .n_threads = 2};
-        sn_smoke_local ours;
-        if (sn_smoke_run_local(&so, &ours, &err)) goto fail;
-        char id[256];
-        sn_smoke_result res;
-        sn_status ss = sn_lms_load(h, &pl, "sunny-smoke", (int)ctx, id, sizeof id, note_line, NULL, &err);
-        if (!ss) ss = sn_lms_smoke(h, id, pl.arch, prompt, n, seed, &ours, &res, note_line, NULL, &err);
-        sn_smoke_local_free(&ours);
-        if (ss) goto fail;
-        if (report_smoke(&res, "lmstud", out)) rc = SN_EXIT_FAIL;
-        sn_smoke_result_free(&res);
-    }
-    goto done;
-fail:
-    rc = sn_cli_exit_code(fail_json(&err, out));
-done:
-    print_json(out);
-    cJSON_Delete(out);
-    sn_http_free(h);
+    sn_lms_install_opts lo = {.gguf = gguf, .mmproj = mmproj, .models_dir = dir, .publisher = pub, .repo = repo,
+                              .mode = mode, .force = force, .dry_run = dry, .smoke = smoke, .host = host,
+                              .prompt = prompt, .n_predict = n, .seed = seed, .ctx = ctx, .env = &g_env,
+                              .cancel = sn_cli_catch_signals()};
+    sn_lms_install_cb cb = {.line = say_line, .note = note_line, .progress = progress_bar};
+    sn_lms_install_result res;
+    sn_lms_job *job = NULL;
+    sn_status st = sn_lms_install_plan(&lo, &cb, &job, &res, &err);
+    if (st == SN_OK && dry) print_plan(sn_lms_job_plan(job));
+    if (st == SN_OK) st = sn_lms_install_run(job, &cb, &res, &err);
+    sn_lms_job_free(job);
+    int rc = 0;
+    if (st) rc = sn_cli_exit_code(res.json ? fail_json(&err, res.json) : sn_cli_fail(&err));
+    else if (res.diverged) rc = SN_EXIT_FAIL;
+    if (res.json) print_json(res.json);
+    cJSON_Delete(res.json);
     return rc;
 }
 
@@ -245,7 +206,7 @@ int cmd_doctor(int argc, char **argv) {
             return 0;
         } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
     }
-    cJSON *r = sn_doctor_ollama(host);
+    cJSON *r = sn_doctor_ollama(host, &g_env);
     if (!r) { sn_cli_errorf("out of memory"); return SN_EXIT_FAIL; }
     int failed = sn_doctor_failed(r);
     if (g_json) {

@@ -11,7 +11,7 @@
 #include "ollama_install.h"
 #include "sizefmt.h"
 #include "smoke.h"
-#include "utf8.h"
+#include "utf8_fix.h"
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@
 #include "sunny-integrate.h"
 
 int g_json = 0; /* --json: stdout carries only the final JSON; status goes to stderr */
+sn_env g_env;
 
 FILE *out_stream(void) { return g_json ? stderr : stdout; }
 
@@ -118,6 +119,13 @@ static void ollama_usage(FILE *f) {
             "  sunny-integrate ollama qwen3-q8_0.gguf --name myqwen:q8 --smoke -n 32\n");
 }
 
+void print_plan(const sn_install_plan *p) {
+    FILE *o = out_stream();
+    if (p->preamble) fprintf(o, "%s\n", p->preamble);
+    if (p->heading) fprintf(o, "%s\n", p->heading);
+    for (size_t i = 0; i < p->n_steps; i++) fprintf(o, "  %s\n", p->steps[i]);
+}
+
 /* The install's status lines and warnings, printed as the library reports them. */
 static void say_line(void *ud, const char *text) {
     (void)ud;
@@ -129,7 +137,7 @@ static void say_warn(void *ud, const char *text) {
 }
 
 static int cmd_ollama(int argc, char **argv) {
-    sn_ollama_install_opts a = {.n_predict = 32, .seed = 42, .ctx = 512, .n_threads = 2};
+    sn_ollama_install_opts a = {.n_predict = 32, .seed = 42, .ctx = 512, .n_threads = 2, .env = &g_env};
     a.params = cJSON_CreateObject();
     sn_err err = {0};
     for (int i = 0; i < argc; i++) {
@@ -180,7 +188,11 @@ static int cmd_ollama(int argc, char **argv) {
 
     sn_ollama_install_cb cb = {.line = say_line, .warn = say_warn, .server_line = status_line, .progress = progress_bar};
     sn_ollama_install_result res;
-    sn_status st = sn_ollama_install(&a, &cb, &res, &err);
+    sn_ollama_job *job = NULL;
+    sn_status st = sn_ollama_install_plan(&a, &cb, &job, &res, &err);
+    if (st == SN_OK && a.dry_run) print_plan(sn_ollama_job_plan(job));
+    if (st == SN_OK) st = sn_ollama_install_run(job, &cb, &res, &err);
+    sn_ollama_job_free(job);
     cJSON_Delete(a.params);
     if (st && err.detail == SN_OLLAMA_BAD_OPTIONS) {
         cJSON_Delete(res.json);
@@ -228,6 +240,8 @@ typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
+    sn_cli_proxy_env_like_go(); /* first: it rewrites the lowercase proxy variables read next */
+    sn_cli_read_env(&g_env);
     sn_cli_json_errors(argc, argv);
     static const command cmds[] = {
         {"ollama", cmd_ollama, ollama_usage}, {"lmstudio", cmd_lmstudio, lms_usage},

@@ -4,13 +4,16 @@
  * lmstudio, doctor, template and digest subcommands. Not a library header. */
 #ifndef SN_SUNNY_INTEGRATE_H
 #define SN_SUNNY_INTEGRATE_H
+#include "install_plan.h"
 #include "smoke.h"
+#include "sn_env.h"
 #include "sn_err.h"
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 
 extern int g_json;        /* --json: stdout carries only the final JSON; status goes to stderr */
+extern sn_env g_env;      /* the user's environment, read once in main() (sn_cli_read_env) */
 FILE *out_stream(void);   /* where status lines go: stdout, or stderr under --json */
 /* An upload/copy progress bar on stderr when it is a terminal. */
 void progress_bar(void *ud, uint64_t done, uint64_t total);
@@ -18,6 +21,8 @@ void progress_bar(void *ud, uint64_t done, uint64_t total);
 int fail_json(const sn_err *err, cJSON *out);
 /* --json: out on stdout (strings repaired to valid UTF-8). */
 void print_json(cJSON *out);
+/* --dry-run: an install's plan (install_plan.h), its steps indented. */
+void print_plan(const sn_install_plan *p);
 /* The smoke verdict line and its JSON form under "smoke" in out; returns 1 on divergence. */
 int report_smoke(const sn_smoke_result *res, const char *server, cJSON *out);
 

@@ -6,8 +6,10 @@
 #include "gguf.h"
 #include "run_chat.h"
 #include "model.h"
+#include "generate.h"
 #include "sampler.h"
 #include "tokenizer.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -98,12 +100,6 @@ typedef struct {
     char ignored[256]; /* the GPU flags given, for the one note */
 } opts;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The prompt file, at most SN_BUDGET_PROMPT_BYTES (a pipe may be read; /dev/zero stops there).
  * NULL with errno set, or with errno 0 when the budget was passed. */
 static char *read_file(const char *path, size_t *len) {
@@ -166,19 +162,9 @@ static void json_str(FILE *f, const char *s, size_t n) {
         if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); i++; continue; }
         if (c < 0x20) { fprintf(f, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\u%04x", c); i++; continue; }
         if (c < 0x80) { fputc(c, f); i++; continue; }
-        size_t len = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-        if (c >= 0xF5) len = 0;
-        int ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
-        if (ok && len == 3) {
-            const unsigned char c1 = (unsigned char)s[i + 1];
-            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-        }
-        if (ok && len == 4) {
-            const unsigned char c1 = (unsigned char)s[i + 1];
-            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-        }
-        if (!ok) { fputs("\xEF\xBF\xBD", f); i++; continue; }
+        uint32_t cp;
+        size_t len = sn_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+        if (!len) { fputs("\xEF\xBF\xBD", f); i++; continue; }
         fwrite(s + i, 1, len, f);
         i += len;
     }
@@ -420,6 +406,33 @@ static int run_tokenize(const opts *o) {
     return rc;
 }
 
+/* Each generated token: streamed to stdout (its text, or its id without a tokenizer) unless --json;
+ * the end-of-generation tokens stop the loop unless --ignore-eos or -n -2. */
+typedef struct {
+    const opts *o;
+    const sn_tokenizer *tok;
+    int32_t *ids;
+    int64_t n;
+    int stop_at_eog;
+} gen_out;
+
+static int on_token(void *ud, int32_t id, const float *logits, int64_t n_vocab) {
+    gen_out *g = ud;
+    (void)logits, (void)n_vocab;
+    g->ids[g->n++] = id;
+    if (!g->o->json) {
+        if (g->tok) {
+            char piece[256];
+            const int64_t r = sn_tok_piece(g->tok, id, 0, piece, sizeof(piece));
+            if (r > 0) fwrite(piece, 1, (size_t)(r < (int64_t)sizeof(piece) ? r : (int64_t)sizeof(piece)), stdout);
+        } else {
+            printf(g->n > 1 ? " %d" : "%d", id);
+        }
+        fflush(stdout);
+    }
+    return g->stop_at_eog && g->tok && sn_tok_is_eog(g->tok, id);
+}
+
 /* The sampler chain the flags describe (llama.cpp's order: penalties, then greedy or top-k ...). */
 static void sampler_params(const opts *o, sn_sampler_params *sp) {
     sn_sampler_params_default(sp);
@@ -482,7 +495,11 @@ static int run_generate(const opts *o) {
     if (o->ctx && n_train > 0 && o->ctx > n_train)
         sn_cli_warnf("-c %lld is above the context %s was trained for (%lld tokens); output past %lld "
                      "tokens may degrade", (long long)o->ctx, o->model, (long long)n_train, (long long)n_train);
-    if (sn_model_load(o->model, &mp, &m, &err)) { sn_cli_fail(&err); goto done; }
+    if (sn_model_load(o->model, &mp, &m, &err)) {
+        sn_cli_moe_not_yet(sn_model_meta_gguf(g), o->model, &err);
+        sn_cli_fail(&err);
+        goto done;
+    }
     const int64_t n_predict = o->n_predict >= 0 ? o->n_predict : sn_model_n_ctx(m) - n_prompt;
     const int stop_at_eog = !o->ignore_eos && o->n_predict != -2; /* -2: fill the context */
     if (n_predict < 0 || n_prompt + n_predict > sn_model_n_ctx(m)) {
@@ -508,34 +525,15 @@ static int run_generate(const opts *o) {
         if (sn_model_eval(m, prompt, n_prompt, logits, &err)) { sn_cli_fail(&err); goto done; }
         sn_model_reset(m);
     }
-    double t0 = now_s();
-    if (sn_model_eval(m, prompt, n_prompt, logits, &err)) { sn_cli_fail(&err); goto done; }
-    const double t_prefill = now_s() - t0;
-    int64_t n_out = 0, n_decode = 0;
-    double t_decode = 0;
-    while (n_out < n_predict) {
-        const int32_t id = sn_sampler_sample(smp, logits, V);
-        sn_sampler_accept(smp, id);
-        out[n_out++] = id;
-        if (!o->json) {
-            if (tok) {
-                char piece[256];
-                const int64_t r = sn_tok_piece(tok, id, 0, piece, sizeof(piece));
-                if (r > 0) fwrite(piece, 1, (size_t)(r < (int64_t)sizeof(piece) ? r : (int64_t)sizeof(piece)), stdout);
-            } else {
-                printf(n_out > 1 ? " %d" : "%d", id);
-            }
-            fflush(stdout);
-        }
-        if (stop_at_eog && tok && sn_tok_is_eog(tok, id)) break;
-        if (n_out == n_predict) break;
-        t0 = now_s();
-        if (sn_model_eval(m, &id, 1, logits, &err)) { sn_cli_fail(&err); goto done; }
-        t_decode += now_s() - t0;
-        n_decode++;
+    gen_out g_out = {o, tok, out, 0, stop_at_eog};
+    sn_gen_times tm;
+    if (sn_generate(m, smp, prompt, n_prompt, n_predict, logits, on_token, &g_out, &tm, &err)) {
+        sn_cli_fail(&err);
+        goto done;
     }
-    const double pf = t_prefill > 0 ? (double)n_prompt / t_prefill : 0;
-    const double dc = t_decode > 0 ? (double)n_decode / t_decode : 0;
+    const int64_t n_out = g_out.n;
+    const double pf = tm.prefill_s > 0 ? (double)n_prompt / tm.prefill_s : 0;
+    const double dc = tm.decode_s > 0 ? (double)tm.n_decode / tm.decode_s : 0;
     if (o->json) {
         size_t gl = 0;
         gen_text = tok ? decode(tok, out, n_out, &gl) : NULL;
@@ -554,16 +552,7 @@ static int run_generate(const opts *o) {
             for (int64_t i = 0; i < V; i++) sum += exp((double)logits[i] - mx);
             const double lse = mx + log(sum);
             int32_t top[8];
-            int nt = 0;
-            for (int k = 0; k < 8 && k < V; k++) {
-                int32_t best = -1;
-                for (int64_t i = 0; i < V; i++) {
-                    int used = 0;
-                    for (int j = 0; j < nt; j++) used |= top[j] == i;
-                    if (!used && (best < 0 || logits[i] > logits[best])) best = (int32_t)i;
-                }
-                top[nt++] = best;
-            }
+            const int nt = sn_top_k(logits, V, 8, top);
             printf(",\"max_abs_logit\":%.6f", (double)fmaxf(fabsf(mx), fabsf(logits[sn_argmin(logits, V)])));
             fputs(",\"top_logprobs\":[", stdout);
             for (int k = 0; k < nt; k++) printf(k ? ",[%d,%.6f]" : "[%d,%.6f]", top[k], logits[top[k]] - lse);

@@ -49,6 +49,14 @@ static sn_blob_dtype compact(uint64_t ne0) {
  * RWKV-7's other LoRA matrices) are FP16 in fp16 and int4 blobs, as llama.cpp's converter writes
  * them into the F16 GGUF that llama-quantize starts from (so an fp16 blob holds the F16 GGUF's
  * values, and an int4 blob reads those matrices in half the bytes, as a Q4_0 file does). */
+/* The blob is sunny-run's own format, and sunny-run does not run mixture-of-experts models yet. */
+static sn_status refuse_experts(const char *src, const char *tensor, sn_err *err) {
+    if (!strstr(tensor, "_exps.")) return SN_OK;
+    return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s: mixture-of-experts models are not yet supported by "
+                      "sunny-run, so there is no blob for them; convert to GGUF (without --blob) for llama.cpp",
+                      src, tensor);
+}
+
 static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const char *name, const sn_blob_convert_opts *o,
                           int untied) {
     if (o->dtype == SN_BLOBTYPE_FP32) return SN_BLOB_FP32;
@@ -223,6 +231,7 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
     int has_output = sn_gguf_find_tensor(g, "output.weight") >= 0;
     for (int64_t i = 0; i < nt; i++) {
         const sn_gguf_tensor *t = sn_gguf_tensor_at(g, i);
+        if ((st = refuse_experts(gguf_path, t->name, err))) goto done;
         if (!can_read(t->type)) {
             st = sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s' has type %s, which the blob converter cannot read", gguf_path, t->name, sn_ggml_type_name(t->type) ? sn_ggml_type_name(t->type) : "?");
             goto done;
@@ -314,6 +323,10 @@ static void hf_on_progress(void *ud, const sn_convert_progress *p) {
 static sn_status hf_begin(void *ud, const sn_gguf_writer *kv, sn_err *err) {
     hf_sink *k = ud;
     if (k->plan_oom) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k->n; i++) {
+        sn_status st = refuse_experts(k->o->in_path, k->t[i].name, err);
+        if (st) return st;
+    }
     k->w = sn_blob_writer_new();
     if (!k->w) return sn_err_set(err, SN_ENOMEM, "out of memory");
     sn_gguf_writer *m = sn_blob_writer_meta(k->w);
@@ -440,6 +453,7 @@ static sn_status from_hf(const sn_blob_convert_opts *o, int *fd, const char *tmp
     co.out_path = o->out_path;
     co.outtype = SN_OUTTYPE_F32;
     co.n_threads = o->n_threads;
+    co.tmp_dir = o->tmp_dir;
     co.force = 1;
     co.cancel = o->cancel;
     co.on_plan = hf_on_plan;

@@ -1,7 +1,7 @@
 /* blob_convert.h - GGUF or HF folder -> sunny runtime blob (docs/BLOB.md). An HF folder is streamed:
  * sn_convert's tensors go straight into the blob writer as F32 rows (no intermediate GGUF on disk).
  *
- * Every source tensor is dequantized row by row to f32 (runtime/ggml_types) and rewritten in the
+ * Every source tensor is dequantized row by row to f32 (runtime/quants/ggml_types) and rewritten in the
  * blob's layout: FP32, FP16, or INT4G32 rows for the 2-D weight matrices; norms and biases stay FP32;
  * an int4 blob keeps the token embedding and the head compact (Q6_K rows, as llama-quantize's Q4_0
  * recipe does). A tied model uses the embedding as its head unless --head asks for another type.
@@ -24,6 +24,7 @@ typedef struct sn_blob_convert_opts {
     int head_fp16;         /* int4 only: output.weight FP16 (default: Q6_K like llama-quantize's Q4_0) */
     int head_int4;         /* int4 only: output.weight INT4G32 */
     int n_threads;
+    const char *tmp_dir;   /* sn_convert_opts.tmp_dir */
     int force;
     int verify;            /* reopen with CRC checks and compare every tensor with the source */
     volatile sig_atomic_t *cancel; /* non-zero -> stop, remove OUT.tmp, return SN_EIO "interrupted" */

@@ -155,7 +155,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         goto done;
     }
 
-    sn_st_open_opts so = {o->state_key};
+    sn_st_open_opts so = {o->state_key, o->tmp_dir};
     if (!cfg_path) { /* one weight file and no config.json: the family derives it from the shapes */
         char *json = NULL;
         const sn_arch *fa = NULL;
@@ -219,10 +219,17 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             while (pl.t[i].n_dims > 1 && pl.t[i].ne[pl.t[i].n_dims - 1] == 1) pl.t[i].n_dims--;
     }
     int has_output = sn_conv_find_plan(&pl, "output.weight") >= 0;
-    uint64_t n_params = 0, src_bytes = 0;
+    uint64_t n_params = 0, src_bytes = 0, expert_sum = 0, n_expert_tensors = 0;
+    sn_param_count pc = {0, 0, 0, 0};
+    const int64_t n_expert = sn_arch_expert_count(&cfg);
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
-        p->type = o->sink ? SN_GGML_F32 : sn_conv_choose_type(a, ot, p, has_output);
+        if (strstr(p->gguf_name, "_exps.") && p->n_dims >= 3 && p->ne[2]) {
+            pc.per_expert += p->n_elems / p->ne[2];
+            expert_sum += p->ne[2];
+            n_expert_tensors++;
+        } else pc.shared += p->n_elems;
+        p->type = o->sink ? SN_GGML_F32 : sn_conv_choose_type(a, ot, p, has_output, n_expert);
         p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
         n_params += p->n_elems;
         for (uint32_t k = 0; k < p->ts.n_parts; k++) src_bytes += p->ts.part[k]->nbytes;
@@ -235,7 +242,9 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
 #define SETK(call, key) do { if ((st = (call)) != SN_OK) { sn_err_set(err, st, "cannot set %s", key); goto done; } } while (0)
     SETK(sn_gguf_writer_set_str(w, "general.architecture", a->gguf_arch), "general.architecture");
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
-    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, n_params, w, err)) != SN_OK) goto done;
+    pc.total = n_params;
+    pc.expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
+    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, &pc, w, err)) != SN_OK) goto done;
     if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
     sn_vocab_opts vo = {o->pre_override, o->vocab_path};
@@ -307,8 +316,9 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     res->sync_seconds = sn_conv_now() - t_sync;
     if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
     if (o->sink) { res->seconds = sn_conv_now() - t0; st = SN_OK; goto done; } /* the sink owns its file */
-    /* publish only what sunny-run would load: the runtime's own checks, without its weights */
-    if ((st = sn_model_validate(tmp, 0, err)) != SN_OK) {
+    /* publish only what sunny-run would load: the runtime's own checks, without its weights (for a
+     * mixture-of-experts model, which sunny-run does not run yet, the file's structure only) */
+    if ((st = sn_model_validate(tmp, n_expert > 0 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
         sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
         goto done;
     }

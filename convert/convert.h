@@ -59,6 +59,8 @@ typedef struct sn_convert_opts {
     const char *model_dir;       /* HF folder, or one weight file (.safetensors, PyTorch .bin/.pt/.pth) */
     const char *config_path;     /* config.json; NULL: in the folder (or next to the file) */
     const char *state_key;       /* PyTorch checkpoints: key of the state dict in the saved dict, NULL = auto */
+    const char *tmp_dir;         /* PyTorch checkpoints: where deflated storages are inflated ($TMPDIR
+                                  * from cmd/), NULL = /tmp */
     const char *out_path;
     sn_outtype outtype;
     const char *name;            /* general.name override or NULL */
@@ -102,11 +104,18 @@ sn_status sn_convert(const sn_convert_opts *opts, sn_convert_result *res, sn_err
 
 /* ---- internals shared with metadata.c and tests ---- */
 
+/* The parameter counts gguf-py's get_total_parameter_count reports: tensors named "*_exps.*" with
+ * 3 dimensions are experts (per_expert = their elements / expert count, expert_count the mean
+ * count), the rest shared. */
+typedef struct sn_param_count {
+    uint64_t total, shared, per_expert, expert_count;
+} sn_param_count;
+
 /* general.sampling.*, general.name and the other general.* keys llama.cpp's gguf.Metadata derives
- * from README.md front matter, config.json _name_or_path and the directory name. total_params
- * drives size_label when the name carries none. */
+ * from README.md front matter, config.json _name_or_path and the directory name. The parameter
+ * counts drive size_label when the name carries none. */
 sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, const char *name_override,
-                            uint64_t total_params, sn_gguf_writer *w, sn_err *err);
+                            const sn_param_count *pc, sn_gguf_writer *w, sn_err *err);
 
 /* gguf.Metadata.get_model_id_components for one id ("org/Name-7B-Instruct"): each out may be
  * NULL-terminated empty when absent. Exposed for tests. */

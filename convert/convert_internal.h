@@ -37,6 +37,8 @@ typedef struct {
     uint64_t permute_heads;
     int type;
     uint64_t bytes;
+    char group[SN_GGUF_MAX_NAME]; /* emitted with the rest of its group (arch.h) */
+    uint32_t group_rank, group_size;
 } plan_t;
 
 typedef struct {
@@ -51,8 +53,9 @@ int sn_conv_find_plan(const plan_list *pl, const char *gguf_name);
  * tensor's shape checked, fused tensors complete, the family's required tensors present. */
 sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_st_model *m, plan_list *pl,
                              sn_err *err);
-/* The GGUF type of p for outtype ot (llama.cpp's converter and llama-quantize rules). */
-int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output);
+/* The GGUF type of p for outtype ot (llama.cpp's converter and llama-quantize rules); n_expert is
+ * the model's expert count (0: dense). */
+int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output, int64_t n_expert);
 /* qsort order of llama-quantize's output: layer number, then name. */
 int sn_conv_cmp_quantize_order(const void *a, const void *b);
 

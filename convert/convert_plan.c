@@ -14,7 +14,10 @@
 #include <string.h>
 
 void sn_conv_plan_free(plan_list *pl) {
-    for (size_t i = 0; i < pl->n; i++) free(pl->t[i].gen);
+    for (size_t i = 0; i < pl->n; i++) {
+        free(pl->t[i].gen);
+        free(pl->t[i].ts.part);
+    }
     free(pl->t);
     memset(pl, 0, sizeof(*pl));
 }
@@ -48,8 +51,8 @@ int sn_conv_find_plan(const plan_list *pl, const char *gguf_name) {
  * quant block. q4_0 follows llama-quantize MOSTLY_Q4_0 run on the f32 conversion (which leaves the
  * family's no_quantize kinds F32): the output
  * tensor (token_embd when there is no output.weight) -> Q6_K, Q8_0 if ne0 % 256, F16 if ne0 % 32;
- * every other quantizable matrix -> Q4_0, F16 if ne0 % 32. */
-int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output) {
+ * every other quantizable matrix -> Q4_0, F16 if ne0 % 32 (attn_k/attn_v Q8_0 with exactly 8 experts). */
+int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output, int64_t n_expert) {
     if (p->n_dims <= 1 || ends_with(p->gguf_name, "_norm.weight") || !ends_with(p->gguf_name, ".weight"))
         return SN_GGML_F32;
     /* the family's F32 kinds: the converter's for f32..q8_0, llama-quantize's exclusions for q4_0 */
@@ -65,6 +68,9 @@ int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int ha
                      (!has_output && strcmp(p->gguf_name, "token_embd.weight") == 0);
         if (ne0 % 32) return SN_GGML_F16;
         if (is_out) return ne0 % 256 ? SN_GGML_Q8_0 : SN_GGML_Q6_K;
+        /* 8 experts (Mixtral): attn_k and attn_v are bumped to Q8_0 */
+        if (n_expert == 8 && (ends_with(p->gguf_name, ".attn_k.weight") || ends_with(p->gguf_name, ".attn_v.weight")))
+            return SN_GGML_Q8_0;
         return SN_GGML_Q4_0;
     }
     default: return SN_GGML_F16;
@@ -109,9 +115,45 @@ static uint64_t elems_of(const uint64_t *ne, uint32_t n_dims) {
     return n;
 }
 
-/* Adds source t under the mapping at (one part of a fused tensor, or all of one). */
+/* Moves pl->t[k] to the end of the list (the reference yields a fused tensor where its last part
+ * arrives). */
+static void move_to_end(plan_list *pl, size_t k) {
+    plan_t done = pl->t[k];
+    memmove(&pl->t[k], &pl->t[k + 1], (pl->n - 1 - k) * sizeof *pl->t);
+    pl->t[pl->n - 1] = done;
+}
+
+static int plan_complete(const plan_t *p) {
+    for (uint32_t i = 0; i < p->ts.n_parts; i++)
+        if (!p->ts.part[i]) return 0;
+    return 1;
+}
+
+/* p (index k) just got its last part: move it to the end, or, when it belongs to a group, move the
+ * whole group there in rank order once every member is complete. */
+static void place_completed(plan_list *pl, size_t k) {
+    if (!pl->t[k].group[0]) {
+        move_to_end(pl, k);
+        return;
+    }
+    char group[SN_GGUF_MAX_NAME];
+    memcpy(group, pl->t[k].group, sizeof group);
+    uint32_t size = pl->t[k].group_size, have = 0;
+    for (size_t i = 0; i < pl->n; i++)
+        if (strcmp(pl->t[i].group, group) == 0 && plan_complete(&pl->t[i])) have++;
+    if (have < size) return;
+    for (uint32_t rank = 0; rank < size; rank++)
+        for (size_t i = 0; i < pl->n; i++)
+            if (strcmp(pl->t[i].group, group) == 0 && pl->t[i].group_rank == rank) {
+                move_to_end(pl, i);
+                break;
+            }
+}
+
+/* Adds source t under the mapping at (one part of a fused tensor, or all of one); slice_off is the
+ * row slice this name takes. */
 static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_arch_tensor *at,
-                                 const char *gguf_name, sn_err *err) {
+                                 const char *gguf_name, uint64_t slice_off, sn_err *err) {
     /* the source shape: as declared, else the output shape (HF shape reversed) */
     const uint64_t *want = at->src_n_dims ? at->src_ne : at->ne;
     uint32_t want_dims = at->src_n_dims ? at->src_n_dims : at->n_dims;
@@ -126,11 +168,19 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has shape %s but config.json implies %s",
                           t->file, t->name, got, exp);
     }
-    uint64_t out_elems = elems_of(at->ne, at->n_dims);
-    if (t->n_elems * n_parts != out_elems || at->part >= n_parts || n_parts > SN_ARCH_MAX_PARTS ||
-        (n_parts > 1 && at->permute_heads) || (at->transpose && want_dims != 2))
+    uint64_t out_elems = elems_of(at->ne, at->n_dims), take = 0;
+    int bad = at->part >= n_parts || n_parts > SN_ARCH_MAX_PARTS || (n_parts > 1 && at->permute_heads) ||
+              (at->transpose && want_dims != 2);
+    if (at->slice_group) { /* out: take rows of each group of slice_group source rows */
+        uint64_t rows = t->n_dims && t->shape[t->n_dims - 1] ? t->n_elems / t->shape[t->n_dims - 1] : 0;
+        uint64_t groups = rows / at->slice_group, out_rows = t->n_dims ? out_elems / t->shape[t->n_dims - 1] : 0;
+        take = groups ? out_rows / groups : 0;
+        bad |= n_parts > 1 || at->permute_heads || at->transpose || at->ne[0] != t->shape[t->n_dims - 1] ||
+               rows % at->slice_group || !take || take * groups != out_rows || slice_off + take > at->slice_group;
+    } else bad |= t->n_elems * n_parts != out_elems;
+    if (bad)
         return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': the %s mapping to %s is inconsistent", t->file,
-                          t->name, n_parts > 1 ? "fused" : "reshaped", gguf_name);
+                          t->name, n_parts > 1 ? "fused" : at->slice_group ? "sliced" : "reshaped", gguf_name);
     if (at->permute_heads && (t->shape[0] % (2 * at->permute_heads) != 0))
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': %llu rows cannot be split into %llu heads",
                           t->file, t->name, (unsigned long long)t->shape[0],
@@ -146,7 +196,10 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         if (sn_conv_find_plan(pl, gguf_name) >= 0)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' maps to %s, which another tensor already "
                               "maps to", t->file, t->name, gguf_name);
-        if (!(p = plan_push(pl))) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        if (!(p = plan_push(pl)) || !(p->ts.part = calloc(n_parts, sizeof *p->ts.part))) {
+            if (p) pl->n--;
+            return sn_err_set(err, SN_ENOMEM, "out of memory");
+        }
         snprintf(p->hf_name, sizeof p->hf_name, "%s", t->name);
         snprintf(p->gguf_name, sizeof p->gguf_name, "%s", gguf_name);
         p->n_dims = at->n_dims;
@@ -157,20 +210,31 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         p->ts.permute_heads = at->permute_heads;
         p->ts.transpose = at->transpose;
         p->ts.ew = at->ew;
+        p->ts.slice_group = at->slice_group;
+        p->ts.slice_off = slice_off;
+        p->ts.slice_take = take;
+        memcpy(p->group, at->group, sizeof p->group);
+        p->group_rank = at->group_rank;
+        p->group_size = at->group_size;
         plan_rows(p);
+        k = (int)(p - pl->t);
     }
     p->ts.part[at->part] = t;
     if (at->part == 0) p->src = t;
-    if (n_parts > 1) {
-        uint32_t have = 0;
-        for (uint32_t i = 0; i < n_parts; i++) have += p->ts.part[i] != NULL;
-        if (have == n_parts) { /* the reference yields a fused tensor when its last part arrives */
-            plan_t done = *p;
-            memmove(p, p + 1, (size_t)(pl->t + pl->n - 1 - p) * sizeof *p);
-            pl->t[pl->n - 1] = done;
-        }
-    }
+    if (n_parts > 1 && plan_complete(p)) place_completed(pl, (size_t)k);
     return SN_OK;
+}
+
+/* 1 if the plan has gguf_name, or for "a|b", one of the alternatives (prefix "blk.N." applies to each). */
+static int has_required(const plan_list *pl, const char *prefix, const char *alts) {
+    char nm[SN_GGUF_MAX_NAME + 16];
+    for (const char *a = alts; *a;) {
+        size_t n = strcspn(a, "|");
+        snprintf(nm, sizeof nm, "%s%.*s", prefix, (int)n, a);
+        if (sn_conv_find_plan(pl, nm) >= 0) return 1;
+        a += n + (a[n] == '|');
+    }
+    return 0;
 }
 
 /* Builds the plan: generated tensors first, then safetensors order (llama.cpp's). */
@@ -209,27 +273,28 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s' has %s, which the converter cannot read "
                               "(supported: float32, float16, bfloat16 with at most %d dimensions)", t->file, t->name,
                               t->unsupported, SN_ST_MAX_DIMS);
-        if ((st = plan_add_source(pl, t, &at, at.gguf_name, err)) != SN_OK) return st;
-        if (at.also_name[0] && (st = plan_add_source(pl, t, &at, at.also_name, err)) != SN_OK) return st;
+        if ((st = plan_add_source(pl, t, &at, at.gguf_name, at.slice_off, err)) != SN_OK) return st;
+        if (at.also_name[0] && (st = plan_add_source(pl, t, &at, at.also_name, at.also_slice_off, err)) != SN_OK)
+            return st;
     }
     for (size_t i = 0; i < pl->n; i++)
         for (uint32_t k = 0; k < pl->t[i].ts.n_parts; k++)
             if (!pl->t[i].ts.part[k])
-                return sn_err_set(err, SN_EFORMAT, "%s: %s is fused from %u tensors but part %u is missing (from '%s')",
-                                  sn_st_model_file(m, 0), pl->t[i].gguf_name, pl->t[i].ts.n_parts, k,
-                                  pl->t[i].hf_name);
+                return sn_err_set(err, SN_EFORMAT, "%s: %s is %s from %u tensors (like '%s') but %s %u is missing",
+                                  sn_st_model_file(m, 0), pl->t[i].gguf_name, pl->t[i].group[0] ? "stacked" : "fused",
+                                  pl->t[i].ts.n_parts, pl->t[i].hf_name, pl->t[i].group[0] ? "expert" : "part", k);
     /* completeness: a model missing a layer tensor would only fail later, inside llama.cpp */
     for (const char *const *q = a->required; q && *q; q++)
-        if (sn_conv_find_plan(pl, *q) < 0)
+        if (!has_required(pl, "", *q))
             return sn_err_set(err, SN_EFORMAT, "%s: no tensor maps to %s (is a weight file missing?)",
                               sn_st_model_file(m, 0), *q);
     for (int64_t l = 0; l < cfg->n_layers; l++)
         for (const char *const *q = a->required_per_layer; q && *q; q++) {
-            char nm[SN_GGUF_MAX_NAME + 16];
-            snprintf(nm, sizeof nm, "blk.%lld.%s", (long long)l, *q);
-            if (sn_conv_find_plan(pl, nm) < 0)
-                return sn_err_set(err, SN_EFORMAT, "%s: no tensor maps to %s (layer %lld of %lld is incomplete)",
-                                  sn_st_model_file(m, 0), nm, (long long)l, (long long)cfg->n_layers);
+            char pre[32];
+            snprintf(pre, sizeof pre, "blk.%lld.", (long long)l);
+            if (!has_required(pl, pre, *q))
+                return sn_err_set(err, SN_EFORMAT, "%s: no tensor maps to %s%s (layer %lld of %lld is incomplete)",
+                                  sn_st_model_file(m, 0), pre, *q, (long long)l, (long long)cfg->n_layers);
         }
     return SN_OK;
 }

@@ -87,8 +87,8 @@ static void *writer_main(void *v) {
         sn_status st = SN_OK;
         if (failed == SN_OK) {
             if (op.kind == OP_WRITE) {
-                /* 1 MiB write() calls: the kernel copies these into the page cache 4-5x faster
-                 * than 8 MiB ones on the benchmark machine (measured; the source stays cached) */
+                /* 1 MiB write() calls: the kernel copies them into the page cache much faster than
+                 * 8 MiB ones (docs/PERFORMANCE.md, Conversion: "Page-cache writes") */
                 for (uint64_t off = 0; st == SN_OK && off < op.n; off += WRITE_PIECE)
                     st = c->o->sink ? c->o->sink->write(c->o->sink->ud, op.data + off,
                                                         op.n - off < WRITE_PIECE ? op.n - off : WRITE_PIECE, &c->werr)
@@ -253,8 +253,12 @@ sn_status sn_conv_write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, 
         if (j.nth < 1) j.nth = 1;
         for (int t = 0; t < j.nth; t++) j.scratch[t] = c->scratch[t];
         run_chunk(&j);
-        /* the converted rows are in our buffer now: the source pages can go */
+        /* the converted rows are in our buffer now: the source pages can go (a stack's parts, such as
+         * a layer's experts, one by one as the rows pass them) */
         if (plain_src(p) && !p->permute_heads) sn_st_release(p->src, r * src_row_bytes, nrows * src_row_bytes);
+        else if (p->ts.n_parts > 1 && n_rows >= p->ts.n_parts)
+            for (uint64_t per = n_rows / p->ts.n_parts, k = r / per; k < (r + nrows) / per; k++)
+                sn_st_release(p->ts.part[k], 0, p->ts.part[k]->nbytes);
         wop op = {.kind = OP_WRITE, .data = c->buf[b], .n = nbytes, .buf = b, .name = p->gguf_name,
                   .i_tensor = i_tensor};
         if ((st = enqueue(c, op, err)) != SN_OK) return st;

@@ -7,6 +7,8 @@
  * rules as gguf-py's get_model_id_components, so general.name and friends match the reference.
  * general.sampling.* come from generation_config.json. */
 #include "convert.h"
+#include "budget.h"
+#include "gguf.h"
 #include "mapfile.h"
 
 #include <cjson/cJSON.h>
@@ -540,13 +542,18 @@ static sn_status write_base_list(sn_gguf_writer *w, const yaml_doc *d, const cha
 }
 
 sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, const char *name_override,
-                            uint64_t total_params, sn_gguf_writer *w, sn_err *err) {
+                            const sn_param_count *pc, sn_gguf_writer *w, sn_err *err) {
+    uint64_t total_params = pc->total;
     meta_t m;
     memset(&m, 0, sizeof m);
     yaml_doc card;
     memset(&card, 0, sizeof card);
     int64_t total = total_params > INT64_MAX ? INT64_MAX : (int64_t)total_params;
-    char *readme = slurp(model_dir, "README.md", 64 << 20);
+    char *readme = slurp(model_dir, "README.md", SN_BUDGET_TEXT_FILE);
+    if (readme && !sn_gguf_utf8_ok(readme, strlen(readme))) { /* its text would go into GGUF strings */
+        free(readme); /* dropped: the names come from config.json or the folder, as without a card */
+        readme = NULL;
+    }
     if (readme) {
         yaml_parse(readme, &card);
         free(readme);
@@ -607,7 +614,9 @@ sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, cons
     if (!m.name) m.name = strdup(basename_of(model_dir, dbuf, sizeof dbuf));
     if (!m.size_label && total > 0) {
         char sl[64];
-        sn_metadata_size_label((uint64_t)total, sl, sizeof sl);
+        /* gguf.size_label: "{experts}x{shared + one expert's params}" for MoE */
+        size_t k = pc->expert_count ? (size_t)snprintf(sl, sizeof sl, "%llux", (unsigned long long)pc->expert_count) : 0;
+        sn_metadata_size_label(pc->expert_count ? pc->shared + pc->per_expert : (uint64_t)total, sl + k, sizeof sl - k);
         m.size_label = strdup(sl);
     }
 

@@ -44,11 +44,13 @@ static void scan_unit(const char *path, char *user, size_t ucap, char *models, s
     fclose(f);
 }
 
-cJSON *sn_doctor_ollama(const char *host_flag) {
+cJSON *sn_doctor_ollama(const char *host_flag, const sn_env *user_env) {
+    static const sn_env unset;
+    const sn_env *ue = user_env ? user_env : &unset;
     cJSON *rep = cJSON_CreateObject();
     if (!rep) return NULL;
     cJSON *checks = cJSON_AddArrayToObject(rep, "checks");
-    const char *env = getenv("OLLAMA_HOST");
+    const char *env = ue->ollama_host;
     sn_ollama_host oh;
     sn_ollama_parse_host(host_flag ? host_flag : env, &oh);
     cJSON_AddStringToObject(rep, "host", oh.connect_url);
@@ -83,9 +85,9 @@ cJSON *sn_doctor_ollama(const char *host_flag) {
     char var[64], val[512];
     sn_http *h = NULL;
     sn_err err = {0};
-    int have_http = sn_http_new(oh.connect_url, &h, &err) == SN_OK;
+    int have_http = sn_http_new(oh.connect_url, ue, &h, &err) == SN_OK;
     const char *hostname = have_http ? sn_http_hostname(h) : oh.host;
-    if (sn_http_proxy_for(oh.scheme, hostname, var, sizeof var, val, sizeof val)) {
+    if (sn_http_proxy_for(ue, oh.scheme, hostname, var, sizeof var, val, sizeof val)) {
         if (have_http && sn_http_is_loopback(h))
             add(checks, "proxy", "ok",
                 "%s=%s is set but %s is loopback: sunny never proxies loopback. Beware: Python "
@@ -130,8 +132,8 @@ cJSON *sn_doctor_ollama(const char *host_flag) {
     }
 
     /* 4. OLLAMA_MODELS is the server's */
-    const char *om = getenv("OLLAMA_MODELS");
-    const char *home = getenv("HOME");
+    const char *om = ue->ollama_models;
+    const char *home = ue->home;
     char models_dir[1024] = "";
     if (om && *om) {
         add(checks, "models-dir", "ok",

@@ -5,11 +5,13 @@
  * cmd/ prints them. */
 #ifndef SN_DOCTOR_H
 #define SN_DOCTOR_H
+#include "sn_env.h"
 #include <cjson/cJSON.h>
 
 /* {"host":..., "checks":[{"check":name,"status":"ok"|"warn"|"fail","detail":text}, ...]}.
- * host_flag: --host value or NULL (then OLLAMA_HOST). NULL only when out of memory. */
-cJSON *sn_doctor_ollama(const char *host_flag);
+ * host_flag: --host value or NULL (then env's OLLAMA_HOST); env: the user's environment (OLLAMA_HOST,
+ * OLLAMA_MODELS, HOME, proxies). NULL only when out of memory. */
+cJSON *sn_doctor_ollama(const char *host_flag, const sn_env *env);
 /* 1 if any check failed. */
 int sn_doctor_failed(const cJSON *report);
 

@@ -26,6 +26,7 @@ struct sn_http {
     char host[256];  /* as in the URL, brackets removed */
     char scheme[16];
     int loopback;
+    sn_env env;
     long stall_s; /* default stall limit of this handle's requests */
 };
 
@@ -58,7 +59,7 @@ int sn_http_host_is_loopback(const char *host) {
     return 0;
 }
 
-sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err) {
+sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn_err *err) {
     *out = NULL;
     pthread_once(&g_curl_once, curl_init_once);
     CURLU *u = curl_url();
@@ -101,6 +102,7 @@ sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err) {
     h->host[hl] = 0;
     snprintf(h->scheme, sizeof h->scheme, "%s", scheme);
     h->loopback = sn_http_host_is_loopback(h->host);
+    if (env) h->env = *env;
     h->stall_s = SN_HTTP_STALL_S;
     curl_free(host);
     curl_free(scheme);
@@ -119,6 +121,8 @@ void sn_http_set_stall(sn_http *h, long seconds) { h->stall_s = seconds > 0 ? se
 
 const char *sn_http_base(const sn_http *h) { return h->base; }
 const char *sn_http_hostname(const sn_http *h) { return h->host; }
+const sn_env *sn_http_env(const sn_http *h) { return &h->env; }
+
 int sn_http_is_loopback(const sn_http *h) { return h->loopback; }
 
 void sn_http_resp_free(sn_http_resp *resp) {
@@ -140,6 +144,7 @@ typedef struct xfer {
     int aborted;
     int oom;
     int line_too_long; /* an NDJSON line passed SN_BUDGET_NDJSON_LINE */
+    int body_too_long; /* a collected 2xx body passed SN_BUDGET_JSON_BODY */
     long stall_s;       /* seconds without a byte moving either way that count as a stall */
     curl_off_t moved;   /* bytes up + down at the last change */
     double moved_at;    /* when they last changed */
@@ -181,7 +186,13 @@ static size_t on_write(char *p, size_t sz, size_t nm, void *ud) {
         x->mode = (x->req->on_line && st >= 200 && st < 300) ? 2 : 1;
     }
     if (x->mode == 1) {
-        if (x->resp->len + n > SN_BUDGET_JSON_BODY) return n; /* keep the head, drop the rest */
+        if (x->resp->len + n > SN_BUDGET_JSON_BODY) {
+            long st = 0;
+            curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &st);
+            if (st < 200 || st >= 300) return n; /* an error page: its head says enough */
+            x->body_too_long = 1; /* an answer we would parse: stop, and say which budget */
+            return 0;
+        }
         if (append(&x->resp->body, &x->resp->len, &x->cap, p, n)) { x->oom = 1; return 0; }
         return n;
     }
@@ -335,11 +346,16 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
         st = sn_err_set(err, SN_ENOMEM, "out of memory reading the answer of %s", url);
         goto done;
     }
-    if (x.line_too_long) {
+    if (x.line_too_long || x.body_too_long) {
         resp->cls = SN_HTTP_NETWORK;
-        snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: a line of the streamed reply is longer "
-                 "than the %u KB budget (SN_BUDGET_NDJSON_LINE, budget.h); stopped reading", m, req->path,
-                 SN_BUDGET_NDJSON_LINE >> 10);
+        if (x.line_too_long)
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: a line of the streamed reply is "
+                     "longer than the %u KB budget (SN_BUDGET_NDJSON_LINE, budget.h); stopped reading", m, req->path,
+                     SN_BUDGET_NDJSON_LINE >> 10);
+        else
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: the reply is longer than the %u MB "
+                     "budget for a JSON body (SN_BUDGET_JSON_BODY, budget.h); stopped reading", m, req->path,
+                     SN_BUDGET_JSON_BODY >> 20);
         st = sn_err_set(err, SN_EIO, "%s", resp->transport_error);
         goto done;
     }
@@ -375,7 +391,7 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
          * name it, so the user is not told to start a server that may well be running. */
         char pvar[32], pval[200];
         if (!h->loopback && resp->cls != SN_HTTP_RESOLVE &&
-            sn_http_proxy_for(h->scheme, h->host, pvar, sizeof pvar, pval, sizeof pval)) {
+            sn_http_proxy_for(&h->env, h->scheme, h->host, pvar, sizeof pvar, pval, sizeof pval)) {
             resp->cls = SN_HTTP_PROXY;
             snprintf(resp->transport_error, sizeof resp->transport_error,
                      "%s %s: the proxy %s (from %s) did not answer: %s", m, req->path, pval, pvar, curl_easy_strerror(rc));
@@ -467,9 +483,9 @@ static int cidr_matches(const char *s, size_t n, const char *host) {
     return 1;
 }
 
-static int no_proxy_matches(const char *host) {
-    const char *np = getenv("no_proxy");
-    if (!np || !*np) np = getenv("NO_PROXY");
+static int no_proxy_matches(const sn_env *env, const char *host) {
+    const char *np = env->no_proxy;
+    if (!np || !*np) np = env->NO_PROXY;
     if (!np || !*np) return 0;
     size_t hl = strlen(host);
     const char *p = np;
@@ -491,15 +507,18 @@ static int no_proxy_matches(const char *host) {
     return 0;
 }
 
-int sn_http_proxy_for(const char *scheme, const char *host, char *var, size_t var_cap, char *val,
-                      size_t val_cap) {
+int sn_http_proxy_for(const sn_env *env, const char *scheme, const char *host, char *var, size_t var_cap,
+                      char *val, size_t val_cap) {
     /* libcurl: "http_proxy" only in lowercase for http; HTTPS_PROXY any case; ALL_PROXY any case. */
     const char *http_names[] = {"http_proxy", "all_proxy", "ALL_PROXY", NULL};
+    const char *http_vals[] = {env->http_proxy, env->all_proxy, env->ALL_PROXY};
     const char *https_names[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", NULL};
-    const char **names = strcasecmp(scheme, "https") == 0 ? https_names : http_names;
-    if (no_proxy_matches(host)) return 0;
+    const char *https_vals[] = {env->https_proxy, env->HTTPS_PROXY, env->all_proxy, env->ALL_PROXY};
+    int https = strcasecmp(scheme, "https") == 0;
+    const char **names = https ? https_names : http_names, **vals = https ? https_vals : http_vals;
+    if (no_proxy_matches(env, host)) return 0;
     for (int i = 0; names[i]; i++) {
-        const char *v = getenv(names[i]);
+        const char *v = vals[i];
         if (v && *v) {
             snprintf(var, var_cap, "%s", names[i]);
             snprintf(val, val_cap, "%s", v);

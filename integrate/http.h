@@ -9,6 +9,7 @@
  * NDJSON responses are delivered line by line. */
 #ifndef SN_HTTP_H
 #define SN_HTTP_H
+#include "sn_env.h"
 #include "sn_err.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -62,8 +63,11 @@ typedef struct sn_http_resp {
 #define SN_HTTP_STALL_S 60
 
 /* base_url: http:// or https://host[:port][/prefix]. Fails on a URL libcurl cannot parse and on
- * any other scheme (libcurl could speak ftp, dict, gopher, file: ... to it). */
-sn_status sn_http_new(const char *base_url, sn_http **out, sn_err *err);
+ * any other scheme (libcurl could speak ftp, dict, gopher, file: ... to it). env: the caller's
+ * environment (proxy variables, LM Studio's token), copied; NULL = nothing set. */
+sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn_err *err);
+/* The environment the handle was made with (never NULL). */
+const sn_env *sn_http_env(const sn_http *h);
 /* The stall limit of requests that do not set their own (tests shorten it). */
 void sn_http_set_stall(sn_http *h, long seconds);
 void sn_http_free(sn_http *h);
@@ -88,10 +92,10 @@ sn_status sn_http_check(const sn_http *h, const sn_http_resp *resp, const char *
 /* The value of a top-level "error" string in a JSON body, copied into buf (empty if none). */
 void sn_http_json_error(const char *body, char *buf, size_t cap);
 
-/* Which proxy variable, if any, libcurl would use for this URL's scheme (informational for doctor):
- * writes the variable name and value; returns 0 if none is set. Honours NO_PROXY/no_proxy loosely
- * (exact host or suffix match, "*"). */
-int sn_http_proxy_for(const char *scheme, const char *host, char *var, size_t var_cap, char *val,
-                      size_t val_cap);
+/* Which proxy variable of env, if any, libcurl would use for this URL's scheme (informational for
+ * doctor): writes the variable name and value; returns 0 if none is set. Honours NO_PROXY/no_proxy
+ * loosely (exact host or suffix match, "*"). */
+int sn_http_proxy_for(const sn_env *env, const char *scheme, const char *host, char *var, size_t var_cap,
+                      char *val, size_t val_cap);
 
 #endif

@@ -86,7 +86,7 @@ static sn_status transport(sn_http *h, const sn_http_resp *r, sn_err *err) {
 
 sn_status sn_lms_probe(sn_http *h, char *version, size_t cap, sn_err *err) {
     if (cap) version[0] = 0;
-    sn_http_req rq = {.method = "GET", .path = "/lmstudio-greeting", .timeout_s = 15, .bearer = getenv("LM_API_TOKEN")};
+    sn_http_req rq = {.method = "GET", .path = "/lmstudio-greeting", .timeout_s = 15, .bearer = sn_http_env(h)->lm_api_token};
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     if (st) {
@@ -112,8 +112,8 @@ sn_status sn_lms_probe(sn_http *h, char *version, size_t cap, sn_err *err) {
     return st;
 }
 
-static char *find_on_path(const char *prog) {
-    const char *path = getenv("PATH");
+/* prog's executable in the directories of path ($PATH), or NULL */
+static char *find_on_path(const char *path, const char *prog) {
     if (!path) return NULL;
     char *copy = strdup(path);
     char *save = NULL, *res = NULL;
@@ -159,10 +159,10 @@ static int run_capture(char *const argv[], char *out, size_t cap) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-sn_status sn_lms_verify_listed(const sn_lms_placed *p, int *found, sn_lms_note_fn note, void *ud,
-                               sn_err *err) {
+sn_status sn_lms_verify_listed(const sn_lms_placed *p, const sn_env *env, int *found, sn_lms_note_fn note,
+                               void *ud, sn_err *err) {
     *found = -1;
-    char *lms = find_on_path("lms");
+    char *lms = find_on_path(env ? env->path : NULL, "lms");
     if (!lms) return SN_OK;
     char *argv[] = {lms, "ls", "--json", NULL};
     char *outb = malloc(1 << 20);
@@ -209,7 +209,7 @@ sn_status sn_lms_verify_listed(const sn_lms_placed *p, int *found, sn_lms_note_f
 /* Finds the key of our file in /api/v0/models: publisher matches and the id is the repo folder
  * (lowercase, -GGUF stripped), possibly with @quant. */
 static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {
-    sn_http_req rq = {.method = "GET", .path = "/api/v0/models", .timeout_s = 30, .bearer = getenv("LM_API_TOKEN")};
+    sn_http_req rq = {.method = "GET", .path = "/api/v0/models", .timeout_s = 30, .bearer = sn_http_env(h)->lm_api_token};
     sn_http_resp r;
     sn_err e = {0};
     if (sn_http_do(h, &rq, &r, &e) || r.cls != SN_HTTP_OK) {
@@ -249,7 +249,7 @@ static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {
 
 sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier, int ctx,
                       char *model_id, size_t cap, sn_lms_note_fn note, void *ud, sn_err *err) {
-    char *lms = find_on_path("lms");
+    char *lms = find_on_path(sn_http_env(h)->path, "lms");
     if (lms) {
         char ctxs[32], outb[4096];
         snprintf(ctxs, sizeof ctxs, "%d", ctx);
@@ -281,7 +281,7 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
     cJSON_AddBoolToObject(b, "echo_load_config", 1);
     char *body = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
-    sn_http_req rq = {.method = "POST", .path = "/api/v1/models/load", .json = body, .timeout_s = 600, .bearer = getenv("LM_API_TOKEN")};
+    sn_http_req rq = {.method = "POST", .path = "/api/v1/models/load", .json = body, .timeout_s = 600, .bearer = sn_http_env(h)->lm_api_token};
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
     free(body);
@@ -325,7 +325,7 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     sn_status st = SN_OK;
     int used = -1;
     for (int i = 0; i < 2; i++) {
-        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body, .bearer = getenv("LM_API_TOKEN"),
+        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body, .bearer = sn_http_env(h)->lm_api_token,
                           .stall_s = 1800}; /* JIT loading happens inside this request */
         st = sn_http_do(h, &rq, &r, err);
         if (st) break;

@@ -24,7 +24,7 @@ typedef struct sn_lms_dirs {
     char why[2048];     /* how it was resolved, for the user */
 } sn_lms_dirs;
 
-/* flag_dir: --models-dir or NULL. user_home: $HOME (NULL -> getenv("HOME")). Fails when no LM
+/* flag_dir: --models-dir or NULL. user_home: $HOME (NULL: unset). Fails when no LM
  * Studio home exists and no --models-dir was given. */
 sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home, sn_lms_dirs *out,
                                     sn_err *err);
@@ -67,15 +67,13 @@ typedef struct sn_lms_placed {
     int warnings;
 } sn_lms_placed;
 
-/* Validates the GGUF(s), derives names, places the files. */
-sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *err);
+/* Placement itself is a plan and a run (lmstudio_install.h drives both). */
 
 /* ---- server ---- */
 /* GET /lmstudio-greeting; *version gets the version when reported. */
 sn_status sn_lms_probe(sn_http *h, char *version, size_t cap, sn_err *err);
 
-/* Loads rel_path under identifier: `lms load --exact` when lms is on PATH (lms_path non-NULL forces a
- * binary), else POST /api/v1/models/load with the key found in /api/v0/models, else JIT. On success
+/* Loads rel_path under identifier: `lms load --exact` when lms is on the PATH of h's environment, else POST /api/v1/models/load with the key found in /api/v0/models, else JIT. On success
  * model_id gets the id to use in completions. */
 sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier, int ctx,
                       char *model_id, size_t cap, sn_lms_note_fn note, void *ud, sn_err *err);
@@ -88,11 +86,11 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
                        int n_predict, int64_t seed, const struct sn_smoke_local *ours,
                        struct sn_smoke_result *res, sn_lms_note_fn note, void *ud, sn_err *err);
 
-/* When `lms` is on PATH: `lms ls --json`, find the entry whose path is p->rel_path and check its
+/* When `lms` is on env's PATH: `lms ls --json`, find the entry whose path is p->rel_path and check its
  * architecture, format and quantization. *found: 1 listed and consistent, 0 not listed (yet), -1 lms
  * unavailable or failed. Errors only for a listed entry that contradicts the GGUF. */
-sn_status sn_lms_verify_listed(const sn_lms_placed *p, int *found, sn_lms_note_fn note, void *ud,
-                               sn_err *err);
+sn_status sn_lms_verify_listed(const sn_lms_placed *p, const sn_env *env, int *found, sn_lms_note_fn note,
+                               void *ud, sn_err *err);
 
 /* Known LM Studio error texts -> an actionable sentence ("" when unknown). */
 const char *sn_lms_explain(const char *server_error);

@@ -4,7 +4,24 @@
  * and the lms CLI. Both report through the caller's note callback. */
 #ifndef SN_LMSTUDIO_INTERNAL_H
 #define SN_LMSTUDIO_INTERNAL_H
+#include "install_plan.h"
 #include "lmstudio.h"
+#include <limits.h>
+
+/* Where sn_lms_place_plan decided each file goes (source -> target, under dir). */
+typedef struct sn_lms_placement {
+    int total;
+    char (*srcs)[PATH_MAX], (*dsts)[PATH_MAX];
+    char dir[PATH_MAX]; /* <models>/<publisher>/<repo> */
+} sn_lms_placement;
+/* Validates the GGUF(s), derives names and targets, refuses existing targets (unless force) and a
+ * file placed onto itself; adds "would <mode> SRC -> DST" per file to plan. Changes nothing. */
+sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn_install_plan *plan,
+                            sn_lms_placed *out, sn_err *err);
+/* Places the files the plan listed (creating the folders); nothing partial is left on failure. */
+sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *pl, sn_lms_placed *out,
+                           sn_err *err);
+void sn_lms_placement_free(sn_lms_placement *pl);
 
 /* printf-style note through fn (nothing when fn is NULL); lmstudio.c. */
 void sn_lms_notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

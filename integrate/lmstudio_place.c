@@ -54,7 +54,7 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
         snprintf(o->why, sizeof o->why, "--models-dir");
         return SN_OK;
     }
-    const char *h = user_home ? user_home : getenv("HOME");
+    const char *h = user_home;
     if (!h || !*h)
         return sn_err_set(err, SN_EINVAL, "HOME is not set; pass --models-dir DIR");
     char H[PATH_MAX];
@@ -382,8 +382,16 @@ static void unmake_dirs(const made_dirs *made) {
     for (int i = made->n - 1; i >= 0; i--) rmdir(made->path[i]);
 }
 
-sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *err) {
+void sn_lms_placement_free(sn_lms_placement *pl) {
+    free(pl->srcs);
+    free(pl->dsts);
+    memset(pl, 0, sizeof *pl);
+}
+
+sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn_install_plan *plan,
+                            sn_lms_placed *out, sn_err *err) {
     memset(out, 0, sizeof *out);
+    memset(pl, 0, sizeof *pl);
     sn_modelinfo mi;
     sn_status st = sn_modelinfo_read(o->gguf, &mi, err);
     if (st) return st;
@@ -432,18 +440,15 @@ sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *e
     }
     int n_files = split ? count : 1;
     int total = n_files + (o->mmproj ? 1 : 0);
-    char (*srcs)[PATH_MAX] = calloc((size_t)total, PATH_MAX);
-    char (*dsts)[PATH_MAX] = calloc((size_t)total, PATH_MAX);
+    char (*srcs)[PATH_MAX] = pl->srcs = calloc((size_t)total, PATH_MAX);
+    char (*dsts)[PATH_MAX] = pl->dsts = calloc((size_t)total, PATH_MAX);
+    pl->total = total;
     if (!srcs || !dsts) {
-        free(srcs);
-        free(dsts);
         rc = sn_err_set(err, SN_ENOMEM, "out of memory");
         goto done;
     }
-    char dir[PATH_MAX];
-    if (fmt(dir, sizeof dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo)) {
-        free(srcs);
-        free(dsts);
+    char *dir = pl->dir;
+    if (fmt(dir, sizeof pl->dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo)) {
         rc = sn_err_set(err, SN_EINVAL, "models dir path too long: %s", o->models_dir);
         goto done;
     }
@@ -501,8 +506,23 @@ sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *e
         }
     }
     for (int i = 0; rc == SN_OK && i < total; i++)
-        sn_lms_notef(o->note, o->note_ud, "%s %s %s -> %s", o->dry_run ? "would" : "will", mode_name(o->mode), srcs[i], dsts[i]);
-    if (rc == SN_OK && !o->dry_run) {
+        if (sn_install_plan_add(plan, "would %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]))
+            rc = sn_err_set(err, SN_ENOMEM, "out of memory");
+done:
+    sn_modelinfo_free(&mi);
+    if (rc) sn_lms_placement_free(pl);
+    return rc;
+}
+
+sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *pl, sn_lms_placed *out,
+                           sn_err *err) {
+    const int total = pl->total;
+    const char(*srcs)[PATH_MAX] = (const char(*)[PATH_MAX])pl->srcs, (*dsts)[PATH_MAX] = (const char(*)[PATH_MAX])pl->dsts;
+    const char *dir = pl->dir;
+    int rc = SN_OK;
+    for (int i = 0; i < total; i++)
+        sn_lms_notef(o->note, o->note_ud, "will %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]);
+    {
         made_dirs made = {.n = 0};
         if (!is_dir(o->models_dir)) {
             if (o->models_dir_explicit)
@@ -539,9 +559,5 @@ sn_status sn_lms_place(const sn_lms_place_opts *o, sn_lms_placed *out, sn_err *e
         free(locks);
         if (rc != SN_OK) unmake_dirs(&made);
     }
-    free(srcs);
-    free(dsts);
-done:
-    sn_modelinfo_free(&mi);
     return rc;
 }

@@ -10,7 +10,7 @@
 #include "mapfile.h"
 #include "smoke.h"
 #include "strv.h"
-#include "utf8.h"
+#include "utf8_fix.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

@@ -1,6 +1,6 @@
-/* ollama_install.c - sn_ollama_install: the `sunny-integrate ollama` job in one call (see
- * ollama_install.h). Each step is a call into ollama.h / template_cmd.h / smoke.h; this file only
- * orders them and says what happened through the callbacks. */
+/* ollama_install.c - the `sunny-integrate ollama` job as a plan and a run (see ollama_install.h).
+ * Each step is a call into ollama.h / template_cmd.h / smoke.h; this file only orders them in named
+ * phases and says what happened through the callbacks. */
 #include "ollama_install.h"
 #include "http.h"
 #include "mapfile.h"
@@ -17,36 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One status line through cb->line (formatted at any length). */
-__attribute__((format(printf, 2, 3))) static void say(const sn_ollama_install_cb *cb, const char *fmt, ...) {
-    if (!cb || !cb->line) return;
-    va_list ap, aq;
-    va_start(ap, fmt);
-    va_copy(aq, ap);
-    char small[1024];
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof small) cb->line(cb->ud, small);
-    else if (n >= 0) {
-        char *big = malloc((size_t)n + 1);
-        if (big) {
-            vsnprintf(big, (size_t)n + 1, fmt, aq);
-            cb->line(cb->ud, big);
-            free(big);
-        }
-    }
-    va_end(aq);
-}
-
-__attribute__((format(printf, 2, 3))) static void warn(const sn_ollama_install_cb *cb, const char *fmt, ...) {
-    if (!cb || !cb->warn) return;
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cb->warn(cb->ud, msg);
-}
+/* One status line through cb->line, a warning through cb->warn. */
+#define say(cb, ...) sn_install_say((cb) ? (cb)->line : NULL, (cb) ? (cb)->ud : NULL, __VA_ARGS__)
+#define warn(cb, ...) sn_install_say((cb) ? (cb)->warn : NULL, (cb) ? (cb)->ud : NULL, __VA_ARGS__)
 
 /* The smoke verdict: its line through cb->line, its JSON into out; 1 on divergence. */
 static int report(const sn_ollama_install_cb *cb, const sn_smoke_result *res, cJSON *out) {
@@ -259,255 +232,358 @@ static sn_status write_modelfile(const sn_ollama_install_opts *a, const sn_ollam
     return SN_OK;
 }
 
-sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_install_cb *cb,
-                            sn_ollama_install_result *res_out, sn_err *err) {
-    memset(res_out, 0, sizeof *res_out);
-    sn_status ret = SN_OK;
+/* ---------------------------------------------------------------------------------------------
+ * the job: what the plan decided, what the run carries out */
+
+struct sn_ollama_job {
+    const sn_ollama_install_opts *a;
+    sn_modelinfo mi;
+    int have_mi;
+    cJSON *out;                     /* the summary (owned by the result) */
+    char *tmpl, *dsys, *unproven;   /* the template decision (resolve_template) */
+    char tsrc[512];
+    sn_ollama_model_spec spec;
+    char *mf;                       /* the equivalent Modelfile */
+    sn_ollama_host oh;
+    sn_http *h;
+    sn_ollama_version ver;
+    int contacted, legacy;
+    char hex[65], digest[80];
+    uint64_t fsize;
+    char **parts, **part_digests;   /* a split GGUF's shards and their digests */
+    size_t n_parts;
+    char *body;                     /* the create body */
+    sn_install_plan plan;
+};
+
+/* Refusals that are usage errors (a later shard, --smoke on a split GGUF), then the model's info. */
+static sn_status check_model(sn_ollama_job *j, sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
     int sp_part, sp_count;
     if (sn_ollama_split_name(a->gguf, &sp_part, &sp_count) && sp_part != 1)
         return sn_err_set_detail(err, SN_EINVAL, SN_OLLAMA_BAD_OPTIONS, "%s is part %d of a %d-part split GGUF; "
                                  "pass the first part (-00001-of-%05d.gguf)", a->gguf, sp_part, sp_count, sp_count);
-    sn_modelinfo mi;
-    if (sn_modelinfo_read(a->gguf, &mi, err)) return err->code;
-    if (a->smoke && mi.split_count > 1) {
-        sn_modelinfo_free(&mi);
+    if (sn_modelinfo_read(a->gguf, &j->mi, err)) return err->code;
+    j->have_mi = 1;
+    if (a->smoke && j->mi.split_count > 1)
         return sn_err_set_detail(err, SN_EINVAL, SN_OLLAMA_BAD_OPTIONS, "--smoke: %s is a split GGUF and sunny's "
                                  "runtime reads single files; install without --smoke, or merge it "
                                  "(llama-gguf-split --merge) to prove it", a->gguf);
-    }
-    cJSON *out = cJSON_CreateObject();
-    res_out->json = out;
-    if (!out) { sn_modelinfo_free(&mi); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
-    cJSON_AddStringToObject(out, "model", a->name);
-    cJSON_AddStringToObject(out, "gguf", a->gguf);
-    cJSON_AddStringToObject(out, "architecture", mi.arch);
-    cJSON_AddStringToObject(out, "quantization", mi.quant);
-    char *tmpl = NULL;
-    char tsrc[512];
-    sn_http *h = NULL;
-    char *body = NULL, *mf = NULL;
-    char **parts = NULL, **part_digests = NULL;
-    size_t n_parts = 0;
-    char *dsys = NULL, *unproven = NULL;
-    if (resolve_template(a, cb, &mi, &tmpl, a->params, tsrc, sizeof tsrc, &dsys, &unproven, out, err)) goto fail;
-    sn_ollama_model_spec spec = {.name = a->name, .gguf_path = a->gguf, .template_text = tmpl,
-                                 .system = a->system ? a->system : dsys, .parameters = a->params,
-                                 .license = mi.license, .gguf_chat_template = mi.chat_template};
-    char fsz[SN_SIZE_STR_MAX];
-    say(cb, "model   : %s (%s, %s, %s)", a->gguf, mi.arch, mi.quant, sn_size_str(mi.file_size, fsz, sizeof fsz));
-    say(cb, "template: %s", tsrc);
+    return SN_OK;
+}
 
-    /* The equivalent Modelfile: printed by --dry-run, written by --modelfile-out only once the
-     * install (or the dry run) has succeeded. FROM must resolve relative to the Modelfile: ./file
-     * when they share a directory. */
-    {
-        char from[4096], gdir[4096], mdir[4096];
-        char *gr = realpath(a->gguf, NULL);
-        snprintf(gdir, sizeof gdir, "%s", gr ? gr : a->gguf);
-        char *slash = strrchr(gdir, '/');
-        if (slash) *slash = 0;
-        snprintf(mdir, sizeof mdir, "%s", a->modelfile_out ? a->modelfile_out : ".");
-        char *ms = strrchr(mdir, '/');
-        if (ms) *ms = 0; else snprintf(mdir, sizeof mdir, ".");
-        char *mr = realpath(mdir, NULL);
-        if (gr && mr && strcmp(gdir, mr) == 0) snprintf(from, sizeof from, "./%s", slash ? slash + 1 : a->gguf);
-        else snprintf(from, sizeof from, "%s", gr ? gr : a->gguf);
-        free(gr);
-        free(mr);
-        mf = sn_ollama_modelfile(&spec, from, err);
-        if (!mf) goto fail;
-    }
+/* The equivalent Modelfile: printed by --dry-run, written by --modelfile-out only once the install
+ * (or the dry run) has succeeded. FROM must resolve relative to the Modelfile: ./file when they
+ * share a directory. */
+static sn_status build_modelfile(sn_ollama_job *j, sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
+    char from[4096], gdir[4096], mdir[4096];
+    char *gr = realpath(a->gguf, NULL);
+    snprintf(gdir, sizeof gdir, "%s", gr ? gr : a->gguf);
+    char *slash = strrchr(gdir, '/');
+    if (slash) *slash = 0;
+    snprintf(mdir, sizeof mdir, "%s", a->modelfile_out ? a->modelfile_out : ".");
+    char *ms = strrchr(mdir, '/');
+    if (ms) *ms = 0; else snprintf(mdir, sizeof mdir, ".");
+    char *mr = realpath(mdir, NULL);
+    if (gr && mr && strcmp(gdir, mr) == 0) snprintf(from, sizeof from, "./%s", slash ? slash + 1 : a->gguf);
+    else snprintf(from, sizeof from, "%s", gr ? gr : a->gguf);
+    free(gr);
+    free(mr);
+    j->mf = sn_ollama_modelfile(&j->spec, from, err);
+    return j->mf ? SN_OK : (err->code ? err->code : SN_ENOMEM);
+}
 
-    sn_ollama_host oh;
-    sn_ollama_parse_host(a->host ? a->host : getenv("OLLAMA_HOST"), &oh);
-    if (sn_http_new(oh.connect_url, &h, err)) goto fail;
-    say(cb, "server  : %s%s", oh.connect_url,
-            sn_http_is_loopback(h) ? " (loopback: proxies bypassed)" : "");
-    cJSON_AddStringToObject(out, "host", oh.connect_url);
-    sn_ollama_version ver;
-    int contacted = 1;
-    if (sn_ollama_probe(h, &ver, err)) {
-        if (!a->dry_run) goto fail;
+/* The server and its version, and what the version allows: a dry run goes on without a server. */
+static sn_status connect_server(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
+    sn_ollama_parse_host(a->host ? a->host : a->env ? a->env->ollama_host : NULL, &j->oh);
+    if (sn_http_new(j->oh.connect_url, a->env, &j->h, err)) return err->code;
+    say(cb, "server  : %s%s", j->oh.connect_url, sn_http_is_loopback(j->h) ? " (loopback: proxies bypassed)" : "");
+    cJSON_AddStringToObject(j->out, "host", j->oh.connect_url);
+    j->contacted = 1;
+    if (sn_ollama_probe(j->h, &j->ver, err)) {
+        if (!a->dry_run) return err->code;
         /* a dry run previews without a server: say so, and show the current (>= 0.5.5) API */
         say(cb, "version : no server answered (%s)\n"
-                   "          did not contact a server; showing the requests for Ollama >= 0.5.5", err->msg);
+                "          did not contact a server; showing the requests for Ollama >= 0.5.5", err->msg);
         memset(err, 0, sizeof *err);
-        memset(&ver, 0, sizeof ver);
-        ver.dev = 1;
-        snprintf(ver.raw, sizeof ver.raw, "unknown");
-        contacted = 0;
+        memset(&j->ver, 0, sizeof j->ver);
+        j->ver.dev = 1;
+        snprintf(j->ver.raw, sizeof j->ver.raw, "unknown");
+        j->contacted = 0;
     } else {
-        say(cb, "version : %s", ver.raw);
-        cJSON_AddStringToObject(out, "version", ver.raw);
+        say(cb, "version : %s", j->ver.raw);
+        cJSON_AddStringToObject(j->out, "version", j->ver.raw);
     }
-    cJSON_AddBoolToObject(out, "server_contacted", contacted);
-    int legacy = sn_ollama_version_cmp(&ver, 0, 5, 5) < 0;
-    if (unproven) { /* no Go template is proven equal to the Jinja: only the server's own Jinja is right */
-        cJSON_AddStringToObject(out, "template_refusal", unproven);
-        if (contacted && sn_ollama_version_cmp(&ver, 0, 30, 0) < 0) {
-            sn_err_set(err, SN_EUNSUPPORTED, "no Go template is proven equal to this GGUF's Jinja (%s), and "
-                       "Ollama %s < 0.30 cannot render the Jinja itself; pass --template FILE with a Go "
-                       "template you trust, or --template-accept-diff to install %s anyway",
-                       unproven, ver.raw, "the nearest family");
-            goto fail;
-        }
+    cJSON_AddBoolToObject(j->out, "server_contacted", j->contacted);
+    j->legacy = sn_ollama_version_cmp(&j->ver, 0, 5, 5) < 0;
+    int before_030 = j->contacted && sn_ollama_version_cmp(&j->ver, 0, 30, 0) < 0;
+    if (j->unproven) { /* no Go template is proven equal to the Jinja: only the server's own Jinja is right */
+        cJSON_AddStringToObject(j->out, "template_refusal", j->unproven);
+        if (before_030)
+            return sn_err_set(err, SN_EUNSUPPORTED, "no Go template is proven equal to this GGUF's Jinja (%s), and "
+                              "Ollama %s < 0.30 cannot render the Jinja itself; pass --template FILE with a Go "
+                              "template you trust, or --template-accept-diff to install %s anyway",
+                              j->unproven, j->ver.raw, "the nearest family");
         say(cb, "note    : TEMPLATE left out: %s renders the GGUF's own Jinja chat template itself "
-                   "(no Go template of sunny's is proven equal to it)",
-                contacted ? "this Ollama (>= 0.30)" : "Ollama >= 0.30 (older servers need --template FILE)");
+                "(no Go template of sunny's is proven equal to it)",
+            j->contacted ? "this Ollama (>= 0.30)" : "Ollama >= 0.30 (older servers need --template FILE)");
     }
-    if (contacted && !tmpl && sn_ollama_version_cmp(&ver, 0, 30, 0) < 0)
+    if (before_030 && !j->tmpl)
         warn(cb, "Ollama %s < 0.30 ignores the GGUF's Jinja template: with --template jinja the model "
-                     "runs with {{ .Prompt }} (raw text, no chat markers); use --template auto or FILE",
-                     ver.raw);
+                 "runs with {{ .Prompt }} (raw text, no chat markers); use --template auto or FILE", j->ver.raw);
+    return SN_OK;
+}
 
-    char hex[65], digest[80];
-    uint64_t fsize = 0;
+/* The blob names: the file's digest, and every shard's for a split GGUF (their own create entries). */
+static sn_status hash_blobs(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
     double secs = 0;
-    if (sn_ollama_sha256_file(a->gguf, hex, &fsize, &secs, err)) goto fail;
-    snprintf(digest, sizeof digest, "sha256:%s", hex);
-    double gbps = secs > 0 ? (double)fsize / secs / 1e9 : 0;
+    if (sn_ollama_sha256_file(a->gguf, j->hex, &j->fsize, &secs, err)) return err->code;
+    snprintf(j->digest, sizeof j->digest, "sha256:%s", j->hex);
+    double gbps = secs > 0 ? (double)j->fsize / secs / 1e9 : 0;
     char dsz[SN_SIZE_STR_MAX];
-    say(cb, "digest  : %s (%.2f GB/s over %s)", digest, gbps, sn_size_short(fsize, dsz, sizeof dsz));
-    cJSON_AddStringToObject(out, "digest", digest);
-    cJSON_AddNumberToObject(out, "sha256_gb_per_s", gbps);
-    if (mi.split_count > 1) { /* every shard goes into the create "files" map under its own name */
-        if (sn_ollama_version_cmp(&ver, 0, 30, 0) < 0) {
-            sn_err_set(err, SN_EUNSUPPORTED,
-                       "%s is part 1 of a %d-part split GGUF: Ollama %s cannot import split GGUFs (0.30 and newer "
-                       "can); merge the parts first with `llama-gguf-split --merge`", a->gguf, mi.split_count, ver.raw);
-            goto fail;
-        }
-        if (sn_ollama_split_parts(a->gguf, mi.split_count, &parts, &n_parts, err)) goto fail;
-        part_digests = calloc(n_parts, sizeof *part_digests);
-        if (!part_digests) { sn_err_set(err, SN_ENOMEM, "out of memory"); goto fail; }
-        for (size_t i = 0; i < n_parts; i++) {
-            char ph[65];
-            uint64_t psz = 0;
-            if (i == 0) snprintf(ph, sizeof ph, "%s", hex);
-            else if (sn_ollama_sha256_file(parts[i], ph, &psz, NULL, err)) goto fail;
-            part_digests[i] = malloc(80);
-            if (!part_digests[i]) { sn_err_set(err, SN_ENOMEM, "out of memory"); goto fail; }
-            snprintf(part_digests[i], 80, "sha256:%s", ph);
-            if (i) say(cb, "shard %zu : %s (%s)", i + 1, part_digests[i], parts[i]);
-        }
-        spec.n_parts = n_parts;
-        spec.part_paths = (const char *const *)parts;
-        spec.part_digests = (const char *const *)part_digests;
-        cJSON_AddNumberToObject(out, "split_parts", (double)n_parts);
+    say(cb, "digest  : %s (%.2f GB/s over %s)", j->digest, gbps, sn_size_short(j->fsize, dsz, sizeof dsz));
+    cJSON_AddStringToObject(j->out, "digest", j->digest);
+    cJSON_AddNumberToObject(j->out, "sha256_gb_per_s", gbps);
+    if (j->mi.split_count <= 1) return SN_OK;
+    if (sn_ollama_version_cmp(&j->ver, 0, 30, 0) < 0)
+        return sn_err_set(err, SN_EUNSUPPORTED,
+                          "%s is part 1 of a %d-part split GGUF: Ollama %s cannot import split GGUFs (0.30 and newer "
+                          "can); merge the parts first with `llama-gguf-split --merge`", a->gguf, j->mi.split_count,
+                          j->ver.raw);
+    if (sn_ollama_split_parts(a->gguf, j->mi.split_count, &j->parts, &j->n_parts, err)) return err->code;
+    j->part_digests = calloc(j->n_parts, sizeof *j->part_digests);
+    if (!j->part_digests) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (size_t i = 0; i < j->n_parts; i++) {
+        char ph[65];
+        uint64_t psz = 0;
+        if (i == 0) snprintf(ph, sizeof ph, "%s", j->hex);
+        else if (sn_ollama_sha256_file(j->parts[i], ph, &psz, NULL, err)) return err->code;
+        j->part_digests[i] = malloc(80);
+        if (!j->part_digests[i]) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        snprintf(j->part_digests[i], 80, "sha256:%s", ph);
+        if (i) say(cb, "shard %zu : %s (%s)", i + 1, j->part_digests[i], j->parts[i]);
     }
+    j->spec.n_parts = j->n_parts;
+    j->spec.part_paths = (const char *const *)j->parts;
+    j->spec.part_digests = (const char *const *)j->part_digests;
+    cJSON_AddNumberToObject(j->out, "split_parts", (double)j->n_parts);
+    return SN_OK;
+}
 
-    if (legacy) {
-        body = sn_ollama_create_body_legacy(&spec, digest, err);
-        if (!body) goto fail;
+/* The create body the server's version takes. */
+static sn_status make_create_body(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_err *err) {
+    if (j->legacy) {
+        j->body = sn_ollama_create_body_legacy(&j->spec, j->digest, err);
+        if (!j->body) return err->code ? err->code : SN_ENOMEM;
         say(cb, "note    : server < 0.5.5: using the legacy {\"model\",\"modelfile\"} create body");
-    } else {
-        body = sn_ollama_create_body(&spec, digest);
-        if (!body) { sn_err_set(err, SN_ENOMEM, "out of memory"); goto fail; }
+        return SN_OK;
     }
-    if (a->dry_run) {
-        size_t ml = strlen(mf);
-        say(cb, "Modelfile (equivalent, for `ollama create %s -f FILE`):\n%.*s", a->name,
-            (int)(ml && mf[ml - 1] == '\n' ? ml - 1 : ml), mf);
-        say(cb, contacted ? "dry run : these requests would be sent (only the version probe was):"
-                             : "dry run : these requests would be sent (none was: no server was contacted):");
-        say(cb, "  HEAD %s/api/blobs/%s", oh.connect_url, digest);
-        char bsz[SN_SIZE_STR_MAX];
-        say(cb, "  POST %s/api/blobs/%s  <- %s streamed from %s (only if HEAD says 404)",
-                oh.connect_url, digest, sn_size_str(fsize, bsz, sizeof bsz), a->gguf);
-        say(cb, "  POST %s/api/create  %s", oh.connect_url, body);
-        say(cb, "  POST %s/api/show  {\"model\":\"%s\"}", oh.connect_url, a->name);
-        if (a->smoke) say(cb, "  POST %s/api/generate  (smoke: raw, temperature 0, top_k 1, seed %lld, num_predict %d, num_ctx %lld)",
-                             oh.connect_url, (long long)a->seed, a->n_predict, (long long)a->ctx);
-        if (a->smoke && mi.chat_template)
-            say(cb, "  POST %s/api/generate  (smoke, chat half: the user turn \"What is 2+2?\" through the template "
-                       "the server selected, same options; skipped if it renders the GGUF's Jinja itself)",
-                    oh.connect_url);
-        cJSON_AddBoolToObject(out, "dry_run", 1);
-        cJSON_AddRawToObject(out, "create_body", body);
-        if (write_modelfile(a, cb, mf, out, err)) goto fail;
-        goto done;
-    }
+    j->body = sn_ollama_create_body(&j->spec, j->digest);
+    return j->body ? SN_OK : sn_err_set(err, SN_ENOMEM, "out of memory");
+}
 
+/* What the run would send, in order: the plan --dry-run prints. */
+static sn_status fill_plan(sn_ollama_job *j, sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
+    sn_install_plan *p = &j->plan;
+    const char *u = j->oh.connect_url;
+    size_t ml = strlen(j->mf);
+    int bad = sn_install_plan_set(&p->preamble, "Modelfile (equivalent, for `ollama create %s -f FILE`):\n%.*s",
+                                  a->name, (int)(ml && j->mf[ml - 1] == '\n' ? ml - 1 : ml), j->mf);
+    bad |= sn_install_plan_set(&p->heading, "%s", j->contacted
+                                   ? "dry run : these requests would be sent (only the version probe was):"
+                                   : "dry run : these requests would be sent (none was: no server was contacted):");
+    bad |= sn_install_plan_add(p, "HEAD %s/api/blobs/%s", u, j->digest);
+    char bsz[SN_SIZE_STR_MAX];
+    bad |= sn_install_plan_add(p, "POST %s/api/blobs/%s  <- %s streamed from %s (only if HEAD says 404)", u,
+                               j->digest, sn_size_str(j->fsize, bsz, sizeof bsz), a->gguf);
+    bad |= sn_install_plan_add(p, "POST %s/api/create  %s", u, j->body);
+    bad |= sn_install_plan_add(p, "POST %s/api/show  {\"model\":\"%s\"}", u, a->name);
+    if (a->smoke)
+        bad |= sn_install_plan_add(p, "POST %s/api/generate  (smoke: raw, temperature 0, top_k 1, seed %lld, "
+                                   "num_predict %d, num_ctx %lld)", u, (long long)a->seed, a->n_predict, (long long)a->ctx);
+    if (a->smoke && j->mi.chat_template)
+        bad |= sn_install_plan_add(p, "POST %s/api/generate  (smoke, chat half: the user turn \"What is 2+2?\" through "
+                                   "the template the server selected, same options; skipped if it renders the GGUF's "
+                                   "Jinja itself)", u);
+    return bad ? sn_err_set(err, SN_ENOMEM, "out of memory") : SN_OK;
+}
+
+sn_status sn_ollama_install_plan(const sn_ollama_install_opts *a, const sn_ollama_install_cb *cb,
+                                 sn_ollama_job **job, sn_ollama_install_result *res, sn_err *err) {
+    memset(res, 0, sizeof *res);
+    *job = NULL;
+    sn_ollama_job *j = calloc(1, sizeof *j);
+    if (!j) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    j->a = a;
+    sn_status st = check_model(j, err);
+    if (st) { sn_ollama_job_free(j); return st; }
+    res->json = j->out = cJSON_CreateObject();
+    if (!j->out) { sn_ollama_job_free(j); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+    cJSON_AddStringToObject(j->out, "model", a->name);
+    cJSON_AddStringToObject(j->out, "gguf", a->gguf);
+    cJSON_AddStringToObject(j->out, "architecture", j->mi.arch);
+    cJSON_AddStringToObject(j->out, "quantization", j->mi.quant);
+    st = resolve_template(a, cb, &j->mi, &j->tmpl, a->params, j->tsrc, sizeof j->tsrc, &j->dsys, &j->unproven, j->out, err);
+    if (st == SN_OK) {
+        j->spec = (sn_ollama_model_spec){.name = a->name, .gguf_path = a->gguf, .template_text = j->tmpl,
+                                         .system = a->system ? a->system : j->dsys, .parameters = a->params,
+                                         .license = j->mi.license, .gguf_chat_template = j->mi.chat_template};
+        char fsz[SN_SIZE_STR_MAX];
+        say(cb, "model   : %s (%s, %s, %s)", a->gguf, j->mi.arch, j->mi.quant, sn_size_str(j->mi.file_size, fsz, sizeof fsz));
+        say(cb, "template: %s", j->tsrc);
+        st = build_modelfile(j, err);
+    }
+    if (st == SN_OK) st = connect_server(j, cb, err);
+    if (st == SN_OK) st = hash_blobs(j, cb, err);
+    if (st == SN_OK) st = make_create_body(j, cb, err);
+    if (st == SN_OK) st = fill_plan(j, err);
+    if (st) {
+        if (!err->code) sn_err_set(err, SN_ENOMEM, "out of memory");
+        sn_ollama_job_free(j);
+        return err->code;
+    }
+    *job = j;
+    return SN_OK;
+}
+
+const sn_install_plan *sn_ollama_job_plan(const sn_ollama_job *j) { return &j->plan; }
+
+void sn_ollama_job_free(sn_ollama_job *j) {
+    if (!j) return;
+    free(j->body);
+    free(j->mf);
+    free(j->tmpl);
+    free(j->dsys);
+    free(j->unproven);
+    sn_ollama_parts_free(j->parts, j->n_parts);
+    sn_ollama_parts_free(j->part_digests, j->n_parts);
+    sn_http_free(j->h);
+    if (j->have_mi) sn_modelinfo_free(&j->mi);
+    sn_install_plan_free(&j->plan);
+    free(j);
+}
+
+/* Every blob the server lacks (HEAD, then a streamed POST). */
+static sn_status upload_blobs(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_err *err) {
     int exists = 0;
-    for (size_t i = 0; i < (n_parts > 1 ? n_parts : 1); i++) {
-        const char *bp = n_parts > 1 ? parts[i] : a->gguf, *bd = n_parts > 1 ? part_digests[i] : digest;
+    for (size_t i = 0; i < (j->n_parts > 1 ? j->n_parts : 1); i++) {
+        const char *bp = j->n_parts > 1 ? j->parts[i] : j->a->gguf, *bd = j->n_parts > 1 ? j->part_digests[i] : j->digest;
         int ex = 0;
-        if (sn_ollama_blob_exists(h, bd, &ex, err)) goto fail;
+        if (sn_ollama_blob_exists(j->h, bd, &ex, err)) return err->code;
         if (i == 0) exists = ex;
         if (ex) say(cb, "blob    : %s already on the server", bp);
         else {
             say(cb, "blob    : uploading %s", bp);
-            if (sn_ollama_blob_upload(h, bp, bd, cb->progress, cb->ud, cb->server_line, cb->ud, err)) goto fail;
+            if (sn_ollama_blob_upload(j->h, bp, bd, cb->progress, cb->ud, cb->server_line, cb->ud, err)) return err->code;
         }
     }
-    cJSON_AddBoolToObject(out, "uploaded", !exists);
-    say(cb, "create  : %s", a->name);
-    if (sn_ollama_create(h, body, cb->server_line, cb->ud, err)) {
-        /* A dev build reports 0.0.0 (taken as newest); if it turns out to be pre-0.5.5, use the legacy body. */
-        if (legacy || err->detail != SN_OLLAMA_WANTS_LEGACY_BODY) goto fail;
-        say(cb, "note    : the server wants the legacy create body; retrying with it");
-        free(body);
-        body = sn_ollama_create_body_legacy(&spec, digest, err);
-        if (!body || sn_ollama_create(h, body, cb->server_line, cb->ud, err)) goto fail;
-    }
-    cJSON *show = NULL;
-    if (sn_ollama_show(h, a->name, &show, err)) goto fail;
-    char note[1024];
-    sn_status vs = sn_ollama_verify_show(show, &spec, mi.arch, note, sizeof note, err);
-    if (vs) { cJSON_Delete(show); goto fail; }
-    say(cb, "verified: %s", note);
-    cJSON_AddStringToObject(out, "verified", note);
-    sn_ollama_tmpl_sel tsel = sn_ollama_selected_template(show, &spec);
-    cJSON_AddStringToObject(out, "template_selected", sn_ollama_tmpl_sel_name(tsel));
-    cJSON_Delete(show);
-    if (mi.chat_template && sn_ollama_version_cmp(&ver, 0, 11, 5) >= 0 &&
-        check_server_render(h, a, cb, tmpl && !unproven && (!a->tmpl || !strcmp(a->tmpl, "auto")) && !a->accept_diff,
-                            out, err))
-        goto fail;
-    if (write_modelfile(a, cb, mf, out, err)) goto fail;
+    cJSON_AddBoolToObject(j->out, "uploaded", !exists);
+    return SN_OK;
+}
 
-    if (a->run_prompt) {
-        cJSON *b = cJSON_CreateObject();
-        cJSON_AddStringToObject(b, "model", a->name);
-        cJSON_AddStringToObject(b, "prompt", a->run_prompt);
-        cJSON_AddBoolToObject(b, "stream", 0);
-        sn_ollama_gen g;
-        sn_status gs = sn_ollama_generate(h, b, &g, err);
-        cJSON_Delete(b);
-        if (gs) goto fail;
-        say(cb, "run     : %s", g.text);
-        cJSON_AddStringToObject(out, "run", g.text);
-        sn_ollama_gen_free(&g);
+/* POST /api/create; a dev build reports 0.0.0 (taken as newest): if it turns out to be older than
+ * 0.5.5, the legacy body once more. */
+static sn_status create_model(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_err *err) {
+    say(cb, "create  : %s", j->a->name);
+    if (!sn_ollama_create(j->h, j->body, cb->server_line, cb->ud, err)) return SN_OK;
+    if (j->legacy || err->detail != SN_OLLAMA_WANTS_LEGACY_BODY) return err->code;
+    say(cb, "note    : the server wants the legacy create body; retrying with it");
+    free(j->body);
+    j->body = sn_ollama_create_body_legacy(&j->spec, j->digest, err);
+    if (!j->body || sn_ollama_create(j->h, j->body, cb->server_line, cb->ud, err)) return err->code ? err->code : SN_ENOMEM;
+    return SN_OK;
+}
+
+/* /api/show against what was sent, then the server's own rendering against the GGUF's Jinja. */
+static sn_status verify_install(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_ollama_tmpl_sel *tsel,
+                                sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
+    cJSON *show = NULL;
+    if (sn_ollama_show(j->h, a->name, &show, err)) return err->code;
+    char note[1024];
+    sn_status vs = sn_ollama_verify_show(show, &j->spec, j->mi.arch, note, sizeof note, err);
+    if (vs) { cJSON_Delete(show); return vs; }
+    say(cb, "verified: %s", note);
+    cJSON_AddStringToObject(j->out, "verified", note);
+    *tsel = sn_ollama_selected_template(show, &j->spec);
+    cJSON_AddStringToObject(j->out, "template_selected", sn_ollama_tmpl_sel_name(*tsel));
+    cJSON_Delete(show);
+    int claimed = j->tmpl && !j->unproven && (!a->tmpl || !strcmp(a->tmpl, "auto")) && !a->accept_diff;
+    if (j->mi.chat_template && sn_ollama_version_cmp(&j->ver, 0, 11, 5) >= 0 &&
+        check_server_render(j->h, a, cb, claimed, j->out, err))
+        return err->code ? err->code : SN_EIO;
+    return SN_OK;
+}
+
+/* --run: one generation with the installed template, its answer reported. */
+static sn_status run_prompt(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_err *err) {
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "model", j->a->name);
+    cJSON_AddStringToObject(b, "prompt", j->a->run_prompt);
+    cJSON_AddBoolToObject(b, "stream", 0);
+    sn_ollama_gen g;
+    sn_status gs = sn_ollama_generate(j->h, b, &g, err);
+    cJSON_Delete(b);
+    if (gs) return gs;
+    say(cb, "run     : %s", g.text);
+    cJSON_AddStringToObject(j->out, "run", g.text);
+    sn_ollama_gen_free(&g);
+    return SN_OK;
+}
+
+/* --smoke: the server's tokens against sunny's runtime, raw and through the installed template. */
+static sn_status smoke_gate(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_ollama_tmpl_sel tsel,
+                            sn_ollama_install_result *res, sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
+    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = a->prompt, .n_predict = a->n_predict, .n_ctx = (int)a->ctx, .n_threads = a->n_threads};
+    sn_smoke_local ours;
+    if (sn_smoke_run_local(&so, &ours, err)) return err->code;
+    sn_smoke_result sr;
+    sn_status ss = sn_ollama_smoke(j->h, &j->ver, a->name, a->prompt, a->n_predict, a->seed, (int)a->ctx, &ours, &sr, err);
+    sn_smoke_local_free(&ours);
+    if (ss) return ss;
+    if (report(cb, &sr, j->out)) res->diverged = 1;
+    sn_smoke_result_free(&sr);
+    if (smoke_chat(j->h, &j->ver, a, cb, &j->mi, tsel, j->out, err)) res->diverged = 1;
+    return err->code;
+}
+
+sn_status sn_ollama_install_run(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_ollama_install_result *res,
+                                sn_err *err) {
+    const sn_ollama_install_opts *a = j->a;
+    sn_status st;
+    if (a->dry_run) {
+        cJSON_AddBoolToObject(j->out, "dry_run", 1);
+        cJSON_AddRawToObject(j->out, "create_body", j->body);
+        st = write_modelfile(a, cb, j->mf, j->out, err);
+    } else {
+        sn_ollama_tmpl_sel tsel = SN_OLLAMA_TMPL_OTHER;
+        st = upload_blobs(j, cb, err);
+        if (st == SN_OK) st = create_model(j, cb, err);
+        if (st == SN_OK) st = verify_install(j, cb, &tsel, err);
+        if (st == SN_OK) st = write_modelfile(a, cb, j->mf, j->out, err);
+        if (st == SN_OK && a->run_prompt) st = run_prompt(j, cb, err);
+        /* installed: an error a step recovered from (an upload retried, the legacy create body) is over */
+        if (st == SN_OK) memset(err, 0, sizeof *err);
+        if (st == SN_OK && a->smoke) st = smoke_gate(j, cb, tsel, res, err);
     }
-    /* installed: an error a step recovered from (an upload retried, the legacy create body) is over */
-    memset(err, 0, sizeof *err);
-    if (a->smoke) {
-        sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = a->prompt, .n_predict = a->n_predict, .n_ctx = (int)a->ctx, .n_threads = a->n_threads};
-        sn_smoke_local ours;
-        if (sn_smoke_run_local(&so, &ours, err)) goto fail;
-        sn_smoke_result res;
-        sn_status ss = sn_ollama_smoke(h, &ver, a->name, a->prompt, a->n_predict, a->seed, (int)a->ctx, &ours, &res, err);
-        sn_smoke_local_free(&ours);
-        if (ss) goto fail;
-        if (report(cb, &res, out)) res_out->diverged = 1;
-        sn_smoke_result_free(&res);
-        if (smoke_chat(h, &ver, a, cb, &mi, tsel, out, err)) res_out->diverged = 1;
-        if (err->code) goto fail;
+    if (st == SN_OK) {
+        memset(err, 0, sizeof *err);
+        return SN_OK;
     }
-    memset(err, 0, sizeof *err);
-    goto done;
-fail:
     if (!err->code) sn_err_set(err, SN_ENOMEM, "out of memory");
-    ret = err->code;
-done:
-    free(body);
-    free(mf);
-    free(tmpl);
-    free(dsys);
-    free(unproven);
-    sn_ollama_parts_free(parts, n_parts);
-    sn_ollama_parts_free(part_digests, n_parts);
-    sn_http_free(h);
-    sn_modelinfo_free(&mi);
-    return ret;
+    return err->code;
+}
+
+sn_status sn_ollama_install(const sn_ollama_install_opts *a, const sn_ollama_install_cb *cb,
+                            sn_ollama_install_result *res, sn_err *err) {
+    sn_ollama_job *j;
+    sn_status st = sn_ollama_install_plan(a, cb, &j, res, err);
+    if (st == SN_OK) st = sn_ollama_install_run(j, cb, res, err);
+    sn_ollama_job_free(j);
+    return st;
 }

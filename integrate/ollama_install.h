@@ -1,9 +1,10 @@
-/* ollama_install.h - the whole `sunny-integrate ollama` job as one call, in the style of sn_convert.
+/* ollama_install.h - the `sunny-integrate ollama` job as a plan and a run (install_plan.h).
  *
- * sn_ollama_install() decides the TEMPLATE (a family proven by rendering against the GGUF's Jinja,
+ * sn_ollama_install_plan() decides the TEMPLATE (a family proven by rendering against the GGUF's Jinja,
  * a Go template file, or none for a server that renders the Jinja itself), writes the equivalent
  * Modelfile, probes the server (the create body follows its version: legacy before 0.5.5, split
- * shards from 0.30), hashes and uploads every blob the server lacks, creates the model (retrying with
+ * shards from 0.30) and hashes the blobs: its plan lists the requests (what --dry-run prints).
+ * sn_ollama_install_run() uploads every blob the server lacks, creates the model (retrying with
  * the legacy body when a dev build turns out to be older), verifies /api/show against what was sent,
  * compares the server's own rendering of a chat turn with the GGUF's Jinja, writes --modelfile-out,
  * and optionally generates once (--run) and runs the smoke gate (the server's tokens against sunny's
@@ -15,6 +16,8 @@
  * SN_OLLAMA_BAD_OPTIONS (ollama.h). */
 #ifndef SN_OLLAMA_INSTALL_H
 #define SN_OLLAMA_INSTALL_H
+#include "install_plan.h"
+#include "sn_env.h"
 #include "sn_err.h"
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -22,7 +25,8 @@
 typedef struct sn_ollama_install_opts {
     const char *gguf;          /* MODEL.gguf (the first part of a split GGUF) */
     const char *name;          /* NAME[:TAG], already checked with sn_ollama_check_name */
-    const char *host;          /* OLLAMA_HOST forms; NULL: $OLLAMA_HOST, else http://127.0.0.1:11434 */
+    const char *host;          /* OLLAMA_HOST forms; NULL: env's OLLAMA_HOST, else http://127.0.0.1:11434 */
+    const sn_env *env;         /* the user's environment (OLLAMA_HOST, proxies), or NULL */
     const char *tmpl;          /* NULL/"auto", "jinja", FILE.jinja (proven), any other FILE (Go template) */
     int accept_diff;           /* auto with no family proven: install the nearest anyway */
     const char *system;        /* SYSTEM, or NULL */
@@ -50,6 +54,19 @@ typedef struct sn_ollama_install_result {
     int diverged; /* the smoke gate (raw or chat) found a difference */
 } sn_ollama_install_result;
 
+typedef struct sn_ollama_job sn_ollama_job; /* what the plan decided, for the run */
+
+/* The plan: every decision and read, no change on the server. res->json gets the summary so far
+ * (also on failure, except for usage errors). *job, on success, is freed with sn_ollama_job_free. */
+sn_status sn_ollama_install_plan(const sn_ollama_install_opts *o, const sn_ollama_install_cb *cb,
+                                 sn_ollama_job **job, sn_ollama_install_result *res, sn_err *err);
+/* The requests the run would send, for --dry-run (cmd/ prints them). */
+const sn_install_plan *sn_ollama_job_plan(const sn_ollama_job *job);
+/* The run: the install (a dry run only adds the summary and writes --modelfile-out). */
+sn_status sn_ollama_install_run(sn_ollama_job *job, const sn_ollama_install_cb *cb, sn_ollama_install_result *res,
+                                sn_err *err);
+void sn_ollama_job_free(sn_ollama_job *job);
+/* Plan, then run, in one call (nothing rendered in between). */
 sn_status sn_ollama_install(const sn_ollama_install_opts *o, const sn_ollama_install_cb *cb,
                             sn_ollama_install_result *res, sn_err *err);
 

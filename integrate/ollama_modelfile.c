@@ -7,7 +7,7 @@
  * strconv.Unquote for its parameter text). No I/O: the HTTP calls are ollama.c. */
 #include "ollama.h"
 
-#include "utf8.h"
+#include "utf8_fix.h"
 
 #include <ctype.h>
 #include <errno.h>

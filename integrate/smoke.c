@@ -1,8 +1,10 @@
 /* smoke.c - the parity gate (see smoke.h): our greedy run on the GGUF, compared with a server's. */
 #include "smoke.h"
+#include "generate.h"
 #include "model.h"
 #include "strv.h"
 #include "tokenizer.h"
+#include "utf8.h"
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +33,32 @@ static char *piece_of(const sn_tokenizer *t, int32_t id) {
     else sn_tok_piece(t, id, 0, p, (size_t)n + 1);
     p[n] = 0;
     return p;
+}
+
+/* Each greedy token of the local run: its id, its lead over the runner-up, the largest |logit| and
+ * its text; an end-of-generation token stops the run. */
+typedef struct {
+    sn_smoke_local *out;
+    const sn_tokenizer *tok;
+    sn_err *err;
+    size_t text_len;
+} smoke_gen;
+
+static int on_greedy_token(void *ud, int32_t best, const float *logits, int64_t nv) {
+    smoke_gen *g = ud;
+    sn_smoke_local *out = g->out;
+    int32_t top[2];
+    int32_t second = sn_top_k(logits, nv, 2, top) > 1 ? top[1] : -1;
+    float mx = fabsf(logits[0]);
+    for (int64_t i = 1; i < nv; i++) mx = fabsf(logits[i]) > mx ? fabsf(logits[i]) : mx;
+    size_t k = out->n++;
+    out->ids[k] = best;
+    out->gap[k] = second >= 0 ? logits[best] - logits[second] : INFINITY;
+    out->max_abs[k] = mx;
+    out->pieces[k] = piece_of(g->tok, best); /* special tokens render as "" like servers do */
+    if (!out->pieces[k]) return sn_err_set(g->err, SN_ENOMEM, "out of memory");
+    g->text_len += strlen(out->pieces[k]);
+    return sn_tok_is_eog(g->tok, best);
 }
 
 sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err *err) {
@@ -77,27 +105,10 @@ sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err
         sn_smoke_local_free(out);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    st = sn_model_eval(m, out->prompt_ids, (int64_t)out->n_prompt, logits, err);
-    size_t text_len = 0;
-    while (st == SN_OK && out->n < N) {
-        int32_t best = 0, second = -1;
-        float mx = fabsf(logits[0]);
-        for (int64_t i = 1; i < nv; i++) {
-            float a = fabsf(logits[i]);
-            if (a > mx) mx = a;
-            if (logits[i] > logits[best]) { second = best; best = (int32_t)i; }
-            else if (second < 0 || logits[i] > logits[second]) second = (int32_t)i;
-        }
-        size_t k = out->n++;
-        out->ids[k] = best;
-        out->gap[k] = second >= 0 ? logits[best] - logits[second] : INFINITY;
-        out->max_abs[k] = mx;
-        out->pieces[k] = piece_of(tok, best); /* special tokens render as "" like servers do */
-        if (!out->pieces[k]) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); break; }
-        text_len += strlen(out->pieces[k]);
-        if (sn_tok_is_eog(tok, best) || out->n == N) break;
-        st = sn_model_eval(m, &best, 1, logits, err);
-    }
+    smoke_gen g = {out, tok, err, 0};
+    st = sn_generate(m, NULL, out->prompt_ids, (int64_t)out->n_prompt, (int64_t)N, logits, on_greedy_token,
+                     &g, NULL, err);
+    size_t text_len = g.text_len;
     free(logits);
     sn_model_free(m);
     if (st == SN_OK) {
@@ -120,24 +131,10 @@ sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err
     return SN_OK;
 }
 
-/* Length of the valid UTF-8 character at p (1..4), 0 if the bytes there are not one. */
+/* Length of the well-formed UTF-8 character at p (1..4), 0 if the bytes there are not one. */
 static size_t utf8_valid_len(const unsigned char *p, size_t n) {
-    unsigned c = p[0];
-    if (c < 0x80) return 1;
-    size_t l;
-    unsigned min;
-    if (c >= 0xC2 && c <= 0xDF) { l = 2; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { l = 3; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { l = 4; min = 0x10000; }
-    else return 0;
-    if (n < l) return 0;
-    unsigned cp = c & (0x7F >> l);
-    for (size_t i = 1; i < l; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return l;
+    uint32_t cp;
+    return sn_utf8_decode(p, n, &cp);
 }
 
 static int is_eog(const sn_smoke_local *l, int32_t id) { return l->tok ? sn_tok_is_eog(l->tok, id) : 0; }

@@ -7,6 +7,7 @@
 
 #include "detect.h"
 #include "gguf.h"
+#include "budget.h"
 #include "model.h"
 #include "jinja.h"
 #include "mapfile.h"
@@ -25,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_TEXT_FILE (64u << 20) /* tokenizer_config.json / .jinja: refuse anything larger */
+#define MAX_TEXT_FILE SN_BUDGET_TEXT_FILE /* tokenizer_config.json / .jinja: refuse anything larger */
 
 /* The model's vocabulary, for checking stop strings: a GGUF token array or tokenizer.json. */
 typedef struct {
@@ -47,8 +48,9 @@ static sn_status read_text(const char *path, char **out, sn_err *err) {
     }
     if ((uint64_t)st.st_size > MAX_TEXT_FILE) {
         close(fd);
-        return sn_err_set(err, SN_EFORMAT, "%s: %llu bytes, larger than the %u-byte limit for a text file",
-                          path, (unsigned long long)st.st_size, MAX_TEXT_FILE);
+        return sn_err_set(err, SN_EFORMAT, "%s: %llu bytes, larger than the %llu MB budget for a text file "
+                          "(SN_BUDGET_TEXT_FILE, budget.h)", path, (unsigned long long)st.st_size,
+                          (unsigned long long)(MAX_TEXT_FILE >> 20));
     }
     size_t n = (size_t)st.st_size, got = 0;
     char *buf = malloc(n + 1);

@@ -162,7 +162,8 @@ void sn_sampler_free(sn_sampler *s) {
  * dependent load per element: the largest value, then the first index holding it. maxps(x, m) is
  * x > m ? x : m, so a NaN never wins, as it never compares greater in the scan (and a NaN at index
  * 0 wins, as there); -0 == +0 in the second pass, as the scan's > treats them. SSE2 is in every
- * x86-64. The scan took ~23 us over RWKV's 65,536 logits, ~0.5% of a decode token. */
+ * x86-64. Two passes because the one-pass scan was a visible share of a decode token over a large
+ * vocabulary (docs/PERFORMANCE.md, "Greedy argmax"). */
 int32_t sn_argmax(const float *x, int64_t n) {
     if (n <= 1 || x[0] != x[0]) return 0;
     float best = x[0];

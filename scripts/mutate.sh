@@ -73,7 +73,7 @@ mut sampler-top-p runtime/sampler.c \
 mut sampler-min-p runtime/sampler.c \
   'const float thr = c[0].logit + logf(s->p.min_p);' 'const float thr = c[0].logit + logf(s->p.min_p * 0.5f);' \
   'integration/test_sample_parity$'
-# greedy argmax (session 21): max with its operands swapped lets a NaN win; the order-free double
+# greedy argmax: max with its operands swapped lets a NaN win; the order-free double
 # sum trusted 10 binades past its bound; the variance tree's pairs crossed; relu^2 keeping negatives
 mut argmax-nan runtime/sampler.c \
   'm0 = _mm_max_ps(_mm_loadu_ps(x + i), m0);' 'm0 = _mm_max_ps(m0, _mm_loadu_ps(x + i));' 'unit/test_model$'
@@ -113,7 +113,7 @@ mut modelfile-trailing-space integrate/ollama_modelfile.c \
 mut modelfile-nonprintable integrate/ollama_modelfile.c \
   "if (cp != '\\t' && cp != '\\n' && cp != '\\r' && !sn_utf8_go_printable(cp))" "if (cp < 0x20 && cp != '\\t' && cp != '\\n' && cp != '\\r')" \
   'integration/test_integrate_text$'
-mut json-utf8-cut integrate/utf8.c \
+mut json-utf8-cut integrate/utf8_fix.c \
   'if (truncated_tail(s + i, n - i)) break; /* cut at the last boundary */' \
   'if (truncated_tail(s + i, n - i)) { memcpy(o, s + i, n - i); o += n - i; break; }' 'unit/test_utf8$|integration/test_integrate_text$'
 mut tie-rule-x30 integrate/smoke.c \

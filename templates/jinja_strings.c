@@ -5,19 +5,18 @@
  * left as is, so such a template would show up as a difference in the oracle test, not silently).
  * Mutating methods raise, as jinja2's ImmutableSandboxedEnvironment does. */
 #include "jinja_int.h"
+#include "utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Code point at s[0..n) (n > 0) and its length, read as llama.cpp and the tokenizers read text. */
 static uint32_t dec_utf8(const char *s, size_t n, size_t *len) {
-    const unsigned char *u = (const unsigned char *)s;
-    if (u[0] < 0x80 || n < 2) { *len = 1; return u[0]; }
-    if ((u[0] & 0xe0) == 0xc0) { *len = 2; return (uint32_t)(u[0] & 31) << 6 | (u[1] & 63); }
-    if ((u[0] & 0xf0) == 0xe0 && n >= 3) { *len = 3; return (uint32_t)(u[0] & 15) << 12 | (uint32_t)(u[1] & 63) << 6 | (u[2] & 63); }
-    if (n >= 4) { *len = 4; return (uint32_t)(u[0] & 7) << 18 | (uint32_t)(u[1] & 63) << 12 | (uint32_t)(u[2] & 63) << 6 | (u[3] & 63); }
-    *len = 1;
-    return u[0];
+    size_t off = 0;
+    uint32_t cp = sn_utf8_next((const unsigned char *)s, n, &off);
+    *len = off;
+    return cp;
 }
 
 int js_is_space(uint32_t cp) { /* str.isspace() */

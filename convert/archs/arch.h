@@ -1,6 +1,6 @@
 /* arch.h - the per-architecture table: how one HF model family becomes GGUF.
  *
- * Each family is one sn_arch value (convert/arch_<family>.c) with one row in the table in
+ * Each family is one sn_arch value (convert/archs/arch_<family>.c) with one row in the table in
  * convert/archs/archs.c; every list of architectures (the converter's lookup, config.json class defaults,
  * the tokenizer path, the type rules, the blob writer) is derived from that table. The driver asks a
  * family: which tokenizer files it needs, to complete its config (fallback keys, padding), to check
@@ -13,7 +13,11 @@
  *   - reshape / squeeze: the source shape (src_ne) may differ from the output shape (ne) when the
  *     element count is equal; the bytes are the same;
  *   - fuse: n_parts source tensors, each one equal slice along the outermost output dimension, are
- *     stacked into one GGUF tensor (RWKV-7's time_mix_lerp_fused);
+ *     stacked into one GGUF tensor (RWKV-7's time_mix_lerp_fused, a layer's experts into one 3-D
+ *     tensor); fused tensors of one `group` are placed together, in rank order, where the group's
+ *     last part arrives (the reference collects a layer's experts and yields all stacks at once);
+ *   - row slice: of every slice_group source rows, a contiguous run (the fused gate_up of experts
+ *     split into gate and up);
  *   - copy: the same data is written a second time under also_name (RWKV-7 layer-0 a -> v);
  *   - transpose: a 2-D source [R][C] is written as [C][R];
  *   - permute_heads: llama's rope row interleave of q/k;
@@ -30,7 +34,7 @@
 
 struct sn_st_model;                  /* convert/readers/safetensors.h */
 
-#define SN_ARCH_MAX_PARTS 8          /* most source tensors fused into one GGUF tensor */
+#define SN_ARCH_MAX_PARTS 65536      /* most source tensors fused into one GGUF tensor (experts) */
 
 typedef enum sn_arch_ew {            /* elementwise maps, applied in f32 */
     SN_ARCH_EW_NONE = 0,
@@ -47,6 +51,14 @@ typedef struct sn_arch_tensor {
     uint32_t src_n_dims;
     uint64_t src_ne[SN_GGUF_MAX_DIMS];
     uint32_t part, n_parts;          /* n_parts > 1: this source is slice `part` of the output */
+    /* > 0: fused tensors sharing `group` are emitted together, ordered by group_rank, once all
+     * group_size of them are complete */
+    char group[SN_GGUF_MAX_NAME];
+    uint32_t group_rank, group_size;
+    /* > 0: the source's rows come in groups of slice_group; the output takes rows slice_off.. of
+     * each group (as many as the output has rows per group); the also_name copy takes the rows from
+     * also_slice_off */
+    uint64_t slice_group, slice_off, also_slice_off;
     int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}) */
     sn_arch_ew ew;                   /* elementwise map */
     char also_name[SN_GGUF_MAX_NAME]; /* non-empty: the same tensor is written again under this name */
@@ -105,7 +117,7 @@ typedef struct sn_arch {
     const char *const *required_per_layer;
 } sn_arch;
 
-extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_mamba2, sn_arch_rwkv7;
+extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7;
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);
@@ -145,6 +157,10 @@ sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_val
 sn_status sn_arch_check_range(const sn_arch_value *v, size_t n, int log2_max, sn_err *err);
 /* Returns from the calling function on a failed status. */
 #define SN_ARCH_TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
+
+/* The expert count llama.cpp's converter writes ({arch}.expert_count: num_local_experts, num_experts
+ * or n_routed_experts), 0 for a dense model (convert/archs/moe.c). */
+int64_t sn_arch_expert_count(const sn_hf_config *cfg);
 
 /* Llama-3 rope frequency factors ("rope_type": "llama3"): n = head_dim/2 values. */
 sn_status sn_arch_llama3_rope_freqs(const sn_hf_config *cfg, float **out, uint64_t *n, sn_err *err);

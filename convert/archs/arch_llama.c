@@ -1,12 +1,15 @@
-/* arch_llama.c - the Llama family: LlamaForCausalLM and MistralForCausalLM -> "llama",
- * Qwen2ForCausalLM -> "qwen2", Qwen3ForCausalLM -> "qwen3".
+/* arch_llama.c - the Llama family: LlamaForCausalLM, MistralForCausalLM and MixtralForCausalLM ->
+ * "llama", Qwen2ForCausalLM -> "qwen2", Qwen3ForCausalLM -> "qwen3", Qwen3MoeForCausalLM -> "qwen3moe".
  *
  * They share one tensor layout and differ in a few switches, mirroring llama.cpp's converter
  * (conversion/llama.py, qwen.py): llama permutes Q/K rows from HF's rotate-half order to the
  * interleaved order llama.cpp's NORM rope expects and writes vocab_size + rope.dimension_count;
  * qwen2/3 use NEOX rope (no permutation); qwen3 adds per-head q/k norms. Llama-3 "rope_type: llama3"
- * becomes a generated rope_freqs.weight tensor instead of rope scaling keys. */
+ * becomes a generated rope_freqs.weight tensor instead of rope scaling keys. The mixture-of-experts
+ * members add experts to the same layers (moe.c): Mixtral is a llama with experts (llama.cpp's
+ * LlamaModel converts both), Qwen3-MoE a qwen3 whose every layer is sparse. */
 #include "arch.h"
+#include "moe.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -19,12 +22,35 @@ typedef struct {
     int permute_qk;     /* llama: rope row interleave of q/k weights and biases */
     int qk_norm;        /* qwen3: attn_q_norm / attn_k_norm */
     int llama_kv;       /* llama: {arch}.vocab_size + rope.dimension_count */
+    const sn_moe_names *moe; /* how its sparse layers name their experts (NULL: dense only) */
+    int all_sparse;     /* qwen3moe: every layer has experts, none a dense FFN */
 } family_opts;
 
 static const family_opts *opts_of(const sn_arch *a);
 
 static uint64_t head_dim_of(const sn_hf_config *c) {
     return c->head_dim > 0 ? (uint64_t)c->head_dim : (uint64_t)(c->hidden_size / c->n_heads);
+}
+
+/* Qwen3-MoE layers without experts (mlp_only_layers, or decoder_sparse_step > 1 as transformers
+ * reads it: layer i is sparse when it is not listed and (i + 1) % step == 0): llama.cpp's qwen3moe
+ * has experts in every layer, its converter maps no dense FFN for it and its loader requires
+ * ffn_gate_inp in each layer, so such a model has no GGUF llama.cpp reads correctly. */
+static sn_status check_all_sparse(const sn_hf_config *c, sn_err *err) {
+    double step = 1;
+    if (sn_hf_config_get_num(c, "decoder_sparse_step", &step) && (step < 1 || step > 1e9 || step != (int64_t)step))
+        return sn_err_set(err, SN_EFORMAT, "config.json: decoder_sparse_step %g is not a positive integer", step);
+    const cJSON *only = c->root ? cJSON_GetObjectItemCaseSensitive(c->root, "mlp_only_layers") : NULL;
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        int dense = (i + 1) % (int64_t)step != 0;
+        for (const cJSON *x = cJSON_IsArray(only) ? only->child : NULL; x; x = x->next)
+            if (cJSON_IsNumber(x) && x->valuedouble == (double)i) dense = 1;
+        if (dense)
+            return sn_err_set(err, SN_EUNSUPPORTED, "config.json: layer %lld has a dense MLP instead of experts "
+                              "(mlp_only_layers / decoder_sparse_step); llama.cpp's qwen3moe needs experts in every "
+                              "layer, so it cannot read this model", (long long)i);
+    }
+    return SN_OK;
 }
 
 static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *err) {
@@ -50,6 +76,12 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
                           (unsigned long long)hd);
     if (c->rope_scaling == SN_ROPE_SCALING_YARN && c->rope_factor > 0 && c->rope_orig_ctx < 0)
         return sn_err_set(err, SN_EFORMAT, "%s: yarn rope scaling without original_max_position_embeddings", f);
+    const family_opts *o = opts_of(a);
+    if (o->moe && (o->all_sparse || sn_moe_is_sparse(o->moe, c))) {
+        sn_moe_dims d;
+        SN_ARCH_TRY(sn_moe_dims_of(o->moe, c, &d, err));
+    }
+    if (o->all_sparse) SN_ARCH_TRY(check_all_sparse(c, err));
     return SN_OK;
 }
 
@@ -109,6 +141,7 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
             TRY(kv_f32(w, A, "attention.layer_norm_epsilon", d, err));
             break;
         }
+    TRY(sn_moe_write_counts(A, c, w, err));
     if (c->has_head_dim) {
         TRY(kv_u32(w, A, "attention.key_length", (uint64_t)c->head_dim, err));
         TRY(kv_u32(w, A, "attention.value_length", (uint64_t)c->head_dim, err));
@@ -117,6 +150,11 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     if (opts_of(a)->llama_kv) {
         TRY(kv_u32(w, A, "vocab_size", (uint64_t)c->vocab_size, err));
         TRY(kv_u32(w, A, "rope.dimension_count", head_dim_of(c), err));
+    }
+    if (opts_of(a)->all_sparse) { /* Qwen2MoeModel.set_gguf_parameters, after its parent's keys */
+        if (sn_hf_config_get_num(c, "moe_intermediate_size", &d)) TRY(kv_u32(w, A, "expert_feed_forward_length", d, err));
+        if (sn_hf_config_get_num(c, "shared_expert_intermediate_size", &d))
+            TRY(kv_u32(w, A, "expert_shared_feed_forward_length", d, err));
     }
     return SN_OK;
 }
@@ -132,27 +170,28 @@ typedef struct {
     enum dimk ne0, ne1;
     int permute;          /* 1: q (n_head), 2: k (n_kv_head) */
     int qk_norm_only;
+    int dense_ffn;        /* a dense MLP matrix: not in an all-sparse family */
 } layer_entry;
 
 static const layer_entry k_layer[] = {
-    {"input_layernorm.weight", "attn_norm.weight", 1, D_EMBD, D_EMBD, 0, 0},
-    {"post_attention_layernorm.weight", "ffn_norm.weight", 1, D_EMBD, D_EMBD, 0, 0},
-    {"self_attn.q_proj.weight", "attn_q.weight", 2, D_EMBD, D_Q, 1, 0},
-    {"self_attn.k_proj.weight", "attn_k.weight", 2, D_EMBD, D_KV, 2, 0},
-    {"self_attn.v_proj.weight", "attn_v.weight", 2, D_EMBD, D_KV, 0, 0},
-    {"self_attn.o_proj.weight", "attn_output.weight", 2, D_Q, D_EMBD, 0, 0},
-    {"self_attn.q_proj.bias", "attn_q.bias", 1, D_Q, D_Q, 1, 0},
-    {"self_attn.k_proj.bias", "attn_k.bias", 1, D_KV, D_KV, 2, 0},
-    {"self_attn.v_proj.bias", "attn_v.bias", 1, D_KV, D_KV, 0, 0},
-    {"self_attn.o_proj.bias", "attn_output.bias", 1, D_EMBD, D_EMBD, 0, 0},
-    {"self_attn.q_norm.weight", "attn_q_norm.weight", 1, D_HD, D_HD, 0, 1},
-    {"self_attn.k_norm.weight", "attn_k_norm.weight", 1, D_HD, D_HD, 0, 1},
-    {"mlp.gate_proj.weight", "ffn_gate.weight", 2, D_EMBD, D_FF, 0, 0},
-    {"mlp.up_proj.weight", "ffn_up.weight", 2, D_EMBD, D_FF, 0, 0},
-    {"mlp.down_proj.weight", "ffn_down.weight", 2, D_FF, D_EMBD, 0, 0},
-    {"mlp.gate_proj.bias", "ffn_gate.bias", 1, D_FF, D_FF, 0, 0},
-    {"mlp.up_proj.bias", "ffn_up.bias", 1, D_FF, D_FF, 0, 0},
-    {"mlp.down_proj.bias", "ffn_down.bias", 1, D_EMBD, D_EMBD, 0, 0},
+    {"input_layernorm.weight", "attn_norm.weight", 1, D_EMBD, D_EMBD, 0, 0, 0},
+    {"post_attention_layernorm.weight", "ffn_norm.weight", 1, D_EMBD, D_EMBD, 0, 0, 0},
+    {"self_attn.q_proj.weight", "attn_q.weight", 2, D_EMBD, D_Q, 1, 0, 0},
+    {"self_attn.k_proj.weight", "attn_k.weight", 2, D_EMBD, D_KV, 2, 0, 0},
+    {"self_attn.v_proj.weight", "attn_v.weight", 2, D_EMBD, D_KV, 0, 0, 0},
+    {"self_attn.o_proj.weight", "attn_output.weight", 2, D_Q, D_EMBD, 0, 0, 0},
+    {"self_attn.q_proj.bias", "attn_q.bias", 1, D_Q, D_Q, 1, 0, 0},
+    {"self_attn.k_proj.bias", "attn_k.bias", 1, D_KV, D_KV, 2, 0, 0},
+    {"self_attn.v_proj.bias", "attn_v.bias", 1, D_KV, D_KV, 0, 0, 0},
+    {"self_attn.o_proj.bias", "attn_output.bias", 1, D_EMBD, D_EMBD, 0, 0, 0},
+    {"self_attn.q_norm.weight", "attn_q_norm.weight", 1, D_HD, D_HD, 0, 1, 0},
+    {"self_attn.k_norm.weight", "attn_k_norm.weight", 1, D_HD, D_HD, 0, 1, 0},
+    {"mlp.gate_proj.weight", "ffn_gate.weight", 2, D_EMBD, D_FF, 0, 0, 1},
+    {"mlp.up_proj.weight", "ffn_up.weight", 2, D_EMBD, D_FF, 0, 0, 1},
+    {"mlp.down_proj.weight", "ffn_down.weight", 2, D_FF, D_EMBD, 0, 0, 1},
+    {"mlp.gate_proj.bias", "ffn_gate.bias", 1, D_FF, D_FF, 0, 0, 1},
+    {"mlp.up_proj.bias", "ffn_up.bias", 1, D_FF, D_FF, 0, 0, 1},
+    {"mlp.down_proj.bias", "ffn_down.bias", 1, D_EMBD, D_EMBD, 0, 0, 1},
 };
 
 static uint64_t dim_of(const sn_hf_config *c, enum dimk k) {
@@ -238,9 +277,14 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
             while (isdigit((unsigned char)*p) && bid < 1000000) bid = bid * 10 + (uint64_t)(*p++ - '0');
             if (*p == '.') {
                 p++;
+                int r = 0;
+                if (o->moe && bid < (uint64_t)c->n_layers &&
+                    (r = sn_moe_map(o->moe, c, bid, p, hf_in, dim_of(c, D_EMBD), out, err)) != 0)
+                    return r;
                 for (size_t i = 0; i < sizeof(k_layer) / sizeof(k_layer[0]); i++) {
                     const layer_entry *e = &k_layer[i];
-                    if (strcmp(p, e->hf) != 0 || (e->qk_norm_only && !o->qk_norm)) continue;
+                    if (strcmp(p, e->hf) != 0 || (e->qk_norm_only && !o->qk_norm) || (e->dense_ffn && o->all_sparse))
+                        continue;
                     if (bid >= (uint64_t)c->n_layers)
                         return sn_err_set(err, SN_EFORMAT, "tensor '%s' is in layer %llu but config.json has "
                                           "num_hidden_layers = %lld", hf_in, (unsigned long long)bid,
@@ -308,21 +352,39 @@ static const sn_hf_defaults k_llama_def = {32000, 4096, 11008, 32, 32, -1, 2048,
 static const sn_hf_defaults k_mistral_def = {32000, 4096, 14336, 32, 32, 8, 131072, 10000.0, 1e-6, 0, 1, 2};
 static const sn_hf_defaults k_qwen2_def = {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0, 1e-6, -1, -1, -1};
 static const sn_hf_defaults k_qwen3_def = {151936, 4096, 22016, 32, 32, 32, 32768, 10000.0, 1e-6, 128, -1, -1};
+static const sn_hf_defaults k_mixtral_def = {32000, 4096, 14336, 32, 32, 8, 131072, 1000000.0, 1e-5, 0, 1, 2};
+static const sn_hf_defaults k_qwen3moe_def = {151936, 2048, 6144, 24, 32, 4, 32768, 10000.0, 1e-6, 0, -1, -1};
 
 static const sn_arch_class k_llama_hf[] = {{"LlamaForCausalLM", &k_llama_def},
-                                           {"MistralForCausalLM", &k_mistral_def}, {NULL, NULL}};
+                                           {"MistralForCausalLM", &k_mistral_def},
+                                           {"MixtralForCausalLM", &k_mixtral_def}, {NULL, NULL}};
 static const sn_arch_class k_qwen2_hf[] = {{"Qwen2ForCausalLM", &k_qwen2_def}, {NULL, NULL}};
 static const sn_arch_class k_qwen3_hf[] = {{"Qwen3ForCausalLM", &k_qwen3_def}, {NULL, NULL}};
+static const sn_arch_class k_qwen3moe_hf[] = {{"Qwen3MoeForCausalLM", &k_qwen3moe_def}, {NULL, NULL}};
 static const char *const k_vocab_files[] = {"tokenizer.json", "tokenizer.model", NULL};
 
-static const family_opts k_llama_opts = {.permute_qk = 1, .qk_norm = 0, .llama_kv = 1};
+/* LlamaModel.modify_tensors stacks w1, w2, w3 (gate, down, up); Qwen2MoeModel down, gate, up and
+ * reads the count from num_local_experts or num_experts */
+static const char *const k_mixtral_count[] = {"num_local_experts", NULL};
+static const char *const k_qwen_count[] = {"num_local_experts", "num_experts", NULL};
+static const sn_moe_names k_mixtral_moe = {
+    "block_sparse_moe.", {"w1", "w2", "w3"}, {"ffn_gate_exps", "ffn_down_exps", "ffn_up_exps"}, {0, 1, 0},
+    k_mixtral_count, "intermediate_size", 0};
+static const sn_moe_names k_qwen3moe_moe = {
+    "mlp.", {"down_proj", "gate_proj", "up_proj"}, {"ffn_down_exps", "ffn_gate_exps", "ffn_up_exps"}, {1, 0, 0},
+    k_qwen_count, "moe_intermediate_size", 1};
+
+static const family_opts k_llama_opts = {.permute_qk = 1, .qk_norm = 0, .llama_kv = 1, .moe = &k_mixtral_moe};
 static const family_opts k_qwen2_opts = {.permute_qk = 0, .qk_norm = 0, .llama_kv = 0};
 static const family_opts k_qwen3_opts = {.permute_qk = 0, .qk_norm = 1, .llama_kv = 0};
+static const family_opts k_qwen3moe_opts = {.permute_qk = 0, .qk_norm = 1, .llama_kv = 0, .moe = &k_qwen3moe_moe,
+                                            .all_sparse = 1};
 
 static const char *const k_required[] = {"token_embd.weight", "output_norm.weight", NULL};
 static const char *const k_layer_required[] = {
     "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
-    "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", NULL};
+    "ffn_norm.weight", "ffn_gate.weight|ffn_gate_exps.weight", "ffn_up.weight|ffn_up_exps.weight",
+    "ffn_down.weight|ffn_down_exps.weight", NULL};
 static const char *const k_qwen2_layer_required[] = {
     "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
     "attn_q.bias", "attn_k.bias", "attn_v.bias",
@@ -331,9 +393,16 @@ static const char *const k_qwen3_layer_required[] = {
     "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
     "attn_q_norm.weight", "attn_k_norm.weight",
     "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", NULL};
+static const char *const k_qwen3moe_layer_required[] = {
+    "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
+    "attn_q_norm.weight", "attn_k_norm.weight", "ffn_norm.weight", "ffn_gate_inp.weight",
+    "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight", NULL};
+/* the router: F32 in the converter (FFN_GATE_INP) and never quantized by llama-quantize */
+static const char *const k_router[] = {"ffn_gate_inp.weight", NULL};
 
 #define LLAMA_ROW(name, hf, vocab_path, layer_required)                                          \
     {.gguf_arch = name, .classes = hf, .vocab = vocab_path, .vocab_files = k_vocab_files,         \
+     .keep_f32 = k_router, .no_quantize = k_router,                                                   \
      .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor,                     \
      .extra_tensors = extra_tensors, .required = k_required, .required_per_layer = layer_required}
 
@@ -341,9 +410,11 @@ static const char *const k_qwen3_layer_required[] = {
 const sn_arch sn_arch_llama = LLAMA_ROW("llama", k_llama_hf, SN_ARCH_VOCAB_LLAMA, k_layer_required);
 const sn_arch sn_arch_qwen2 = LLAMA_ROW("qwen2", k_qwen2_hf, SN_ARCH_VOCAB_TEXT, k_qwen2_layer_required);
 const sn_arch sn_arch_qwen3 = LLAMA_ROW("qwen3", k_qwen3_hf, SN_ARCH_VOCAB_TEXT, k_qwen3_layer_required);
+const sn_arch sn_arch_qwen3moe = LLAMA_ROW("qwen3moe", k_qwen3moe_hf, SN_ARCH_VOCAB_TEXT, k_qwen3moe_layer_required);
 
 static const family_opts *opts_of(const sn_arch *a) {
     if (a == &sn_arch_qwen2) return &k_qwen2_opts;
     if (a == &sn_arch_qwen3) return &k_qwen3_opts;
+    if (a == &sn_arch_qwen3moe) return &k_qwen3moe_opts;
     return &k_llama_opts;
 }

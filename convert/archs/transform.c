@@ -7,12 +7,13 @@
 #include <string.h>
 
 int sn_tsrc_is_plain(const sn_tsrc *s) {
-    return s->n_parts == 1 && s->part[0]->contiguous && !s->transpose && s->ew == SN_ARCH_EW_NONE;
+    return s->n_parts == 1 && s->part[0]->contiguous && !s->slice_group && !s->transpose && s->ew == SN_ARCH_EW_NONE;
 }
 
 const sn_st_tensor *sn_tsrc_src_row(const sn_tsrc *s, uint64_t r, uint64_t *src_row) {
     if (s->n_parts <= 1) {
-        *src_row = s->permute_heads ? sn_arch_permute_src(r, s->n_rows, s->permute_heads) : r;
+        if (s->slice_group) *src_row = r / s->slice_take * s->slice_group + s->slice_off + r % s->slice_take;
+        else *src_row = s->permute_heads ? sn_arch_permute_src(r, s->n_rows, s->permute_heads) : r;
         return s->n_parts ? s->part[0] : NULL;
     }
     uint64_t per = s->n_rows / s->n_parts;

@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 typedef struct sn_tsrc {
-    const sn_st_tensor *part[SN_ARCH_MAX_PARTS]; /* sources, part[0] only unless fused */
+    const sn_st_tensor **part;                   /* n_parts sources (malloc'd), part[0] only unless fused */
     uint32_t n_parts;                            /* 1 unless fused; 0 for generated data */
+    uint64_t slice_group, slice_off, slice_take; /* row slice of one source (arch.h), 0 = none */
     const float *gen;                            /* generated F32 data (no sources) */
     uint64_t row_len, n_rows;                    /* of the output tensor */
     uint64_t permute_heads;                      /* llama rope row interleave */
@@ -21,7 +22,7 @@ typedef struct sn_tsrc {
     sn_arch_ew ew;                               /* elementwise map */
 } sn_tsrc;
 
-/* 1 when output row r is exactly source bytes (one part, no transpose, no map): the row may be
+/* 1 when output row r is exactly source bytes (one part, no slice, no transpose, no map): the row may be
  * copied or converted straight from the mapping. */
 int sn_tsrc_is_plain(const sn_tsrc *s);
 /* Output row r as f32: a pointer into the mapping (plain F32 sources) or into scratch (row_len

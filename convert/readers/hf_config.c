@@ -4,6 +4,7 @@
  * the version llama.cpp's converter pins). A field the file sets always wins; a field neither sets
  * stays "absent" so the GGUF writer can omit the key exactly as the reference does. */
 #include "hf_config.h"
+#include "budget.h"
 #include "num.h"
 #include "mapfile.h"
 
@@ -354,7 +355,7 @@ fail:
 sn_status sn_hf_config_load(const char *path, sn_hf_config *cfg, sn_err *err) {
     memset(cfg, 0, sizeof(*cfg));
     char *buf;
-    sn_status st = sn_read_file(path, 64 << 20, &buf, NULL, err);
+    sn_status st = sn_read_file(path, SN_BUDGET_TEXT_FILE, &buf, NULL, err);
     if (st != SN_OK) return st;
     st = sn_hf_config_parse(buf, path, cfg, err);
     free(buf);

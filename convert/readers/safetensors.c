@@ -468,7 +468,7 @@ static void free_names(char **names, size_t n) {
 static sn_status model_fill(sn_st_model *m, char **paths, size_t n, int torch, const sn_st_open_opts *o, sn_err *err) {
     m->files = calloc(n ? n : 1, sizeof(*m->files));
     if (!m->files) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    sn_tc_opts to = {o ? o->state_key : NULL};
+    sn_tc_opts to = {o ? o->state_key : NULL, o ? o->tmp_dir : NULL};
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         sn_status st = torch ? sn_tc_open(paths[i], &to, &m->files[i].tc, err)

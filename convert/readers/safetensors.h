@@ -12,11 +12,12 @@
 #ifndef SN_SAFETENSORS_H
 #define SN_SAFETENSORS_H
 #include "sn_err.h"
+#include "budget.h"
 #include <stddef.h>
 #include <stdint.h>
 
 #define SN_ST_MAX_DIMS 4
-#define SN_ST_MAX_HEADER (100ull * 1024 * 1024)
+#define SN_ST_MAX_HEADER SN_BUDGET_ST_HEADER
 
 typedef enum sn_st_dtype { SN_ST_F32 = 0, SN_ST_F16 = 1, SN_ST_BF16 = 2 } sn_st_dtype;
 
@@ -66,6 +67,7 @@ void sn_st_model_close(sn_st_model *m);
 
 typedef struct sn_st_open_opts {
     const char *state_key; /* PyTorch checkpoints: the state dict's key (torch_ckpt.h), NULL = auto */
+    const char *tmp_dir;   /* PyTorch checkpoints: where deflated storages are inflated, NULL = /tmp */
 } sn_st_open_opts;
 /* A folder (as sn_st_model_open) or one file: *.safetensors, or a PyTorch checkpoint (.bin, .pt,
  * .pth, recognised by content). o may be NULL. */

@@ -45,6 +45,7 @@ struct sn_tc_file {
     size_t n_maps;
     char state_key[256];
     char prefix[256];
+    char tmp_dir[4096]; /* where deflated storages are inflated */
 };
 
 static const uint8_t k_legacy_magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
@@ -127,9 +128,8 @@ static sn_status get_storage(sn_tc_file *f, const char *key, uint64_t want, cons
     } else if (e->size) {
         /* inflate once into an unlinked temp file and map it: bounded memory, pages reclaimable */
         if (!room_for_map(f)) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        const char *td = getenv("TMPDIR");
-        char tmpl[4096];
-        snprintf(tmpl, sizeof tmpl, "%s/sunny-inflate-XXXXXX", td && *td ? td : "/tmp");
+        char tmpl[4096 + 32];
+        snprintf(tmpl, sizeof tmpl, "%s/sunny-inflate-XXXXXX", f->tmp_dir);
         int fd = mkstemp(tmpl);
         if (fd < 0) return sn_err_set(err, SN_EIO, "%s: cannot create a temporary file for deflated %s: %s", f->in.path, name,
                                       strerror(errno));
@@ -410,6 +410,7 @@ static sn_status open_input(sn_input *in, const sn_tc_opts *o, sn_tc_file **out,
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
     f->in = *in;
+    snprintf(f->tmp_dir, sizeof f->tmp_dir, "%s", o && o->tmp_dir && *o->tmp_dir ? o->tmp_dir : "/tmp");
     sn_status st = parse(f, o, err);
     if (st != SN_OK) {
         sn_tc_close(f);

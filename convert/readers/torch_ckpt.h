@@ -30,6 +30,7 @@
 
 typedef struct sn_tc_opts {
     const char *state_key; /* NULL: automatic; else a key of the saved dict ("model", "a.b" nests) */
+    const char *tmp_dir;   /* where deflated storages are inflated (NULL or "": /tmp) */
 } sn_tc_opts;
 
 typedef struct sn_tc_file sn_tc_file;

@@ -32,7 +32,7 @@ int sn_vocab_file_exists(const char *path) {
 
 /* A tokenizer.json is big (Llama 3: 9 MB, ~1M JSON values). cJSON allocates every value and
  * string separately, and the first touch of that much fresh heap (page faults) plus the frees cost
- * more than the parsing itself (~70 ms of ~100 ms measured). So it can be parsed into one private
+ * more than the parsing itself (docs/PERFORMANCE.md, Conversion). So it can be parsed into one private
  * mapping instead: cJSON's allocation hooks point at a bump allocator for the length of the parse
  * (transparent huge pages requested), and the whole tree goes with one munmap. No node of such a
  * tree may be cJSON_Delete'd. The hooks are process-wide, so the vocab code must not run

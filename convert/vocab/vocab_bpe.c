@@ -126,7 +126,7 @@ sn_status sn_vocab_gpt2(plan *p, inputs *in, const sn_vocab_opts *opts, sn_err *
     /* vocab_size = config.vocab_size else len(vocab with added tokens). Which added contents are
      * in the vocab is found by one pass over the vocab against a small hash set of the added
      * contents (id field: 1 = seen in the vocab): cJSON's object lookup is a linear strcmp scan,
-     * and 256 added tokens x 128K vocab entries cost ~100 ms. */
+     * so one lookup per added token would be quadratic in practice. */
     int64_t max_id = -1, n_distinct = cJSON_GetArraySize(vocab);
     const cJSON *c;
     hmap av;

@@ -16,6 +16,7 @@
 #include "templates.h"
 #include "path.h"
 #include "mapfile.h"
+#include "utf8.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -29,22 +30,6 @@ static int hexv(int c) {
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
-}
-
-static size_t put_utf8(uint32_t cp, unsigned char *o) {
-    if (cp < 0x80) { o[0] = (unsigned char)cp; return 1; }
-    if (cp < 0x800) { o[0] = (unsigned char)(0xC0 | cp >> 6); o[1] = (unsigned char)(0x80 | (cp & 63)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (unsigned char)(0xE0 | cp >> 12);
-        o[1] = (unsigned char)(0x80 | ((cp >> 6) & 63));
-        o[2] = (unsigned char)(0x80 | (cp & 63));
-        return 3;
-    }
-    o[0] = (unsigned char)(0xF0 | cp >> 18);
-    o[1] = (unsigned char)(0x80 | ((cp >> 12) & 63));
-    o[2] = (unsigned char)(0x80 | ((cp >> 6) & 63));
-    o[3] = (unsigned char)(0x80 | (cp & 63));
-    return 4;
 }
 
 /* The one-character escapes of a Python literal and the bytes they stand for. */
@@ -85,7 +70,7 @@ static long eval_literal(const char *s, size_t n, unsigned char *out) {
         }
         if (bytes) out[o++] = (unsigned char)v;
         else if (v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) return -1;
-        else o += put_utf8(v, out + o);
+        else o += (size_t)sn_utf8_put(v, (char *)out + o);
     }
     return (long)o;
 }

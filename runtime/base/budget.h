@@ -7,6 +7,7 @@
  * real model's files, so no real input meets them. */
 #ifndef SN_BUDGET_H
 #define SN_BUDGET_H
+#include <stdint.h>
 
 /* PyTorch checkpoints (convert/readers/torch_ckpt.c, pickle.c, torch_zip.c) */
 /* data.pkl: a state dict's pickle costs ~100-150 bytes per tensor, so 64 MB is ~500k tensors. */
@@ -21,6 +22,15 @@
  * value or DUP a container into a list (DUP/APPENDS) would cost up to ~180. */
 #define SN_BUDGET_PKL_MEM_BASE (32ull << 20)
 #define SN_BUDGET_PKL_MEM_PER_BYTE 32u
+
+/* Text and JSON files of a model folder read whole (config.json, tokenizer_config.json, README.md,
+ * a .jinja template): the largest real tokenizer_config.json files are a few MB. */
+#define SN_BUDGET_TEXT_FILE (64ull << 20)
+/* A safetensors header (JSON) and a shard index: a 1000-tensor header is ~100 KB. */
+#define SN_BUDGET_ST_HEADER (100ull << 20)
+/* GGUF strings and arrays: llama.cpp's own limits (gguf.cpp), so every file it reads, we read. */
+#define SN_BUDGET_GGUF_STRING (UINT64_C(1) << 30)
+#define SN_BUDGET_GGUF_ARRAY (UINT64_C(1) << 30)
 
 /* sunny-run -f FILE: a prompt (a pipe is allowed, so the size is only known by reading). */
 #define SN_BUDGET_PROMPT_BYTES (64u << 20)

@@ -7,9 +7,11 @@
  * more than a small multiple of the file size. The streaming writer is gguf_write.c; what the two
  * share (value sizes, the UTF-8 rule, padding, the name index) is in gguf_internal.h. */
 #include "gguf_internal.h"
+#include "budget.h"
 
 #include "ggml_types.h"
 #include "mapfile.h"
+#include "utf8.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -17,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STRING_LEN (UINT64_C(1) << 30) /* llama.cpp's limits: 1 GiB per string, */
-#define MAX_ARRAY_LEN (UINT64_C(1) << 30)  /* 2^30 elements per array */
+#define MAX_STRING_LEN SN_BUDGET_GGUF_STRING /* llama.cpp's limits: 1 GiB per string, */
+#define MAX_ARRAY_LEN SN_BUDGET_GGUF_ARRAY   /* 2^30 elements per array */
 
 static const char *const k_type_names[SN_GGUF_TYPE_COUNT] = {
     "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "arr", "u64", "i64", "f64"};
@@ -28,30 +30,12 @@ const char *sn_gguf_type_name(sn_gguf_type t) {
     return (unsigned)t < SN_GGUF_TYPE_COUNT ? k_type_names[t] : "invalid";
 }
 
-/* llama.cpp's rule for keys and tensor names (gguf_internal.h) */
+/* llama.cpp's rule for keys and tensor names (gguf_internal.h): well-formed UTF-8 without NUL */
 uint64_t sn_gguf_utf8_bad_at(const uint8_t *s, uint64_t len) {
     uint64_t i = 0;
-    while (i < len) {
-        uint8_t c = s[i];
-        if (c == 0) return i;
-        if (c < 0x80) { i++; continue; }
-        uint32_t need, cp;
-        if (c >= 0xC2 && c <= 0xDF) { need = 1; cp = c & 0x1Fu; }
-        else if (c >= 0xE0 && c <= 0xEF) { need = 2; cp = c & 0x0Fu; }
-        else if (c >= 0xF0 && c <= 0xF4) { need = 3; cp = c & 0x07u; }
-        else return i;
-        if (len - i <= need) return i;
-        for (uint32_t k = 1; k <= need; k++) {
-            uint8_t cc = s[i + k];
-            if ((cc & 0xC0) != 0x80) return i;
-            cp = (cp << 6) | (cc & 0x3Fu);
-        }
-        if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return i;
-        i += need + 1;
-    }
-    return len;
+    uint32_t cp;
+    for (size_t l; i < len && (l = sn_utf8_decode(s + i, len - i, &cp)) != 0 && cp != 0;) i += l;
+    return i;
 }
 
 /* FNV-1a; used by the name -> index tables. */
@@ -189,6 +173,8 @@ static sn_status rd_str(cursor *c, const uint8_t **s, uint64_t *len) {
 }
 
 /* A name (key or tensor name): a string that is valid UTF-8 without NUL; returns a malloc'd copy. */
+int sn_gguf_utf8_ok(const char *s, uint64_t n) { return sn_gguf_utf8_bad_at((const uint8_t *)s, n) == n; }
+
 static sn_status rd_name(cursor *c, const char *what, uint64_t max_len, char **out) {
     const uint8_t *s;
     uint64_t len, at = c->pos;

@@ -97,6 +97,10 @@ const sn_gguf_tensor *sn_gguf_tensor_at(const sn_gguf *g, int64_t i);
 
 const char *sn_gguf_type_name(sn_gguf_type t);
 
+/* 1 when s[0..n) is well-formed UTF-8 without NUL bytes (what GGUF names require, and what text
+ * meant for a GGUF string should be), else 0. */
+int sn_gguf_utf8_ok(const char *s, uint64_t n);
+
 /* ---- writer ----
  * Usage: w = sn_gguf_writer_new(); set KVs (in the order they should appear; setting an existing
  * key replaces its value in place); add tensor infos; sn_gguf_writer_begin(w, path) writes the whole

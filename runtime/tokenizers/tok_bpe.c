@@ -92,7 +92,7 @@ static sn_status bpe_tokenize(const sn_tokenizer *t, const char *s, size_t n, iv
     sn_status st = SN_OK;
     size_t off = 0;
     while (off < n)
-        if (!uvec_push(&cp, sn_tok_utf8_next((const unsigned char *)s, n, &off))) goto oom;
+        if (!uvec_push(&cp, sn_utf8_next((const unsigned char *)s, n, &off))) goto oom;
     st = sn_pretok_split(t->pretok, cp.v, cp.n, &pieces, err);
     if (st) goto done;
     size_t start = 0;
@@ -100,7 +100,7 @@ static sn_status bpe_tokenize(const sn_tokenizer *t, const char *s, size_t n, iv
         word.n = 0;
         for (size_t i = start; i < start + pieces.v[p]; i++) {
             char u[4];
-            int l = sn_tok_utf8_put(cp.v[i], u);
+            int l = sn_utf8_put(cp.v[i], u);
             if (l == 0) {
                 st = sn_err_set(err, SN_EINVAL, "tokenizer: input decodes to code point U+%X beyond U+10FFFF",
                                 (unsigned)cp.v[i]);
@@ -144,14 +144,14 @@ static bool bpe_normal_piece(const sn_tokenizer *t, int32_t id, bbuf *b) {
     const char *s = t->arena + ti->off;
     size_t off = 0;
     while (off < ti->len) {
-        uint32_t c = sn_tok_utf8_next((const unsigned char *)s, ti->len, &off);
+        uint32_t c = sn_utf8_next((const unsigned char *)s, ti->len, &off);
         int byte = c < 0x144 ? t->byte_dec[c] : -1;
         if (byte >= 0) {
             char ch = (char)byte;
             if (!bbuf_add(b, &ch, 1)) return false;
         } else {
             char u[4], hex[16];
-            int l = sn_tok_utf8_put(c, u);
+            int l = sn_utf8_put(c, u);
             if (!bbuf_add(b, "[UNK_BYTE_0x", 12)) return false;
             for (int j = 0; j < l; j++) {
                 snprintf(hex, sizeof hex, "%02x", (unsigned)(unsigned char)u[j]);
@@ -169,7 +169,7 @@ static void gpt2_byte_encoder(sn_tokenizer *t) {
     for (int b = 0; b < 256; b++) {
         bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
         uint32_t cp = printable ? (uint32_t)b : (uint32_t)(256 + n++);
-        int l = sn_tok_utf8_put(cp, t->byte_enc[b]);
+        int l = sn_utf8_put(cp, t->byte_enc[b]);
         t->byte_enc[b][l] = 0;
         t->byte_dec[cp] = (int16_t)b;
     }

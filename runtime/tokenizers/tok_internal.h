@@ -10,6 +10,8 @@
 #ifndef SN_TOK_INTERNAL_H
 #define SN_TOK_INTERNAL_H
 #include "sn_err.h"
+#include "unicode_data.h"
+#include "utf8.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,17 +56,7 @@ static inline bool bbuf_add(bbuf *b, const void *p, size_t n) {
 }
 
 /* ---- UTF-8 and code point classes, as llama.cpp reads them ---- */
-/* Length of the sequence a lead byte announces (1 for continuation bytes), without validation. */
-static inline size_t sn_tok_utf8_len(unsigned char c) {
-    static const uint8_t lut[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
-    return lut[c >> 4];
-}
-/* Decodes the code point at *off (advancing it); a bad sequence gives U+FFFD and one byte. */
-uint32_t sn_tok_utf8_next(const unsigned char *s, size_t n, size_t *off);
-/* Encodes cp (no surrogate check); returns 1..4, or 0 past U+10FFFF. */
-int sn_tok_utf8_put(uint32_t cp, char *out);
-/* SN_UCD_* class bits of cp (unicode_data.h). */
-uint16_t sn_tok_cp_flags(uint32_t cp);
+/* UTF-8: utf8.h's lax reading (sn_utf8_next, sn_utf8_seq_len, sn_utf8_put). */
 
 /* ---- the tokenizer and its per-model ops ---- */
 #include "gguf.h"

@@ -40,7 +40,7 @@ bool sn_tok_split_symbols(symvec *sy, const char *s, size_t n) {
     sy->n = 0;
     size_t off = 0;
     while (off < n) {
-        size_t l = sn_tok_utf8_len((unsigned char)s[off]);
+        size_t l = sn_utf8_seq_len((unsigned char)s[off]);
         if (l > n - off) l = n - off;
         if (!grow((void **)&sy->v, &sy->cap, sy->n + 1, sizeof *sy->v)) return false;
         int32_t idx = (int32_t)sy->n;

@@ -32,58 +32,6 @@ typedef struct {
     const char *names; /* the tokenizer.ggml.pre values that mean this pair, space-separated */
 } pre_row;
 
-/* ---------------------------------------------------------------------------------------------
- * UTF-8 exactly as llama.cpp reads it: no overlong/surrogate checks; a bad lead byte or a missing
- * continuation byte becomes U+FFFD and consumes one byte. */
-
-uint32_t sn_tok_utf8_next(const unsigned char *s, size_t n, size_t *off) {
-    size_t o = *off;
-    unsigned char c = s[o];
-#define CONT(k) ((s[o + (k)] & 0xC0) == 0x80)
-    if (!(c & 0x80)) { *off = o + 1; return c; }
-    if (!(c & 0x40)) goto bad;
-    if (!(c & 0x20)) {
-        if (o + 1 >= n || !CONT(1)) goto bad;
-        *off = o + 2;
-        return ((uint32_t)(c & 0x1F) << 6) | (s[o + 1] & 0x3F);
-    }
-    if (!(c & 0x10)) {
-        if (o + 2 >= n || !CONT(1) || !CONT(2)) goto bad;
-        *off = o + 3;
-        return ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[o + 1] & 0x3F) << 6) | (s[o + 2] & 0x3F);
-    }
-    if (!(c & 0x08)) {
-        if (o + 3 >= n || !CONT(1) || !CONT(2) || !CONT(3)) goto bad;
-        *off = o + 4;
-        return ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[o + 1] & 0x3F) << 12) |
-               ((uint32_t)(s[o + 2] & 0x3F) << 6) | (s[o + 3] & 0x3F);
-    }
-#undef CONT
-bad:
-    *off = o + 1;
-    return 0xFFFD;
-}
-
-/* Returns the byte count (1..4), or 0 for a code point past U+10FFFF. */
-int sn_tok_utf8_put(uint32_t cp, char *o) {
-    if (cp <= 0x7F) { o[0] = (char)cp; return 1; }
-    if (cp <= 0x7FF) {
-        o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp <= 0xFFFF) {
-        o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    if (cp <= 0x10FFFF) {
-        o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
-        return 4;
-    }
-    return 0;
-}
-
 uint16_t sn_tok_cp_flags(uint32_t cp) {
     if (cp < 128) return sn_ucd_ascii[cp];
     if (cp >= 0x110000) return SN_UCD_UNDEF;
@@ -331,9 +279,9 @@ static uint32_t surrogate_stand_in(const char *rx) {
         uint32_t prev = OOR;
         while (off < n && fits) {
             if (rx[off] == '\\') { off += 2; prev = OOR; continue; }
-            uint32_t cp = sn_tok_utf8_next((const unsigned char *)rx, n, &off);
+            uint32_t cp = sn_utf8_next((const unsigned char *)rx, n, &off);
             if (cp == '-' && prev != OOR && off < n && rx[off] != ']' && rx[off] != '\\') {
-                uint32_t hi = sn_tok_utf8_next((const unsigned char *)rx, n, &off);
+                uint32_t hi = sn_utf8_next((const unsigned char *)rx, n, &off);
                 bool has_sur = prev <= 0xDFFF && hi >= 0xD800, has_c = prev <= cand[c] && cand[c] <= hi;
                 if (has_sur != has_c) fits = false;
                 prev = OOR;
@@ -648,7 +596,7 @@ sn_status sn_pretok_split(const sn_pretok *t, const uint32_t *cp, size_t n, uvec
                     if (c >= 0xD800 && c <= 0xDFFF) c = t->surrogate[k]; /* keep PCRE2 UTF valid */
                     else if (c > 0x10FFFF) c = 0xFFFD; /* unreachable: rejected before */
                     char tmp[4];
-                    int l = sn_tok_utf8_put(c, tmp);
+                    int l = sn_utf8_put(c, tmp);
                     for (int j = 0; j < l; j++) { map[b] = i; subj[b++] = tmp[j]; }
                 }
             }

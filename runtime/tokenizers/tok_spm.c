@@ -82,7 +82,7 @@ static bool pair_known(const sn_tokenizer *t, uint64_t h) {
 static sn_status spm_tokenize(const sn_tokenizer *t, const char *s, size_t n, ivec *out, sn_err *err) {
     size_t start = 0, prev = 0, off = 0;
     while (off < n) {
-        size_t l = sn_tok_utf8_len((unsigned char)s[off]);
+        size_t l = sn_utf8_seq_len((unsigned char)s[off]);
         if (l > n - off) l = n - off;
         if (off > start && !pair_known(t, pair_hash(s + prev, off - prev, s + off, l))) {
             sn_status st = spm_tokenize_chunk(t, s + start, off - start, out, err);
@@ -106,7 +106,7 @@ static bool build_pairs(sn_tokenizer *t) {
         const char *s = t->arena + t->tok[id].off;
         size_t n = t->tok[id].len, prev = 0, off = 0;
         while (off < n) {
-            size_t l = sn_tok_utf8_len((unsigned char)s[off]);
+            size_t l = sn_utf8_seq_len((unsigned char)s[off]);
             if (l > n - off) l = n - off;
             if (off > 0) {
                 uint64_t h = pair_hash(s + prev, off - prev, s + off, l), i = h & t->pmask;

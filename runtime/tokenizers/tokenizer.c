@@ -13,6 +13,7 @@
 #include "tok_internal.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,93 +327,151 @@ static int cmp_special(const void *a, const void *b, void *ctx) {
     return (x > y) - (x < y);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * llama.cpp's fix-ups by token text (llama-vocab.cpp, load), as data */
+
+#define TOK_FULLWIDTH_BAR "\xef\xbd\x9c" /* U+FF5C, DeepSeek's special tokens */
+#define TOK_LOWER_BLOCK "\xe2\x96\x81"   /* U+2581, SentencePiece's space */
+
+/* Special ids llama.cpp detects by text when the GGUF has none, forcing CONTROL on the token
+ * found. llama.cpp takes the first match in its hash-map order; we take the first name of the list
+ * that exists, which agrees for Llama 3, Qwen 2/3, Phi-3 and StarCoder vocabs. */
+static const char *const k_eot_names[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+    "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<" TOK_FULLWIDTH_BAR "end" TOK_LOWER_BLOCK "of" TOK_LOWER_BLOCK
+    "sentence" TOK_FULLWIDTH_BAR ">", "<end_of_utterance>", NULL};
+static const char *const k_eom_names[] = {"<|eom_id|>", NULL};
+static const char *const k_pre_names[] = {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
+    "<" TOK_FULLWIDTH_BAR "fim" TOK_LOWER_BLOCK "begin" TOK_FULLWIDTH_BAR ">", "<PRE>", TOK_LOWER_BLOCK "<PRE>",
+    "<|code_prefix|>", "<|prefix|>", NULL};
+static const char *const k_suf_names[] = {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
+    "<" TOK_FULLWIDTH_BAR "fim" TOK_LOWER_BLOCK "hole" TOK_FULLWIDTH_BAR ">", "<SUF>", TOK_LOWER_BLOCK "<SUF>",
+    "<|code_suffix|>", "<|suffix|>", NULL};
+static const char *const k_mid_names[] = {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
+    "<" TOK_FULLWIDTH_BAR "fim" TOK_LOWER_BLOCK "end" TOK_FULLWIDTH_BAR ">", "<MID>", TOK_LOWER_BLOCK "<MID>",
+    "<|code_middle|>", "<|middle|>", NULL};
+static const char *const k_pad_names[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]", NULL};
+static const char *const k_rep_names[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", NULL};
+static const char *const k_sep_names[] = {"<|file_sep|>", NULL};
+static const struct { size_t id_offset; const char *const *names; } k_detect[] = {
+    {offsetof(sn_tokenizer, eot), k_eot_names},         {offsetof(sn_tokenizer, eom), k_eom_names},
+    {offsetof(sn_tokenizer, fim_pre), k_pre_names}, {offsetof(sn_tokenizer, fim_suf), k_suf_names},
+    {offsetof(sn_tokenizer, fim_mid), k_mid_names}, {offsetof(sn_tokenizer, fim_pad), k_pad_names},
+    {offsetof(sn_tokenizer, fim_rep), k_rep_names}, {offsetof(sn_tokenizer, fim_sep), k_sep_names},
+};
+/* Tokens that end a generation wherever they are in the vocab (and become CONTROL). */
+static const char *const k_eog_names[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",
+    "<|flush|>", "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>",
+    "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<" TOK_FULLWIDTH_BAR "end" TOK_LOWER_BLOCK "of" TOK_LOWER_BLOCK "sentence" TOK_FULLWIDTH_BAR ">", "[e~[", NULL};
+/* gpt-oss's tokens that render as text (USER_DEFINED). */
+static const char *const k_user_defined_names[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>", NULL};
+
+/* Strip attributes llama.cpp sets by model: the first row whose needle is in the named GGUF string
+ * (tokenizer.ggml.pre, general.architecture, or general.name lowercased) applies its rule. */
+enum strip_in { IN_PRE, IN_ARCH, IN_NAME };
+enum strip_rule { LSTRIP_MASK, LSTRIP_BRACKET_MASK, RSTRIP_PHI3 };
+static const struct { enum strip_in in; const char *needle; enum strip_rule rule; } k_strip[] = {
+    {IN_PRE, "jina-v2-de", LSTRIP_MASK},      {IN_PRE, "jina-v2-es", LSTRIP_MASK},
+    {IN_PRE, "jina-v2-code", LSTRIP_MASK},    {IN_ARCH, "nomic-bert-moe", LSTRIP_MASK},
+    {IN_ARCH, "jina-bert-v3", LSTRIP_MASK},   {IN_NAME, "phi-3", RSTRIP_PHI3},
+    {IN_NAME, "phi3", RSTRIP_PHI3},           {IN_NAME, "modern-bert", LSTRIP_BRACKET_MASK},
+};
+
+static void set_attr(sn_tokenizer *t, const char *text, uint32_t attr, bool on) {
+    int32_t id = sn_tok_find(t, text, strlen(text));
+    if (id < 0) return;
+    if (on) t->tok[id].attr |= attr;
+    else t->tok[id].attr &= ~attr;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * loading, phase by phase */
+
 /* The tokenizer models (sn_tok_ops), one file each: loader defaults, model tables, encoder, piece. */
 static const sn_tok_ops *const k_tok_ops[] = {&sn_tok_spm_ops, &sn_tok_bpe_ops, &sn_tok_rwkv_ops};
 static const char k_tok_models[] = "llama, gpt2, gemma4, rwkv";
 
-sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
-    if (!g || !out) return sn_err_set(err, SN_EINVAL, "tokenizer: NULL argument");
-    *out = NULL;
-    sn_status st = SN_OK;
-    sn_tokenizer *t = calloc(1, sizeof *t);
-    char *model = NULL, *pre = NULL, *gname = NULL, *garch = NULL;
-    if (!t) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-
-    /* model and pre-tokenizer */
+/* tokenizer.ggml.model picks the sn_tok_ops row, which sets the model's loader defaults. */
+static sn_status pick_model(const sn_gguf *g, sn_tokenizer *t, char **pre, sn_err *err) {
     int64_t ki = sn_gguf_find_key(g, "tokenizer.ggml.model");
-    if (ki < 0) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.model is missing"); goto fail; }
-    if (sn_gguf_kv_type(g, ki) != SN_GGUF_STR) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.model is not a string"); goto fail; }
-    model = sn_gguf_str_dup(g, "tokenizer.ggml.model");
-    pre = sn_gguf_str_dup(g, "tokenizer.ggml.pre");
-    gname = sn_gguf_str_dup(g, "general.name");
-    garch = sn_gguf_str_dup(g, "general.architecture");
-    if (!model) goto oom;
+    if (ki < 0) return sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.model is missing");
+    if (sn_gguf_kv_type(g, ki) != SN_GGUF_STR)
+        return sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.model is not a string");
+    char *model = sn_gguf_str_dup(g, "tokenizer.ggml.model");
+    *pre = sn_gguf_str_dup(g, "tokenizer.ggml.pre");
+    if (!model) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+    sn_status st = SN_OK;
     ki = sn_gguf_find_key(g, "tokenizer.ggml.pre");
-    if (ki >= 0 && sn_gguf_kv_type(g, ki) != SN_GGUF_STR) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.pre is not a string"); goto fail; }
-
-    t->eot = t->eom = t->sep = t->pad = t->mask = -1;
-    t->fim_pre = t->fim_suf = t->fim_mid = t->fim_pad = t->fim_rep = t->fim_sep = -1;
-    for (size_t i = 0; i < sizeof(k_tok_ops) / sizeof(k_tok_ops[0]) && !t->ops; i++)
+    if (ki >= 0 && sn_gguf_kv_type(g, ki) != SN_GGUF_STR)
+        st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.pre is not a string");
+    for (size_t i = 0; st == SN_OK && i < sizeof(k_tok_ops) / sizeof(k_tok_ops[0]) && !t->ops; i++)
         for (const char *const *nm = k_tok_ops[i]->models; *nm; nm++)
             if (!strcmp(model, *nm)) t->ops = k_tok_ops[i];
-    if (!t->ops) {
-        st = sn_err_set(err, SN_EUNSUPPORTED, "tokenizer: tokenizer model '%s' is not supported (supported: %s)", model,
-                        k_tok_models);
-        goto fail;
-    }
-    if ((st = t->ops->init(t, model, &pre, err))) goto fail;
-    if ((st = get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err))) goto fail;
+    if (st == SN_OK && !t->ops)
+        st = sn_err_set(err, SN_EUNSUPPORTED, "tokenizer: tokenizer model '%s' is not supported (supported: %s)",
+                        model, k_tok_models);
+    if (st == SN_OK) st = t->ops->init(t, model, pre, err);
+    if (st == SN_OK) st = get_bool(g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix, err);
+    free(model);
+    return st;
+}
 
-    /* tokens, scores, types */
-    ki = sn_gguf_find_key(g, "tokenizer.ggml.tokens");
-    if (ki < 0) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.tokens is missing"); goto fail; }
-    if (sn_gguf_kv_type(g, ki) != SN_GGUF_ARR || sn_gguf_arr_type(g, ki) != SN_GGUF_STR) {
-        st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.tokens is not an array of strings"); goto fail;
+/* An optional per-token array (scores, token_type): its data, or NULL when absent. */
+static sn_status token_array(const sn_gguf *g, const char *key, const char *what, bool f32_ok, uint64_t nv,
+                             const unsigned char **data, sn_gguf_type *type, sn_err *err) {
+    int64_t k = sn_gguf_find_key(g, key);
+    *data = NULL;
+    if (k < 0) return SN_OK;
+    *type = sn_gguf_kv_type(g, k) == SN_GGUF_ARR ? sn_gguf_arr_type(g, k) : SN_GGUF_TYPE_COUNT;
+    if (*type != SN_GGUF_I32 && !(f32_ok && *type == SN_GGUF_F32))
+        return sn_err_set(err, SN_EFORMAT, "tokenizer: key %s is not an array of %s", key, what);
+    if (sn_gguf_arr_n(g, k) < nv)
+        return sn_err_set(err, SN_EFORMAT, "tokenizer: %s has %llu entries, fewer than the %llu tokens", key,
+                          (unsigned long long)sn_gguf_arr_n(g, k), (unsigned long long)nv);
+    *data = sn_gguf_arr_data(g, k);
+    return SN_OK;
+}
+
+static uint32_t attr_of_type(int32_t ty) {
+    switch (ty) {
+    case SN_TOKEN_UNKNOWN: return A_UNKNOWN;
+    case SN_TOKEN_UNUSED: return A_UNUSED;
+    case SN_TOKEN_NORMAL: return A_NORMAL;
+    case SN_TOKEN_CONTROL: return A_CONTROL;
+    case SN_TOKEN_USER_DEFINED: return A_USER_DEFINED;
+    case SN_TOKEN_BYTE: return A_BYTE;
+    default: return 0;
     }
+}
+
+/* tokenizer.ggml.tokens / scores / token_type into the token table and its text arena. */
+static sn_status read_tokens(const sn_gguf *g, sn_tokenizer *t, sn_err *err) {
+    int64_t ki = sn_gguf_find_key(g, "tokenizer.ggml.tokens");
+    if (ki < 0) return sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.tokens is missing");
+    if (sn_gguf_kv_type(g, ki) != SN_GGUF_ARR || sn_gguf_arr_type(g, ki) != SN_GGUF_STR)
+        return sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.tokens is not an array of strings");
     uint64_t nv = sn_gguf_arr_n(g, ki);
-    if (nv == 0 || nv > INT32_MAX / 4) {
-        st = sn_err_set(err, SN_EFORMAT, "tokenizer: tokenizer.ggml.tokens has %llu entries", (unsigned long long)nv); goto fail;
-    }
+    if (nv == 0 || nv > INT32_MAX / 4)
+        return sn_err_set(err, SN_EFORMAT, "tokenizer: tokenizer.ggml.tokens has %llu entries", (unsigned long long)nv);
     t->n_vocab = (int32_t)nv;
-    const unsigned char *scores = NULL, *types = NULL;
-    sn_gguf_type score_type = SN_GGUF_F32;
-    int64_t si = sn_gguf_find_key(g, "tokenizer.ggml.scores");
-    if (si >= 0) {
-        score_type = sn_gguf_kv_type(g, si) == SN_GGUF_ARR ? sn_gguf_arr_type(g, si) : SN_GGUF_TYPE_COUNT;
-        if (score_type != SN_GGUF_F32 && score_type != SN_GGUF_I32) {
-            st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.scores is not an array of f32 or i32"); goto fail;
-        }
-        if (sn_gguf_arr_n(g, si) < nv) {
-            st = sn_err_set(err, SN_EFORMAT, "tokenizer: tokenizer.ggml.scores has %llu entries, fewer than the %llu tokens",
-                            (unsigned long long)sn_gguf_arr_n(g, si), (unsigned long long)nv); goto fail;
-        }
-        scores = sn_gguf_arr_data(g, si);
-    }
-    int64_t ti_ = sn_gguf_find_key(g, "tokenizer.ggml.token_type");
-    if (ti_ >= 0) {
-        if (sn_gguf_kv_type(g, ti_) != SN_GGUF_ARR || sn_gguf_arr_type(g, ti_) != SN_GGUF_I32) {
-            st = sn_err_set(err, SN_EFORMAT, "tokenizer: key tokenizer.ggml.token_type is not an array of i32"); goto fail;
-        }
-        if (sn_gguf_arr_n(g, ti_) < nv) {
-            st = sn_err_set(err, SN_EFORMAT, "tokenizer: tokenizer.ggml.token_type has %llu entries, fewer than the %llu tokens",
-                            (unsigned long long)sn_gguf_arr_n(g, ti_), (unsigned long long)nv); goto fail;
-        }
-        types = sn_gguf_arr_data(g, ti_);
-    }
+    const unsigned char *scores, *types;
+    sn_gguf_type score_type = SN_GGUF_F32, type_type;
+    sn_status st = token_array(g, "tokenizer.ggml.scores", "f32 or i32", true, nv, &scores, &score_type, err);
+    if (st == SN_OK) st = token_array(g, "tokenizer.ggml.token_type", "i32", false, nv, &types, &type_type, err);
+    if (st) return st;
     size_t total = 0;
     for (uint64_t i = 0; i < nv; i++) {
         sn_gguf_str s = sn_gguf_arr_str(g, ki, i);
         size_t l = s.len ? (size_t)s.len : 24; /* "[EMPTY_i]" */
-        if (s.len > UINT32_MAX / 2 || total > SIZE_MAX - l - 1) {
-            st = sn_err_set(err, SN_EFORMAT, "tokenizer: token %llu is too long", (unsigned long long)i); goto fail;
-        }
+        if (s.len > UINT32_MAX / 2 || total > SIZE_MAX - l - 1)
+            return sn_err_set(err, SN_EFORMAT, "tokenizer: token %llu is too long", (unsigned long long)i);
         total += l + 1;
     }
-    if (total > UINT32_MAX) { st = sn_err_set(err, SN_EFORMAT, "tokenizer: token texts exceed 4 GiB"); goto fail; }
+    if (total > UINT32_MAX) return sn_err_set(err, SN_EFORMAT, "tokenizer: token texts exceed 4 GiB");
     t->arena = malloc(total ? total : 1);
     t->tok = calloc(nv, sizeof *t->tok);
     t->eog = calloc(nv, 1);
-    if (!t->arena || !t->tok || !t->eog) goto oom;
+    if (!t->arena || !t->tok || !t->eog) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
     size_t pos = 0;
     for (uint64_t i = 0; i < nv; i++) {
         sn_gguf_str s = sn_gguf_arr_str(g, ki, i);
@@ -430,42 +489,37 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         if (types) {
             int32_t ty;
             memcpy(&ty, types + 4 * i, 4);
-            switch (ty) {
-                case SN_TOKEN_UNKNOWN: tk->attr = A_UNKNOWN; break;
-                case SN_TOKEN_UNUSED: tk->attr = A_UNUSED; break;
-                case SN_TOKEN_NORMAL: tk->attr = A_NORMAL; break;
-                case SN_TOKEN_CONTROL: tk->attr = A_CONTROL; break;
-                case SN_TOKEN_USER_DEFINED: tk->attr = A_USER_DEFINED; break;
-                case SN_TOKEN_BYTE: tk->attr = A_BYTE; break;
-                default: tk->attr = 0; break;
-            }
+            tk->attr = attr_of_type(ty);
         }
     }
-    /* text -> id; duplicates are an error (llama.cpp asserts) */
-    uint64_t ns = sn_tok_slot_count(nv);
+    return SN_OK;
+}
+
+/* text -> id; duplicates are an error (llama.cpp asserts) */
+static sn_status index_tokens(sn_tokenizer *t, sn_err *err) {
+    uint64_t ns = sn_tok_slot_count((uint64_t)t->n_vocab);
     t->tslot = malloc(ns * sizeof *t->tslot);
-    if (!t->tslot) goto oom;
+    if (!t->tslot) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
     memset(t->tslot, 0xFF, ns * sizeof *t->tslot);
     t->tmask = ns - 1;
-    for (uint64_t i = 0; i < nv; i++) {
+    for (int32_t i = 0; i < t->n_vocab; i++) {
         const tok_info *tk = &t->tok[i];
         uint64_t h = sn_tok_hash(SN_TOK_HASH_SEED, t->arena + tk->off, tk->len) & t->tmask;
         while (t->tslot[h] >= 0) {
             const tok_info *o = &t->tok[t->tslot[h]];
-            if (o->len == tk->len && !memcmp(t->arena + o->off, t->arena + tk->off, tk->len)) {
-                st = sn_err_set(err, SN_EFORMAT, "tokenizer: tokenizer.ggml.tokens[%llu] \"%.*s\" duplicates token %d",
-                                (unsigned long long)i, (int)(tk->len > 64 ? 64 : tk->len), t->arena + tk->off, t->tslot[h]);
-                goto fail;
-            }
+            if (o->len == tk->len && !memcmp(t->arena + o->off, t->arena + tk->off, tk->len))
+                return sn_err_set(err, SN_EFORMAT, "tokenizer: tokenizer.ggml.tokens[%llu] \"%.*s\" duplicates token %d",
+                                  (unsigned long long)i, (int)(tk->len > 64 ? 64 : tk->len), t->arena + tk->off,
+                                  t->tslot[h]);
             h = (h + 1) & t->tmask;
         }
-        t->tslot[h] = (int32_t)i;
+        t->tslot[h] = i;
     }
+    return SN_OK;
+}
 
-    if (t->ops->build && (st = t->ops->build(t, g, err))) goto fail;
-
-
-    /* SPM byte fallback table (<0xNN>, else the raw byte) */
+/* SPM byte fallback table (<0xNN>, else the raw byte) */
+static void byte_table(sn_tokenizer *t) {
     for (int b = 0; b < 256; b++) {
         char hx[8];
         snprintf(hx, sizeof hx, "<0x%02X>", b);
@@ -473,152 +527,154 @@ sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
         if (id < 0) { char c = (char)b; id = sn_tok_find(t, &c, 1); }
         t->spm_byte[b] = id;
     }
+}
 
-    /* special ids: defaults out of range are dropped; GGUF values out of range are ignored */
-    {
-        struct { const char *key; int32_t *id; } sp[] = {
-            {"tokenizer.ggml.bos_token_id", &t->bos}, {"tokenizer.ggml.eos_token_id", &t->eos},
-            {"tokenizer.ggml.eot_token_id", &t->eot}, {"tokenizer.ggml.eom_token_id", &t->eom},
-            {"tokenizer.ggml.unknown_token_id", &t->unk}, {"tokenizer.ggml.seperator_token_id", &t->sep},
-            {"tokenizer.ggml.padding_token_id", &t->pad}, {"tokenizer.ggml.mask_token_id", &t->mask},
-            {"tokenizer.ggml.fim_pre_token_id", &t->fim_pre}, {"tokenizer.ggml.fim_suf_token_id", &t->fim_suf},
-            {"tokenizer.ggml.fim_mid_token_id", &t->fim_mid}, {"tokenizer.ggml.fim_pad_token_id", &t->fim_pad},
-            {"tokenizer.ggml.fim_rep_token_id", &t->fim_rep}, {"tokenizer.ggml.fim_sep_token_id", &t->fim_sep},
-            {"tokenizer.ggml.prefix_token_id", &t->fim_pre}, {"tokenizer.ggml.suffix_token_id", &t->fim_suf},
-            {"tokenizer.ggml.middle_token_id", &t->fim_mid},
-        };
-        for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++) {
-            if (*sp[i].id >= t->n_vocab) *sp[i].id = -1;
-            int64_t k = sn_gguf_find_key(g, sp[i].key);
-            if (k < 0) continue;
-            if (sn_gguf_kv_type(g, k) != SN_GGUF_U32) {
-                st = sn_err_set(err, SN_EFORMAT, "tokenizer: key %s has type %s, expected u32", sp[i].key,
-                                sn_gguf_type_name(sn_gguf_kv_type(g, k)));
-                goto fail;
-            }
-            uint32_t v = sn_gguf_get_u32(g, k);
-            if (v < (uint32_t)t->n_vocab) *sp[i].id = (int32_t)v;
-        }
+/* special ids: defaults out of range are dropped; GGUF values out of range are ignored */
+static sn_status read_special_ids(const sn_gguf *g, sn_tokenizer *t, sn_err *err) {
+    struct { const char *key; int32_t *id; } sp[] = {
+        {"tokenizer.ggml.bos_token_id", &t->bos}, {"tokenizer.ggml.eos_token_id", &t->eos},
+        {"tokenizer.ggml.eot_token_id", &t->eot}, {"tokenizer.ggml.eom_token_id", &t->eom},
+        {"tokenizer.ggml.unknown_token_id", &t->unk}, {"tokenizer.ggml.seperator_token_id", &t->sep},
+        {"tokenizer.ggml.padding_token_id", &t->pad}, {"tokenizer.ggml.mask_token_id", &t->mask},
+        {"tokenizer.ggml.fim_pre_token_id", &t->fim_pre}, {"tokenizer.ggml.fim_suf_token_id", &t->fim_suf},
+        {"tokenizer.ggml.fim_mid_token_id", &t->fim_mid}, {"tokenizer.ggml.fim_pad_token_id", &t->fim_pad},
+        {"tokenizer.ggml.fim_rep_token_id", &t->fim_rep}, {"tokenizer.ggml.fim_sep_token_id", &t->fim_sep},
+        {"tokenizer.ggml.prefix_token_id", &t->fim_pre}, {"tokenizer.ggml.suffix_token_id", &t->fim_suf},
+        {"tokenizer.ggml.middle_token_id", &t->fim_mid},
+    };
+    for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++) {
+        if (*sp[i].id >= t->n_vocab) *sp[i].id = -1;
+        int64_t k = sn_gguf_find_key(g, sp[i].key);
+        if (k < 0) continue;
+        if (sn_gguf_kv_type(g, k) != SN_GGUF_U32)
+            return sn_err_set(err, SN_EFORMAT, "tokenizer: key %s has type %s, expected u32", sp[i].key,
+                              sn_gguf_type_name(sn_gguf_kv_type(g, k)));
+        uint32_t v = sn_gguf_get_u32(g, k);
+        if (v < (uint32_t)t->n_vocab) *sp[i].id = (int32_t)v;
     }
-    if ((st = get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err))) goto fail;
-    if ((st = get_bool(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err))) goto fail;
+    sn_status st = get_bool(g, "tokenizer.ggml.add_bos_token", &t->add_bos, err);
+    if (st == SN_OK) st = get_bool(g, "tokenizer.ggml.add_eos_token", &t->add_eos, err);
     if (t->gemma4) t->add_bos = true; /* llama.cpp's Gemma 4 workaround */
+    return st;
+}
 
-    /* llama.cpp's fix-ups by token text: EOT/EOM/FIM detection forces CONTROL on the token found
-     * (llama.cpp takes the first match in its hash-map order; we take the first name of the list that
-     * exists, which agrees for Llama 3, Qwen 2/3, Phi-3 and StarCoder vocabs), then "unused" control
-     * tokens, the EOG list, and the gpt-oss tokens that must render as USER_DEFINED. */
-    {
-        static const char *const eot_names[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-            "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-            "<end_of_utterance>", NULL};
-        static const char *const eom_names[] = {"<|eom_id|>", NULL};
-        static const char *const pre_names[] = {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
-            "<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>", "<PRE>", "\xe2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>", NULL};
-        static const char *const suf_names[] = {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
-            "<\xef\xbd\x9c" "fim\xe2\x96\x81hole\xef\xbd\x9c>", "<SUF>", "\xe2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>", NULL};
-        static const char *const mid_names[] = {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
-            "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>", "<MID>", "\xe2\x96\x81<MID>", "<|code_middle|>", "<|middle|>", NULL};
-        static const char *const pad_names[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]", NULL};
-        static const char *const rep_names[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", NULL};
-        static const char *const sep_names[] = {"<|file_sep|>", NULL};
-        struct { int32_t *id; const char *const *names; } det[] = {
-            {&t->eot, eot_names}, {&t->eom, eom_names}, {&t->fim_pre, pre_names}, {&t->fim_suf, suf_names},
-            {&t->fim_mid, mid_names}, {&t->fim_pad, pad_names}, {&t->fim_rep, rep_names}, {&t->fim_sep, sep_names},
-        };
-        for (size_t d = 0; d < sizeof det / sizeof det[0]; d++) {
-            if (*det[d].id >= 0) continue;
-            for (const char *const *nm = det[d].names; *nm && *det[d].id < 0; nm++) {
-                int32_t id = sn_tok_find(t, *nm, strlen(*nm));
-                if (id >= 0) { *det[d].id = id; t->tok[id].attr |= A_CONTROL; }
-            }
-        }
-        for (int32_t id = 0; id < t->n_vocab; id++)
-            if ((t->tok[id].attr & A_CONTROL) && strstr(t->arena + t->tok[id].off, "unused"))
-                t->tok[id].attr |= A_UNUSED;
-        static const char *const eog_names[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",
-            "<|flush|>", "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>",
-            "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-            "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "[e~[", NULL};
-        if (t->fim_pad >= 0) t->eog[t->fim_pad] = 1;
-        if (t->fim_rep >= 0) t->eog[t->fim_rep] = 1;
-        if (t->fim_sep >= 0) t->eog[t->fim_sep] = 1;
-        for (int32_t id = 0; id < t->n_vocab; id++) {
-            for (const char *const *nm = eog_names; *nm; nm++)
-                if (str_eq(t, id, *nm)) { t->eog[id] = 1; t->tok[id].attr |= A_CONTROL; break; }
-            if (str_eq(t, id, "<|channel|>") || str_eq(t, id, "<|message|>") || str_eq(t, id, "<|start|>") ||
-                str_eq(t, id, "<|constrain|>"))
-                t->tok[id].attr = A_USER_DEFINED;
-        }
-        if (t->eos >= 0) t->eog[t->eos] = 1;
-        if (t->eot >= 0) t->eog[t->eot] = 1;
-        if (t->eom >= 0) t->eog[t->eom] = 1;
-        /* o200k_harmony / solar-open: <|end|> is not EOG when <|return|>+<|call|> (or <|calls|>+<|flush|>) are */
-        int32_t end_id = -1;
-        bool has_return = false, has_call = false, has_flush = false, has_tool_response = false;
-        int32_t s_id = -1;
-        for (int32_t id = 0; id < t->n_vocab; id++) {
-            if (!t->eog[id]) continue;
-            if (str_eq(t, id, "<|return|>")) has_return = true;
-            else if (str_eq(t, id, "<|call|>") || str_eq(t, id, "<|calls|>")) has_call = true;
-            else if (str_eq(t, id, "<|flush|>")) has_flush = true;
-            else if (str_eq(t, id, "<|end|>")) end_id = id;
-            if (str_eq(t, id, "<|tool_response>")) has_tool_response = true;
-            if (str_eq(t, id, "</s>")) s_id = id;
-        }
-        if (end_id >= 0 && ((has_return && has_call) || (has_call && has_flush))) {
-            t->eog[end_id] = 0;
-            t->tok[end_id].attr = A_USER_DEFINED;
-        }
-        if (has_tool_response && s_id >= 0) {
-            t->eog[s_id] = 0;
-            t->tok[s_id].attr = A_NORMAL;
+static bool in_list(const sn_tokenizer *t, int32_t id, const char *const *names) {
+    for (const char *const *nm = names; *nm; nm++)
+        if (str_eq(t, id, *nm)) return true;
+    return false;
+}
+
+/* The fix-ups by text: detected special ids (k_detect), "unused" control tokens, the EOG set
+ * (k_eog_names and the special ids), USER_DEFINED tokens, then the two EOG exceptions. */
+static void fix_up_by_text(sn_tokenizer *t) {
+    for (size_t d = 0; d < sizeof k_detect / sizeof k_detect[0]; d++) {
+        int32_t *slot = (int32_t *)((char *)t + k_detect[d].id_offset);
+        for (const char *const *nm = k_detect[d].names; *nm && *slot < 0; nm++) {
+            int32_t id = sn_tok_find(t, *nm, strlen(*nm));
+            if (id >= 0) { *slot = id; t->tok[id].attr |= A_CONTROL; }
         }
     }
+    for (int32_t id = 0; id < t->n_vocab; id++)
+        if ((t->tok[id].attr & A_CONTROL) && strstr(t->arena + t->tok[id].off, "unused")) t->tok[id].attr |= A_UNUSED;
+    const int32_t eog_fim[] = {t->fim_pad, t->fim_rep, t->fim_sep};
+    for (size_t i = 0; i < 3; i++)
+        if (eog_fim[i] >= 0) t->eog[eog_fim[i]] = 1;
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        if (in_list(t, id, k_eog_names)) { t->eog[id] = 1; t->tok[id].attr |= A_CONTROL; }
+        if (in_list(t, id, k_user_defined_names)) t->tok[id].attr = A_USER_DEFINED;
+    }
+    const int32_t eog_ids[] = {t->eos, t->eot, t->eom};
+    for (size_t i = 0; i < 3; i++)
+        if (eog_ids[i] >= 0) t->eog[eog_ids[i]] = 1;
+    /* o200k_harmony / solar-open: <|end|> is not EOG when <|return|>+<|call|> (or <|calls|>+<|flush|>)
+     * are; with <|tool_response>, </s> is not EOG either */
+    int32_t end_id = -1, s_id = -1;
+    bool has_return = false, has_call = false, has_flush = false, has_tool_response = false;
+    for (int32_t id = 0; id < t->n_vocab; id++) {
+        if (!t->eog[id]) continue;
+        if (str_eq(t, id, "<|return|>")) has_return = true;
+        else if (str_eq(t, id, "<|call|>") || str_eq(t, id, "<|calls|>")) has_call = true;
+        else if (str_eq(t, id, "<|flush|>")) has_flush = true;
+        else if (str_eq(t, id, "<|end|>")) end_id = id;
+        if (str_eq(t, id, "<|tool_response>")) has_tool_response = true;
+        if (str_eq(t, id, "</s>")) s_id = id;
+    }
+    if (end_id >= 0 && ((has_return && has_call) || (has_call && has_flush))) {
+        t->eog[end_id] = 0;
+        t->tok[end_id].attr = A_USER_DEFINED;
+    }
+    if (has_tool_response && s_id >= 0) {
+        t->eog[s_id] = 0;
+        t->tok[s_id].attr = A_NORMAL;
+    }
+}
 
-    /* special tokens cut out of the text, longest first */
-    t->special = malloc(nv * sizeof *t->special);
-    if (!t->special) goto oom;
+/* special tokens cut out of the text, longest first */
+static sn_status collect_specials(sn_tokenizer *t, sn_err *err) {
+    t->special = malloc((size_t)t->n_vocab * sizeof *t->special);
+    if (!t->special) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
     for (int32_t id = 0; id < t->n_vocab; id++)
         if (t->tok[id].attr & (A_CONTROL | A_USER_DEFINED | A_UNKNOWN)) t->special[t->n_special++] = id;
     qsort_r(t->special, t->n_special, sizeof *t->special, cmp_special, t);
+    return SN_OK;
+}
 
-    /* per-model strip attributes (llama.cpp sets them by model/pre/arch name) */
-    {
-        char lname[256] = "";
-        if (gname) {
-            size_t i = 0;
-            for (; gname[i] && i + 1 < sizeof lname; i++)
-                lname[i] = (gname[i] >= 'A' && gname[i] <= 'Z') ? (char)(gname[i] + 32) : gname[i];
-            lname[i] = 0;
-        }
-        const char *p = pre ? pre : "", *a = garch ? garch : "";
-        if (strstr(p, "jina-v2-de") || strstr(p, "jina-v2-es") || strstr(p, "jina-v2-code") ||
-            strstr(a, "nomic-bert-moe") || strstr(a, "jina-bert-v3")) {
-            int32_t id = sn_tok_find(t, "<mask>", 6);
-            if (id >= 0) t->tok[id].attr |= A_LSTRIP;
-        } else if (strstr(lname, "phi-3") || strstr(lname, "phi3")) {
-            for (size_t i = 0; i < t->n_special; i++) t->tok[t->special[i]].attr |= A_RSTRIP;
-            int32_t id = sn_tok_find(t, "</s>", 4);
-            if (id >= 0) t->tok[id].attr |= A_RSTRIP;
-            const char *norstrip[] = {"<unk>", "<s>", "<|endoftext|>"};
-            for (int i = 0; i < 3; i++) {
-                id = sn_tok_find(t, norstrip[i], strlen(norstrip[i]));
-                if (id >= 0) t->tok[id].attr &= ~(uint32_t)A_RSTRIP;
-            }
-        } else if (strstr(lname, "modern-bert")) {
-            int32_t id = sn_tok_find(t, "[MASK]", 6);
-            if (id >= 0) t->tok[id].attr |= A_LSTRIP;
-        }
+/* per-model strip attributes (k_strip) */
+static void strip_attributes(const sn_gguf *g, sn_tokenizer *t, const char *pre) {
+    char lname[256] = "";
+    char *gname = sn_gguf_str_dup(g, "general.name"), *garch = sn_gguf_str_dup(g, "general.architecture");
+    if (gname) {
+        size_t i = 0;
+        for (; gname[i] && i + 1 < sizeof lname; i++)
+            lname[i] = (gname[i] >= 'A' && gname[i] <= 'Z') ? (char)(gname[i] + 32) : gname[i];
+        lname[i] = 0;
     }
+    const char *in[] = {[IN_PRE] = pre ? pre : "", [IN_ARCH] = garch ? garch : "", [IN_NAME] = lname};
+    for (size_t r = 0; r < sizeof k_strip / sizeof k_strip[0]; r++) {
+        if (!strstr(in[k_strip[r].in], k_strip[r].needle)) continue;
+        switch (k_strip[r].rule) {
+        case LSTRIP_MASK: set_attr(t, "<mask>", A_LSTRIP, true); break;
+        case LSTRIP_BRACKET_MASK: set_attr(t, "[MASK]", A_LSTRIP, true); break;
+        case RSTRIP_PHI3:
+            for (size_t i = 0; i < t->n_special; i++) t->tok[t->special[i]].attr |= A_RSTRIP;
+            set_attr(t, "</s>", A_RSTRIP, true);
+            set_attr(t, "<unk>", A_RSTRIP, false);
+            set_attr(t, "<s>", A_RSTRIP, false);
+            set_attr(t, "<|endoftext|>", A_RSTRIP, false);
+            break;
+        }
+        break;
+    }
+    free(gname);
+    free(garch);
+}
 
-    free(model); free(pre); free(gname); free(garch);
+sn_status sn_tok_load(const sn_gguf *g, sn_tokenizer **out, sn_err *err) {
+    if (!g || !out) return sn_err_set(err, SN_EINVAL, "tokenizer: NULL argument");
+    *out = NULL;
+    sn_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
+    t->eot = t->eom = t->sep = t->pad = t->mask = -1;
+    t->fim_pre = t->fim_suf = t->fim_mid = t->fim_pad = t->fim_rep = t->fim_sep = -1;
+    char *pre = NULL;
+    sn_status st = pick_model(g, t, &pre, err);
+    if (st == SN_OK) st = read_tokens(g, t, err);
+    if (st == SN_OK) st = index_tokens(t, err);
+    if (st == SN_OK && t->ops->build) st = t->ops->build(t, g, err);
+    if (st == SN_OK) {
+        byte_table(t);
+        st = read_special_ids(g, t, err);
+    }
+    if (st == SN_OK) {
+        fix_up_by_text(t);
+        st = collect_specials(t, err);
+    }
+    if (st == SN_OK) strip_attributes(g, t, pre);
+    free(pre);
+    if (st) {
+        sn_tok_free(t);
+        return st;
+    }
     *out = t;
     return SN_OK;
-oom:
-    st = sn_err_set(err, SN_ENOMEM, "tokenizer: out of memory");
-fail:
-    free(model); free(pre); free(gname); free(garch);
-    sn_tok_free(t);
-    return st;
 }

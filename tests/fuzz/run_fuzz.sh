@@ -13,7 +13,7 @@ CC=${SN_FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || { echo "SKIP: $CC not installed (apt-get install clang)"; exit 0; }
 mkdir -p "$B/corpus"
 # each harness with the sources it reaches (compiled with the fuzzer's coverage, not the libraries)
-base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
+base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/utf8.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
 formats=("$SRC"/runtime/formats/*.c "$SRC"/runtime/quants/*.c)
 readers=("$SRC"/convert/readers/{safetensors,torch_ckpt,torch_zip,pickle}.c "$SRC/convert/path.c")
 case $NAME in
@@ -22,12 +22,15 @@ case $NAME in
   gguf) srcs=("${formats[@]}" "$SRC"/runtime/tokenizers/*.c "${base[@]}") ;;
   safetensors) srcs=("${readers[@]}" "${formats[@]}" "${base[@]}") ;;
   hf_config) srcs=("$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}" "${formats[@]}" "${base[@]}") ;;
+  blob) srcs=("${formats[@]}" "${base[@]}") ;;
+  spm) srcs=("$SRC/convert/vocab/spm_model.c" "$SRC/runtime/base/sn_err.c") ;;
+  ollama_host) srcs=("$SRC/integrate/ollama_host.c" "$SRC/runtime/base/sn_err.c") ;;
   *) echo "run_fuzz.sh: no harness '$NAME'"; exit 2 ;;
 esac
 srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "${srcs[@]}")
 inc=()
 for d in runtime runtime/base runtime/formats runtime/quants runtime/tokenizers runtime/kernels convert convert/readers \
-         convert/archs convert/vocab templates; do inc+=(-I"$SRC/$d"); done
+         convert/archs convert/vocab templates integrate; do inc+=(-I"$SRC/$d"); done
 inc+=(-I/usr/include/cjson)
 bin=$B/fuzz_$NAME
 if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/readers/*.h "$SRC"/runtime/*/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then

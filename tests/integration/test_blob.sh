@@ -127,7 +127,7 @@ done
 # fp32 blob = f32 GGUF and fp16 blob = f16 GGUF, compared on the tokens and on the last step's
 # logits as --json prints them (max |logit| and the top log-probabilities to 1e-6): every matrix
 # holds the same values and goes through the same kernels, RWKV-7's small LoRA matrices included
-# (FP16 in both since session 13; they were FP32 in the blobs before, which moved the logits).
+# (FP16 in both; FP32 in the blob alone would move the logits).
 # int4 blobs run.
 logits_of() { # FILE.json -> the last step's max |logit| and top log-probabilities, as printed
   sed -n 's/.*"max_abs_logit":\(.*\]\]\).*/\1/p' "$1"

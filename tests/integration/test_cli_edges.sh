@@ -29,6 +29,13 @@ out=$("$SI" ollama "$G" --name tiny:x --host $DEAD --template "$W/t.gotmpl" --mo
 out=$(http_proxy=$DEAD "$SI" ollama "$G" --name tiny:x --host http://10.255.255.1:11434 --template "$W/t.gotmpl" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "proxy $DEAD (from http_proxy) did not answer" <<<"$out" && ! grep -q "ollama serve" <<<"$out" \
   && ok "dead proxy: says the proxy did not answer and names it" || bad "dead proxy rc=$rc: $out"
+# uppercase HTTP_PROXY counts for a remote host, as in Ollama's Go client (libcurl alone ignores it)
+out=$(HTTP_PROXY=$DEAD "$SI" ollama "$G" --name tiny:x --host http://10.255.255.1:11434 --template "$W/t.gotmpl" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "proxy $DEAD (from http_proxy) did not answer" <<<"$out" \
+  && ok "uppercase HTTP_PROXY is used for a remote host (Go's ProxyFromEnvironment)" || bad "HTTP_PROXY rc=$rc: $out"
+out=$(HTTP_PROXY=$DEAD REQUEST_METHOD=GET "$SI" ollama "$G" --name tiny:x --host http://sunny-host.invalid:11434 --template "$W/t.gotmpl" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "cannot resolve the host" <<<"$out" && ! grep -q "proxy" <<<"$out" \
+  && ok "HTTP_PROXY ignored in a CGI environment (REQUEST_METHOD set): the host is resolved directly" || bad "CGI rc=$rc: $out"
 out=$(http_proxy=$DEAD "$SI" ollama "$G" --name tiny:x --host $DEAD --template "$W/t.gotmpl" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "ollama serve" <<<"$out" && ! grep -q "proxy" <<<"$out" \
   && ok "loopback with a proxy set: still 'start ollama serve' (loopback is never proxied)" || bad "loopback rc=$rc: $out"

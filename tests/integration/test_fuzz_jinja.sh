@@ -16,7 +16,7 @@ fuzz() { # name seconds seed-files...
   mkdir -p "$W/$name-corpus"
   clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$SRC/templates" -I"$SRC/runtime/base" "$SRC/tests/fuzz/fuzz_$name.c" "$SRC"/templates/jinja_*.c \
-    "$SRC"/templates/gotmpl*.c "$SRC/runtime/base/sn_err.c" -lcjson -o "$W/fuzz_$name"
+    "$SRC"/templates/gotmpl*.c "$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/utf8.c" -lcjson -o "$W/fuzz_$name"
   cp "$@" "$W/$name-corpus/"
   local reg=("$SRC"/tests/fuzz/${name}_regressions/*)
   if [ -e "${reg[0]}" ]; then

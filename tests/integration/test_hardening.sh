@@ -190,4 +190,10 @@ msg=$(timeout 20 "$SI" lmstudio --gguf "$W/fifo.gguf.in" --models-dir "$W" 2>&1)
 [[ $rc == 1 && $msg == *"not a regular file"* ]] && ok "lmstudio --gguf FIFO: exit 1 at once" || bad "lmstudio FIFO: rc=$rc $msg"
 msg=$(timeout 60 "$SN_BIN/sunny-run" -m "$G" -f /dev/zero -n 1 2>&1); rc=$?
 [[ $rc == 1 && $msg == *"budget for a prompt file"* ]] && ok "sunny-run -f /dev/zero: exit 1, '${msg:0:90}'" || bad "-f /dev/zero: rc=$rc ${msg:0:200}"
+# ---- a README whose text is not UTF-8: its model card is dropped, general.name stays valid UTF-8
+d=$W/readme-bad; rm -rf "$d"; mkdir -p "$d"; cp "$src"/*.json "$d"/; ln -s "$src/model.safetensors" "$d/"
+printf -- '---\nmodel_name: Evil\xff\xfeName\nlicense: mit\n---\n# card\n' >"$d/README.md"
+msg=$("$CONV" "$d" -o "$W/readme-bad.gguf" 2>&1); rc=$?
+if [[ $rc == 0 ]] && ! grep -q $'Evil\xff' "$W/readme-bad.gguf"; then ok "invalid UTF-8 in README.md: the card is dropped, general.name from config/folder"
+else bad "README with invalid UTF-8: rc=$rc $msg"; fi
 finish

@@ -4,6 +4,7 @@
 #include "arch.h"
 #include "convert.h"
 #include "sn_test.h"
+#include "transform.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +84,77 @@ static void test_qwen_names(void) {
     expect_map(a, &c, "model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias", 64, 1, 0);
     expect_map(a, &c, "model.layers.0.self_attn.v_proj.bias", "blk.0.attn_v.bias", 32, 1, 0);
     sn_hf_config_free(&c);
+}
+
+/* Mixture of experts: llama.cpp's stacking (conversion/qwen.py Qwen2MoeModel, llama.py LlamaModel)
+ * yields down, gate, up (Qwen) and w1, w2, w3 = gate, down, up (Mixtral) per layer; the fused
+ * gate_up_proj [E, 2F, D] is split on dim -2 (gate rows first). */
+static void test_moe_names(void) {
+    sn_hf_config c = cfg_of("{\"architectures\":[\"Qwen3MoeForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+                            "\"num_key_value_heads\":2,\"head_dim\":16,\"num_hidden_layers\":2,\"intermediate_size\":96,"
+                            "\"num_experts\":6,\"num_experts_per_tok\":2,\"moe_intermediate_size\":32}");
+    const sn_arch *a = sn_arch_find("Qwen3MoeForCausalLM");
+    CU_ASSERT_PTR_EQUAL_FATAL(a, &sn_arch_qwen3moe);
+    sn_arch_tensor t;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL_FATAL(a->map_tensor(a, &c, "model.layers.1.mlp.experts.5.down_proj.weight", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT_STRING_EQUAL(t.gguf_name, "blk.1.ffn_down_exps.weight");
+    CU_ASSERT(t.n_dims == 3 && t.ne[0] == 32 && t.ne[1] == 64 && t.ne[2] == 6 && t.src_n_dims == 2);
+    CU_ASSERT(t.part == 5 && t.n_parts == 6 && t.group_rank == 0 && t.group_size == 3);
+    CU_ASSERT_STRING_EQUAL(t.group, "blk.1.experts");
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.1.mlp.experts.0.up_proj.weight", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT(t.ne[0] == 64 && t.ne[1] == 32 && t.group_rank == 2);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.0.mlp.gate.weight", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT_STRING_EQUAL(t.gguf_name, "blk.0.ffn_gate_inp.weight");
+    CU_ASSERT(t.n_dims == 2 && t.ne[0] == 64 && t.ne[1] == 6 && t.n_parts == 0);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.0.mlp.experts.gate_up_proj", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT_STRING_EQUAL(t.gguf_name, "blk.0.ffn_gate_exps.weight");
+    CU_ASSERT_STRING_EQUAL(t.also_name, "blk.0.ffn_up_exps.weight");
+    CU_ASSERT(t.src_ne[1] == 64 && t.ne[1] == 32 && t.slice_group == 64 && t.slice_off == 0 && t.also_slice_off == 32);
+    CU_ASSERT(a->map_tensor(a, &c, "model.layers.0.mlp.experts.6.up_proj.weight", &t, &err) < 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is expert 6 but config.json has num_experts = 6"));
+    CU_ASSERT(a->map_tensor(a, &c, "model.layers.0.mlp.gate_proj.weight", &t, &err) < 0); /* no dense MLP */
+    sn_hf_config_free(&c);
+
+    c = cfg_of("{\"architectures\":[\"MixtralForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+               "\"num_key_value_heads\":2,\"num_hidden_layers\":1,\"intermediate_size\":96,\"num_local_experts\":4,"
+               "\"num_experts_per_tok\":2}");
+    a = sn_arch_find("MixtralForCausalLM");
+    CU_ASSERT_PTR_EQUAL_FATAL(a, &sn_arch_llama);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.0.block_sparse_moe.experts.3.w2.weight", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT_STRING_EQUAL(t.gguf_name, "blk.0.ffn_down_exps.weight");
+    CU_ASSERT(t.ne[0] == 96 && t.ne[1] == 64 && t.ne[2] == 4 && t.part == 3 && t.group_rank == 1);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.0.block_sparse_moe.experts.0.w1.weight", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT(strcmp(t.gguf_name, "blk.0.ffn_gate_exps.weight") == 0 && t.group_rank == 0 && t.ne[1] == 96);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.layers.0.block_sparse_moe.gate.weight", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT_STRING_EQUAL(t.gguf_name, "blk.0.ffn_gate_inp.weight");
+    CU_ASSERT_EQUAL(sn_arch_expert_count(&c), 4);
+    sn_hf_config_free(&c);
+
+    /* the row slice: output row r of gate (off 0) / up (off F) from [E][2F] source rows */
+    enum { E = 3, F = 4 };
+    sn_tsrc s;
+    memset(&s, 0, sizeof s);
+    sn_st_tensor src;
+    memset(&src, 0, sizeof src);
+    src.contiguous = 1;
+    const sn_st_tensor *parts[1] = {&src};
+    s.part = parts;
+    s.n_parts = 1;
+    s.n_rows = E * F;
+    s.slice_group = 2 * F;
+    s.slice_take = F;
+    for (uint64_t off = 0; off <= F; off += F) {
+        s.slice_off = off;
+        for (uint64_t e = 0, bad = 0; e < E; e++)
+            for (uint64_t f = 0; f < F; f++) {
+                uint64_t sr = 99;
+                sn_tsrc_src_row(&s, e * F + f, &sr);
+                bad += sr != e * 2 * F + off + f;
+                if (e == E - 1 && f == F - 1) CU_ASSERT_EQUAL(bad, 0);
+            }
+    }
+    CU_ASSERT_EQUAL(sn_tsrc_is_plain(&s), 0);
 }
 
 /* torch: w.reshape(nh, 2, rows/nh/2, cols).swapaxes(1, 2).reshape(rows, cols), done literally */
@@ -198,7 +270,7 @@ static void test_metadata_keys(void) {
     fclose(f);
     sn_gguf_writer *w = sn_gguf_writer_new();
     sn_err err = {0};
-    CU_ASSERT_EQUAL_FATAL(sn_metadata_write(dir, NULL, NULL, 494032768, w, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_metadata_write(dir, NULL, NULL, &(sn_param_count){494032768, 494032768, 0, 0}, w, &err), SN_OK);
     snprintf(path, sizeof path, "%s/meta.gguf", dir);
     CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &err), SN_OK);
     CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_finish(w, &err), SN_OK);
@@ -335,6 +407,7 @@ static const sn_test_case cases[] = {
     {"general.* from README + generation_config", test_metadata_keys},
     {"llama name map + shapes", test_llama_names},
     {"qwen2/qwen3 name map", test_qwen_names},
+    {"qwen3moe/mixtral expert map, row slice", test_moe_names},
     {"Q/K permutation vs reshape/swapaxes", test_permutation},
     {"llama3 rope_freqs vs formula", test_rope_freqs},
     {"general.* name heuristics", test_name_heuristics},

@@ -12,10 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { STALL, TRICKLE, ENDLESS_LINE };
+enum { STALL, TRICKLE, ENDLESS_LINE, HUGE_BODY };
 typedef struct { int lfd, mode; } server;
 
 static void *serve(void *ud) {
@@ -24,8 +25,11 @@ static void *serve(void *ud) {
     if (c < 0) return NULL;
     char req[4096];
     (void)!read(c, req, sizeof req); /* the request (small) */
-    if (s->mode == STALL) {
-        sleep(6); /* holds the connection, says nothing */
+    if (s->mode == STALL) { /* says nothing, holds the connection until the client gives up (6 s at most) */
+        struct timeval tv = {6, 0};
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char b;
+        (void)!read(c, &b, 1);
     } else if (s->mode == TRICKLE) {
         const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n";
         (void)!write(c, h, strlen(h));
@@ -33,6 +37,13 @@ static void *serve(void *ud) {
             usleep(350000);
             (void)!write(c, i == 0 ? "{" : i == 7 ? "}" : " ", 1);
         }
+    } else if (s->mode == HUGE_BODY) { /* 65 MB of JSON, one byte past the body budget and more */
+        const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n";
+        (void)!write(c, h, strlen(h));
+        static char a[1 << 16];
+        memset(a, ' ', sizeof a);
+        for (int i = 0; i < 1040; i++)
+            if (write(c, a, sizeof a) <= 0) break;
     } else {
         const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n";
         (void)!write(c, h, strlen(h));
@@ -57,7 +68,7 @@ static sn_http *start(server *s, int mode, pthread_t *t) {
     snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
     sn_http *h = NULL;
     sn_err err = {0};
-    CU_ASSERT_EQUAL_FATAL(sn_http_new(url, &h, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_http_new(url, NULL, &h, &err), SN_OK);
     sn_http_set_stall(h, 1);
     return h;
 }
@@ -127,18 +138,35 @@ static void test_endless_line(void) {
     close(s.lfd);
 }
 
+
+static void test_huge_body(void) {
+    server s;
+    pthread_t t;
+    sn_http *h = start(&s, HUGE_BODY, &t);
+    sn_http_req rq = {.method = "POST", .path = "/api/show", .json = "{}"};
+    sn_http_resp r;
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_http_do(h, &rq, &r, &err), SN_EIO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "SN_BUDGET_JSON_BODY"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "POST /api/show"));
+    sn_http_resp_free(&r);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+}
+
 static void test_schemes(void) {
     const char *bad[] = {"dict://127.0.0.1:11434", "gopher://127.0.0.1:70", "ftp://127.0.0.1", "file:///etc/passwd"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sn_http *h = NULL;
         sn_err err = {0};
-        CU_ASSERT_EQUAL(sn_http_new(bad[i], &h, &err), SN_EINVAL);
+        CU_ASSERT_EQUAL(sn_http_new(bad[i], NULL, &h, &err), SN_EINVAL);
         if (i < 3) CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not http or https"));
         sn_http_free(h);
     }
     sn_http *h = NULL;
     sn_err err = {0};
-    CU_ASSERT_EQUAL(sn_http_new("HTTPS://example.com:8443/x", &h, &err), SN_OK);
+    CU_ASSERT_EQUAL(sn_http_new("HTTPS://example.com:8443/x", NULL, &h, &err), SN_OK);
     sn_http_free(h);
 }
 
@@ -147,25 +175,23 @@ static void test_schemes(void) {
  * reached directly, so a failure there must not be blamed on the proxy */
 static void test_no_proxy_cidr(void) {
     char var[32], val[200];
-    setenv("http_proxy", "http://127.0.0.1:9", 1);
-    setenv("no_proxy", "example.org, 10.0.0.0/8,fd00::/8, 192.168.1.0/33", 1);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "10.1.2.3", var, sizeof var, val, sizeof val), 0);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fd12::1", var, sizeof var, val, sizeof val), 0);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "a.example.org", var, sizeof var, val, sizeof val), 0);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "11.1.2.3", var, sizeof var, val, sizeof val), 1);
+    sn_env env = {.http_proxy = "http://127.0.0.1:9", .no_proxy = "example.org, 10.0.0.0/8,fd00::/8, 192.168.1.0/33"};
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "10.1.2.3", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "fd12::1", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "a.example.org", var, sizeof var, val, sizeof val), 0);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "11.1.2.3", var, sizeof var, val, sizeof val), 1);
     CU_ASSERT_STRING_EQUAL(var, "http_proxy");
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "fe80::1", var, sizeof var, val, sizeof val), 1);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "192.168.1.7", var, sizeof var, val, sizeof val), 1); /* /33: ignored */
-    setenv("no_proxy", "10.0.0.0/0", 1);
-    CU_ASSERT_EQUAL(sn_http_proxy_for("http", "203.0.113.5", var, sizeof var, val, sizeof val), 0);
-    unsetenv("no_proxy");
-    unsetenv("http_proxy");
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "fe80::1", var, sizeof var, val, sizeof val), 1);
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "192.168.1.7", var, sizeof var, val, sizeof val), 1); /* /33: ignored */
+    env.no_proxy = "10.0.0.0/0";
+    CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "203.0.113.5", var, sizeof var, val, sizeof val), 0);
 }
 
 static const sn_test_case cases[] = {
     {"a stalled /api/create is abandoned after the stall limit, naming the request", test_stalled_create},
     {"a slow but moving reply is not a stall", test_slow_but_moving},
     {"an endless NDJSON line stops at its budget", test_endless_line},
+    {"a JSON body past its budget is refused, naming the budget", test_huge_body},
     {"only http and https URLs", test_schemes},
     {"no_proxy CIDR entries", test_no_proxy_cidr},
 };

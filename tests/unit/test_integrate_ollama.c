@@ -257,8 +257,18 @@ static void test_install_library(void) {
     sn_ollama_install_opts o = {.gguf = path, .name = "base:test", .host = "http://127.0.0.1:1", .dry_run = 1,
                                 .modelfile_out = mf, .params = cJSON_CreateObject(), .n_predict = 8, .ctx = 512};
     sn_ollama_install_result res;
-    sn_status st = sn_ollama_install(&o, &cb, &res, &err);
+    sn_ollama_job *job = NULL;
+    sn_status st = sn_ollama_install_plan(&o, &cb, &job, &res, &err);
     if (st) fprintf(stderr, "\n%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    /* the plan: the Modelfile and the requests, as data for cmd/ to print */
+    const sn_install_plan *plan = sn_ollama_job_plan(job);
+    CU_ASSERT(plan->preamble && strstr(plan->preamble, "Modelfile (equivalent") && strstr(plan->preamble, "FROM "));
+    CU_ASSERT(plan->heading && strstr(plan->heading, "none was: no server was contacted"));
+    CU_ASSERT(plan->n_steps == 4 && !strncmp(plan->steps[0], "HEAD http://127.0.0.1:1/api/blobs/sha256:", 41));
+    CU_ASSERT(access(mf, F_OK) != 0); /* the plan writes nothing */
+    st = sn_ollama_install_run(job, &cb, &res, &err);
+    sn_ollama_job_free(job);
     CU_ASSERT_EQUAL_FATAL(st, SN_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(res.json);
     CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(res.json, "server_contacted")));
@@ -267,7 +277,6 @@ static void test_install_library(void) {
     CU_ASSERT(cJSON_IsRaw(body) && strstr(body->valuestring, "\"template\":\"{{ .Prompt }}\"") != NULL);
     CU_ASSERT_EQUAL(res.diverged, 0);
     CU_ASSERT(strstr(c.text, "did not contact a server") != NULL);
-    CU_ASSERT(strstr(c.text, "Modelfile (equivalent") != NULL && strstr(c.text, "FROM ") != NULL);
     CU_ASSERT(strstr(c.text, "{{ .Prompt }}") != NULL); /* a base model: the raw completion template, said so */
     CU_ASSERT(access(mf, F_OK) == 0);
     cJSON_Delete(res.json);

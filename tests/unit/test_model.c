@@ -4,11 +4,13 @@
  * notice without an oracle: a malformed or unsupported file is refused with a message naming the
  * tensor/key (never a crash or a silent wrong answer), results do not depend on the thread count
  * or on whether the prompt is fed at once or token by token (up to rounding), reset forgets the
- * context, and the sampler behaves (greedy = argmax, seeded sampling is reproducible). */
+ * context, the sampler behaves (greedy = argmax, seeded sampling is reproducible), and the shared
+ * generation loop is the hand-written eval/argmax loop, stopping where its caller says. */
 #include "sn_test.h"
 
 #include "ggml_types.h"
 #include "gguf.h"
+#include "generate.h"
 #include "model.h"
 #include "sampler.h"
 
@@ -313,6 +315,57 @@ static void test_sampler(void) {
     sn_sampler_free(s);
 }
 
+typedef struct { int32_t ids[16]; int n, stop_at, fail_at; } gen_rec;
+static int rec_token(void *ud, int32_t id, const float *logits, int64_t n_vocab) {
+    gen_rec *r = ud;
+    CU_ASSERT_EQUAL(id, sn_argmax(logits, n_vocab));
+    r->ids[r->n++] = id;
+    if (r->n == r->fail_at) return SN_ENOMEM;
+    return r->n == r->stop_at;
+}
+
+static void test_generate(void) {
+    int32_t top[8];
+    const float x[5] = {0.1f, 3.0f, -1.0f, 3.0f, 2.9f};
+    CU_ASSERT_EQUAL(sn_top_k(x, 5, 3, top), 3);
+    CU_ASSERT(top[0] == 1 && top[1] == 3 && top[2] == 4); /* ties to the lower index */
+    CU_ASSERT_EQUAL(sn_top_k(x, 2, 8, top), 2);
+    CU_ASSERT(top[0] == 1 && top[1] == 0);
+
+    const spec sp = {"llama", SN_GGML_F32, NULL, NULL};
+    const char *path = tmp_path("g.gguf");
+    CU_ASSERT_EQUAL_FATAL(write_model(path, &sp), 0);
+    sn_err err = {0};
+    sn_status st;
+    sn_model *m = load(path, 1, &st, &err);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    const int32_t prompt[3] = {5, 17, 42};
+    float logits[V];
+    int32_t want[6];
+    CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, prompt, 3, logits, &err), SN_OK);
+    for (int i = 0; i < 6; i++) {
+        want[i] = sn_argmax(logits, V);
+        if (i < 5) CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, &want[i], 1, logits, &err), SN_OK);
+    }
+    sn_model_reset(m);
+    gen_rec r = {.stop_at = -1, .fail_at = -1};
+    sn_gen_times t;
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, &t, &err), SN_OK);
+    CU_ASSERT_EQUAL(r.n, 6);
+    CU_ASSERT_EQUAL(memcmp(r.ids, want, sizeof want), 0);
+    CU_ASSERT_EQUAL(t.n_decode, 5); /* the last token is not evaluated */
+    sn_model_reset(m);
+    r = (gen_rec){.stop_at = 2, .fail_at = -1};
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, &t, &err), SN_OK);
+    CU_ASSERT(r.n == 2 && t.n_decode == 1 && r.ids[1] == want[1]);
+    sn_model_reset(m);
+    r = (gen_rec){.stop_at = -1, .fail_at = 3};
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, NULL, &err), SN_ENOMEM);
+    CU_ASSERT_EQUAL(r.n, 3);
+    sn_model_free(m);
+    unlink(path);
+}
+
 /* Penalties as llama.cpp's llama_sampler_penalties: the expected probabilities are llama.cpp's own
  * (tests/test-sampling.cpp, test_penalties: logits log(p), penalties, softmax); the window has as
  * many tokens as the history given. */
@@ -381,6 +434,7 @@ static const sn_test_case cases[] = {
     {"qwen3 f32 (q/k norms): same invariants", test_qwen3_f32},
     {"bad or unsupported GGUFs are refused naming file and tensor", test_refusals},
     {"sampler: greedy, seeded top-k, top-p", test_sampler},
+    {"generate: the greedy loop, stopping and failing where told; top-k ranking", test_generate},
     {"sampler: repeat/frequency/presence penalties as llama.cpp's (its own test cases)", test_penalties},
     {"argmax: the first maximum, as a one-pass scan (ties, NaN, -0/+0, tails)", test_argmax},
 };

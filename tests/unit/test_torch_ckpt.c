@@ -205,7 +205,7 @@ static void test_nested_and_state_key(void) {
     CU_ASSERT_STRING_EQUAL(sn_tc_state_key(f), "model");
     CU_ASSERT_EQUAL(sn_tc_n_tensors(f), 3);
     sn_tc_close(f);
-    sn_tc_opts o = {"model"};
+    sn_tc_opts o = {.state_key = "model"};
     CU_ASSERT_EQUAL(sn_tc_open_mem(z.b, z.n, "n.pth", &o, &f, &err), SN_OK);
     sn_tc_close(f);
     o.state_key = "epoch";

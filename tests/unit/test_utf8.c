@@ -1,9 +1,12 @@
-/* test_utf8.c - integrate/utf8.c: the well-formed table of Unicode's Table 3-7 (overlongs,
- * surrogates, past U+10FFFF refused), text cut inside a character cut back to the last boundary,
- * other ill-formed bytes replaced by U+FFFD, a whole cJSON tree (keys too) printed as valid UTF-8,
- * and the Go strconv.IsPrint classes the Modelfile writer relies on. */
+/* test_utf8.c - runtime/base/utf8.c, the one decoder, in both readings: strict = the well-formed
+ * table of Unicode's Table 3-7 (overlongs, surrogates, past U+10FFFF refused; GGUF names add "no
+ * NUL"), lax = llama.cpp's unicode.cpp (overlongs and surrogates decode, a bad lead or a missing
+ * continuation byte is U+FFFD for one byte); and integrate/utf8_fix.c: text cut inside a character
+ * cut back to the last boundary, other ill-formed bytes replaced by U+FFFD, a whole cJSON tree (keys
+ * too) printed as valid UTF-8, and the Go strconv.IsPrint classes the Modelfile writer relies on. */
+#include "gguf_internal.h"
 #include "sn_test.h"
-#include "utf8.h"
+#include "utf8_fix.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +29,62 @@ static void test_decode(void) {
     CU_ASSERT_EQUAL(dec("\x80", &cp), 0);
     CU_ASSERT_EQUAL(dec("\xE2\x82", &cp), 0);         /* cut off */
     CU_ASSERT_EQUAL(dec("\xE2\x28\xA1", &cp), 0);     /* bad continuation */
+}
+
+/* lax reading: each code point and the bytes it took, as "cp/len cp/len ..." */
+static void lax_is(const char *s, size_t n, const char *want) {
+    char got[256] = "";
+    size_t g = 0;
+    for (size_t off = 0; off < n && g < sizeof got - 16;) {
+        size_t at = off;
+        uint32_t cp = sn_utf8_next((const unsigned char *)s, n, &off);
+        g += (size_t)snprintf(got + g, sizeof got - g, "%s%X/%zu", g ? " " : "", (unsigned)cp, off - at);
+    }
+    CU_ASSERT_STRING_EQUAL(got, want);
+    if (strcmp(got, want)) printf("\n    lax: got \"%s\", want \"%s\"\n", got, want);
+}
+
+static void test_lax(void) {
+    lax_is("A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 10, "41/1 E9/2 20AC/3 1F600/4");
+    lax_is("\xC0\xAF", 2, "2F/2");                       /* overlong decodes to its value */
+    lax_is("\xED\xA0\x80", 3, "D800/3");                 /* surrogate too */
+    lax_is("\xF4\x90\x80\x80", 4, "110000/4");           /* past U+10FFFF too */
+    lax_is("\x80" "a", 2, "FFFD/1 61/1");                /* continuation byte as lead */
+    lax_is("\xF8\x80\x80\x80", 4, "FFFD/1 FFFD/1 FFFD/1 FFFD/1");
+    lax_is("\xE2\x28\xA1", 3, "FFFD/1 28/1 FFFD/1");      /* bad continuation: one byte */
+    lax_is("\xE2\x82", 2, "FFFD/1 FFFD/1");               /* cut off by the end */
+    lax_is("a\0b", 3, "61/1 0/1 62/1");
+    CU_ASSERT_EQUAL(sn_utf8_seq_len(0x41), 1);
+    CU_ASSERT_EQUAL(sn_utf8_seq_len(0x80), 1);
+    CU_ASSERT_EQUAL(sn_utf8_seq_len(0xC3), 2);
+    CU_ASSERT_EQUAL(sn_utf8_seq_len(0xE2), 3);
+    CU_ASSERT_EQUAL(sn_utf8_seq_len(0xF0), 4);
+}
+
+static void test_put(void) {
+    const uint32_t cps[] = {0x41, 0x7F, 0x80, 0x7FF, 0x800, 0xFFFF, 0x10000, 0x10FFFF};
+    const int lens[] = {1, 1, 2, 2, 3, 3, 4, 4};
+    for (size_t i = 0; i < sizeof cps / sizeof *cps; i++) {
+        char b[4];
+        uint32_t cp = 0;
+        CU_ASSERT_EQUAL(sn_utf8_put(cps[i], b), lens[i]);
+        CU_ASSERT_EQUAL(sn_utf8_decode((const unsigned char *)b, (size_t)lens[i], &cp), (size_t)lens[i]);
+        CU_ASSERT_EQUAL(cp, cps[i]);
+    }
+    char b[4];
+    CU_ASSERT_EQUAL(sn_utf8_put(0x110000, b), 0);
+}
+
+/* where the first ill-formed byte is: the strict walk and GGUF's name rule (NUL refused too) */
+static void test_bad_at(void) {
+    CU_ASSERT_EQUAL(sn_utf8_bad_at((const unsigned char *)"ab\xC3\xA9", 4), 4);
+    CU_ASSERT_EQUAL(sn_utf8_bad_at((const unsigned char *)"ab\xC3", 3), 2);
+    CU_ASSERT_EQUAL(sn_utf8_bad_at((const unsigned char *)"a\xED\xA0\x80", 4), 1);
+    CU_ASSERT_EQUAL(sn_utf8_bad_at((const unsigned char *)"a\0b", 3), 3);
+    CU_ASSERT_EQUAL(sn_gguf_utf8_bad_at((const uint8_t *)"a\0b", 3), 1);
+    CU_ASSERT_EQUAL(sn_gguf_utf8_bad_at((const uint8_t *)"blk.0.\xC3\xA9", 8), 8);
+    CU_ASSERT_EQUAL(sn_gguf_utf8_bad_at((const uint8_t *)"x\xC0\xAF", 3), 1);
+    CU_ASSERT_EQUAL(sn_gguf_utf8_bad_at((const uint8_t *)"x\xF0\x9F\x98", 4), 1);
 }
 
 static void fix_is(const char *in, const char *want) {
@@ -92,6 +151,9 @@ static void test_printable(void) {
 
 static const sn_test_case cases[] = {
     {"decode: Table 3-7", test_decode},
+    {"next: llama.cpp's lax reading", test_lax},
+    {"put: encode round trip", test_put},
+    {"bad_at: strict walk, GGUF names", test_bad_at},
     {"fix: cut at a boundary, U+FFFD inside", test_fix},
     {"fix a cJSON tree", test_json},
     {"Go strconv.IsPrint classes", test_printable},

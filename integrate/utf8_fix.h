@@ -1,18 +1,15 @@
-/* utf8.h - UTF-8 checks for text that leaves sunny-integrate: JSON output and Modelfiles.
+/* utf8_fix.h - UTF-8 repair for text that leaves sunny-integrate: JSON output and Modelfiles.
  *
  * Generated text is decoded token by token, so it can end inside a multi-byte character (a byte
  * token), and server text can hold anything. JSON must be valid UTF-8 (RFC 8259 section 8.1), and
  * Ollama's Modelfile reader decodes UTF-8 and drops whatever Go's strconv.IsPrint rejects, so both
- * writers look at every code point here first. */
-#ifndef SN_UTF8_H
-#define SN_UTF8_H
+ * writers look at every code point here first (decoding: runtime/base/utf8.h). */
+#ifndef SN_UTF8_FIX_H
+#define SN_UTF8_FIX_H
+#include "utf8.h"
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* Length (1..4) of the well-formed sequence at s[0..n) and its code point in *cp; 0 when the bytes
- * are not well-formed UTF-8 (overlong, surrogate, past U+10FFFF, bad continuation) or stop early. */
-size_t sn_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
 /* A copy of s made valid: a sequence cut off by the end of the string is dropped (cut at the last
  * character boundary), any other ill-formed byte becomes U+FFFD. NULL on out of memory. */

@@ -1,29 +1,8 @@
-/* utf8.c - UTF-8 validation and repair for JSON output and Modelfile values (see utf8.h). */
-#include "utf8.h"
-#include "tok_internal.h" /* sn_tok_cp_flags: the Unicode class table the tokenizers use */
-#include "unicode_data.h"
+/* utf8_fix.c - UTF-8 repair for JSON output and Modelfile values (see utf8_fix.h). */
+#include "utf8_fix.h"
+#include "unicode_data.h" /* sn_tok_cp_flags: the Unicode class table the tokenizers use */
 #include <stdlib.h>
 #include <string.h>
-
-size_t sn_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-    if (n == 0) return 0;
-    unsigned c = s[0];
-    if (c < 0x80) { *cp = c; return 1; }
-    size_t len;
-    uint32_t v, min;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t k = 1; k < len; k++) {
-        if ((s[k] & 0xC0) != 0x80) return 0;
-        v = v << 6 | (s[k] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    *cp = v;
-    return len;
-}
 
 /* Is s[0..n) the start of a well-formed sequence that the end of the string cut off? */
 static int truncated_tail(const unsigned char *s, size_t n) {
@@ -63,14 +42,8 @@ char *sn_utf8_fix(const char *str) {
 static int fix_one(char **p) {
     if (!*p) return 0;
     const unsigned char *s = (const unsigned char *)*p;
-    int clean = 1;
-    for (size_t i = 0, n = strlen(*p); i < n && clean;) {
-        uint32_t cp;
-        size_t l = sn_utf8_decode(s + i, n - i, &cp);
-        if (!l) clean = 0;
-        i += l;
-    }
-    if (clean) return 0;
+    size_t n = strlen(*p);
+    if (sn_utf8_bad_at(s, n) == n) return 0;
     char *f = sn_utf8_fix(*p);
     if (!f) return -1;
     /* cJSON frees its strings with cJSON_free = free unless hooks were installed (we install none) */
