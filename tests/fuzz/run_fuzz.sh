@@ -23,6 +23,11 @@ case $NAME in
   safetensors) srcs=("${readers[@]}" "${formats[@]}" "${base[@]}") ;;
   hf_config) srcs=("$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}" "${formats[@]}" "${base[@]}") ;;
   blob) srcs=("${formats[@]}" "${base[@]}") ;;
+  tokenizer_json) # the vocab code reaches the chat templates, whose data the build generates
+    gen=$(realpath -m "${3:-${SN_BUILD:-$SRC/build}}")/templates/templates_data.c
+    [[ -f $gen ]] || { echo "run_fuzz.sh: $gen missing: build sunny first (make build)"; exit 1; }
+    srcs=("$SRC"/convert/vocab/*.c "$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}"
+          "$SRC"/templates/*.c "$gen" "${formats[@]}" "$SRC"/runtime/tokenizers/*.c "${base[@]}") ;;
   spm) srcs=("$SRC/convert/vocab/spm_model.c" "$SRC/runtime/base/sn_err.c") ;;
   ollama_host) srcs=("$SRC/integrate/ollama_host.c" "$SRC/runtime/base/sn_err.c") ;;
   *) echo "run_fuzz.sh: no harness '$NAME'"; exit 2 ;;
