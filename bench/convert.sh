@@ -14,7 +14,13 @@
 # (tests/fixtures/gen_torch_ckpt.py) converts to bf16 and q8_0 alternately with the safetensors
 # folder, REPS times each; printed: both MB/s (of the same tensor bytes), their ratio (target >=
 # 0.8x) and the .bin run's peak RSS (target <= 64 MB). WHAT=ckpt runs only this row.
-#   usage: bench/convert.sh [BUILD_DIR] [FAMILY] [REPS (default 5)] [WHAT: all (default) | ckpt]
+# K-quant row (issue 43): the bf16 folder -> q4_k_m in one step (-t 2) against llama.cpp's way,
+# convert_hf_to_gguf.py --outtype bf16 (tests/tools/lcpp_convert.py, its vocabulary step skipped:
+# SN_LCPP_NO_VOCAB=1, which only makes the reference faster) then llama_model_quantize Q4_K_M with 2
+# threads (tests/tools/llama_quantize_oracle.c, node-llama-cpp's libllama), REPS times each,
+# alternately; printed: MB/s of source for both, the ratio, both CPU seconds and our peak RSS
+# (targets >= 500 MB/s, <= 64 MB). WHAT=kquant runs only this row.
+#   usage: bench/convert.sh [BUILD_DIR] [FAMILY] [REPS (default 5)] [WHAT: all (default) | ckpt | kquant]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -42,9 +48,10 @@ echo "into the page cache only (excludes tokenizer and fsync); fsync: the final 
 echo "CPU seconds of the whole run; medians of $REPS runs per type (peak RSS: the largest)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 med() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-printf "%-6s %8s %10s %8s %10s %7s %7s %10s %10s %8s\n" type seconds "MB/s(src)" data_s "MB/s(data)" fsync cpu_s "out MB" "peakRSS" target
 types="f16 bf16 q8_0 q4_0"
-[[ $WHAT == ckpt ]] && types=""
+[[ $WHAT != all ]] && types=""
+[[ -n $types ]] &&
+  printf "%-6s %8s %10s %8s %10s %7s %7s %10s %10s %8s\n" type seconds "MB/s(src)" data_s "MB/s(data)" fsync cpu_s "out MB" "peakRSS" target
 for ot in $types; do
   out=$W/out-$ot.gguf
   : >"$W/runs-$ot.txt"
@@ -71,6 +78,41 @@ for ot in $types; do
   printf "%-6s %8.2f %10s %8.2f %10s %7.2f %7s %10.1f %7d MB %8s\n" "$ot" "$secs" "$mbs" "$ds" "$dmbs" "$fs" "$cpu" "$(awk -v o="$osz" 'BEGIN{print o/1e6}')" $((rss / 1024)) "$tgt"
   rm -f "$out"
 done
+
+# ---- K-quant row: one step vs llama.cpp's converter + llama-quantize, runs interleaved ----
+kquant_row() {
+  local lcpp=$W/llama.cpp lq=$B/tests/llama_quantize_oracle lib r ours ref
+  lib=$(ls tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so 2>/dev/null | head -1)
+  [[ -x $lq && -n $lib ]] || { echo "q4_k_m row: needs $lq and node-llama-cpp (scripts/deps.sh)"; return; }
+  [[ -f $lcpp/convert_hf_to_gguf.py ]] ||
+    git -c advice.detachedHead=false clone -q tests/node_modules/node-llama-cpp/llama/gitRelease.bundle "$lcpp" ||
+    { echo "q4_k_m row: no llama.cpp tree"; return; }
+  echo "q4_k_m row: sunny-convert HF -> q4_k_m (-t 2) vs convert_hf_to_gguf.py --outtype bf16 + llama-quantize Q4_K_M (2 threads); MB/s of the safetensors bytes"
+  printf "%-7s %10s %10s %7s %9s %9s %11s %8s\n" type "ours MB/s" "lcpp MB/s" ratio "ours cpu" "lcpp cpu" "ours RSS" target
+  : >"$W/kq-ours.txt"; : >"$W/kq-ref.txt"
+  for ((r = 0; r < REPS; r++)); do
+    /usr/bin/time -v "$BIN" "$src" -o "$W/kq.gguf" --outtype q4_k_m -t 2 --force 2>"$W/time-kq.txt" >/dev/null ||
+      { echo "q4_k_m: conversion failed"; tail -3 "$W/time-kq.txt"; return; }
+    echo "$(wall_s "$W/time-kq.txt") $(cpu_s "$W/time-kq.txt") $(grep "Maximum resident" "$W/time-kq.txt" | awk '{print $6}')" >>"$W/kq-ours.txt"
+    rm -f "$W/kq.gguf"
+    SN_LCPP_NO_VOCAB=1 /usr/bin/time -v /usr/bin/python3 tests/tools/lcpp_convert.py "$lcpp" "$src" "$W/kq-bf16.gguf" bf16 \
+      >/dev/null 2>"$W/time-kq1.txt" &&
+      SN_LIBLLAMA=$lib /usr/bin/time -v "$lq" "$W/kq-bf16.gguf" "$W/kq-ref.gguf" 15 >/dev/null 2>"$W/time-kq2.txt" ||
+      { echo "q4_k_m: the llama.cpp reference failed"; tail -n 3 "$W/time-kq1.txt" "$W/time-kq2.txt"; return; }
+    echo "$(awk -v a="$(wall_s "$W/time-kq1.txt")" -v b="$(wall_s "$W/time-kq2.txt")" 'BEGIN{print a + b}') \
+$(awk -v a="$(cpu_s "$W/time-kq1.txt")" -v b="$(cpu_s "$W/time-kq2.txt")" 'BEGIN{print a + b}')" >>"$W/kq-ref.txt"
+    rm -f "$W/kq-bf16.gguf" "$W/kq-ref.gguf"
+  done
+  ours=$(awk '{print $1}' "$W/kq-ours.txt" | med); ref=$(awk '{print $1}' "$W/kq-ref.txt" | med)
+  awk -v b="$src_bytes" -v o="$ours" -v l="$ref" -v oc="$(awk '{print $2}' "$W/kq-ours.txt" | med)" \
+      -v lc="$(awk '{print $2}' "$W/kq-ref.txt" | med)" -v rss="$(awk '{print $3}' "$W/kq-ours.txt" | sort -n | tail -1)" 'BEGIN {
+    printf("%-7s %10.0f %10.0f %6.2fx %9.2f %9.2f %8d MB %8s\n", "q4_k_m", b / 1e6 / o, b / 1e6 / l, l / o, oc, lc, rss / 1024,
+           ">=500,<=64MB") }'
+}
+wall_s() { grep "Elapsed (wall clock)" "$1" | awk -F': ' '{print $2}' | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }'; }
+cpu_s() { awk -F': ' '/User time|System time/ { s += $2 } END { printf("%.2f", s) }' "$1"; }
+if [[ $WHAT == all || $WHAT == kquant ]]; then kquant_row; fi
+[[ $WHAT == kquant ]] && { echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"; exit 0; }
 
 # ---- checkpoint row: pytorch_model.bin vs safetensors, runs interleaved so they share conditions ----
 bin=$W/bin/$(basename "$src") # same basename: same general.name, same GGUF

@@ -20,10 +20,20 @@
 #include <sys/resource.h>
 #include <time.h>
 
+/* One line per output type, from the outtype table. */
+static void usage_outtypes(FILE *f) {
+    for (int t = 0; t < SN_OUTTYPE_COUNT; t++) {
+        const sn_outtype_info *i = sn_outtype_info_of((sn_outtype)t);
+        fprintf(f, "                       %-7s %s%s\n", i->name, i->desc,
+                i->recipe == SN_RECIPE_QUANTIZE ? " (llama-quantize's recipe)" : "");
+    }
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: sunny-convert MODEL_DIR -o OUT.gguf [options]\n"
             "       sunny-convert WEIGHTS.{bin,pt,pth,safetensors} --config config.json -o OUT.gguf [options]\n"
+            "       sunny-convert MODEL.gguf -o OUT.gguf --outtype TYPE [--allow-requantize] [options]\n"
             "       sunny-convert (MODEL_DIR | MODEL.gguf) --blob -o OUT.snb --dtype fp32|fp16|int4\n"
             "                     [--head fp16|int4] [-t N] [--verify] [--force] [--json]\n"
             "Convert a Hugging Face model folder (config.json, tokenizer files and *.safetensors, or, when it has\n"
@@ -33,8 +43,13 @@ static void usage(FILE *f) {
             "Supported architectures: %s.\n\n"
             "Options:\n"
             "  -o, --outfile PATH   output GGUF file (default: none; required unless --dry-run)\n"
-            "  --outtype TYPE       f32, f16, bf16, q8_0, q4_0 or auto (default auto: the checkpoint's\n"
-            "                       16-bit type, else f16). q4_0 = llama-quantize's MOSTLY_Q4_0 recipe\n"
+            "  --outtype TYPE       output type, any case (default auto); the quantized ones write exactly\n"
+            "                       what llama-quantize writes for that file type from the f32 conversion:\n",
+            sn_arch_supported_list());
+    usage_outtypes(f);
+    fprintf(f,
+            "  --allow-requantize   a GGUF input whose matrices are already quantized: quantize them again\n"
+            "                       (quality suffers; default: refuse)\n"
             "  --name NAME          general.name (default: from README.md, config.json or the folder name)\n"
             "  --config PATH        config.json for a single weight file (default: the one next to it); the\n"
             "                       tokenizer files and README.md are read from its folder\n"
@@ -59,8 +74,8 @@ static void usage(FILE *f) {
             "  -h, --help           print this help and exit\n"
             "  --version            print the version and exit\n\n"
             "Example:\n"
-            "  sunny-convert ./Llama-3.2-1B-Instruct -o llama-3.2-1b-q8_0.gguf --outtype q8_0\n",
-            sn_arch_supported_list());
+            "  sunny-convert ./Llama-3.2-1B-Instruct -o llama-3.2-1b-q4_k_m.gguf --outtype q4_k_m\n"
+            "  sunny-convert llama-3.2-1b-f16.gguf -o llama-3.2-1b-q6_k.gguf --outtype Q6_K\n");
 }
 
 typedef struct {
@@ -246,7 +261,11 @@ int main(int argc, char **argv) {
             }
             else if (!strcmp(a, "--outtype")) {
                 int t = sn_outtype_parse(v);
-                if (t < 0) return sn_cli_usage_error("unknown --outtype '%s' (f32, f16, bf16, q8_0, q4_0, auto)", v);
+                if (t < 0) {
+                    char names[512];
+                    sn_outtype_list(names, sizeof names);
+                    return sn_cli_usage_error("unknown --outtype '%s' (any case of: %s)", v, names);
+                }
                 o.outtype = (sn_outtype)t;
                 outtype_flag = a;
             } else {
@@ -258,6 +277,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--blob")) blob = 1;
         else if (!strcmp(a, "--dry-run")) o.dry_run = 1;
         else if (!strcmp(a, "--force")) o.force = 1;
+        else if (!strcmp(a, "--allow-requantize")) o.allow_requantize = 1;
         else if (!strcmp(a, "--json")) json = 1;
         else if (a[0] == '-' && a[1]) return sn_cli_usage_error("unknown option '%s'", a);
         else if (!o.model_dir) o.model_dir = a;
@@ -313,6 +333,9 @@ int main(int argc, char **argv) {
         sn_cli_fail(&err);
         return sn_cli_exit_code(SN_EXIT_FAIL);
     }
+    if (r.requantized)
+        fprintf(stderr, "warning: %zu tensors were already quantized and were quantized again: expect lower quality "
+                "than quantizing from the F32/F16/BF16 original\n", r.requantized);
     if (r.derived_config[0] && !json)
         printf("config (no config.json; derived from tensor shapes): %s\n", r.derived_config);
     if (o.verify && !json)

@@ -45,7 +45,7 @@ static sn_blob_dtype compact(uint64_t ne0) {
 
 /* The blob dtype of one tensor (n_dims, ne0 of the source; name as written to the blob). The
  * family's F32 kinds (arch.h keep_f32, e.g. Mamba-2's conv1d, RWKV-7's decay LoRA) stay fp32 like
- * the norms; its other small matrices that llama-quantize leaves unquantized (no_quantize, e.g.
+ * the norms; its other small matrices that llama-quantize leaves unquantized (sn_quant_never, e.g.
  * RWKV-7's other LoRA matrices) are FP16 in fp16 and int4 blobs, as llama.cpp's converter writes
  * them into the F16 GGUF that llama-quantize starts from (so an fp16 blob holds the F16 GGUF's
  * values, and an int4 blob reads those matrices in half the bytes, as a Q4_0 file does). */
@@ -69,7 +69,7 @@ static sn_blob_dtype pick(const sn_arch *a, uint32_t n_dims, uint64_t ne0, const
     const int matrix = n_dims == 2 && ends_with(name, ".weight") && !ends_with(name, "_norm.weight") &&
                        !(a && sn_arch_name_in(name, a->keep_f32));
     if (!matrix) return SN_BLOB_FP32;
-    if (o->dtype == SN_BLOBTYPE_FP16 || (a && sn_arch_name_in(name, a->no_quantize))) return SN_BLOB_FP16;
+    if (o->dtype == SN_BLOBTYPE_FP16 || sn_quant_never(name)) return SN_BLOB_FP16;
     if (!strcmp(name, "output.weight")) {
         if (o->head_fp16) return SN_BLOB_FP16;
         if (!o->head_int4) return compact(ne0);

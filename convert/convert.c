@@ -24,38 +24,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- outtypes ---- */
-
-static const char *const k_outtype_names[] = {"auto", "f32", "f16", "bf16", "q8_0", "q4_0"};
-
-int sn_outtype_parse(const char *s) {
-    for (int i = 0; i < (int)(sizeof(k_outtype_names) / sizeof(k_outtype_names[0])); i++)
-        if (strcmp(s, k_outtype_names[i]) == 0) return i;
-    return -1;
-}
-
-const char *sn_outtype_name(sn_outtype t) {
-    return (unsigned)t < sizeof(k_outtype_names) / sizeof(k_outtype_names[0]) ? k_outtype_names[t] : "?";
-}
-
-static uint32_t file_type_of(sn_outtype ot) {
-    switch (ot) {
-    case SN_OUTTYPE_F32: return SN_FTYPE_ALL_F32;
-    case SN_OUTTYPE_BF16: return SN_FTYPE_MOSTLY_BF16;
-    case SN_OUTTYPE_Q8_0: return SN_FTYPE_MOSTLY_Q8_0;
-    case SN_OUTTYPE_Q4_0: return SN_FTYPE_MOSTLY_Q4_0;
-    default: return SN_FTYPE_MOSTLY_F16;
-    }
-}
-
-static const char *ftype_label(sn_outtype ot) {
-    switch (ot) {
-    case SN_OUTTYPE_F32: return "F32";
-    case SN_OUTTYPE_BF16: return "BF16";
-    case SN_OUTTYPE_Q8_0: return "Q8_0";
-    case SN_OUTTYPE_Q4_0: return "Q4_0";
-    default: return "F16";
-    }
+/* "Q4_K_M" for q4_k_m: the result's label. */
+static void upper_label(sn_outtype ot, char *out, size_t n) {
+    snprintf(out, n, "%s", sn_outtype_name(ot));
+    for (char *c = out; *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
 }
 
 /* ---- the driver ---- */
@@ -126,10 +99,74 @@ static sn_status check_out_not_source(const sn_convert_opts *o, const sn_st_mode
 
 /* general.quantization_version and general.file_type as llama-quantize leaves them: re-set at the
  * end of the KV list (gguf_set_val removes and appends). */
-static sn_status move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err) {
+sn_status sn_conv_move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err) {
     sn_gguf_writer_remove_key(w, key);
     sn_status st = sn_gguf_writer_set_u32(w, key, v);
     return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
+}
+
+/* The source: its config (config.json, or one a family derives from a lone checkpoint's shapes), the
+ * architecture's row, the vocabulary files it needs, the family's config checks, the weights and
+ * the tensor plan; -o must not name any of the files read. */
+static sn_status load_source(const sn_convert_opts *o, const char *cfg_path, const char *meta_dir,
+                             sn_hf_config *cfg, sn_st_model **m, const sn_arch **ap, plan_list *pl,
+                             sn_convert_result *res, sn_err *err) {
+    sn_status st;
+    sn_st_open_opts so = {o->state_key, o->tmp_dir};
+    if (!cfg_path) { /* one weight file and no config.json: the family derives it from the shapes */
+        char *json = NULL;
+        const sn_arch *fa = NULL;
+        if ((st = sn_st_model_open_path(o->model_dir, &so, m, err)) != SN_OK) return st;
+        if ((st = sn_arch_config_from_tensors(*m, &json, &fa, err)) != SN_OK) {
+            sn_err_prefix(err, "%s", o->model_dir);
+            return st;
+        }
+        snprintf(res->derived_config, sizeof res->derived_config, "%s", json);
+        st = sn_hf_config_parse(json, "config derived from the tensor shapes", cfg, err);
+        free(json);
+        if (st != SN_OK) return st;
+    } else if ((st = sn_hf_config_load(cfg_path, cfg, err)) != SN_OK) {
+        return st;
+    }
+    const sn_arch *a = *ap = sn_arch_find(cfg->architecture);
+    if (!a) {
+        st = sn_err_set(err, SN_EUNSUPPORTED,
+                        "%s: unsupported architecture '%s' (sunny-convert converts %s; docs/MODELS.md). A GGUF "
+                        "of this model made with llama.cpp's convert_hf_to_gguf.py still installs: "
+                        "sunny-integrate ollama|lmstudio MODEL.gguf (without --smoke, which needs sunny's runtime)",
+                        cfg_path ? cfg_path : o->model_dir,
+                        cfg->architecture[0] ? cfg->architecture : "(none)", sn_arch_supported_list());
+        return st;
+    }
+    if (o->vocab_path && a->vocab != SN_ARCH_VOCAB_RWKV) {
+        st = sn_err_set(err, SN_EINVAL, "--vocab %s: only RWKV models read a vocabulary file (the world "
+                        "vocab); %s takes its tokenizer from %s", o->vocab_path, cfg->architecture, meta_dir);
+        return st;
+    }
+    if (!o->vocab_path && (st = sn_arch_check_vocab_files(a, meta_dir, err)) != SN_OK) {
+        if (a->vocab == SN_ARCH_VOCAB_RWKV) sn_err_prefix(err, "%s", "no world vocabulary beside the weights (give it with --vocab FILE)");
+        return st;
+    }
+    if (a->prepare_config && (st = a->prepare_config(a, cfg, err)) != SN_OK) {
+        sn_err_prefix(err, "%s", o->model_dir);
+        return st;
+    }
+    if ((st = a->check_config(a, cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); return st; }
+    if (!*m && (st = sn_st_model_open_path(o->model_dir, &so, m, err)) != SN_OK) return st;
+    if ((st = sn_conv_build_plan(a, cfg, *m, pl, err)) != SN_OK) return st;
+    if (o->out_path && (st = check_out_not_source(o, *m, cfg_path, meta_dir, err)) != SN_OK) return st;
+    return SN_OK;
+}
+
+/* Every tensor of the plan through o->on_plan, before anything is written (what --dry-run lists). */
+static void report_plan(const sn_convert_opts *o, const plan_list *pl) {
+    if (!o->on_plan) return;
+    for (size_t i = 0; i < pl->n; i++) {
+        const plan_t *p = &pl->t[i];
+        sn_convert_plan_entry e = {p->hf_name, p->gguf_name, p->n_dims, {p->ne[0], p->ne[1], p->ne[2], p->ne[3]},
+                                   p->type, p->src ? sn_st_dtype_name(p->src->dtype) : "F32", p->bytes};
+        o->on_plan(o->ud, &e);
+    }
 }
 
 sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *err) {
@@ -140,64 +177,20 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     sn_st_model *m = NULL;
     sn_gguf_writer *w = NULL;
     plan_list pl = {0};
-    char *tmp = NULL, *cfg_path = NULL, *meta_dir = NULL;
-    int tmp_created = 0;
-    sn_out_lock lock = {-1, NULL};
-    writer_ctx wc;
-    memset(&wc, 0, sizeof wc);
+    char *cfg_path = NULL, *meta_dir = NULL;
     sn_status st;
 
     if (!o->model_dir || (!o->out_path && !o->dry_run))
         return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
+    if (sn_conv_is_gguf(o->model_dir)) return sn_conv_requantize(o, res, err);
     if ((st = resolve_inputs(o, &cfg_path, &meta_dir, err)) != SN_OK) goto done;
     if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0) {
         st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
         goto done;
     }
 
-    sn_st_open_opts so = {o->state_key, o->tmp_dir};
-    if (!cfg_path) { /* one weight file and no config.json: the family derives it from the shapes */
-        char *json = NULL;
-        const sn_arch *fa = NULL;
-        if ((st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
-        if ((st = sn_arch_config_from_tensors(m, &json, &fa, err)) != SN_OK) {
-            sn_err_prefix(err, "%s", o->model_dir);
-            goto done;
-        }
-        snprintf(res->derived_config, sizeof res->derived_config, "%s", json);
-        st = sn_hf_config_parse(json, "config derived from the tensor shapes", &cfg, err);
-        free(json);
-        if (st != SN_OK) goto done;
-    } else if ((st = sn_hf_config_load(cfg_path, &cfg, err)) != SN_OK) {
-        goto done;
-    }
-    const sn_arch *a = sn_arch_find(cfg.architecture);
-    if (!a) {
-        st = sn_err_set(err, SN_EUNSUPPORTED,
-                        "%s: unsupported architecture '%s' (sunny-convert converts %s; docs/MODELS.md). A GGUF "
-                        "of this model made with llama.cpp's convert_hf_to_gguf.py still installs: "
-                        "sunny-integrate ollama|lmstudio MODEL.gguf (without --smoke, which needs sunny's runtime)",
-                        cfg_path ? cfg_path : o->model_dir,
-                        cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
-        goto done;
-    }
-    if (o->vocab_path && a->vocab != SN_ARCH_VOCAB_RWKV) {
-        st = sn_err_set(err, SN_EINVAL, "--vocab %s: only RWKV models read a vocabulary file (the world "
-                        "vocab); %s takes its tokenizer from %s", o->vocab_path, cfg.architecture, meta_dir);
-        goto done;
-    }
-    if (!o->vocab_path && (st = sn_arch_check_vocab_files(a, meta_dir, err)) != SN_OK) {
-        if (a->vocab == SN_ARCH_VOCAB_RWKV) sn_err_prefix(err, "%s", "no world vocabulary beside the weights (give it with --vocab FILE)");
-        goto done;
-    }
-    if (a->prepare_config && (st = a->prepare_config(a, &cfg, err)) != SN_OK) {
-        sn_err_prefix(err, "%s", o->model_dir);
-        goto done;
-    }
-    if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
-    if (!m && (st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
-    if ((st = sn_conv_build_plan(a, &cfg, m, &pl, err)) != SN_OK) goto done;
-    if (o->out_path && (st = check_out_not_source(o, m, cfg_path, meta_dir, err)) != SN_OK) goto done;
+    const sn_arch *a = NULL;
+    if ((st = load_source(o, cfg_path, meta_dir, &cfg, &m, &a, &pl, res, err)) != SN_OK) goto done;
 
     /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
     sn_outtype ot = o->outtype;
@@ -211,17 +204,21 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             }
         }
     }
-    if (ot == SN_OUTTYPE_Q4_0) {
+    const sn_outtype_info *oi = sn_outtype_info_of(ot);
+    const int quantize = oi->recipe == SN_RECIPE_QUANTIZE && !o->sink;
+    const int64_t n_expert = sn_arch_expert_count(&cfg);
+    sn_quant_state qs;
+    if (quantize) {
         qsort(pl.t, pl.n, sizeof(*pl.t), sn_conv_cmp_quantize_order);
         /* llama-quantize's writer records ggml_n_dims: trailing dimensions of size 1 are dropped
          * (Mamba-2's ssm_norm {d_inner, 1} with one group is 1-D there) */
         for (size_t i = 0; i < pl.n; i++)
             while (pl.t[i].n_dims > 1 && pl.t[i].ne[pl.t[i].n_dims - 1] == 1) pl.t[i].n_dims--;
+        sn_quant_state_init(&qs, ot, a->gguf_arch, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, n_expert);
+        for (size_t i = 0; i < pl.n; i++) sn_quant_state_count(&qs, pl.t[i].gguf_name);
     }
-    int has_output = sn_conv_find_plan(&pl, "output.weight") >= 0;
     uint64_t n_params = 0, src_bytes = 0, expert_sum = 0, n_expert_tensors = 0;
     sn_param_count pc = {0, 0, 0, 0};
-    const int64_t n_expert = sn_arch_expert_count(&cfg);
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
         if (strstr(p->gguf_name, "_exps.") && p->n_dims >= 3 && p->ne[2]) {
@@ -229,12 +226,20 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
             expert_sum += p->ne[2];
             n_expert_tensors++;
         } else pc.shared += p->n_elems;
-        p->type = o->sink ? SN_GGML_F32 : sn_conv_choose_type(a, ot, p, has_output, n_expert);
+        /* the quantize recipe starts from the f32 conversion, where every tensor is F32 */
+        p->type = o->sink     ? SN_GGML_F32
+                  : quantize ? sn_quant_tensor_type(&qs, p->gguf_name, p->n_dims, p->ne, SN_GGML_F32)
+                             : sn_conv_choose_type(a, ot, p);
+        if (p->type < 0) {
+            st = sn_err_set(err, SN_EFORMAT, "%s: tensor %s: no layer number in [0, %lld)", o->model_dir,
+                            p->gguf_name, (long long)cfg.n_layers);
+            goto done;
+        }
         p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
         n_params += p->n_elems;
         for (uint32_t k = 0; k < p->ts.n_parts; k++) src_bytes += p->ts.part[k]->nbytes;
     }
-    uint32_t file_type = file_type_of(ot);
+    uint32_t file_type = oi->ftype;
 
     /* header */
     w = sn_gguf_writer_new();
@@ -254,9 +259,9 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     snprintf(res->vocab_model, sizeof res->vocab_model, "%s", vr.model);
     snprintf(res->vocab_pre, sizeof res->vocab_pre, "%s", vr.pre);
     res->vocab_tokens = vr.n_tokens;
-    if (ot == SN_OUTTYPE_Q4_0) {
-        if ((st = move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) goto done;
-        if ((st = move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) goto done;
+    if (quantize) {
+        if ((st = sn_conv_move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) goto done;
+        if ((st = sn_conv_move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) goto done;
     }
     for (size_t i = 0; i < pl.n; i++) {
         plan_t *p = &pl.t[i];
@@ -264,70 +269,19 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         if (r < 0) { st = r; goto done; }
     }
     snprintf(res->arch, sizeof res->arch, "%s", a->gguf_arch);
-    snprintf(res->ftype, sizeof res->ftype, "%s", ftype_label(ot));
+    upper_label(ot, res->ftype, sizeof res->ftype);
     res->file_type = file_type;
     res->n_tensors = pl.n;
     res->src_bytes = src_bytes;
     res->n_params = n_params;
     res->bytes = sn_gguf_writer_total_size(w);
-    if (o->on_plan)
-        for (size_t i = 0; i < pl.n; i++) {
-            const plan_t *p = &pl.t[i];
-            sn_convert_plan_entry e = {p->hf_name, p->gguf_name, p->n_dims, {p->ne[0], p->ne[1], p->ne[2], p->ne[3]},
-                                       p->type, p->src ? sn_st_dtype_name(p->src->dtype) : "F32", p->bytes};
-            o->on_plan(o->ud, &e);
-        }
+    report_plan(o, &pl);
     if (o->dry_run) { st = SN_OK; goto done; }
 
-    /* data: a temp file of our own, under the output's lock (a sink owns its file and lock) */
-    if (!o->sink) {
-        if ((st = sn_out_lock_take(o->out_path, &lock, err)) != SN_OK) goto done;
-        if (!o->force && access(o->out_path, F_OK) == 0) {
-            st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
-            goto done;
-        }
-        int fd = sn_tmp_create(o->out_path, "", &tmp, err);
-        if (fd < 0) { st = SN_EIO; goto done; }
-        tmp_created = 1;
-        if ((st = sn_gguf_writer_begin_fd(w, fd, tmp, err)) != SN_OK) goto done;
-    }
-    double t_data = sn_conv_now();
-    if (o->sink && (st = o->sink->begin(o->sink->ud, w, err)) != SN_OK) goto done;
-    wc.o = o;
-    wc.w = w;
-    wc.nth = o->n_threads > 0 ? o->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (wc.nth < 1) wc.nth = 1;
-    if (wc.nth > MAX_THREADS) wc.nth = MAX_THREADS;
-    wc.n_tensors = pl.n;
-    for (size_t i = 0; i < pl.n; i++) wc.total += pl.t[i].bytes;
-    wc.t0 = t0;
-    if ((st = sn_conv_writer_start(&wc, err)) != SN_OK) goto done;
-    for (size_t i = 0; i < pl.n; i++) {
-        if ((st = sn_conv_write_tensor(&wc, i, &pl.t[i], err)) != SN_OK) {
-            sn_err_prefix(err, "%s: tensor %s", o->sink ? o->out_path : tmp, pl.t[i].gguf_name);
-            goto done;
-        }
-    }
-    if ((st = sn_conv_writer_stop(&wc, err)) != SN_OK) goto done;
-    double t_sync = sn_conv_now();
-    res->data_seconds = t_sync - t_data;
-    if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
-    if ((st = o->sink ? o->sink->finish(o->sink->ud, err) : sn_gguf_writer_finish(w, err)) != SN_OK) goto done;
-    res->sync_seconds = sn_conv_now() - t_sync;
-    if (wc.o->cancel && *wc.o->cancel) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
-    if (o->sink) { res->seconds = sn_conv_now() - t0; st = SN_OK; goto done; } /* the sink owns its file */
-    /* publish only what sunny-run would load: the runtime's own checks, without its weights (for a
-     * mixture-of-experts model, which sunny-run does not run yet, the file's structure only) */
-    if ((st = sn_model_validate(tmp, n_expert > 0 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
-        sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
+    /* for a mixture-of-experts model, which sunny-run does not run yet, the file's structure only */
+    if ((st = sn_conv_write_data(o, w, &pl, n_expert > 0 ? SN_VALIDATE_STRUCTURE : 0, t0, res, err)) != SN_OK ||
+        o->sink)
         goto done;
-    }
-    if (rename(tmp, o->out_path) != 0) {
-        st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
-        goto done;
-    }
-    tmp_created = 0;
-    res->seconds = sn_conv_now() - t0;
     if (o->verify) {
         st = sn_conv_verify_file(o, &pl, res, err);
         if (st == SN_OK) st = sn_conv_verify_tokenizer(o, meta_dir, &cfg, res, err);
@@ -338,13 +292,8 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
                             res->verify_first_bad);
     }
 done:
-    sn_conv_writer_stop(&wc, NULL);
     if (!res->seconds) res->seconds = sn_conv_now() - t0;
     if (w) sn_gguf_writer_free(w);
-    if (tmp_created && tmp) unlink(tmp);
-    sn_out_lock_drop(&lock);
-    free(tmp);
-    sn_conv_writer_free(&wc);
     sn_conv_plan_free(&pl);
     sn_st_model_close(m);
     sn_hf_config_free(&cfg);

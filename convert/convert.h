@@ -17,13 +17,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Output types (--outtype): llama.cpp's converter types and llama-quantize's file types. Their
+ * meaning is one table (outtype.c). */
 typedef enum sn_outtype {
-    SN_OUTTYPE_AUTO = 0, SN_OUTTYPE_F32, SN_OUTTYPE_F16, SN_OUTTYPE_BF16, SN_OUTTYPE_Q8_0, SN_OUTTYPE_Q4_0
+    SN_OUTTYPE_AUTO = 0, SN_OUTTYPE_F32, SN_OUTTYPE_F16, SN_OUTTYPE_BF16, SN_OUTTYPE_Q8_0, SN_OUTTYPE_Q4_0,
+    SN_OUTTYPE_Q4_1, SN_OUTTYPE_Q5_0, SN_OUTTYPE_Q5_1, SN_OUTTYPE_Q2_K, SN_OUTTYPE_Q3_K_S, SN_OUTTYPE_Q3_K_M,
+    SN_OUTTYPE_Q3_K_L, SN_OUTTYPE_Q4_K_S, SN_OUTTYPE_Q4_K_M, SN_OUTTYPE_Q5_K_S, SN_OUTTYPE_Q5_K_M, SN_OUTTYPE_Q6_K,
+    SN_OUTTYPE_IQ4_NL, SN_OUTTYPE_IQ4_XS, SN_OUTTYPE_COUNT
 } sn_outtype;
 
-/* "f32" ... "auto" -> value; -1 if unknown. */
+/* How the tensors' types are picked: llama.cpp's converter rules (one type for every matrix), or
+ * llama-quantize's per-file-type rules run on the f32 conversion (quant_rules.c). */
+enum { SN_RECIPE_CONVERTER = 0, SN_RECIPE_QUANTIZE = 1 };
+
+typedef struct sn_outtype_info {
+    const char *name;        /* lower case; --outtype accepts any case */
+    uint32_t ftype;          /* llama_ftype written to general.file_type */
+    int type;                /* default per-tensor sn_ggml_type */
+    int recipe;              /* SN_RECIPE_* */
+    const char *desc;        /* one line for the help text */
+} sn_outtype_info;
+
+/* The table row of t, NULL if out of range. */
+const sn_outtype_info *sn_outtype_info_of(sn_outtype t);
+/* Name in any case ("Q4_K_M", "q8_0", "auto") -> value; -1 if unknown. */
 int sn_outtype_parse(const char *s);
 const char *sn_outtype_name(sn_outtype t);
+/* The outtype name whose general.file_type is ftype ("q4_k_m" for 15), NULL if none. */
+const char *sn_outtype_of_ftype(uint32_t ftype);
+/* "auto, f32, f16, ..." into buf (truncated to n); returns the length it needed. */
+size_t sn_outtype_list(char *buf, size_t n);
 
 typedef struct sn_convert_plan_entry {
     const char *hf_name;         /* "(generated)" for rope_freqs */
@@ -56,7 +79,8 @@ typedef struct sn_convert_sink {
 } sn_convert_sink;
 
 typedef struct sn_convert_opts {
-    const char *model_dir;       /* HF folder, or one weight file (.safetensors, PyTorch .bin/.pt/.pth) */
+    const char *model_dir;       /* HF folder, one weight file (.safetensors, PyTorch .bin/.pt/.pth), or a
+                                  * GGUF to requantize (requantize.c) */
     const char *config_path;     /* config.json; NULL: in the folder (or next to the file) */
     const char *state_key;       /* PyTorch checkpoints: key of the state dict in the saved dict, NULL = auto */
     const char *tmp_dir;         /* PyTorch checkpoints: where deflated storages are inflated ($TMPDIR
@@ -67,6 +91,7 @@ typedef struct sn_convert_opts {
     const char *pre_override;    /* tokenizer pre-tokenizer name or NULL */
     int n_threads;               /* <= 0: number of online CPUs */
     int dry_run, force, verify;
+    int allow_requantize;        /* a GGUF input whose matrices are already quantized: requantize them */
     volatile sig_atomic_t *cancel; /* non-zero -> stop, clean up, return SN_EIO "interrupted" */
     void (*on_plan)(void *ud, const sn_convert_plan_entry *e);      /* every tensor, before writing */
     void (*on_progress)(void *ud, const sn_convert_progress *p);    /* after each written chunk */
@@ -80,7 +105,7 @@ typedef struct sn_convert_opts {
 
 typedef struct sn_convert_result {
     char arch[32];               /* GGUF architecture */
-    char ftype[16];              /* "F16", "Q4_0", ... (resolved outtype) */
+    char ftype[16];              /* "F16", "Q4_K_M", ... (resolved outtype, upper case) */
     uint32_t file_type;          /* general.file_type written */
     size_t n_tensors;
     uint64_t bytes;              /* size of the GGUF file */
@@ -98,11 +123,17 @@ typedef struct sn_convert_result {
     /* a single checkpoint without config.json: the config the family derived from its tensor
      * shapes (JSON, with "_derived_from" saying which shape gave which value); "" otherwise */
     char derived_config[1024];
+    /* a GGUF input: tensors that were already quantized and were quantized again (--allow-requantize) */
+    size_t requantized;
 } sn_convert_result;
 
 sn_status sn_convert(const sn_convert_opts *opts, sn_convert_result *res, sn_err *err);
 
-/* ---- internals shared with metadata.c and tests ---- */
+/* ---- internals shared with metadata.c, blob_convert.c and tests ---- */
+
+/* 1 if llama-quantize never quantizes a tensor of this name (its condition list: names not ending
+ * in "weight", norms, routers, RWKV's and Mamba's small matrices, ...; quant_rules.c). */
+int sn_quant_never(const char *name);
 
 /* The parameter counts gguf-py's get_total_parameter_count reports: tensors named "*_exps.*" with
  * 3 dimensions are experts (per_expert = their elements / expert count, expert_count the mean

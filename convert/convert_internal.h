@@ -53,9 +53,25 @@ int sn_conv_find_plan(const plan_list *pl, const char *gguf_name);
  * tensor's shape checked, fused tensors complete, the family's required tensors present. */
 sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn_st_model *m, plan_list *pl,
                              sn_err *err);
-/* The GGUF type of p for outtype ot (llama.cpp's converter and llama-quantize rules); n_expert is
- * the model's expert count (0: dense). */
-int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output, int64_t n_expert);
+/* ---- llama-quantize's per-tensor rules (quant_rules.c) ---- */
+
+/* The walk state of one quantized file: the file type, the model's shape, the running counters. */
+typedef struct {
+    int ftype, default_type;
+    int n_layer, n_gqa, n_expert, is_70b, tied;
+    int n_attn_v, i_attn_v, i_ffn_down, i_ffn_gate, i_ffn_up;
+} sn_quant_state;
+
+void sn_quant_state_init(sn_quant_state *qs, sn_outtype ot, const char *arch, int64_t n_layer, int64_t n_head,
+                         int64_t n_head_kv, int64_t n_expert);
+/* Call for every tensor name of the file before the walk (counts attn_v, sees output.weight). */
+void sn_quant_state_count(sn_quant_state *qs, const char *name);
+/* The type of the next tensor of the walk (cur_type: its type in the input, kept when it may not
+ * be quantized); -1 if an expert tensor's name has no valid layer. */
+int sn_quant_tensor_type(sn_quant_state *qs, const char *name, uint32_t n_dims, const uint64_t *ne, int cur_type);
+
+/* The GGUF type of p for a converter outtype ot (llama.cpp's converter rules). */
+int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p);
 /* qsort order of llama-quantize's output: layer number, then name. */
 int sn_conv_cmp_quantize_order(const void *a, const void *b);
 
@@ -107,6 +123,22 @@ sn_status sn_conv_writer_stop(writer_ctx *c, sn_err *err);
 void sn_conv_writer_free(writer_ctx *c);
 /* Converts and queues tensor i_tensor (rows on c->nth threads), then its end. */
 sn_status sn_conv_write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, sn_err *err);
+/* The whole data phase: w's header and every planned tensor into a temp file of our own under
+ * OUT's lock (or o->sink), on o->n_threads threads, fsynced, checked with sunny-run's own load
+ * (sn_model_validate with validate_flags) and renamed to OUT; the temp file is removed on any failure or cancellation.
+ * Fills res->seconds, data_seconds, sync_seconds. */
+sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, int validate_flags,
+                             double t0, sn_convert_result *res, sn_err *err);
+/* general.quantization_version / general.file_type as llama-quantize leaves them: set again at the
+ * end of the KV list (its gguf_set_val removes and appends). */
+sn_status sn_conv_move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v, sn_err *err);
+
+/* ---- a GGUF as input (requantize.c) ---- */
+
+/* 1 if path is a file starting with the GGUF magic. */
+int sn_conv_is_gguf(const char *path);
+/* sn_convert for a GGUF input: llama-quantize's output for o->outtype (see requantize.c). */
+sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, sn_err *err);
 
 /* ---- --verify (convert_verify.c) ---- */
 

@@ -46,39 +46,19 @@ int sn_conv_find_plan(const plan_list *pl, const char *gguf_name) {
     return -1;
 }
 
-/* llama.cpp's type rules. The converter (f32/f16/bf16/q8_0): F32 for rank <= 1, *_norm.weight,
- * names not ending in .weight and the family's keep_f32 kinds; the outtype otherwise; F16 when a row is not a multiple of the
- * quant block. q4_0 follows llama-quantize MOSTLY_Q4_0 run on the f32 conversion (which leaves the
- * family's no_quantize kinds F32): the output
- * tensor (token_embd when there is no output.weight) -> Q6_K, Q8_0 if ne0 % 256, F16 if ne0 % 32;
- * every other quantizable matrix -> Q4_0, F16 if ne0 % 32 (attn_k/attn_v Q8_0 with exactly 8 experts). */
-int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p, int has_output, int64_t n_expert) {
+/* llama.cpp's converter rules (f32/f16/bf16/q8_0): F32 for rank <= 1, *_norm.weight, names not
+ * ending in .weight and the family's keep_f32 kinds; the outtype otherwise; F16 when a row is not a
+ * multiple of the quant block. The quantized file types follow quant_rules.c instead. */
+int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p) {
     if (p->n_dims <= 1 || ends_with(p->gguf_name, "_norm.weight") || !ends_with(p->gguf_name, ".weight"))
         return SN_GGML_F32;
-    /* the family's F32 kinds: the converter's for f32..q8_0, llama-quantize's exclusions for q4_0 */
-    if (sn_arch_name_in(p->gguf_name, ot == SN_OUTTYPE_Q4_0 ? a->no_quantize : a->keep_f32)) return SN_GGML_F32;
-    uint64_t ne0 = p->ne[0];
-    switch (ot) {
-    case SN_OUTTYPE_F32: return SN_GGML_F32;
-    case SN_OUTTYPE_F16: return SN_GGML_F16;
-    case SN_OUTTYPE_BF16: return SN_GGML_BF16;
-    case SN_OUTTYPE_Q8_0: return ne0 % 32 ? SN_GGML_F16 : SN_GGML_Q8_0;
-    case SN_OUTTYPE_Q4_0: {
-        int is_out = strcmp(p->gguf_name, "output.weight") == 0 ||
-                     (!has_output && strcmp(p->gguf_name, "token_embd.weight") == 0);
-        if (ne0 % 32) return SN_GGML_F16;
-        if (is_out) return ne0 % 256 ? SN_GGML_Q8_0 : SN_GGML_Q6_K;
-        /* 8 experts (Mixtral): attn_k and attn_v are bumped to Q8_0 */
-        if (n_expert == 8 && (ends_with(p->gguf_name, ".attn_k.weight") || ends_with(p->gguf_name, ".attn_v.weight")))
-            return SN_GGML_Q8_0;
-        return SN_GGML_Q4_0;
-    }
-    default: return SN_GGML_F16;
-    }
+    if (sn_arch_name_in(p->gguf_name, a->keep_f32)) return SN_GGML_F32;
+    int t = sn_outtype_info_of(ot)->type;
+    return p->ne[0] % sn_ggml_blck_size(t) ? SN_GGML_F16 : t;
 }
 
 /* llama-quantize writes tensors in its loader's map order: layer number ("blk.N.", -1 for the
- * rest) first, then name. A q4_0 file follows it so it equals llama-quantize's byte for byte. */
+ * rest) first, then name. A quantized file follows it so it equals llama-quantize's byte for byte. */
 static int layer_of(const char *name) {
     int l = -1;
     if (sscanf(name, "blk.%d.", &l) != 1) l = -1;

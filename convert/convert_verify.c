@@ -22,6 +22,14 @@ static double quant_bound(int type, double amax) {
     case SN_GGML_Q8_0: return amax / 127.0 * 0.5 * 1.01 + amax * 1e-3;
     case SN_GGML_Q4_0: return amax / 8.0 * 1.01 + amax * 1e-3;
     case SN_GGML_Q6_K: return amax / 31.0 * 1.5 + amax * 4e-3;
+    case SN_GGML_Q4_1: return amax / 15.0 * 1.01 + amax * 1e-3;
+    case SN_GGML_Q5_0: return amax / 16.0 * 1.01 + amax * 1e-3;
+    case SN_GGML_Q5_1: return amax / 31.0 * 1.01 + amax * 1e-3;
+    /* fitted scales (and mins) may trade the extremes for the bulk: a few half-steps */
+    case SN_GGML_Q5_K: return amax / 8.0 + amax * 4e-3;
+    case SN_GGML_Q4_K: case SN_GGML_IQ4_NL: case SN_GGML_IQ4_XS: return amax / 4.0 + amax * 4e-3;
+    case SN_GGML_Q3_K: return amax / 2.0 + amax * 4e-3;
+    case SN_GGML_Q2_K: return amax + amax * 4e-3;
     default: return 0;
     }
 }

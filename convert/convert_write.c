@@ -8,9 +8,14 @@
 #include "convert_internal.h"
 
 #include "ggml_types.h"
+#include "model.h"
+#include "outfile.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHUNK_BYTES (8u << 20) /* output bytes per threaded chunk */
 #define WRITE_PIECE (1u << 20) /* bytes per write() call */
@@ -31,6 +36,7 @@ typedef struct { chunk_job *job; int ith; } chunk_arg;
 static int plain_src(const plan_t *p) { return p->src && p->src->contiguous && sn_tsrc_is_plain(&p->ts); }
 
 static int same_dtype(const plan_t *p) {
+    if (plain_src(p) && p->src->ggml_type) return p->src->ggml_type == p->type;
     return plain_src(p) && ((p->src->dtype == SN_ST_F32 && p->type == SN_GGML_F32) ||
                             (p->src->dtype == SN_ST_F16 && p->type == SN_GGML_F16) ||
                             (p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_BF16));
@@ -38,7 +44,8 @@ static int same_dtype(const plan_t *p) {
 
 static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *scratch) {
     const plan_t *p = j->p;
-    int same = same_dtype(p), bf16_to_f16 = plain_src(p) && p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_F16;
+    int same = same_dtype(p),
+        bf16_to_f16 = plain_src(p) && !p->src->ggml_type && p->src->dtype == SN_ST_BF16 && p->type == SN_GGML_F16;
     for (uint64_t r = r0; r < r1; r++) {
         uint8_t *dst = j->out + (r - j->row0) * j->out_row_bytes;
         if (same || bf16_to_f16) {
@@ -227,7 +234,9 @@ sn_status sn_conv_write_tensor(writer_ctx *c, size_t i_tensor, const plan_t *p, 
             c->scratch[t] = (float *)(void *)(nr + 1);
         }
     }
-    uint64_t src_row_bytes = plain_src(p) ? row_len * sn_st_dtype_size(p->src->dtype) : 0;
+    uint64_t src_row_bytes = !plain_src(p)       ? 0
+                             : p->src->ggml_type ? sn_ggml_row_size(p->src->ggml_type, row_len)
+                                                 : row_len * sn_st_dtype_size(p->src->dtype);
     for (uint64_t r = 0; r < n_rows; r += rows_per_chunk) {
         if (cancelled(c)) return sn_err_set(err, SN_EIO, "interrupted");
         int b = c->cur;
@@ -274,4 +283,70 @@ void sn_conv_writer_free(writer_ctx *c) {
     free(c->buf[1]);
     for (int t = 0; t < MAX_THREADS; t++)
         if (c->scratch[t]) free(((uint64_t *)(void *)c->scratch[t]) - 1);
+}
+
+sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const plan_list *pl, int validate_flags,
+                             double t0, sn_convert_result *res, sn_err *err) {
+    writer_ctx wc;
+    memset(&wc, 0, sizeof wc);
+    sn_status st = SN_OK;
+    char *tmp = NULL;
+    int tmp_created = 0;
+    sn_out_lock lock = {-1, NULL};
+    /* a temp file of our own, under the output's lock (a sink owns its file and lock) */
+    if (!o->sink) {
+        if ((st = sn_out_lock_take(o->out_path, &lock, err)) != SN_OK) goto done;
+        if (!o->force && access(o->out_path, F_OK) == 0) {
+            st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+            goto done;
+        }
+        int fd = sn_tmp_create(o->out_path, "", &tmp, err);
+        if (fd < 0) { st = SN_EIO; goto done; }
+        tmp_created = 1;
+        if ((st = sn_gguf_writer_begin_fd(w, fd, tmp, err)) != SN_OK) goto done;
+    }
+    double t_data = sn_conv_now();
+    if (o->sink && (st = o->sink->begin(o->sink->ud, w, err)) != SN_OK) goto done;
+    wc.o = o;
+    wc.w = w;
+    wc.nth = o->n_threads > 0 ? o->n_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (wc.nth < 1) wc.nth = 1;
+    if (wc.nth > MAX_THREADS) wc.nth = MAX_THREADS;
+    wc.n_tensors = pl->n;
+    for (size_t i = 0; i < pl->n; i++) wc.total += pl->t[i].bytes;
+    wc.t0 = t0;
+    if ((st = sn_conv_writer_start(&wc, err)) != SN_OK) goto done;
+    for (size_t i = 0; i < pl->n; i++) {
+        if ((st = sn_conv_write_tensor(&wc, i, &pl->t[i], err)) != SN_OK) {
+            sn_err_prefix(err, "%s: tensor %s", o->sink ? o->out_path : tmp, pl->t[i].gguf_name);
+            goto done;
+        }
+    }
+    if ((st = sn_conv_writer_stop(&wc, err)) != SN_OK) goto done;
+    double t_sync = sn_conv_now();
+    res->data_seconds = t_sync - t_data;
+    if (cancelled(&wc)) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
+    if ((st = o->sink ? o->sink->finish(o->sink->ud, err) : sn_gguf_writer_finish(w, err)) != SN_OK) goto done;
+    res->sync_seconds = sn_conv_now() - t_sync;
+    if (cancelled(&wc)) { st = sn_err_set(err, SN_EIO, "interrupted"); goto done; }
+    if (!o->sink) {
+        /* publish only what sunny-run would load: the runtime's own checks, without its weights */
+        if ((st = sn_model_validate(tmp, validate_flags, err)) != SN_OK) {
+            sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
+            goto done;
+        }
+        if (rename(tmp, o->out_path) != 0) {
+            st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
+            goto done;
+        }
+        tmp_created = 0;
+    }
+    res->seconds = sn_conv_now() - t0;
+done:
+    sn_conv_writer_stop(&wc, NULL);
+    if (tmp_created && tmp) unlink(tmp);
+    sn_out_lock_drop(&lock);
+    free(tmp);
+    sn_conv_writer_free(&wc);
+    return st;
 }

@@ -50,11 +50,18 @@ mut q8_0-rounding runtime/quants/ggml_quant.c \
   'for (int j = 0; j < SN_QK8_0; j++) y[i].qs[j] = cast_i8(roundf(xb[j] * id));' \
   'for (int j = 0; j < SN_QK8_0; j++) y[i].qs[j] = cast_i8(truncf(xb[j] * id));' 'unit/test_ggml_types$'
 mut q4_k-search-step runtime/quants/ggml_quant_k.c \
-  'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);' \
-  'scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
+  'scales[j] = sn_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, 0);' \
+  'scales[j] = sn_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &mins[j], Laux, rmin, 0.12f, nstep, 0);' 'unit/test_ggml_types$'
 mut q4_k-search-step-x8 runtime/quants/ggml_quant_k.c \
-  'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);' \
-  'qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.12f, 20);' 'unit/test_ggml_types$'
+  'qkx2_quants_x8(32, nmax, xt, wt, Lt, mins, scales, rmin, 0.1f, nstep);' \
+  'qkx2_quants_x8(32, nmax, xt, wt, Lt, mins, scales, rmin, 0.12f, nstep);' 'unit/test_ggml_types$'
+mut q2_k-abs-error runtime/quants/ggml_quant_k23.c \
+  'Laux, -0.5f, 0.1f, 15, 1);' 'Laux, -0.5f, 0.1f, 15, 0);' 'unit/test_ggml_types$'
+mut iq4-scale-trials runtime/quants/ggml_quant_legacy.c \
+  'for (int itry = -7; itry <= 7; itry++) {' 'for (int itry = -6; itry <= 7; itry++) {' 'unit/test_ggml_types$'
+mut quant-more-bits convert/quant_rules.c \
+  'return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;' \
+  'return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 1;' 'integration/test_convert_quant$'
 mut rope-theta runtime/models/model_llama.c \
   's->theta_scale = powf(hp->rope_freq_base, -2.0f / n_dims);' \
   's->theta_scale = powf(hp->rope_freq_base * 1.01f, -2.0f / n_dims);' 'integration/test_run_parity$' "$FAST_PARITY"

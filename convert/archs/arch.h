@@ -90,10 +90,9 @@ typedef struct sn_arch {
     const sn_arch_class *classes;    /* terminated by a {NULL} entry */
     sn_arch_vocab vocab;             /* which set_vocab of the reference the tokenizer follows */
     const char *const *vocab_files;  /* NULL-terminated: the folder needs at least one of these */
-    /* Substrings of GGUF tensor names (NULL-terminated lists, may be NULL): kept F32 by the
-     * converter for every outtype, and left as they are by llama-quantize (the q4_0 recipe). */
+    /* Substrings of GGUF tensor names (NULL-terminated, may be NULL) the converter keeps F32 for
+     * every outtype. (What llama-quantize leaves alone is one list for all families: sn_quant_never.) */
     const char *const *keep_f32;
-    const char *const *no_quantize;
     /* Completes the config after the generic parse (family fallback keys, vocab padding); may be NULL. */
     sn_status (*prepare_config)(const struct sn_arch *a, sn_hf_config *cfg, sn_err *err);
     /* Checks the config has what the family needs (heads divide hidden, ...). */

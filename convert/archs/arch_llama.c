@@ -397,12 +397,12 @@ static const char *const k_qwen3moe_layer_required[] = {
     "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
     "attn_q_norm.weight", "attn_k_norm.weight", "ffn_norm.weight", "ffn_gate_inp.weight",
     "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight", NULL};
-/* the router: F32 in the converter (FFN_GATE_INP) and never quantized by llama-quantize */
+/* the router: F32 in the converter (FFN_GATE_INP); llama-quantize never quantizes it (sn_quant_never) */
 static const char *const k_router[] = {"ffn_gate_inp.weight", NULL};
 
 #define LLAMA_ROW(name, hf, vocab_path, layer_required)                                          \
     {.gguf_arch = name, .classes = hf, .vocab = vocab_path, .vocab_files = k_vocab_files,         \
-     .keep_f32 = k_router, .no_quantize = k_router,                                                   \
+     .keep_f32 = k_router,                                                                            \
      .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor,                     \
      .extra_tensors = extra_tensors, .required = k_required, .required_per_layer = layer_required}
 

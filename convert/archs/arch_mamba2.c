@@ -220,7 +220,6 @@ static const sn_arch_class k_classes[] = {{"Mamba2ForCausalLM", NULL}, {NULL, NU
  * vocabulary file, is not something sunny ships: a folder with neither is refused. */
 static const char *const k_vocab_files[] = {"tokenizer.json", "tokenizer.model", NULL};
 static const char *const k_keep_f32[] = {"ssm_conv1d.weight", NULL};  /* MODEL_TENSOR.SSM_CONV1D */
-static const char *const k_no_quantize[] = {"ssm_conv1d", NULL};      /* llama-quantize's exclusion */
 static const char *const k_required[] = {"token_embd.weight", "output_norm.weight", NULL};
 static const char *const k_layer_required[] = {
     "attn_norm.weight", "ssm_in.weight", "ssm_conv1d.weight", "ssm_conv1d.bias", "ssm_dt.bias", "ssm_a",
@@ -228,6 +227,6 @@ static const char *const k_layer_required[] = {
 
 const sn_arch sn_arch_mamba2 = {
     .gguf_arch = "mamba2", .classes = k_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,
-    .keep_f32 = k_keep_f32, .no_quantize = k_no_quantize, .prepare_config = prepare_config,
+    .keep_f32 = k_keep_f32, .prepare_config = prepare_config,
     .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor,
     .extra_tensors = extra_tensors, .required = k_required, .required_per_layer = k_layer_required};

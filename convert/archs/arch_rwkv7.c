@@ -382,11 +382,6 @@ static const sn_arch_class k_classes[] = {{"RWKV7ForCausalLM", NULL}, {"Rwkv7For
 static const char *const k_vocab_files[] = {"rwkv_vocab_v20230424.txt", NULL};
 /* MODEL_TENSOR.TIME_MIX_W1 / W2 / LERP_FUSED are forced F32 by the converter */
 static const char *const k_keep_f32[] = {"time_mix_w1.", "time_mix_w2.", "time_mix_lerp_fused.", NULL};
-/* llama-quantize's "small yet 2D" RWKV weights */
-static const char *const k_no_quantize[] = {"time_mix_w0.", "time_mix_w1.", "time_mix_w2.", "time_mix_v0.",
-                                            "time_mix_v1.", "time_mix_v2.", "time_mix_a0.", "time_mix_a1.",
-                                            "time_mix_a2.", "time_mix_g1.", "time_mix_g2.",
-                                            "time_mix_lerp_fused.", NULL};
 static const char *const k_required[] = {"token_embd.weight", "token_embd_norm.weight", "token_embd_norm.bias",
                                          "output_norm.weight", "output_norm.bias", "output.weight", NULL};
 static const char *const k_layer_required[] = {
@@ -400,7 +395,7 @@ static const char *const k_layer_required[] = {
 
 const sn_arch sn_arch_rwkv7 = {
     .gguf_arch = "rwkv7", .classes = k_classes, .vocab = SN_ARCH_VOCAB_RWKV, .vocab_files = k_vocab_files,
-    .keep_f32 = k_keep_f32, .no_quantize = k_no_quantize, .prepare_config = prepare_config,
+    .keep_f32 = k_keep_f32, .prepare_config = prepare_config,
     .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor,
     .extra_tensors = extra_tensors, .config_from_tensors = config_from_tensors, .required = k_required,
     .required_per_layer = k_layer_required};

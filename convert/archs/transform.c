@@ -86,6 +86,9 @@ const float *sn_tsrc_row(const sn_tsrc *s, uint64_t r, float *scratch) {
         else
             for (uint64_t e = 0; e < n; e++) scratch[e] = sn_st_elem_f32(t, sr * n + e);
         x = scratch;
+    } else if (t->ggml_type) {
+        sn_dequantize_row(t->ggml_type, t->data + sr * sn_ggml_row_size(t->ggml_type, n), scratch, (int64_t)n);
+        x = scratch;
     } else {
         const uint8_t *p = t->data + sr * n * sn_st_dtype_size(t->dtype);
         /* safetensors data may start at any byte offset (the header length is free): an element

@@ -40,6 +40,9 @@ typedef struct sn_st_tensor {
     /* Non-NULL: why the converter cannot read this tensor ("dtype torch.int64", "5 dimensions");
      * data is NULL then. Only checkpoints list such tensors (safetensors refuses them at open). */
     const char *unsupported;
+    /* Non-zero: data holds ggml blocks of this quantized type (a GGUF tensor being requantized,
+     * rows of sn_ggml_row_size bytes); dtype is then unused. Zero for safetensors and checkpoints. */
+    int ggml_type;
 } sn_st_tensor;
 
 typedef struct sn_st_file sn_st_file;

@@ -1,16 +1,19 @@
-/* ggml_quant_k.c - ggml's reference quantizers for the K-quants Q4_K and Q6_K.
+/* ggml_quant_k.c - ggml's reference quantizers for the K-quants Q4_K, Q5_K and Q6_K.
  *
- * Super-blocks of 256: Q4_K searches a scale and min per sub-block of 32 (make_qkx2_quants) and
- * packs 6-bit scales/mins; Q6_K picks an int8 scale per sub-block of 16 (make_qx_quants, rmse
+ * Super-blocks of 256: Q4_K and Q5_K search a scale and min per sub-block of 32 (make_qkx2_quants)
+ * and pack 6-bit scales/mins; Q6_K picks an int8 scale per sub-block of 16 (make_qx_quants, rmse
  * type 1). The AVX2 versions run eight independent sub-blocks side by side in lanes, each lane
  * doing exactly the scalar operations, so the bits match the scalar code and llama-quantize. */
 #include "ggml_types_internal.h"
 
+#include "quants.h"
+
 /* Scale + min search for an asymmetric n-level quantization (ggml's make_qkx2_quants): start from
  * the min/max grid, then try nstep+1 slightly different scales and keep the weighted least-squares
- * fit with the smallest weighted error. Returns the scale; *the_min receives -min (>= 0). */
-static float qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L,
-                         float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep) {
+ * fit with the smallest weighted error (squared, or absolute with use_mad). Returns the scale;
+ * *the_min receives -min (>= 0). */
+float sn_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L, float *the_min, uint8_t *Laux,
+                     float rmin, float rdelta, int nstep, int use_mad) {
     float min = x[0], max = x[0];
     float sum_w = w[0];
     float sum_x = sum_w * x[0];
@@ -33,7 +36,7 @@ static float qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_
         int l = nearest_int(iscale * (x[i] - min));
         L[i] = (uint8_t)SN_MAX(0, SN_MIN(nmax, l));
         float diff = scale * L[i] + min - x[i];
-        diff = diff * diff;
+        diff = use_mad ? fabsf(diff) : diff * diff;
         best_error += w[i] * diff;
     }
     if (nstep < 1) {
@@ -62,7 +65,7 @@ static float qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_
             float cur_error = 0;
             for (int i = 0; i < n; i++) {
                 float diff = this_scale * Laux[i] + this_min - x[i];
-                diff = diff * diff;
+                diff = use_mad ? fabsf(diff) : diff * diff;
                 cur_error += w[i] * diff;
             }
             if (cur_error < best_error) {
@@ -80,43 +83,19 @@ static float qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_
 /* Symmetric quantization to [-nmax, nmax-1] with an x^2-weighted scale search (ggml's
  * make_qx_quants with rmse_type 1 and no importance weights); L holds q + nmax. */
 static float qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; i++) {
-        float ax = fabsf(x[i]);
-        if (ax > amax) { amax = ax; max = x[i]; }
-    }
-    if (amax < GROUP_MAX_EPS) {
-        for (int i = 0; i < n; i++) L[i] = 0;
-        return 0.f;
-    }
-    float iscale = -nmax / max;
-    float sumlx = 0, suml2 = 0;
-    for (int i = 0; i < n; i++) {
-        int l = nearest_int(iscale * x[i]);
-        l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
-        L[i] = (int8_t)(l + nmax);
-        float w = x[i] * x[i];
-        sumlx += w * x[i] * l;
-        suml2 += w * l * l;
-    }
+    float max;
+    if (!sn_sym_start(x, n, L, &max)) return 0.f;
+    float sumlx, suml2;
+    sn_sym_fit(n, nmax, x, -nmax / max, L, nmax, &sumlx, &suml2);
     float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
     for (int is = -9; is <= 9; is++) {
         if (is == 0) continue;
-        iscale = -(nmax + 0.1f * is) / max;
-        sumlx = suml2 = 0;
-        for (int i = 0; i < n; i++) {
-            int l = nearest_int(iscale * x[i]);
-            l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
-            float w = x[i] * x[i];
-            sumlx += w * x[i] * l;
-            suml2 += w * l * l;
-        }
+        const float iscale = -(nmax + 0.1f * is) / max;
+        sn_sym_fit(n, nmax, x, iscale, NULL, 0, &sumlx, &suml2);
         if (suml2 > 0 && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; i++) {
-                int l = nearest_int(iscale * x[i]);
-                L[i] = (int8_t)(nmax + SN_MAX(-nmax, SN_MIN(nmax - 1, l)));
-            }
+            float s1, s2;
+            sn_sym_fit(n, nmax, x, iscale, L, nmax, &s1, &s2); /* the accepted levels */
             scale = sumlx / suml2;
             best = scale * sumlx;
         }
@@ -298,7 +277,8 @@ __attribute__((target("avx2"))) static void qx_quants_rmse1_x8(int n, int nmax, 
 }
 #endif
 
-/* Q4_K: 8 sub-blocks of 32 with 6-bit scales and mins relative to fp16 d and dmin. */
+/* Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins relative to fp16 d and dmin; they
+ * differ only in the level count (nmax 15 / 31), the search (rmin, nstep) and the bit packing. */
 /* ggml's av_x of a 32-value sub-block: sqrt of the mean square (the weights are av_x + |x|). */
 static inline float av_x32(const float *xs) {
     float sum_x2 = 0;
@@ -306,9 +286,10 @@ static inline float av_x32(const float *xs) {
     return sqrtf(sum_x2 / 32);
 }
 
-/* The 8 sub-blocks' scales, mins and levels of one Q4_K block: ggml's make_qkx2_quants per
+/* The 8 sub-blocks' scales, mins and levels of one Q4_K / Q5_K block: ggml's make_qkx2_quants per
  * sub-block, the 8 sub-blocks at once in lanes when the CPU has AVX2 (lanes). */
-static void q4_K_sub_scales(const float *x, int lanes, uint8_t *L, float *mins, float *scales) {
+static void qk_sub_scales(const float *x, int lanes, int nmax, float rmin, int nstep, uint8_t *L, float *mins,
+                          float *scales) {
 #ifdef SN_X86
     if (lanes) {
         float xt[32 * 8], wt[32 * 8];
@@ -321,7 +302,7 @@ static void q4_K_sub_scales(const float *x, int lanes, uint8_t *L, float *mins, 
                 wt[l * 8 + j] = av_x + fabsf(xs[l]);
             }
         }
-        qkx2_quants_x8(32, 15, xt, wt, Lt, mins, scales, -1.f, 0.1f, 20);
+        qkx2_quants_x8(32, nmax, xt, wt, Lt, mins, scales, rmin, 0.1f, nstep);
         for (int j = 0; j < SN_QK_K / 32; j++)
             for (int l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)Lt[l * 8 + j];
         return;
@@ -334,61 +315,82 @@ static void q4_K_sub_scales(const float *x, int lanes, uint8_t *L, float *mins, 
         const float *xs = x + 32 * j;
         const float av_x = av_x32(xs);
         for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(xs[l]);
-        scales[j] = qkx2_quants(32, 15, xs, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
+        scales[j] = sn_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &mins[j], Laux, rmin, 0.1f, nstep, 0);
     }
 }
 
-void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) {
-    sn_block_q4_K *y = vy;
-    const int64_t nb = k / SN_QK_K;
-    const int lanes = CPU_AVX2;
-    uint8_t L[SN_QK_K];
+/* One Q4_K / Q5_K block's d, dmin, packed scales (12 bytes) and 256 levels in [0, nmax]. */
+static void qk_block(const float *x, int lanes, int nmax, float rmin, int nstep, uint16_t *dd, uint16_t *dmin,
+                     uint8_t *packed, uint8_t *L) {
     float mins[SN_QK_K / 32], scales[SN_QK_K / 32];
-    for (int64_t i = 0; i < nb; i++) {
-        q4_K_sub_scales(x, lanes, L, mins, scales);
-        float max_scale = 0, max_min = 0;
-        for (int j = 0; j < SN_QK_K / 32; j++) {
-            if (scales[j] > max_scale) max_scale = scales[j];
-            if (mins[j] > max_min) max_min = mins[j];
+    qk_sub_scales(x, lanes, nmax, rmin, nstep, L, mins, scales);
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < SN_QK_K / 32; j++) {
+        if (scales[j] > max_scale) max_scale = scales[j];
+        if (mins[j] > max_min) max_min = mins[j];
+    }
+    float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+    float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+    memset(packed, 0, 12);
+    for (int j = 0; j < SN_QK_K / 32; j++) {
+        uint8_t ls = (uint8_t)nearest_int(inv_scale * scales[j]);
+        uint8_t lm = (uint8_t)nearest_int(inv_min * mins[j]);
+        ls = SN_MIN(63, ls);
+        lm = SN_MIN(63, lm);
+        if (j < 4) {
+            packed[j] = ls;
+            packed[j + 4] = lm;
+        } else {
+            packed[j + 4] = (uint8_t)((ls & 0xF) | ((lm & 0xF) << 4));
+            packed[j - 4] |= (uint8_t)((ls >> 4) << 6);
+            packed[j] |= (uint8_t)((lm >> 4) << 6);
         }
-        float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
-        float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
-        memset(y[i].scales, 0, sizeof y[i].scales);
-        for (int j = 0; j < SN_QK_K / 32; j++) {
-            uint8_t ls = (uint8_t)nearest_int(inv_scale * scales[j]);
-            uint8_t lm = (uint8_t)nearest_int(inv_min * mins[j]);
-            ls = SN_MIN(63, ls);
-            lm = SN_MIN(63, lm);
-            if (j < 4) {
-                y[i].scales[j] = ls;
-                y[i].scales[j + 4] = lm;
-            } else {
-                y[i].scales[j + 4] = (uint8_t)((ls & 0xF) | ((lm & 0xF) << 4));
-                y[i].scales[j - 4] |= (uint8_t)((ls >> 4) << 6);
-                y[i].scales[j] |= (uint8_t)((lm >> 4) << 6);
-            }
+    }
+    *dd = sn_fp32_to_fp16(max_scale / 63.f);
+    *dmin = sn_fp32_to_fp16(max_min / 63.f);
+    for (int j = 0; j < SN_QK_K / 32; j++) {
+        uint8_t sc, m;
+        scale_min_k4(j, packed, &sc, &m);
+        const float d = sn_fp16_to_fp32(*dd) * sc;
+        if (d == 0.0f) continue;   /* keep the levels found above, as ggml does */
+        const float dm = sn_fp16_to_fp32(*dmin) * m;
+        for (int ii = 0; ii < 32; ii++) {
+            int l = nearest_int((x[32 * j + ii] + dm) / d);
+            L[32 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(nmax, l));
         }
-        y[i].d = sn_fp32_to_fp16(max_scale / 63.f);
-        y[i].dmin = sn_fp32_to_fp16(max_min / 63.f);
-        for (int j = 0; j < SN_QK_K / 32; j++) {
-            uint8_t sc, m;
-            scale_min_k4(j, y[i].scales, &sc, &m);
-            const float d = sn_fp16_to_fp32(y[i].d) * sc;
-            if (d == 0.0f) continue;   /* keep the levels found above, as ggml does */
-            const float dm = sn_fp16_to_fp32(y[i].dmin) * m;
-            for (int ii = 0; ii < 32; ii++) {
-                int l = nearest_int((x[32 * j + ii] + dm) / d);
-                L[32 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(15, l));
-            }
-        }
-        uint8_t *q = y[i].qs;
-        for (int j = 0; j < SN_QK_K; j += 64) {
-            for (int l = 0; l < 32; l++) q[l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 4));
-            q += 32;
-        }
-        x += SN_QK_K;
     }
 }
+
+/* Rows of Q4_K (five = 0) or Q5_K (five = 1): 32 levels; the 5th bit of value n+j (n a multiple of
+ * 64, j < 32) goes to bit 2*(n/64) of qh[j], that of value n+j+32 to the next bit. */
+static void qk_rows(const float *x, void *vy, int64_t k, int five) {
+    const int lanes = CPU_AVX2;
+    uint8_t L[SN_QK_K];
+    for (int64_t i = 0; i < k / SN_QK_K; i++, x += SN_QK_K) {
+        if (!five) {
+            sn_block_q4_K *y = (sn_block_q4_K *)vy + i;
+            qk_block(x, lanes, 15, -1.f, 20, &y->d, &y->dmin, y->scales, L);
+            for (int j = 0; j < SN_QK_K; j += 64)
+                for (int l = 0; l < 32; l++) y->qs[j / 2 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 4));
+            continue;
+        }
+        sn_block_q5_K *y = (sn_block_q5_K *)vy + i;
+        qk_block(x, lanes, 31, -0.5f, 15, &y->d, &y->dmin, y->scales, L);
+        memset(y->qh, 0, sizeof y->qh);
+        for (int n = 0; n < SN_QK_K; n += 64) {
+            const uint8_t m1 = (uint8_t)(1u << (n / 32)), m2 = (uint8_t)(2u << (n / 32));
+            for (int j = 0; j < 32; j++) {
+                int l1 = L[n + j], l2 = L[n + j + 32];
+                if (l1 > 15) { l1 -= 16; y->qh[j] |= m1; }
+                if (l2 > 15) { l2 -= 16; y->qh[j] |= m2; }
+                y->qs[n / 2 + j] = (uint8_t)(l1 | (l2 << 4));
+            }
+        }
+    }
+}
+
+void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 0); }
+void sn_quantize_row_q5_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 1); }
 
 /* Q6_K packing: levels 0..63 -> 4 low bits (ql) and 2 high bits (qh). */
 static void q6_K_pack(const int8_t *L, sn_block_q6_K *y) {

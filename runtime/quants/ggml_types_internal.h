@@ -2,7 +2,8 @@
  *
  * ggml_types.c: the type table, the SIMD cap and the by-type dispatch; ggml_codecs.c: fp16/bf16
  * conversions (scalar and rows) and the dequantizers of the types sunny writes; ggml_quant.c:
- * the Q8_0 / Q4_0 / Q8_K reference quantizers; ggml_quant_k.c: Q4_K and Q6_K. Every file that
+ * the Q8_0 / Q4_0 / Q8_K reference quantizers; ggml_quant_k.c: Q4_K, Q5_K and Q6_K; ggml_quant_k23.c:
+ * Q2_K and Q3_K; ggml_quant_legacy.c: Q4_1, Q5_0, Q5_1, IQ4_NL and IQ4_XS. Every file that
  * includes this one computes with ggml's rounding: no a*b+c is fused into an FMA. */
 #ifndef SN_GGML_TYPES_INTERNAL_H
 #define SN_GGML_TYPES_INTERNAL_H
@@ -89,6 +90,52 @@ static inline int nearest_int(float f) {
 #define SN_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SN_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GROUP_MAX_EPS 1e-15f
+
+/* The signed value of largest magnitude among x[0..n) (the first on ties; a NaN never wins), its
+ * magnitude in *amax: the scan that starts ggml's symmetric quantizers. */
+static inline float sn_signed_amax(const float *x, int n, float *amax) {
+    float max = 0, am = 0;
+    for (int i = 0; i < n; i++) {
+        float ax = fabsf(x[i]);
+        if (ax > am) { am = ax; max = x[i]; }
+    }
+    *amax = am;
+    return max;
+}
+
+/* The start of ggml's symmetric quantizers: the signed largest-magnitude value in *max; 0 (and L
+ * all zero) when every |x| is below GROUP_MAX_EPS, 1 otherwise. */
+static inline int sn_sym_start(const float *x, int n, int8_t *L, float *max) {
+    float amax;
+    *max = sn_signed_amax(x, n, &amax);
+    if (amax >= GROUP_MAX_EPS) return 1;
+    for (int i = 0; i < n; i++) L[i] = 0;
+    return 0;
+}
+
+/* One x^2-weighted symmetric fit in ggml's order (make_qx_quants rmse_type 1, make_q3_quants):
+ * l = clamp(nearest_int(iscale * x), -nmax, nmax - 1), stored as l + off in L unless L is NULL,
+ * and sum(w*x*l), sum(w*l*l) with w = x*x. */
+static inline void sn_sym_fit(int n, int nmax, const float *x, float iscale, int8_t *L, int off, float *sumlx,
+                              float *suml2) {
+    float slx = 0, sl2 = 0;
+    for (int i = 0; i < n; i++) {
+        int l = nearest_int(iscale * x[i]);
+        l = SN_MAX(-nmax, SN_MIN(nmax - 1, l));
+        if (L) L[i] = (int8_t)(l + off);
+        float w = x[i] * x[i];
+        slx += w * x[i] * l;
+        sl2 += w * l * l;
+    }
+    *sumlx = slx;
+    *suml2 = sl2;
+}
+
+/* ggml's make_qkx2_quants (ggml_quant_k.c): the scale and -min (>= 0, in *the_min) of an
+ * asymmetric fit of n values to levels 0..nmax in L, weighted squared error or, with use_mad,
+ * absolute error. Q2_K, Q4_K and Q5_K use it. */
+float sn_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L, float *the_min, uint8_t *Laux,
+                     float rmin, float rdelta, int nstep, int use_mad);
 
 /* The 6-bit scale and min of sub-block j of a Q4_K block. */
 static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {

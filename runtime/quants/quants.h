@@ -46,6 +46,13 @@ typedef void sn_quants_dequant_fn(const void *x, float *y, int64_t k);
 sn_quants_dequant_fn sn_dequantize_row_q4_1, sn_dequantize_row_q5_0, sn_dequantize_row_q5_1, sn_dequantize_row_q2_K,
     sn_dequantize_row_q3_K, sn_dequantize_row_q5_K, sn_dequantize_row_iq4_nl, sn_dequantize_row_iq4_xs;
 
+/* Row quantizers of the types above (k a multiple of the block size): ggml's quantize_row_*_ref
+ * for Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K; for IQ4_NL / IQ4_XS what ggml_quantize_chunk runs without
+ * an importance matrix. Bit-exact with llama-quantize; the type table points at them. */
+typedef void sn_quants_quant_fn(const float *x, void *y, int64_t k);
+sn_quants_quant_fn sn_quantize_row_q4_1, sn_quantize_row_q5_0, sn_quantize_row_q5_1, sn_quantize_row_q2_K,
+    sn_quantize_row_q3_K, sn_quantize_row_q5_K, sn_quantize_row_iq4_nl, sn_quantize_row_iq4_xs;
+
 /* The 16 signed Q3_K sub-block scales (already minus 32) of one block. */
 void sn_q3_K_scales(const uint8_t packed[12], int8_t out[16]);
 

@@ -1,10 +1,12 @@
 /* llama_quantize_oracle.c - llama.cpp's own quantizer (llama_model_quantize in the prebuilt libllama
- * that node-llama-cpp ships) as an oracle: `llama_quantize_oracle IN.gguf OUT.gguf FTYPE`.
+ * that node-llama-cpp ships) as an oracle: `llama_quantize_oracle IN.gguf OUT.gguf FTYPE [IN OUT FTYPE ...]`
+ * (several files in one process: the library loads once).
  *
  * The library is loaded with dlopen at run time; nothing of llama.cpp is compiled into sunny. The
  * struct below mirrors the public ABI of llama_model_quantize_params in that exact version
  * (node-llama-cpp 3.22.1, llama.cpp de3ff81); the size check guards against a different version.
- * FTYPE is a llama_ftype number (2 = MOSTLY_Q4_0, 7 = Q8_0, 15 = Q4_K_M, 18 = Q6_K). */
+ * FTYPE is a llama_ftype number (llama.h: 2 = MOSTLY_Q4_0, 7 = Q8_0, 10 = Q2_K, 15 = Q4_K_M, 18 = Q6_K,
+ * 25 = IQ4_NL, 30 = IQ4_XS, ...). SN_ALLOW_REQUANTIZE set: llama-quantize's --allow-requantize. */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,8 +26,8 @@ struct quantize_params { /* llama_model_quantize_params, field for field */
 };
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s IN.gguf OUT.gguf FTYPE\n", argv[0]);
+    if (argc < 4 || (argc - 1) % 3 != 0) {
+        fprintf(stderr, "usage: %s IN.gguf OUT.gguf FTYPE [IN OUT FTYPE ...]\n", argv[0]);
         return 2;
     }
     const char *lib = getenv("SN_LIBLLAMA");
@@ -48,13 +50,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (backend_init) backend_init();
-    struct quantize_params p = defaults();
-    p.ftype = atoi(argv[3]);
-    p.nthread = 2;
-    uint32_t rc = quantize(argv[1], argv[2], &p);
-    if (rc != 0) {
-        fprintf(stderr, "llama_model_quantize failed (%u)\n", rc);
-        return 1;
+    for (int a = 1; a + 2 < argc; a += 3) {
+        struct quantize_params p = defaults();
+        p.ftype = atoi(argv[a + 2]);
+        p.nthread = 2;
+        p.allow_requantize = getenv("SN_ALLOW_REQUANTIZE") != NULL; /* llama-quantize --allow-requantize */
+        uint32_t rc = quantize(argv[a], argv[a + 1], &p);
+        if (rc != 0) {
+            fprintf(stderr, "llama_model_quantize %s -> %s (ftype %d) failed (%u)\n", argv[a], argv[a + 1], p.ftype, rc);
+            return 1;
+        }
     }
     return 0;
 }

@@ -386,7 +386,7 @@ static void test_mamba2_names(void) {
     CU_ASSERT(!strcmp(t.gguf_name, "blk.0.ssm_d") && t.ne[0] == 1 && t.ne[1] == 4 && t.ew == SN_ARCH_EW_NONE);
     CU_ASSERT_EQUAL(a->map_tensor(a, &c, "backbone.layers.0.mixer.conv1d.weight", &t, &err), SN_ARCH_MAP_OK);
     CU_ASSERT(t.n_dims == 2 && t.ne[0] == 4 && t.ne[1] == 128 + 64 && t.src_n_dims == 3 && t.src_ne[1] == 1);
-    CU_ASSERT(sn_arch_name_in(t.gguf_name, a->keep_f32) && sn_arch_name_in(t.gguf_name, a->no_quantize));
+    CU_ASSERT(sn_arch_name_in(t.gguf_name, a->keep_f32) && sn_quant_never(t.gguf_name));
     CU_ASSERT_EQUAL(a->map_tensor(a, &c, "backbone.layers.0.mixer.norm.weight", &t, &err), SN_ARCH_MAP_OK);
     CU_ASSERT(t.n_dims == 2 && t.ne[0] == 64 && t.ne[1] == 2); /* (n_group, d_inner / n_group) */
     CU_ASSERT(a->map_tensor(a, &c, "backbone.layers.2.mixer.D", &t, &err) < 0);

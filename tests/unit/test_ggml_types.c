@@ -6,6 +6,7 @@
  * quantizers and converters are also compared bit for bit with llama.cpp's own libggml-base.so
  * (tests/node_modules/@node-llama-cpp/linux-x64), which is what llama-quantize runs. */
 #include "ggml_types.h"
+#include "quants.h"
 #include "sn_test.h"
 
 #include <dlfcn.h>
@@ -588,19 +589,39 @@ static void test_against_libggml(void) {
         CU_FAIL("libggml-base.so oracle missing");
         return;
     }
-    struct { const char *sym; quant_fn mine; size_t bsize; int blck; } q[] = {
-        {"quantize_row_q8_0_ref", sn_quantize_row_q8_0, 34, 32},
-        {"quantize_row_q4_0_ref", sn_quantize_row_q4_0, 18, 32},
-        {"quantize_row_q4_K_ref", sn_quantize_row_q4_K, 144, 256},
-        {"quantize_row_q6_K_ref", sn_quantize_row_q6_K, 210, 256},
-        {"quantize_row_q8_K_ref", sn_quantize_row_q8_K, 292, 256},
+    /* type >= 0: ggml_quantize_chunk(type, ...) with no imatrix, the call llama-quantize makes
+     * (for IQ4_NL / IQ4_XS it differs from quantize_row_*_ref) */
+    struct { const char *sym; quant_fn mine; size_t bsize; int blck; int type; } q[] = {
+        {"quantize_row_q8_0_ref", sn_quantize_row_q8_0, 34, 32, -1},
+        {"quantize_row_q4_0_ref", sn_quantize_row_q4_0, 18, 32, -1},
+        {"quantize_row_q4_K_ref", sn_quantize_row_q4_K, 144, 256, -1},
+        {"quantize_row_q6_K_ref", sn_quantize_row_q6_K, 210, 256, -1},
+        {"quantize_row_q8_K_ref", sn_quantize_row_q8_K, 292, 256, -1},
+        {"quantize_row_q4_1_ref", sn_quantize_row_q4_1, 20, 32, -1},
+        {"quantize_row_q5_0_ref", sn_quantize_row_q5_0, 22, 32, -1},
+        {"quantize_row_q5_1_ref", sn_quantize_row_q5_1, 24, 32, -1},
+        {"quantize_row_q2_K_ref", sn_quantize_row_q2_K, 84, 256, -1},
+        {"quantize_row_q3_K_ref", sn_quantize_row_q3_K, 110, 256, -1},
+        {"quantize_row_q5_K_ref", sn_quantize_row_q5_K, 176, 256, -1},
+        {"ggml_quantize_chunk", sn_quantize_row_q4_1, 20, 32, SN_GGML_Q4_1},
+        {"ggml_quantize_chunk", sn_quantize_row_q5_0, 22, 32, SN_GGML_Q5_0},
+        {"ggml_quantize_chunk", sn_quantize_row_q5_1, 24, 32, SN_GGML_Q5_1},
+        {"ggml_quantize_chunk", sn_quantize_row_q2_K, 84, 256, SN_GGML_Q2_K},
+        {"ggml_quantize_chunk", sn_quantize_row_q3_K, 110, 256, SN_GGML_Q3_K},
+        {"ggml_quantize_chunk", sn_quantize_row_q4_K, 144, 256, SN_GGML_Q4_K},
+        {"ggml_quantize_chunk", sn_quantize_row_q5_K, 176, 256, SN_GGML_Q5_K},
+        {"ggml_quantize_chunk", sn_quantize_row_q6_K, 210, 256, SN_GGML_Q6_K},
+        {"ggml_quantize_chunk", sn_quantize_row_iq4_nl, 18, 32, SN_GGML_IQ4_NL},
+        {"ggml_quantize_chunk", sn_quantize_row_iq4_xs, 136, 256, SN_GGML_IQ4_XS},
     };
+    typedef size_t (*chunk_fn)(int, const float *, void *, int64_t, int64_t, int64_t, const float *);
     enum { N = 2048 };
     float *x = malloc(N * sizeof *x);
     uint8_t *a = malloc(N * 2), *b = malloc(N * 2);
     for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
-        quant_fn ref = (quant_fn)dlsym(h, q[k].sym);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+        quant_fn ref = q[k].type < 0 ? (quant_fn)dlsym(h, q[k].sym) : NULL;
+        chunk_fn chunk = q[k].type >= 0 ? (chunk_fn)dlsym(h, q[k].sym) : NULL;
+        CU_ASSERT_FATAL(ref != NULL || chunk != NULL);
         int bad = 0;
         for (int it = 0; it < 60; it++) {
             for (int i = 0; i < N; i++) {
@@ -623,10 +644,11 @@ static void test_against_libggml(void) {
             if (it == 11) x[3] = INFINITY;
             memset(a, 0, N * 2);
             memset(b, 0, N * 2);
-            ref(x, a, N);
+            if (ref) ref(x, a, N);
+            else chunk(q[k].type, x, a, 0, N / 256, 256, NULL); /* 8 rows of 256 */
             q[k].mine(x, b, N);
             if (memcmp(a, b, (size_t)N / q[k].blck * q[k].bsize) != 0) {
-                if (!bad) fprintf(stderr, "%s differs from libggml (iteration %d)\n", q[k].sym, it);
+                if (!bad) fprintf(stderr, "%s (type %d) differs from libggml (iteration %d)\n", q[k].sym, q[k].type, it);
                 bad++;
             }
         }
