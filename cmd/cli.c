@@ -1,6 +1,7 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
 #include "gguf.h"
+#include "tuning_env.h"
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -74,7 +75,10 @@ void sn_cli_proxy_env_like_go(void) {
 
 int sn_cli_exit_code(int fallback) { return g_cancel ? 128 + (int)g_cancel : fallback; }
 
-void sn_cli_init(const char *prog) { g_prog = prog; }
+void sn_cli_init(const char *prog) {
+    g_prog = prog;
+    sn_tuning_apply_env(); /* the SN_* knobs, before anything runs a kernel */
+}
 const char *sn_cli_prog(void) { return g_prog; }
 
 const char *sn_cli_clean(const char *s, char *buf, size_t cap) {

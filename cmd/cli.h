@@ -9,6 +9,7 @@
 
 enum { SN_EXIT_OK = 0, SN_EXIT_FAIL = 1, SN_EXIT_USAGE = 2 };
 
+/* Names the program and applies the SN_* tuning knobs of the environment (tuning_env.h). */
 void sn_cli_init(const char *prog);
 const char *sn_cli_prog(void);
 /* "prog: message" on stderr. */

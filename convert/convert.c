@@ -105,6 +105,70 @@ sn_status sn_conv_move_to_end_u32(sn_gguf_writer *w, const char *key, uint32_t v
     return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
 }
 
+/* The source: its config (config.json, or one a family derives from a lone checkpoint's shapes), the
+ * architecture's row, the vocabulary files it needs, the family's config checks, the weights and
+ * the tensor plan; -o must not name any of the files read. */
+static sn_status load_source(const sn_convert_opts *o, const char *cfg_path, const char *meta_dir,
+                             sn_hf_config *cfg, sn_st_model **m, const sn_arch **ap, plan_list *pl,
+                             sn_convert_result *res, sn_err *err) {
+    sn_status st;
+    sn_st_open_opts so = {o->state_key, o->tmp_dir};
+    if (!cfg_path) { /* one weight file and no config.json: the family derives it from the shapes */
+        char *json = NULL;
+        const sn_arch *fa = NULL;
+        if ((st = sn_st_model_open_path(o->model_dir, &so, m, err)) != SN_OK) return st;
+        if ((st = sn_arch_config_from_tensors(*m, &json, &fa, err)) != SN_OK) {
+            sn_err_prefix(err, "%s", o->model_dir);
+            return st;
+        }
+        snprintf(res->derived_config, sizeof res->derived_config, "%s", json);
+        st = sn_hf_config_parse(json, "config derived from the tensor shapes", cfg, err);
+        free(json);
+        if (st != SN_OK) return st;
+    } else if ((st = sn_hf_config_load(cfg_path, cfg, err)) != SN_OK) {
+        return st;
+    }
+    const sn_arch *a = *ap = sn_arch_find(cfg->architecture);
+    if (!a) {
+        st = sn_err_set(err, SN_EUNSUPPORTED,
+                        "%s: unsupported architecture '%s' (sunny-convert converts %s; docs/MODELS.md). A GGUF "
+                        "of this model made with llama.cpp's convert_hf_to_gguf.py still installs: "
+                        "sunny-integrate ollama|lmstudio MODEL.gguf (without --smoke, which needs sunny's runtime)",
+                        cfg_path ? cfg_path : o->model_dir,
+                        cfg->architecture[0] ? cfg->architecture : "(none)", sn_arch_supported_list());
+        return st;
+    }
+    if (o->vocab_path && a->vocab != SN_ARCH_VOCAB_RWKV) {
+        st = sn_err_set(err, SN_EINVAL, "--vocab %s: only RWKV models read a vocabulary file (the world "
+                        "vocab); %s takes its tokenizer from %s", o->vocab_path, cfg->architecture, meta_dir);
+        return st;
+    }
+    if (!o->vocab_path && (st = sn_arch_check_vocab_files(a, meta_dir, err)) != SN_OK) {
+        if (a->vocab == SN_ARCH_VOCAB_RWKV) sn_err_prefix(err, "%s", "no world vocabulary beside the weights (give it with --vocab FILE)");
+        return st;
+    }
+    if (a->prepare_config && (st = a->prepare_config(a, cfg, err)) != SN_OK) {
+        sn_err_prefix(err, "%s", o->model_dir);
+        return st;
+    }
+    if ((st = a->check_config(a, cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); return st; }
+    if (!*m && (st = sn_st_model_open_path(o->model_dir, &so, m, err)) != SN_OK) return st;
+    if ((st = sn_conv_build_plan(a, cfg, *m, pl, err)) != SN_OK) return st;
+    if (o->out_path && (st = check_out_not_source(o, *m, cfg_path, meta_dir, err)) != SN_OK) return st;
+    return SN_OK;
+}
+
+/* Every tensor of the plan through o->on_plan, before anything is written (what --dry-run lists). */
+static void report_plan(const sn_convert_opts *o, const plan_list *pl) {
+    if (!o->on_plan) return;
+    for (size_t i = 0; i < pl->n; i++) {
+        const plan_t *p = &pl->t[i];
+        sn_convert_plan_entry e = {p->hf_name, p->gguf_name, p->n_dims, {p->ne[0], p->ne[1], p->ne[2], p->ne[3]},
+                                   p->type, p->src ? sn_st_dtype_name(p->src->dtype) : "F32", p->bytes};
+        o->on_plan(o->ud, &e);
+    }
+}
+
 sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *err) {
     memset(res, 0, sizeof(*res));
     double t0 = sn_conv_now();
@@ -125,49 +189,8 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         goto done;
     }
 
-    sn_st_open_opts so = {o->state_key, o->tmp_dir};
-    if (!cfg_path) { /* one weight file and no config.json: the family derives it from the shapes */
-        char *json = NULL;
-        const sn_arch *fa = NULL;
-        if ((st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
-        if ((st = sn_arch_config_from_tensors(m, &json, &fa, err)) != SN_OK) {
-            sn_err_prefix(err, "%s", o->model_dir);
-            goto done;
-        }
-        snprintf(res->derived_config, sizeof res->derived_config, "%s", json);
-        st = sn_hf_config_parse(json, "config derived from the tensor shapes", &cfg, err);
-        free(json);
-        if (st != SN_OK) goto done;
-    } else if ((st = sn_hf_config_load(cfg_path, &cfg, err)) != SN_OK) {
-        goto done;
-    }
-    const sn_arch *a = sn_arch_find(cfg.architecture);
-    if (!a) {
-        st = sn_err_set(err, SN_EUNSUPPORTED,
-                        "%s: unsupported architecture '%s' (sunny-convert converts %s; docs/MODELS.md). A GGUF "
-                        "of this model made with llama.cpp's convert_hf_to_gguf.py still installs: "
-                        "sunny-integrate ollama|lmstudio MODEL.gguf (without --smoke, which needs sunny's runtime)",
-                        cfg_path ? cfg_path : o->model_dir,
-                        cfg.architecture[0] ? cfg.architecture : "(none)", sn_arch_supported_list());
-        goto done;
-    }
-    if (o->vocab_path && a->vocab != SN_ARCH_VOCAB_RWKV) {
-        st = sn_err_set(err, SN_EINVAL, "--vocab %s: only RWKV models read a vocabulary file (the world "
-                        "vocab); %s takes its tokenizer from %s", o->vocab_path, cfg.architecture, meta_dir);
-        goto done;
-    }
-    if (!o->vocab_path && (st = sn_arch_check_vocab_files(a, meta_dir, err)) != SN_OK) {
-        if (a->vocab == SN_ARCH_VOCAB_RWKV) sn_err_prefix(err, "%s", "no world vocabulary beside the weights (give it with --vocab FILE)");
-        goto done;
-    }
-    if (a->prepare_config && (st = a->prepare_config(a, &cfg, err)) != SN_OK) {
-        sn_err_prefix(err, "%s", o->model_dir);
-        goto done;
-    }
-    if ((st = a->check_config(a, &cfg, err)) != SN_OK) { sn_err_prefix(err, "%s", o->model_dir); goto done; }
-    if (!m && (st = sn_st_model_open_path(o->model_dir, &so, &m, err)) != SN_OK) goto done;
-    if ((st = sn_conv_build_plan(a, &cfg, m, &pl, err)) != SN_OK) goto done;
-    if (o->out_path && (st = check_out_not_source(o, m, cfg_path, meta_dir, err)) != SN_OK) goto done;
+    const sn_arch *a = NULL;
+    if ((st = load_source(o, cfg_path, meta_dir, &cfg, &m, &a, &pl, res, err)) != SN_OK) goto done;
 
     /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
     sn_outtype ot = o->outtype;
@@ -252,13 +275,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     res->src_bytes = src_bytes;
     res->n_params = n_params;
     res->bytes = sn_gguf_writer_total_size(w);
-    if (o->on_plan)
-        for (size_t i = 0; i < pl.n; i++) {
-            const plan_t *p = &pl.t[i];
-            sn_convert_plan_entry e = {p->hf_name, p->gguf_name, p->n_dims, {p->ne[0], p->ne[1], p->ne[2], p->ne[3]},
-                                       p->type, p->src ? sn_st_dtype_name(p->src->dtype) : "F32", p->bytes};
-            o->on_plan(o->ud, &e);
-        }
+    report_plan(o, &pl);
     if (o->dry_run) { st = SN_OK; goto done; }
 
     /* for a mixture-of-experts model, which sunny-run does not run yet, the file's structure only */

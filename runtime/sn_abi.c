@@ -46,6 +46,21 @@ uint32_t sn_abi_capabilities(void) {
 
 const char *sn_abi_status_str(int32_t status) { return sn_status_str(status); }
 
+/* Overrides the fields of *t the caller's sn_abi_tuning sets. */
+static void tuning_from_abi(const sn_abi_tuning *a, sn_tuning *t) {
+    sn_abi_tuning c = {0};
+    memcpy(&c, a, a->struct_size < sizeof(c) ? a->struct_size : sizeof(c));
+    if (c.isa == 1) t->isa &= SN_CPU_AMD;
+    else if (c.isa == 2) t->isa &= SN_CPU_AVX2 | SN_CPU_AMD;
+    if (c.lanes == 8 || c.lanes == 16) t->lanes = c.lanes;
+    if (c.far_streams) t->far_streams = c.far_streams == 1;
+    if (c.page_kick) t->page_kick = c.page_kick == 1;
+    if (c.mm_f16) t->mm_f16_convert = c.mm_f16 == 1;
+    if (c.no_repack == 1) t->repack_q4_0 = t->repack_q4_K = 0;
+    if (c.no_huge_pages == 1) t->huge_pages = 0;
+    if (c.no_prefault == 1) t->prefault = 0;
+}
+
 int32_t sn_abi_model_load(const char *path, const sn_abi_load_params *params, sn_abi_model **out,
                           char *errbuf, size_t errcap) {
     if (errbuf && errcap) errbuf[0] = 0;
@@ -71,6 +86,7 @@ int32_t sn_abi_model_load(const char *path, const sn_abi_load_params *params, sn
         mp.n_ctx = p.n_ctx;
         mp.kv_type = p.kv_f32 ? SN_KV_F32 : SN_KV_F16;
         mp.mmap_weights = p.mmap_weights != 0;
+        if (p.tuning) tuning_from_abi(p.tuning, &mp.tuning);
     }
     sn_abi_model *am = calloc(1, sizeof(*am));
     if (!am) return SN_ABI_ENOMEM;

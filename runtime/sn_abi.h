@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define SN_ABI_VERSION_MAJOR 1
-#define SN_ABI_VERSION_MINOR 2
+#define SN_ABI_VERSION_MINOR 3
 #define SN_ABI_VERSION_PATCH 0
 #define SN_ABI_VERSION ((SN_ABI_VERSION_MAJOR << 16) | (SN_ABI_VERSION_MINOR << 8) | SN_ABI_VERSION_PATCH)
 
@@ -50,6 +50,21 @@ const char *sn_abi_status_str(int32_t status);
 typedef struct sn_abi_model sn_abi_model;
 typedef struct sn_abi_sampler sn_abi_sampler;
 
+/* 1.3: how the runtime runs on this machine; every field 0 = the default (from CPUID). The kernels'
+ * part (isa, lanes, streams, F16 batches) is per process: the first model loaded sets it and a later
+ * load asking for another fails with SN_ABI_EINVAL. None of these changes a result except lanes. */
+typedef struct sn_abi_tuning {
+    uint32_t struct_size;  /* sizeof(sn_abi_tuning) as the caller knows it */
+    int32_t isa;           /* 1: scalar kernels only; 2: up to AVX2; 0 or 3: every instruction set the CPU has */
+    int32_t lanes;         /* 8 or 16: the float-sum width of the llama.cpp build to match */
+    int32_t far_streams;   /* 1 on, 2 off: single-token matmuls read far-apart streams */
+    int32_t page_kick;     /* 1 on, 2 off: single-stream F16 decode touches each page ahead */
+    int32_t mm_f16;        /* 1: AVX-512 F16 batches convert per tile, 2: widen */
+    int32_t no_repack;     /* 1: no Q4_0 / Q4_K 8-row repack at load */
+    int32_t no_huge_pages; /* 1: as mmap_weights = 1 */
+    int32_t no_prefault;   /* 1: the mapped weights' page tables are not filled at load */
+} sn_abi_tuning;
+
 typedef struct sn_abi_load_params {
     uint32_t struct_size; /* sizeof(sn_abi_load_params) as the caller knows it */
     int32_t n_threads;    /* <= 0: 1 */
@@ -57,6 +72,7 @@ typedef struct sn_abi_load_params {
     int32_t kv_f32;       /* 0: f16 KV cache (llama.cpp's default), 1: f32 */
     int32_t mmap_weights; /* 1.2: 1 reads every weight in place from the file mapping (shared, evictable);
                            * 0: matrices are copied into 2 MB huge pages at load (faster decode) */
+    const sn_abi_tuning *tuning; /* 1.3: NULL = the defaults */
 } sn_abi_load_params;
 
 /* Loads MODEL.gguf. On failure *out is NULL and, if errbuf is given, a message naming the file

@@ -190,7 +190,7 @@ mut llama-rows-ffn-resid runtime/models/model_llama.c \
   'for (int64_t i = 0; i < p->n - (t == t0 && t1 - t0 > 1); i++) x[i] = y[i] + x[i];' \
   'integration/test_run_parity$' "$FAST_PARITY"
 mut fa-exp-short runtime/models/model_llama_attn.c \
-  'sn_exp_sub(FA_TILE, kq, kq, Mnew);' 'sn_exp_sub(FA_TILE - 16, kq, kq, Mnew);' 'integration/test_run_parity$' "$FAST_PARITY"
+  's->ops.k->exp_sub(FA_TILE, kq, kq, Mnew);' 's->ops.k->exp_sub(FA_TILE - 16, kq, kq, Mnew);' 'integration/test_run_parity$' "$FAST_PARITY"
 # the AVX-512 INT4 pair kernel pairs groups P and P + npairs: the second group's rows stored as if
 # it were group P + 1
 mut int4-x16-far-rows runtime/kernels/int4.c \

@@ -3,8 +3,9 @@
  * SIMD kernels are compiled into every build and chosen at run time. A feature counts only when
  * CPUID reports it AND the OS saves its register state (XCR0 via XGETBV), so a kernel never raises
  * SIGILL on a CPU or hypervisor that hides AVX/AVX-512 state. AMX is deliberately not detected:
- * the runtime never uses it. SN_CPU=scalar|avx2|avx512 in the environment caps the choice (tests,
- * benchmarks). */
+ * the runtime never uses it. The choices the kernels make beyond CPUID (a cap on the instruction
+ * sets, the reduction width, the decode's memory streams) are an sn_tuning; programs fill one from
+ * their environment (cmd/tuning_env.c: SN_CPU=scalar|avx2|avx512 and the other SN_* knobs). */
 #ifndef SN_CPU_H
 #define SN_CPU_H
 #include <stdint.h>
@@ -21,19 +22,41 @@ enum {
 
 /* Detected features (cached after the first call). */
 uint32_t sn_cpu_features(void);
-/* Features after applying the SN_CPU cap from the environment (read once per process). */
+
+/* How the runtime runs on this machine: defaults from CPUID (sn_tuning_default); a model takes
+ * one in sn_model_params. None of the fields changes a result except `lanes`, which must match the
+ * ggml build llama.cpp loads here for its rounding; the rest are speed choices. */
+typedef struct sn_tuning {
+    uint32_t isa;       /* SN_CPU_* the kernels may use: CPUID's features, or fewer (a cap) */
+    int lanes;          /* 8 or 16: the vector width of ggml's float sums llama.cpp uses here (16
+                         * where it loads an AVX-512 ggml-cpu variant, else 8) */
+    int far_streams;    /* 1: single-token matmuls read a matrix as several streams far apart
+                         * (rows a quarter of the range apart, 8-row groups half of it apart) with
+                         * no software prefetch; 0: one prefetched stream. Default: AMD cores */
+    int page_kick;      /* 1: single-stream F16 decode kicks the prefetcher once per 4 KB page
+                         * (kernels.h sn_k_stream). Default: AMD cores */
+    int mm_f16_convert; /* 1: AVX-512 F16 batches convert the activations to f16 per tile; 0: the
+                         * widening driver (mm_avx512.c). Default: AMD cores */
+    int repack_q4_0;    /* 1: Q4_0 matrices repacked into 8-row groups at load (default) */
+    int repack_q4_K;    /* 1: Q4_K ones too, where the kernels read that layout (default) */
+    int huge_pages;     /* 1: matrices copied into 2 MB huge pages at load (default; see
+                         * sn_model_params.mmap_weights) */
+    int prefault;       /* 1: the mapped weights' page tables are filled at load (default) */
+} sn_tuning;
+void sn_tuning_default(sn_tuning *t);
+/* Sets the tuning of this process's kernels: the instruction sets, lanes and streams the shared
+ * kernel code uses (isa beyond the CPU's features is dropped, so a kernel never raises SIGILL).
+ * Until called, they are the defaults; the first kernel use fixes them. Returns 0, or -1 when the
+ * kernels were fixed already with other values (then nothing changes). */
+int sn_tuning_apply(const sn_tuning *t);
+/* A copy of the process's tuning (the one applied, else the defaults), without fixing it. */
+void sn_tuning_get(sn_tuning *t);
+/* The tuning this process's kernels use (fixed from here on). */
+const sn_tuning *sn_tuning_current(void);
+/* Features the kernels may use: sn_tuning_current()->isa. */
 uint32_t sn_cpu_usable(void);
-/* 1 where single-token matmuls read a matrix as several streams far apart (rows a quarter of the
- * range apart, or 8-row groups half of it apart) with no software prefetch, 0 where they read it as
- * one prefetched stream. The same values either way; the default follows the vendor (AMD: 1, as
- * measured on Zen 5), SN_MV_QUARTERS=0|1 overrides (read once per process; tests force each). */
-int sn_cpu_far_streams(void);
-/* 1 where single-token matmuls that read a matrix as one stream kick the hardware prefetcher once
- * per 4 KB page ahead of the rows (kernels.h sn_k_stream, the page kick) instead of reading far streams or
- * prefetching every line (today the F16 decode of rows up to 4096 long, x86_avx512.c). The default
- * follows the vendor (AMD: 1, measured on Zen 5), SN_MV_PAGES=0|1 overrides (read once per
- * process; tests force each). */
-int sn_cpu_page_kick(void);
+int sn_cpu_far_streams(void); /* sn_tuning_current()->far_streams */
+int sn_cpu_page_kick(void);   /* sn_tuning_current()->page_kick */
 /* "avx512-vnni-bf16", "avx2", "scalar", ... for logs and --json. */
 const char *sn_cpu_describe(uint32_t features);
 

@@ -312,15 +312,7 @@ void sn_blob_quantize_int4_row(const float *x, uint64_t cols, uint8_t *q) {
 }
 
 void sn_blob_dequantize_int4_row(const uint8_t *q, uint64_t cols, float *y) {
-    const uint16_t *scales = (const uint16_t *)(const void *)(q + cols / 2);
-    for (uint64_t c = 0; c < cols / SN_BLOB_INT4_COLS; c++) {
-        const uint8_t *o = q + c * 32;
-        const float d0 = sn_fp16_to_fp32(scales[2 * c]), d1 = sn_fp16_to_fp32(scales[2 * c + 1]);
-        for (int j = 0; j < 32; j++) {
-            y[c * 64 + j] = (float)((o[j] & 15) - 8) * d0;
-            y[c * 64 + 32 + j] = (float)((o[j] >> 4) - 8) * d1;
-        }
-    }
+    (void)sn_dequantize_row(SN_KTYPE_INT4G32, q, y, (int64_t)cols); /* a row of the type table */
 }
 
 /* ---------------- writer ---------------- */

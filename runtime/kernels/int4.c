@@ -15,8 +15,8 @@
  *
  * Rows are short (576 bytes for 1024 inputs) and the matrix is far larger than the caches, so the
  * hardware prefetcher alone leaves the loop waiting on DRAM; a software prefetch PREFETCH_AHEAD
- * bytes ahead of the code pointer (which runs on into the next rows) roughly doubles the streaming
- * rate (measured on the INT4G64 predecessor of this layout). Prefetches never fault, so running
+ * bytes ahead of the code pointer (which runs on into the next rows) keeps it streaming
+ * (docs/PERFORMANCE.md). Prefetches never fault, so running
  * past the end of the mapping is harmless. */
 #include "int4.h"
 #include "cpu.h"
@@ -536,10 +536,9 @@ static void x8_mm_vnni(int64_t n, const void *w, int64_t nrows, const void *x, u
 
 /* Two groups at once on AVX-512, one in each 256-bit half of every vector: each lane's integers
  * and float steps are the 8-row body's, 16 rows per instruction (one broadcast activation word
- * meets both groups). Pair P is groups P and P + npairs: two streams far apart (on the Zen 5 of
- * session 13, two neighbouring groups read together ran decode at ~23 GB/s, a third below one
- * stream: kernels.h sn_k_mv_quarters says more). Groups [0, 2 npairs) of w, rows [0, nrows) of them
- * stored. */
+ * meets both groups). Pair P is groups P and P + npairs: two streams far apart, since two
+ * neighbouring groups read together decoded slower than one stream (kernels.h sn_k_mv_quarters,
+ * docs/PERFORMANCE.md). Groups [0, 2 npairs) of w, rows [0, nrows) of them stored. */
 #define X16_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 
 /* The 16 rows' integer sums of one block against a token's 32 codes q, minus 8 x their sum: four
@@ -575,9 +574,8 @@ X16_TARGET static inline __attribute__((always_inline)) __m512 x16_unpack(const 
 
 /* Pair P of the groups against TT (1..X16_TT, a compile-time constant where inlined) tokens from
  * t0, so the unpacked block and the accumulators stay in registers. pf: software prefetch ahead of
- * both streams (off where sn_cpu_far_streams, i.e. on AMD: on the Zen 5 of session 14 RWKV-7's
- * INT4 decode ran 1.07-1.11x faster without it, the prompt 1.04x at 1 thread; two far streams are
- * what its hardware prefetchers follow, as x86_avx512.c found for the F16 rows). */
+ * both streams, off where sn_cpu_far_streams (AMD): there the hardware prefetchers follow two far
+ * streams and the software prefetch only cost time (docs/PERFORMANCE.md). */
 X16_TARGET static inline __attribute__((always_inline)) void x16_pair_tile(const int TT, int pf, int64_t n,
                                                                            const uint8_t *g0, const uint8_t *g1,
                                                                            const act_view *a, __m512 *acc) {
@@ -633,11 +631,9 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
 
 /* One token (decode) where sn_cpu_far_streams: four streams, groups Q, Q + nq, Q + 2 nq, Q + 3 nq,
  * as two pair tiles stepped block by block together. Each lane does the pair tile's operations, so
- * every output is bit for bit what x16_pairs_vnni gives. On the Zen 5 of session 17, a throwaway
- * benchmark of RWKV-7 191M's INT4 matrices (47.8 MB, 12 layers in order, from DRAM) ran 28-35
- * GB/s in far pairs and 34-44 in far quads (kernels.h sn_k_mv_quarters says why four); each
- * stream's lines are also prefetched once, ahead (kernels.h sn_k_stream, which has the gain). Groups
- * [0, 4 nq) of w, rows [0, nrows) of them stored. */
+ * every output is bit for bit what x16_pairs_vnni gives. Four streams read memory faster than two
+ * (kernels.h sn_k_mv_quarters; numbers in docs/PERFORMANCE.md); each stream's lines are also
+ * prefetched once, ahead (kernels.h sn_k_stream). Groups [0, 4 nq) of w, rows [0, nrows) stored. */
 X16_TARGET static void x16_quads_vnni(int64_t n, const uint8_t *w, int64_t nq, int64_t nrows, const void *x,
                                       float *y) {
     const uint64_t gb = sn_int4x8_group_bytes(n);
@@ -701,35 +697,3 @@ void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, u
 void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
                              float *y, int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
 #endif
-
-/* The activation quantizer the kernel tables use: AVX-512 or AVX2 when this process may use it (SN_CPU). */
-void sn_int4_quantize_act(const float *x, void *act, int64_t n) {
-    static int level = -1;
-    int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
-    if (l < 0) {
-        const uint32_t f = sn_cpu_usable();
-        l = (f & SN_CPU_AVX512) ? 1 : (f & SN_CPU_AVX2) ? 2 : 0;
-        __atomic_store_n(&level, l, __ATOMIC_RELAXED);
-    }
-    if (l == 1) sn_int4_quantize_act_avx512(x, act, n);
-    else if (l == 2) sn_int4_quantize_act_avx2(x, act, n);
-    else sn_int4_quantize_act_scalar(x, act, n);
-}
-
-sn_int4_dot_fn sn_int4_dot_best(void) {
-    uint32_t f = sn_cpu_usable();
-    if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) return sn_int4_dot_avx512vnni;
-    if (f & SN_CPU_AVX2) return sn_int4_dot_avx2;
-    return sn_int4_dot_scalar;
-}
-
-sn_int4x8_mm_fn sn_int4x8_mm_best(void) {
-    uint32_t f = sn_cpu_usable();
-    if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) return sn_int4x8_mm_avx512vnni;
-    if (f & SN_CPU_AVX2) return sn_int4x8_mm_avx2;
-    return sn_int4x8_mm_scalar;
-}
-
-const char *sn_int4_dot_name(sn_int4_dot_fn f) {
-    return f == sn_int4_dot_avx512vnni ? "avx512vnni" : f == sn_int4_dot_avx2 ? "avx2" : "scalar";
-}

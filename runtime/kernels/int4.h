@@ -23,8 +23,8 @@
 static inline uint64_t sn_int4_act_bytes(int64_t n) { return (uint64_t)n + (uint64_t)(n / SN_INT4_GROUP) * 8; }
 static inline uint64_t sn_int4_w_row_bytes(int64_t n) { return (uint64_t)(n / 2) + (uint64_t)(n / SN_INT4_GROUP) * 2; }
 
-/* Best available (AVX-512, AVX2 or scalar; bit-identical output). */
-void sn_int4_quantize_act(const float *x, void *act, int64_t n);
+/* The activation quantizers (bit-identical output); each kernel table holds its level's one as
+ * quant[SN_KTYPE_INT4G32]. */
 void sn_int4_quantize_act_scalar(const float *x, void *act, int64_t n);
 void sn_int4_quantize_act_avx2(const float *x, void *act, int64_t n);
 void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n);
@@ -43,9 +43,6 @@ void sn_int4_gemm4x4_avx512vnni(int64_t n, const void *w, uint64_t w_row, const 
                                 int64_t ldy);
 
 typedef float (*sn_int4_dot_fn)(int64_t n, const void *w_row, const void *act);
-/* Best available for this process (respects SN_CPU, see cpu.h). */
-sn_int4_dot_fn sn_int4_dot_best(void);
-const char *sn_int4_dot_name(sn_int4_dot_fn f);
 
 /* Exact integer sum Σ (u − 8)·a of group g (of 32) of one row (tests pin every variant to this). */
 int64_t sn_int4_group_isum_ref(const uint8_t *w_row, const int8_t *aq, int64_t g);
@@ -64,7 +61,7 @@ enum { SN_INT4X8_ROWS = 8, SN_INT4X8_BLOCK_BYTES = 144 };
 static inline uint64_t sn_int4x8_group_bytes(int64_t n) { return (uint64_t)(n / SN_INT4_GROUP) * SN_INT4X8_BLOCK_BYTES; }
 
 /* y[t*ldy + r] = dot(row r, act t) for r < nrows (from the first row of the group at w), t < T;
- * x holds T activation rows (sn_int4_quantize_act) x_row bytes apart. Per output: for each block,
+ * x holds T activation rows (sn_int4_quantize_act_*) x_row bytes apart. Per output: for each block,
  * the exact integer Σ (u − 8)·a, then acc = fma(float(sum), fp16(w_scale) · a_scale, acc) in block
  * order: the scalar, AVX2 and AVX-512 VNNI versions are bit-identical. */
 typedef void (*sn_int4x8_mm_fn)(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
@@ -75,8 +72,6 @@ void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, u
                        int64_t ldy);
 void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
                              float *y, int64_t ldy);
-/* Best available for this process (respects SN_CPU). */
-sn_int4x8_mm_fn sn_int4x8_mm_best(void);
 /* Rewrites nrows (<= 8) rows of the row layout (row_bytes(n) each, back to back) as one 8-row group
  * (sn_int4x8_group_bytes(n) bytes; rows nrows..7 zero). */
 void sn_int4x8_pack(const uint8_t *rows, int nrows, int64_t n, uint8_t *group);

@@ -87,7 +87,7 @@ static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
 }
 
 void sn_kernels_iq4_scalar(sn_kernels *k) {
-    k->dot[SN_GGML_IQ4_NL] = k->dot_mm[SN_GGML_IQ4_NL] = dot_iq4_nl;
-    k->dot[SN_GGML_IQ4_XS] = dot_iq4_xs;
-    k->dot_mm[SN_GGML_IQ4_XS] = dot_iq4_xs_mm;
+    k->type[SN_GGML_IQ4_NL].dot = k->type[SN_GGML_IQ4_NL].dot_mm = dot_iq4_nl;
+    k->type[SN_GGML_IQ4_XS].dot = dot_iq4_xs;
+    k->type[SN_GGML_IQ4_XS].dot_mm = dot_iq4_xs_mm;
 }

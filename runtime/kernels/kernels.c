@@ -4,6 +4,7 @@
 
 #include "cpu.h"
 #include "int4.h"
+#include "recurrent.h"
 
 #include <math.h>
 
@@ -48,34 +49,34 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n) {
 #include <stdlib.h>
 #include <string.h>
 
-static int g_lanes;
-static void lanes_init(void) {
-    const char *e = getenv("SN_GGML_LANES");
-    if (e && (strcmp(e, "8") == 0 || strcmp(e, "16") == 0)) g_lanes = atoi(e);
-    else g_lanes = (sn_cpu_features() & SN_CPU_AVX512) ? 16 : 8;
-}
-
-int sn_ggml_lanes(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, lanes_init);
-    return g_lanes;
-}
+int sn_ggml_lanes(void) { return sn_tuning_current()->lanes; }
 int sn_kernel_q2_K_repacked(void) { return (sn_cpu_features() & SN_CPU_AVX512) != 0; }
 
 static sn_kernels g_scalar, g_avx2, g_avx512;
 
+/* The parts of a table every instruction set shares the choice of: the activation twins in the
+ * lanes' order where this level has them, and the recurrent kernels of the level. */
+static void finish(sn_kernels *k, const char *name, int level) {
+    const int lanes = sn_ggml_lanes();
+    k->name = name;
+    for (int t = 0; t < SN_KTYPE_COUNT; t++) k->type[t].act_type = sn_kernel_act_type(t);
+    k->swiglu = level == 2 && lanes == 16 ? sn_swiglu_avx512 : level >= 1 && lanes == 8 ? sn_swiglu_avx2 : sn_swiglu_scalar;
+    k->exp_sub = level == 2 && lanes == 16 ? sn_exp_sub_avx512 : level >= 1 && lanes == 8 ? sn_exp_sub_avx2 : sn_exp_sub_scalar;
+    k->rec = sn_recurrent_kernels_at(level);
+}
+
 static void build_tables(void) {
     const uint32_t f = sn_cpu_features();
     sn_kernels_fill_scalar(&g_scalar);
-    g_scalar.name = "scalar";
+    finish(&g_scalar, "scalar", 0);
     if (!(f & SN_CPU_AVX2)) return;
     g_avx2 = g_scalar;
     sn_kernels_fill_avx2(&g_avx2);
-    g_avx2.name = "avx2";
+    finish(&g_avx2, "avx2", 1);
     if (!(f & SN_CPU_AVX512)) return;
     g_avx512 = g_avx2;
     sn_kernels_fill_avx512(&g_avx512, &g_avx2);
-    g_avx512.name = "avx512";
+    finish(&g_avx512, "avx512", 2);
 }
 
 static pthread_once_t g_tables_once = PTHREAD_ONCE_INIT;
@@ -108,25 +109,25 @@ enum { ROW_BLOCK = 16, TOK_BLOCK = 8 };
 void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_bytes, int64_t n,
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1) {
-    const sn_dot_fn dot = T > 1 ? k->dot_mm[wtype] : k->dot[wtype];
+    const sn_dot_fn dot = T > 1 ? k->type[wtype].dot_mm : k->type[wtype].dot;
     const char *wb = w, *xb = x;
     if (T == 1) {
-        if (k->mv[wtype] && k->mv[wtype](n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, y + r0)) return;
+        if (k->type[wtype].mv && k->type[wtype].mv(n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, y + r0)) return;
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }
-    if (k->mm[wtype] && k->mm[wtype](n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, x_row_bytes, T, y + r0, ldy))
+    if (k->type[wtype].mm && k->type[wtype].mm(n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, x_row_bytes, T, y + r0, ldy))
         return;
     /* Full 4x4 tiles through the table's register-tiled kernel when it has one; the rest (and
      * tables without one) row by row, tiled so a block of weight rows stays in cache while it
      * meets every token. Both compute each output in dot_mm's order. */
     int64_t rt = r0;
-    if (k->gemm4x4[wtype]) {
+    if (k->type[wtype].gemm4x4) {
         const int64_t rfull = r0 + (r1 - r0) / 4 * 4, tfull = T / 4 * 4;
         for (int64_t rb = r0; rb < rfull; rb += ROW_BLOCK)
             for (int64_t t = 0; t < tfull; t += 4)
                 for (int64_t r = rb; r < rb + ROW_BLOCK && r < rfull; r += 4)
-                    k->gemm4x4[wtype](n, wb + (uint64_t)r * w_row_bytes, w_row_bytes, xb + (uint64_t)t * x_row_bytes,
+                    k->type[wtype].gemm4x4(n, wb + (uint64_t)r * w_row_bytes, w_row_bytes, xb + (uint64_t)t * x_row_bytes,
                                       x_row_bytes, y + t * ldy + r, ldy);
         for (int64_t r = r0; r < rfull; r++) /* leftover tokens */
             for (int64_t t = tfull; t < T; t++) y[t * ldy + r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb + (uint64_t)t * x_row_bytes);
@@ -196,30 +197,4 @@ void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m) {
         for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf8(x[i] - m);
     else
         for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf(x[i] - m);
-}
-
-/* the vector level for sn_swiglu and sn_exp_sub: 1 = AVX-512 (16-lane order), 2 = AVX2 (8-lane), 0 */
-static int act_level(void) {
-    static int level = -1;
-    int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
-    if (l < 0) {
-        const uint32_t f = sn_cpu_usable();
-        l = (f & SN_CPU_AVX512) && sn_ggml_lanes() == 16 ? 1 : (f & SN_CPU_AVX2) && sn_ggml_lanes() == 8 ? 2 : 0;
-        __atomic_store_n(&level, l, __ATOMIC_RELAXED);
-    }
-    return l;
-}
-
-void sn_exp_sub(int64_t n, float *y, const float *x, float m) {
-    const int l = act_level();
-    if (l == 1) sn_exp_sub_avx512(n, y, x, m);
-    else if (l == 2) sn_exp_sub_avx2(n, y, x, m);
-    else sn_exp_sub_scalar(n, y, x, m);
-}
-
-void sn_swiglu(int64_t n, float *y, const float *gate, const float *up) {
-    const int l = act_level();
-    if (l == 1) sn_swiglu_avx512(n, y, gate, up);
-    else if (l == 2) sn_swiglu_avx2(n, y, gate, up);
-    else sn_swiglu_scalar(n, y, gate, up);
 }

@@ -15,36 +15,40 @@
 
 #include "ggml_types.h"
 
-/* Weight types beyond ggml's: the runtime blob's INT4G32 rows (docs/BLOB.md, kernels/int4.h). Its
- * activation type is itself: an int8 row with per-32 scales and code sums (sn_int4_quantize_act). */
-enum { SN_KTYPE_INT4G32 = SN_GGML_TYPE_COUNT, SN_KTYPE_COUNT };
+/* SN_KTYPE_INT4G32 (ggml_types.h), the blob's INT4 rows: its activation type is itself, an int8 row
+ * with per-32 scales and code sums (sn_int4_quantize_act). */
 
 /* Converts n floats (n a multiple of the activation type's block size) to an activation row. */
 typedef void (*sn_quant_fn)(const float *x, void *y, int64_t n);
 /* Dot product of one weight row w (n elements of the weight type) with one activation row a. */
 typedef float (*sn_dot_fn)(int64_t n, const void *w, const void *a);
 
-typedef struct sn_kernels {
-    const char *name;                       /* "scalar", "avx2", "avx512" */
-    sn_dot_fn dot[SN_KTYPE_COUNT];         /* indexed by weight type; NULL = not supported */
-    sn_dot_fn dot_mm[SN_KTYPE_COUNT];      /* same values, summed in llama.cpp's batched (2+ token) order */
-    sn_quant_fn quant[SN_KTYPE_COUNT];     /* indexed by activation type (F32, F16, BF16, Q8_0, Q8_K) */
+/* One weight type's row of a kernel table, in the manner of ggml's per-type traits. */
+typedef struct sn_type_kernels {
+    int act_type;      /* the activation type x is converted to (sn_kernel_act_type), -1: none */
+    sn_dot_fn dot;     /* one row . one activation row; NULL = the type is not supported */
+    sn_dot_fn dot_mm;  /* the same values, summed in llama.cpp's batched (2+ token) order */
     /* Optional register-tiled matmul for batches: y[t*ldy + r] = dot_mm(row r, act t) for
      * r < 4, t < 4 (a full 4x4 tile), in exactly dot_mm's per-element order. NULL = use dot_mm. */
-    void (*gemm4x4[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, const void *x,
-                                         uint64_t x_row, float *y, int64_t ldy);
+    void (*gemm4x4)(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy);
     /* Optional batched matmul for T >= 2 tokens over R consecutive rows: y[t*ldy + r] = dot_mm(row r,
      * act t) for r < R, t < T, bit-identical to dot_mm, with the kernel's own tiling (mm_float.h,
      * instantiated by mm_avx2.c and mm_avx512.c; the per-call rearranging kernels of mm_rearrange.h
-     * for Q4_K and Q8_0). Returns 0 where it declines (then sn_matmul uses
-     * gemm4x4 / dot_mm). NULL = none. */
-    int (*mm[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row,
-                              int64_t T, float *y, int64_t ldy);
+     * for Q4_K and Q8_0). Returns 0 where it declines (then sn_matmul uses gemm4x4 / dot_mm). */
+    int (*mm)(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, uint64_t x_row, int64_t T, float *y,
+              int64_t ldy);
     /* Optional single-token matmul over R consecutive rows: y[r] = dot(row r, x) for r < R,
      * bit-identical to dot, for tables that do better over a whole matrix than row by row (the
      * AVX2 F16 / BF16 ones widen the activation row once instead of in every row's dot). Returns 0
-     * where it declines (then sn_matmul calls dot per row). NULL = none. */
-    int (*mv[SN_KTYPE_COUNT])(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y);
+     * where it declines (then sn_matmul calls dot per row). */
+    int (*mv)(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y);
+} sn_type_kernels;
+
+/* A kernel object: everything one instruction-set level computes with, chosen once at load. */
+typedef struct sn_kernels {
+    const char *name;                  /* "scalar", "avx2", "avx512" */
+    sn_type_kernels type[SN_KTYPE_COUNT]; /* by weight type */
+    sn_quant_fn quant[SN_KTYPE_COUNT]; /* by activation type (F32, F16, BF16, Q8_0, Q8_1, Q8_K, INT4G32) */
     /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =
      * dot(row i, act t) for the n_groups * 8 rows starting at w, any T >= 1, bit-identical to
      * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */
@@ -54,6 +58,11 @@ typedef struct sn_kernels {
      * dot(row i, x) for the n_groups * 8 rows starting at w, bit-identical to dot. NULL = the table
      * cannot read that layout (the model keeps the mapped rows). */
     void (*mv_q4_Kx8)(int64_t n, const void *w, int64_t n_groups, const void *x, float *y);
+    /* A blob's INT4 matrices in 8-row groups (layout in int4.h): y[t*ldy + i] = dot(row i, act t)
+     * for the nrows rows starting at w (a whole group's start), any T >= 1, bit-identical to dot:
+     * the 8-row kernel of the same instruction set as this table's INT4 dot. */
+    void (*mm_int4x8)(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                      int64_t ldy);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
@@ -77,6 +86,13 @@ typedef struct sn_kernels {
      * are read once for all of them. NULL: not in this table (both go with kq_tile64xg). */
     void (*mad_rowsg_f32)(int64_t n, float *const *y, int G, const float *x, int64_t ld, const float *const *v,
                           int64_t nt);
+    /* y = silu(gate) * up as ggml_vec_swiglu_f32, and y[i] = ggml_v_expf(x[i] - m) for the
+     * flash-attention softmax (n a multiple of 16), in the order sn_ggml_lanes() says: the twin of
+     * this table's instruction set that sums in that order, else the scalar reference. */
+    void (*swiglu)(int64_t n, float *y, const float *gate, const float *up);
+    void (*exp_sub)(int64_t n, float *y, const float *x, float m);
+    /* The recurrent families' kernels (recurrent.h) of the same instruction set. */
+    const struct sn_recurrent_kernels *rec;
 } sn_kernels;
 
 /* 1 if llama.cpp repacks Q2_K on this CPU (q2_K_8x8: its CPU backend does so when the CPU has
@@ -102,8 +118,9 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n);
 
 /* The vector width whose summation order llama.cpp's CPU backend uses on this machine: 16 where
  * it loads an AVX-512 variant of ggml-cpu, else 8 (the AVX2 "haswell" variant). It follows the
- * hardware, not SN_CPU, so a capped table still rounds like llama.cpp here; SN_GGML_LANES=8|16
- * overrides it (tests). Every table computes float dots and SwiGLU in this order. */
+ * hardware, not the instruction-set cap, so a capped table still rounds like llama.cpp here:
+ * sn_tuning.lanes (cpu.h; SN_GGML_LANES=8|16 through cmd/tuning_env.c, for tests). Every table
+ * computes float dots and SwiGLU in this order. */
 int sn_ggml_lanes(void);
 
 /* The tables, built once per process on first use (kernels.c; two models loading in two threads
@@ -142,7 +159,7 @@ void sn_kernels_mm_avx2(sn_kernels *k);
 void sn_kernels_mm_avx512(sn_kernels *k);
 const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
 const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
-/* The fastest table this process may use (respects SN_CPU, see cpu.h). */
+/* The fastest table this process may use (sn_tuning's instruction-set cap, cpu.h). */
 const sn_kernels *sn_kernels_best(void);
 
 /* y[t*ldy + r] = dot(W row r, X row t) for rows r in [r0, r1) and activation rows t in [0, T).
@@ -152,20 +169,12 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1);
 
-/* y = silu(gate) * up as ggml_vec_swiglu_f32 computes it on AVX-512 (ggml_v_expf polynomial for
- * whole chunks of 16, libm expf for the tail). Identical on every CPU. */
-void sn_swiglu(int64_t n, float *y, const float *gate, const float *up);
-/* The same, one lane at a time (the reference), and 16 lanes at a time (bit-identical; falls back
- * to the scalar one where AVX-512 is not compiled in). sn_swiglu picks by sn_cpu_usable(). */
+/* The table's swiglu / exp_sub twins: one lane at a time (the reference), 16 lanes at a time
+ * (bit-identical; the scalar one where AVX-512 is not compiled in), and 8 lanes at a time in the
+ * AVX2 build's order (act_avx2.c). The one-lane flavour follows sn_ggml_lanes(). */
 void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up);
 void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up);
-/* 8 lanes at a time in the AVX2 build's order (sn_ggml_lanes() == 8), bit-identical to the scalar one
- * there; falls back to it where AVX2 is not compiled in (act_avx2.c). */
 void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up);
-/* y[i] = ggml_v_expf(x[i] - m) for n a multiple of 16, in the flavour sn_ggml_lanes() picks (the
- * 16-lane polynomial or the AVX2 one), as vectors where the CPU has them: the flash-attention
- * softmax of a 64-key tile (y may equal x). Bit-identical to sn_v_expf / sn_v_expf8 per element. */
-void sn_exp_sub(int64_t n, float *y, const float *x, float m);
 void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m);
 void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m); /* 16-lane order */
 void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m);   /* 8-lane order */
@@ -187,26 +196,16 @@ static inline void sn_k_prefetch(const void *p, size_t bytes) {
  * bytes of [start, start + bytes) (64: every line; SN_K_PAGE: one line per 4 KB page), each once,
  * `ahead` bytes before the kernel reads it, the first `ahead` bytes at the start, none past the
  * end. Usage: sn_k_stream s = sn_k_stream_start(p, bytes, step, ahead); sn_k_stream_to(&s, end of
- * the part about to be read) before each part. Changes no result. Two uses, each measured where it
- * is used (and where it lost, not used):
+ * the part about to be read) before each part. Changes no result. Two uses:
  * - Page kick (step SN_K_PAGE, ahead SN_K_PAGE_AHEAD; F16 decode rows read one after another,
- *   x86_avx512.c): the hardware prefetcher follows a stream within a 4 KB page and starts afresh
- *   in the next; a line of each page touched early starts it there before the loads arrive. On the
- *   Zen 5 of session 19 (throwaway benchmarks, 1 thread, DRAM): a 262 MB F16 head read 29 -> 37-39
- *   GB/s against 32-36 in four far streams; a plain float read 29 -> 39-41 GB/s, where a prefetch
- *   of every line 1-4 KB ahead made it slower (25-28).
+ *   x86_avx512.c): the hardware prefetcher starts afresh in each 4 KB page, so one line of each
+ *   page touched early starts it before the loads arrive; a prefetch of every line was slower there.
  * - Every line (step 64, ahead SN_K_STREAM_AHEAD; each of the INT4 quads' four far streams, int4.c,
- *   one 144-byte block at a time): with four streams the hardware prefetcher alone leaves gaps,
- *   worst at the start of a small matrix. On the Zen 5 of session 23 (throwaway benchmarks, 1
- *   thread, from DRAM in 2 MB pages, variants alternated in one process, medians of 15-41 passes):
- *   RWKV-7 191M's 72 INT4 layer matrices 27-33 -> 32-37 GB/s, and 14.7 -> 24.9 in a slow phase of
- *   this VM. Two or three prefetches per block at a fixed distance (lines skipped or repeated)
- *   gained less or lost. Measured and lost, so not used: the Q6_K quarters (llama3-200m's 1024-long
- *   rows and its tied head: 25-31 -> 22-28 GB/s when the machine read fast, a gain only in its slow
- *   phases; per 630-byte row instead of per block lost 0-10%) and the Q8_0 quarters (their
- *   fixed-distance prefetch per block read 21.5-22.3 GB/s, this one 18.3-18.6). */
+ *   one block at a time): with four streams the hardware prefetcher alone leaves gaps, worst at
+ *   the start of a small matrix. Not used for the Q6_K and Q8_0 quarters, where it lost.
+ * Numbers: docs/PERFORMANCE.md. */
 enum { SN_K_LINE = 64, SN_K_PAGE = 4096, SN_K_PAGE_AHEAD = 16384 };
-enum { SN_K_STREAM_AHEAD = 3072 }; /* 2-3 KB measured best for the INT4 quads; 4-6 KB slower */
+enum { SN_K_STREAM_AHEAD = 3072 }; /* the distance that served the INT4 quads best (docs/PERFORMANCE.md) */
 #ifndef SN_K_STREAM_PREFETCH /* test_prefetch_stream.c records the addresses instead */
 #define SN_K_STREAM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #endif
@@ -228,11 +227,9 @@ static inline void sn_k_stream_to(sn_k_stream *s, const void *read_end) {
  * r + 2q, r + 3q for q = R / 4, then the last R % 4 one by one through `one`), each row with
  * exactly the operations of its one-row kernel, so y[r] is bit for bit what that kernel gives.
  * Four streams pages apart, interleaved finely (a block or a 64-element step of each row in turn),
- * keep more of the memory system busy than one: on the Zen 5 of session 13 a plain 1 GB read ran
- * at 39 GB/s as one stream and 45 GB/s as four (4 KB apart streams gave nothing); on session 16's
- * 29-32 against 24, while four streams taken 512 bytes or more at a time ran no faster than one.
- * Four neighbouring rows interleaved ran 3x slower on an earlier machine. Installed where
- * sn_cpu_far_streams says so (AMD cores, measured there; SN_MV_QUARTERS=0|1 overrides). rows4
+ * keep more of the memory system busy than one stream (streams taken 512 bytes or more at a time,
+ * or four neighbouring rows, do not; docs/PERFORMANCE.md, "far streams"). Installed where
+ * sn_cpu_far_streams says so (sn_tuning.far_streams: AMD cores by default, where measured). rows4
  * gets the four row pointers, the activation x and the caller's aux, and writes 4 outputs. */
 typedef void (*sn_k_rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
 static inline void sn_k_mv_quarters(sn_k_rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R,

@@ -87,8 +87,8 @@ static inline __attribute__((always_inline)) float sn_kq_q2_K_dot(int64_t n, con
  * (sn_kernel_q2_K_repacked: dot and dot_mm above), else vec_dot's 8 lanes for everything. */
 static inline void sn_kq_set_q2_K(sn_kernels *k, sn_dot_fn dot, sn_dot_fn dot_mm, sn_dot_fn lanes) {
     const int repacked = sn_kernel_q2_K_repacked();
-    k->dot[SN_GGML_Q2_K] = repacked ? dot : lanes;
-    k->dot_mm[SN_GGML_Q2_K] = repacked ? dot_mm : lanes;
+    k->type[SN_GGML_Q2_K].dot = repacked ? dot : lanes;
+    k->type[SN_GGML_Q2_K].dot_mm = repacked ? dot_mm : lanes;
 }
 
 /* The two 32-element integer dots of a Q4_K sub-block pair: lo = low nibbles of q[0..31] with

@@ -201,7 +201,7 @@ static inline __m256i q6k_lanes(const q6k_block *k, const sn_block_q8_K *a) {
 }
 
 /* The single-token dot keeps the block as loaded and builds each group's values where they are
- * used (holding all 8 groups and scales needs more than AVX2's 16 registers: 1.4x slower). */
+ * used (holding all 8 groups and scales needs more than AVX2's 16 registers, and spills). */
 typedef struct {
     __m256i l0[2], l1[2], qh[2];
     q6k_scales s;
@@ -361,8 +361,8 @@ static void quant_q8_K(const float *x, void *vy, int64_t n) {
 void sn_kernels_kquants_avx2(sn_kernels *k) {
     k->quant[SN_GGML_Q8_K] = quant_q8_K;
     sn_kq_set_q4k_q6k(k, dot_q4_K, gemm_q4_K, dot_q6_K, gemm_q6_K);
-    k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
-    k->gemm4x4[SN_GGML_Q5_K] = gemm_q5_K;
+    k->type[SN_GGML_Q5_K].dot = k->type[SN_GGML_Q5_K].dot_mm = dot_q5_K;
+    k->type[SN_GGML_Q5_K].gemm4x4 = gemm_q5_K;
 }
 #pragma GCC pop_options
 #else

@@ -303,7 +303,7 @@ SN_KQ_Q6K_GEMM4X4(gemm_q6_K, q6k_block, q6k_unpack, q6k_lanes)
 
 /* dot_q6_K on four rows (kernels.h sn_k_mv_quarters), block by block: each row's blocks unpacked,
  * met and fma'd in dot_q6_K's order, so y[i] == dot_q6_K(row i, x). No software prefetch: the four
- * streams alone ran 7% faster than with dot_q6_K's (session 16's Zen 5). */
+ * streams alone read faster than with dot_q6_K's (docs/PERFORMANCE.md). */
 static void rows4_q6_K(int64_t n, const void *const *vw, const void *va, const float *aux, float *y) {
     (void)aux;
     const sn_block_q8_K *a = va;
@@ -323,11 +323,11 @@ static int mv_q6_K_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R,
     sn_k_mv_quarters(rows4_q6_K, n, w, w_row, R, x, NULL, dot_q6_K, y);
     return 1;
 }
-/* Q4_K stays row by row here: its dot is compute-bound (27.6-33 GB/s from L2, about what one core
- * reads from DRAM), and four-row versions (4 blocks of each row in turn, or the 4 rows' block b
- * in one q4k_quad) ran 0-10% slower. Decode of a model's Q4_K matrices runs on their 8-row
- * repacked form instead (q4_K_x8.c, ~97 GB/s from L2); this dot serves the rows left over. */
-void sn_kernels_kquants_mv_avx512(sn_kernels *k) { k->mv[SN_GGML_Q6_K] = mv_q6_K_quarters; }
+/* Q4_K stays row by row here: its dot is compute-bound (about what one core reads from DRAM), so
+ * four-row versions gained nothing. Decode of a model's Q4_K matrices runs on their 8-row
+ * repacked form instead (q4_K_x8.c, much faster; docs/PERFORMANCE.md); this dot serves the rows
+ * left over. */
+void sn_kernels_kquants_mv_avx512(sn_kernels *k) { k->type[SN_GGML_Q6_K].mv = mv_q6_K_quarters; }
 
 void sn_kernels_kquants_avx512(sn_kernels *k) {
     sn_kq_set_q4k_q6k(k, dot_q4_K, gemm_q4_K, dot_q6_K, gemm_q6_K);

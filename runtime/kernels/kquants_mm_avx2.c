@@ -139,7 +139,7 @@ MM_REARRANGED_ENTRY(mm_q4_K, SN_QK_K, sn_block_q8_K, __m256i, idx_load, MIN_T)
 
 #pragma GCC pop_options
 
-void sn_kernels_q4_K_mm_avx2(sn_kernels *k) { k->mm[SN_GGML_Q4_K] = mm_q4_K; }
+void sn_kernels_q4_K_mm_avx2(sn_kernels *k) { k->type[SN_GGML_Q4_K].mm = mm_q4_K; }
 #else
 void sn_kernels_q4_K_mm_avx2(sn_kernels *k) { (void)k; }
 #endif

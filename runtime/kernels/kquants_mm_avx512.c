@@ -153,7 +153,7 @@ MM_REARRANGED_ENTRY(mm_q4_K, SN_QK_K, sn_block_q8_K, __m512i, idx_load, MIN_T)
 
 #pragma GCC pop_options
 
-void sn_kernels_q4_K_mm_avx512(sn_kernels *k) { k->mm[SN_GGML_Q4_K] = mm_q4_K; }
+void sn_kernels_q4_K_mm_avx512(sn_kernels *k) { k->type[SN_GGML_Q4_K].mm = mm_q4_K; }
 #else
 void sn_kernels_q4_K_mm_avx512(sn_kernels *k) { (void)k; }
 #endif

@@ -90,9 +90,9 @@ static inline __attribute__((always_inline)) void sn_kq_gemm4x4(int64_t n, const
 typedef void (*sn_kq_gemm4x4_fn)(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy);
 static inline void sn_kq_set_q4k_q6k(sn_kernels *k, sn_dot_fn q4k, sn_kq_gemm4x4_fn q4k_tile, sn_dot_fn q6k,
                                      sn_kq_gemm4x4_fn q6k_tile) {
-    k->dot[SN_GGML_Q4_K] = q4k;
-    k->gemm4x4[SN_GGML_Q4_K] = q4k_tile;
-    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = q6k;
-    k->gemm4x4[SN_GGML_Q6_K] = q6k_tile;
+    k->type[SN_GGML_Q4_K].dot = q4k;
+    k->type[SN_GGML_Q4_K].gemm4x4 = q4k_tile;
+    k->type[SN_GGML_Q6_K].dot = k->type[SN_GGML_Q6_K].dot_mm = q6k;
+    k->type[SN_GGML_Q6_K].gemm4x4 = q6k_tile;
 }
 #endif

@@ -53,8 +53,8 @@ SN_AI __m256 ld_bf16(const void *p, int64_t i) {
 
 FLOAT_TILE(tile_f32, ld_f32)
 /* F16 / BF16 rows are widened into buffers and multiplied by the f32 tile (mm_float.h's widening
- * driver): on this project's AVX2-only Zen core the conversions in a converting tile halved its
- * rate. */
+ * driver): on AVX2 cores the conversions inside a converting tile compete with the fmas and
+ * halve its rate (mm_float.h). */
 WIDEN(widen_f16, ld_f16)
 WIDEN(widen_bf16, ld_bf16)
 
@@ -141,11 +141,11 @@ static int mm_q8_0(int64_t n, const void *vw, uint64_t w_row, int64_t R, const v
 
 void sn_kernels_mm_avx2(sn_kernels *k) {
     if (sn_ggml_lanes() == 8) {
-        k->mm[SN_GGML_F32] = mm_f32;
-        k->mm[SN_GGML_F16] = mm_f16;
-        k->mm[SN_GGML_BF16] = mm_bf16;
+        k->type[SN_GGML_F32].mm = mm_f32;
+        k->type[SN_GGML_F16].mm = mm_f16;
+        k->type[SN_GGML_BF16].mm = mm_bf16;
     }
-    k->mm[SN_GGML_Q8_0] = mm_q8_0;
+    k->type[SN_GGML_Q8_0].mm = mm_q8_0;
 }
 #pragma GCC pop_options
 #else

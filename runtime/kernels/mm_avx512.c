@@ -47,9 +47,8 @@ MM_FLOAT_ENTRY(mm_f32, tile_f32, 4)
  *   vector per tile;
  * - mm_f16_convert, on AMD (Zen 4/5, one uop): the tile converts as it loads, like tinyBLAS, and
  *   runs whole rows (no K chunks: the 4-row x 6-token working set of a 4096-element row is 80 KB of
- *   f16, read once per tile from L2). On the Zen 5 of session 13 this ran a 64-token F16 prompt of
- *   the 221M bench model 1.08x (1 thread) / 1.24x (2 threads) faster than the widening driver.
- * SN_MM_F16=convert|widen overrides the choice (tests run both on any AVX-512 CPU). */
+ *   f16, read once per tile from L2); faster there than the widening driver (docs/PERFORMANCE.md).
+ * sn_tuning.mm_f16_convert picks (SN_MM_F16=convert|widen in cmd/ and tests: both run on any AVX-512 CPU). */
 WIDEN(widen_f16, ld_f16)
 MM_WIDENED_ENTRY(mm_f16_widened, widen_f16, tile_f32, 2)
 FLOAT_TILE(tile_f16, ld_f16)
@@ -62,10 +61,8 @@ MM_FLOAT_ENTRY_KC(mm_f16_convert, tile_f16, 2, (n + 31) & ~(int64_t)31)
 void sn_kernels_mm_avx512(sn_kernels *k) {
 #if defined(__x86_64__) || defined(__i386__)
     if (sn_ggml_lanes() == 16) {
-        k->mm[SN_GGML_F32] = mm_f32;
-        const char *e = getenv("SN_MM_F16");
-        const int convert = e && *e ? strcmp(e, "convert") == 0 : (sn_cpu_features() & SN_CPU_AMD) != 0;
-        k->mm[SN_GGML_F16] = convert ? mm_f16_convert : mm_f16_widened;
+        k->type[SN_GGML_F32].mm = mm_f32;
+        k->type[SN_GGML_F16].mm = sn_tuning_current()->mm_f16_convert ? mm_f16_convert : mm_f16_widened;
     }
 #else
     (void)k;

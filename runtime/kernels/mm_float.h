@@ -139,8 +139,8 @@ static void drive(tile_fn tile, uint64_t wb32, uint64_t xb32, int64_t kc, int64_
 }
 
 /* The widening driver, for types whose loads convert (F16, BF16) on a core where the conversions
- * compete with the fused multiply-adds for the same pipes (on this project's AVX2-only Zen machine
- * the converting 4 x 3 tile ran at half the f32 tile's rate: 16 against 33 GFLOP/s). The token
+ * compete with the fused multiply-adds for the same pipes (on AVX2 cores a converting tile runs at
+ * about half the f32 tile's rate; docs/PERFORMANCE.md). The token
  * group's activation rows are widened to f32 once per call, and each chunk of a block's weight rows
  * once per token group, into buffers; the f32 tile runs on the buffers. So an activation is
  * converted once per call (not once per register tile) and a weight once per token group (not once

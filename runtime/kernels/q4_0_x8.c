@@ -64,13 +64,12 @@ typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
 /* Walks the matrix in (token chunk, block chunk) pieces small enough for the correction table;
  * inside a piece each group meets every token tile while its weights are in cache. With a pair tile
  * and a batch (T >= 2), neighbouring groups go two at a time (a batch reuses the weights from
- * cache). A decode step (T = 1) reads neighbouring groups one at a time (two at once read DRAM at
- * half the speed on an earlier machine); with far set (sn_cpu_far_streams) it reads group g with
+ * cache). A decode step (T = 1) reads neighbouring groups one at a time (two at once read DRAM
+ * slower); with far set (sn_cpu_far_streams) it reads group g with
  * g + n_groups / 4, g + n_groups / 2 and g + 3 n_groups / 4 (a quad tile), or with g + n_groups / 2
  * (a pair tile, where there is no quad tile or fewer than 8 groups): streams a quarter or half the
- * matrix apart (AMD: on the Zen 5 the INT4 blob kernel's far pairs decoded 1.24x faster than
- * neighbours, its far quads read 34-44 GB/s against the pairs' 28-35 in session 17; far streams
- * are what x86_avx512.c's F16 / Q8_0 rows read, kernels.h sn_k_mv_quarters). */
+ * matrix apart, which keep more of the memory system busy on AMD cores, as for the INT4 blob
+ * kernel and x86_avx512.c's F16 / Q8_0 rows (kernels.h sn_k_mv_quarters; docs/PERFORMANCE.md). */
 static void drive(tile_fn tile, tile_fn pair, tile_fn quad, int64_t n, const void *w, int64_t n_groups, const void *x,
                   uint64_t x_row, int64_t T, float *y, int64_t ldy, int tmax, int far) {
     const int64_t nb = n / SN_QK4_0;
@@ -144,9 +143,9 @@ void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void 
 #include "simd_avx512.h"
 
 /* No software prefetch: a group is one sequential stream, which the hardware prefetcher follows
- * at DRAM speed (measured on an earlier machine: 1 KB-ahead prefetches made it 10-20% slower, and
- * a loop reading two neighbouring streams at once - two adjacent groups, or scales in their own
- * array - ran at half the speed; two streams half a matrix apart are faster on AMD, see drive). */
+ * at DRAM speed (software prefetches only slowed it, and two neighbouring streams at once - two
+ * adjacent groups, or scales in their own array - halve it; two streams half a matrix apart are
+ * faster on AMD, see drive; docs/PERFORMANCE.md). */
 
 static inline int32_t ld32(const int8_t *p) {
     int32_t v;

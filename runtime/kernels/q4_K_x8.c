@@ -126,9 +126,8 @@ static inline __m512 scale_x8(const uint8_t *blk, float da) {
     return _mm512_mul_ps(_mm512_permutexvar_ps(order, d), _mm512_set1_ps(da));
 }
 
-/* Group by group, one sequential stream (read as four streams a quarter of the matrix apart, as
- * the other single-token kernels do on AMD cores, a 221M model's decode ran 0.75-0.80x on the Zen 5
- * of session 18). */
+/* Group by group, one sequential stream: read as four far streams, as the other single-token
+ * kernels do on AMD cores, this kernel decoded slower (docs/PERFORMANCE.md). */
 void sn_q4_Kx8_mv_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, float *y) {
     const int64_t nb = n / SN_QK_K;
     const sn_block_q8_K *a = x;

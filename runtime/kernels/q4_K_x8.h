@@ -2,8 +2,8 @@
  * single-token matmul.
  *
  * Why: one Q4_K row's dot spends most of its instructions on the block's own bookkeeping - the
- * 6-bit scales unpacked, picked into place for every 64 weights, lanes reduced - so it ran at about
- * 33 GB/s from L2 on the Zen 5 of session 18, slower than one core reads memory. With 8 rows
+ * 6-bit scales unpacked, picked into place for every 64 weights, lanes reduced - so it runs slower
+ * than one core reads memory (docs/PERFORMANCE.md). With 8 rows
  * interleaved, one 64-byte vector holds 8 bytes of each of 8 rows, one vpdpbusd meets it with one
  * broadcast 8-byte activation word, and the scales of the 8 rows are unpacked together once per
  * block. llama.cpp repacks Q4_K the same way on AVX2+ CPUs (q4_K_8x8); the order of the float steps

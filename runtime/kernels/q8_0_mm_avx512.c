@@ -95,7 +95,7 @@ MM_REARRANGED_ENTRY(mm_q8_0, SN_QK8_0, sn_block_q8_0, __m512i, idx_load, MIN_T)
 
 #pragma GCC pop_options
 
-void sn_kernels_q8_0_mm_avx512(sn_kernels *k) { k->mm[SN_GGML_Q8_0] = mm_q8_0; }
+void sn_kernels_q8_0_mm_avx512(sn_kernels *k) { k->type[SN_GGML_Q8_0].mm = mm_q8_0; }
 #else
 void sn_kernels_q8_0_mm_avx512(sn_kernels *k) { (void)k; }
 #endif

@@ -141,10 +141,10 @@ static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return sn_kq
 
 void sn_kernels_quants_avx2(sn_kernels *k) {
     sn_kernels_quants_scalar(k); /* the Q8_1 conversion and anything not twinned below */
-    k->dot[SN_GGML_Q4_1] = k->dot_mm[SN_GGML_Q4_1] = dot_q4_1;
-    k->dot[SN_GGML_Q5_0] = k->dot_mm[SN_GGML_Q5_0] = dot_q5_0;
-    k->dot[SN_GGML_Q5_1] = k->dot_mm[SN_GGML_Q5_1] = dot_q5_1;
-    k->dot[SN_GGML_Q3_K] = k->dot_mm[SN_GGML_Q3_K] = dot_q3_K;
+    k->type[SN_GGML_Q4_1].dot = k->type[SN_GGML_Q4_1].dot_mm = dot_q4_1;
+    k->type[SN_GGML_Q5_0].dot = k->type[SN_GGML_Q5_0].dot_mm = dot_q5_0;
+    k->type[SN_GGML_Q5_1].dot = k->type[SN_GGML_Q5_1].dot_mm = dot_q5_1;
+    k->type[SN_GGML_Q3_K].dot = k->type[SN_GGML_Q3_K].dot_mm = dot_q3_K;
     sn_kq_set_q2_K(k, dot_q2_K, dot_q2_K_mm, dot_q2_K_lanes);
     sn_kernels_iq4_avx2(k); /* IQ4_NL / IQ4_XS (iq4_avx2.c) */
 }

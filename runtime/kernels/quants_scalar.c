@@ -172,11 +172,11 @@ static float dot_q2_K(int64_t n, const void *w, const void *a) { return sn_kq_q2
 static float dot_q2_K_mm(int64_t n, const void *w, const void *a) { return sn_kq_q2_K_dot(n, w, a, 1, q2_K_half); }
 
 void sn_kernels_quants_scalar(sn_kernels *k) {
-    k->dot[SN_GGML_Q4_1] = k->dot_mm[SN_GGML_Q4_1] = dot_q4_1;
-    k->dot[SN_GGML_Q5_0] = k->dot_mm[SN_GGML_Q5_0] = dot_q5_0;
-    k->dot[SN_GGML_Q5_1] = k->dot_mm[SN_GGML_Q5_1] = dot_q5_1;
-    k->dot[SN_GGML_Q3_K] = k->dot_mm[SN_GGML_Q3_K] = dot_q3_K;
-    k->dot[SN_GGML_Q5_K] = k->dot_mm[SN_GGML_Q5_K] = dot_q5_K;
+    k->type[SN_GGML_Q4_1].dot = k->type[SN_GGML_Q4_1].dot_mm = dot_q4_1;
+    k->type[SN_GGML_Q5_0].dot = k->type[SN_GGML_Q5_0].dot_mm = dot_q5_0;
+    k->type[SN_GGML_Q5_1].dot = k->type[SN_GGML_Q5_1].dot_mm = dot_q5_1;
+    k->type[SN_GGML_Q3_K].dot = k->type[SN_GGML_Q3_K].dot_mm = dot_q3_K;
+    k->type[SN_GGML_Q5_K].dot = k->type[SN_GGML_Q5_K].dot_mm = dot_q5_K;
     sn_kq_set_q2_K(k, dot_q2_K, dot_q2_K_mm, dot_q2_K_lanes);
     k->quant[SN_GGML_Q8_1] = sn_quant_q8_1_scalar;
     sn_kernels_iq4_scalar(k); /* IQ4_NL / IQ4_XS (iq4_scalar.c) */

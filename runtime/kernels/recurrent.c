@@ -122,13 +122,12 @@ void sn_rwkv7_lerp_scalar(int64_t n, int nq, const float *h, const float *prev, 
         for (int64_t i = 0; i < n; i++) xx[q * ldx + i] = (prev[i] - h[i]) * mu[q * ldmu + i] + h[i];
 }
 
-const sn_recurrent_kernels *sn_recurrent_best(void) {
+const sn_recurrent_kernels *sn_recurrent_kernels_at(int level) {
     static const sn_recurrent_kernels k512 = {"avx512", sn_wkv7_avx512, sn_ssd_scan_avx512, sn_ssm_conv_avx512,
                                                sn_rwkv7_mix_avx512, sn_rwkv7_lerp_avx512};
     static const sn_recurrent_kernels k256 = {"avx2", sn_wkv7_avx2, sn_ssd_scan_avx2, sn_ssm_conv_avx2,
                                                sn_rwkv7_mix_scalar, sn_rwkv7_lerp_scalar};
     static const sn_recurrent_kernels k1 = {"scalar", sn_wkv7_scalar, sn_ssd_scan_scalar, sn_ssm_conv_scalar,
                                              sn_rwkv7_mix_scalar, sn_rwkv7_lerp_scalar};
-    const uint32_t f = sn_cpu_usable();
-    return (f & SN_CPU_AVX512) ? &k512 : (f & SN_CPU_AVX2) ? &k256 : &k1;
+    return level == 2 ? &k512 : level == 1 ? &k256 : &k1;
 }

@@ -7,7 +7,7 @@
  * is the vector width of ggml's reductions on this machine (sn_ggml_lanes(): 16 on the AVX-512
  * builds, 8 on AVX2). The AVX2 twins serve lanes == 8 and the AVX-512 twins lanes == 16; each falls
  * back to the one below it for other widths (and off x86 their names are the scalar ones). Callers take
- * them from sn_recurrent_best(), which picks by sn_cpu_usable(). */
+ * them from the model's kernel table (k->rec). */
 #ifndef SN_RECURRENT_H
 #define SN_RECURRENT_H
 #include <stdint.h>
@@ -92,10 +92,10 @@ void sn_expf_avx512(int64_t n, const float *x, float *y);
 #define sn_rwkv7_lerp_avx512 sn_rwkv7_lerp_scalar
 #endif
 
-/* The twins this process may use (sn_cpu_usable(): AVX-512, else AVX2, else scalar); each serves
- * every lane width through its fallbacks, so callers pass sn_ggml_lanes()'s width and need not
- * check it. */
-typedef struct {
+/* The twins of one instruction-set level (2: AVX-512, 1: AVX2, 0: scalar; kernels.c puts them in
+ * each kernel table as k->rec); each serves every lane width through its fallbacks, so callers pass
+ * sn_ggml_lanes()'s width and need not check it. */
+typedef struct sn_recurrent_kernels {
     const char *name; /* "avx512", "avx2", "scalar" */
     void (*wkv7)(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,
                  const float *v, const float *a, const float *b, float *S, float *y);
@@ -108,6 +108,6 @@ typedef struct {
     void (*rwkv7_lerp)(int64_t n, int nq, const float *h, const float *prev, const float *mu, int64_t ldmu, float *xx,
                        int64_t ldx);
 } sn_recurrent_kernels;
-const sn_recurrent_kernels *sn_recurrent_best(void);
+const sn_recurrent_kernels *sn_recurrent_kernels_at(int level);
 
 #endif

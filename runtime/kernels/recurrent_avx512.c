@@ -43,10 +43,8 @@ SN_AI void rows_load(__m512 st[][8], const float *S, int64_t i0, const int NR, c
 }
 /* A software prefetch of the state STATE_AHEAD bytes past row block i0 (8 lines for a block of 512
  * bytes). Between two tokens of decode the 100 MB of weights streamed through the caches have
- * evicted the state, so each row block waits on DRAM; on the Zen 5 of session 21 this cut RWKV-7
- * 191M's wkv7 time by ~20% (20-21 us a layer -> 16-17), the whole INT4 decode 1.009-1.015x in four
- * runs of a throwaway harness that alternated both versions token by token in one process. A
- * prefetch past the state's end reads nothing a load would fault on. */
+ * evicted the state, so each row block waits on DRAM; the prefetch hides part of that wait
+ * (docs/PERFORMANCE.md). A prefetch past the state's end reads nothing a load would fault on. */
 enum { STATE_AHEAD = 2048 };
 SN_AI void rows_prefetch(const float *S, int64_t i0, const int NR, const int NV) {
 #pragma GCC unroll 8

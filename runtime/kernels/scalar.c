@@ -293,27 +293,28 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
 /* The reference table (kernels.c builds it once, then the SIMD tables on top of a copy of it). */
 void sn_kernels_fill_scalar(sn_kernels *k) {
     /* per weight type: the single-token order (dot), then the batched one (dot_mm) */
-    k->dot[SN_GGML_F32] = dot_f32;
-    k->dot_mm[SN_GGML_F32] = dot_f32_mm;
-    k->dot[SN_GGML_F16] = dot_f16;
-    k->dot_mm[SN_GGML_F16] = dot_f16_mm;
-    k->dot[SN_GGML_BF16] = dot_bf16;
-    k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
-    k->dot[SN_GGML_Q8_0] = k->dot_mm[SN_GGML_Q8_0] = dot_q8_0;
-    k->dot[SN_GGML_Q4_0] = k->dot_mm[SN_GGML_Q4_0] = dot_q4_0;
+    k->type[SN_GGML_F32].dot = dot_f32;
+    k->type[SN_GGML_F32].dot_mm = dot_f32_mm;
+    k->type[SN_GGML_F16].dot = dot_f16;
+    k->type[SN_GGML_F16].dot_mm = dot_f16_mm;
+    k->type[SN_GGML_BF16].dot = dot_bf16;
+    k->type[SN_GGML_BF16].dot_mm = dot_bf16_mm;
+    k->type[SN_GGML_Q8_0].dot = k->type[SN_GGML_Q8_0].dot_mm = dot_q8_0;
+    k->type[SN_GGML_Q4_0].dot = k->type[SN_GGML_Q4_0].dot_mm = dot_q4_0;
     k->mm_q4_0x8 = sn_q4_0x8_mm_scalar; /* repacked Q4_0 (q4_0_x8.h) */
-    k->dot[SN_GGML_Q4_K] = dot_q4_K;
-    k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
-    k->dot[SN_GGML_Q6_K] = k->dot_mm[SN_GGML_Q6_K] = dot_q6_K;
+    k->type[SN_GGML_Q4_K].dot = dot_q4_K;
+    k->type[SN_GGML_Q4_K].dot_mm = dot_q4_K_mm;
+    k->type[SN_GGML_Q6_K].dot = k->type[SN_GGML_Q6_K].dot_mm = dot_q6_K;
     sn_kernels_quants_scalar(k); /* Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q5_K, Q8_1 */
     k->quant[SN_GGML_F32] = quant_f32;
     k->quant[SN_GGML_F16] = quant_f16;
     k->quant[SN_GGML_BF16] = quant_bf16;
     k->quant[SN_GGML_Q8_0] = quant_q8_0;
     k->quant[SN_GGML_Q8_K] = quant_q8_K;
-    k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_scalar; /* blob weights */
-    k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_scalar;
-    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act;
+    k->type[SN_KTYPE_INT4G32].dot = k->type[SN_KTYPE_INT4G32].dot_mm = sn_int4_dot_scalar; /* blob weights */
+    k->type[SN_KTYPE_INT4G32].gemm4x4 = sn_int4_gemm4x4_scalar;
+    k->mm_int4x8 = sn_int4x8_mm_scalar;
+    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act_scalar;
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;
     k->mad_f32 = mad_f32;

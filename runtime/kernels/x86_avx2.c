@@ -201,9 +201,8 @@ static float dot_bf16_8(int64_t n, const void *w, const void *a) {
 DOT_MM8(dot_bf16_mm8, ld_bf16, dot_bf16_8)
 
 /* Single-token F16 / BF16 matmuls with the activation row widened to f32 once per call. ggml's
- * vec_dot converts both operands in every row's dot; on this project's AVX2-only Zen core those
- * conversions, not memory, bounded F16 decode (an in-cache F16 dot ran at 6.3 GB/s of weights, what
- * decode streamed from memory). Each row's sum is dot_f16_8's / dot_bf16_8's: the same four 8-lane
+ * vec_dot converts both operands in every row's dot; on AVX2 cores those conversions, not memory,
+ * bound F16 decode (docs/PERFORMANCE.md). Each row's sum is dot_f16_8's / dot_bf16_8's: the same four 8-lane
  * fma chains over 32-element steps, the same reduction and tail, on the same float values (the
  * widening is exact), so y[r] == dot(row r, x) bit for bit. */
 #define ROW_WIDE8(NAME, LDW, TAIL_EXPR)                                                        \
@@ -362,26 +361,26 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
 /* The AVX2 table: k holds a copy of the scalar table; this overrides what it twins (kernels.c
  * builds it once, only where cpu.c found AVX2/FMA/F16C). */
 void sn_kernels_fill_avx2(sn_kernels *k) {
-    k->dot[SN_GGML_F32] = dot_f32;
-    k->dot[SN_GGML_F16] = dot_f16;
-    k->dot[SN_GGML_BF16] = dot_bf16;
-    k->dot[SN_GGML_Q8_0] = dot_q8_0;
-    k->dot[SN_GGML_Q4_0] = dot_q4_0;
+    k->type[SN_GGML_F32].dot = dot_f32;
+    k->type[SN_GGML_F16].dot = dot_f16;
+    k->type[SN_GGML_BF16].dot = dot_bf16;
+    k->type[SN_GGML_Q8_0].dot = dot_q8_0;
+    k->type[SN_GGML_Q4_0].dot = dot_q4_0;
     k->mm_q4_0x8 = sn_q4_0x8_mm_avx2;
-    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
-    k->dot_mm[SN_GGML_F32] = dot_f32_mm;
-    k->dot_mm[SN_GGML_F16] = dot_f16_mm;
-    k->dot_mm[SN_GGML_BF16] = dot_bf16_mm;
-    k->dot_mm[SN_GGML_Q4_K] = dot_q4_K_mm;
+    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->type[t].dot_mm = k->type[t].dot;
+    k->type[SN_GGML_F32].dot_mm = dot_f32_mm;
+    k->type[SN_GGML_F16].dot_mm = dot_f16_mm;
+    k->type[SN_GGML_BF16].dot_mm = dot_bf16_mm;
+    k->type[SN_GGML_Q4_K].dot_mm = dot_q4_K_mm;
     if (sn_ggml_lanes() == 8) {
-        k->dot[SN_GGML_F32] = dot_f32_8;
-        k->dot[SN_GGML_F16] = dot_f16_8;
-        k->dot[SN_GGML_BF16] = dot_bf16_8;
-        k->dot_mm[SN_GGML_F32] = dot_f32_mm8;
-        k->dot_mm[SN_GGML_F16] = dot_f16_mm8;
-        k->dot_mm[SN_GGML_BF16] = dot_bf16_mm8;
-        k->mv[SN_GGML_F16] = mv_f16_wide;
-        k->mv[SN_GGML_BF16] = mv_bf16_wide;
+        k->type[SN_GGML_F32].dot = dot_f32_8;
+        k->type[SN_GGML_F16].dot = dot_f16_8;
+        k->type[SN_GGML_BF16].dot = dot_bf16_8;
+        k->type[SN_GGML_F32].dot_mm = dot_f32_mm8;
+        k->type[SN_GGML_F16].dot_mm = dot_f16_mm8;
+        k->type[SN_GGML_BF16].dot_mm = dot_bf16_mm8;
+        k->type[SN_GGML_F16].mv = mv_f16_wide;
+        k->type[SN_GGML_BF16].mv = mv_bf16_wide;
     }
     sn_kernels_quants_avx2(k); /* quants_*.c: the types beyond this file */
     sn_kernels_kquants_avx2(k); /* fast Q4_K / Q6_K (kquants_avx2.c) */
@@ -389,8 +388,10 @@ void sn_kernels_fill_avx2(sn_kernels *k) {
     sn_kernels_q4_K_mm_avx2(k); /* Q4_K batches, 8 rows per vector (kquants_mm_avx2.c) */
     k->quant[SN_GGML_F16] = quant_f16;
     k->quant[SN_GGML_Q8_0] = quant_q8_0;
-    k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx2; /* blob weights */
-    k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx2;
+    k->type[SN_KTYPE_INT4G32].dot = k->type[SN_KTYPE_INT4G32].dot_mm = sn_int4_dot_avx2; /* blob weights */
+    k->type[SN_KTYPE_INT4G32].gemm4x4 = sn_int4_gemm4x4_avx2;
+    k->mm_int4x8 = sn_int4x8_mm_avx2;
+    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act_avx2;
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;
     k->mad_f32 = mad_f32;

@@ -118,8 +118,8 @@ static inline float row_f16_wide(int64_t n, const void *w, const float *x) { ret
 
 /* row_f16_wide on four rows, for the single-token matmul in four far streams (kernels.h
  * sn_k_mv_quarters, which says why): the same operations per row, interleaved, without the
- * prefetch (it cost 10-20% on the Zen 5 of session 13: the hardware prefetchers keep four streams
- * fed; the Q8_0 rows below keep dot_q8_0's, without it 1.3x slower). */
+ * prefetch (the hardware prefetchers keep four streams fed, and it cost time; the Q8_0 rows below
+ * keep dot_q8_0's, which they need; docs/PERFORMANCE.md). */
 static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, const float *aux, float *y) {
     (void)aux;
     const float *x = vx;
@@ -145,11 +145,9 @@ static void rows4_f16_wide(int64_t n, const void *const *w, const void *vx, cons
  * for n % 64 == 0 no tail), then the 16 rows' reductions at once. sn_avx512_hsum16 adds lanes i
  * and i + 8, then i and i + 4 of those, then 0 and 2, 1 and 3, then the two; the same lanes are
  * paired here in transposed vectors (float addition commutes), so out[r] == hsum16(t[r]) bit for
- * bit. RWKV-7's LoRA matrices (768 rows of 64 or 128 inputs, 12% of an INT4 decode step) spent
- * most of their time in those reductions, one row at a time: on the Zen 5 of session 17, a 768 x 64
- * F16 matrix from cache 20 -> 46 GB/s, F32 36 -> 84; the second-stage LoRA of all 12 layers of
- * RWKV-7 191M from DRAM 18-20 -> 24-27.5 GB/s (with the dots' software prefetch, which the rows
- * need here: without it 19.5). Throwaway benchmarks. */
+ * bit. Short rows (RWKV-7's LoRA matrices, 64 or 128 inputs) spend most of their time in those
+ * reductions one row at a time; sixteen at once run them much faster (docs/PERFORMANCE.md). They
+ * keep the dots' software prefetch, which these rows need. */
 static inline __m512 hsum16_x16(const __m512 t[16]) {
     __m512 u[8], v[4];
     for (int k = 0; k < 8; k++) /* lanes 0-7: row 2k's lanes i + (i + 8); lanes 8-15: row 2k + 1's */
@@ -199,8 +197,8 @@ static int mv_f32_short(int64_t n, const void *w, uint64_t w_row, int64_t R, con
 
 /* Rows shorter than one 64-element step (RWKV-7's value LoRA, rank 32): row_f16_wide is then its
  * double tail alone, one dependent chain of adds per row. Eight rows' chains side by side, each
- * adding the same products in the same order, so y[r] == row_f16_wide(row r, x): 1.9x faster on
- * the Zen 5 of session 16 (a 768 x 32 matrix). */
+ * adding the same products in the same order, so y[r] == row_f16_wide(row r, x), with eight
+ * independent chains in flight (docs/PERFORMANCE.md). */
 static void rows8_f16_short(int64_t n, const void *w, uint64_t w_row, int64_t R, const float *x, float *y) {
     int64_t r = 0;
     for (; r + 8 <= R; r += 8) {
@@ -217,10 +215,7 @@ enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows
 /* Rows longer than this read as they would without the page touch (four far streams where
  * sn_cpu_far_streams, else row by row): one row at a time with the touch reads the whole widened
  * activation (32 KB at 8192) per row, which then no longer stays in L1 beside the streaming
- * weights, while the four streams share each activation load. On the Zen 5 of
- * session 19, a ~1B model's FFN down matrix (2048 rows of 8192) read 17-18 GB/s one row at a time
- * with the touch against 31-32 for its other matrices; in four streams 22 against 24 in sunny-run,
- * 31 against 34 in a throwaway harness. */
+ * weights, while the four streams share each activation load (docs/PERFORMANCE.md). */
 enum { PAGE_KICK_MAX_N = 4096 };
 static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
 /* The activation widened once, then row by row (with the page touch, kernels.h sn_k_stream, where
@@ -663,8 +658,8 @@ static void gemm_q4_0(int64_t n, const void *w, uint64_t w_row, const void *x, u
 #pragma GCC pop_options
 
 /* This file's kernels per weight type: the single-token dot, the batched one and the 4x4 tile.
- * Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) measured 1.8-2.5x
- * slower here; Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
+ * Decode stays one mapped row per call: 4-row single-token kernels (f16, q8_0) were slower here;
+ * Q4_0 decode runs on the repacked 8-row layout (q4_0_x8.c). */
 typedef struct {
     int type;
     sn_dot_fn dot, dot_mm;
@@ -682,9 +677,9 @@ static const own_kernels k_vnni[] = { /* where cpu.c found AVX512-VNNI */
 
 static void install(sn_kernels *k, const own_kernels *rows, size_t count) {
     for (size_t i = 0; i < count; i++) {
-        k->dot[rows[i].type] = rows[i].dot;
-        k->dot_mm[rows[i].type] = rows[i].dot_mm;
-        k->gemm4x4[rows[i].type] = rows[i].gemm4x4;
+        k->type[rows[i].type].dot = rows[i].dot;
+        k->type[rows[i].type].dot_mm = rows[i].dot_mm;
+        k->type[rows[i].type].gemm4x4 = rows[i].gemm4x4;
     }
 }
 
@@ -693,8 +688,8 @@ static void install(sn_kernels *k, const own_kernels *rows, size_t count) {
 void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     const uint32_t f = sn_cpu_features();
     /* batched order = single-token order for every type this table inherits, but Q4_K's */
-    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->dot_mm[t] = k->dot[t];
-    k->dot_mm[SN_GGML_Q4_K] = base->dot_mm[SN_GGML_Q4_K]; /* AVX2's is already per-block integer work */
+    for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->type[t].dot_mm = k->type[t].dot;
+    k->type[SN_GGML_Q4_K].dot_mm = base->type[SN_GGML_Q4_K].dot_mm; /* AVX2's is already per-block integer work */
     install(k, k_float, sizeof k_float / sizeof k_float[0]);
     if (f & SN_CPU_AVX512VNNI) {
         install(k, k_vnni, sizeof k_vnni / sizeof k_vnni[0]);
@@ -706,36 +701,38 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     /* The AVX2 batched kernels sum floats in 8 lanes; this table's float order is 16 lanes
      * (restored below for SN_GGML_LANES=8), and its own VNNI tiles serve Q8_0. */
     for (int t = 0; t < SN_KTYPE_COUNT; t++) {
-        k->mm[t] = NULL;
-        k->mv[t] = NULL;
+        k->type[t].mm = NULL;
+        k->type[t].mv = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
     const int quarters = sn_cpu_far_streams(); /* see sn_k_mv_quarters */
-    k->mv[SN_GGML_F16] = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
-    k->mv[SN_GGML_F32] = mv_f32_short;
+    k->type[SN_GGML_F16].mv = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
+    k->type[SN_GGML_F32].mv = mv_f32_short;
     if (quarters && (f & SN_CPU_AVX512VNNI)) {
-        k->mv[SN_GGML_Q8_0] = mv_q8_0_quarters;
+        k->type[SN_GGML_Q8_0].mv = mv_q8_0_quarters;
         sn_kernels_kquants_mv_avx512(k); /* Q6_K */
     }
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q8_0_mm_avx512(k); /* Q8_0 batches, 16 rows per vector */
-    else k->mm[SN_GGML_Q8_0] = base->mm[SN_GGML_Q8_0];
+    else k->type[SN_GGML_Q8_0].mm = base->type[SN_GGML_Q8_0].mm;
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q4_K_mm_avx512(k); /* Q4_K batches, 16 rows per vector */
-    else k->mm[SN_GGML_Q4_K] = base->mm[SN_GGML_Q4_K];
+    else k->type[SN_GGML_Q4_K].mm = base->type[SN_GGML_Q4_K].mm;
     if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
         static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};
         for (int i = 0; i < 3; i++) {
             const int t = float_types[i];
-            k->dot[t] = base->dot[t];
-            k->dot_mm[t] = base->dot_mm[t];
-            k->gemm4x4[t] = NULL;
-            k->mm[t] = base->mm[t];
-            k->mv[t] = base->mv[t];
+            k->type[t].dot = base->type[t].dot;
+            k->type[t].dot_mm = base->type[t].dot_mm;
+            k->type[t].gemm4x4 = NULL;
+            k->type[t].mm = base->type[t].mm;
+            k->type[t].mv = base->type[t].mv;
         }
     }
     k->quant[SN_GGML_F16] = quant_f16;
+    k->quant[SN_KTYPE_INT4G32] = sn_int4_quantize_act_avx512;
     if (f & SN_CPU_AVX512VNNI) { /* blob weights */
-        k->dot[SN_KTYPE_INT4G32] = k->dot_mm[SN_KTYPE_INT4G32] = sn_int4_dot_avx512vnni;
-        k->gemm4x4[SN_KTYPE_INT4G32] = sn_int4_gemm4x4_avx512vnni;
+        k->type[SN_KTYPE_INT4G32].dot = k->type[SN_KTYPE_INT4G32].dot_mm = sn_int4_dot_avx512vnni;
+        k->type[SN_KTYPE_INT4G32].gemm4x4 = sn_int4_gemm4x4_avx512vnni;
+        k->mm_int4x8 = sn_int4x8_mm_avx512vnni;
     }
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;

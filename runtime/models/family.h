@@ -2,8 +2,10 @@
  *
  * model.h is the API the rest of the tree calls; this header adds the model's layout (struct
  * sn_model), the family vtable every family fills, the options of the family table's rows, the
- * recurrent-state declaration, weight matrices and the helpers a family's load uses to read its
- * hyperparameters and tensors. Only runtime/models/model*.c and runtime/models/ops.* include it. */
+ * recurrent-state declaration, weight matrices with their layout records, and the helpers a
+ * family's load uses: its hyperparameters, and its tensors through two verbs (sn_model_matrix,
+ * sn_model_vector). The loader places the matrices after the load (sn_model_place); a family file
+ * holds names, shapes and the forward pass. Only runtime/models/ and the unit tests include it. */
 #ifndef SN_FAMILY_H
 #define SN_FAMILY_H
 #include "kernels/kernels.h"
@@ -66,18 +68,41 @@ typedef struct sn_state_decl {
     uint64_t floats[SN_STATE_MAX_PARTS]; /* per layer */
 } sn_state_decl;
 
-/* A weight matrix: n_out rows of n_in elements, rows contiguous (in the mapping, or in the
- * huge-page copy sn_model_repack made). x8, when set, is the matrix in 8-row groups (a GGUF's Q4_0
- * or Q4_K repacked at load, kernels/q4_0_x8.h, kernels/q4_K_x8.h; a blob's INT4, kernels/int4.h)
- * and is what the matmul reads; data then only serves row lookups (token embeddings). */
-typedef struct sn_matrix {
+/* A weight matrix: n_out rows of n_in elements, rows contiguous in `data` (the mapping, or the
+ * huge-page copy the loader made). `layout` says how the matmul reads it and is set once per matrix:
+ * rows as they are, or 8-row groups at `x8` (a GGUF's Q4_0 / Q4_K repacked by the loader,
+ * kernels/q4_0_x8.h, kernels/q4_K_x8.h; a blob's INT4 stored so, kernels/int4.h); `data` then only
+ * serves row lookups and the last n_out % 8 rows. A 3-D tensor (GGML shape {n_in, n_out, n_expert},
+ * a stack of experts) is one sn_matrix with n_expert > 1: sn_matrix_expert views one expert. */
+typedef struct sn_matrix sn_matrix;
+/* y[t*ldy + r] = row r of w . activation row t for r in [r0, r1), t < T (see sn_matrix_mul). */
+typedef void (*sn_matrix_mul_fn)(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T,
+                                 float *y, int64_t ldy, int64_t r0, int64_t r1);
+typedef struct sn_layout {
+    const char *name;     /* "rows", "q4_0x8", "q4_Kx8", "int4x8" */
+    int group_rows;       /* the thread split hands out whole groups of this many rows */
+    sn_matrix_mul_fn mul; /* the multiply that reads this layout */
+} sn_layout;
+extern const sn_layout sn_layout_rows, sn_layout_q4_0x8, sn_layout_q4_Kx8, sn_layout_int4x8;
+
+struct sn_matrix {
     const char *name;
     const void *data;
     int type;
     int64_t n_in, n_out;
     uint64_t row_bytes;
     const void *x8;
-} sn_matrix;
+    const sn_layout *layout;
+    int64_t n_expert;         /* 1, or the experts of a 3-D tensor */
+    uint64_t expert_bytes;    /* bytes from one expert's rows to the next in data */
+    uint64_t expert_x8_bytes; /* the same in x8 */
+};
+
+/* The loader's record of a matrix a family declared (sn_model_matrix), placed after the load. */
+typedef struct sn_model_mat {
+    sn_matrix *w;
+    int embd; /* the token embedding: placed last, read by row lookups */
+} sn_model_mat;
 
 struct sn_model {
     char *path;
@@ -95,13 +120,17 @@ struct sn_model {
     sn_state_decl state_decl; /* recurrent families */
     float *state;    /* recurrent families: [layer][part] floats, see sn_model_state_part */
     uint64_t state_floats; /* per layer */
-    void **repacked; /* matrices made by sn_model_repack (inside `arenas`) */
+    sn_model_mat *mats; /* every matrix the family declared, in order, for the placement pass */
+    int n_mats;
+    float **owned;   /* f32 copies of F16/BF16 vectors (sn_model_vector) */
+    int n_owned;
+    void **repacked; /* matrices the placement pass made (inside `arenas`) */
     const void **repacked_src; /* the mapped data each was made from (tied matrices share one) */
     int n_repacked;
     void **arenas;   /* 2 MB-aligned blocks the repacked matrices live in, freed with the model */
     int n_arenas;
     uint64_t arena_used, arena_cap; /* of the last block */
-    int64_t huge_budget; /* bytes sn_model_to_huge_pages may still copy (-1: not read yet) */
+    int64_t huge_budget; /* bytes the placement pass may still copy to huge pages (-1: not read yet) */
     uint64_t act_types; /* bit per activation type (sn_kernel_act_type) of the matrices loaded */
     struct sn_ops *ops; /* the family's matmul scratch, registered by sn_ops_init: model.c reserves
                          * it for a whole micro-batch at the end of the load */
@@ -138,50 +167,50 @@ sn_status sn_model_state_declare(sn_model *m, const sn_state_decl *d, sn_err *er
 float *sn_model_state_part(const sn_model *m, int64_t il, int part);
 /* The tensor called name (GGUF or blob), or NULL. Families use this, never sn_gguf_find_tensor. */
 const sn_gguf_tensor *sn_model_find_tensor(const sn_model *m, const char *name);
-/* Finds tensor name; checks n_dims and ne (ne1 = 1 for vectors). required=0: absent -> *out NULL. */
-sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
-                          const sn_gguf_tensor **out, sn_err *err);
-/* The same for up to 4-D tensors: shape ne[0..n_dims) must match exactly (trailing dimensions of
- * size 1 in the file beyond n_dims are accepted, as ggml treats them as the same shape). */
+/* Finds tensor name; checks that its shape is ne[0..n_dims) exactly (trailing dimensions of size 1
+ * in the file beyond n_dims are accepted, as ggml treats them as the same shape; up to 4-D).
+ * required=0: absent -> *out NULL. */
 sn_status sn_model_tensor_nd(sn_model *m, const char *name, int n_dims, const int64_t *ne, int required,
                              const sn_gguf_tensor **out, sn_err *err);
-/* A matrix [n_in x n_out] whose type the kernels can multiply. */
-sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
+
+/* ---- the two verbs a family declares its tensors with ----
+ * il >= 0: layer il's tensor "blk.<il>.<name>"; SN_MODEL_GLOBAL: the tensor called name. The shape
+ * is ne[0..n_dims) in GGML order (SN_NE(n_in, n_out) for a matrix). required=0: an absent tensor
+ * leaves the output zeroed / NULL. */
+enum { SN_MODEL_GLOBAL = -1 };
+#define SN_NE(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]){__VA_ARGS__}
+/* A weight matrix SN_NE(n_in, n_out), or a stack of experts SN_NE(n_in, n_out, n_expert), of a
+ * type the kernels multiply. The model records it; after the family's load the loader places every
+ * recorded matrix once (sn_model_place): that is why *out must stay where it is (a field of the
+ * family's state, not a local). A present matrix has data != NULL. */
+sn_status sn_model_matrix(sn_model *m, int il, const char *name, int n_dims, const int64_t *ne, int required,
                           sn_matrix *out, sn_err *err);
-/* Repacks a Q4_0 or Q4_K matrix's full 8-row groups (sets w->x8; the last n_out % 8 rows stay
- * mapped) when the kernel table reads that layout (Q4_K: the AVX-512 VNNI table's single-token
- * kernel); any other matrix (a blob's 8-row INT4 groups included) goes to sn_model_to_huge_pages.
- * The mapped pages it read are released (MADV_DONTNEED) so resident memory stays ~ the model size.
- * Env SN_Q4_0_REPACK=0 / SN_Q4_K_REPACK=0 disable the repacks. */
-sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err);
-/* The output head "output.weight" [embd->n_in x embd->n_out], then sn_model_repack. Absent: an
- * error if required, else the head is the embedding itself (tied; llama.cpp duplicates
- * token_embd), and the embedding's row lookups then read the moved copy too. */
-sn_status sn_model_output_head(sn_model *m, sn_matrix *embd, int required, sn_matrix *head, sn_err *err);
-/* Moves a mapped matrix that sn_model_repack left in place (any type; a blob's rows or INT4 8-row
- * groups) into the same 2 MB-aligned huge-page arenas, unchanged (w->data, and w->x8 for the
- * groups, then point there; a tied matrix is copied once; one already in an arena stays), and
- * releases the mapped pages it read. Decode streams every weight once per token, and on this
- * 4 KB-page mapping it spends part of that in TLB misses. The default; sn_model_params.mmap_weights
- * (sunny-run --mmap) or env SN_HUGE_WEIGHTS=0 keep the weights mapped (shared, evictable page
- * cache). The copies stop at half of MemAvailable and a failed allocation leaves the matrix mapped. */
-sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err);
-/* Moves the token embedding into the huge-page arenas with sn_model_to_huge_pages, after the layers
- * (so a tight copy budget goes to the matrices first); a family calls it last in its load. A row
- * lookup per token reads a page of the mapping that nothing else touches for a long while: in the
- * VM of session 21 that cost 30-60 us a token from the 4 KB page cache (and, before any fault,
- * maps a whole large folio into RSS), ~8 us from a 2 MB page, against ~4.5 ms a token of RWKV-7
- * 191M INT4 decode. Tied to a head repacked into 8-row groups, the lookups keep reading the mapping
- * (the copy is in the other layout); tied to a moved head, they read its copy already. */
-sn_status sn_model_embedding_to_huge_pages(sn_model *m, sn_matrix *embd, const sn_matrix *head, sn_err *err);
-/* Rows [*r0, *r1) of w that thread ith of nth computes (groups of 8 for a repacked matrix). */
+/* A float tensor (norm, bias, small parameter block) of shape ne as f32: an aligned F32 tensor is
+ * read in place; F16/BF16 ones are converted once into an array the model owns. */
+sn_status sn_model_vector(sn_model *m, int il, const char *name, int n_dims, const int64_t *ne, int required,
+                          const float **out, sn_err *err);
+/* The output head "output.weight" [embd->n_in x embd->n_out] (sn_model_matrix). Absent: an error if
+ * required, else the head is the embedding itself (tied; llama.cpp duplicates token_embd). */
+sn_status sn_model_output_head(sn_model *m, const sn_matrix *embd, int required, sn_matrix *head, sn_err *err);
+
+/* The placement pass, run by model.c after the family's load (weights.c): each recorded matrix, in
+ * order, gets its layout once: Q4_0 and Q4_K are repacked into 8-row groups where the kernel
+ * object reads that layout (Q4_K: the AVX-512 VNNI one) and sn_tuning allows it; every other matrix
+ * is copied unchanged into 2 MB huge-page arenas (decode streams each weight once per token: fewer
+ * TLB misses, docs/PERFORMANCE.md "Huge pages for mapped weights") unless sn_model_params keeps the
+ * weights mapped; the copies stop at half of MemAvailable. Tied matrices share one copy. The token
+ * embedding goes last, so a tight budget goes to the matrices first; tied to a repacked head its
+ * lookups keep reading the mapping. Mapped pages read once are released (MADV_DONTNEED). */
+sn_status sn_model_place(sn_model *m, sn_err *err);
+/* Expert e of a 3-D matrix as a 2-D matrix view (no copy; same layout). */
+sn_matrix sn_matrix_expert(const sn_matrix *w, int64_t e);
+/* Rows [*r0, *r1) of w that thread ith of nth computes (whole groups of the layout's rows). */
 void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1);
 /* y[t*ldy + r] = row r of w . activation row t, for r in [r0, r1), t < T (x already converted to
- * w's activation type); reads w->x8 when set (then r0 and r1 must come from sn_matrix_split). */
-void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
-                   int64_t ldy, int64_t r0, int64_t r1);
-/* A vector of n floats, converted to f32 if stored as F16/BF16 (*owned set when allocated). */
-sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required, const float **out,
-                          float **owned, sn_err *err);
+ * w's activation type; r0 and r1 from sn_matrix_split): one call of w's layout's multiply. */
+static inline void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T,
+                                 float *y, int64_t ldy, int64_t r0, int64_t r1) {
+    if (r0 < r1) w->layout->mul(k, w, x, x_row, T, y, ldy, r0, r1);
+}
 
 #endif

@@ -35,6 +35,7 @@ void sn_model_params_default(sn_model_params *p) {
     memset(p, 0, sizeof(*p));
     p->n_threads = 1;
     p->kv_type = SN_KV_F16;
+    sn_tuning_get(&p->tuning);
 }
 
 static int family_row(const char *arch) {
@@ -301,38 +302,47 @@ sn_status sn_model_tensor_nd(sn_model *m, const char *name, int n_dims, const in
     return SN_OK;
 }
 
-sn_status sn_model_tensor(sn_model *m, const char *name, int64_t ne0, int64_t ne1, int required,
-                          const sn_gguf_tensor **out, sn_err *err) {
-    const int64_t ne[2] = {ne0, ne1};
-    return sn_model_tensor_nd(m, name, ne1 == 1 ? 1 : 2, ne, required, out, err);
+/* Records w for the placement pass (sn_model_place). */
+static sn_status record(sn_model *m, sn_matrix *w, int embd, sn_err *err) {
+    sn_model_mat *list = realloc(m->mats, (size_t)(m->n_mats + 1) * sizeof(*list));
+    if (!list) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    m->mats = list;
+    m->mats[m->n_mats++] = (sn_model_mat){w, embd};
+    return SN_OK;
 }
 
-sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n_out, int required,
+static const char *full_name(sn_model *m, int il, const char *name) {
+    return il >= 0 ? sn_model_layer_name(m, il, name) : name;
+}
+
+sn_status sn_model_matrix(sn_model *m, int il, const char *name, int n_dims, const int64_t *ne, int required,
                           sn_matrix *out, sn_err *err) {
     memset(out, 0, sizeof(*out));
+    name = full_name(m, il, name);
+    if (n_dims != 2 && n_dims != 3) return sn_err_set(err, SN_EINVAL, "%s: matrix %s: %d dimensions", m->path, name, n_dims);
+    const int64_t n_in = ne[0], n_out = ne[1], n_expert = n_dims == 3 ? ne[2] : 1;
     const sn_gguf_tensor *t;
-    sn_status st = sn_model_tensor(m, name, n_in, n_out, required, &t, err);
+    sn_status st = sn_model_tensor_nd(m, name, n_dims, ne, required, &t, err);
     if (st || !t) return st;
-    if (!m->k->dot[t->type] || sn_kernel_act_type(t->type) < 0) {
-        const char *tn = t->type == SN_KTYPE_INT4G32 ? "INT4G32" : sn_ggml_type_name(t->type);
+    if (!m->k->type[t->type].dot || sn_kernel_act_type(t->type) < 0) {
+        const char *tn = sn_ggml_type_name(t->type);
         return sn_err_set(err, SN_EUNSUPPORTED,
                           "%s: tensor %s has type %s, which sunny-run does not implement (supported: %s)", m->path,
                           name, tn ? tn : "unknown", k_supported_types);
     }
     const int int4 = t->type == SN_KTYPE_INT4G32;
-    const uint64_t rb = int4 ? (n_in % SN_INT4_COLS ? 0 : sn_int4_w_row_bytes(n_in))
-                             : sn_ggml_row_size(t->type, (uint64_t)n_in);
+    const uint64_t rb = sn_ggml_row_size(t->type, (uint64_t)n_in);
     if (rb == 0 || sn_kernel_act_row_size(t->type, n_in) == 0)
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: row length %lld is not a multiple of the %s block size",
-                          m->path, name, (long long)n_in, int4 ? "INT4G32" : sn_ggml_type_name(t->type));
+                          m->path, name, (long long)n_in, sn_ggml_type_name(t->type));
     /* a blob's INT4 matrices come in 8-row groups (kernels/int4.h), padded to whole groups; they
      * serve matmuls only, never row lookups */
     int64_t bi = int4 && m->blob ? sn_blob_find_tensor(m->blob, t->name) : -1;
     const int x8 = bi >= 0 && sn_blob_tensor_at(m->blob, bi)->layout == SN_BLOB_INT4_X8;
     const uint64_t rows = x8 ? (uint64_t)(n_out + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS * SN_INT4X8_ROWS : (uint64_t)n_out;
-    if (rb * rows != t->size)
-        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: %llu bytes, expected %llu", m->path, name,
-                          (unsigned long long)t->size, (unsigned long long)(rb * rows));
+    if (rows > UINT64_MAX / rb / (uint64_t)n_expert || rb * rows * (uint64_t)n_expert != t->size)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: %llu bytes, expected %llu x %lld", m->path, name,
+                          (unsigned long long)t->size, (unsigned long long)(rb * rows), (long long)n_expert);
     if (x8 && !strcmp(t->name, "token_embd.weight"))
         return sn_err_set(err, SN_EFORMAT, "%s: tensor %s is stored in INT4 8-row groups (layout 2), which cannot serve "
                           "the embedding lookup; regenerate the blob with sunny-convert --blob", m->path, name);
@@ -340,35 +350,50 @@ sn_status sn_model_matrix(sn_model *m, const char *name, int64_t n_in, int64_t n
     out->name = t->name;
     out->data = t->data; /* non-NULL: the families tell a present matrix (e.g. an untied head) by it */
     out->x8 = x8 ? t->data : NULL;
+    out->layout = x8 ? &sn_layout_int4x8 : &sn_layout_rows;
     out->type = t->type;
     out->n_in = n_in;
     out->n_out = n_out;
     out->row_bytes = rb;
-    return SN_OK;
+    out->n_expert = n_expert;
+    out->expert_bytes = rb * rows;
+    out->expert_x8_bytes = x8 ? rb * rows : 0;
+    return record(m, out, il < 0 && !strcmp(name, "token_embd.weight"), err);
 }
 
-sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required, const float **out,
-                          float **owned, sn_err *err) {
+sn_status sn_model_output_head(sn_model *m, const sn_matrix *embd, int required, sn_matrix *head, sn_err *err) {
+    sn_status st = sn_model_matrix(m, SN_MODEL_GLOBAL, "output.weight", SN_NE(embd->n_in, embd->n_out), required, head,
+                                   err);
+    if (st || head->data) return st;
+    *head = *embd; /* tied: a matrix of its own for the placement pass, which gives both one copy */
+    return record(m, head, 0, err);
+}
+
+sn_status sn_model_vector(sn_model *m, int il, const char *name, int n_dims, const int64_t *ne, int required,
+                          const float **out, sn_err *err) {
     *out = NULL;
-    *owned = NULL;
+    name = full_name(m, il, name);
     const sn_gguf_tensor *t;
-    sn_status st = sn_model_tensor(m, name, n, 1, required, &t, err);
+    sn_status st = sn_model_tensor_nd(m, name, n_dims, ne, required, &t, err);
     if (st || !t) return st;
     if (t->type == SN_GGML_F32 && ((uintptr_t)t->data % sizeof(float)) == 0) {
         *out = t->data;
         return SN_OK;
     }
     if (t->type != SN_GGML_F32 && t->type != SN_GGML_F16 && t->type != SN_GGML_BF16)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: vector tensor %s has type %s (expected F32, F16 or BF16)",
-                          m->path, name, sn_ggml_type_name(t->type) ? sn_ggml_type_name(t->type) : "unknown");
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s has type %s (expected F32, F16 or BF16)", m->path, name,
+                          sn_ggml_type_name(t->type) ? sn_ggml_type_name(t->type) : "unknown");
+    int64_t n = 1;
+    for (int d = 0; d < n_dims; d++) n *= ne[d];
+    float **o = realloc(m->owned, (size_t)(m->n_owned + 1) * sizeof(*o));
+    if (!o) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    m->owned = o;
     float *v = malloc((size_t)n * sizeof(float));
     if (!v) return sn_err_set(err, SN_ENOMEM, "out of memory converting %s", name);
-    if (sn_dequantize_row(t->type, t->data, v, n) != 0) {
-        free(v);
+    m->owned[m->n_owned++] = v;
+    if (sn_dequantize_row(t->type, t->data, v, n) != 0)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: cannot convert tensor %s", m->path, name);
-    }
     *out = v;
-    *owned = v;
     return SN_OK;
 }
 
@@ -382,7 +407,7 @@ sn_status sn_model_vector(sn_model *m, const char *name, int64_t n, int required
  * MADV_POPULATE_READ (before Linux 5.14) answer EINVAL and the faults happen later as before. */
 static void prefault_weights(const sn_model *m) {
 #ifdef MADV_POPULATE_READ
-    if (m->blob || getenv("SN_NO_PREFAULT")) return;
+    if (m->blob || !m->params.tuning.prefault) return;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     const int untied = sn_gguf_find_tensor(m->g, "output.weight") >= 0;
     for (int64_t i = 0; i < sn_gguf_n_tensors(m->g); i++) {
@@ -410,6 +435,10 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     if (p.kv_type != SN_KV_F16 && p.kv_type != SN_KV_F32)
         return sn_err_set(err, SN_EINVAL, "unknown KV cache type %d", p.kv_type);
     if (p.n_ctx < 0) return sn_err_set(err, SN_EINVAL, "context size %lld < 0", (long long)p.n_ctx);
+    if (sn_tuning_apply(&p.tuning))
+        return sn_err_set(err, SN_EINVAL, "kernel tuning (instruction sets %s, %d lanes) differs from the one this "
+                          "process's kernels run with (%s, %d lanes)", sn_cpu_describe(p.tuning.isa),
+                          p.tuning.lanes, sn_cpu_describe(sn_tuning_current()->isa), sn_tuning_current()->lanes);
 
     sn_model *m = calloc(1, sizeof(*m));
     if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -457,7 +486,10 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
         sn_model_free(m);
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
-    if ((st = m->fam->load(m, err)) != SN_OK) { sn_model_free(m); return st; }
+    if ((st = m->fam->load(m, err)) != SN_OK || (st = sn_model_place(m, err)) != SN_OK) {
+        sn_model_free(m);
+        return st;
+    }
     /* The scratch a micro-batch needs is allocated and faulted in now, as llama.cpp sizes its
      * compute buffers for n_ubatch when the context is made: the first eval then pays no page faults. */
     if (p.validate_only) { *out = m; return SN_OK; } /* nothing to prepare for an eval that never runs */
@@ -509,6 +541,9 @@ void sn_model_free(sn_model *m) {
     for (int i = 0; i < m->n_arenas; i++) free(m->arenas[i]);
     free(m->arenas);
     free(m->repacked);
+    for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
+    free(m->owned);
+    free(m->mats);
     free(m->repacked_src);
     free(m->path);
     free(m);

@@ -17,6 +17,7 @@
  * the blob's mapping, so families never need to know which format they got. */
 #ifndef SN_MODEL_H
 #define SN_MODEL_H
+#include "cpu.h"
 #include "gguf.h"
 #include "sn_err.h"
 #include <stddef.h>
@@ -33,11 +34,15 @@ typedef struct sn_model_params {
     int mmap_weights; /* 1: every matrix is read in place from the file mapping (shared between
                        * processes, evictable page cache); 0 (default): matrices not repacked are
                        * copied into 2 MB huge pages at load, within half of MemAvailable
-                       * (sn_model_to_huge_pages). Env SN_HUGE_WEIGHTS=0 has the effect of 1. */
+                       * (the placement pass, family.h sn_model_place). */
     int validate_only; /* every check of a load (keys, ranges, tensor shapes and bytes), no weight
                         * copied, repacked or touched; the model cannot eval (sn_model_validate) */
+    sn_tuning tuning; /* instruction sets, repacks, huge pages, prefault (cpu.h). The kernels' part
+                       * (isa, lanes, streams) is per process: the first load sets it (sn_tuning_apply)
+                       * and a later load asking for another is refused */
 } sn_model_params;
 
+/* Defaults; the tuning is the process's (sn_tuning_get: CPUID's unless the program applied one). */
 void sn_model_params_default(sn_model_params *p);
 
 typedef struct sn_model sn_model; /* opaque outside the runtime's family files (family.h) */

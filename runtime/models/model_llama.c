@@ -17,8 +17,8 @@
  * over 512+ cache cells is summed in one chunk of keys per thread and the chunks combined in
  * order, as ggml does (the chunks run one after another here: only the rounding is mirrored).
  * The attention itself is model_llama_attn.c; the state both files share, model_llama.h.
- * Weights are pointers into the GGUF mapping; nothing is copied except f16/bf16 norm vectors and
- * Q4_0 matrices repacked at load (model.c). */
+ * The loader places the matrices this file declares (weights.c: repacked or copied into huge pages,
+ * or read in place from the mapping); f16/bf16 vectors are converted to f32 once. */
 #include "model_llama.h"
 #include "populate.h"
 
@@ -30,24 +30,8 @@
 
 /* ---- loading ---- */
 
-static sn_status keep_vector(sn_model *m, llama_state *s, const char *name, int64_t n, int required,
-                             const float **out, sn_err *err) {
-    float *owned = NULL;
-    sn_status st = sn_model_vector(m, name, n, required, out, &owned, err);
-    if (st) return st;
-    if (owned) {
-        float **o = realloc(s->owned, (size_t)(s->n_owned + 1) * sizeof(*o));
-        if (!o) { free(owned); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
-        s->owned = o;
-        s->owned[s->n_owned++] = owned;
-    }
-    return SN_OK;
-}
-
 static void llama_free(sn_model *m) {
     llama_state *s = m->impl;
-    for (int i = 0; i < s->n_owned; i++) free(s->owned[i]);
-    free(s->owned);
     free(s->layers);
     free(s->kcache); free(s->vcache);
     free(s->logits_tmp); free(s->kt32); free(s->v32);
@@ -72,34 +56,37 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     layer_weights *L = &s->layers[il];
     sn_status st;
     const int qwen3 = (m->opts & SN_OPT_QK_NORM) != 0;
-#define NAME(suffix) sn_model_layer_name(m, il, suffix)
-    if ((st = keep_vector(m, s, NAME("attn_norm.weight"), hp->n_embd, 1, &L->attn_norm, err))) return st;
-    if ((st = keep_vector(m, s, NAME("ffn_norm.weight"), hp->n_embd, 1, &L->ffn_norm, err))) return st;
-    if ((st = sn_model_matrix(m, NAME("attn_q.weight"), hp->n_embd, s->n_q, 1, &L->wq, err))) return st;
-    if ((st = sn_model_matrix(m, NAME("attn_k.weight"), hp->n_embd, s->n_kv, 1, &L->wk, err))) return st;
-    if ((st = sn_model_matrix(m, NAME("attn_v.weight"), hp->n_embd, hp->n_head_kv * hp->head_dim_v, 1, &L->wv, err)))
-        return st;
-    if ((st = sn_model_matrix(m, NAME("attn_output.weight"), hp->n_head * hp->head_dim_v, hp->n_embd, 1, &L->wo, err)))
-        return st;
-    if ((st = sn_model_matrix(m, NAME("ffn_gate.weight"), hp->n_embd, hp->n_ff, 1, &L->w_gate, err))) return st;
-    if ((st = sn_model_matrix(m, NAME("ffn_up.weight"), hp->n_embd, hp->n_ff, 1, &L->w_up, err))) return st;
-    if ((st = sn_model_matrix(m, NAME("ffn_down.weight"), hp->n_ff, hp->n_embd, 1, &L->w_down, err))) return st;
+#define MAT(name, n_in, n_out, dst) \
+    if ((st = sn_model_matrix(m, il, name, SN_NE(n_in, n_out), 1, &L->dst, err))) return st
+#define VEC(name, n, required, dst) \
+    if ((st = sn_model_vector(m, il, name, SN_NE(n), required, &L->dst, err))) return st
+    const int64_t E = hp->n_embd, n_v = hp->n_head_kv * hp->head_dim_v, n_vd = hp->n_head * hp->head_dim_v;
+    VEC("attn_norm.weight", E, 1, attn_norm);
+    VEC("ffn_norm.weight", E, 1, ffn_norm);
+    MAT("attn_q.weight", E, s->n_q, wq);
+    MAT("attn_k.weight", E, s->n_kv, wk);
+    MAT("attn_v.weight", E, n_v, wv);
+    MAT("attn_output.weight", n_vd, E, wo);
+    MAT("ffn_gate.weight", E, hp->n_ff, w_gate);
+    MAT("ffn_up.weight", E, hp->n_ff, w_up);
+    MAT("ffn_down.weight", hp->n_ff, E, w_down);
     /* Optional biases: qwen2 has q/k/v biases; any llama GGUF may carry them. */
-    if ((st = keep_vector(m, s, NAME("attn_q.bias"), s->n_q, 0, &L->bq, err))) return st;
-    if ((st = keep_vector(m, s, NAME("attn_k.bias"), s->n_kv, 0, &L->bk, err))) return st;
-    if ((st = keep_vector(m, s, NAME("attn_v.bias"), hp->n_head_kv * hp->head_dim_v, 0, &L->bv, err))) return st;
-    if ((st = keep_vector(m, s, NAME("attn_output.bias"), hp->n_embd, 0, &L->bo, err))) return st;
-    if ((st = keep_vector(m, s, NAME("attn_q_norm.weight"), hp->head_dim_k, qwen3, &L->q_norm, err))) return st;
-    if ((st = keep_vector(m, s, NAME("attn_k_norm.weight"), hp->head_dim_k, qwen3, &L->k_norm, err))) return st;
+    VEC("attn_q.bias", s->n_q, 0, bq);
+    VEC("attn_k.bias", s->n_kv, 0, bk);
+    VEC("attn_v.bias", n_v, 0, bv);
+    VEC("attn_output.bias", E, 0, bo);
+    VEC("attn_q_norm.weight", hp->head_dim_k, qwen3, q_norm);
+    VEC("attn_k_norm.weight", hp->head_dim_k, qwen3, k_norm);
+#undef MAT
+#undef VEC
     /* Tensors we would silently ignore must not exist. */
     static const char *unsupported[] = {"attn_qkv.weight", "ffn_gate_inp.weight", "ffn_gate.bias",
                                         "ffn_up.bias", "ffn_down.bias"};
     for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
-        const char *name = NAME(unsupported[i]);
+        const char *name = sn_model_layer_name(m, il, unsupported[i]);
         if (sn_model_find_tensor(m, name))
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s is not supported by sunny-run", m->path, name);
     }
-#undef NAME
     return SN_OK;
 }
 
@@ -243,27 +230,14 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
                                {&s->rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}};
     if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof(bufs) / sizeof(bufs[0])), widest_input(hp), err))) return st;
 
-    if ((st = sn_model_matrix(m, "token_embd.weight", hp->n_embd, hp->n_vocab, 1, &s->tok_embd, err))) return st;
-
-    if ((st = keep_vector(m, s, "output_norm.weight", hp->n_embd, 1, &s->output_norm, err))) return st;
-    if ((st = sn_model_matrix(m, "output.weight", hp->n_embd, hp->n_vocab, 0, &s->output, err))) return st;
-    if (!s->output.data) s->output = s->tok_embd; /* tied embeddings */
-    if ((st = keep_vector(m, s, "rope_freqs.weight", hp->n_rot / 2, 0, &s->rope_freqs, err))) return st;
-
+    const int64_t V = hp->n_vocab;
+    if ((st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(E, V), 1, &s->tok_embd, err))) return st;
+    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "output_norm.weight", SN_NE(E), 1, &s->output_norm, err))) return st;
+    if ((st = sn_model_output_head(m, &s->tok_embd, 0, &s->output, err))) return st;
+    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "rope_freqs.weight", SN_NE(hp->n_rot / 2), 0, &s->rope_freqs, err)))
+        return st;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
-    /* One-time repack of Q4_0 matmul weights into 8-row groups (model.h: sn_model_repack). */
-    for (int il = 0; il < hp->n_layer; il++) {
-        layer_weights *L = &s->layers[il];
-        sn_matrix *mats[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
-        for (int i = 0; i < 7; i++)
-            if ((st = sn_model_repack(m, mats[i], err))) return st;
-    }
-    if ((st = sn_model_repack(m, &s->output, err))) return st;
-    /* tied and copied to huge pages: the lookup reads the copy too (re-faulting rows of the released
-     * mapping would map whole large folios back in: +130 MB RSS for a 64-token prompt, Q8_0 200m) */
-    if (s->output.name == s->tok_embd.name && !s->output.x8) s->tok_embd.data = s->output.data;
-    if ((st = sn_model_embedding_to_huge_pages(m, &s->tok_embd, &s->output, err))) return st;
 
     /* RoPE constants as ggml_rope_ext computes them. */
     s->neox = (m->opts & SN_OPT_ROPE_NEOX) != 0; /* qwen2/qwen3: NEOX; llama: normal */
@@ -425,7 +399,7 @@ static void pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
 static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
     const tok_pass *p = arg;
     const int64_t F = p->s->hp.n_ff;
-    for (int64_t t = t0; t < t1; t++) sn_swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
+    for (int64_t t = t0; t < t1; t++) p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
 }
 
 /* A residual add over rows of n: y += bias (when there is one), then x += y. */

@@ -47,8 +47,6 @@ typedef struct {
     const float *output_norm, *rope_freqs;
     sn_matrix output;
     layer_weights *layers;
-    float **owned;
-    int n_owned;
     /* derived */
     int neox;
     float corr_dims[2], theta_scale, kq_scale;

@@ -51,7 +51,7 @@ static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *s
                 r = 0;
                 off += kv_bytes;
             }
-            float sc_ = f16 ? k->dot[SN_GGML_F16](D, kr, sc->q16 + g * D) : k->dot[SN_GGML_F32](D, kr, q + g * D);
+            float sc_ = f16 ? k->type[SN_GGML_F16].dot(D, kr, sc->q16 + g * D) : k->type[SN_GGML_F32].dot(D, kr, q + g * D);
             sc_ = sc_ * s->kq_scale;
             sc_ += 0.0f; /* causal mask value for visible keys */
             const float Mold = M[g];
@@ -143,7 +143,7 @@ static void tile_softmax(const llama_state *s, float *kq, int64_t nt, float *M, 
     }
     *M = Mnew;
     double sum = 0.0;
-    sn_exp_sub(FA_TILE, kq, kq, Mnew); /* ggml_v_expf of the lanes' flavour, vectorised */
+    s->ops.k->exp_sub(FA_TILE, kq, kq, Mnew); /* ggml_v_expf of the lanes' flavour, vectorised */
     if (sn_ggml_lanes() == 8) { /* llama.cpp's haswell build: AVX2 expf, hsum of 8 */
         for (int64_t c = 0; c < FA_TILE; c += 8) {
             const float *e = kq + c;

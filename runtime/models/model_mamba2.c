@@ -55,7 +55,6 @@ typedef struct {
     const float *out_norm;
     sn_matrix output;
     mamba2_layer *layers;
-    sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
     /* activations (sn_ops allocates them); zxbc: d_conv-1 rows of conv window (from the state),
      * then the T rows of in_proj's output; zxbcdt points at the latter */
@@ -65,10 +64,6 @@ typedef struct {
 /* ---- loading ---- */
 
 /* An F32 (or F16/BF16, converted) tensor of exactly this shape. */
-static sn_status f32_tensor(sn_model *m, mamba2_state *s, const char *name, int n_dims, const int64_t *ne, const float **out,
-                      sn_err *err) {
-    return sn_ops_f32_tensor(m, &s->f32s, name, n_dims, ne, out, err);
-}
 
 static sn_status read_hparams(const sn_model *m, mamba2_hparams *hp, sn_err *err) {
     *hp = (mamba2_hparams){.n_embd = m->hp.n_embd, .n_layer = m->hp.n_layer, .n_vocab = m->hp.n_vocab};
@@ -93,34 +88,25 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     const mamba2_hparams *hp = &s->hp;
     mamba2_layer *L = &s->layers[il];
     sn_status st;
-#define NAME(suffix) sn_model_layer_name(m, il, suffix)
-#define F32(suffix, nd, dst, ...)                                                                \
-    do {                                                                                         \
-        const int64_t ne_[] = {__VA_ARGS__};                                                     \
-        if ((st = f32_tensor(m, s, NAME(suffix), nd, ne_, &(dst), err))) return st;              \
-    } while (0)
-    F32("attn_norm.weight", 1, L->attn_norm, hp->n_embd);
-    F32("ssm_conv1d.weight", 2, L->conv_w, hp->d_conv, hp->conv_ch);
-    F32("ssm_conv1d.bias", 1, L->conv_b, hp->conv_ch);
-    F32("ssm_dt.bias", 1, L->dt_b, hp->n_head);
-    F32("ssm_a", 2, L->A, 1, hp->n_head);
-    F32("ssm_d", 2, L->D, 1, hp->n_head);
-    F32("ssm_norm.weight", 2, L->norm, hp->d_inner / hp->n_group, hp->n_group);
-#undef F32
+#define VEC(name, dst, ...) if ((st = sn_model_vector(m, il, name, SN_NE(__VA_ARGS__), 1, &(dst), err))) return st
+    VEC("attn_norm.weight", L->attn_norm, hp->n_embd);
+    VEC("ssm_conv1d.weight", L->conv_w, hp->d_conv, hp->conv_ch);
+    VEC("ssm_conv1d.bias", L->conv_b, hp->conv_ch);
+    VEC("ssm_dt.bias", L->dt_b, hp->n_head);
+    VEC("ssm_a", L->A, 1, hp->n_head);
+    VEC("ssm_d", L->D, 1, hp->n_head);
+    VEC("ssm_norm.weight", L->norm, hp->d_inner / hp->n_group, hp->n_group);
+#undef VEC
     if (!(L->conv_wt = malloc((size_t)(hp->d_conv * hp->conv_ch) * sizeof(float))))
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int64_t c = 0; c < hp->conv_ch; c++)
         for (int64_t j = 0; j < hp->d_conv; j++) L->conv_wt[j * hp->conv_ch + c] = L->conv_w[c * hp->d_conv + j];
-    if ((st = sn_model_matrix(m, NAME("ssm_in.weight"), hp->n_embd, hp->d_in_proj, 1, &L->in, err))) return st;
-    if ((st = sn_model_matrix(m, NAME("ssm_out.weight"), hp->d_inner, hp->n_embd, 1, &L->out, err))) return st;
-#undef NAME
-    if ((st = sn_model_repack(m, &L->in, err))) return st;
-    return sn_model_repack(m, &L->out, err);
+    if ((st = sn_model_matrix(m, il, "ssm_in.weight", SN_NE(hp->n_embd, hp->d_in_proj), 1, &L->in, err))) return st;
+    return sn_model_matrix(m, il, "ssm_out.weight", SN_NE(hp->d_inner, hp->n_embd), 1, &L->out, err);
 }
 
 static void mamba2_free(sn_model *m) {
     mamba2_state *s = m->impl;
-    sn_f32_store_free(&s->f32s);
     for (int64_t il = 0; s->layers && il < s->hp.n_layer; il++) free(s->layers[il].conv_wt);
     free(s->layers);
     sn_ops_free(&s->ops);
@@ -141,13 +127,12 @@ static sn_status mamba2_load(sn_model *m, sn_err *err) {
     const int64_t n_ones = CH > DI ? CH : DI;
     if (!(s->ones = malloc((size_t)n_ones * sizeof(float)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int64_t i = 0; i < n_ones; i++) s->ones[i] = 1.0f;
-    if ((st = sn_model_matrix(m, "token_embd.weight", E, hp->n_vocab, 1, &s->tok_embd, err))) return st;
-    const int64_t ne_norm[] = {E};
-    if ((st = f32_tensor(m, s, "output_norm.weight", 1, ne_norm, &s->out_norm, err))) return st;
+    if ((st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(E, hp->n_vocab), 1, &s->tok_embd, err)))
+        return st;
+    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "output_norm.weight", SN_NE(E), 1, &s->out_norm, err))) return st;
     if ((st = sn_model_output_head(m, &s->tok_embd, 0, &s->output, err))) return st;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
-    if ((st = sn_model_embedding_to_huge_pages(m, &s->tok_embd, &s->output, err))) return st;
     const sn_state_decl decl = {2, {"conv", "ssm"},
                                 {(uint64_t)((hp->d_conv - 1) * hp->conv_ch),
                                  (uint64_t)(hp->n_head * hp->head_dim * hp->d_state)}};
@@ -177,7 +162,7 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
                         s->xbc + t0 * CH, CH);
     for (int64_t t = t0; t < t1; t++) {
         float *xbc = s->xbc + t * CH;
-        sn_swiglu(CH, xbc, xbc, s->ones); /* silu (times an exact 1) */
+        s->ops.k->swiglu(CH, xbc, xbc, s->ones); /* silu (times an exact 1) */
         for (int64_t h = 0; h < H; h++) {
             const float dt = softplusf_(s->zxbcdt[t * NP + DI + CH + h] + L->dt_b[h]);
             s->dt[t * H + h] = dt;
@@ -200,7 +185,7 @@ static void pass_gate_norm(const void *arg, int64_t t0, int64_t t1) {
             const float xd = x[i] * L->D[i / P];
             y[i] = y[i] + xd;
         }
-        for (int64_t i = 0; i < DI; i += P) sn_swiglu(P, y + i, z + i, y + i); /* silu(z) * y per head row */
+        for (int64_t i = 0; i < DI; i += P) s->ops.k->swiglu(P, y + i, z + i, y + i); /* silu(z) * y per head row */
         for (int64_t g = 0; g < hp->n_group; g++) sn_ops_rmsnorm(y + g * GS, y + g * GS, L->norm + g * GS, GS, hp->eps);
     }
 }

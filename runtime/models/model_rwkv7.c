@@ -62,7 +62,6 @@ typedef struct {
     const float *ln0, *ln0_b, *out_norm, *out_norm_b;
     sn_matrix output;
     rwkv_layer *layers;
-    sn_f32_store f32s; /* converted small tensors */
     sn_ops ops;
     /* activations (sn_ops allocates them) */
     float *x, *h, *xx, *r, *w, *k, *v, *vm, *a, *g, *kk, *b, *vfirst, *y, *lo_w, *lo_a, *lo_v, *lo_g, *ff;
@@ -72,24 +71,15 @@ typedef struct {
 
 /* ---- loading ---- */
 
-static sn_status keep(sn_model *m, rwkv_state *s, const char *name, int n_dims, const int64_t *ne, const float **out,
-                      sn_err *err) {
-    return sn_ops_f32_tensor(m, &s->f32s, name, n_dims, ne, out, err);
-}
-
-static sn_status vec(sn_model *m, rwkv_state *s, const char *name, int64_t n, const float **out, sn_err *err) {
-    return keep(m, s, name, 1, &n, out, err);
-}
-
-/* A LayerNorm's NAME.weight and NAME.bias, n each. */
-static sn_status norm_wb(sn_model *m, rwkv_state *s, const char *name, int64_t n, const float **w, const float **b,
+/* A LayerNorm's NAME.weight and NAME.bias, n each (of layer il, or global with SN_MODEL_GLOBAL). */
+static sn_status norm_wb(sn_model *m, int il, const char *name, int64_t n, const float **w, const float **b,
                          sn_err *err) {
     char full[SN_GGUF_MAX_NAME + 40];
     snprintf(full, sizeof full, "%s.weight", name);
-    sn_status st = vec(m, s, full, n, w, err);
+    sn_status st = sn_model_vector(m, il, full, SN_NE(n), 1, w, err);
     if (st) return st;
     snprintf(full, sizeof full, "%s.bias", name);
-    return vec(m, s, full, n, b, err);
+    return sn_model_vector(m, il, full, SN_NE(n), 1, b, err);
 }
 
 static sn_status read_hparams(const sn_model *m, rwkv_hparams *hp, sn_err *err) {
@@ -121,10 +111,9 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     rwkv_layer *L = &s->layers[il];
     const int64_t D = hp->n_embd;
     sn_status st;
-#define NAME(suffix) sn_model_layer_name(m, il, suffix)
-#define VEC(suffix, dst) if ((st = vec(m, s, NAME(suffix), D, &(dst), err))) return st
-#define MAT(suffix, nin, nout, dst) if ((st = sn_model_matrix(m, NAME(suffix), nin, nout, 1, &(dst), err))) return st
-#define NORM(prefix, w, b) if ((st = norm_wb(m, s, NAME(prefix), D, &(w), &(b), err))) return st
+#define VEC(name, dst) if ((st = sn_model_vector(m, il, name, SN_NE(D), 1, &(dst), err))) return st
+#define MAT(name, nin, nout, dst) if ((st = sn_model_matrix(m, il, name, SN_NE(nin, nout), 1, &(dst), err))) return st
+#define NORM(prefix, w, b) if ((st = norm_wb(m, il, prefix, D, &(w), &(b), err))) return st
     NORM("attn_norm", L->attn_norm, L->attn_norm_b);
     NORM("attn_norm_2", L->ffn_norm, L->ffn_norm_b);
     NORM("time_mix_ln", L->ln_x, L->ln_x_b);
@@ -134,9 +123,8 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     VEC("time_mix_k_k.weight", L->k_k);
     VEC("time_mix_k_a.weight", L->k_a);
     VEC("time_mix_r_k.weight", L->r_k);
-    const int64_t ne_lerp[4] = {D, 1, 1, N_LERP}, ne_ffn[3] = {D, 1, 1};
-    if ((st = keep(m, s, NAME("time_mix_lerp_fused.weight"), 4, ne_lerp, &L->lerp, err))) return st;
-    if ((st = keep(m, s, NAME("channel_mix_lerp_k.weight"), 3, ne_ffn, &L->lerp_ffn, err))) return st;
+    if ((st = sn_model_vector(m, il, "time_mix_lerp_fused.weight", SN_NE(D, 1, 1, N_LERP), 1, &L->lerp, err))) return st;
+    if ((st = sn_model_vector(m, il, "channel_mix_lerp_k.weight", SN_NE(D, 1, 1), 1, &L->lerp_ffn, err))) return st;
     /* layer 0's value-residual LoRA is never used; llama.cpp's converter stores copies of the ICLR
      * LoRA there, so it has the ICLR rank */
     const int64_t rv = il == 0 ? hp->r_iclr : hp->r_vres;
@@ -157,17 +145,11 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
 #undef MAT
 #undef NORM
 #undef VEC
-#undef NAME
-    sn_matrix *mats[] = {&L->w1, &L->w2, &L->a1, &L->a2, &L->v1, &L->v2, &L->g1, &L->g2,
-                         &L->wr, &L->wk, &L->wv, &L->wo, &L->ffn_key, &L->ffn_value};
-    for (size_t i = 0; i < sizeof(mats) / sizeof(mats[0]); i++)
-        if ((st = sn_model_repack(m, mats[i], err))) return st;
     return SN_OK;
 }
 
 static void rwkv_free(sn_model *m) {
     rwkv_state *s = m->impl;
-    sn_f32_store_free(&s->f32s);
     free(s->layers);
     sn_ops_free(&s->ops);
 }
@@ -186,13 +168,13 @@ static sn_status rwkv_load(sn_model *m, sn_err *err) {
         {&s->lo_a, hp->r_iclr, 0}, {&s->lo_v, rv, 0}, {&s->lo_g, hp->r_gate, 0}, {&s->ff, hp->n_ff, 0}};
     const int64_t widest = hp->n_ff > D ? hp->n_ff : D;
     if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof(bufs) / sizeof(bufs[0])), widest, err))) return st;
-    if ((st = sn_model_matrix(m, "token_embd.weight", D, hp->n_vocab, 1, &s->tok_embd, err))) return st;
-    if ((st = norm_wb(m, s, "token_embd_norm", D, &s->ln0, &s->ln0_b, err))) return st;
-    if ((st = norm_wb(m, s, "output_norm", D, &s->out_norm, &s->out_norm_b, err))) return st;
+    if ((st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(D, hp->n_vocab), 1, &s->tok_embd, err)))
+        return st;
+    if ((st = norm_wb(m, SN_MODEL_GLOBAL, "token_embd_norm", D, &s->ln0, &s->ln0_b, err))) return st;
+    if ((st = norm_wb(m, SN_MODEL_GLOBAL, "output_norm", D, &s->out_norm, &s->out_norm_b, err))) return st;
     if ((st = sn_model_output_head(m, &s->tok_embd, 1, &s->output, err))) return st;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
-    if ((st = sn_model_embedding_to_huge_pages(m, &s->tok_embd, &s->output, err))) return st;
     const sn_state_decl decl = {2, {"token_shift", "wkv"},
                                 {(uint64_t)(2 * D), (uint64_t)(hp->n_head * hp->head_size * hp->head_size)}};
     return sn_model_state_declare(m, &decl, err);

@@ -17,7 +17,7 @@ sn_status sn_ops_init(sn_ops *o, sn_model *m, const sn_ops_buf *bufs, int n, int
     memset(o, 0, sizeof(*o));
     m->ops = o;
     o->k = m->k;
-    o->rk = sn_recurrent_best();
+    o->rk = m->k->rec;
     o->pool = m->pool;
     o->lanes = sn_ggml_lanes();
     o->widest = widest;
@@ -356,39 +356,6 @@ void sn_ops_resid_norm(const void *arg, int64_t t0, int64_t t1) {
         if (p->lanes) sn_ops_layernorm(p->h + t * n, x, p->w, p->b, n, p->eps, p->lanes);
         else sn_ops_rmsnorm(p->h + t * n, x, p->w, n, p->eps);
     }
-}
-
-sn_status sn_ops_f32_tensor(sn_model *m, sn_f32_store *store, const char *name, int n_dims, const int64_t *ne,
-                            const float **out, sn_err *err) {
-    const sn_gguf_tensor *t;
-    sn_status st = sn_model_tensor_nd(m, name, n_dims, ne, 1, &t, err);
-    if (st) return st;
-    int64_t n = 1;
-    for (int d = 0; d < n_dims; d++) n *= ne[d];
-    if (t->type == SN_GGML_F32 && ((uintptr_t)t->data % sizeof(float)) == 0) {
-        *out = t->data;
-        return SN_OK;
-    }
-    if (t->type != SN_GGML_F32 && t->type != SN_GGML_F16 && t->type != SN_GGML_BF16)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s has type %s (expected F32, F16 or BF16)", m->path, name,
-                          sn_ggml_type_name(t->type) ? sn_ggml_type_name(t->type) : "unknown");
-    float **o = realloc(store->owned, (size_t)(store->n_owned + 1) * sizeof(*o));
-    if (!o) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    store->owned = o;
-    float *v = malloc((size_t)n * sizeof(float));
-    if (!v) return sn_err_set(err, SN_ENOMEM, "out of memory converting %s", name);
-    store->owned[store->n_owned++] = v;
-    if (sn_dequantize_row(t->type, t->data, v, n) != 0)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: cannot convert tensor %s", m->path, name);
-    *out = v;
-    return SN_OK;
-}
-
-void sn_f32_store_free(sn_f32_store *store) {
-    for (int i = 0; i < store->n_owned; i++) free(store->owned[i]);
-    free(store->owned);
-    store->owned = NULL;
-    store->n_owned = 0;
 }
 
 sn_status sn_ops_project1(sn_ops *o, const float *x, int64_t T, const sn_matrix *w, float *y, sn_err *err) {

@@ -96,16 +96,4 @@ typedef struct sn_resid_norm {
 /* An sn_rows_fn over an sn_resid_norm: rows [t0, t1) (sn_ops_rows, or called for one row). */
 void sn_ops_resid_norm(const void *arg, int64_t t0, int64_t t1);
 
-/* Small per-model float tensors (norms, biases, recurrent-family vectors) as f32: an aligned F32
- * tensor of exactly this shape is used in place; F16/BF16 ones are converted once into arrays the
- * sn_f32_store owns (freed by sn_f32_store_free). Other types are refused naming the tensor. */
-typedef struct sn_f32_store {
-    float **owned;
-    int n_owned;
-} sn_f32_store;
-
-sn_status sn_ops_f32_tensor(sn_model *m, sn_f32_store *st, const char *name, int n_dims, const int64_t *ne,
-                            const float **out, sn_err *err);
-void sn_f32_store_free(sn_f32_store *st);
-
 #endif

@@ -1,8 +1,8 @@
-/* weights.c - where a model's matrices live after load, and the one matmul entry the families call:
- * Q4_0 and Q4_K matrices repacked into 8-row groups (kernels/q4_0_x8.h, kernels/q4_K_x8.h), other
- * matrices copied into 2 MB huge-page arenas (or left in the file mapping), the thread split in
- * whole groups, and sn_matrix_mul dispatching to the kernel that reads each layout. Split from
- * model.c, which keeps loading and the family table. */
+/* weights.c - where a model's matrices live after load, and how each is multiplied: the placement
+ * pass (sn_model_place) gives every matrix a family declared its layout once (Q4_0 and Q4_K
+ * repacked into 8-row groups, other matrices copied into 2 MB huge-page arenas or left in the file
+ * mapping), and each layout record carries the multiply that reads it, so sn_matrix_mul is one
+ * indirect call. Split from model.c, which keeps loading and the family table. */
 #include "family.h"
 #include "blob.h"
 #include "kernels/int4.h"
@@ -24,8 +24,8 @@ static void drop_pages(const void *lo, const void *hi) {
 }
 
 /* Repacked matrices are packed back to back into blocks of >= 64 MB, 2 MB-aligned and marked for
- * transparent huge pages: decode streams them from DRAM ~20% faster with 2 MB pages (measured on
- * the 75 MB head), and single matrices are mostly smaller than one huge page. Untouched space is
+ * transparent huge pages: decode streams them from DRAM faster in 2 MB pages (fewer TLB misses,
+ * docs/PERFORMANCE.md), and single matrices are mostly smaller than one huge page. Untouched space is
  * not resident; at most one partly used huge page per block is. */
 enum { ARENA_ALIGN = 2u << 20, ARENA_MIN = 64u << 20 };
 
@@ -50,61 +50,6 @@ static void *arena_take(sn_model *m, uint64_t size) {
     m->arena_used = size;
     m->arena_cap = cap;
     return p;
-}
-
-static int env_off(const char *name) {
-    const char *e = getenv(name);
-    return e && strcmp(e, "0") == 0;
-}
-
-sn_status sn_model_output_head(sn_model *m, sn_matrix *embd, int required, sn_matrix *head, sn_err *err) {
-    sn_status st = sn_model_matrix(m, "output.weight", embd->n_in, embd->n_out, required, head, err);
-    if (st) return st;
-    const int tied = !head->data;
-    if (tied) *head = *embd;
-    if ((st = sn_model_repack(m, head, err))) return st;
-    if (tied) embd->data = head->data;
-    return SN_OK;
-}
-
-sn_status sn_model_repack(sn_model *m, sn_matrix *w, sn_err *err) {
-    if (w->x8 && w->type == SN_KTYPE_INT4G32) return sn_model_to_huge_pages(m, w, err); /* a blob's 8-row groups */
-    if (w->x8 || !w->data || m->params.validate_only) return SN_OK;
-    const int q4_0 = w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && !env_off("SN_Q4_0_REPACK");
-    const int q4_K = w->type == SN_GGML_Q4_K && m->k->mv_q4_Kx8 && !env_off("SN_Q4_K_REPACK");
-    const uint64_t size = q4_0 ? sn_q4_0x8_size(w->n_in, w->n_out) : q4_K ? sn_q4_Kx8_size(w->n_in, w->n_out) : 0;
-    if (m->blob || size == 0) /* another type, or fewer than 8 rows: the row kernels handle it */
-        return sn_model_to_huge_pages(m, w, err);
-    for (int i = 0; i < m->n_repacked; i++)
-        if (m->repacked_src[i] == w->data) { /* tied: the same mapped matrix was packed already */
-            w->x8 = m->repacked[i];
-            return SN_OK;
-        }
-    void **bufs = realloc(m->repacked, (size_t)(m->n_repacked + 1) * sizeof(*bufs));
-    if (!bufs) return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s", w->name);
-    m->repacked = bufs;
-    const void **srcs = realloc(m->repacked_src, (size_t)(m->n_repacked + 1) * sizeof(*srcs));
-    if (!srcs) return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s", w->name);
-    m->repacked_src = srcs;
-    void *dst = arena_take(m, size);
-    if (!dst)
-        return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s (%llu MB)", w->name,
-                          (unsigned long long)(size >> 20));
-    /* ~1 MB of source rows at a time, releasing what has been read so peak RSS grows by a chunk */
-    const int64_t groups = w->n_out / SN_Q4_0X8_ROWS; /* 8-row groups either way */
-    const uint64_t gsrc = w->row_bytes * SN_Q4_0X8_ROWS;
-    const int64_t step = gsrc >= ((uint64_t)1 << 20) ? 1 : (int64_t)(((uint64_t)1 << 20) / gsrc);
-    const char *src = w->data;
-    for (int64_t g = 0; g < groups; g += step) {
-        const int64_t ge = g + step < groups ? g + step : groups;
-        if (q4_0) sn_q4_0x8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
-        else sn_q4_Kx8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
-        drop_pages(src, src + (uint64_t)ge * gsrc);
-    }
-    m->repacked[m->n_repacked] = dst;
-    m->repacked_src[m->n_repacked++] = w->data;
-    w->x8 = dst;
-    return SN_OK;
 }
 
 /* Records dst as the arena copy made from the mapped data src (tied matrices look it up). */
@@ -144,31 +89,66 @@ static int64_t mem_available_half(void) {
     return kb > 0 ? (int64_t)(kb / 2) * 1024 : 0;
 }
 
-/* Decode streams every matrix once per token and the page cache mostly maps a file in 4 KB pages
- * (a fresh 168 MB blob: 8 MB PMD-mapped): in 2 MB pages the TLB covers a matrix and the
- * prefetchers are not stopped at every 4 KB boundary (docs/PERFORMANCE.md, "Huge pages for mapped
- * weights"). The bytes are copied unchanged: a GGUF's rows, a blob's rows or INT4 8-row groups. */
-sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
-    const int blob_x8 = w->x8 && w->type == SN_KTYPE_INT4G32;
-    if ((w->x8 && !blob_x8) || !w->data) return SN_OK;
-    if (m->params.mmap_weights || env_off("SN_HUGE_WEIGHTS") || !thp_enabled()) return SN_OK; /* read in place */
-    const char *src = blob_x8 ? w->x8 : w->data;
+/* Repacks a Q4_0 or Q4_K matrix's full 8-row groups into an arena where the kernel object reads
+ * that layout (the last n_out % 8 rows stay mapped; a stack of experts only when whole groups never
+ * straddle two experts). Returns 0 when the matrix keeps the rows layout. */
+static sn_status repack(sn_model *m, sn_matrix *w, int *done, sn_err *err) {
+    *done = 0;
+    const int q4_0 = w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && m->params.tuning.repack_q4_0;
+    const int q4_K = w->type == SN_GGML_Q4_K && m->k->mv_q4_Kx8 && m->params.tuning.repack_q4_K;
+    const uint64_t one = q4_0 ? sn_q4_0x8_size(w->n_in, w->n_out) : q4_K ? sn_q4_Kx8_size(w->n_in, w->n_out) : 0;
+    if (m->blob || one == 0 || (w->n_expert > 1 && w->n_out % SN_Q4_0X8_ROWS)) return SN_OK;
+    if (w->n_expert > 1 && one > UINT64_MAX / (uint64_t)w->n_expert) return SN_OK;
+    *done = 1;
+    w->layout = q4_0 ? &sn_layout_q4_0x8 : &sn_layout_q4_Kx8;
+    w->expert_x8_bytes = one;
+    for (int i = 0; i < m->n_repacked; i++)
+        if (m->repacked_src[i] == w->data) { /* tied: the same mapped matrix was packed already */
+            w->x8 = m->repacked[i];
+            return SN_OK;
+        }
+    const uint64_t size = one * (uint64_t)w->n_expert;
+    void *dst = arena_take(m, size);
+    if (!dst)
+        return sn_err_set(err, SN_ENOMEM, "out of memory repacking %s (%llu MB)", w->name,
+                          (unsigned long long)(size >> 20));
+    sn_status st = note_moved(m, w->data, dst, w->name, err);
+    if (st) return st;
+    /* ~1 MB of source rows at a time, releasing what has been read so peak RSS grows by a chunk */
+    const int64_t groups = w->n_out / SN_Q4_0X8_ROWS * w->n_expert; /* 8-row groups either way */
+    const uint64_t gsrc = w->row_bytes * SN_Q4_0X8_ROWS;
+    const int64_t step = gsrc >= ((uint64_t)1 << 20) ? 1 : (int64_t)(((uint64_t)1 << 20) / gsrc);
+    const char *src = w->data;
+    for (int64_t g = 0; g < groups; g += step) {
+        const int64_t ge = g + step < groups ? g + step : groups;
+        if (q4_0) sn_q4_0x8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
+        else sn_q4_Kx8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
+        drop_pages(src, src + (uint64_t)ge * gsrc);
+    }
+    w->x8 = dst;
+    return SN_OK;
+}
+
+/* Copies a matrix (rows, or a blob's INT4 8-row groups) unchanged into the huge-page arenas and
+ * points it there; a tied matrix is copied once, and one that does not fit the budget (or an
+ * allocation that fails) stays mapped: an optimisation only. */
+static sn_status to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
+    const int grouped = w->layout == &sn_layout_int4x8;
+    if (!w->data || m->params.mmap_weights || !m->params.tuning.huge_pages || !thp_enabled()) return SN_OK;
+    const char *src = grouped ? w->x8 : w->data;
     for (int i = 0; i < m->n_repacked; i++) {
-        if (m->repacked[i] == src) return SN_OK; /* in an arena already (sn_model_repack moved it) */
+        if (m->repacked[i] == src) return SN_OK; /* in an arena already */
         if (m->repacked_src[i] == src) {         /* tied: the same mapped matrix was moved already */
-            if (blob_x8) w->x8 = m->repacked[i];
+            if (grouped) w->x8 = m->repacked[i];
             w->data = m->repacked[i];
             return SN_OK;
         }
     }
-    const uint64_t units = blob_x8 ? (uint64_t)(w->n_out + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS : (uint64_t)w->n_out;
-    const uint64_t unit_bytes = blob_x8 ? sn_int4x8_group_bytes(w->n_in) : w->row_bytes;
-    if (w->n_out < 0 || (unit_bytes && units > UINT64_MAX / unit_bytes)) return SN_OK;
-    const uint64_t size = unit_bytes * units;
+    const uint64_t size = (grouped ? w->expert_x8_bytes : w->expert_bytes) * (uint64_t)w->n_expert;
     if (m->huge_budget < 0) m->huge_budget = mem_available_half();
     if (size > (uint64_t)m->huge_budget) return SN_OK; /* stays mapped */
     char *dst = arena_take(m, size);
-    if (!dst) return SN_OK; /* an optimisation only: the matrix stays mapped */
+    if (!dst) return SN_OK;
     m->huge_budget -= (int64_t)size;
     for (uint64_t o = 0; o < size; o += (uint64_t)1 << 20) { /* 1 MB at a time, releasing what was read */
         const uint64_t n = size - o < ((uint64_t)1 << 20) ? size - o : ((uint64_t)1 << 20);
@@ -177,21 +157,62 @@ sn_status sn_model_to_huge_pages(sn_model *m, sn_matrix *w, sn_err *err) {
     }
     sn_status st = note_moved(m, src, dst, w->name, err);
     if (st) return st;
-    if (blob_x8) w->x8 = dst;
-    w->data = dst; /* a tied embedding keeps its own sn_matrix, which still points at the mapping */
+    if (grouped) w->x8 = dst;
+    w->data = dst;
     return SN_OK;
 }
 
-sn_status sn_model_embedding_to_huge_pages(sn_model *m, sn_matrix *embd, const sn_matrix *head, sn_err *err) {
-    if (head->x8 && head->data == embd->data) return SN_OK;
-    return sn_model_to_huge_pages(m, embd, err);
+sn_status sn_model_place(sn_model *m, sn_err *err) {
+    sn_status st;
+    if (m->params.validate_only) return SN_OK; /* no weight copied, repacked or touched */
+    for (int i = 0; i < m->n_mats; i++) {
+        sn_matrix *w = m->mats[i].w;
+        if (m->mats[i].embd || !w->data) continue;
+        int repacked;
+        if ((st = repack(m, w, &repacked, err))) return st;
+        if (!repacked && (st = to_huge_pages(m, w, err))) return st;
+    }
+    for (int i = 0; i < m->n_mats; i++) { /* the embedding last */
+        sn_matrix *e = m->mats[i].w;
+        if (!m->mats[i].embd || !e->data) continue;
+        int grouped_tie = 0; /* tied to a head in 8-row groups: the lookups read the mapped rows */
+        for (int j = 0; j < m->n_mats && !grouped_tie; j++)
+            grouped_tie = !m->mats[j].embd && m->mats[j].w->x8 && m->mats[j].w->data == e->data;
+        if (!grouped_tie && (st = to_huge_pages(m, e, err))) return st;
+    }
+    return SN_OK;
+}
+
+sn_matrix sn_matrix_expert(const sn_matrix *w, int64_t e) {
+    sn_matrix v = *w;
+    v.data = (const char *)w->data + (uint64_t)e * w->expert_bytes;
+    if (w->x8) v.x8 = (const char *)w->x8 + (uint64_t)e * w->expert_x8_bytes;
+    v.n_expert = 1;
+    return v;
 }
 
 void sn_matrix_split(const sn_matrix *w, int ith, int nth, int64_t *r0, int64_t *r1) {
-    const int64_t unit = w->x8 ? SN_Q4_0X8_ROWS : 1, units = (w->n_out + unit - 1) / unit;
+    const int64_t unit = w->layout->group_rows, units = (w->n_out + unit - 1) / unit;
     const int64_t per = (units + nth - 1) / nth * unit;
     *r0 = per * ith < w->n_out ? per * ith : w->n_out;
     *r1 = *r0 + per < w->n_out ? *r0 + per : w->n_out;
+}
+
+static void rows_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
+                     int64_t ldy, int64_t r0, int64_t r1) {
+    sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0, r1);
+}
+
+/* A repacked Q4_0 matrix (kernels/q4_0_x8.h), rows [r0, r1), r0 % 8 == 0, any T. */
+static void q4_0x8_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
+                       int64_t ldy, int64_t r0, int64_t r1) {
+    const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
+    const int64_t n8 = w->n_out / SN_Q4_0X8_ROWS * SN_Q4_0X8_ROWS, e = r1 < n8 ? r1 : n8;
+    if (r0 < e)
+        k->mm_q4_0x8(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_Q4_0X8_ROWS) * gbytes, (e - r0) / SN_Q4_0X8_ROWS,
+                     x, x_row, T, y + r0, ldy);
+    if (r1 > n8) /* the last n_out % 8 rows stay in the mapped layout */
+        sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0 > n8 ? r0 : n8, r1);
 }
 
 /* A repacked Q4_K matrix (kernels/q4_K_x8.h), rows [r0, r1), r0 % 8 == 0. One token: the 8-row
@@ -220,31 +241,14 @@ static void q4_Kx8_mul(const sn_kernels *k, const sn_matrix *w, const void *x, u
         sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0 > n8 ? r0 : n8, r1);
 }
 
-void sn_matrix_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
-                   int64_t ldy, int64_t r0, int64_t r1) {
-    if (r0 >= r1) return;
-    if (w->x8 && w->type == SN_KTYPE_INT4G32) { /* a blob's INT4 matrix in 8-row groups; r0 % 8 == 0 */
-        /* the 8-row kernel of the table's ISA (the same one its INT4 dot is) */
-        const sn_int4x8_mm_fn mm = k->dot[SN_KTYPE_INT4G32] == sn_int4_dot_avx512vnni ? sn_int4x8_mm_avx512vnni
-                                 : k->dot[SN_KTYPE_INT4G32] == sn_int4_dot_avx2       ? sn_int4x8_mm_avx2
-                                                                                      : sn_int4x8_mm_scalar;
-        mm(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_INT4X8_ROWS) * sn_int4x8_group_bytes(w->n_in), r1 - r0, x,
-           x_row, T, y + r0, ldy);
-        return;
-    }
-    if (w->x8 && w->type == SN_GGML_Q4_K) {
-        q4_Kx8_mul(k, w, x, x_row, T, y, ldy, r0, r1);
-        return;
-    }
-    if (w->x8 && k->mm_q4_0x8) {
-        const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
-        const int64_t n8 = w->n_out / SN_Q4_0X8_ROWS * SN_Q4_0X8_ROWS, e = r1 < n8 ? r1 : n8;
-        if (r0 < e)
-            k->mm_q4_0x8(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_Q4_0X8_ROWS) * gbytes,
-                         (e - r0) / SN_Q4_0X8_ROWS, x, x_row, T, y + r0, ldy);
-        if (r1 > n8) /* the last n_out % 8 rows stay in the mapped layout */
-            sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0 > n8 ? r0 : n8, r1);
-        return;
-    }
-    sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0, r1);
+/* A blob's INT4 matrix in 8-row groups (kernels/int4.h), rows [r0, r1), r0 % 8 == 0. */
+static void int4x8_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
+                       int64_t ldy, int64_t r0, int64_t r1) {
+    k->mm_int4x8(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_INT4X8_ROWS) * sn_int4x8_group_bytes(w->n_in),
+                 r1 - r0, x, x_row, T, y + r0, ldy);
 }
+
+const sn_layout sn_layout_rows = {"rows", 1, rows_mul};
+const sn_layout sn_layout_q4_0x8 = {"q4_0x8", SN_Q4_0X8_ROWS, q4_0x8_mul};
+const sn_layout sn_layout_q4_Kx8 = {"q4_Kx8", SN_Q4_KX8_ROWS, q4_Kx8_mul};
+const sn_layout sn_layout_int4x8 = {"int4x8", SN_INT4X8_ROWS, int4x8_mul};

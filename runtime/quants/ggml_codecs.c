@@ -6,9 +6,7 @@
  * and Q6_K (the other ggml types are runtime/quants/). */
 #include "ggml_types_internal.h"
 
-#include "blob.h"
-#include "kernels/kernels.h"
-#include "quants/quants.h"
+#include "quants.h"
 
 /* ------------------------------------------------------------------------------------------------
  * Scalar conversions. */
@@ -265,13 +263,26 @@ void sn_dequantize_row_q6_K(const void *vx, float *y, int64_t k) {
     }
 }
 
+/* A blob's INT4G32 row (docs/BLOB.md): k/2 bytes of codes, two per byte (low nibble: value j of a
+ * 64-value chunk, high: value 32 + j), then k/32 f16 scales; value = (code - 8) * scale. */
+void sn_dequantize_row_int4g32(const void *x, float *y, int64_t k) {
+    const uint8_t *q = x;
+    const uint8_t *sc = q + k / 2;
+    for (int64_t c = 0; c < k / 64; c++) {
+        uint16_t h0, h1;
+        memcpy(&h0, sc + 4 * c, 2);
+        memcpy(&h1, sc + 4 * c + 2, 2);
+        const float d0 = sn_fp16_to_fp32(h0), d1 = sn_fp16_to_fp32(h1);
+        const uint8_t *o = q + c * 32;
+        for (int j = 0; j < 32; j++) {
+            y[c * 64 + j] = (float)((o[j] & 15) - 8) * d0;
+            y[c * 64 + 32 + j] = (float)((o[j] >> 4) - 8) * d1;
+        }
+    }
+}
+
 int sn_dequantize_row(int type, const void *x, float *y, int64_t k) {
     if (k < 0) return -1;
-    if (type == SN_KTYPE_INT4G32) { /* a blob's INT4 rows (an untied int4 blob's embedding) */
-        if (k % SN_BLOB_INT4_COLS) return -1;
-        sn_blob_dequantize_int4_row(x, (uint64_t)k, y);
-        return 0;
-    }
     const sn_ggml_traits *t = sn_ggml_traits_of(type);
     if (!t || !t->to_f32 || (uint64_t)k % t->blck != 0) return -1;
     t->to_f32(x, y, k);

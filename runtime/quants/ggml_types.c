@@ -28,7 +28,7 @@ static void f16_from_f32(const float *x, void *y, int64_t k) { sn_fp32_to_fp16_r
 static void bf16_to_f32(const void *x, float *y, int64_t k) { sn_bf16_to_fp32_row(x, y, (size_t)k); }
 static void bf16_from_f32(const float *x, void *y, int64_t k) { sn_fp32_to_bf16_row(x, y, (size_t)k); }
 
-static const sn_ggml_traits k_types[SN_GGML_TYPE_COUNT] = {
+static const sn_ggml_traits k_types[SN_KTYPE_COUNT] = {
     [0] = {"F32", 1, 4, f32_to_f32, f32_from_f32},
     [1] = {"F16", 1, 2, f16_to_f32, f16_from_f32},
     [2] = {"Q4_0", 32, 18, sn_dequantize_row_q4_0, sn_quantize_row_q4_0},
@@ -46,6 +46,7 @@ static const sn_ggml_traits k_types[SN_GGML_TYPE_COUNT] = {
     [20] = {"IQ4_NL", 32, 18, sn_dequantize_row_iq4_nl, sn_quantize_row_iq4_nl},
     [23] = {"IQ4_XS", 256, 136, sn_dequantize_row_iq4_xs, sn_quantize_row_iq4_xs},
     [30] = {"BF16", 1, 2, bf16_to_f32, bf16_from_f32},
+    [SN_KTYPE_INT4G32] = {"INT4G32", 64, 36, sn_dequantize_row_int4g32, NULL}, /* sunny-convert --blob writes it */
     /* types sunny neither reads nor writes: name and sizes only */
     [16] = {"IQ2_XXS", 256, 66, NULL, NULL},   [17] = {"IQ2_XS", 256, 74, NULL, NULL},
     [18] = {"IQ3_XXS", 256, 98, NULL, NULL},   [19] = {"IQ1_S", 256, 50, NULL, NULL},
@@ -65,7 +66,7 @@ _Static_assert(sizeof(sn_block_q6_K) == 210, "q6_K block");
 _Static_assert(sizeof(sn_block_q8_K) == 292, "q8_K block");
 
 static const sn_ggml_traits *info(int type) {
-    if (type < 0 || type >= SN_GGML_TYPE_COUNT || k_types[type].name == NULL) return NULL;
+    if (type < 0 || type >= SN_KTYPE_COUNT || k_types[type].name == NULL) return NULL;
     return &k_types[type];
 }
 
@@ -78,7 +79,7 @@ const char *sn_ggml_type_name(int type) {
 
 int sn_ggml_type_from_name(const char *name) {
     if (!name) return -1;
-    for (int i = 0; i < SN_GGML_TYPE_COUNT; i++)
+    for (int i = 0; i < SN_KTYPE_COUNT; i++)
         if (k_types[i].name && strcasecmp(k_types[i].name, name) == 0) return i;
     return -1;
 }

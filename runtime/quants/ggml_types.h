@@ -19,6 +19,10 @@ typedef enum sn_ggml_type {
     SN_GGML_BF16 = 30,
     SN_GGML_TYPE_COUNT = 43
 } sn_ggml_type;
+/* Types beyond ggml's ids, rows of the same type table: the runtime blob's INT4G32 (docs/BLOB.md,
+ * kernels/int4.h; 36 bytes per 64 values: a row's 4-bit codes, then its f16 scale per 32). Never a
+ * GGUF tensor type (the GGUF reader refuses ids from SN_GGML_TYPE_COUNT on). */
+enum { SN_KTYPE_INT4G32 = SN_GGML_TYPE_COUNT, SN_KTYPE_COUNT };
 
 /* llama_ftype values written to general.file_type */
 enum {

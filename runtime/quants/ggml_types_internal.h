@@ -65,6 +65,7 @@ void sn_dequantize_row_q8_0(const void *x, float *y, int64_t k);
 void sn_dequantize_row_q4_0(const void *x, float *y, int64_t k);
 void sn_dequantize_row_q4_K(const void *x, float *y, int64_t k);
 void sn_dequantize_row_q6_K(const void *x, float *y, int64_t k);
+void sn_dequantize_row_int4g32(const void *x, float *y, int64_t k); /* a whole row of k values */
 
 /* ---- quantizer helpers ---- */
 

@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
     int32_t st = sn_abi_model_load("/nonexistent/model.gguf", NULL, &m, errbuf, sizeof errbuf);
     if (st != SN_ABI_EIO || m || !errbuf[0]) return fail("load of a missing file", st, errbuf);
 
-    sn_abi_load_params p = {sizeof(p), 2, 0, 0, 0};
+    sn_abi_load_params p = {sizeof(p), 2, 0, 0, 0, NULL};
     st = sn_abi_model_load(argv[1], &p, &m, errbuf, sizeof errbuf);
     if (st) return fail("sn_abi_model_load", st, errbuf);
     const int32_t nv = sn_abi_n_vocab(m);

@@ -31,7 +31,7 @@ typedef struct {
 static void *run(void *arg) {
     job *j = arg;
     if (j->start) pthread_barrier_wait(j->start);
-    sn_abi_load_params p = {sizeof(p), j->threads, 0, 0, 0};
+    sn_abi_load_params p = {sizeof(p), j->threads, 0, 0, 0, NULL};
     sn_abi_model *m = NULL;
     int32_t st = sn_abi_model_load(j->path, &p, &m, j->err, sizeof j->err);
     if (st) return NULL;

@@ -2,7 +2,8 @@
  *
  * A test file lists its cases and ends with SN_TEST_MAIN("suite", cases). The program runs the suite
  * with CUnit's basic interface (verbose), prints CUnit's summary and exits non-zero on any failure so
- * ctest sees it. SN_SRC (set by ctest) points at the source tree for fixtures. */
+ * ctest sees it. SN_SRC (set by ctest) points at the source tree for fixtures. The SN_* tuning knobs of
+ * the environment (cmd/tuning_env.h) are applied first, as the programs do. */
 #ifndef SN_TEST_H
 #define SN_TEST_H
 #include <CUnit/Basic.h>
@@ -10,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "tuning_env.h"
 
 typedef struct { const char *name; void (*fn)(void); } sn_test_case;
 
@@ -28,6 +31,7 @@ static inline const char *sn_test_src(void) {
 }
 
 static inline int sn_test_run(const char *suite_name, const sn_test_case *cases, size_t n) {
+    sn_tuning_apply_env();
     if (CU_initialize_registry() != CUE_SUCCESS) return 2;
     CU_pSuite s = CU_add_suite(suite_name, NULL, NULL);
     for (size_t i = 0; i < n; i++) CU_add_test(s, cases[i].name, cases[i].fn);

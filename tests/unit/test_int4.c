@@ -6,10 +6,14 @@
 #include "cpu.h"
 #include "ggml_types.h"
 #include "kernels/int4.h"
+#include "kernels/kernels.h"
 #include "sn_test.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The activation quantizer of this process's kernel table. */
+static void quant_act(const float *x, void *act, int64_t n) { sn_kernels_best()->quant[SN_KTYPE_INT4G32](x, act, n); }
 
 static float frand(unsigned *s) { *s = *s * 1664525u + 1013904223u; return ((int)(*s >> 9) - (1 << 22)) / (float)(1 << 22); }
 
@@ -27,7 +31,7 @@ static void make(uint8_t **w, void **act) {
     for (int j = 0; j < COLS; j++) x[j] = frand(&s) * 3.0f * (j % 160 < 32 ? 0.01f : 1.0f);
     x[5] = 0.0f;
     *act = malloc(sn_int4_act_bytes(COLS));
-    sn_int4_quantize_act(x, *act, COLS);
+    quant_act(x, *act, COLS);
 }
 
 /* Σ_g exact isum(g) · fp16(w_scale) · a_scale in double: the value every kernel approximates. */
@@ -86,7 +90,7 @@ static void check_simd(sn_int4_dot_fn f, uint32_t need) {
     void *act64 = malloc(sn_int4_act_bytes(64));
     float x64[64];
     for (int j = 0; j < 64; j++) x64[j] = (float)(j % 13) - 6.0f;
-    sn_int4_quantize_act(x64, act64, 64);
+    quant_act(x64, act64, 64);
     const float z0 = sn_int4_dot_scalar(64, w, act64), z1 = f(64, w, act64);
     CU_ASSERT(fabsf(z0 - z1) <= 1e-5f * (fabsf(z0) + 1.0f));
     if (!(fabsf(z0 - z1) <= 1e-5f * (fabsf(z0) + 1.0f))) printf("one chunk: scalar %g simd %g ", z0, z1);
@@ -113,7 +117,7 @@ static void test_lengths(void) {
         for (int64_t j = 0; j < n; j++) x[j] = frand(&s) * (j % 97 == 0 ? 20.0f : 1.0f);
         sn_blob_quantize_int4_row(x, (uint64_t)n, w);
         for (int64_t j = 0; j < n; j++) x[j] = frand(&s) * 2.0f;
-        sn_int4_quantize_act(x, act, n);
+        quant_act(x, act, n);
         const float y0 = sn_int4_dot_scalar(n, w, act);
         const double isum = exact_dot(n, w, act);
         CU_ASSERT(fabs(y0 - isum) <= 1e-4 * (fabs(isum) + 1.0));
@@ -144,7 +148,7 @@ static void check_gemm(gemm_fn gm, sn_int4_dot_fn dot, uint32_t need) {
             for (int64_t j = 0; j < n; j++) v[j] = frand(&s) * (float)(r + 1);
             sn_blob_quantize_int4_row(v, (uint64_t)n, w + r * rb);
             for (int64_t j = 0; j < n; j++) v[j] = frand(&s) * (j % 7 == 0 ? 10.0f : 1.0f);
-            sn_int4_quantize_act(v, x + r * xr, n);
+            quant_act(v, x + r * xr, n);
         }
         float y[4 * 7];
         for (int i = 0; i < 28; i++) y[i] = -1234.5f;
@@ -215,7 +219,7 @@ static void test_x8(void) {
                 sn_int4x8_pack(w + g * 8 * rb, rows - 8 * g < 8 ? (int)(rows - 8 * g) : 8, n, w8 + g * 8 * rb);
             for (int64_t t = 0; t < T; t++) {
                 for (int64_t j = 0; j < n; j++) v[j] = frand(&s) * 2.0f;
-                sn_int4_quantize_act(v, x + t * xr, n);
+                quant_act(v, x + t * xr, n);
             }
             const int64_t ldy = rows + 3;
             float *y0 = malloc(T * ldy * sizeof(float)), *y1 = malloc(T * ldy * sizeof(float));

@@ -57,8 +57,8 @@ static void check_table(const sn_kernels *k) {
                 s->quant[at](x, a1, n);
                 k->quant[at](x, a2, n);
                 CU_ASSERT_EQUAL(memcmp(a1, a2, ab), 0);
-                const float r1 = s->dot[t](n, w, a1), r2 = k->dot[t](n, w, a1);
-                const float m1 = s->dot_mm[t](n, w, a1), m2 = k->dot_mm[t](n, w, a1);
+                const float r1 = s->type[t].dot(n, w, a1), r2 = k->type[t].dot(n, w, a1);
+                const float m1 = s->type[t].dot_mm(n, w, a1), m2 = k->type[t].dot_mm(n, w, a1);
                 if (r1 != r2 || m1 != m2)
                     printf("\n  %s %s n=%lld: dot %.9g vs %.9g, dot_mm %.9g vs %.9g\n", k->name,
                            sn_ggml_type_name(t), (long long)n, r1, r2, m1, m2);
@@ -71,7 +71,7 @@ static void check_table(const sn_kernels *k) {
     /* register-tiled 4x4 matmuls: every output equals the scalar dot_mm */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
-        if (!k->gemm4x4[t]) continue;
+        if (!k->type[t].gemm4x4) continue;
         for (int64_t n = 256; n <= 1024 + 256; n += 512 + 256) {
             const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
             char *w = malloc(wr * 4), *xq = malloc(xr * 4);
@@ -82,10 +82,10 @@ static void check_table(const sn_kernels *k) {
                 for (int64_t i = 0; i < n; i++) row[i] = frand();
                 s->quant[at](row, xq + r * xr, n);
             }
-            k->gemm4x4[t](n, w, wr, xq, xr, y, 7);
+            k->type[t].gemm4x4(n, w, wr, xq, xr, y, 7);
             int bad = 0;
             for (int tt = 0; tt < 4; tt++)
-                for (int r = 0; r < 4; r++) bad += y[tt * 7 + r] != s->dot_mm[t](n, w + r * wr, xq + tt * xr);
+                for (int r = 0; r < 4; r++) bad += y[tt * 7 + r] != s->type[t].dot_mm(n, w + r * wr, xq + tt * xr);
             if (bad) printf("\n  %s gemm4x4 %s n=%lld: %d outputs differ\n", k->name, sn_ggml_type_name(t), (long long)n, bad);
             CU_ASSERT_EQUAL(bad, 0);
             free(w); free(xq); free(row);
@@ -95,7 +95,7 @@ static void check_table(const sn_kernels *k) {
      * through sn_matmul as the model calls it (a declined length falls back to dot_mm) */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
-        if (!k->mm[t]) continue;
+        if (!k->type[t].mm) continue;
         const int64_t lens[] = {64, 96, 256 + 40, 768, 1280, 12, 36, 17 * 256};
         for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
             const int64_t n = lens[li];
@@ -125,7 +125,7 @@ static void check_table(const sn_kernels *k) {
                         for (int64_t tt = 0; tt < T; tt++)
                             for (int64_t r = 0; r < ldy; r++) {
                                 const int in = tt < TT && r >= r0 && r < r1;
-                                const float want = in ? s->dot_mm[t](n, w + r * wr, xq + tt * xr) : -12345.f;
+                                const float want = in ? s->type[t].dot_mm(n, w + r * wr, xq + tt * xr) : -12345.f;
                                 bad += memcmp(&y[tt * ldy + r], &want, 4) != 0;
                             }
                     }
@@ -142,7 +142,7 @@ static void check_table(const sn_kernels *k) {
      * inputs and 5 or 4 left over (x86_avx512.c rows16_f32 / rows16_f16) */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
-        if (!k->mv[t]) continue;
+        if (!k->type[t].mv) continue;
         const int64_t lens[] = {1,   7,   8,   32,   33,   64,       100,      128,      192,
                                 256, 296, 320, 768, 1280, 4096, 4096 + 8, 4096 + 32, 4096 + 41};
         for (size_t li = 0; li < 2 * sizeof(lens) / sizeof(lens[0]); li++) {
@@ -162,7 +162,7 @@ static void check_table(const sn_kernels *k) {
                 for (int i = 0; i < R + 2; i++) y[i] = -12345.f;
                 sn_matmul(k, t, w, wr, n, xq, xr, 1, y, 1, r0, R);
                 for (int64_t r = 0; r < R + 2; r++) {
-                    const float want = r >= r0 && r < R ? s->dot[t](n, w + r * wr, xq) : -12345.f;
+                    const float want = r >= r0 && r < R ? s->type[t].dot(n, w + r * wr, xq) : -12345.f;
                     bad += memcmp(&y[r], &want, 4) != 0;
                 }
             }
@@ -271,7 +271,7 @@ static void test_scalar_vs_double(void) {
         act_to_f32(at, a, ad, n);
         double ref = 0, mag = 0;
         for (int64_t i = 0; i < n; i++) { ref += (double)wd[i] * ad[i]; mag += fabs((double)wd[i] * ad[i]); }
-        const double got = s->dot[t](n, w, a), got_mm = s->dot_mm[t](n, w, a);
+        const double got = s->type[t].dot(n, w, a), got_mm = s->type[t].dot_mm(n, w, a);
         if (fabs(got - ref) > 1e-5 * mag + 1e-6)
             printf("\n  scalar %s: %.9g vs reference %.9g\n", sn_ggml_type_name(t), got, ref);
         CU_ASSERT(fabs(got - ref) <= 1e-5 * mag + 1e-6);
@@ -309,9 +309,9 @@ static void test_avx512_covers_avx2(void) {
     const sn_kernels *s = sn_kernels_scalar(), *a2 = sn_kernels_avx2(), *a5 = sn_kernels_avx512();
     if (!a2 || !a5) { printf(" (no AVX-512 on this CPU: skipped) "); return; }
     for (int t = 0; t < SN_KTYPE_COUNT; t++) {
-        const int bad = (a2->dot[t] != s->dot[t] && a5->dot[t] == s->dot[t]) ||
-                        (a2->dot_mm[t] != s->dot_mm[t] && a5->dot_mm[t] == s->dot_mm[t]) ||
-                        (a2->gemm4x4[t] && !a5->gemm4x4[t] && !a5->mm[t]);
+        const int bad = (a2->type[t].dot != s->type[t].dot && a5->type[t].dot == s->type[t].dot) ||
+                        (a2->type[t].dot_mm != s->type[t].dot_mm && a5->type[t].dot_mm == s->type[t].dot_mm) ||
+                        (a2->type[t].gemm4x4 && !a5->type[t].gemm4x4 && !a5->type[t].mm);
         if (bad) printf("\n  avx512 table: %s runs a scalar kernel the AVX2 table twins\n", sn_ggml_type_name(t));
         CU_ASSERT_FALSE(bad);
     }
@@ -322,7 +322,7 @@ static void test_swiglu(void) {
     /* ggml_v_expf agrees with expf to a few ulp; silu(x)*g must be close to the libm value */
     float g[64], u[64], y[64];
     for (int i = 0; i < 64; i++) { g[i] = frand() * 4; u[i] = frand(); }
-    sn_swiglu(64, y, g, u);
+    sn_kernels_best()->swiglu(64, y, g, u);
     for (int i = 0; i < 64; i++) {
         const float ref = g[i] / (1.0f + expf(-g[i])) * u[i];
         CU_ASSERT(fabsf(y[i] - ref) <= 1e-6f * fabsf(ref) + 1e-30f);

@@ -58,7 +58,7 @@ static void make(fixture *f, int64_t n, int64_t rows, int64_t T, int extreme) {
     sn_q4_0x8_repack(f->w, (uint64_t)nb * sizeof(sn_block_q4_0), n, 0, rows / 8, f->x8);
     const sn_kernels *s = sn_kernels_scalar();
     for (int64_t t = 0; t < T; t++)
-        for (int64_t r = 0; r < rows; r++) f->ref[t * rows + r] = s->dot[SN_GGML_Q4_0](n, f->w + r * nb, f->x + t * nb);
+        for (int64_t r = 0; r < rows; r++) f->ref[t * rows + r] = s->type[SN_GGML_Q4_0].dot(n, f->w + r * nb, f->x + t * nb);
 }
 
 static void drop(fixture *f) {
@@ -189,7 +189,8 @@ static void test_split_and_mul(void) {
         fixture f;
         make(&f, 512, no, 3, 0);
         sn_matrix w = {.name = "w", .data = f.w, .type = SN_GGML_Q4_0, .n_in = 512, .n_out = no,
-                       .row_bytes = nb * sizeof(sn_block_q4_0), .x8 = no >= 8 ? f.x8 : NULL};
+                       .row_bytes = nb * sizeof(sn_block_q4_0), .x8 = no >= 8 ? f.x8 : NULL,
+                       .layout = no >= 8 ? &sn_layout_q4_0x8 : &sn_layout_rows, .n_expert = 1};
         const sn_kernels *k = sn_kernels_best();
         float y[3 * 43];
         for (int nth = 1; nth <= 7; nth++) {
@@ -208,6 +209,7 @@ static void test_split_and_mul(void) {
         }
         /* without x8 the same calls use the row kernels and give the same floats */
         w.x8 = NULL;
+        w.layout = &sn_layout_rows;
         int64_t r0, r1;
         sn_matrix_split(&w, 0, 1, &r0, &r1);
         sn_matrix_mul(k, &w, f.x, nb * sizeof(sn_block_q8_0), 3, y, no, r0, r1);

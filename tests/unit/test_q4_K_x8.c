@@ -71,7 +71,7 @@ static void make(fixture *f, int64_t n, int64_t rows, int64_t T, int extreme) {
               T, f->ref, rows, 0, rows);
     if (T == 1) /* one token is dot's order: the scalar row kernel itself */
         for (int64_t r = 0; r < rows; r++) {
-            const float d = s->dot[SN_GGML_Q4_K](n, f->w + r * nb, f->x);
+            const float d = s->type[SN_GGML_Q4_K].dot(n, f->w + r * nb, f->x);
             CU_ASSERT_EQUAL(memcmp(&d, &f->ref[r], sizeof d), 0);
         }
 }
@@ -183,7 +183,9 @@ static void test_split_and_mul(void) {
             fixture f;
             make(&f, 768, no, T, 0);
             sn_matrix w = {.name = "w", .data = f.w, .type = SN_GGML_Q4_K, .n_in = 768, .n_out = no,
-                           .row_bytes = nb * sizeof(sn_block_q4_K), .x8 = no >= 8 && k->mv_q4_Kx8 ? f.x8 : NULL};
+                           .row_bytes = nb * sizeof(sn_block_q4_K), .x8 = no >= 8 && k->mv_q4_Kx8 ? f.x8 : NULL,
+                           .n_expert = 1};
+            w.layout = w.x8 ? &sn_layout_q4_Kx8 : &sn_layout_rows;
             float *y = malloc((size_t)(T * no) * sizeof(float));
             CU_ASSERT_FATAL(y != NULL);
             for (int nth = 1; nth <= 5; nth++) {

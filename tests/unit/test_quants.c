@@ -77,7 +77,7 @@ static void test_scalar_vs_double(void) {
         for (int i = 0; i < N; i++) x[i] = frand() * (rep == 3 ? 30.f : 1.f);
         for (int ti = 0; ti < NT; ti++) {
             const int t = TYPES[ti], at = sn_kernel_act_type(t);
-            CU_ASSERT_FATAL(s->dot[t] && s->dot_mm[t] && at >= 0 && s->quant[at]);
+            CU_ASSERT_FATAL(s->type[t].dot && s->type[t].dot_mm && at >= 0 && s->quant[at]);
             random_row(t, w, N);
             s->quant[at](x, a, N);
             CU_ASSERT_FATAL(sn_dequantize_row(t, w, wd, N) == 0);
@@ -86,7 +86,7 @@ static void test_scalar_vs_double(void) {
             for (int i = 0; i < N; i++) { ref += (double)wd[i] * ad[i]; mag += fabs((double)wd[i] * ad[i]); }
             /* Q4_1/Q5_1 use s = f16(d * sum): 1e-3 relative on the min term */
             const double tol = (t == SN_GGML_Q4_1 || t == SN_GGML_Q5_1 ? 2e-3 : 1e-5) * mag + 1e-6;
-            const double got = s->dot[t](N, w, a), got_mm = s->dot_mm[t](N, w, a);
+            const double got = s->type[t].dot(N, w, a), got_mm = s->type[t].dot_mm(N, w, a);
             if (fabs(got - ref) > tol || fabs(got_mm - ref) > tol)
                 printf("\n  scalar %s: %.9g / %.9g vs reference %.9g\n", sn_ggml_type_name(t), got, got_mm, ref);
             CU_ASSERT(fabs(got - ref) <= tol);
@@ -122,8 +122,8 @@ static void check_table(const sn_kernels *k) {
                 s->quant[at](x, a1, n);
                 k->quant[at](x, a2, n);
                 CU_ASSERT_EQUAL(memcmp(a1, a2, sn_kernel_act_row_size(t, n)), 0);
-                const float r1 = s->dot[t](n, w, a1), r2 = k->dot[t](n, w, a1);
-                const float m1 = s->dot_mm[t](n, w, a1), m2 = k->dot_mm[t](n, w, a1);
+                const float r1 = s->type[t].dot(n, w, a1), r2 = k->type[t].dot(n, w, a1);
+                const float m1 = s->type[t].dot_mm(n, w, a1), m2 = k->type[t].dot_mm(n, w, a1);
                 if (r1 != r2 || m1 != m2)
                     printf("\n  %s %s n=%lld: dot %.9g vs %.9g, dot_mm %.9g vs %.9g\n", k->name, sn_ggml_type_name(t),
                            (long long)n, r1, r2, m1, m2);
@@ -135,7 +135,7 @@ static void check_table(const sn_kernels *k) {
     /* register-tiled 4 rows x 4 tokens: every output equals the scalar dot_mm */
     for (int ti = 0; ti < NT; ti++) {
         const int t = TYPES[ti], at = sn_kernel_act_type(t);
-        if (!k->gemm4x4[t]) continue;
+        if (!k->type[t].gemm4x4) continue;
         const int64_t n = 768;
         const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
         uint8_t *wm = malloc(4 * wr), *xq = malloc(4 * xr);
@@ -145,10 +145,10 @@ static void check_table(const sn_kernels *k) {
             for (int64_t i = 0; i < n; i++) x[i] = frand() * (r == 3 ? 40.f : 1.f);
             s->quant[at](x, xq + r * xr, n);
         }
-        k->gemm4x4[t](n, wm, wr, xq, xr, y, 5);
+        k->type[t].gemm4x4(n, wm, wr, xq, xr, y, 5);
         int bad = 0;
         for (int tt = 0; tt < 4; tt++)
-            for (int r = 0; r < 4; r++) bad += y[tt * 5 + r] != s->dot_mm[t](n, wm + r * wr, xq + tt * xr);
+            for (int r = 0; r < 4; r++) bad += y[tt * 5 + r] != s->type[t].dot_mm(n, wm + r * wr, xq + tt * xr);
         if (bad) printf("\n  %s gemm4x4 %s: %d outputs differ\n", k->name, sn_ggml_type_name(t), bad);
         CU_ASSERT_EQUAL(bad, 0);
         free(wm); free(xq);
@@ -276,7 +276,7 @@ static void test_dots_vs_ggml_cpu(void) {
             bad_q += memcmp(a1, a2, sn_kernel_act_row_size(t, N)) != 0;
             float r = 0;
             ref(N, &r, 0, w, 0, a1, 0, 1);
-            const float mine = k->dot[t](N, w, a1);
+            const float mine = k->type[t].dot(N, w, a1);
             if (r != mine && !bad_d) printf("\n  %s: ggml %.9g, ours %.9g\n", syms[ti], r, mine);
             bad_d += r != mine;
         }
@@ -356,8 +356,8 @@ static void test_q4_K_vs_ggml_repack(void) {
             for (int ki = 0; ki < 3; ki++) {
                 if (!ks[ki]) continue;
                 for (int r = 0; r < 8; r++) {
-                    const float dv = ks[ki]->dot[SN_GGML_Q4_K](n, rows + r * nb, a + t * nb);
-                    const float dm = ks[ki]->dot_mm[SN_GGML_Q4_K](n, rows + r * nb, a + t * nb);
+                    const float dv = ks[ki]->type[SN_GGML_Q4_K].dot(n, rows + r * nb, a + t * nb);
+                    const float dm = ks[ki]->type[SN_GGML_Q4_K].dot_mm(n, rows + r * nb, a + t * nb);
                     if ((dv != yv[r] && !bad_v) || (dm != ym[t * 8 + r] && !bad_m))
                         printf("\n  %s Q4_K row %d token %d: gemv %.9g ours %.9g, gemm %.9g ours %.9g\n", ks[ki]->name, r, t,
                                yv[r], dv, ym[t * 8 + r], dm);
@@ -417,8 +417,8 @@ static void test_iq4_nl_vs_ggml_repack(void) {
             for (int ki = 0; ki < 3; ki++) {
                 if (!ks[ki]) continue;
                 for (int r = 0; r < 8; r++) {
-                    const float dv = ks[ki]->dot[SN_GGML_IQ4_NL](n, rows + r * nb, a + t * nb);
-                    const float dm = ks[ki]->dot_mm[SN_GGML_IQ4_NL](n, rows + r * nb, a + t * nb);
+                    const float dv = ks[ki]->type[SN_GGML_IQ4_NL].dot(n, rows + r * nb, a + t * nb);
+                    const float dm = ks[ki]->type[SN_GGML_IQ4_NL].dot_mm(n, rows + r * nb, a + t * nb);
                     if ((dv != yv[r] && !bad_v) || (dm != ym[t * 8 + r] && !bad_m))
                         printf("\n  %s IQ4_NL row %d token %d: gemv %.9g ours %.9g, gemm %.9g ours %.9g\n", ks[ki]->name, r,
                                t, yv[r], dv, ym[t * 8 + r], dm);

@@ -98,7 +98,7 @@ static void test_exp_sub(void) {
         for (int v = 0; v < 4; v++) {
             if ((v == 2 && !(f & SN_CPU_AVX512)) || (v == 3 && !(f & SN_CPU_AVX2))) continue;
             const int lanes = v == 2 ? 16 : v == 3 ? 8 : sn_ggml_lanes();
-            (v == 0 ? sn_exp_sub : v == 1 ? sn_exp_sub_scalar : v == 2 ? sn_exp_sub_avx512 : sn_exp_sub_avx2)(n, y, g, m);
+            (v == 0 ? sn_kernels_best()->exp_sub : v == 1 ? sn_exp_sub_scalar : v == 2 ? sn_exp_sub_avx512 : sn_exp_sub_avx2)(n, y, g, m);
             for (int64_t i = 0; i < n; i++) bad += !same(y[i], lanes == 16 ? sn_v_expf(g[i] - m) : sn_v_expf8(g[i] - m));
             bad += y[k % 64] != 0.0f;
         }
@@ -143,7 +143,7 @@ static void test_equals_ggml(void) {
         if (!n) break;
         const int64_t m = n - (k % 16);
         ref((int)m, y0, g, u);
-        sn_swiglu(m, y1, g, u);
+        sn_kernels_best()->swiglu(m, y1, g, u);
         for (int64_t i = 0; i < m; i++) {
             if (!same(y0[i], y1[i]) && bad++ < 3) printf("x=%a up=%a: ggml %a, sunny %a\n", g[i], u[i], y0[i], y1[i]);
         }
@@ -195,7 +195,7 @@ static void test_dots_equal_ggml(void) {
             ref(ns[n], &want, 0, x, 0, y, 0, 1);
             for (int k = 0; k < 3; k++) {
                 if (!tabs[k]) continue;
-                const float got = tabs[k]->dot[T[t].type](ns[n], x, y);
+                const float got = tabs[k]->type[T[t].type].dot(ns[n], x, y);
                 checked++;
                 if (!same(got, want) && bad++ < 12)
                     printf("%s n=%d (%s table): ggml %a, sunny %a\n", T[t].sym, ns[n], tabs[k]->name, want, got);
@@ -210,8 +210,8 @@ static void test_dots_equal_ggml(void) {
 static const sn_test_case cases[] = {
     {"avx512 swiglu = scalar reference, bit for bit", test_avx512_equals_scalar},
     {"avx2 swiglu = scalar reference (8-lane order), bit for bit", test_avx2_equals_scalar},
-    {"softmax exp (sn_exp_sub) = the one-lane polynomial, bit for bit", test_exp_sub},
-    {"sn_swiglu = llama.cpp's ggml_vec_swiglu_f32 (this machine's backend variant), bit for bit", test_equals_ggml},
+    {"softmax exp (the kernel table's exp_sub) = the one-lane polynomial, bit for bit", test_exp_sub},
+    {"the kernel table's swiglu = llama.cpp's ggml_vec_swiglu_f32 (this machine's backend variant), bit for bit", test_equals_ggml},
     {"float dots = llama.cpp's ggml_vec_dot_f32/f16/bf16 (this machine's backend variant)", test_dots_equal_ggml},
 };
 SN_TEST_MAIN("swiglu", cases)
