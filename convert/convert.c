@@ -214,7 +214,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
          * (Mamba-2's ssm_norm {d_inner, 1} with one group is 1-D there) */
         for (size_t i = 0; i < pl.n; i++)
             while (pl.t[i].n_dims > 1 && pl.t[i].ne[pl.t[i].n_dims - 1] == 1) pl.t[i].n_dims--;
-        sn_quant_state_init(&qs, ot, a->gguf_arch, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, n_expert);
+        sn_quant_state_init(&qs, ot, a, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, n_expert);
         for (size_t i = 0; i < pl.n; i++) sn_quant_state_count(&qs, pl.t[i].gguf_name);
     }
     uint64_t n_params = 0, src_bytes = 0, expert_sum = 0, n_expert_tensors = 0;

@@ -62,7 +62,7 @@ typedef struct {
     int n_attn_v, i_attn_v, i_ffn_down, i_ffn_gate, i_ffn_up;
 } sn_quant_state;
 
-void sn_quant_state_init(sn_quant_state *qs, sn_outtype ot, const char *arch, int64_t n_layer, int64_t n_head,
+void sn_quant_state_init(sn_quant_state *qs, sn_outtype ot, const sn_arch *a, int64_t n_layer, int64_t n_head,
                          int64_t n_head_kv, int64_t n_expert);
 /* Call for every tensor name of the file before the walk (counts attn_v, sees output.weight). */
 void sn_quant_state_count(sn_quant_state *qs, const char *name);

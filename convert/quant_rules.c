@@ -50,7 +50,7 @@ static enum cat category(const char *n) {
 
 static int is_attn_v(enum cat c) { return c == C_V || c == C_QKV || c == C_KV_B; }
 
-void sn_quant_state_init(sn_quant_state *qs, sn_outtype ot, const char *arch, int64_t n_layer, int64_t n_head,
+void sn_quant_state_init(sn_quant_state *qs, sn_outtype ot, const sn_arch *a, int64_t n_layer, int64_t n_head,
                          int64_t n_head_kv, int64_t n_expert) {
     memset(qs, 0, sizeof *qs);
     const sn_outtype_info *oi = sn_outtype_info_of(ot);
@@ -60,8 +60,8 @@ void sn_quant_state_init(sn_quant_state *qs, sn_outtype ot, const char *arch, in
     qs->n_gqa = n_head_kv > 0 ? (int)(n_head / n_head_kv) : 0;
     qs->n_expert = (int)n_expert;
     qs->tied = 1;
-    /* llama.cpp's model type: 70B for llama with 80 layers and GQA, and for qwen2 with 80 */
-    qs->is_70b = n_layer == 80 && ((!strcmp(arch, "llama") && n_head != n_head_kv) || !strcmp(arch, "qwen2"));
+    /* llama.cpp's model type 70B, as the family's table row defines it */
+    qs->is_70b = a && a->type_70b_layers && n_layer == a->type_70b_layers && (!a->type_70b_needs_gqa || n_head != n_head_kv);
 }
 
 void sn_quant_state_count(sn_quant_state *qs, const char *name) {

@@ -112,7 +112,7 @@ sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, s
     const sn_outtype_info *oi = sn_outtype_info_of(o->outtype);
     uint32_t n_head = arch_u32(g, arch, "attention.head_count", 0);
     sn_quant_state qs;
-    sn_quant_state_init(&qs, o->outtype, arch, arch_u32(g, arch, "block_count", 0), n_head,
+    sn_quant_state_init(&qs, o->outtype, sn_arch_find_gguf(arch), arch_u32(g, arch, "block_count", 0), n_head,
                         arch_u32(g, arch, "attention.head_count_kv", n_head), arch_u32(g, arch, "expert_count", 0));
     for (size_t i = 0; i < pl.n; i++) sn_quant_state_count(&qs, pl.t[i].gguf_name);
     for (size_t i = 0; i < pl.n; i++) {

@@ -114,6 +114,10 @@ typedef struct sn_arch {
     /* GGUF tensors that must exist (NULL-terminated): once, and per layer ("blk.%d." + name). */
     const char *const *required;
     const char *const *required_per_layer;
+    /* llama.cpp's model type LLM_TYPE_70B, which llama-quantize's attn_v rule reads: the layer count
+     * that makes a model of this family "70B" (0: never), and whether it must also use GQA. */
+    int64_t type_70b_layers;
+    int type_70b_needs_gqa;
 } sn_arch;
 
 extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7;

@@ -400,15 +400,19 @@ static const char *const k_qwen3moe_layer_required[] = {
 /* the router: F32 in the converter (FFN_GATE_INP); llama-quantize never quantizes it (sn_quant_never) */
 static const char *const k_router[] = {"ffn_gate_inp.weight", NULL};
 
-#define LLAMA_ROW(name, hf, vocab_path, layer_required)                                          \
+#define LLAMA_ROW(name, hf, vocab_path, layer_required, ...)                                     \
     {.gguf_arch = name, .classes = hf, .vocab = vocab_path, .vocab_files = k_vocab_files,         \
      .keep_f32 = k_router,                                                                            \
      .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor,                     \
-     .extra_tensors = extra_tensors, .required = k_required, .required_per_layer = layer_required}
+     .extra_tensors = extra_tensors, .required = k_required, .required_per_layer = layer_required,    \
+     __VA_ARGS__}
 
 /* LlamaModel.set_vocab for llama/mistral; Qwen2Model.set_vocab (the plain TextModel path) for qwen */
-const sn_arch sn_arch_llama = LLAMA_ROW("llama", k_llama_hf, SN_ARCH_VOCAB_LLAMA, k_layer_required);
-const sn_arch sn_arch_qwen2 = LLAMA_ROW("qwen2", k_qwen2_hf, SN_ARCH_VOCAB_TEXT, k_qwen2_layer_required);
+/* llama.cpp's 70B: llama with 80 layers and GQA (src/models/llama.cpp), qwen2 with 80 (qwen2.cpp) */
+const sn_arch sn_arch_llama = LLAMA_ROW("llama", k_llama_hf, SN_ARCH_VOCAB_LLAMA, k_layer_required,
+                                        .type_70b_layers = 80, .type_70b_needs_gqa = 1);
+const sn_arch sn_arch_qwen2 = LLAMA_ROW("qwen2", k_qwen2_hf, SN_ARCH_VOCAB_TEXT, k_qwen2_layer_required,
+                                        .type_70b_layers = 80);
 const sn_arch sn_arch_qwen3 = LLAMA_ROW("qwen3", k_qwen3_hf, SN_ARCH_VOCAB_TEXT, k_qwen3_layer_required);
 const sn_arch sn_arch_qwen3moe = LLAMA_ROW("qwen3moe", k_qwen3moe_hf, SN_ARCH_VOCAB_TEXT, k_qwen3moe_layer_required);
 

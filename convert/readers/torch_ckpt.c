@@ -108,7 +108,7 @@ static sn_status get_storage(sn_tc_file *f, const char *key, uint64_t want, cons
                           key, name);
     const sn_zip_entry *e = sn_zip_entry_at(f->zip, (size_t)k);
     if (e->size != want)
-        return sn_err_set(err, SN_EFORMAT, "%s: storage %s holds %llu bytes but the pickle declares %llu", f->in.path, name,
+        return sn_err_set(err, SN_EFORMAT, "%s: storage %s holds %llu bytes but the pickle declares %llu bytes", f->in.path, name,
                           (unsigned long long)e->size, (unsigned long long)want);
     storage_t *ns = sn_grow(f->storages, f->n_storages, &f->cap_storages, sizeof *ns, 64);
     if (!ns) return sn_err_set(err, SN_ENOMEM, "out of memory");
