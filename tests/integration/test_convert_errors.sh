@@ -84,7 +84,9 @@ for args in "" "--outtype q5_k $good -o $W/x.gguf" "$good" "$good -o $W/x.gguf -
   "$BIN" $args >/dev/null 2>&1; rc=$?
   ((rc == 2)) && ok "usage '${args:0:40}': exit 2" || bad "usage '$args': exit $rc, want 2"
 done
-"$BIN" --help | grep -q "Usage: sunny-convert" && ok "--help prints usage" || bad "--help"
+# captured first: grep -q in a pipe exits at the first line, and the rest of the help (more than
+# stdio's 4 KB buffer) would then meet a closed pipe (SIGPIPE, a failed pipeline under pipefail)
+help=$("$BIN" --help) && grep -q "Usage: sunny-convert" <<<"$help" && ok "--help prints usage" || bad "--help"
 
 # dry run writes nothing and lists every tensor
 out=$W/dry.gguf
