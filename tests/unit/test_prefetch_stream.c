@@ -4,7 +4,7 @@
  * theirs (144-byte blocks, rows), must have had one line per step of it prefetched exactly once, in
  * order, each one by the time the part `ahead` bytes before it is requested, and none outside it.
  * Prefetches cannot change a result, so this is the only place their addresses are checked; the
- * gains they were kept for rest on "each once" (docs/PERFORMANCE.md, sessions 19 and 23). */
+ * gains they were kept for rest on "each once" (docs/perf-history.md, sessions 19 and 23). */
 #include <stdint.h>
 static uintptr_t seen[1 << 16];
 static int n_seen;
