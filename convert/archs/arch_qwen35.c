@@ -318,13 +318,6 @@ unmapped:
     return sn_err_set(err, SN_EUNSUPPORTED, "cannot map tensor '%s' (architecture %s)", hf_in, a->gguf_arch);
 }
 
-static sn_status extra_tensors(const sn_arch *a, const sn_hf_config *c, sn_arch_extra *out, size_t n_max,
-                               size_t *n_out, sn_err *err) {
-    (void)a, (void)c, (void)out, (void)n_max, (void)err;
-    *n_out = 0;
-    return SN_OK;
-}
-
 static const sn_arch_class k_classes[] = {
     {"Qwen3_5ForCausalLM", NULL}, {"Qwen3_5ForConditionalGeneration", NULL}, {NULL, NULL}};
 static const char *const k_vocab_files[] = {"tokenizer.json", NULL};
@@ -338,5 +331,5 @@ static const char *const k_layer_required[] = {
 const sn_arch sn_arch_qwen35 = {
     .gguf_arch = "qwen35", .classes = k_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,
     .keep_f32 = k_keep_f32, .prepare_config = prepare_config, .check_config = check_config,
-    .write_kv = write_kv, .map_tensor = map_tensor, .extra_tensors = extra_tensors, .required = k_required,
+    .write_kv = write_kv, .map_tensor = map_tensor, .required = k_required,
     .required_per_layer = k_layer_required};
