@@ -30,7 +30,7 @@
 
 /* ---- loading ---- */
 
-static void llama_free(sn_model *m) {
+void sn_llama_free(sn_model *m) {
     llama_state *s = m->impl;
     free(s->layers);
     free(s->kcache); free(s->vcache);
@@ -91,7 +91,7 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
 }
 
 /* The llama-family keys, as llama.cpp's loader reads and checks them. */
-static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err) {
+sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err) {
     sn_status st;
     const int64_t BIG = (int64_t)1 << 24;
     hp->n_vocab = m->hp.n_vocab;
@@ -217,7 +217,7 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     llama_state *s = m->impl;
     llama_hparams *hp = &s->hp;
     sn_status st;
-    if ((st = read_hparams(m, hp, err))) return st;
+    if ((st = sn_llama_read_hparams(m, hp, err))) return st;
     s->n_q = hp->n_head * hp->head_dim_k;
     s->n_kv = hp->n_head_kv * hp->head_dim_k;
     if (hp->head_dim_k != hp->head_dim_v)
@@ -239,6 +239,19 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
 
+    return sn_llama_attn_init(m, s, hp->n_layer, NULL, err);
+}
+
+size_t sn_llama_kv_elt(const sn_model *m) { return m->params.kv_type == SN_KV_F32 ? 4 : 2; }
+
+uint64_t sn_llama_kv_bytes(const sn_model *m, int64_t n_cache_layers) {
+    const llama_hparams *hp = LHP(m);
+    return 2ull * (uint64_t)n_cache_layers * (uint64_t)m->n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim_k) *
+           sn_llama_kv_elt(m);
+}
+
+sn_status sn_llama_attn_init(sn_model *m, llama_state *s, int64_t n_cache_layers, void *kv_mem, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
     /* RoPE constants as ggml_rope_ext computes them. */
     s->neox = (m->opts & SN_OPT_ROPE_NEOX) != 0; /* qwen2/qwen3: NEOX; llama: normal */
     const int n_dims = (int)hp->n_rot;
@@ -252,9 +265,13 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     s->kq_scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim_k);
 
     /* KV cache */
-    s->kv_elt = m->params.kv_type == SN_KV_F32 ? 4 : 2;
-    const uint64_t kv_elems = (uint64_t)hp->n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv;
-    if (kv_elems / (uint64_t)hp->n_layer / (uint64_t)m->n_ctx != (uint64_t)s->n_kv || kv_elems > ((uint64_t)1 << 40))
+    if (kv_mem) { /* the family's own memory: [K of every layer][V of every layer] */
+        s->kcache = kv_mem;
+        s->vcache = (char *)kv_mem + sn_llama_kv_bytes(m, n_cache_layers) / 2;
+    }
+    s->kv_elt = sn_llama_kv_elt(m);
+    const uint64_t kv_elems = (uint64_t)n_cache_layers * (uint64_t)m->n_ctx * (uint64_t)s->n_kv;
+    if (kv_elems / (uint64_t)n_cache_layers / (uint64_t)m->n_ctx != (uint64_t)s->n_kv || kv_elems > ((uint64_t)1 << 40))
         return sn_err_set(err, SN_ENOMEM, "KV cache too large");
     /* Linux overcommits: a cache larger than RAM would "allocate" and fail later, so refuse it now */
     const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
@@ -264,15 +281,19 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
                           "machine's %llu MB of RAM; use a smaller -c", (long long)m->n_ctx,
                           (unsigned long long)(kv_bytes >> 20),
                           (unsigned long long)((uint64_t)pages * (uint64_t)psize >> 20));
-    s->kcache = malloc(kv_elems * s->kv_elt);
-    s->vcache = malloc(kv_elems * s->kv_elt);
+    if (!kv_mem) {
+        s->kcache = malloc(kv_elems * s->kv_elt);
+        s->vcache = malloc(kv_elems * s->kv_elt);
+    }
     if (!s->kcache || !s->vcache)
         return sn_err_set(err, SN_ENOMEM, "out of memory allocating the KV cache (%llu MB); try a smaller -c",
                           (unsigned long long)(2 * kv_elems * s->kv_elt >> 20));
     /* faulted in now, as llama.cpp clears its cache buffer when the context is made: the evals then
      * pay no page faults for positions they reach (a fault costs microseconds under a hypervisor) */
-    sn_populate(s->kcache, kv_elems * s->kv_elt);
-    sn_populate(s->vcache, kv_elems * s->kv_elt);
+    if (!kv_mem) {
+        sn_populate(s->kcache, kv_elems * s->kv_elt);
+        sn_populate(s->vcache, kv_elems * s->kv_elt);
+    }
 
     const int nth = sn_pool_size(m->pool);
     s->scratch = calloc((size_t)nth, sizeof(*s->scratch));
@@ -347,17 +368,10 @@ static void rope_apply(const llama_state *s, float *x, int64_t n_rot, const floa
 /* The per-token steps between the matmuls, each an sn_rows_fn over tokens [t0, t1) so a prompt's
  * tokens split across the pool (sn_ops_rows; one token runs inline). Every token's arithmetic is
  * the same as one at a time: only which thread does it changes. */
-typedef struct {
-    sn_model *m;
-    llama_state *s;
-    const layer_weights *L;
-    int il;
-    int64_t pos0;
-} tok_pass;
 
 /* biases, q/k norms, rope, and the K / V rows into the cache */
-static void pass_qkv(const void *arg, int64_t t0, int64_t t1) {
-    const tok_pass *p = arg;
+void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) {
+    const sn_llama_tok *p = arg;
     sn_model *m = p->m;
     const llama_state *s = p->s;
     const llama_hparams *hp = &s->hp;
@@ -391,13 +405,13 @@ static void pass_qkv(const void *arg, int64_t t0, int64_t t1) {
 }
 
 /* the rope sines and cosines of each token's position */
-static void pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
-    const tok_pass *p = arg;
+void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
+    const sn_llama_tok *p = arg;
     for (int64_t t = t0; t < t1; t++) rope_cache(p->m, p->s, p->pos0 + t, p->s->rope + t * p->s->hp.n_rot);
 }
 
 static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
-    const tok_pass *p = arg;
+    const sn_llama_tok *p = arg;
     const int64_t F = p->s->hp.n_ff;
     for (int64_t t = t0; t < t1; t++) p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
 }
@@ -424,8 +438,8 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     const int64_t E = hp->n_embd, pos0 = m->n_past;
     sn_status st;
     if ((st = sn_ops_begin(&s->ops, T, &s->tok_embd, tokens, &s->x, err))) return st;
-    tok_pass tp = {m, s, NULL, 0, pos0};
-    if (hp->n_rot > 0) sn_ops_rows(m->pool, T, pass_rope_cache, &tp);
+    sn_llama_tok tp = {m, s, NULL, 0, pos0};
+    if (hp->n_rot > 0) sn_ops_rows(m->pool, T, sn_llama_pass_rope_cache, &tp);
 
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *L = &s->layers[il];
@@ -436,15 +450,8 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {s->q, s->k, s->v};
         if ((st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err))) return st;
-        sn_ops_rows(m->pool, T, pass_qkv, &tp);
-        attn_job aj = {m, s, il, T, pos0};
-        if (T >= FA_TILE) {
-            const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
-            if ((st = reserve_kv32(m, s, ld, err))) return st;
-            s->kt_ld = ld;
-            sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
-        }
-        sn_pool_run(m->pool, sn_llama_attn_worker, &aj);
+        sn_ops_rows(m->pool, T, sn_llama_pass_qkv, &tp);
+        if ((st = sn_llama_attention(m, s, il, T, pos0, err))) return st;
         const sn_matrix *wo[1] = {&L->wo};
         float *yo[1] = {s->xb};
         if ((st = sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err))) return st;
@@ -479,12 +486,22 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     return sn_ops_project1(&s->ops, s->xb, 1, &s->output, logits, err);
 }
 
+sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, int64_t pos0, sn_err *err) {
+    attn_job aj = {m, s, il, T, pos0};
+    if (T >= FA_TILE) {
+        const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
+        sn_status st = reserve_kv32(m, s, ld, err);
+        if (st) return st;
+        s->kt_ld = ld;
+        sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
+    }
+    sn_pool_run(m->pool, sn_llama_attn_worker, &aj);
+    return SN_OK;
+}
+
 static void llama_reset(sn_model *m) { (void)m; /* positions >= n_past are never read */ }
 
-static uint64_t llama_state_bytes(const sn_model *m) {
-    const llama_state *s = m->impl;
-    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv * s->kv_elt;
-}
+static uint64_t llama_state_bytes(const sn_model *m) { return sn_llama_kv_bytes(m, m->hp.n_layer); }
 
 const sn_family sn_family_llama = {
     .name = "llama",
@@ -493,6 +510,6 @@ const sn_family sn_family_llama = {
     .load = llama_load,
     .forward = forward,
     .reset = llama_reset,
-    .free = llama_free,
+    .free = sn_llama_free,
     .state_bytes = llama_state_bytes,
 };

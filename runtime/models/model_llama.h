@@ -79,6 +79,33 @@ static inline const void *kv_row(const llama_state *s, const void *cache, int64_
     return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
 }
 
+/* The per-token steps between the matmuls (sn_ops_rows passes over tokens [t0, t1)). */
+typedef struct {
+    sn_model *m;
+    llama_state *s;
+    const layer_weights *L;
+    int il;      /* the layer's KV cache slot */
+    int64_t pos0;
+} sn_llama_tok;
+/* biases, q/k norms, rope, and the K / V rows into the cache (slot p->il) */
+void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1);
+/* the rope sines and cosines of each token's position into s->rope */
+void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1);
+
+/* The hyperparameters llama.cpp reads for an attention stack (<arch>.attention.*, rope.*). */
+sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err);
+/* After the weights: the RoPE constants, the KV cache of n_cache_layers slots (in kv_mem, of
+ * sn_llama_kv_bytes, when not NULL: a family that keeps it inside its saved state; else allocated
+ * here) and the attention scratch. */
+sn_status sn_llama_attn_init(sn_model *m, llama_state *s, int64_t n_cache_layers, void *kv_mem, sn_err *err);
+size_t sn_llama_kv_elt(const sn_model *m);
+uint64_t sn_llama_kv_bytes(const sn_model *m, int64_t n_cache_layers);
+/* Attention of the micro-batch's T queries in s->q (rope applied, K / V cached in slot il) into
+ * s->att. */
+sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, int64_t pos0, sn_err *err);
+/* Frees what the llama state allocated (the KV cache unless it was the family's kv_mem: NULL it first). */
+void sn_llama_free(sn_model *m);
+
 /* f32 copies of a layer's visible keys (transposed) and values per kv head, for the tiled path. */
 void sn_llama_prep_worker(void *arg, int ith, int nth);
 /* The attention of the job's tokens into s->att: untiled under FA_TILE tokens, tiled from it. */

@@ -12,6 +12,12 @@
 #     shape, bytes) of sunny-convert's file must be the same (tests/tools/gguf_same.py). q4_0 and
 #     Q4_K_M must equal llama-quantize run on our f32 file, byte for byte.
 #  2. Bad configs: exit 1, a message naming config.json / the tensor, nothing written.
+#  3. Runtime: sunny-run vs node-llama-cpp (llama.cpp) on the causal model in f32/f16/bf16/q8_0 and
+#     the llama-quantize'd q4_0 / Q4_K_M, 3 prompts x 32 greedy tokens each, and a 300-token prompt
+#     (past the 64-token tile of the attention and llama.cpp's delta-net chunk) on f32 and q8_0; the
+#     vision-language model (tied head, attention every 2nd layer) on f32 and q8_0. The last step's
+#     top logits (one prompt per type and the long runs) must agree to 1e-5.
+#  4. State: A then B == A+B bitwise, save -> restore -> continue == uninterrupted (tests/tools/state_split).
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py numpy torch
@@ -121,4 +127,76 @@ expect_fail "attention heads against the tensors" "$(variant heads "$causal" 't[
   "tensor 'model.layers.3.self_attn.[a-z_.]+' has shape \[[0-9, ]+\] but config.json implies"
 expect_fail "no MTP layer count" "$(variant mtp "$causal" 'del t["mtp_num_hidden_layers"]')" \
   "tensor 'mtp.[a-z_.0-9]+' is in layer 4 but config.json has 4 layers"
+
+# ---- 3. runtime parity
+jobs=$W/jobs.jsonl cases=$W/cases.tsv
+: >"$jobs"; : >"$cases"
+P1='[9707,11,1879,0,576,3974,13876]' P2='[785,3974,13876,38835,35308,916,279,15678,5562,13]' P3='[16,17,18,19,20,21]'
+PL=$($PY -c 'print([(i * 7919) % 150000 + 100 for i in range(300)])' | tr -d ' ')
+add_case() { # add_case TAG GGUF PROMPT N LOGITS(0/1) [THREADS]
+  local lg=""; [[ $5 == 1 ]] && lg=',"top_logits":8,"decode_top_logits":8'
+  echo "{\"model\":\"$2\",\"prompt_ids\":$3,\"n\":$4$lg}" >>"$jobs"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${6:-2}" >>"$cases"
+}
+for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
+  g=$causal-$ot.gguf
+  [[ $ot == q4_* ]] && g=$causal-llamaquant-$ot.gguf
+  [[ -f $g ]] || { bad "causal/$ot: no GGUF"; continue; }
+  for p in "$P1" "$P2" "$P3"; do add_case "causal/$ot" "$g" "$p" 32 $([[ $p == "$P1" ]] && echo 1 || echo 0); done
+done
+for ot in f32 q8_0; do
+  # past 256 positions llama.cpp's decode attention spans 512 cells and sums one chunk of them per
+  # thread: sunny-run takes the oracle's thread count there
+  add_case "causal/$ot-long" "$causal-$ot.gguf" "$PL" 16 1 1
+  add_case "vl/$ot" "$vl-$ot.gguf" "$P2" 32 1
+done
+$ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
+if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
+import json, subprocess, sys
+cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+oracle = [json.loads(l) for l in open(sys.argv[2])]
+run = sys.argv[3]
+assert len(oracle) == len(cases), (len(oracle), len(cases))
+
+def sunny(gguf, ids, n, th):
+    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(n), "--json",
+                          "--ignore-eos", "-t", th], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+def diff(top, ours):
+    if top[0][0] not in ours:
+        return float("inf")
+    return max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
+
+fail = 0
+for (tag, gguf, p, n, th), o in zip(cases, oracle):
+    prompt = json.loads(p)
+    s = sunny(gguf, prompt, int(n), th)
+    a, b = o["ids"], s["ids"]
+    short = p if len(p) < 60 else f"({len(prompt)} tokens)"
+    if a != b:
+        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+        print(f"FAIL {tag} prompt {short}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
+        fail += 1
+        continue
+    if "top_logits" not in o:
+        print(f"PASS {tag} prompt {short}: {n} tokens equal ({len(set(a))} distinct)")
+        continue
+    dec = diff(o["decode_top_logits"], dict(s["top_logprobs"]))
+    bat = diff(o["top_logits"], dict(sunny(gguf, prompt + a[:-1], 1, th)["top_logprobs"]))
+    ok = dec <= 1e-5 and bat <= 1e-5
+    fail += not ok
+    print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {short}: {n} tokens equal ({len(set(a))} distinct); "
+          f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e} (limit 1e-5)")
+sys.exit(1 if fail else 0)
+PYEOF
+then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Qwen3.5 cases"; else bad "runtime parity"; fi
+
+# ---- 4. split runs and state save/restore
+for g in "$causal-q8_0.gguf" "$vl-f32.gguf"; do
+  if out=$("$SN_BUILD/tests/state_split" "$g" 2>&1); then ok "$(basename "$g"): $out"
+  else bad "$(basename "$g") split/state: $out"; fi
+done
 finish
