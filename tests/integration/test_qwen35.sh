@@ -17,7 +17,8 @@
 #     (past the 64-token tile of the attention and llama.cpp's delta-net chunk) on f32 and q8_0; the
 #     vision-language model (tied head, attention every 2nd layer) on f32 and q8_0. The last step's
 #     top logits (one prompt per type and the long runs) must agree to 1e-5.
-#  4. State: A then B == A+B bitwise, save -> restore -> continue == uninterrupted (tests/tools/state_split).
+#  4. State: A then B == A+B bitwise, save -> restore -> continue == uninterrupted (tests/tools/state_split,
+#     and tests/tools/abi_state through sn_abi).
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py numpy torch
@@ -199,4 +200,7 @@ for g in "$causal-q8_0.gguf" "$vl-f32.gguf"; do
   if out=$("$SN_BUILD/tests/state_split" "$g" 2>&1); then ok "$(basename "$g"): $out"
   else bad "$(basename "$g") split/state: $out"; fi
 done
+# the same through the public ABI (sn_abi.h only), on the Q4_K_M file
+if out=$("$SN_BUILD/tests/abi_state" "$causal-llamaquant-q4_k_m.gguf" 9707,11,1879,0,576,3974,13876,38835,35308 916,279,15678,5562,13,16,17 2>&1)
+then ok "sn_abi state: $(tr '\n' ';' <<<"$out")"; else bad "sn_abi state: $out"; fi
 finish
