@@ -31,6 +31,19 @@ typedef struct sn_http sn_http;
 /* Called for each complete line of a 2xx response body when set (the trailing '\n' removed, the line
  * NUL-terminated). Return non-zero to abort the transfer. */
 typedef int (*sn_http_line_fn)(void *ud, const char *line, size_t len);
+/* NDJSON split into lines, as sn_http_do does for on_line (also alone, for the fuzz harness):
+ * feed bytes as they come; each complete line (its "\n" and a "\r" before it removed, empty lines
+ * skipped) goes to fn NUL-terminated. A line longer than SN_BUDGET_NDJSON_LINE (budget.h) stops it.
+ * feed returns 0 to go on, -1 once stopped: too_long, oom, or aborted (fn returned non-zero). end
+ * delivers a last line without "\n". Start from a zeroed struct; free releases the line buffer. */
+typedef struct sn_ndjson {
+    char *line;
+    size_t len, cap;
+    int too_long, oom, aborted;
+} sn_ndjson;
+int sn_ndjson_feed(sn_ndjson *s, const char *p, size_t n, sn_http_line_fn fn, void *ud);
+int sn_ndjson_end(sn_ndjson *s, sn_http_line_fn fn, void *ud);
+void sn_ndjson_free(sn_ndjson *s);
 /* Upload progress (bytes sent so far, total). */
 typedef void (*sn_http_progress_fn)(void *ud, uint64_t done, uint64_t total);
 
