@@ -28,6 +28,7 @@ struct sn_http {
     int loopback;
     sn_env env;
     long stall_s; /* default stall limit of this handle's requests */
+    long load_s;  /* first-byte limit of its loads_model requests */
 };
 
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
@@ -104,6 +105,7 @@ sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn
     h->loopback = sn_http_host_is_loopback(h->host);
     if (env) h->env = *env;
     h->stall_s = SN_HTTP_STALL_S;
+    h->load_s = SN_HTTP_LOAD_S;
     curl_free(host);
     curl_free(scheme);
     curl_url_cleanup(u);
@@ -118,6 +120,7 @@ void sn_http_free(sn_http *h) {
 }
 
 void sn_http_set_stall(sn_http *h, long seconds) { h->stall_s = seconds > 0 ? seconds : SN_HTTP_STALL_S; }
+void sn_http_set_load(sn_http *h, long seconds) { h->load_s = seconds > 0 ? seconds : SN_HTTP_LOAD_S; }
 
 const char *sn_http_base(const sn_http *h) { return h->base; }
 const char *sn_http_hostname(const sn_http *h) { return h->host; }
@@ -143,9 +146,10 @@ typedef struct xfer {
     int oom;
     int body_too_long; /* a collected 2xx body passed SN_BUDGET_JSON_BODY */
     long stall_s;       /* seconds without a byte moving either way that count as a stall */
+    long load_s;        /* the same before the answer's first byte (a model load), when longer */
     curl_off_t moved;   /* bytes up + down at the last change */
     double moved_at;    /* when they last changed */
-    int stalled;
+    int stalled;        /* 1: nothing moved for stall_s; 2: no answer byte within load_s */
     FILE *upload;
 } xfer;
 
@@ -254,8 +258,8 @@ static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     if (dlnow + ulnow != x->moved || x->moved_at == 0) {
         x->moved = dlnow + ulnow;
         x->moved_at = t;
-    } else if (t - x->moved_at >= (double)x->stall_s) {
-        x->stalled = 1;
+    } else if (t - x->moved_at >= (double)(dlnow == 0 && x->load_s > x->stall_s ? x->load_s : x->stall_s)) {
+        x->stalled = dlnow == 0 && x->load_s > x->stall_s ? 2 : 1;
         return 1;
     }
     return 0;
@@ -307,6 +311,7 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     /* stalled = no byte moved either way for the stall time (on_xferinfo) */
     const long stall = req->stall_s > 0 ? req->stall_s : h->stall_s;
     x.stall_s = stall;
+    x.load_s = req->loads_model ? h->load_s : 0;
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
@@ -380,7 +385,12 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     if (rc != CURLE_OK) {
         double secs = 0;
         curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
-        if (x.stalled) {
+        if (x.stalled == 2) {
+            rc = CURLE_OPERATION_TIMEDOUT;
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: no answer within %ld s, the limit "
+                     "for a server that loads the model first (SN_HTTP_LOAD_S); the server stalled or the load "
+                     "hangs (after %.0f s in all)", m, req->path, x.load_s, secs);
+        } else if (x.stalled) {
             rc = CURLE_OPERATION_TIMEDOUT;
             snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: nothing moved for %ld s, the server "
                      "stalled (after %.0f s in all)", m, req->path, stall, secs);

@@ -59,6 +59,9 @@ typedef struct sn_http_req {
     long timeout_s;            /* whole transfer; 0 = no limit (the stall limit still applies) */
     long stall_s;              /* abort after this long without a byte moving either way; 0 = the
                                 * handle's (sn_http_set_stall, default SN_HTTP_STALL_S) */
+    int loads_model;           /* the server may load a model before it answers: until the first
+                                * byte of the answer the handle's load limit applies instead
+                                * (sn_http_set_load, default SN_HTTP_LOAD_S), then the stall limit */
     const char *bearer;        /* "Authorization: Bearer <token>" when non-NULL (LM Studio auth) */
 } sn_http_req;
 
@@ -75,6 +78,11 @@ typedef struct sn_http_resp {
  * stalled server is reported within this, a slow but moving transfer never is. */
 #define SN_HTTP_STALL_S 60
 
+/* Seconds a request that loads a model (loads_model) may wait for the first byte of its answer.
+ * Ollama gives up on a load that makes no progress for 5 minutes (OLLAMA_LOAD_TIMEOUT); the double
+ * leaves room for the prompt and, in a non-streamed answer, the few tokens a smoke test asks for. */
+#define SN_HTTP_LOAD_S 600
+
 /* base_url: http:// or https://host[:port][/prefix]. Fails on a URL libcurl cannot parse and on
  * any other scheme (libcurl could speak ftp, dict, gopher, file: ... to it). env: the caller's
  * environment (proxy variables, LM Studio's token), copied; NULL = nothing set. */
@@ -83,6 +91,8 @@ sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn
 const sn_env *sn_http_env(const sn_http *h);
 /* The stall limit of requests that do not set their own (tests shorten it). */
 void sn_http_set_stall(sn_http *h, long seconds);
+/* The first-byte limit of loads_model requests (tests shorten it). */
+void sn_http_set_load(sn_http *h, long seconds);
 void sn_http_free(sn_http *h);
 const char *sn_http_base(const sn_http *h);
 const char *sn_http_hostname(const sn_http *h);

@@ -360,22 +360,32 @@ void sn_ollama_gen_free(sn_ollama_gen *g) {
 }
 
 sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, sn_err *err) {
-    memset(out, 0, sizeof *out);
-    out->eval_count = -1;
-    out->prompt_eval_count = -1;
-    char *js = cJSON_PrintUnformatted(body);
+    sn_ollama_gen_ctx c;
+    sn_ollama_gen_begin(&c, out, err);
+    cJSON *b = cJSON_Duplicate(body, 1);
+    if (b) {
+        cJSON_DeleteItemFromObjectCaseSensitive(b, "stream");
+        cJSON_AddBoolToObject(b, "stream", 1);
+    }
+    char *js = b ? cJSON_PrintUnformatted(b) : NULL;
+    cJSON_Delete(b);
     if (!js) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    /* stream:false sends nothing until done; loading a big model may take minutes (OLLAMA_LOAD_TIMEOUT
-     * defaults to 5 min), so allow a long silence. */
-    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .stall_s = 1800};
+    /* chunks arrive per token, so silence while generating is a stall (SN_HTTP_STALL_S); before the
+     * first one the server may be loading the model (bounded by SN_HTTP_LOAD_S) */
+    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .on_line = sn_ollama_gen_line,
+                      .line_ud = &c, .loads_model = 1};
     sn_http_resp r;
-    sn_status st = request(h, &rq, &r, "POST /api/generate", err);
+    sn_status st = sn_http_do(h, &rq, &r, err);
     free(js);
     if (st != SN_OK) {
-        sn_http_resp_free(&r);
-        return st;
+        if (st != SN_ENOMEM) st = explain_transport(h, &r, err);
+    } else if (r.cls == SN_HTTP_ABORTED || c.st) {
+        st = c.st ? c.st : SN_EIO;
+    } else if (r.cls != SN_HTTP_OK) {
+        st = ollama_check(h, &r, "POST /api/generate", err);
+    } else {
+        st = sn_ollama_gen_end(&c);
     }
-    st = sn_ollama_gen_parse(r.body, r.len, out, err);
     sn_http_resp_free(&r);
     if (st != SN_OK) sn_ollama_gen_free(out);
     return st;
@@ -393,7 +403,6 @@ static cJSON *gen_body(const char *name, const char *prompt, int raw, int n_pred
     cJSON_AddStringToObject(b, "prompt", prompt);
     if (raw == 1) cJSON_AddBoolToObject(b, "raw", 1);
     else if (raw == 0) cJSON_AddStringToObject(b, "template", "{{ .Prompt }}");
-    cJSON_AddBoolToObject(b, "stream", 0);
     if (logprobs) {
         cJSON_AddBoolToObject(b, "logprobs", 1);
         cJSON_AddNumberToObject(b, "top_logprobs", 2);

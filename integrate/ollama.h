@@ -167,9 +167,24 @@ typedef struct sn_ollama_gen {
     int has_logprobs;
 } sn_ollama_gen;
 
-/* POST /api/generate with "stream":false and the given JSON body (object, consumed by reference). */
+/* POST /api/generate with the given JSON body (object, not changed), sent with "stream":true so a
+ * server that stops generating is caught by the stall limit; only the model load before the first
+ * chunk may take longer (SN_HTTP_LOAD_S). */
 sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, sn_err *err);
-/* Its answer (len bytes) into out; on failure out may hold parts: sn_ollama_gen_free it either way. */
+/* Its answer, streamed ("stream":true: one NDJSON chunk per token, the last one "done" with the
+ * counts and context) or whole (one object), read chunk by chunk: begin, then gen_line per line (an
+ * http.h on_line; non-zero = stop: an {"error"} chunk or bad JSON), then end for the status. On
+ * failure out may hold parts: sn_ollama_gen_free it either way. gen_parse does all three on one body. */
+typedef struct sn_ollama_gen_ctx {
+    sn_ollama_gen *out;
+    sn_err *err;
+    sn_status st; /* the first failure */
+    int lines;
+    size_t text_len;
+} sn_ollama_gen_ctx;
+void sn_ollama_gen_begin(sn_ollama_gen_ctx *c, sn_ollama_gen *out, sn_err *err);
+int sn_ollama_gen_line(void *ud, const char *line, size_t len);
+sn_status sn_ollama_gen_end(sn_ollama_gen_ctx *c);
 sn_status sn_ollama_gen_parse(const char *body, size_t len, sn_ollama_gen *out, sn_err *err);
 void sn_ollama_gen_free(sn_ollama_gen *g);
 

@@ -83,17 +83,20 @@ static char *lp_text(const cJSON *o) {
     return strdup(cJSON_IsString(t) ? t->valuestring : "");
 }
 
+/* appends the logprobs entries of one chunk to out->toks */
 static sn_status parse_logprobs(const cJSON *lps, sn_ollama_gen *out, sn_err *err) {
     size_t n = (size_t)cJSON_GetArraySize(lps);
     out->has_logprobs = 1;
     if (n == 0) return SN_OK;
-    out->toks = calloc(n, sizeof *out->toks);
-    if (!out->toks) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    sn_smoke_token *nt = realloc(out->toks, (out->n_toks + n) * sizeof *out->toks);
+    if (!nt) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    out->toks = nt;
     const cJSON *e;
     cJSON_ArrayForEach(e, lps) {
-        sn_smoke_token *t = &out->toks[out->n_toks++];
+        sn_smoke_token *t = &out->toks[out->n_toks];
         t->text = lp_text(e);
         if (!t->text) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        out->n_toks++;
         const cJSON *lp = cJSON_GetObjectItemCaseSensitive(e, "logprob");
         t->logprob = cJSON_IsNumber(lp) ? lp->valuedouble : NAN;
         t->gap = NAN;
@@ -107,25 +110,52 @@ static sn_status parse_logprobs(const cJSON *lps, sn_ollama_gen *out, sn_err *er
     return SN_OK;
 }
 
-sn_status sn_ollama_gen_parse(const char *body, size_t len, sn_ollama_gen *out, sn_err *err) {
+void sn_ollama_gen_begin(sn_ollama_gen_ctx *c, sn_ollama_gen *out, sn_err *err) {
+    memset(c, 0, sizeof *c);
+    c->out = out;
+    c->err = err;
     memset(out, 0, sizeof *out);
     out->eval_count = -1;
     out->prompt_eval_count = -1;
-    sn_status st = SN_OK;
-    cJSON *j = body ? cJSON_ParseWithLength(body, len) : NULL;
-    if (!j) return sn_err_set(err, SN_EIO, "POST /api/generate: the answer is not JSON");
+}
+
+static int gen_fail(sn_ollama_gen_ctx *c, sn_status st) {
+    c->st = st;
+    return 1;
+}
+
+int sn_ollama_gen_line(void *ud, const char *line, size_t len) {
+    sn_ollama_gen_ctx *c = ud;
+    sn_ollama_gen *out = c->out;
+    c->lines++;
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    if (!j)
+        return gen_fail(c, sn_err_set(c->err, SN_EIO, "POST /api/generate: %s of the answer is not JSON: '%.*s'",
+                                      c->lines > 1 ? "a line" : "the start", (int)(len < 120 ? len : 120), line));
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     const cJSON *resp = cJSON_GetObjectItemCaseSensitive(j, "response");
     if (e || !cJSON_IsString(resp)) {
-        st = sn_err_set(err, SN_EIO, "POST /api/generate: %s",
-                        cJSON_IsString(e) ? e->valuestring : "no \"response\" in the answer");
+        gen_fail(c, sn_err_set(c->err, SN_EIO, "POST /api/generate: %s",
+                               cJSON_IsString(e) ? e->valuestring : "no \"response\" in the answer"));
         cJSON_Delete(j);
-        return st;
+        return 1;
     }
-    out->text = strdup(resp->valuestring);
+    /* a stream's chunks each carry their piece of the text (and its logprobs); the last one, done,
+     * carries the counts, the context and why it stopped */
+    size_t add = strlen(resp->valuestring);
+    char *t = realloc(out->text, c->text_len + add + 1);
+    if (!t) {
+        cJSON_Delete(j);
+        return gen_fail(c, sn_err_set(c->err, SN_ENOMEM, "out of memory"));
+    }
+    memcpy(t + c->text_len, resp->valuestring, add + 1);
+    out->text = t;
+    c->text_len += add;
     const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(j, "context");
     if (cJSON_IsArray(ctx) && cJSON_GetArraySize(ctx) > 0) {
         size_t n = (size_t)cJSON_GetArraySize(ctx);
+        free(out->context);
+        out->n_context = 0;
         out->context = malloc(n * sizeof(int32_t));
         if (out->context) {
             const cJSON *it;
@@ -142,17 +172,27 @@ sn_status sn_ollama_gen_parse(const char *body, size_t len, sn_ollama_gen *out, 
         out->prompt_eval_count = -1;
     out->done = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "done"));
     const cJSON *lps = cJSON_GetObjectItemCaseSensitive(j, "logprobs");
-    if (cJSON_IsArray(lps) && (st = parse_logprobs(lps, out, err)) != SN_OK) {
-        cJSON_Delete(j);
-        return st;
-    }
+    sn_status st = cJSON_IsArray(lps) ? parse_logprobs(lps, out, c->err) : SN_OK;
     const cJSON *dr = cJSON_GetObjectItemCaseSensitive(j, "done_reason");
     if (cJSON_IsString(dr)) snprintf(out->done_reason, sizeof out->done_reason, "%s", dr->valuestring);
     cJSON_Delete(j);
-    if (strcmp(out->done_reason, "load") == 0) /* GenerateHandler: an empty prompt only loads */
-        return sn_err_set(err, SN_EINVAL,
+    return st == SN_OK ? 0 : gen_fail(c, st);
+}
+
+sn_status sn_ollama_gen_end(sn_ollama_gen_ctx *c) {
+    if (c->st) return c->st;
+    if (!c->lines) return sn_err_set(c->err, SN_EIO, "POST /api/generate: the answer is empty");
+    if (strcmp(c->out->done_reason, "load") == 0) /* GenerateHandler: an empty prompt only loads */
+        return sn_err_set(c->err, SN_EINVAL,
                           "POST /api/generate: the server only loaded the model (done_reason \"load\"): Ollama "
                           "answers an empty prompt that way and generates nothing; give a non-empty prompt");
-    if (!out->text) return sn_err_set(err, SN_ENOMEM, "out of memory");
     return SN_OK;
+}
+
+sn_status sn_ollama_gen_parse(const char *body, size_t len, sn_ollama_gen *out, sn_err *err) {
+    sn_ollama_gen_ctx c;
+    sn_ollama_gen_begin(&c, out, err);
+    if (!body) return sn_err_set(err, SN_EIO, "POST /api/generate: the answer is empty");
+    sn_ollama_gen_line(&c, body, len);
+    return sn_ollama_gen_end(&c);
 }
