@@ -60,11 +60,15 @@ static void on_signal(int sig) {
     raise(sig == SIGALRM ? SIGABRT : sig);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#include <sanitizer/common_interface_defs.h>
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define HAVE_DEATH_CALLBACK 1
+#elif defined(__has_feature) /* clang */
+#if __has_feature(address_sanitizer)
 #define HAVE_DEATH_CALLBACK 1
 #endif
+#endif
+#ifdef HAVE_DEATH_CALLBACK
+#include <sanitizer/common_interface_defs.h>
 #endif
 
 typedef struct { uint8_t *data; size_t size; } blob;
