@@ -228,6 +228,7 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         const char *arch = cJSON_IsString(a0) ? a0->valuestring : (cfg ? cfg->architecture : NULL);
         in.llama_family = is_llama_family(arch);
         const sn_arch *fam = sn_arch_find(arch);
+        in.added_literal = fam && fam->vocab == SN_ARCH_VOCAB_PHI3;
         if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) { /* a vocabulary file of its own */
             st = sn_vocab_rwkv_write(model_dir, opts ? opts->rwkv_vocab : NULL, in.config, in.vocab_size, w, rep, err);
             goto out;
@@ -252,7 +253,9 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         st = sn_err_set(err, SN_ENOMEM, "out of memory");
         goto out;
     }
-    if (sn_vocab_file_exists(spm_path)) {
+    /* Phi3MiniModel.set_vocab: a GPT2Tokenizer (Phi-4) is read as BPE even beside a tokenizer.model */
+    const char *tclass = jstr(in.tok_config, "tokenizer_class");
+    if (sn_vocab_file_exists(spm_path) && !(in.added_literal && tclass && !strcmp(tclass, "GPT2Tokenizer"))) {
         st = sn_vocab_spm(&p, &in, spm_path, err);
     } else if (!in.tok_json) {
         st = sn_err_set(err, SN_EFORMAT, "%s: no tokenizer: neither tokenizer.model nor tokenizer.json exists",

@@ -56,7 +56,9 @@ typedef struct sn_family {
 enum {
     SN_OPT_ROPE_NEOX = 1 << 0,  /* llama family: NEOX-style rotation (qwen2, qwen3) */
     SN_OPT_FULL_ROT = 1 << 1,   /* llama family: rope.dimension_count must equal the head size (llama) */
-    SN_OPT_QK_NORM = 1 << 2     /* llama family: per-head q/k RMSNorm tensors required (qwen3) */
+    SN_OPT_QK_NORM = 1 << 2,    /* llama family: per-head q/k RMSNorm tensors required (qwen3) */
+    SN_OPT_Q_PRESCALE = 1 << 3, /* llama family: q scaled by 1/sqrt(head size) before attention (phi3) */
+    SN_OPT_NOPE_4 = 1 << 4      /* llama family: no rope in every 4th layer, no rope_freqs (smollm3) */
 };
 
 /* A recurrent state: per layer, n_parts float arrays of the given sizes (e.g. RWKV-7's token-shift

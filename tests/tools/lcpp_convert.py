@@ -86,7 +86,10 @@ if os.environ.get("SN_LCPP_NO_VOCAB"):
     # check against llama.cpp already).
     from conversion.llama import LlamaModel  # noqa: E402
     from conversion.qwen import Qwen3MoeModel  # noqa: E402
-    for _cls in (LlamaModel, Qwen3MoeModel):
+    # Phi-3's SentencePiece path needs the sentencepiece module (its vocabulary is checked against
+    # llama.cpp's models/ggml-vocab-phi-3.gguf instead); SmolLM3 is a LlamaModel
+    from conversion.phi import Phi3MiniModel  # noqa: E402
+    for _cls in (LlamaModel, Qwen3MoeModel, Phi3MiniModel):
         _cls.set_vocab = lambda self: None
 if len(jobs) == 1 and sys.argv[2] != "--jobs":  # one conversion: exactly the converter's own run
     model, out, outtype = jobs[0]
