@@ -101,14 +101,18 @@ add() { # add TAG GGUF PROMPT CTX [LOGITS]
   echo "{\"model\":\"$2\",\"prompt_ids\":$3,\"n\":32,\"ctx\":$4$lg}" >>"$jobs"
   printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$cases"
 }
+# grouped by model: the oracle keeps one model loaded and reloads it when the next job names another
+for i in 0 1 2; do add "phi3/f32-ctx256" "$(conv "$phi" f32)" "${PP[$i]}" 256; done
 for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
   for i in 0 1 2; do
     lg=""; [[ $ot == f32 && $i == 0 ]] && lg=1
     add "phi3/$ot" "$(conv "$phi" $ot)" "${PP[$i]}" 512 $lg
+  done
+  for i in 0 1 2; do
+    lg=""; [[ $ot == f32 && $i == 0 ]] && lg=1
     add "smollm3/$ot" "$(conv "$sm" $ot)" "${PS[$i]}" 512 $lg
   done
 done
-for i in 0 1 2; do add "phi3/f32-ctx256" "$(conv "$phi" f32)" "${PP[$i]}" 256; done
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
 if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
 import json, subprocess, sys
@@ -153,7 +157,7 @@ PYEOF
 then ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") phi3 / smollm3 cases"; else bad "runtime parity"; fi
 # the two factor sets must give different answers, or the ctx-256 cases prove nothing about them
 [[ $(sed -n 1p "$W/oracle.jsonl" | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])') != \
-   $(tail -3 "$W/oracle.jsonl" | head -1 | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])') ]] &&
+   $(sed -n 4p "$W/oracle.jsonl" | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])') ]] &&
   ok "phi3: the long and short rope factors lead llama.cpp to different tokens" || bad "phi3: long and short factors agree"
 
 # ---- 3. install + smoke
