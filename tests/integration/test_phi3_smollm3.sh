@@ -4,12 +4,13 @@
 # Fixtures: tests/fixtures/gen_phi3.py (fused qkv_proj / gate_up_proj, LongRoPE long/short factors,
 # partial_rotary_factor 0.75, GQA, Phi-3's SentencePiece tokenizer.model and added tokens) and
 # gen_model.py --family smollm3 --preset tiny4 (4 layers: layer 3 has no rope; llama3 BPE).
-#  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, SN_LCPP_NO_VOCAB=1:
-#     its Phi-3 vocabulary step needs the sentencepiece module, SmolLM3's transformers) writes
-#     f32/f16/bf16/q8_0 of both; every key but tokenizer.* and every tensor must be the same
-#     (tests/tools/gguf_same.py). q4_0 and Q4_K_M must equal llama-quantize run on our f32 file byte
-#     for byte. Phi-3's tokenizer keys must equal llama.cpp's models/ggml-vocab-phi-3.gguf, which its
-#     converter made from the real Phi-3 files (the fixture's tokenizer is rebuilt from it).
+#  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py) writes
+#     f32/f16/bf16/q8_0 of both: phi3's files must be equal byte for byte (vocabulary included);
+#     smollm3's every key but tokenizer.* and every tensor (its vocabulary step needs transformers:
+#     SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py). q4_0 and Q4_K_M must equal llama-quantize run
+#     on our f32 file byte for byte. Phi-3's tokenizer keys must also equal llama.cpp's
+#     models/ggml-vocab-phi-3.gguf, which its converter made from the real Phi-3 files (the
+#     fixture's tokenizer is rebuilt from it).
 #  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
 #     q8_0, q4_0, q4_k_m of both, at a 512 context (phi3: above the fixture's original 256, so the
 #     long rope factors) and phi3 f32 at 256 (the short ones); one prompt per family with the last
@@ -41,14 +42,18 @@ conv() { # conv DIR OUTTYPE -> GGUF
 }
 
 # ---- 1. converter
-: >"$W/lcpp-jobs.tsv"
+# phi3: llama.cpp's whole conversion, vocabulary included (its sentencepiece import stood in by
+# tests/tools/spm_shim.py), so the files must be equal byte for byte; smollm3 without the
+# vocabulary step (AutoTokenizer), every other key and tensor compared
 for d in "$phi" "$sm"; do
+  : >"$d-lcpp-jobs.tsv"
   for ot in f32 f16 bf16 q8_0; do
-    [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
+    [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$d-lcpp-jobs.tsv"
   done
+  nv=""; [[ $d == "$sm" ]] && nv=1
+  [[ -s $d-lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=$nv $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$d-lcpp-jobs.tsv" \
+    >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 done
-[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
-  >"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 qjobs=()
 for d in "$phi" "$sm"; do
   n=$(basename "$d")
@@ -56,7 +61,10 @@ for d in "$phi" "$sm"; do
     ours=$(conv "$d" $ot) || { bad "$n/$ot: sunny-convert failed"; continue; }
     ref=$d-llamacpp-$ot.gguf
     [[ -f $ref ]] || { bad "$n/$ot: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
-    if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
+    if [[ $d == "$phi" ]]; then
+      cmp -s "$ref" "$ours" && ok "$n/$ot: the whole file equals llama.cpp's converter's byte for byte" ||
+        { bad "$n/$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
+    elif out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
       ok "$n/$ot: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
     else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
   done
