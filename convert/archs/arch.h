@@ -146,7 +146,7 @@ typedef struct sn_arch {
 } sn_arch;
 
 extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7,
-    sn_arch_gemma3, sn_arch_qwen35, sn_arch_phi3, sn_arch_smollm3;
+    sn_arch_gemma3, sn_arch_qwen35, sn_arch_qwen35moe, sn_arch_phi3, sn_arch_smollm3;
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);

@@ -1,5 +1,6 @@
-/* arch_qwen35.c - Qwen3.5 / Qwen3.6 dense: Qwen3_5ForCausalLM and the text model of
- * Qwen3_5ForConditionalGeneration -> "qwen35".
+/* arch_qwen35.c - Qwen3.5 / Qwen3.6: Qwen3_5ForCausalLM and the text model of
+ * Qwen3_5ForConditionalGeneration -> "qwen35"; their mixture-of-experts twins Qwen3_5Moe* ->
+ * "qwen35moe" (routed experts as Qwen3-MoE's, moe.c, plus a shared expert with a sigmoid gate).
  *
  * Mirrors llama.cpp's converter (conversion/qwen.py: Qwen3_5TextModel over Qwen3NextModel,
  * _QwenMtpMixin, _LinearAttentionVReorderBase, _Qwen35MRopeMixin). The layers are hybrid: Gated
@@ -88,10 +89,20 @@ static sn_status prepare_config(const sn_arch *a, sn_hf_config *c, sn_err *err) 
     return SN_OK;
 }
 
+static int is_moe(const sn_arch *a);
+static const sn_moe_names k_moe;
+
 static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *err) {
-    (void)a;
     const char *f = "config.json";
-    const q35_dims d = dims_of(c);
+    q35_dims d = dims_of(c);
+    if (is_moe(a)) {
+        sn_moe_dims md;
+        SN_ARCH_TRY(sn_moe_dims_of(&k_moe, c, &md, err));
+        double fs = 0;
+        if (!sn_hf_config_get_num(c, "shared_expert_intermediate_size", &fs) || fs < 1 || fs > (1 << 24))
+            return sn_err_set(err, SN_EFORMAT, "%s: shared_expert_intermediate_size is missing or not in 1..2^24", f);
+        if (d.ff < 0) d.ff = 1; /* a MoE config need not name the dense width */
+    }
     const sn_arch_value req[] = {
         {"\"hidden_size\"", d.E}, {"\"num_hidden_layers\"", d.trunk}, {"\"num_attention_heads\"", d.heads},
         {"\"num_key_value_heads\"", d.kv}, {"\"head_dim\"", d.hd}, {"\"intermediate_size\"", d.ff},
@@ -260,6 +271,28 @@ static void layer_shape(const layer_entry *e, const q35_dims *d, sn_arch_tensor 
     if (ends_with(g, "norm.weight") && strcmp(g, "ssm_norm.weight") != 0) o->ew = SN_ARCH_EW_ADD_ONE;
 }
 
+static int is_moe(const sn_arch *a) { return a == &sn_arch_qwen35moe; }
+
+/* the shared expert of a qwen35moe layer: 1 = out filled, 0 = not one */
+static int map_shared(const sn_hf_config *c, const q35_dims *d, int64_t bid, const char *p, sn_arch_tensor *o) {
+    double fs = 0;
+    sn_hf_config_get_num(c, "shared_expert_intermediate_size", &fs);
+    static const struct { const char *hf, *gguf; int down; } k[] = {
+        {"mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight", 0},
+        {"mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight", 0},
+        {"mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight", 1},
+        {"mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight", 2}};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        if (strcmp(p, k[i].hf) != 0) continue;
+        snprintf(o->gguf_name, sizeof o->gguf_name, "blk.%lld.%s", (long long)bid, k[i].gguf);
+        if (k[i].down == 2) set_shape(o, 2, d->E, 1);
+        else if (k[i].down) set_shape(o, 2, (int64_t)fs, d->E);
+        else set_shape(o, 2, d->E, (int64_t)fs);
+        return 1;
+    }
+    return 0;
+}
+
 static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in, sn_arch_tensor *out,
                       sn_err *err) {
     memset(out, 0, sizeof(*out));
@@ -297,9 +330,15 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
         bid = mtp ? d.trunk + j : j;
         mtp = 0; /* a full layer of the MTP block: the trunk's names */
     } else if (!mtp) goto unmapped;
+    if (is_moe(a) && !mtp && bid >= 0 && bid < c->n_layers) {
+        int r = sn_moe_map(&k_moe, c, (uint64_t)bid, p, hf_in, (uint64_t)d.E, out, err);
+        if (r != 0) return r;
+        if (map_shared(c, &d, bid, p, out)) return SN_ARCH_MAP_OK;
+    }
     for (size_t i = 0; i < sizeof k_layer / sizeof *k_layer; i++) {
         const layer_entry *e = &k_layer[i];
-        if (strcmp(p, e->hf) != 0 || (e->kind == K_MTP) != mtp) continue;
+        if (strcmp(p, e->hf) != 0 || (e->kind == K_MTP) != mtp || (is_moe(a) && !strncmp(e->gguf, "ffn_", 4)))
+            continue;
         if (bid < 0 || bid >= c->n_layers)
             return sn_err_set(err, SN_EFORMAT, "tensor '%s' is in layer %lld but config.json has %lld layers "
                               "(num_hidden_layers %lld + mtp_num_hidden_layers %lld)", hf_in, (long long)bid,
@@ -318,6 +357,11 @@ unmapped:
     return sn_err_set(err, SN_EUNSUPPORTED, "cannot map tensor '%s' (architecture %s)", hf_in, a->gguf_arch);
 }
 
+static const char *const k_moe_count[] = {"num_local_experts", "num_experts", NULL};
+static const sn_moe_names k_moe = {
+    "mlp.", {"down_proj", "gate_proj", "up_proj"}, {"ffn_down_exps", "ffn_gate_exps", "ffn_up_exps"}, {1, 0, 0},
+    k_moe_count, "moe_intermediate_size", 1};
+
 static const sn_arch_class k_classes[] = {
     {"Qwen3_5ForCausalLM", NULL}, {"Qwen3_5ForConditionalGeneration", NULL}, {NULL, NULL}};
 static const char *const k_vocab_files[] = {"tokenizer.json", NULL};
@@ -327,6 +371,22 @@ static const char *const k_required[] = {"token_embd.weight", "output_norm.weigh
 static const char *const k_layer_required[] = {
     "attn_norm.weight", "post_attention_norm.weight", "attn_output.weight|ssm_out.weight",
     "attn_q.weight|attn_qkv.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", NULL};
+
+static const sn_arch_class k_moe_classes[] = {
+    {"Qwen3_5MoeForCausalLM", NULL}, {"Qwen3_5MoeForConditionalGeneration", NULL}, {NULL, NULL}};
+/* the routers: F32 in the converter (FFN_GATE_INP, FFN_GATE_INP_SHEXP) */
+static const char *const k_moe_keep_f32[] = {"ssm_conv1d.weight", "ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight",
+                                             NULL};
+static const char *const k_moe_layer_required[] = {
+    "attn_norm.weight", "post_attention_norm.weight", "attn_output.weight|ssm_out.weight",
+    "attn_q.weight|attn_qkv.weight", "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
+    "ffn_down_exps.weight", NULL};
+
+const sn_arch sn_arch_qwen35moe = {
+    .gguf_arch = "qwen35moe", .classes = k_moe_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,
+    .keep_f32 = k_moe_keep_f32, .prepare_config = prepare_config, .check_config = check_config,
+    .write_kv = write_kv, .map_tensor = map_tensor, .required = k_required,
+    .required_per_layer = k_moe_layer_required};
 
 const sn_arch sn_arch_qwen35 = {
     .gguf_arch = "qwen35", .classes = k_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,

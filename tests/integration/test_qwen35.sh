@@ -6,11 +6,13 @@
 # tower, tied embeddings and only full_attention_interval), 4 layers of both kinds plus one MTP block,
 # 2 key heads to 4 value heads in the linear attention (so the V-head reordering runs), and the Qwen3
 # tokenizer.json (the Qwen3.5 one, pre-tokenizer qwen35, is not available here).
+#  The mixture-of-experts twins (Qwen3_5Moe*, "qwen35moe": 4 experts stored fused, top 2, and a
+#  sigmoid-gated shared expert) in both layouts: converter checks only (sunny-run has no qwen35moe yet).
 #  1. Converter: llama.cpp's own convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, without its
 #     vocabulary step, which needs transformers) writes f32/f16/bf16/q8_0 of the causal model and
-#     f32/q8_0 of the vision-language one; every key but tokenizer.* and every tensor (order, type,
+#     f32/q8_0 of the vision-language one, f32/bf16/q8_0 and f32 of the MoE ones; every key but tokenizer.* and every tensor (order, type,
 #     shape, bytes) of sunny-convert's file must be the same (tests/tools/gguf_same.py). q4_0 and
-#     Q4_K_M must equal llama-quantize run on our f32 file, byte for byte.
+#     Q4_K_M (dense and MoE) must equal llama-quantize run on our f32 file, byte for byte.
 #  2. Bad configs: exit 1, a message naming config.json / the tensor, nothing written.
 #  3. Runtime: sunny-run vs node-llama-cpp (llama.cpp) on the causal model in f32/f16/bf16/q8_0 and
 #     the llama-quantize'd q4_0 / Q4_K_M, 3 prompts x 32 greedy tokens each, and a 300-token prompt
@@ -44,19 +46,20 @@ conv() { # conv DIR OUTTYPE -> GGUF (redone when sunny-convert is newer)
   echo "$g"
 }
 
-causal=$(mk causal --layout causal) && vl=$(mk vl --layout vl) || { bad "fixture generation failed"; finish; }
+causal=$(mk causal --layout causal) && vl=$(mk vl --layout vl) && moe=$(mk moe --moe) && moevl=$(mk moevl --moe --layout vl) ||
+  { bad "fixture generation failed"; finish; }
 
 # ---- 1. converter
-outtypes() { [[ $1 == "$causal" ]] && echo "f32 f16 bf16 q8_0" || echo "f32 q8_0"; }
+outtypes() { case $1 in "$causal") echo "f32 f16 bf16 q8_0";; "$vl") echo "f32 q8_0";; "$moe") echo "f32 bf16 q8_0";; *) echo f32;; esac; }
 : >"$W/lcpp-jobs.tsv"
-for d in "$causal" "$vl"; do
+for d in "$causal" "$vl" "$moe" "$moevl"; do
   for ot in $(outtypes "$d"); do
     [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
   done
 done
 [[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
   >"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
-for d in "$causal" "$vl"; do
+for d in "$causal" "$vl" "$moe" "$moevl"; do
   n=$(basename "$d")
   for ot in $(outtypes "$d"); do
     ours=$(conv "$d" $ot) || { bad "$n/$ot: sunny-convert failed"; continue; }
@@ -67,14 +70,17 @@ for d in "$causal" "$vl"; do
     else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
   done
 done
-for q in "q4_0 2" "q4_k_m 15"; do
-  set -- $q
-  ours=$(conv "$causal" $1) || { bad "causal/$1: sunny-convert failed"; continue; }
-  ref=$causal-llamaquant-$1.gguf
-  if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$causal" f32)" "$ref" $2 >/dev/null 2>&1; then
-    cmp -s "$ours" "$ref" && ok "causal/$1: file equals llama-quantize's byte for byte" ||
-      { bad "causal/$1 differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head; }
-  else bad "causal: llama_model_quantize $1 failed"; fi
+for d in "$causal" "$moe"; do
+  n=$(basename "$d")
+  for q in "q4_0 2" "q4_k_m 15"; do
+    set -- $q
+    ours=$(conv "$d" $1) || { bad "$n/$1: sunny-convert failed"; continue; }
+    ref=$d-llamaquant-$1.gguf
+    if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$d" f32)" "$ref" $2 >/dev/null 2>&1; then
+      cmp -s "$ours" "$ref" && ok "$n/$1: file equals llama-quantize's byte for byte" ||
+        { bad "$n/$1 differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head; }
+    else bad "$n: llama_model_quantize $1 failed"; fi
+  done
 done
 # what the reference leaves implicit: the vision tower is gone, the MTP block is layer 4, the
 # hybrid mask and the value-head order are what llama.cpp's loader reads
