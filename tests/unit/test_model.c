@@ -5,7 +5,8 @@
  * tensor/key (never a crash or a silent wrong answer), results do not depend on the thread count
  * or on whether the prompt is fed at once or token by token (up to rounding), reset forgets the
  * context, the sampler behaves (greedy = argmax, seeded sampling is reproducible), and the shared
- * generation loop is the hand-written eval/argmax loop, stopping where its caller says. */
+ * generation loop is the hand-written eval/argmax loop, stopping where its caller says (and, for a
+ * chat, evaluating the stopping token too). */
 #include "sn_test.h"
 
 #include "ggml_types.h"
@@ -437,6 +438,23 @@ static void test_generate(void) {
     r = (gen_rec){.stop_at = 2, .fail_at = -1};
     CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, NULL, &t, &err), SN_OK);
     CU_ASSERT(r.n == 2 && t.n_decode == 1 && r.ids[1] == want[1]);
+    /* feed_stop (a chat): the stopping token is evaluated too, so the cache holds it; n_prompt 0
+     * continues from the caller's logits; ctx_left stops before choosing past the context */
+    sn_model_reset(m);
+    float after2[V], direct[V];
+    CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, prompt, 3, direct, &err), SN_OK);
+    for (int i = 0; i < 2; i++) CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, want + i, 1, direct, &err), SN_OK); /* after want[1] */
+    sn_model_reset(m);
+    CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, prompt, 3, after2, &err), SN_OK);
+    r = (gen_rec){.stop_at = 2, .fail_at = -1};
+    const sn_gen_opts feed = {.feed_stop = 1};
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, NULL, 0, -1, after2, rec_token, &r, &feed, &t, &err), SN_OK);
+    CU_ASSERT(r.n == 2 && t.n_decode == 2 && !t.ctx_full && memcmp(after2, direct, sizeof direct) == 0);
+    sn_model_reset(m);
+    r = (gen_rec){.stop_at = -1, .fail_at = -1};
+    const sn_gen_opts bounded = {.feed_stop = 1, .ctx_left = 6};
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, -1, logits, rec_token, &r, &bounded, &t, &err), SN_OK);
+    CU_ASSERT(r.n == 3 && t.n_decode == 3 && t.ctx_full && memcmp(r.ids, want, 3 * sizeof *want) == 0);
     sn_model_reset(m);
     r = (gen_rec){.stop_at = -1, .fail_at = 3};
     CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, NULL, NULL, &err), SN_ENOMEM);
