@@ -129,7 +129,10 @@ static int reply(sn_model *m, const sn_tokenizer *tok, sn_sampler *smp, int64_t 
     *n_past += tm.n_decode;
     if (st == SN_ENOMEM && !err.msg[0]) { free(rt.text); sn_cli_errorf("out of memory"); return -1; }
     if (st) { free(rt.text); return sn_cli_fail(&err), -1; }
-    if (tm.ctx_full) { fputs("\n", stdout); sn_cli_warnf("the context is full (-c %lld)", (long long)sn_model_n_ctx(m)); }
+    if (tm.ctx_full) {
+        fputs("\n", stdout);
+        sn_cli_warnf("the context is full (-c %lld)", (long long)sn_model_n_ctx(m));
+    }
     fputc('\n', stdout);
     fflush(stdout);
     *reply_out = rt.text;

@@ -1,14 +1,16 @@
 /* convert.c - the sunny-convert driver: plan everything, write the header, stream the tensors.
  *
- * Order of work (each step can fail before anything is written):
- *   1. config.json, tokenizer presence, architecture lookup, safetensors headers;
- *   2. the plan: every tensor mapped to its GGUF name, shape checked against the config, output type
- *      chosen (llama.cpp's rules, see sn_conv_choose_type), byte sizes known;
- *   3. the GGUF header: general.*, {arch}.*, tokenizer.* and all tensor infos;
- *   4. tensor data, one tensor at a time, in chunks of rows converted by n threads into one buffer,
- *      written, and the source pages released so RSS stays flat whatever the model size.
+ * sn_convert runs four phases (each of the first two can fail before anything is written):
+ *   plan:   config.json, tokenizer presence, architecture lookup, safetensors headers; every tensor
+ *           mapped to its GGUF name, shape checked against the config, output type chosen (llama.cpp's
+ *           rules, see sn_conv_choose_type), byte sizes known;
+ *   open:   the GGUF header in memory: general.*, {arch}.*, tokenizer.* and all tensor infos
+ *           (--dry-run stops here);
+ *   write:  tensor data, one tensor at a time, in chunks of rows converted by n threads into one
+ *           buffer, written, and the source pages released so RSS stays flat whatever the model size;
+ *   verify: (--verify) the file read back against the source.
  * Output goes to OUT.tmp, fsynced and renamed; any failure or cancellation unlinks the tmp.
- * Step 2 is convert_plan.c, step 4 convert_write.c, --verify convert_verify.c (convert_internal.h). */
+ * The tensor map is convert_plan.c, write convert_write.c, verify convert_verify.c (convert_internal.h). */
 #include "convert_internal.h"
 
 #include "ggml_types.h"

@@ -66,7 +66,9 @@ void sn_quantize_row_q8_0_at(const float *x, void *vy, int64_t k, int level) {
         SN_BY_LEVEL(q8_0_row_scalar, q8_0_row_avx2, q8_0_row_avx2);
     by_level[sn_ggml_level(level)](x, vy, k / SN_QK8_0);
 }
-void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) { sn_quantize_row_q8_0_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
+    sn_quantize_row_q8_0_at(x, vy, k, SN_GGML_LEVEL_BEST);
+}
 
 /* Q4_0: d = (signed value of largest magnitude) / -8, q = min(15, (int8)(x/d + 8.5)). */
 static void q4_0_row_scalar(const float *x, sn_block_q4_0 *y, int64_t nb) {
@@ -174,7 +176,9 @@ void sn_quantize_row_q4_0_at(const float *x, void *vy, int64_t k, int level) {
         SN_BY_LEVEL(q4_0_row_scalar, q4_0_row_avx2, q4_0_row_avx512);
     by_level[sn_ggml_level(level)](x, vy, k / SN_QK4_0);
 }
-void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) { sn_quantize_row_q4_0_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
+    sn_quantize_row_q4_0_at(x, vy, k, SN_GGML_LEVEL_BEST);
+}
 
 /* Q8_K: the activation format of the K-quant dot products (float d, 16 partial sums). */
 void sn_quantize_row_q8_K(const float *x, void *vy, int64_t k) {

@@ -613,7 +613,9 @@ static void q6_K_sub_scales(const float *x, int lanes, int8_t *L, float *scales)
 
 /* Q6_K: 16 sub-blocks of 16 with int8 scales relative to one fp16 d; 6-bit levels split into
  * 4 low bits (ql) and 2 high bits (qh). */
-void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q6_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
+    sn_quantize_row_q6_K_at(x, vy, k, SN_GGML_LEVEL_BEST);
+}
 
 void sn_quantize_row_q6_K_at(const float *x, void *vy, int64_t k, int level) {
     level = sn_ggml_level(level);

@@ -443,7 +443,8 @@ static void test_generate(void) {
     sn_model_reset(m);
     float after2[V], direct[V];
     CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, prompt, 3, direct, &err), SN_OK);
-    for (int i = 0; i < 2; i++) CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, want + i, 1, direct, &err), SN_OK); /* after want[1] */
+    for (int i = 0; i < 2; i++) /* the logits after want[1] */
+        CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, want + i, 1, direct, &err), SN_OK);
     sn_model_reset(m);
     CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, prompt, 3, after2, &err), SN_OK);
     r = (gen_rec){.stop_at = 2, .fail_at = -1};
