@@ -281,6 +281,7 @@ static sn_status open_header(conv_job *j, sn_err *err) {
     upper_label(j->ot, res->ftype, sizeof res->ftype);
     res->file_type = file_type;
     res->n_tensors = j->pl.n;
+    res->n_skipped = j->pl.n_skipped;
     res->src_bytes = j->src_bytes;
     res->n_params = j->n_params;
     res->bytes = sn_gguf_writer_total_size(w);
