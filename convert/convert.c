@@ -257,6 +257,7 @@ static sn_status open_header(conv_job *j, sn_err *err) {
     sn_gguf_writer *w = j->w = sn_gguf_writer_new();
     if (!w) return sn_err_set(err, SN_ENOMEM, "out of memory");
     SETK(sn_gguf_writer_set_str(w, "general.architecture", j->a->gguf_arch), "general.architecture");
+    if (j->a->write_early_kv && (st = j->a->write_early_kv(j->a, &j->cfg, w, err)) != SN_OK) return st;
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
     if ((st = sn_metadata_write(j->meta_dir, &j->cfg, o->name, &j->pc, w, err)) != SN_OK) return st;
     if ((st = j->a->write_kv(j->a, &j->cfg, file_type, w, err)) != SN_OK) return st;
