@@ -24,13 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* "Q4_K_M" for q4_k_m: the result's label. */
-static void upper_label(sn_outtype ot, char *out, size_t n) {
-    snprintf(out, n, "%s", sn_outtype_name(ot));
-    for (char *c = out; *c; c++)
-        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
-}
-
 /* ---- the driver ---- */
 
 /* The input is an HF folder or one weight file (a .safetensors or a PyTorch .bin/.pt/.pth). Finds
@@ -269,7 +262,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         if (r < 0) { st = r; goto done; }
     }
     snprintf(res->arch, sizeof res->arch, "%s", a->gguf_arch);
-    upper_label(ot, res->ftype, sizeof res->ftype);
+    sn_ftype_label(file_type, res->ftype, sizeof res->ftype);
     res->file_type = file_type;
     res->n_tensors = pl.n;
     res->src_bytes = src_bytes;

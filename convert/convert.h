@@ -43,8 +43,12 @@ const sn_outtype_info *sn_outtype_info_of(sn_outtype t);
 /* Name in any case ("Q4_K_M", "q8_0", "auto") -> value; -1 if unknown. */
 int sn_outtype_parse(const char *s);
 const char *sn_outtype_name(sn_outtype t);
-/* The outtype name whose general.file_type is ftype ("q4_k_m" for 15), NULL if none. */
+/* The name of a general.file_type value ("q4_k_m" for 15; also the llama_ftype values sunny does not
+ * write, "iq2_xxs" for 19), NULL if unknown. */
 const char *sn_outtype_of_ftype(uint32_t ftype);
+/* The same in upper case, as llama-quantize prints it ("Q4_K_M"), into buf; returns its length, 0 if
+ * ftype is unknown (buf then ""). */
+size_t sn_ftype_label(uint32_t ftype, char *buf, size_t n);
 /* "auto, f32, f16, ..." into buf (truncated to n); returns the length it needed. */
 size_t sn_outtype_list(char *buf, size_t n);
 

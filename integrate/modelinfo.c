@@ -3,6 +3,7 @@
 #include "modelinfo.h"
 #include "gguf.h"
 #include "model.h"
+#include "convert.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,20 +34,6 @@ int sn_modelinfo_arch_known(const char *arch) {
     for (size_t i = 0; i < sizeof k_archs / sizeof k_archs[0]; i++)
         if (strcmp(k_archs[i], arch) == 0) return 1;
     return 0;
-}
-
-const char *sn_modelinfo_ftype_name(int ft) {
-    static const struct { int id; const char *name; } t[] = {
-        {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"}, {9, "Q5_1"},
-        {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"},
-        {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"}, {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"},
-        {22, "IQ3_XS"}, {23, "IQ3_XXS"}, {24, "IQ1_S"}, {25, "IQ4_NL"}, {26, "IQ3_S"}, {27, "IQ3_M"},
-        {28, "IQ2_S"}, {29, "IQ2_M"}, {30, "IQ4_XS"}, {31, "IQ1_M"}, {32, "BF16"}, {36, "TQ1_0"},
-        {37, "TQ2_0"}, {38, "MXFP4_MOE"},
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (t[i].id == ft) return t[i].name;
-    return NULL;
 }
 
 static void copy_str(const sn_gguf *g, const char *key, char *buf, size_t cap) {
@@ -95,8 +82,8 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
     }
     copy_str(g, "general.type", mi->general_type, sizeof mi->general_type);
     mi->file_type = (int)int_kv(g, "general.file_type", -1);
-    const char *qn = sn_modelinfo_ftype_name(mi->file_type);
-    snprintf(mi->quant, sizeof mi->quant, "%s", qn ? qn : "unknown");
+    if (mi->file_type < 0 || !sn_ftype_label((uint32_t)mi->file_type, mi->quant, sizeof mi->quant))
+        snprintf(mi->quant, sizeof mi->quant, "unknown");
     mi->chat_template = sn_gguf_str_dup(g, "tokenizer.chat_template");
     mi->license = sn_gguf_str_dup(g, "general.license");
     char key[128];

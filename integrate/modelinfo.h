@@ -23,8 +23,6 @@ typedef struct sn_modelinfo {
 sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err);
 void sn_modelinfo_free(sn_modelinfo *mi);
 
-/* llama_ftype name for a general.file_type value, NULL if unknown. */
-const char *sn_modelinfo_ftype_name(int ftype);
 /* 1 if llama.cpp (the version the oracle runs) has this architecture. */
 int sn_modelinfo_arch_known(const char *arch);
 
