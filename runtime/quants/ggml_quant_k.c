@@ -104,7 +104,7 @@ static float qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) {
 }
 
 #ifdef SN_X86
-/* Lane-parallel twins of qkx2_quants and qx_quants_rmse1: lane j runs sub-block j, and every lane
+/* Lane-parallel twins of sn_qkx2_quants and qx_quants_rmse1: lane j runs sub-block j, and every lane
  * performs exactly the scalar operations in the scalar order (no FMA, no reassociation, ordered
  * compares where C compares), so the results are bit-identical; only independent sub-blocks run
  * side by side. xt/wt are transposed: element i of sub-block j is at [i*8 + j]. */
@@ -120,12 +120,11 @@ __attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes
     return _mm256_blendv_ps(no, yes, mask);
 }
 
-__attribute__((target("avx2"))) static void qkx2_quants_x8(int n, int nmax, const float *xt,
-                                                            const float *wt, int32_t *Lt,
-                                                            float *the_min, float *scale_out,
-                                                            float rmin, float rdelta, int nstep) {
+__attribute__((target("avx2"))) void sn_qkx2_quants_x8(int n, int nmax, const float *xt, const float *wt,
+                                                       int32_t *Lt, float *the_min, float *scale_out, float rmin,
+                                                       float rdelta, int nstep, int use_mad) {
     int32_t Laux[32 * LANES];
-    const __m256 zero = _mm256_setzero_ps();
+    const __m256 zero = _mm256_setzero_ps(), absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256i izero = _mm256_setzero_si256(), inmax = _mm256_set1_epi32(nmax);
     __m256 min = _mm256_loadu_ps(xt), max = min;
     __m256 sum_w = _mm256_loadu_ps(wt);
@@ -148,7 +147,7 @@ __attribute__((target("avx2"))) static void qkx2_quants_x8(int n, int nmax, cons
         l = _mm256_max_epi32(izero, _mm256_min_epi32(inmax, l));
         _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES), l);
         __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(l)), min), x);
-        diff = _mm256_mul_ps(diff, diff);
+        diff = use_mad ? _mm256_and_ps(diff, absmask) : _mm256_mul_ps(diff, diff);
         best_error = _mm256_add_ps(best_error, _mm256_mul_ps(w, diff));
     }
     if (nstep >= 1) {
@@ -181,7 +180,7 @@ __attribute__((target("avx2"))) static void qkx2_quants_x8(int n, int nmax, cons
                 __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
                 __m256 l = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(Laux + i * LANES)));
                 __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(this_scale, l), this_min), x);
-                diff = _mm256_mul_ps(diff, diff);
+                diff = use_mad ? _mm256_and_ps(diff, absmask) : _mm256_mul_ps(diff, diff);
                 cur_error = _mm256_add_ps(cur_error, _mm256_mul_ps(w, diff));
             }
             __m256 take = _mm256_and_ps(dpos, _mm256_cmp_ps(cur_error, best_error, _CMP_LT_OQ));
@@ -302,7 +301,7 @@ static void qk_sub_scales(const float *x, int lanes, int nmax, float rmin, int n
                 wt[l * 8 + j] = av_x + fabsf(xs[l]);
             }
         }
-        qkx2_quants_x8(32, nmax, xt, wt, Lt, mins, scales, rmin, 0.1f, nstep);
+        sn_qkx2_quants_x8(32, nmax, xt, wt, Lt, mins, scales, rmin, 0.1f, nstep, 0);
         for (int j = 0; j < SN_QK_K / 32; j++)
             for (int l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)Lt[l * 8 + j];
         return;

@@ -16,17 +16,44 @@ static void pack_2bit(const uint8_t *L, uint8_t *qs) {
             qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
 }
 
+/* The 16 sub-blocks' scales, mins and levels of one Q2_K block: make_qkx2_quants with |x| weights
+ * and absolute error, 8 sub-blocks at once in lanes with AVX2. */
+static void q2_K_sub_scales(const float *x, uint8_t *L, float *mins, float *scales) {
+#ifdef SN_X86
+    if (CPU_AVX2) {
+        float xt[16 * 8], wt[16 * 8];
+        int32_t Lt[16 * 8];
+        for (int half = 0; half < 2; half++) {
+            for (int j = 0; j < 8; j++)
+                for (int l = 0; l < 16; l++) {
+                    xt[l * 8 + j] = x[16 * (8 * half + j) + l];
+                    wt[l * 8 + j] = fabsf(xt[l * 8 + j]);
+                }
+            sn_qkx2_quants_x8(16, 3, xt, wt, Lt, mins + 8 * half, scales + 8 * half, -0.5f, 0.1f, 15, 1);
+            for (int j = 0; j < 8; j++)
+                for (int l = 0; l < 16; l++) L[16 * (8 * half + j) + l] = (uint8_t)Lt[l * 8 + j];
+        }
+        return;
+    }
+#endif
+    uint8_t Laux[16];
+    float weights[16];
+    for (int j = 0; j < SN_QK_K / 16; j++) {
+        for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
+        scales[j] = sn_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
+    }
+}
+
 void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) {
     sn_block_q2_K *y = vy;
     const int64_t nb = k / SN_QK_K;
     const float q4scale = 15.f;
-    uint8_t L[SN_QK_K], Laux[16];
-    float weights[16], mins[SN_QK_K / 16], scales[SN_QK_K / 16];
+    uint8_t L[SN_QK_K];
+    float mins[SN_QK_K / 16], scales[SN_QK_K / 16];
     for (int64_t i = 0; i < nb; i++) {
         float max_scale = 0, max_min = 0;
+        q2_K_sub_scales(x, L, mins, scales);
         for (int j = 0; j < SN_QK_K / 16; j++) {
-            for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
-            scales[j] = sn_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }
