@@ -17,21 +17,24 @@ static void pack_2bit(const uint8_t *L, uint8_t *qs) {
 }
 
 /* The 16 sub-blocks' scales, mins and levels of one Q2_K block: make_qkx2_quants with |x| weights
- * and absolute error, 8 sub-blocks at once in lanes with AVX2. */
+ * and absolute error; all 16 at once in lanes with AVX-512, 8 at a time with AVX2. */
 static void q2_K_sub_scales(const float *x, uint8_t *L, float *mins, float *scales) {
 #ifdef SN_X86
-    if (CPU_AVX2) {
-        float xt[16 * 8], wt[16 * 8];
-        int32_t Lt[16 * 8];
-        for (int half = 0; half < 2; half++) {
-            for (int j = 0; j < 8; j++)
+    const int level = sn_ggml_level();
+    if (level >= 1) {
+        const int lanes = level == 2 ? 16 : 8;
+        float xt[16 * 16], wt[16 * 16];
+        int32_t Lt[16 * 16];
+        for (int b = 0; b < 16; b += lanes) {
+            for (int j = 0; j < lanes; j++)
                 for (int l = 0; l < 16; l++) {
-                    xt[l * 8 + j] = x[16 * (8 * half + j) + l];
-                    wt[l * 8 + j] = fabsf(xt[l * 8 + j]);
+                    xt[l * lanes + j] = x[16 * (b + j) + l];
+                    wt[l * lanes + j] = fabsf(xt[l * lanes + j]);
                 }
-            sn_qkx2_quants_x8(16, 3, xt, wt, Lt, mins + 8 * half, scales + 8 * half, -0.5f, 0.1f, 15, 1);
-            for (int j = 0; j < 8; j++)
-                for (int l = 0; l < 16; l++) L[16 * (8 * half + j) + l] = (uint8_t)Lt[l * 8 + j];
+            if (lanes == 16) sn_qkx2_quants_x16(16, 3, xt, wt, Lt, mins, scales, -0.5f, 0.1f, 15, 1);
+            else sn_qkx2_quants_x8(16, 3, xt, wt, Lt, mins + b, scales + b, -0.5f, 0.1f, 15, 1);
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 16; l++) L[16 * (b + j) + l] = (uint8_t)Lt[l * lanes + j];
         }
         return;
     }

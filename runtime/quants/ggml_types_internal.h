@@ -142,6 +142,9 @@ float sn_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L
  * -min and the scale of each lane to the_min[8], scale[8]. */
 void sn_qkx2_quants_x8(int n, int nmax, const float *xt, const float *wt, int32_t *Lt, float *the_min, float *scale,
                        float rmin, float rdelta, int nstep, int use_mad);
+/* The same for 16 sub-blocks with AVX-512 ([i*16 + j]). */
+void sn_qkx2_quants_x16(int n, int nmax, const float *xt, const float *wt, int32_t *Lt, float *the_min, float *scale,
+                        float rmin, float rdelta, int nstep, int use_mad);
 #endif
 
 /* The 6-bit scale and min of sub-block j of a Q4_K block. */

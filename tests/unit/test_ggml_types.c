@@ -242,6 +242,7 @@ static void test_simd_quantizers_many(void) {
         {sn_quantize_row_q8_0, "q8_0", 34, 32, N, "quantize_row_q8_0_ref", -1},
         {sn_quantize_row_q4_0, "q4_0", 18, 32, N, "quantize_row_q4_0_ref", -1},
         {sn_quantize_row_q6_K, "q6_K", 210, 256, N, "quantize_row_q6_K_ref", -1},
+        {sn_quantize_row_q4_K, "q4_K", 144, 256, N / 4 - 256, "quantize_row_q4_K_ref", -1}, /* odd: a lone block */
         {sn_quantize_row_q5_K, "q5_K", 176, 256, N / 4, "quantize_row_q5_K_ref", -1},
         {sn_quantize_row_q2_K, "q2_K", 84, 256, N / 8, "quantize_row_q2_K_ref", -1},
         {sn_quantize_row_iq4_nl, "iq4_nl", 18, 32, N / 8 - 96, "ggml_quantize_chunk", SN_GGML_IQ4_NL}, /* 8k+5 blocks */

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# test_convert_quant.sh - sunny-convert's quantized file types are llama-quantize's files, byte for byte.
+#
+# For every family fixture (llama3, mistral, qwen2, qwen3: tests/fixtures/gen_model.py; rwkv7:
+# gen_rwkv7.py; mamba2: gen_mamba2.py, 2 groups), in the "tiny" presets (rows of 128: the K-quants
+# fall back to Q4_0/Q5_0/Q5_1/Q8_0/IQ4_NL/F16) and "small" ones (rows multiples of 256: the recipes as
+# written), `sunny-convert HF_DIR --outtype T` in one step must be the file llama_model_quantize
+# (tests/tools/llama_quantize_oracle.c, node-llama-cpp's libllama) writes for T's llama_ftype from
+# sunny's f32 GGUF of the same folder (equal to llama.cpp's converter's: test_convert_parity,
+# test_rwkv7, test_mamba2). A large untied embedding costs seconds per file type in both quantizers
+# (IQ4's 15-scale search most), so within make test's budget: all 15 file types on the tiny llama3,
+# mistral, qwen2 and the small mistral; all but iq4_nl/iq4_xs on the tiny qwen3, rwkv7, mamba2; the
+# K-quant mixes q2_k, q3_k_m, q4_k_m, q5_k_m on the small llama3 and rwkv7; q4_k_m on the small
+# qwen2, qwen3, mamba2; the mixtures of experts (gen_model.py mixtral: 8 experts, whose rules bump
+# attn_k/attn_v/attn_output; qwen3moe: 16) q2_k, q3_k_m, q4_k_m, q5_k_m and q4_k_m on the tiny preset.
+# SN_CQ_FULL=1 runs all 15 on all 14 fixtures.
+# One oracle process quantizes every reference file. Then sunny-run against llama.cpp on the q4_k_m
+# files of the small mistral, qwen3, rwkv7 and mamba2 (3 prompts x 32 greedy tokens each).
+# Then the GGUF input (requantize): from the f32 and from a bf16 GGUF, from a Q4_0 file (refused, then
+# with --allow-requantize against llama-quantize --allow-requantize); the CLI: names in any case, an
+# unknown name listing the accepted ones, --dry-run's plan naming each tensor's type.
+source "$(dirname "$0")/lib.sh"
+need_oracle
+need_py torch numpy
+export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
+W=$SN_WORK/convert_quant
+scratch "$W"
+mkdir -p "$W"
+CONV=$SN_BIN/sunny-convert
+LQ=$SN_BUILD/tests/llama_quantize_oracle
+declare -A FT=([q4_0]=2 [q4_1]=3 [q5_0]=8 [q5_1]=9 [q2_k]=10 [q3_k_s]=11 [q3_k_m]=12 [q3_k_l]=13 [q4_k_s]=14
+               [q4_k_m]=15 [q5_k_s]=16 [q5_k_m]=17 [q6_k]=18 [iq4_nl]=25 [iq4_xs]=30)
+ALL="q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k iq4_nl iq4_xs"
+NOIQ4="q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k"
+MIX="q2_k q3_k_m q4_k_m q5_k_m"
+ONE="q4_k_m"
+[[ ${SN_CQ_FULL:-0} == 1 ]] && NOIQ4=$ALL MIX=$ALL ONE=$ALL
+
+hf_of() { # hf_of FAMILY PRESET -> HF folder
+  case $1 in
+    rwkv7) local d=$W/rwkv7-$2
+      [[ -f $d/fla/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_rwkv7.py" --out "$d" --preset "$2" >/dev/null || return 1
+      echo "$d/fla" ;;
+    mamba2) local d=$W/mamba2-$2
+      [[ -f $d/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$d" --preset "$2" --groups 2 >/dev/null || return 1
+      echo "$d" ;;
+    *) fixture "$1" bf16 "$2" ;;
+  esac
+}
+
+CASES="llama3/tiny/$ALL mistral/tiny/$ALL qwen2/tiny/$ALL qwen3/tiny/$NOIQ4 rwkv7/tiny/$NOIQ4 mamba2/tiny/$NOIQ4
+       mistral/small/$ALL llama3/small/$MIX rwkv7/small/$MIX qwen2/small/$ONE qwen3/small/$ONE mamba2/small/$ONE
+       mixtral/tiny/$MIX qwen3moe/tiny/$ONE"
+args=() pairs=()
+while read -r spec; do
+  [[ -n $spec ]] || continue
+  IFS=/ read -r fam preset types <<<"$spec"
+  hf=$(hf_of "$fam" "$preset") || { bad "$fam/$preset: fixture generation failed"; continue; }
+  f32=$W/$fam-$preset-f32.gguf
+  "$CONV" "$hf" -o "$f32" --outtype f32 --force >/dev/null 2>&1 || { bad "$fam/$preset: sunny-convert f32 failed"; continue; }
+  for ot in $types; do
+    "$CONV" "$hf" -o "$W/$fam-$preset-$ot.gguf" --outtype "$ot" --force >/dev/null 2>"$W/err" ||
+      { bad "$fam/$preset/$ot: sunny-convert failed: $(cat "$W/err")"; continue; }
+    args+=("$f32" "$W/$fam-$preset-$ot.lq.gguf" "${FT[$ot]}")
+    pairs+=("$fam/$preset/$ot")
+  done
+done < <(sed 's/ \([a-z0-9]*\/\(tiny\|small\)\/\)/\n\1/g' <<<"$CASES")
+
+# requantize inputs on the small mistral: its bf16 GGUF and llama-quantize's Q4_0 file
+hf=$(hf_of mistral small) && "$CONV" "$hf" -o "$W/rq-bf16.gguf" --outtype bf16 --force >/dev/null ||
+  bad "mistral/small: bf16 GGUF failed"
+args+=("$W/rq-bf16.gguf" "$W/rq-bf16-q4_k_m.lq.gguf" 15)
+"$LQ" "${args[@]}" >"$W/lq.log" 2>&1 || { bad "llama_model_quantize failed:"; tail -5 "$W/lq.log"; }
+
+n_same=0
+for p in "${pairs[@]}"; do
+  IFS=/ read -r fam preset ot <<<"$p"
+  ours=$W/$fam-$preset-$ot.gguf ref=$W/$fam-$preset-$ot.lq.gguf
+  if cmp -s "$ours" "$ref"; then n_same=$((n_same + 1))
+  else bad "$p: sunny-convert's file differs from llama-quantize's: $(cmp "$ours" "$ref" 2>&1 | head -1)"; fi
+done
+ok "$n_same of ${#pairs[@]} files (family/preset/type) equal llama-quantize's byte for byte"
+
+# ---- runtime: sunny-run on the written q4_k_m files of the families test_quant_parity (llama3, qwen2)
+# and test_iq4_parity do not quantize, vs llama.cpp: 3 prompts x 32 greedy tokens each, one oracle
+# process, judged by tests/tools/parity_judge.py (equal tokens or a proven tie; logits on AVX-512)
+: >"$W/rt.tsv"
+while read -r fam ids; do
+  g=$W/$fam-small-q4_k_m.gguf
+  [[ -f $g ]] || { bad "$fam/small/q4_k_m: no file to run"; continue; }
+  printf '%s-small/q4_k_m\t%s\t%s\n' "$fam" "$g" "$ids" >>"$W/rt.tsv"
+done <<'IDS'
+mistral 1,415,2936,9060,285,1142
+mistral 1,851,349,264,1369,28723
+mistral 1,22557,28725,910,1141
+qwen3 9906,1917,11,1234,5678,42
+qwen3 785,3974,13876,38835,11
+qwen3 40,1075,311,3291,911,2272
+rwkv7 33155,45,4811,2580
+rwkv7 11,33,2319,49,1006
+rwkv7 261,4960,3319,28,59
+mamba2 9906,1917,11,1234,5678,42
+mamba2 785,3974,13876,38835,11
+mamba2 40,1075,311,3291,911,2272
+IDS
+$PY - "$W/rt.tsv" >"$W/rt-jobs.jsonl" <<'PYEOF'
+import json, sys
+for line in open(sys.argv[1]):
+    tag, gguf, ids = line.rstrip("\n").split("\t")
+    print(json.dumps({"model": gguf, "prompt_ids": [int(i) for i in ids.split(",")], "n": 32,
+                      "top_logits": 8, "decode_top_logits": 8, "step_top_logits": 2}))
+PYEOF
+if $ORACLE batch --threads 1 <"$W/rt-jobs.jsonl" >"$W/rt-oracle.jsonl" 2>"$W/rt-oracle.err"; then
+  $PY "$SN_SRC/tests/tools/parity_judge.py" "$W/rt.tsv" "$W/rt-oracle.jsonl" "$SN_BIN/sunny-run" 32 2 ||
+    sn_fail=$((sn_fail + 1))
+else bad "llama.cpp oracle failed: $(tail -2 "$W/rt-oracle.err")"; fi
+
+# ---- a GGUF as input
+f32=$W/mistral-small-f32.gguf
+"$CONV" "$f32" -o "$W/rq-f32-q4_k_m.gguf" --outtype q4_k_m --force >/dev/null 2>&1 &&
+  cmp -s "$W/rq-f32-q4_k_m.gguf" "$W/mistral-small-q4_k_m.lq.gguf" &&
+  ok "requantize: f32 GGUF -> q4_k_m equals llama-quantize's" || bad "requantize: f32 GGUF -> q4_k_m differs"
+"$CONV" "$W/rq-bf16.gguf" -o "$W/rq-bf16-q4_k_m.gguf" --outtype Q4_K_M --force >/dev/null 2>&1 &&
+  cmp -s "$W/rq-bf16-q4_k_m.gguf" "$W/rq-bf16-q4_k_m.lq.gguf" &&
+  ok "requantize: bf16 GGUF -> Q4_K_M equals llama-quantize's" || bad "requantize: bf16 GGUF -> Q4_K_M differs"
+q40=$W/mistral-small-q4_0.lq.gguf
+out=$("$CONV" "$q40" -o "$W/rq-q4.gguf" --outtype q4_k_m --force 2>&1); rc=$?
+[[ $rc == 1 && $out == *"already Q4_0"*"--allow-requantize"* && ! -e $W/rq-q4.gguf ]] &&
+  ok "requantize: an already-quantized input is refused without --allow-requantize (exit 1, nothing written)" ||
+  bad "requantize: a Q4_0 input gave exit $rc: $out"
+out=$("$CONV" "$q40" -o "$W/rq-q4.gguf" --outtype q4_k_m --force --allow-requantize 2>&1 >/dev/null)
+SN_ALLOW_REQUANTIZE=1 "$LQ" "$q40" "$W/rq-q4.lq.gguf" 15 >/dev/null 2>&1
+[[ $out == *"warning:"*"quantized again"* ]] && cmp -s "$W/rq-q4.gguf" "$W/rq-q4.lq.gguf" &&
+  ok "requantize: --allow-requantize Q4_0 -> q4_k_m warns and equals llama-quantize --allow-requantize's" ||
+  bad "requantize: --allow-requantize: warning '$out' or bytes differ"
+
+# ---- the command line
+hf=$(hf_of mistral small)
+out=$("$CONV" "$hf" -o "$W/x.gguf" --outtype q4_k_x 2>&1); rc=$?
+[[ $rc == 2 && $out == *"q2_k"*"q4_k_m"*"iq4_xs"* ]] && ok "an unknown --outtype exits 2 and lists the accepted names" ||
+  bad "unknown --outtype: exit $rc, '$out'"
+"$CONV" "$hf" --dry-run --outtype Q4_K_M >"$W/plan.txt" 2>&1 &&
+  [[ $(grep -E 'blk\.[0-3]\.(attn_v|ffn_down)\.weight' "$W/plan.txt" | awk '{print $3 "=" $6}' | tr '\n' ' ') == \
+     "blk.0.attn_v.weight=Q4_K blk.0.ffn_down.weight=Q4_K blk.1.attn_v.weight=Q4_K blk.1.ffn_down.weight=Q4_K "\
+"blk.2.attn_v.weight=Q6_K blk.2.ffn_down.weight=Q6_K blk.3.attn_v.weight=Q6_K blk.3.ffn_down.weight=Q6_K " ]] &&
+  grep -q 'output.weight .* Q6_K' "$W/plan.txt" && ! [[ -e $W/x.gguf ]] &&
+  ok "--dry-run --outtype Q4_K_M prints the per-tensor plan (layers 2-3 of 4 get Q6_K attn_v/ffn_down)" ||
+  { bad "--dry-run plan:"; head -20 "$W/plan.txt"; }
+finish
