@@ -92,12 +92,11 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 #define kv_str sn_arch_kv_str
 #define TRY SN_ARCH_TRY
 
-static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
-                          sn_err *err) {
-    const char *A = a->gguf_arch;
+/* TextModel.set_gguf_parameters, in order; each key only when the config (with class defaults)
+ * has the field. */
+sn_status sn_arch_text_model_kv(const char *A, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
+                                sn_err *err) {
     double d;
-    /* TextModel.set_gguf_parameters, in order; each key only when the config (with class defaults)
-     * has the field. */
     TRY(kv_u32(w, A, "block_count", (uint64_t)c->n_layers, err));
     if (c->max_position_embeddings >= 0) TRY(kv_u32(w, A, "context_length", (uint64_t)c->max_position_embeddings, err));
     if (c->hidden_size >= 0) TRY(kv_u32(w, A, "embedding_length", (uint64_t)c->hidden_size, err));
@@ -133,6 +132,7 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
         break;
     default: break; /* llama3: rope_freqs tensor; others: the reference only warns */
     }
+    TRY(sn_arch_kv_mrope_sections(w, A, c, err));
     if (c->has_rope_theta) TRY(kv_f32(w, A, "rope.freq_base", c->rope_theta, err));
     if (c->has_rms_norm_eps) TRY(kv_f32(w, A, "attention.layer_norm_rms_epsilon", c->rms_norm_eps, err));
     static const char *const ln_keys[] = {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"};
@@ -146,17 +146,19 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
         TRY(kv_u32(w, A, "attention.key_length", (uint64_t)c->head_dim, err));
         TRY(kv_u32(w, A, "attention.value_length", (uint64_t)c->head_dim, err));
     }
-    TRY(kv_u32(w, NULL, "general.file_type", file_type, err));
+    return kv_u32(w, NULL, "general.file_type", file_type, err);
+}
+
+static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
+                          sn_err *err) {
+    const char *A = a->gguf_arch;
+    TRY(sn_arch_text_model_kv(A, c, file_type, w, err));
     if (opts_of(a)->llama_kv) {
         TRY(kv_u32(w, A, "vocab_size", (uint64_t)c->vocab_size, err));
         TRY(kv_u32(w, A, "rope.dimension_count", head_dim_of(c), err));
     }
-    if (opts_of(a)->all_sparse) { /* Qwen2MoeModel.set_gguf_parameters, after its parent's keys */
-        if (sn_hf_config_get_num(c, "moe_intermediate_size", &d)) TRY(kv_u32(w, A, "expert_feed_forward_length", d, err));
-        if (sn_hf_config_get_num(c, "shared_expert_intermediate_size", &d))
-            TRY(kv_u32(w, A, "expert_shared_feed_forward_length", d, err));
-    }
-    return SN_OK;
+    /* Qwen2MoeModel.set_gguf_parameters, after its parent's keys */
+    return opts_of(a)->all_sparse ? sn_moe_write_qwen_ff(A, c, w, err) : SN_OK;
 }
 
 /* ---- tensors ---- */
@@ -219,21 +221,6 @@ static void set_shape(sn_arch_tensor *t, int n_dims, uint64_t ne0, uint64_t ne1)
     if (n_dims > 1) t->ne[1] = ne1;
 }
 
-/* TextModel.filter_tensors: multimodal towers and projectors are dropped, not errors. */
-static int is_multimodal(const char *n) {
-    static const char *const prefixes[] = {"mlp", "vit.", "vpm.", "siglip2.", "conformer.", "merger.", "resampler.",
-                                           "sound_encoder.", "sound_projection.", "speech_embeddings."};
-    static const char *const parts[] = {"visual.", "vision.", "audio.", "talker.", "vision_", "audio_", "token2wav.",
-                                        "code2wav.", "projector.", "pre_mm_projector_norm", "image_newline",
-                                        "view_seperator", "patch_embed", "patch_embedding", "patch_merger.",
-                                        "patch_merge_mlp.", "model.connector."};
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (strncmp(n, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        if (strstr(n, parts[i])) return 1;
-    return 0;
-}
-
 /* Removes every occurrence of `pat` from s (Python str.replace(pat, "")). */
 static void remove_all(char *s, const char *pat) {
     size_t L = strlen(pat);
@@ -245,7 +232,7 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
                       sn_err *err) {
     const family_opts *o = opts_of(a);
     memset(out, 0, sizeof(*out));
-    if (is_multimodal(hf_in)) return SN_ARCH_MAP_SKIP;
+    if (sn_arch_is_multimodal(hf_in)) return SN_ARCH_MAP_SKIP;
     char hf[512];
     snprintf(hf, sizeof hf, "%s", hf_in);
     if (o->llama_kv) remove_all(hf, "text_model."); /* LlamaModel.filter_tensors (SmolVLM) */
