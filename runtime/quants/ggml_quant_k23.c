@@ -18,9 +18,8 @@ static void pack_2bit(const uint8_t *L, uint8_t *qs) {
 
 /* The 16 sub-blocks' scales, mins and levels of one Q2_K block: make_qkx2_quants with |x| weights
  * and absolute error; all 16 at once in lanes with AVX-512, 8 at a time with AVX2. */
-static void q2_K_sub_scales(const float *x, uint8_t *L, float *mins, float *scales) {
+static void q2_K_sub_scales(const float *x, int level, uint8_t *L, float *mins, float *scales) {
 #ifdef SN_X86
-    const int level = sn_ggml_level();
     if (level >= 1) {
         const int lanes = level == 2 ? 16 : 8;
         float xt[16 * 16], wt[16 * 16];
@@ -39,6 +38,7 @@ static void q2_K_sub_scales(const float *x, uint8_t *L, float *mins, float *scal
         return;
     }
 #endif
+    (void)level;
     uint8_t Laux[16];
     float weights[16];
     for (int j = 0; j < SN_QK_K / 16; j++) {
@@ -47,7 +47,10 @@ static void q2_K_sub_scales(const float *x, uint8_t *L, float *mins, float *scal
     }
 }
 
-void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) {
+void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q2_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+
+void sn_quantize_row_q2_K_at(const float *x, void *vy, int64_t k, int level) {
+    level = sn_ggml_level(level);
     sn_block_q2_K *y = vy;
     const int64_t nb = k / SN_QK_K;
     const float q4scale = 15.f;
@@ -55,7 +58,7 @@ void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) {
     float mins[SN_QK_K / 16], scales[SN_QK_K / 16];
     for (int64_t i = 0; i < nb; i++) {
         float max_scale = 0, max_min = 0;
-        q2_K_sub_scales(x, L, mins, scales);
+        q2_K_sub_scales(x, level, L, mins, scales);
         for (int j = 0; j < SN_QK_K / 16; j++) {
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];

@@ -209,23 +209,27 @@ __attribute__((target("avx2"))) static void iq4_block_scales_x8(const float *x, 
 }
 #endif
 
-/* The scales of nblk consecutive 32-value blocks: 8 at a time in lanes with AVX2. */
-static void iq4_block_scales(const float *x, int64_t nblk, float *d) {
+/* The scales of nblk consecutive 32-value blocks: 8 at a time in lanes with AVX2 (level >= 1). */
+static void iq4_block_scales(const float *x, int64_t nblk, float *d, int level) {
 #ifdef SN_X86
-    if (CPU_AVX2) {
+    if (level >= 1) {
         for (int64_t b = 0; b < nblk; b += 8) iq4_block_scales_x8(x + 32 * b, (int)SN_MIN(8, nblk - b), d + b);
         return;
     }
 #endif
+    (void)level;
     for (int64_t b = 0; b < nblk; b++) d[b] = iq4_block_scale(x + 32 * b);
 }
 
-void sn_quantize_row_iq4_nl(const float *x, void *vy, int64_t k) {
+void sn_quantize_row_iq4_nl(const float *x, void *vy, int64_t k) { sn_quantize_row_iq4_nl_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+
+void sn_quantize_row_iq4_nl_at(const float *x, void *vy, int64_t k, int level) {
+    level = sn_ggml_level(level);
     sn_block_iq4_nl *y = vy;
     float sc[8];
     for (int64_t i = 0; i < k / 32; i += 8) {
         const int64_t nb = SN_MIN(8, k / 32 - i);
-        iq4_block_scales(x + 32 * i, nb, sc);
+        iq4_block_scales(x + 32 * i, nb, sc, level);
         for (int64_t b = 0; b < nb; b++) {
             y[i + b].d = sn_fp32_to_fp16(sc[b]);
             iq4_pack(x + 32 * (i + b), sc[b] != 0.0f ? 1 / sc[b] : 0, y[i + b].qs);
@@ -235,12 +239,15 @@ void sn_quantize_row_iq4_nl(const float *x, void *vy, int64_t k) {
 
 /* IQ4_XS: the 8 block scales as 6-bit multiples of d = -max_scale / 32 (the unrounded d, as ggml
  * uses it), then every block's indices against its rounded scale. */
-void sn_quantize_row_iq4_xs(const float *x, void *vy, int64_t k) {
+void sn_quantize_row_iq4_xs(const float *x, void *vy, int64_t k) { sn_quantize_row_iq4_xs_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+
+void sn_quantize_row_iq4_xs_at(const float *x, void *vy, int64_t k, int level) {
+    level = sn_ggml_level(level);
     sn_block_iq4_xs *y = vy;
     float scales[8];
     for (int64_t i = 0; i < k / SN_QK_K; i++, x += SN_QK_K) {
         float max_scale = 0, amax_scale = 0;
-        iq4_block_scales(x, 8, scales);
+        iq4_block_scales(x, 8, scales, level);
         for (int ib = 0; ib < 8; ib++)
             if (fabsf(scales[ib]) > amax_scale) { amax_scale = fabsf(scales[ib]); max_scale = scales[ib]; }
         const float d = -max_scale / 32;
