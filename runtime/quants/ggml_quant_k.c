@@ -153,37 +153,6 @@ __attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes
 #define MANDNOT _mm256_andnot_ps /* ~a & b */
 #define MANY(m) _mm256_movemask_ps(m)
 #include "qkx2_lanes.h"
-#undef QK_NAME
-#undef QK_TARGET
-#undef QK_LANES
-#undef VF
-#undef VI
-#undef VM
-#undef LOADF
-#undef STOREF
-#undef LOADI
-#undef STOREI
-#undef SET1F
-#undef SET1I
-#undef ABSMASK
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef MINF
-#undef MAXF
-#undef ANDF
-#undef XORF
-#undef CVT
-#undef IMAX
-#undef IMIN
-#undef NEAREST
-#undef CMPF
-#undef SELF
-#undef SELI
-#undef MAND
-#undef MANDNOT
-#undef MANY
 
 __attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f) {
     __m512i i = _mm512_castps_si512(_mm512_add_ps(f, _mm512_set1_ps(12582912.f)));
@@ -223,37 +192,6 @@ __attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f)
 #define MANDNOT(a, b) ((__mmask16)(~(a) & (b)))
 #define MANY(m) ((m) != 0)
 #include "qkx2_lanes.h"
-#undef QK_NAME
-#undef QK_TARGET
-#undef QK_LANES
-#undef VF
-#undef VI
-#undef VM
-#undef LOADF
-#undef STOREF
-#undef LOADI
-#undef STOREI
-#undef SET1F
-#undef SET1I
-#undef ABSMASK
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef MINF
-#undef MAXF
-#undef ANDF
-#undef XORF
-#undef CVT
-#undef IMAX
-#undef IMIN
-#undef NEAREST
-#undef CMPF
-#undef SELF
-#undef SELI
-#undef MAND
-#undef MANDNOT
-#undef MANY
 
 /* One scale of qx_quants_rmse1_x8 in every lane: the levels of iscale * x clamped to
  * [-nmax, nmax - 1], stored + nmax in L, and the weighted (w = x*x) sums sum(w*x*l), sum(w*l*l)
