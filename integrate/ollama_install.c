@@ -135,7 +135,8 @@ static int check_server_render(sn_http *h, const sn_ollama_install_opts *a, cons
     cJSON_AddBoolToObject(b, "stream", 0);
     char *js = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
-    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .stall_s = 600};
+    /* one answer at the end, after the server loaded the model: the load limit, not the stall one */
+    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .loads_model = 1};
     sn_http_resp r;
     sn_status st = js ? sn_http_do(h, &rq, &r, err) : SN_ENOMEM;
     free(js);
@@ -524,7 +525,6 @@ static sn_status run_prompt(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn
     cJSON *b = cJSON_CreateObject();
     cJSON_AddStringToObject(b, "model", j->a->name);
     cJSON_AddStringToObject(b, "prompt", j->a->run_prompt);
-    cJSON_AddBoolToObject(b, "stream", 0);
     sn_ollama_gen g;
     sn_status gs = sn_ollama_generate(j->h, b, &g, err);
     cJSON_Delete(b);
