@@ -42,7 +42,10 @@ static void usage(FILE *f) {
             "data-only VM that refuses every global outside torch.load(weights_only=True)'s allow-list.\n"
             "Supported architectures: %s.\n\n"
             "Options:\n"
-            "  -o, --outfile PATH   output GGUF file (default: none; required unless --dry-run)\n"
+            "  -o, --outfile PATH   output GGUF file, or a folder to write the default name in; {ftype}\n"
+            "                       ({outtype}, {FTYPE}, {OUTTYPE}) is replaced by the output type (default: in\n"
+            "                       the model's folder, named like convert_hf_to_gguf.py: NAME-SIZE-FINETUNE-\n"
+            "                       VERSION-TYPE.gguf, e.g. Qwen3-0.6B-Q8_0.gguf; a GGUF input: ggml-model-TYPE.gguf)\n"
             "  --outtype TYPE       output type, any case (default auto); the quantized ones write exactly\n"
             "                       what llama-quantize writes for that file type from the f32 conversion:\n",
             sn_arch_supported_list());
@@ -192,10 +195,10 @@ static int run_blob(const sn_blob_convert_opts *bo, int json) {
 
 /* A GGUF without tokenizer.chat_template is a base model to Ollama and LM Studio: say so now, with
  * the fix, rather than at install time. */
-static void warn_no_template(const sn_convert_opts *o) {
+static void warn_no_template(const sn_convert_opts *o, const char *out_path) {
     sn_gguf *g;
     sn_err err = {0};
-    if (sn_gguf_open(o->out_path, SN_GGUF_NO_DATA, &g, &err) != SN_OK) return;
+    if (sn_gguf_open(out_path, SN_GGUF_NO_DATA, &g, &err) != SN_OK) return;
     const int has = sn_gguf_find_key(g, "tokenizer.chat_template") >= 0;
     sn_gguf_close(g);
     if (has) return;
@@ -204,7 +207,7 @@ static void warn_no_template(const sn_convert_opts *o) {
                  "(plain text completion, no chat turns). If it is a chat/instruct model, copy the instruct "
                  "model's tokenizer_config.json (or chat_template.jinja) into the folder and convert again, or "
                  "give the template when installing: sunny-integrate ollama %s --template FILE",
-                 o->model_dir, o->model_dir, o->out_path, o->out_path);
+                 o->model_dir, o->model_dir, out_path, out_path);
 }
 
 static long peak_rss_mb(void) {
@@ -308,7 +311,6 @@ int main(int argc, char **argv) {
         if (ui.tty) { bo.on_progress = on_progress; bo.ud = &ui; }
         return run_blob(&bo, json);
     }
-    if (!o.out_path && !o.dry_run) return sn_cli_usage_error("missing -o OUT.gguf");
     if (o.out_path && o.dry_run && !o.force) {
         /* a dry run writes nothing, so an existing output is not an error */
         o.force = 1;
@@ -351,7 +353,7 @@ int main(int argc, char **argv) {
                r.n_tensors, (unsigned long long)r.bytes, (unsigned long long)r.src_bytes,
                (unsigned long long)r.n_params, r.seconds, r.data_seconds, r.sync_seconds, peak_rss_mb());
         if (o.dry_run) printf("null");
-        else json_str(o.out_path);
+        else json_str(r.out_path);
         printf(", \"dry_run\": %s, \"tokenizer\": ", o.dry_run ? "true" : "false");
         json_str(r.vocab_model);
         printf(", \"pre\": ");
@@ -363,14 +365,15 @@ int main(int argc, char **argv) {
         printf("}\n");
     } else if (o.dry_run) {
         char size[SN_SIZE_STR_MAX];
-        printf("%zu tensors, %s of GGUF (%s, %s); nothing written\n", r.n_tensors,
-               sn_size_str(r.bytes, size, sizeof size), r.arch, r.ftype);
+        printf("%zu tensors, %s of GGUF (%s, %s); nothing written%s%s%s\n", r.n_tensors,
+               sn_size_str(r.bytes, size, sizeof size), r.arch, r.ftype, r.out_path[0] ? " (would be " : "",
+               r.out_path, r.out_path[0] ? ")" : "");
     }
     if (!o.dry_run) {
         char size[SN_SIZE_STR_MAX];
-        fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs\n", sn_cli_prog(), o.out_path, r.arch,
+        fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs\n", sn_cli_prog(), r.out_path, r.arch,
                 r.ftype, r.n_tensors, sn_size_str(r.bytes, size, sizeof size), r.seconds);
-        warn_no_template(&o);
+        warn_no_template(&o, r.out_path);
     }
     return SN_EXIT_OK;
 }

@@ -40,13 +40,20 @@ static void note_line(void *ud, const char *line) {
 
 void lms_usage(FILE *f) {
     fprintf(f,
-            "Usage: sunny-integrate lmstudio MODEL.gguf [options]\n"
+            "Usage: sunny-integrate lmstudio (MODEL.gguf | MODEL_DIR | WEIGHTS) [options]\n"
             "Places MODEL.gguf at <models>/<publisher>/<repo>/<name>-<QUANT>.gguf where LM Studio indexes it\n"
-            "(the models dir resolved like `lms import`), then optionally proves the server token-exact.\n"
+            "(the models dir resolved like `lms import`), then optionally proves the server token-exact. An\n"
+            "HF folder or checkpoint is converted first, once, into the cache ($XDG_CACHE_HOME/sunny, else\n"
+            "~/.cache/sunny); a second install converts nothing. Placing a file already there (same inode\n"
+            "or same bytes) is a success.\n"
             "\n"
             "Options:\n"
-            "  MODEL.gguf, --gguf F  the model; split parts -00001-of-N are placed together (default: none,\n"
+            "  MODEL, --gguf F       the model; split parts -00001-of-N are placed together (default: none,\n"
             "                        required)\n"
+            "  --outtype TYPE        convert (or requantize a GGUF) to TYPE, as sunny-convert --outtype\n"
+            "                        (default: a GGUF as it is; an HF model auto)\n"
+            "  --config FILE         a single checkpoint's config.json (default: beside it)\n"
+            "  --keep-gguf PATH      also leave the converted GGUF at PATH (default: only in the cache)\n"
             "  --models-dir DIR      LM Studio's models dir (default: resolved like lms: ~/.lmstudio-home-pointer,\n"
             "                        then ~/.cache/lm-studio, then ~/.lmstudio; settings.json downloadsFolder)\n"
             "  --user-repo PUB/REPO  both folder levels at once, as lms names them (default: sunny-local/\n"
@@ -109,6 +116,7 @@ void digest_usage(FILE *f) {
 
 int cmd_lmstudio(int argc, char **argv) {
     const char *gguf = NULL, *dir = NULL, *pub = NULL, *repo = NULL, *mmproj = NULL, *host = NULL, *user_repo = NULL;
+    install_source src = {0};
     const char *prompt = "The capital of France is";
     int smoke = 0, n = 32, force = 0, dry = 0;
     int64_t seed = 42, ctx = 512;
@@ -122,6 +130,9 @@ int cmd_lmstudio(int argc, char **argv) {
             dst = &gguf;
         }
         else if (!strcmp(s, "--user-repo")) dst = &user_repo;
+        else if (!strcmp(s, "--outtype")) dst = &src.outtype;
+        else if (!strcmp(s, "--keep-gguf")) dst = &src.keep;
+        else if (!strcmp(s, "--config")) dst = &src.config;
         else if (!strcmp(s, "-L") || !strcmp(s, "--hard-link")) { mode = SN_LMS_HARDLINK; continue; }
         else if (!strcmp(s, "-c") || !strcmp(s, "--copy")) { mode = SN_LMS_COPY; continue; }
         else if (!strcmp(s, "-l") || !strcmp(s, "--symbolic-link")) { mode = SN_LMS_SYMLINK; continue; }
@@ -174,6 +185,12 @@ int cmd_lmstudio(int argc, char **argv) {
     sn_err err = {0};
     if (pub && sn_lms_check_name("--publisher", pub, &err)) return sn_cli_usage_error("%s", err.msg);
     if (repo && sn_lms_check_name("--repo", repo, &err)) return sn_cli_usage_error("%s", err.msg);
+    char cached[4096];
+    cJSON *cache = NULL;
+    src.src = gguf;
+    int src_rc = resolve_source(&src, cached, sizeof cached, &cache);
+    if (src_rc) return src_rc;
+    gguf = cached;
     sn_lms_install_opts lo = {.gguf = gguf, .mmproj = mmproj, .models_dir = dir, .publisher = pub, .repo = repo,
                               .mode = mode, .force = force, .dry_run = dry, .smoke = smoke, .host = host,
                               .prompt = prompt, .n_predict = n, .seed = seed, .ctx = ctx, .env = &g_env,
@@ -186,6 +203,8 @@ int cmd_lmstudio(int argc, char **argv) {
     if (st == SN_OK) st = sn_lms_install_run(job, &cb, &res, &err);
     sn_lms_job_free(job);
     int rc = 0;
+    if (res.json && cache) cJSON_AddItemToObject(res.json, "cache", cache);
+    else cJSON_Delete(cache);
     if (st) rc = sn_cli_exit_code(res.json ? fail_json(&err, res.json) : sn_cli_fail(&err));
     else if (res.diverged) rc = SN_EXIT_FAIL;
     if (res.json) print_json(res.json);

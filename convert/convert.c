@@ -180,11 +180,33 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     char *cfg_path = NULL, *meta_dir = NULL;
     sn_status st;
 
-    if (!o->model_dir || (!o->out_path && !o->dry_run))
+    if (!o->model_dir || (!o->out_path && o->sink))
         return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
-    if (sn_conv_is_gguf(o->model_dir)) return sn_conv_requantize(o, res, err);
+    const int derive = !o->sink && sn_convert_out_needs_name(o->out_path);
+    const char *spec = o->out_path; /* -o as given */
+    sn_convert_opts oo = *o; /* o with the resolved output name */
+    if (sn_conv_is_gguf(o->model_dir)) {
+        if (derive) { /* llama-quantize: [input folder]/ggml-model-FTYPE.gguf */
+            const sn_outtype_info *qi = sn_outtype_info_of(o->outtype);
+            char ft[32], dn[64];
+            upper_label(o->outtype, ft, sizeof ft);
+            snprintf(dn, sizeof dn, "ggml-model-%s", ft);
+            if (o->outtype != SN_OUTTYPE_AUTO && qi &&
+                (st = sn_convert_out_path(o->out_path, o->model_dir, dn, ft, res->out_path, sizeof res->out_path, err)))
+                return st;
+            oo.out_path = res->out_path;
+        }
+        char keep[sizeof res->out_path];
+        snprintf(keep, sizeof keep, "%s", oo.out_path ? oo.out_path : "");
+        st = sn_conv_requantize(&oo, res, err);
+        snprintf(res->out_path, sizeof res->out_path, "%s", keep);
+        return st;
+    }
+    if (o->out_path) snprintf(res->out_path, sizeof res->out_path, "%s", o->out_path);
+    if (derive) oo.out_path = NULL; /* checked once the name is known */
+    o = &oo;
     if ((st = resolve_inputs(o, &cfg_path, &meta_dir, err)) != SN_OK) goto done;
-    if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0) {
+    if (o->out_path && !o->dry_run && !o->force && access(o->out_path, F_OK) == 0) {
         st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
         goto done;
     }
@@ -249,7 +271,23 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
     pc.total = n_params;
     pc.expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
-    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, &pc, w, err)) != SN_OK) goto done;
+    char stem[512];
+    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, &pc, w, stem, sizeof stem, err)) != SN_OK) goto done;
+    if (derive) { /* the default name: known now, before any tensor is converted */
+        char ft[32], dn[600];
+        upper_label(ot, ft, sizeof ft);
+        snprintf(dn, sizeof dn, "%s-%s", stem, ft);
+        char path[sizeof res->out_path];
+        if ((st = sn_convert_out_path(spec, o->model_dir, dn, ft, path,
+                                      sizeof path, err)) != SN_OK)
+            goto done;
+        snprintf(res->out_path, sizeof res->out_path, "%s", path);
+        oo.out_path = res->out_path;
+        if (!o->dry_run && !o->force && access(oo.out_path, F_OK) == 0) {
+            st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", oo.out_path);
+            goto done;
+        }
+    }
     if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
     sn_vocab_opts vo = {o->pre_override, o->vocab_path};

@@ -93,6 +93,22 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
         char *dot = strstr(mi->name, ".gguf");
         if (dot) *dot = 0;
     }
+    { /* naming_convention: basename or name ('/' and ' ' as '-'), -size_label, -finetune, -version */
+        static const char *const keys[] = {"general.basename", "general.size_label", "general.finetune",
+                                           "general.version"};
+        size_t k = 0;
+        for (int i = 0; i < 4; i++) {
+            char v[128];
+            v[0] = 0;
+            copy_str(g, keys[i], v, sizeof v);
+            if (i == 0 && !v[0]) snprintf(v, sizeof v, "%s", mi->name);
+            if (!v[0]) continue;
+            if (i && k + 1 < sizeof mi->stem) mi->stem[k++] = '-';
+            for (const char *c = v; *c && k + 1 < sizeof mi->stem; c++)
+                mi->stem[k++] = (*c == ' ' || (i == 0 && *c == '/')) ? '-' : *c;
+            mi->stem[k] = 0;
+        }
+    }
     copy_str(g, "general.type", mi->general_type, sizeof mi->general_type);
     mi->file_type = (int)int_kv(g, "general.file_type", -1);
     const char *qn = sn_modelinfo_ftype_name(mi->file_type);
