@@ -7,6 +7,7 @@
 #include "lmstudio.h"
 #include "lmstudio_install.h"
 #include "modelinfo.h"
+#include "ollama_doctor.h"
 #include "ollama.h"
 #include "sizefmt.h"
 #include "smoke.h"
@@ -83,11 +84,23 @@ void lms_usage(FILE *f) {
 
 void doctor_usage(FILE *f) {
     fprintf(f,
-            "Usage: sunny-integrate doctor [options]\n"
-            "Diagnoses the connection to Ollama: host, bind address, proxy variables, version.\n"
+            "Usage: sunny-integrate doctor [--model NAME | --all] [--fix [--dry-run]] [options]\n"
+            "Diagnoses the connection to Ollama: host, bind address, proxy variables, version. With --model\n"
+            "or --all, diagnoses models already in Ollama (installed by anyone): no TEMPLATE and what Ollama\n"
+            "falls back to, a TEMPLATE rendering differently from the GGUF's Jinja (first differing bytes),\n"
+            "no stop or one missing the end of turn, parameters of the wrong type, an architecture the\n"
+            "server cannot load; each problem with its fix. Exit 1 when there are problems.\n"
             "\n"
             "Options:\n"
             "  --host URL            server URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)\n"
+            "  --model NAME          diagnose one model, with a load probe (default: none)\n"
+            "  --all                 every model /api/tags lists, one line each (default: off)\n"
+            "  --fix                 re-create each model with problems from its existing blob (no upload)\n"
+            "                        with the proven TEMPLATE and stops and retyped parameters, then run the\n"
+            "                        smoke gate (default: off)\n"
+            "  --dry-run             with --fix: print the new Modelfile and requests, change nothing\n"
+            "                        (default: off)\n"
+            "  -n N                  smoke after --fix: tokens to compare (default: 16)\n"
             "  --json                machine-readable result on stdout (default: off)\n"
             "  -h, --help            print this help and exit\n");
 }
@@ -215,15 +228,57 @@ int cmd_lmstudio(int argc, char **argv) {
 /* ================================================================================================
  * doctor */
 
+static void doctor_line(void *ud, const char *text) {
+    (void)ud;
+    fprintf(out_stream(), "%s\n", text);
+}
+static void doctor_warn(void *ud, const char *text) {
+    (void)ud;
+    sn_cli_warnf("%s", text);
+}
+
 int cmd_doctor(int argc, char **argv) {
-    const char *host = NULL;
+    const char *host = NULL, *model = NULL;
+    int all = 0, fix = 0, dry = 0, n = 16;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--host") && i + 1 < argc) host = argv[++i];
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
+        else if (!strcmp(argv[i], "--all")) all = 1;
+        else if (!strcmp(argv[i], "--fix")) fix = 1;
+        else if (!strcmp(argv[i], "--dry-run")) dry = 1;
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+            int64_t x;
+            if (sn_cli_parse_i64(argv[++i], 1, 4096, &x)) return sn_cli_usage_error("doctor: -n wants 1..4096");
+            n = (int)x;
+        }
         else if (!strcmp(argv[i], "--json")) g_json = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             doctor_usage(stdout);
             return 0;
         } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
+    }
+    if (model && all) return sn_cli_usage_error("doctor: --model and --all exclude each other");
+    if ((fix || dry) && !model && !all) return sn_cli_usage_error("doctor: --fix and --dry-run need --model or --all");
+    if (dry && !fix) return sn_cli_usage_error("doctor: --dry-run shows what --fix would do; give --fix too");
+    if (model || all) {
+        sn_ollama_doctor_opts o = {.host = host, .env = &g_env, .model = model, .all = all, .fix = fix,
+                                   .dry_run = dry, .n_predict = n, .seed = 42, .ctx = 512, .n_threads = 2};
+        sn_ollama_install_cb cb = {.line = doctor_line, .warn = doctor_warn, .progress = progress_bar};
+        cJSON *rep = NULL;
+        int found = 0, left = 0;
+        sn_err err = {0};
+        sn_status st = sn_ollama_doctor_models(&o, &cb, &rep, &found, &left, &err);
+        int rc = st ? fail_json(&err, rep) : left ? SN_EXIT_FAIL : 0;
+        if (!st) {
+            cJSON_AddNumberToObject(rep, "problems", found);
+            cJSON_AddNumberToObject(rep, "unfixed", left);
+            if (!found) fprintf(out_stream(), "doctor: no problems (exit 0)\n");
+            else if (left) fprintf(out_stream(), "doctor: %d problem(s)%s (exit 1)\n", left, fix ? " left" : "");
+            else fprintf(out_stream(), "doctor: %d problem(s) fixed (exit 0)\n", found);
+        }
+        print_json(rep);
+        cJSON_Delete(rep);
+        return rc;
     }
     cJSON *r = sn_doctor_ollama(host, &g_env);
     if (!r) { sn_cli_errorf("out of memory"); return SN_EXIT_FAIL; }

@@ -120,6 +120,8 @@ enum { SN_OLLAMA_WANTS_LEGACY_BODY = 1, SN_OLLAMA_WANTS_JSON_BODY = 2,
 /* POST /api/create with body; each NDJSON status goes to status(); any error line fails. */
 sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn status, void *ud,
                            sn_err *err);
+/* GET /api/tags: {"models":[{"name",...}]}; *out is the parsed answer (caller frees). */
+sn_status sn_ollama_tags(sn_http *h, cJSON **out, sn_err *err);
 /* POST /api/show; *out is the parsed answer (cJSON_Delete it). */
 sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err);
 /* Which template the server says it will use (/api/show "template", Ollama >= 0.30
