@@ -209,7 +209,8 @@ static void check_stop(diag *d, model_ctx *c) {
     if (n_stop == 0) {
         if (n_want)
             problem(d, "stop", fix, "no stop: generation ends only at a token the server treats as end of "
-                    "generation; the template's end of turn (%s) is not a stop, so answers can run on", wl);
+                    "generation; the template's stops (%s, with its end of turn) are not set, so answers can run on "
+                    "into a next turn", wl);
         else if (c->tr_ok && c->tr.jinja)
             problem(d, "stop", fix, "no stop parameter at all");
         return;
@@ -392,7 +393,7 @@ sn_status sn_ollama_doctor_models(const sn_ollama_doctor_opts *o, const sn_ollam
             char first[1200] = "";
             const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(mj, "problems"), 0);
             if (p0) snprintf(first, sizeof first, "%s: %s", jstr(p0, "check"), jstr(p0, "problem"));
-            line(cb, "%-32s %s%s%s", names[i], np ? "PROBLEMS " : "ok", np ? "" : "", np ? first : "");
+            line(cb, "%-32s %s%s", names[i], np ? "PROBLEMS " : "ok", np ? first : "");
             if (np > 1) line(cb, "%-32s   (+%d more; doctor --model %s)", "", np - 1, names[i]);
         } else {
             line(cb, "model   : %s%s%s", names[i], c->blob[0] ? "  blob " : "", c->blob);

@@ -52,8 +52,9 @@ doc --model badtype
 [[ $rc == 1 ]] && grep -q '^\[param\] PARAMETER num_ctx is the string "4096"' <<<"$out" && ! grep -q "PARAMETER temperature" <<<"$out" \
   && ok "a string where a number belongs: named (and the float left alone)" || bad "badtype rc=$rc: $out"
 doc --all
-[[ $rc == 1 ]] && grep -q "^good  *ok" <<<"$out" && grep -q "^wrongfam  *PROBLEMS render" <<<"$out" && grep -q "^badtype  *PROBLEMS param" <<<"$out" \
-  && [[ $(grep -c "^[a-z]*:latest\|^[a-z]* " <<<"$out") -ge 4 ]] && ok "--all: one line per model" || bad "--all rc=$rc: $out"
+[[ $rc == 1 ]] && grep -q "^good:latest  *ok$" <<<"$out" && grep -q "^wrongfam:latest  *PROBLEMS render: " <<<"$out" \
+  && grep -q "^badtype:latest  *PROBLEMS param: " <<<"$out" && grep -q "^nostop:latest  *PROBLEMS stop: " <<<"$out" \
+  && ok "--all: one line per model" || bad "--all rc=$rc: $out"
 # --fix --dry-run: the new Modelfile, nothing changed
 before=$(curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"wrongfam"}')
 doc --model wrongfam --fix --dry-run

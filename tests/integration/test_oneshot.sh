@@ -99,7 +99,7 @@ rm "$E/complete"; conv_again "GGUF without the completion marker (killed before 
 rm -rf "$E"; mkdir -p "$E"; head -c 4096 "$W/kept.gguf" >"$E/$(basename "$cg").1a2b3c4d.tmp"; conv_again "entry with only a partial temp file (killed mid-conversion)"
 printf '%s\n%s\n' "$(basename "$cg")" 12345 >"$E/complete"; conv_again "marker whose size disagrees with the GGUF"
 out=$("$SI" ollama "$M" --outtype q8_0 --host "$FAKE_URL" --name oneshot-k 2>&1)
-grep -q "cache hit" <<<"$out" && ok "after the re-conversion: a hit again" || bad "no hit after re-conversion: $out"
+grep -q "cache hit" <<<"$out" && ok "after the re-conversion: a hit again" || bad "no hit after re-conversion: $out $(ls -la "$E"; cat "$E/complete")"
 # a real interruption: SIGINT while converting (a bigger fixture keeps the converter busy)
 B=$(fixture llama3 bf16 small) || B=""
 if [[ -n $B ]]; then
@@ -117,6 +117,7 @@ fi
 stop "$FAKE_PID"
 
 # --- LM Studio: one command, and re-running is safe
+cg=$(ls "$E"/*.gguf)   # the entry's GGUF as converted again above
 L=$W/lms-models; mkdir -p "$L"
 out=$("$SI" lmstudio "$M" --outtype q8_0 --models-dir "$L" 2>&1); rc=$?
 p=$(ls "$L"/sunny-local/*/*.gguf 2>/dev/null | head -1)
