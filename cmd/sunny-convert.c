@@ -373,6 +373,10 @@ int main(int argc, char **argv) {
         char size[SN_SIZE_STR_MAX];
         fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs\n", sn_cli_prog(), r.out_path, r.arch,
                 r.ftype, r.n_tensors, sn_size_str(r.bytes, size, sizeof size), r.seconds);
+        if (r.n_skipped)
+            fprintf(stderr, "%s: note: %zu source tensors not converted: not part of the %s text model (a vision "
+                    "tower or projector, which llama.cpp converts separately with --mmproj)\n", sn_cli_prog(),
+                    r.n_skipped, r.arch);
         warn_no_template(&o, r.out_path);
     }
     return SN_EXIT_OK;

@@ -310,6 +310,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     upper_label(ot, res->ftype, sizeof res->ftype);
     res->file_type = file_type;
     res->n_tensors = pl.n;
+    res->n_skipped = pl.n_skipped;
     res->src_bytes = src_bytes;
     res->n_params = n_params;
     res->bytes = sn_gguf_writer_total_size(w);

@@ -110,6 +110,7 @@ typedef struct sn_convert_result {
     char ftype[16];              /* "F16", "Q4_K_M", ... (resolved outtype, upper case) */
     uint32_t file_type;          /* general.file_type written */
     size_t n_tensors;
+    size_t n_skipped;            /* vision / audio tower tensors not converted (text model only) */
     uint64_t bytes;              /* size of the GGUF file */
     uint64_t src_bytes;          /* tensor bytes read from safetensors */
     uint64_t n_params;

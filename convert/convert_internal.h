@@ -44,6 +44,7 @@ typedef struct {
 typedef struct {
     plan_t *t;
     size_t n, cap;
+    size_t n_skipped;             /* multimodal source tensors dropped (sn_arch_is_multimodal) */
 } plan_list;
 
 void sn_conv_plan_free(plan_list *pl);

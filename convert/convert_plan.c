@@ -141,6 +141,13 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
     int same = t->n_dims == want_dims;
     for (uint32_t d = 0; same && d < t->n_dims; d++)
         if (t->shape[t->n_dims - 1 - d] != want[d]) same = 0;
+    /* a row trim: a longer 2-D source whose first want[1] rows are kept is one slice of all its rows */
+    uint64_t slice_group = at->slice_group;
+    if (!same && at->trim_rows && !at->src_n_dims && want_dims == 2 && t->n_dims == 2 && t->shape[1] == want[0] &&
+        t->shape[0] > want[1]) {
+        same = 1;
+        slice_group = t->shape[0];
+    }
     if (!same) {
         char got[96], exp[96];
         shape_str(t->shape, t->n_dims, 0, got, sizeof got);
@@ -151,16 +158,16 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
     uint64_t out_elems = elems_of(at->ne, at->n_dims), take = 0;
     int bad = at->part >= n_parts || n_parts > SN_ARCH_MAX_PARTS || (n_parts > 1 && at->permute_heads) ||
               (at->transpose && want_dims != 2);
-    if (at->slice_group) { /* out: take rows of each group of slice_group source rows */
+    if (slice_group) { /* out: take rows of each group of slice_group source rows */
         uint64_t rows = t->n_dims && t->shape[t->n_dims - 1] ? t->n_elems / t->shape[t->n_dims - 1] : 0;
-        uint64_t groups = rows / at->slice_group, out_rows = t->n_dims ? out_elems / t->shape[t->n_dims - 1] : 0;
+        uint64_t groups = rows / slice_group, out_rows = t->n_dims ? out_elems / t->shape[t->n_dims - 1] : 0;
         take = groups ? out_rows / groups : 0;
         bad |= n_parts > 1 || at->permute_heads || at->transpose || at->ne[0] != t->shape[t->n_dims - 1] ||
-               rows % at->slice_group || !take || take * groups != out_rows || slice_off + take > at->slice_group;
+               rows % slice_group || !take || take * groups != out_rows || slice_off + take > slice_group;
     } else bad |= t->n_elems * n_parts != out_elems;
     if (bad)
         return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': the %s mapping to %s is inconsistent", t->file,
-                          t->name, n_parts > 1 ? "fused" : at->slice_group ? "sliced" : "reshaped", gguf_name);
+                          t->name, n_parts > 1 ? "fused" : slice_group ? "sliced" : "reshaped", gguf_name);
     if (at->permute_heads && (t->shape[0] % (2 * at->permute_heads) != 0))
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': %llu rows cannot be split into %llu heads",
                           t->file, t->name, (unsigned long long)t->shape[0],
@@ -190,7 +197,7 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         p->ts.permute_heads = at->permute_heads;
         p->ts.transpose = at->transpose;
         p->ts.ew = at->ew;
-        p->ts.slice_group = at->slice_group;
+        p->ts.slice_group = slice_group;
         p->ts.slice_off = slice_off;
         p->ts.slice_take = take;
         memcpy(p->group, at->group, sizeof p->group);
@@ -248,7 +255,10 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
         memset(&at, 0, sizeof at);
         int r = a->map_tensor(a, cfg, t->name, &at, err);
         if (r < 0) return sn_err_prefix(err, "%s", t->file);
-        if (r == SN_ARCH_MAP_SKIP) continue;
+        if (r == SN_ARCH_MAP_SKIP) {
+            pl->n_skipped += sn_arch_is_multimodal(t->name);
+            continue;
+        }
         if (t->unsupported)
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s' has %s, which the converter cannot read "
                               "(supported: float32, float16, bfloat16 with at most %d dimensions)", t->file, t->name,

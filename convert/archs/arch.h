@@ -18,6 +18,7 @@
  *     last part arrives (the reference collects a layer's experts and yields all stacks at once);
  *   - row slice: of every slice_group source rows, a contiguous run (the fused gate_up of experts
  *     split into gate and up);
+ *   - row trim: only the first rows of a longer source (Gemma's embedding past the vocabulary);
  *   - copy: the same data is written a second time under also_name (RWKV-7 layer-0 a -> v);
  *   - transpose: a 2-D source [R][C] is written as [C][R];
  *   - permute_heads: llama's rope row interleave of q/k;
@@ -39,6 +40,7 @@ struct sn_st_model;                  /* convert/readers/safetensors.h */
 typedef enum sn_arch_ew {            /* elementwise maps, applied in f32 */
     SN_ARCH_EW_NONE = 0,
     SN_ARCH_EW_NEG_EXP,              /* y = -exp(x) (Mamba A from A_log) */
+    SN_ARCH_EW_ADD_ONE,              /* y = x + 1 (Gemma's norm weights) */
 } sn_arch_ew;
 
 typedef struct sn_arch_tensor {
@@ -60,6 +62,7 @@ typedef struct sn_arch_tensor {
      * also_slice_off */
     uint64_t slice_group, slice_off, also_slice_off;
     int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}) */
+    int trim_rows;                   /* a 2-D source may have more rows than ne[1]: the first ne[1] are kept */
     sn_arch_ew ew;                   /* elementwise map */
     char also_name[SN_GGUF_MAX_NAME]; /* non-empty: the same tensor is written again under this name */
 } sn_arch_tensor;
@@ -83,6 +86,7 @@ typedef enum sn_arch_vocab {
     SN_ARCH_VOCAB_TEXT = 0,          /* TextModel / Qwen2Model: tokenizer.model (SPM) else tokenizer.json */
     SN_ARCH_VOCAB_LLAMA,             /* LlamaModel.set_vocab: + the llama_hf path, add_space_prefix */
     SN_ARCH_VOCAB_RWKV,              /* _set_vocab_rwkv_world: rwkv_vocab_v20230424.txt (vocab_rwkv.c) */
+    SN_ARCH_VOCAB_SPM_NO_PREFIX,     /* Gemma3Model.set_vocab: tokenizer.model, then add_space_prefix = false */
 } sn_arch_vocab;
 
 typedef struct sn_arch {
@@ -120,7 +124,8 @@ typedef struct sn_arch {
     int type_70b_needs_gqa;
 } sn_arch;
 
-extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7;
+extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7,
+    sn_arch_gemma3;
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);
@@ -133,6 +138,9 @@ const sn_arch *sn_arch_find_gguf(const char *gguf_arch);
 const char *sn_arch_supported_list(void);
 /* 1 if gguf_name contains one of the NULL-terminated substrings. */
 int sn_arch_name_in(const char *gguf_name, const char *const *substrings);
+/* 1 for a tensor of a vision / audio tower or projector, which llama.cpp's text conversion drops
+ * (TextModel.filter_tensors). */
+int sn_arch_is_multimodal(const char *hf_name);
 /* Checks DIR holds one of a->vocab_files; the error names what is missing. */
 sn_status sn_arch_check_vocab_files(const sn_arch *a, const char *dir, sn_err *err);
 

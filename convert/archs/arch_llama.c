@@ -219,21 +219,6 @@ static void set_shape(sn_arch_tensor *t, int n_dims, uint64_t ne0, uint64_t ne1)
     if (n_dims > 1) t->ne[1] = ne1;
 }
 
-/* TextModel.filter_tensors: multimodal towers and projectors are dropped, not errors. */
-static int is_multimodal(const char *n) {
-    static const char *const prefixes[] = {"mlp", "vit.", "vpm.", "siglip2.", "conformer.", "merger.", "resampler.",
-                                           "sound_encoder.", "sound_projection.", "speech_embeddings."};
-    static const char *const parts[] = {"visual.", "vision.", "audio.", "talker.", "vision_", "audio_", "token2wav.",
-                                        "code2wav.", "projector.", "pre_mm_projector_norm", "image_newline",
-                                        "view_seperator", "patch_embed", "patch_embedding", "patch_merger.",
-                                        "patch_merge_mlp.", "model.connector."};
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (strncmp(n, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        if (strstr(n, parts[i])) return 1;
-    return 0;
-}
-
 /* Removes every occurrence of `pat` from s (Python str.replace(pat, "")). */
 static void remove_all(char *s, const char *pat) {
     size_t L = strlen(pat);
@@ -245,7 +230,7 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
                       sn_err *err) {
     const family_opts *o = opts_of(a);
     memset(out, 0, sizeof(*out));
-    if (is_multimodal(hf_in)) return SN_ARCH_MAP_SKIP;
+    if (sn_arch_is_multimodal(hf_in)) return SN_ARCH_MAP_SKIP;
     char hf[512];
     snprintf(hf, sizeof hf, "%s", hf_in);
     if (o->llama_kv) remove_all(hf, "text_model."); /* LlamaModel.filter_tensors (SmolVLM) */

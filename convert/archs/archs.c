@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 static const sn_arch *const k_archs[] = {&sn_arch_llama, &sn_arch_qwen2, &sn_arch_qwen3, &sn_arch_qwen3moe,
-                                          &sn_arch_mamba2, &sn_arch_rwkv7};
+                                          &sn_arch_mamba2, &sn_arch_rwkv7, &sn_arch_gemma3};
 #define N_ARCHS (sizeof(k_archs) / sizeof(k_archs[0]))
 
 static const sn_arch_class *find_class(const char *hf_arch, const sn_arch **owner) {
@@ -61,6 +61,21 @@ const char *sn_arch_supported_list(void) {
 int sn_arch_name_in(const char *gguf_name, const char *const *substrings) {
     for (; substrings && *substrings; substrings++)
         if (strstr(gguf_name, *substrings)) return 1;
+    return 0;
+}
+
+/* TextModel.filter_tensors: multimodal towers and projectors are dropped, not errors. */
+int sn_arch_is_multimodal(const char *n) {
+    static const char *const prefixes[] = {"mlp", "vit.", "vpm.", "siglip2.", "conformer.", "merger.", "resampler.",
+                                           "sound_encoder.", "sound_projection.", "speech_embeddings."};
+    static const char *const parts[] = {"visual.", "vision.", "audio.", "talker.", "vision_", "audio_", "token2wav.",
+                                        "code2wav.", "projector.", "pre_mm_projector_norm", "image_newline",
+                                        "view_seperator", "patch_embed", "patch_embedding", "patch_merger.",
+                                        "patch_merge_mlp.", "model.connector."};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (strncmp(n, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        if (strstr(n, parts[i])) return 1;
     return 0;
 }
 

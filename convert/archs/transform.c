@@ -67,6 +67,9 @@ void sn_tsrc_apply_ew(sn_arch_ew ew, float *x, uint64_t n) {
     case SN_ARCH_EW_NEG_EXP:
         for (uint64_t i = 0; i < n; i++) x[i] = -sn_tsrc_torch_expf(x[i]);
         break;
+    case SN_ARCH_EW_ADD_ONE:
+        for (uint64_t i = 0; i < n; i++) x[i] += 1.0f;
+        break;
     case SN_ARCH_EW_NONE: break;
     }
 }

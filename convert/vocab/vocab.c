@@ -183,6 +183,7 @@ static sn_status emit(const plan *p, sn_gguf_writer *w, sn_err *err) {
         TRY(sn_gguf_writer_set_bool(w, "tokenizer.ggml.normalizer.strip_accents", p->norm_strip_accents));
     if (p->codellama_eot) TRY(sn_gguf_writer_set_u32(w, "tokenizer.ggml.eot_token_id", 32010));
     if (p->granite_no_bos) TRY(sn_gguf_writer_set_bool(w, "tokenizer.ggml.add_bos_token", 0));
+    if (p->space_prefix_last >= 0) TRY(sn_gguf_writer_set_bool(w, "tokenizer.ggml.add_space_prefix", p->space_prefix_last));
 #undef TRY
     return SN_OK;
 }
@@ -202,10 +203,11 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
     if (!model_dir || !w) return sn_err_set(err, SN_EINVAL, "sn_vocab_write_gguf: missing argument");
     plan p;
     memset(&p, 0, sizeof p);
-    p.space_prefix = p.norm_lowercase = p.norm_strip_accents = -1;
+    p.space_prefix = p.space_prefix_last = p.norm_lowercase = p.norm_strip_accents = -1;
     inputs in = {.dir = model_dir, .vocab_size = -1};
     json_arena tok_arena = {0};
     char *spm_path = NULL, *tj_path = NULL;
+    int spm_only = 0;
     sn_status st;
 
     if ((st = sn_vocab_json_load(model_dir, "tokenizer.json", &in.tok_json, &tok_arena, err))) goto out;
@@ -228,6 +230,7 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         const char *arch = cJSON_IsString(a0) ? a0->valuestring : (cfg ? cfg->architecture : NULL);
         in.llama_family = is_llama_family(arch);
         const sn_arch *fam = sn_arch_find(arch);
+        spm_only = fam && fam->vocab == SN_ARCH_VOCAB_SPM_NO_PREFIX;
         if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) { /* a vocabulary file of its own */
             st = sn_vocab_rwkv_write(model_dir, opts ? opts->rwkv_vocab : NULL, in.config, in.vocab_size, w, rep, err);
             goto out;
@@ -254,6 +257,11 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
     }
     if (sn_vocab_file_exists(spm_path)) {
         st = sn_vocab_spm(&p, &in, spm_path, err);
+        if (spm_only) p.space_prefix_last = 0;
+    } else if (spm_only) {
+        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: missing: this family's vocabulary is read from tokenizer.model "
+                        "(llama.cpp's converter takes tokenizer.json through its GPT-2 path, which has no "
+                        "pre-tokenizer for it)", spm_path);
     } else if (!in.tok_json) {
         st = sn_err_set(err, SN_EFORMAT, "%s: no tokenizer: neither tokenizer.model nor tokenizer.json exists",
                         model_dir);

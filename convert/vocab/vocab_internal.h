@@ -86,6 +86,7 @@ typedef struct { char *name; char *text; uint64_t len; } named_tmpl;
 
 typedef struct {
     int space_prefix;            /* -1 absent */
+    int space_prefix_last;       /* -1 absent; else written after all other keys (Gemma 3) */
     const char *model;
     char pre[32];
     tok_table t;

@@ -39,6 +39,10 @@ shim = types.ModuleType("transformers")
 shim.AutoConfig = _Unavailable
 shim.AutoTokenizer = _Unavailable
 sys.modules["transformers"] = shim
+# sentencepiece is not installed either: the shim reads tokenizer.model's pieces, scores and types
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import spm_shim  # noqa: E402
+spm_shim.install()
 # Debian's torch 1.13 predates the float8 / wide unsigned dtypes the converter's lookup tables name;
 # they are only dictionary keys there (our checkpoints hold none of them), so stand-ins suffice.
 import torch  # noqa: E402

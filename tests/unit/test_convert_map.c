@@ -357,6 +357,51 @@ static void test_arch_keys(void) {
                qwen3, qwen3_t);
 }
 
+/* Gemma 3: names, shapes and transforms as llama.cpp's Gemma3Model writes them (norms + 1, the
+ * embedding trimmed to vocab_size, language_model. dropped, the vision tower skipped). */
+static void test_gemma3_names(void) {
+    sn_hf_config c = cfg_of("{\"architectures\":[\"Gemma3ForConditionalGeneration\"],\"text_config\":{"
+                            "\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,"
+                            "\"num_key_value_heads\":2,\"head_dim\":32,\"intermediate_size\":96,\"vocab_size\":100,"
+                            "\"sliding_window\":8}}");
+    const sn_arch *a = sn_arch_find("Gemma3ForConditionalGeneration");
+    CU_ASSERT_PTR_EQUAL_FATAL(a, &sn_arch_gemma3);
+    CU_ASSERT_PTR_EQUAL(sn_arch_find("Gemma3ForCausalLM"), &sn_arch_gemma3);
+    CU_ASSERT_PTR_EQUAL(sn_arch_find_gguf("gemma3"), &sn_arch_gemma3);
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(a->check_config(a, &c, &err), SN_OK);
+    expect_map(a, &c, "language_model.model.embed_tokens.weight", "token_embd.weight", 64, 100, 0);
+    expect_map(a, &c, "model.language_model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight", 64, 128, 0);
+    expect_map(a, &c, "model.layers.1.self_attn.k_proj.weight", "blk.1.attn_k.weight", 64, 64, 0);
+    expect_map(a, &c, "model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", 128, 64, 0);
+    expect_map(a, &c, "model.layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight", 96, 64, 0);
+    sn_arch_tensor t;
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "model.embed_tokens.weight", &t, &err), SN_ARCH_MAP_OK);
+    CU_ASSERT(t.trim_rows && t.ew == SN_ARCH_EW_NONE);
+    static const char *const norms[][2] = {
+        {"model.layers.0.input_layernorm.weight", "blk.0.attn_norm.weight"},
+        {"model.layers.0.post_attention_layernorm.weight", "blk.0.post_attention_norm.weight"},
+        {"model.layers.0.pre_feedforward_layernorm.weight", "blk.0.ffn_norm.weight"},
+        {"model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"},
+        {"model.layers.1.self_attn.q_norm.weight", "blk.1.attn_q_norm.weight"},
+        {"model.norm.weight", "output_norm.weight"}};
+    for (size_t i = 0; i < sizeof norms / sizeof *norms; i++) {
+        CU_ASSERT_EQUAL(a->map_tensor(a, &c, norms[i][0], &t, &err), SN_ARCH_MAP_OK);
+        CU_ASSERT_STRING_EQUAL(t.gguf_name, norms[i][1]);
+        CU_ASSERT_EQUAL(t.ew, SN_ARCH_EW_ADD_ONE);
+    }
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "vision_tower.vision_model.post_layernorm.weight", &t, &err), SN_ARCH_MAP_SKIP);
+    CU_ASSERT_EQUAL(a->map_tensor(a, &c, "multi_modal_projector.mm_soft_emb_norm.weight", &t, &err), SN_ARCH_MAP_SKIP);
+    CU_ASSERT(a->map_tensor(a, &c, "model.layers.2.mlp.up_proj.weight", &t, &err) < 0);
+    sn_hf_config_free(&c);
+    /* no sliding_window (and no pattern 1): the reference's hparams["sliding_window"] fails; so do we */
+    c = cfg_of("{\"architectures\":[\"Gemma3ForCausalLM\"],\"hidden_size\":64,\"num_hidden_layers\":2,"
+               "\"intermediate_size\":96,\"vocab_size\":100}");
+    CU_ASSERT_EQUAL(a->check_config(a, &c, &err), SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "sliding_window"));
+    sn_hf_config_free(&c);
+}
+
 /* Mamba-2: names, shapes and the declared transforms as llama.cpp's Mamba2Model writes them. */
 static void test_mamba2_names(void) {
     /* d_model 64, expand 2 -> d_inner 128, head 32 -> 4 heads, 2 groups of state 16, conv 4 */
@@ -403,6 +448,7 @@ static void test_mamba2_names(void) {
 
 static const sn_test_case cases[] = {
     {"mamba2 name map, shapes, transforms", test_mamba2_names},
+    {"gemma3 name map, shapes, transforms", test_gemma3_names},
     {"{arch}.* keys, types, order", test_arch_keys},
     {"general.* from README + generation_config", test_metadata_keys},
     {"llama name map + shapes", test_llama_names},
