@@ -65,6 +65,11 @@ static void usage(FILE *f) {
             "  --dry-run            print every tensor (HF name -> GGUF name, source dtype, shape, type, bytes);\n"
             "                       write nothing (default: off)\n"
             "  --force              overwrite the output if it exists (default: off)\n"
+            "  --split-max-tensors N  write shards of at most N tensors, named OUT-00001-of-0000K.gguf with\n"
+            "                       split.no/split.count/split.tensors.count, as convert_hf_to_gguf.py does\n"
+            "                       (default: 0, one file)\n"
+            "  --split-max-size S   shards of at most S tensor bytes (S: a number, K, M or G = 1000^n)\n"
+            "                       (default: 0, one file)\n"
             "  --json               print a JSON summary on stdout (default: off)\n"
             "  --pre NAME           force tokenizer.ggml.pre when the pre-tokenizer is not recognised\n"
             "                       (default: none: detected from tokenizer.json)\n"
@@ -245,7 +250,8 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--version")) { sn_cli_print_version(); return SN_EXIT_OK; }
         if (!strcmp(a, "-o") || !strcmp(a, "--outfile") || !strcmp(a, "--outtype") || !strcmp(a, "--name") ||
             !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "--pre") || !strcmp(a, "--dtype") ||
-            !strcmp(a, "--head") || !strcmp(a, "--config") || !strcmp(a, "--state-key") || !strcmp(a, "--vocab")) {
+            !strcmp(a, "--head") || !strcmp(a, "--config") || !strcmp(a, "--state-key") || !strcmp(a, "--vocab") ||
+            !strcmp(a, "--split-max-tensors") || !strcmp(a, "--split-max-size")) {
             if (i + 1 >= argc) return sn_cli_usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "-o") || !strcmp(a, "--outfile")) o.out_path = v;
@@ -254,6 +260,23 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--config")) o.config_path = v;
             else if (!strcmp(a, "--state-key")) o.state_key = v;
             else if (!strcmp(a, "--vocab")) o.vocab_path = v;
+            else if (!strcmp(a, "--split-max-tensors")) {
+                int64_t n;
+                if (sn_cli_parse_i64(v, 0, INT32_MAX, &n) != 0)
+                    return sn_cli_usage_error("--split-max-tensors wants a count, got '%s'", v);
+                o.split_max_tensors = n;
+            } else if (!strcmp(a, "--split-max-size")) {
+                /* convert_hf_to_gguf.py split_str_to_n_bytes: digits, optionally K, M or G (powers of 1000) */
+                size_t l = strlen(v);
+                uint64_t mul = l && v[l - 1] == 'K' ? 1000ull : l && v[l - 1] == 'M' ? 1000000ull
+                             : l && v[l - 1] == 'G' ? 1000000000ull : 1;
+                char num[32];
+                snprintf(num, sizeof num, "%.*s", (int)(mul > 1 ? l - 1 : l), v);
+                int64_t n;
+                if (!num[0] || strspn(num, "0123456789") != strlen(num) || sn_cli_parse_i64(num, 0, INT64_MAX / 1000000000, &n))
+                    return sn_cli_usage_error("--split-max-size wants a number, optionally followed by K, M or G, got '%s'", v);
+                o.split_max_bytes = (uint64_t)n * mul;
+            }
             else if (!strcmp(a, "--dtype")) {
                 dtype = sn_blobtype_parse(v);
                 if (dtype < 0) return sn_cli_usage_error("unknown --dtype '%s' (fp32, fp16, int4)", v);
@@ -371,8 +394,10 @@ int main(int argc, char **argv) {
     }
     if (!o.dry_run) {
         char size[SN_SIZE_STR_MAX];
-        fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs\n", sn_cli_prog(), r.out_path, r.arch,
+        fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs", sn_cli_prog(), r.out_path, r.arch,
                 r.ftype, r.n_tensors, sn_size_str(r.bytes, size, sizeof size), r.seconds);
+        if (r.n_shards > 1) fprintf(stderr, " (the first of %zu shards)", r.n_shards);
+        fputc('\n', stderr);
         if (r.n_skipped)
             fprintf(stderr, "%s: note: %zu source tensors not converted: not part of the %s text model (a vision "
                     "tower or projector, which llama.cpp converts separately with --mmproj)\n", sn_cli_prog(),

@@ -182,6 +182,8 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
 
     if (!o->model_dir || (!o->out_path && o->sink))
         return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
+    if ((o->split_max_tensors > 0 || o->split_max_bytes > 0) && (o->verify || o->sink))
+        return sn_err_set(err, SN_EINVAL, "a split output cannot be combined with --verify or a blob");
     const int derive = !o->sink && sn_convert_out_needs_name(o->out_path);
     const char *spec = o->out_path; /* -o as given */
     sn_convert_opts oo = *o; /* o with the resolved output name */
@@ -199,7 +201,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
         char keep[sizeof res->out_path];
         snprintf(keep, sizeof keep, "%s", oo.out_path ? oo.out_path : "");
         st = sn_conv_requantize(&oo, res, err);
-        snprintf(res->out_path, sizeof res->out_path, "%s", keep);
+        if (res->n_shards <= 1) snprintf(res->out_path, sizeof res->out_path, "%s", keep);
         return st;
     }
     if (o->out_path) snprintf(res->out_path, sizeof res->out_path, "%s", o->out_path);

@@ -92,6 +92,8 @@ typedef struct sn_convert_opts {
     int n_threads;               /* <= 0: number of online CPUs */
     int dry_run, force, verify;
     int allow_requantize;        /* a GGUF input whose matrices are already quantized: requantize them */
+    int64_t split_max_tensors;   /* > 0: shards of at most this many tensors (gguf-split layout) */
+    uint64_t split_max_bytes;    /* > 0: shards of at most this many tensor bytes (one tensor at least) */
     volatile sig_atomic_t *cancel; /* non-zero -> stop, clean up, return SN_EIO "interrupted" */
     void (*on_plan)(void *ud, const sn_convert_plan_entry *e);      /* every tensor, before writing */
     void (*on_progress)(void *ud, const sn_convert_progress *p);    /* after each written chunk */
@@ -106,6 +108,8 @@ typedef struct sn_convert_opts {
 typedef struct sn_convert_result {
     char out_path[4096];         /* the GGUF written (or a dry run's would-be name): opts.out_path, or
                                   * the name derived from it (sn_convert_out_path) */
+    size_t n_shards;             /* files written: 1, or the shards out_path-0000i-of-0000N.gguf (out_path
+                                  * is then the first) */
     char arch[32];               /* GGUF architecture */
     char ftype[16];              /* "F16", "Q4_K_M", ... (resolved outtype, upper case) */
     uint32_t file_type;          /* general.file_type written */

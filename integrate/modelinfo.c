@@ -123,8 +123,9 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
     mi->split_count = (int)int_kv(g, "split.count", 0);
     mi->file_size = sn_gguf_file_size(g);
     sn_gguf_close(g);
-    /* what sunny-run would refuse is not installed: the runtime's checks (a split part: its structure) */
-    if ((st = sn_model_validate(path, mi->split_count > 1 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
+    /* what sunny-run would refuse is not installed: the runtime's checks (a split model's first part
+     * opens all of its parts; a later part: its structure) */
+    if ((st = sn_model_validate(path, mi->split_no > 0 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
         sn_modelinfo_free(mi);
         return sn_err_prefix(err, "%s: refused (sunny-run would not load it)", path);
     }
