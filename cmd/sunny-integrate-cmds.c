@@ -28,10 +28,6 @@
 /* ================================================================================================
  * lmstudio */
 
-static void say_line(void *ud, const char *text) {
-    (void)ud;
-    fprintf(out_stream(), "%s\n", text);
-}
 
 static void note_line(void *ud, const char *line) {
     (void)ud;
@@ -228,15 +224,6 @@ int cmd_lmstudio(int argc, char **argv) {
 /* ================================================================================================
  * doctor */
 
-static void doctor_line(void *ud, const char *text) {
-    (void)ud;
-    fprintf(out_stream(), "%s\n", text);
-}
-static void doctor_warn(void *ud, const char *text) {
-    (void)ud;
-    sn_cli_warnf("%s", text);
-}
-
 int cmd_doctor(int argc, char **argv) {
     const char *host = NULL, *model = NULL;
     int all = 0, fix = 0, dry = 0, n = 16;
@@ -263,7 +250,7 @@ int cmd_doctor(int argc, char **argv) {
     if (model || all) {
         sn_ollama_doctor_opts o = {.host = host, .env = &g_env, .model = model, .all = all, .fix = fix,
                                    .dry_run = dry, .n_predict = n, .seed = 42, .ctx = 512, .n_threads = 2};
-        sn_ollama_install_cb cb = {.line = doctor_line, .warn = doctor_warn, .progress = progress_bar};
+        sn_ollama_install_cb cb = {.line = say_line, .warn = say_warn, .progress = progress_bar};
         cJSON *rep = NULL;
         int found = 0, left = 0;
         sn_err err = {0};

@@ -134,11 +134,11 @@ void print_plan(const sn_install_plan *p) {
 }
 
 /* The install's status lines and warnings, printed as the library reports them. */
-static void say_line(void *ud, const char *text) {
+void say_line(void *ud, const char *text) {
     (void)ud;
     fprintf(out_stream(), "%s\n", text);
 }
-static void say_warn(void *ud, const char *text) {
+void say_warn(void *ud, const char *text) {
     (void)ud;
     sn_cli_warnf("%s", text);
 }

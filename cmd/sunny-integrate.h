@@ -21,6 +21,9 @@ void progress_bar(void *ud, uint64_t done, uint64_t total);
 int fail_json(const sn_err *err, cJSON *out);
 /* --json: out on stdout (strings repaired to valid UTF-8). */
 void print_json(cJSON *out);
+/* A library's status line (to out_stream()) and warning (sn_cli_warnf), as callbacks. */
+void say_line(void *ud, const char *text);
+void say_warn(void *ud, const char *text);
 /* --dry-run: an install's plan (install_plan.h), its steps indented. */
 void print_plan(const sn_install_plan *p);
 /* The smoke verdict line and its JSON form under "smoke" in out; returns 1 on divergence. */

@@ -22,15 +22,17 @@ static void vadd(cJSON *arr, char *buf, size_t cap, const char *fmt, va_list ap)
     cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
 }
 
+/* A problem: {"check","problem","fix"}, counted. */
 static void problem(diag *d, const char *check, const char *fix, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void problem(diag *d, const char *check, const char *fix, const char *fmt, ...) {
+    cJSON *p = cJSON_CreateObject(), *text = cJSON_CreateArray();
     char buf[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vadd(text, buf, sizeof buf, fmt, ap);
     va_end(ap);
-    cJSON *p = cJSON_CreateObject();
+    cJSON_Delete(text);
     cJSON_AddStringToObject(p, "check", check);
     cJSON_AddStringToObject(p, "problem", buf);
     cJSON_AddStringToObject(p, "fix", fix);

@@ -512,7 +512,10 @@ static int64_t split_key(const sn_gguf *g, const char *key) {
  * part must say its own split.no and the same split.count; tensor names stay unique across parts. */
 static sn_status merge_split(sn_gguf *g, const char *path, int flags, sn_err *err) {
     int64_t count = split_key(g, "split.count"), no = split_key(g, "split.no");
-    if (count <= 1 || no != 0) return SN_OK; /* not split, or a later part opened as itself */
+    if (count <= 1) return SN_OK;
+    if (no != 0) /* llama-model-loader.cpp: the model is opened by its first part */
+        return sn_err_set(err, SN_EINVAL, "%s is part %" PRId64 " of a %" PRId64 "-part split model: pass the first "
+                          "part (-00001-of-%05d.gguf)", path, no + 1, count, (int)count);
     if (count > 99999) return sn_err_set(err, SN_EFORMAT, "%s: split.count %" PRId64 " is out of range", path, count);
     char sfx[40];
     snprintf(sfx, sizeof sfx, "-%05d-of-%05d.gguf", 1, (int)count);

@@ -448,14 +448,6 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     if (!m->path) { free(m); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
     sn_status st = is_blob_path(path) ? open_blob(m, p.verify ? SN_BLOB_VERIFY : 0, err) : sn_gguf_open(path, 0, &m->g, err);
     if (st) { sn_model_free(m); return st; }
-    int64_t sno = sn_gguf_find_key(m->g, "split.no"); /* a later part of a split model: llama.cpp wants the first */
-    if (sno >= 0 && sn_gguf_kv_type(m->g, sno) == SN_GGUF_U16 && sn_gguf_get_u16(m->g, sno) > 0) {
-        st = sn_err_set(err, SN_EINVAL, "%s is part %d of a split model: pass the first part (-00001-of-...)", path,
-                        sn_gguf_get_u16(m->g, sno) + 1);
-        sn_model_free(m);
-        return st;
-    }
-
     char *arch = sn_gguf_str_dup(m->g, "general.architecture");
     if (!arch) {
         sn_model_free(m);

@@ -90,28 +90,28 @@ t1=$(date +%s.%N)
   && ok "second run (no --smoke): cache hit, converted nothing, installed in $(printf %.2f "$(echo "$t1 - $t0" | bc)") s (first: converted in $(jget "$W/o1.json" 'j["cache"]["convert_seconds"]') s)" || bad "second run rc=$rc $out"
 # what a killed run leaves is never trusted
 E=$(dirname "$cg")
-conv_again() { # $1: label
-  out=$("$SI" ollama "$M" --outtype q8_0 --host "$FAKE_URL" --name oneshot-k 2>&1); rc=$?
+conv_again() { # $1: label (a dry run: the conversion is the point, not the server)
+  out=$("$SI" ollama "$M" --outtype q8_0 --host "$FAKE_URL" --name oneshot-k --dry-run 2>&1); rc=$?
   [[ $rc == 0 ]] && grep -q "converted into the cache" <<<"$out" && ! grep -q "cache hit" <<<"$out" \
     && ok "$1: converted again, not trusted" || bad "$1: rc=$rc $out"
 }
 rm "$E/complete"; conv_again "GGUF without the completion marker (killed before it)"
 rm -rf "$E"; mkdir -p "$E"; head -c 4096 "$W/kept.gguf" >"$E/$(basename "$cg").1a2b3c4d.tmp"; conv_again "entry with only a partial temp file (killed mid-conversion)"
 printf '%s\n%s\n' "$(basename "$cg")" 12345 >"$E/complete"; conv_again "marker whose size disagrees with the GGUF"
-out=$("$SI" ollama "$M" --outtype q8_0 --host "$FAKE_URL" --name oneshot-k 2>&1)
+out=$("$SI" ollama "$M" --outtype q8_0 --host "$FAKE_URL" --name oneshot-k --dry-run 2>&1)
 grep -q "cache hit" <<<"$out" && ok "after the re-conversion: a hit again" || bad "no hit after re-conversion: $out $(ls -la "$E"; cat "$E/complete")"
-# a real interruption: SIGINT while converting (a bigger fixture keeps the converter busy)
-B=$(fixture llama3 bf16 small) || B=""
+# a real interruption: SIGINT while converting (q4_k_m keeps the converter busy for a while)
+B=$M
 if [[ -n $B ]]; then
   C=$W/cache-int
-  XDG_CACHE_HOME=$C "$SI" ollama "$B" --outtype q4_k_m --host "$FAKE_URL" --name oneshot-int >"$W/int.out" 2>&1 & p=$!
-  for i in $(seq 1 500); do compgen -G "$C/sunny/gguf/*/*.tmp" >/dev/null && break; sleep 0.01; done
+  XDG_CACHE_HOME=$C "$SI" ollama "$B" --outtype q4_k_m --host "$FAKE_URL" --name oneshot-int --dry-run >"$W/int.out" 2>&1 & p=$!
+  for i in $(seq 1 1000); do compgen -G "$C/sunny/gguf/*/*.tmp" >/dev/null && break; sleep 0.005; done
   kill -INT "$p"; wait "$p"; rc=$?
   if grep -q "converted into the cache" "$W/int.out"; then skip_check "conversion finished before SIGINT ($rc)"
   else [[ $rc == 1 && -z $(compgen -G "$C/sunny/gguf/*/complete") && -z $(compgen -G "$C/sunny/gguf/*/*.tmp") ]] \
     && grep -q interrupted "$W/int.out" && ok "SIGINT mid-conversion: exit 1, no temp file, no complete entry" \
     || bad "SIGINT rc=$rc $(ls -R "$C") $(cat "$W/int.out")"; fi
-  out=$(XDG_CACHE_HOME=$C "$SI" ollama "$B" --outtype q4_k_m --host "$FAKE_URL" --name oneshot-int 2>&1); rc=$?
+  out=$(XDG_CACHE_HOME=$C "$SI" ollama "$B" --outtype q4_k_m --host "$FAKE_URL" --name oneshot-int --dry-run 2>&1); rc=$?
   [[ $rc == 0 ]] && grep -q "converted into the cache" <<<"$out" && ok "the next run after SIGINT converts (nothing trusted)" || bad "after SIGINT rc=$rc $out"
 fi
 stop "$FAKE_PID"
