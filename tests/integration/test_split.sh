@@ -19,14 +19,14 @@ W=$SN_WORK/split
 scratch "$W"
 rm -rf "$W"; mkdir -p "$W/s" "$W/ref" "$W/z"
 tree=$(llama_tree) || { echo "FAIL - cannot unpack llama.cpp's source bundle"; exit 1; }
-src=$(fixture qwen3 bf16) && U=$(gguf_of qwen3 q8_0) || { echo "FAIL - fixture"; exit 1; }
+src=$(fixture llama3 bf16) && U=$(gguf_of llama3 q8_0) || { echo "FAIL - fixture"; exit 1; }
 
 # --- bytes: gguf-py's writer is the reference
-out=$("$SC" "$src" -o "$W/s/q.gguf" --outtype q8_0 --split-max-tensors 10 2>&1); rc=$?
-[[ $rc == 0 ]] && grep -q "the first of 3 shards" <<<"$out" && [[ ! -e $W/s/q.gguf ]] && ok "--split-max-tensors 10: 3 shards" || bad "split rc=$rc: $out"
-refs=$($PY "$SN_SRC/tests/tools/gguf_py_split.py" "$tree" "$U" "$W/ref/q.gguf" --split-max-tensors 10) || bad "gguf_py_split"
+out=$("$SC" "$src" -o "$W/s/q.gguf" --outtype q8_0 --split-max-tensors 8 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "the first of 3 shards" <<<"$out" && [[ ! -e $W/s/q.gguf ]] && ok "--split-max-tensors 8: 3 shards" || bad "split rc=$rc: $out"
+refs=$($PY "$SN_SRC/tests/tools/gguf_py_split.py" "$tree" "$U" "$W/ref/q.gguf" --split-max-tensors 8) || bad "gguf_py_split"
 n=0; for r in $refs; do cmp -s "$r" "$W/s/$(basename "$r")" && n=$((n + 1)) || bad "$(basename "$r") differs from gguf-py's"; done
-[[ $n == 3 ]] && ok "the 3 shards equal gguf-py's GGUFWriter(split_max_tensors=10) byte for byte" || bad "$n of 3 shards equal"
+[[ $n == 3 ]] && ok "the 3 shards equal gguf-py's GGUFWriter(split_max_tensors=8) byte for byte" || bad "$n of 3 shards equal"
 out=$("$SC" "$src" -o "$W/z/q.gguf" --outtype q8_0 --split-max-size 20M 2>&1); rc=$?
 refs=$($PY "$SN_SRC/tests/tools/gguf_py_split.py" "$tree" "$U" "$W/ref/z.gguf" --split-max-size 20000000) || bad "gguf_py_split size"
 n=0; k=0; for r in $refs; do k=$((k + 1)); b=$(basename "$r"); cmp -s "$r" "$W/z/${b/#z-/q-}" && n=$((n + 1)); done
@@ -38,13 +38,13 @@ out=$("$SC" "$src" -o "$W/x.gguf" --split-max-size 2X 2>&1); rc=$?
 
 # --- loads: llama.cpp and sunny-run by the first part, same greedy tokens as the unsplit file
 F=$W/s/q-00001-of-00003.gguf
-printf '%s\n' "{\"model\":\"$U\",\"prompt\":\"The capital of France is\",\"n\":16,\"threads\":1}" \
-              "{\"model\":\"$F\",\"prompt\":\"The capital of France is\",\"n\":16,\"threads\":1}" >"$W/jobs.jsonl"
+printf '%s\n' "{\"model\":\"$U\",\"prompt\":\"The capital of France is\",\"n\":8,\"threads\":1}" \
+              "{\"model\":\"$F\",\"prompt\":\"The capital of France is\",\"n\":8,\"threads\":1}" >"$W/jobs.jsonl"
 $ORACLE batch --threads 1 <"$W/jobs.jsonl" >"$W/oracle.jsonl" || bad "llama.cpp oracle"
 ids() { $PY -c 'import json,sys; print(json.loads(sys.stdin.readlines()[int(sys.argv[1])])["ids"])' "$1" <"$W/oracle.jsonl"; }
 lu=$(ids 0); ls_=$(ids 1)
-[[ -n $lu && $lu == "$ls_" ]] && ok "llama.cpp: the split model (first part) gives the unsplit file's 16 greedy tokens" || bad "llama.cpp split $ls_ vs $lu"
-sids() { "$SR" -m "$1" -p "The capital of France is" -n 16 --temp 0 -t 1 --json 2>/dev/null | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])'; }
+[[ -n $lu && $lu == "$ls_" ]] && ok "llama.cpp: the split model (first part) gives the unsplit file's 8 greedy tokens" || bad "llama.cpp split $ls_ vs $lu"
+sids() { "$SR" -m "$1" -p "The capital of France is" -n 8 --temp 0 -t 1 --json 2>/dev/null | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])'; }
 su=$(sids "$U"); ss=$(sids "$F")
 [[ -n $ss && $ss == "$su" && ${ss// /} == "${lu// /}" ]] && ok "sunny-run: the split model's tokens equal the unsplit file's and llama.cpp's" || bad "sunny-run split $ss vs $su vs $lu"
 out=$("$SR" -m "$W/s/q-00002-of-00003.gguf" -p hi -n 1 2>&1); rc=$?
