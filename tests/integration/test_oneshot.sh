@@ -20,37 +20,37 @@ W=$SN_WORK/oneshot
 scratch "$W"
 rm -rf "$W"; mkdir -p "$W"
 tree=$(llama_tree) || { echo "FAIL - cannot unpack llama.cpp's source bundle"; exit 1; }
-src=$(fixture qwen3 bf16) || { echo "FAIL - fixture"; exit 1; }
-M=$W/Qwen3-0.6B-Instruct          # a folder name that carries size and finetune, like a real download
+src=$(fixture llama3 bf16) || { echo "FAIL - fixture"; exit 1; }
+M=$W/Llama-3.2-1B-Instruct          # a folder name that carries size and finetune, like a real download
 cp -r "$src" "$M"; rm -f "$M/.done"
 
-# gguf-py's own naming functions on a GGUF's general.* keys -> the names llama.cpp would choose
-refname() { PYTHONPATH=$tree/gguf-py $PY - "$@" <<'PY'
+# gguf-py's own naming functions on a GGUF's general.* keys -> the names llama.cpp would choose:
+# line 1 gguf.naming_convention(...).gguf, line 2 gguf.fill_templated_filename(TEMPLATE, type)
+refnames() { PYTHONPATH=$tree/gguf-py $PY - "$@" <<'PY'
 import sys, gguf
 r = gguf.GGUFReader(sys.argv[1])
 def s(k):
     f = r.fields.get(k)
     return None if f is None else f.contents()
 ft = gguf.LlamaFileType(s("general.file_type")).name.partition("_")[2]
-if sys.argv[2] == "default":
-    print(gguf.naming_convention(s("general.name"), s("general.basename"), s("general.finetune"),
-                                 s("general.version"), s("general.size_label"), ft) + ".gguf")
-else:
-    print(gguf.fill_templated_filename(sys.argv[2], ft))
+print(gguf.naming_convention(s("general.name"), s("general.basename"), s("general.finetune"),
+                             s("general.version"), s("general.size_label"), ft) + ".gguf")
+print(gguf.fill_templated_filename(sys.argv[2], ft))
 PY
 }
 
 # --- sunny-convert names
 out=$("$SC" "$M" --outtype q8_0 2>&1); rc=$?
 f=$(ls "$M"/*.gguf 2>/dev/null | head -1)
+tmpl='out-{ftype}.{FTYPE}-{outtype}-{OUTTYPE}-{}-{{x}}.gguf'
+[[ -f $f ]] && { refs=$(refnames "$f" "$tmpl") || bad "gguf-py naming"; }
 if [[ $rc == 0 && -f $f ]]; then
-  exp=$(refname "$f" default)
+  exp=$(sed -n 1p <<<"$refs")
   [[ $(basename "$f") == "$exp" ]] && ok "no -o: $(basename "$f") in the model folder, as gguf.naming_convention names it" \
     || bad "default name $(basename "$f"), gguf-py: $exp"
 else bad "no -o: rc=$rc $out"; fi
-tmpl='out-{ftype}.{FTYPE}-{outtype}-{OUTTYPE}-{}-{{x}}.gguf'
 out=$("$SC" "$M" --outtype q8_0 -o "$W/$tmpl" 2>&1); rc=$?
-exp=$(refname "$f" "$tmpl")
+exp=$(sed -n 2p <<<"$refs")
 [[ $rc == 0 && -f $W/$exp ]] && ok "-o $tmpl -> $exp (gguf.fill_templated_filename)" || bad "template rc=$rc $out; expected $exp: $(ls "$W")"
 out=$("$SC" "$M" -o "$W/bad-{size}.gguf" 2>&1); rc=$?
 [[ $rc == 1 ]] && grep -q "unknown field {size}" <<<"$out" && ok "unknown {field}: exit 1, named" || bad "bad field rc=$rc $out"
@@ -78,7 +78,7 @@ if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16' "$W/o1.err" && grep -q "conve
   ok "ollama HF_DIR: converted, installed, smoke OK in $(printf %.2f "$(echo "$t1 - $t0" | bc)") s"
 else bad "ollama HF_DIR rc=$rc $(tail -5 "$W/o1.err")"; fi
 cg=$(jget "$W/o1.json" 'j["cache"]["gguf"]')
-stem=$(refname "$cg" default); stem=${stem%-Q8_0.gguf}
+stem=$(sed -n 1p <<<"$refs"); stem=${stem%-Q8_0.gguf}   # the cached GGUF has the same metadata
 [[ $(grep -o 'name: [^ ]*' "$W/o1.err") == "name: ${stem,,}:q8_0" ]] \
   && ok "default --name from the model's name and type: ${stem,,}:q8_0" || bad "default name: $(grep 'name:' "$W/o1.err"), want ${stem,,}:q8_0"
 [[ $cg == $XDG_CACHE_HOME/sunny/gguf/*/*.gguf && -f $(dirname "$cg")/complete ]] && ok "cache entry under \$XDG_CACHE_HOME/sunny with its marker" || bad "cache entry $cg"
