@@ -197,6 +197,7 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         p->ts.permute_heads = at->permute_heads;
         p->ts.transpose = at->transpose;
         p->ts.ew = at->ew;
+        p->ts.vr = at->vr;
         p->ts.slice_group = slice_group;
         p->ts.slice_off = slice_off;
         p->ts.slice_take = take;
@@ -230,7 +231,7 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
     sn_arch_extra ex[4];
     size_t n_ex = 0;
     memset(ex, 0, sizeof ex);
-    sn_status st = a->extra_tensors(a, cfg, ex, 4, &n_ex, err);
+    sn_status st = a->extra_tensors ? a->extra_tensors(a, cfg, ex, 4, &n_ex, err) : SN_OK;
     if (st != SN_OK) return st;
     for (size_t i = 0; i < n_ex; i++) {
         plan_t *p = plan_push(pl);

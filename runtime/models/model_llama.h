@@ -3,7 +3,7 @@
  * flash-attention kernel computes it). Internal to the family; nothing outside includes it. */
 #ifndef SN_MODEL_LLAMA_H
 #define SN_MODEL_LLAMA_H
-#include "ops.h"
+#include "moe.h"
 
 enum { FA_TILE = 64 };
 enum { ROPE_SCALING_NONE = 0, ROPE_SCALING_LINEAR = 1, ROPE_SCALING_YARN = 2 };
@@ -19,12 +19,15 @@ typedef struct {
     int64_t n_ctx_orig_yarn;
     float yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow; /* resolved */
     float attn_scale;                      /* 0 = 1/sqrt(head_dim) */
+    int64_t n_expert, n_expert_used, n_ff_exp; /* mixture of experts (every layer) when n_expert > 0 */
 } llama_hparams;
 
 typedef struct {
     const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
     const float *bq, *bk, *bv, *bo;
     sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+    sn_matrix wqkv; /* fused q/k/v rows (phi3), instead of wq, wk, wv */
+    sn_moe_layer moe; /* the experts, instead of w_gate / w_up / w_down, when n_expert > 0 */
 } layer_weights;
 
 /* How many keys ahead the untiled attention prefetches the cache rows it walks. */
@@ -44,19 +47,24 @@ typedef struct {
     llama_hparams hp;
     /* weights */
     sn_matrix tok_embd;
-    const float *output_norm, *rope_freqs;
+    const float *output_norm, *rope_freqs; /* rope_freqs: Llama-3's, or the rope_factors_* chosen */
+    const float *rope_long, *rope_short;   /* LongRoPE factors (phi3) */
     sn_matrix output;
     layer_weights *layers;
     /* derived */
     int neox;
+    int fused_qkv, fused_up; /* attn_qkv instead of q/k/v; ffn_up of 2 n_ff rows (gate first), no ffn_gate */
+    int q_prescale;          /* q scaled by 1/sqrt(head size) after rope, attention scale 1 (phi3) */
     float corr_dims[2], theta_scale, kq_scale;
     int64_t n_q, n_kv; /* q and k/v widths */
     /* state: KV cache [layer][pos][n_kv] */
     void *kcache, *vcache;
     size_t kv_elt;
     /* activations (sn_ops allocates them) */
-    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
+    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope, *qkv;
     sn_ops ops; /* converted-activation scratch of the shared matmuls */
+    sn_moe moe; /* the experts' routing and scratch (moe.h) */
+    float *moe_out;
     float *logits_tmp;
     attn_scratch *scratch;
     float *kt32, *v32; /* tiled attention: f32 K (transposed) and V of one layer, per kv head */
