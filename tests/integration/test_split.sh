@@ -27,10 +27,10 @@ out=$("$SC" "$src" -o "$W/s/q.gguf" --outtype q8_0 --split-max-tensors 8 2>&1); 
 refs=$($PY "$SN_SRC/tests/tools/gguf_py_split.py" "$tree" "$U" "$W/ref/q.gguf" --split-max-tensors 8) || bad "gguf_py_split"
 n=0; for r in $refs; do cmp -s "$r" "$W/s/$(basename "$r")" && n=$((n + 1)) || bad "$(basename "$r") differs from gguf-py's"; done
 [[ $n == 3 ]] && ok "the 3 shards equal gguf-py's GGUFWriter(split_max_tensors=8) byte for byte" || bad "$n of 3 shards equal"
-out=$("$SC" "$src" -o "$W/z/q.gguf" --outtype q8_0 --split-max-size 20M 2>&1); rc=$?
-refs=$($PY "$SN_SRC/tests/tools/gguf_py_split.py" "$tree" "$U" "$W/ref/z.gguf" --split-max-size 20000000) || bad "gguf_py_split size"
+out=$("$SC" "$src" -o "$W/z/q.gguf" --outtype q8_0 --split-max-size 10M 2>&1); rc=$?
+refs=$($PY "$SN_SRC/tests/tools/gguf_py_split.py" "$tree" "$U" "$W/ref/z.gguf" --split-max-size 10000000) || bad "gguf_py_split size"
 n=0; k=0; for r in $refs; do k=$((k + 1)); b=$(basename "$r"); cmp -s "$r" "$W/z/${b/#z-/q-}" && n=$((n + 1)); done
-[[ $rc == 0 && $n == "$k" && $k -gt 1 ]] && ok "--split-max-size 20M: $k shards equal gguf-py's (split_max_size=20000000)" || bad "size split rc=$rc $n/$k: $out"
+[[ $rc == 0 && $n == "$k" && $k -gt 1 ]] && ok "--split-max-size 10M: $k shards equal gguf-py's (split_max_size=10000000)" || bad "size split rc=$rc $n/$k: $out"
 out=$("$SC" "$src" -o "$W/one.gguf" --outtype q8_0 --split-max-tensors 1000 2>&1)
 [[ -f $W/one.gguf ]] && cmp -s "$W/one.gguf" "$U" && ok "a limit nothing reaches: one plain file, as gguf-py" || bad "no split: $out"
 out=$("$SC" "$src" -o "$W/x.gguf" --split-max-size 2X 2>&1); rc=$?
