@@ -26,9 +26,10 @@ cp -r "$src" "$M"; rm -f "$M/.done"
 
 # gguf-py's own naming functions on a GGUF's general.* keys -> the names llama.cpp would choose:
 # line 1 gguf.naming_convention(...).gguf, line 2 gguf.fill_templated_filename(TEMPLATE, type)
-refnames() { PYTHONPATH=$tree/gguf-py $PY - "$@" <<'PY'
+refnames() { PYTHONPATH=$tree/gguf-py:$SN_SRC/tests/tools $PY - "$@" <<'PY'
 import sys, gguf
-r = gguf.GGUFReader(sys.argv[1])
+from gguf_fast import reader  # gguf-py's GGUFReader, fast on big vocabularies
+r = reader(gguf, sys.argv[1])
 def s(k):
     f = r.fields.get(k)
     return None if f is None else f.contents()

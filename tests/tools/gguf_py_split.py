@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.join(sys.argv[1], "gguf-py"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf  # noqa: E402
+from gguf_fast import reader  # noqa: E402  (gguf-py's GGUFReader, fast on big vocabularies)
 
-r = gguf.GGUFReader(sys.argv[2])
+r = reader(gguf, sys.argv[2])
 mt = int(sys.argv[5]) if sys.argv[4] == "--split-max-tensors" else 0
 ms = int(sys.argv[5]) if sys.argv[4] == "--split-max-size" else 0
 w = gguf.GGUFWriter(Path(sys.argv[3]), r.fields["general.architecture"].contents(), split_max_tensors=mt,
