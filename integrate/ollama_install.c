@@ -207,7 +207,8 @@ static int smoke_chat(sn_http *h, const sn_ollama_version *ver, const sn_ollama_
         memset(err, 0, sizeof *err);
         return 0;
     }
-    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = rendered, .n_predict = a->n_predict, .n_ctx = (int)a->ctx, .n_threads = a->n_threads};
+    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = rendered, .n_predict = a->n_predict, .n_ctx = (int)a->ctx,
+                        .n_threads = a->n_threads, .tuning = a->env ? a->env->tuning : NULL};
     sn_smoke_local ours;
     sn_status st = sn_smoke_run_local(&so, &ours, err);
     free(rendered);
@@ -539,7 +540,8 @@ static sn_status run_prompt(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn
 static sn_status smoke_gate(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_ollama_tmpl_sel tsel,
                             sn_ollama_install_result *res, sn_err *err) {
     const sn_ollama_install_opts *a = j->a;
-    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = a->prompt, .n_predict = a->n_predict, .n_ctx = (int)a->ctx, .n_threads = a->n_threads};
+    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = a->prompt, .n_predict = a->n_predict, .n_ctx = (int)a->ctx,
+                        .n_threads = a->n_threads, .tuning = a->env ? a->env->tuning : NULL};
     sn_smoke_local ours;
     if (sn_smoke_run_local(&so, &ours, err)) return err->code;
     sn_smoke_result sr;
