@@ -63,6 +63,7 @@ typedef struct sn_lms_placed {
     char target[4096];         /* absolute path of the placed model (first part) */
     char arch[64], quant[16];
     int n_files;
+    int n_present; /* files already in place (same inode or bytes): not placed again */
     int fell_back_to_copy;
     int warnings;
 } sn_lms_placed;

@@ -7,6 +7,7 @@
  * on failure. No server is contacted; that is lmstudio.c. */
 #include "lmstudio_internal.h"
 
+#include "gguf_cache.h"
 #include "mapfile.h"
 #include "modelinfo.h"
 #include "outfile.h"
@@ -256,6 +257,7 @@ static void unmake_dirs(const made_dirs *made) {
 void sn_lms_placement_free(sn_lms_placement *pl) {
     free(pl->srcs);
     free(pl->dsts);
+    free(pl->present);
     memset(pl, 0, sizeof *pl);
 }
 
@@ -313,8 +315,9 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
     int total = n_files + (o->mmproj ? 1 : 0);
     char (*srcs)[PATH_MAX] = pl->srcs = calloc((size_t)total, PATH_MAX);
     char (*dsts)[PATH_MAX] = pl->dsts = calloc((size_t)total, PATH_MAX);
+    pl->present = calloc((size_t)total, 1);
     pl->total = total;
-    if (!srcs || !dsts) {
+    if (!srcs || !dsts || !pl->present) {
         rc = sn_err_set(err, SN_ENOMEM, "out of memory");
         goto done;
     }
@@ -360,24 +363,30 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
     }
     out->n_files = total;
     for (int i = 0; rc == SN_OK && i < total; i++) {
-        if (sn_lms_exists(dsts[i]) && !o->force)
-            rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
-        /* Placing a file onto its own path would destroy it (symlink to itself, copy onto itself). */
+        /* the file passed as its own target stays itself even under --force (a copy onto itself
+         * would destroy it) */
         char rs[PATH_MAX], rd[PATH_MAX], dd[PATH_MAX];
         snprintf(dd, sizeof dd, "%s", dsts[i]);
         char *sl = strrchr(dd, '/');
-        if (rc == SN_OK && sl && realpath(srcs[i], rs)) {
+        int itself = 0;
+        if (sl && realpath(srcs[i], rs)) {
             *sl = 0;
             if (realpath(dd, rd)) {
                 size_t l = strlen(rd);
                 snprintf(rd + l, sizeof rd - l, "/%s", sl + 1);
-                if (strcmp(rs, rd) == 0)
-                    rc = sn_err_set(err, SN_EINVAL, "%s is the target itself; nothing to place", srcs[i]);
+                itself = strcmp(rs, rd) == 0;
             }
         }
+        if (itself || (!o->force && sn_same_content(srcs[i], dsts[i]))) {
+            pl->present[i] = 1;
+            out->n_present++;
+        } else if (sn_lms_exists(dsts[i]) && !o->force)
+            rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (different bytes; use --force to replace "
+                            "it)", dsts[i]);
     }
     for (int i = 0; rc == SN_OK && i < total; i++)
-        if (sn_install_plan_add(plan, "would %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]))
+        if (pl->present[i] ? sn_install_plan_add(plan, "%s is already in place (same file)", dsts[i])
+                           : sn_install_plan_add(plan, "would %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]))
             rc = sn_err_set(err, SN_ENOMEM, "out of memory");
 done:
     sn_modelinfo_free(&mi);
@@ -392,7 +401,11 @@ sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *p
     const char *dir = pl->dir;
     int rc = SN_OK;
     for (int i = 0; i < total; i++)
-        sn_lms_notef(o->note, o->note_ud, "will %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]);
+        if (pl->present[i])
+            sn_lms_notef(o->note, o->note_ud, "%s is already in place (same %s): nothing to do", dsts[i],
+                         o->mode == SN_LMS_MOVE ? "bytes; the source stays" : "file");
+        else
+            sn_lms_notef(o->note, o->note_ud, "will %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]);
     {
         made_dirs made = {.n = 0};
         if (!is_dir(o->models_dir)) {
@@ -413,19 +426,23 @@ sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *p
         for (int i = 0; locks && i < total; i++) locks[i].fd = -1;
         for (int i = 0; rc == SN_OK && i < total; i++) {
             rc = sn_out_lock_take(dsts[i], &locks[i], err);
-            if (rc == SN_OK && !o->force && sn_lms_exists(dsts[i]))
+            if (rc == SN_OK && !o->force && sn_lms_exists(dsts[i]) && !sn_same_content(srcs[i], dsts[i]))
                 rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
         }
         int placed = 0; /* files this run put in place, in order */
+        unsigned char *mine = calloc((size_t)total, 1); /* which of them this run placed */
+        if (rc == SN_OK && !mine) rc = sn_err_set(err, SN_ENOMEM, "out of memory");
         for (int i = 0; rc == SN_OK && i < total; i++) {
+            if (pl->present[i] || (!o->force && sn_same_content(srcs[i], dsts[i]))) continue; /* nothing to do */
             rc = place_one(o, srcs[i], dsts[i], out, err);
-            if (rc == SN_OK) placed++;
+            if (rc == SN_OK) placed++, mine[i] = 1;
             if (rc == SN_OK && cancelled(o)) rc = sn_err_set(err, SN_EIO, "%s: interrupted", dsts[i]);
         }
         if (rc != SN_OK) { /* nothing partial: placed files and the folders made for them go again */
-            for (int i = 0; i < placed; i++)
-                if (o->mode != SN_LMS_MOVE && !o->force) unlink(dsts[i]); /* --force may have replaced a file */
+            for (int i = 0; mine && placed && i < total; i++)
+                if (mine[i] && o->mode != SN_LMS_MOVE && !o->force) unlink(dsts[i]); /* --force may have replaced a file */
         }
+        free(mine);
         for (int i = 0; locks && i < total; i++) sn_out_lock_drop(&locks[i]);
         free(locks);
         if (rc != SN_OK) unmake_dirs(&made);

@@ -67,7 +67,10 @@ M=$W/m; mkdir -p "$M"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
 [[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") ]] && ok "hardlink (default): same inode" || bad "hardlink rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
-[[ $rc == 1 ]] && grep -q "Target file already exists" <<<"$out" && ok "existing target refused without --force" || bad "no-force rc=$rc: $out"
+[[ $rc == 0 ]] && grep -q "already in place" <<<"$out" && ok "the same file already there (same inode): success, nothing placed" || bad "same file rc=$rc: $out"
+cp "$G" "$W/other.gguf"; $PY -c 'import sys; f=open(sys.argv[1], "r+b"); f.seek(-1, 2); b=f.read(1); f.seek(-1, 2); f.write(bytes([b[0] ^ 1]))' "$W/other.gguf"
+out=$("$SI" lmstudio --gguf "$W/other.gguf" --models-dir "$M" --repo "$NAME-GGUF" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "Target file already exists" <<<"$out" && ok "existing target with other bytes refused without --force" || bad "no-force rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --force 2>&1); rc=$?
 [[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") && -z $(leftovers "$M/$REL") ]] \
   && ok "hardlink --force re-placing the same file: still the same inode, no temp link left" \
