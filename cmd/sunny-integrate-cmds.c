@@ -90,6 +90,9 @@ void doctor_usage(FILE *f) {
             "Options:\n"
             "  --host URL            server URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)\n"
             "  --model NAME          diagnose one model, with a load probe (default: none)\n"
+            "  --lmstudio PATH       diagnose a GGUF in LM Studio's models dir instead: loadable, architecture\n"
+            "                        known, chat template LM Studio renders, placed where My Models lists it\n"
+            "                        (--models-dir DIR: the folder; default: resolved like lms) (default: none)\n"
             "  --all                 every model /api/tags lists, one line each (default: off)\n"
             "  --fix                 re-create each model with problems from its existing blob (no upload)\n"
             "                        with the proven TEMPLATE and stops and retyped parameters, then run the\n"
@@ -225,12 +228,14 @@ int cmd_lmstudio(int argc, char **argv) {
  * doctor */
 
 int cmd_doctor(int argc, char **argv) {
-    const char *host = NULL, *model = NULL;
+    const char *host = NULL, *model = NULL, *lms = NULL, *mdir = NULL;
     int all = 0, fix = 0, dry = 0, n = 16;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--host") && i + 1 < argc) host = argv[++i];
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
         else if (!strcmp(argv[i], "--all")) all = 1;
+        else if (!strcmp(argv[i], "--lmstudio") && i + 1 < argc) lms = argv[++i];
+        else if (!strcmp(argv[i], "--models-dir") && i + 1 < argc) mdir = argv[++i];
         else if (!strcmp(argv[i], "--fix")) fix = 1;
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
@@ -245,6 +250,15 @@ int cmd_doctor(int argc, char **argv) {
         } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
     }
     if (model && all) return sn_cli_usage_error("doctor: --model and --all exclude each other");
+    if (lms) { /* an LM Studio model file: nothing to ask a server */
+        if (model || all || fix) return sn_cli_usage_error("doctor: --lmstudio takes no --model, --all or --fix");
+        sn_lms_dirs d;
+        sn_err e = {0};
+        int have = sn_lms_resolve_models_dir(mdir, g_env.home, &d, &e) == SN_OK;
+        int np = sn_lms_doctor(lms, have ? d.models : NULL, note_line, NULL);
+        fprintf(out_stream(), "doctor: %d problem(s) (exit %d)\n", np, np ? 1 : 0);
+        return np ? SN_EXIT_FAIL : 0;
+    }
     if ((fix || dry) && !model && !all) return sn_cli_usage_error("doctor: --fix and --dry-run need --model or --all");
     if (dry && !fix) return sn_cli_usage_error("doctor: --dry-run shows what --fix would do; give --fix too");
     if (model || all) {

@@ -93,6 +93,13 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
 sn_status sn_lms_verify_listed(const sn_lms_placed *p, const sn_env *env, int *found, sn_lms_note_fn note,
                                void *ud, sn_err *err);
 
+/* doctor --lmstudio: a GGUF in (or meant for) LM Studio checked as LM Studio will see it: readable
+ * and loadable (sunny's checks), an architecture llama.cpp knows, a model rather than a projector, a
+ * chat template LM Studio's Jinja renders, and (models_dir non-NULL) the
+ * <models>/<publisher>/<repo>/<file>.gguf place My Models lists. Each problem and its fix go to
+ * note ("problem: ..." / "  fix: ..."); returns the number of problems. */
+int sn_lms_doctor(const char *path, const char *models_dir, sn_lms_note_fn note, void *ud);
+
 /* Known LM Studio error texts -> an actionable sentence ("" when unknown). */
 const char *sn_lms_explain(const char *server_error);
 
