@@ -26,6 +26,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* "Q4_K_M" for q4_k_m: an outtype's name in upper case (output file names). */
+static void upper_label(sn_outtype ot, char *out, size_t n) {
+    snprintf(out, n, "%s", sn_outtype_name(ot));
+    for (char *c = out; *c; c++)
+        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+}
+
 /* ---- the driver ---- */
 
 /* The input is an HF folder or one weight file (a .safetensors or a PyTorch .bin/.pt/.pth). Finds
