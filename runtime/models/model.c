@@ -19,6 +19,7 @@
 extern const sn_family sn_family_llama;
 extern const sn_family sn_family_rwkv7;
 extern const sn_family sn_family_mamba2;
+extern const sn_family sn_family_gemma3;
 
 /* One row per general.architecture value we run: the family that runs it and that family's
  * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
@@ -28,6 +29,7 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"qwen3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM},
     {"rwkv7", &sn_family_rwkv7, 0},
     {"mamba2", &sn_family_mamba2, 0},
+    {"gemma3", &sn_family_gemma3, 0},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
 

@@ -30,7 +30,7 @@
 
 /* ---- loading ---- */
 
-static void llama_free(sn_model *m) {
+void sn_llama_free(sn_model *m) {
     llama_state *s = m->impl;
     free(s->layers);
     free(s->kcache); free(s->vcache);
@@ -187,7 +187,7 @@ static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err)
 
 /* Makes the tiled attention's f32 K / V copies hold ld positions (at least twice what they held,
  * up to the context), faulted in here rather than by the pool's first pass over them. */
-static sn_status reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err) {
+sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err) {
     const llama_hparams *hp = &s->hp;
     const uint64_t per = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
     if (per * (uint64_t)ld <= s->kv32_cap) return SN_OK;
@@ -250,7 +250,11 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
         s->corr_dims[1] = fminf((float)(n_dims - 1), end);
     }
     s->kq_scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim_k);
+    return sn_llama_alloc_cache(m, s, err);
+}
 
+sn_status sn_llama_alloc_cache(sn_model *m, llama_state *s, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
     /* KV cache */
     s->kv_elt = m->params.kv_type == SN_KV_F32 ? 4 : 2;
     const uint64_t kv_elems = (uint64_t)hp->n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv;
@@ -292,7 +296,7 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     s->logits_tmp = NULL;
     /* the tiled attention's copies for a whole micro-batch at the start of the context */
     const int64_t ub = m->n_ctx < SN_UBATCH ? m->n_ctx : SN_UBATCH;
-    return ub >= FA_TILE ? reserve_kv32(m, s, (ub + FA_TILE - 1) / FA_TILE * FA_TILE, err) : SN_OK;
+    return ub >= FA_TILE ? sn_llama_reserve_kv32(m, s, (ub + FA_TILE - 1) / FA_TILE * FA_TILE, err) : SN_OK;
 }
 
 /* ---- elementwise pieces, as ggml computes them ---- */
@@ -334,7 +338,7 @@ static void rope_pair(float *a, float *b, float c, float sn) {
     *b = fmaf(x0, sn, x1 * c);
 }
 
-static void rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache) {
+void sn_llama_rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache) {
     const int64_t half = n_rot / 2;
     for (int64_t i0 = 0; i0 < n_rot; i0 += 2) {
         if (s->neox) rope_pair(&x[i0 / 2], &x[i0 / 2 + half], cache[i0], cache[i0 + 1]);
@@ -375,8 +379,8 @@ static void pass_qkv(const void *arg, int64_t t0, int64_t t1) {
                 sn_ops_rmsnorm(k + h * hp->head_dim_k, k + h * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->rms_eps);
         }
         const float *rc = s->rope + t * hp->n_rot;
-        for (int64_t h = 0; h < hp->n_head; h++) rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
-        for (int64_t h = 0; h < hp->n_head_kv; h++) rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
+        for (int64_t h = 0; h < hp->n_head; h++) sn_llama_rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
+        for (int64_t h = 0; h < hp->n_head_kv; h++) sn_llama_rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
         /* store into the cache (f16 rounding as ggml_cpy does) */
         void *kd = (void *)kv_row(s, s->kcache, m->n_ctx, p->il, p->pos0 + t);
         void *vd = (void *)kv_row(s, s->vcache, m->n_ctx, p->il, p->pos0 + t);
@@ -440,7 +444,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         attn_job aj = {m, s, il, T, pos0};
         if (T >= FA_TILE) {
             const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
-            if ((st = reserve_kv32(m, s, ld, err))) return st;
+            if ((st = sn_llama_reserve_kv32(m, s, ld, err))) return st;
             s->kt_ld = ld;
             sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
         }
@@ -481,7 +485,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
 
 static void llama_reset(sn_model *m) { (void)m; /* positions >= n_past are never read */ }
 
-static uint64_t llama_state_bytes(const sn_model *m) {
+uint64_t sn_llama_state_bytes(const sn_model *m) {
     const llama_state *s = m->impl;
     return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv * s->kv_elt;
 }
@@ -493,6 +497,6 @@ const sn_family sn_family_llama = {
     .load = llama_load,
     .forward = forward,
     .reset = llama_reset,
-    .free = llama_free,
-    .state_bytes = llama_state_bytes,
+    .free = sn_llama_free,
+    .state_bytes = sn_llama_state_bytes,
 };

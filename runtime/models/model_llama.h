@@ -1,6 +1,7 @@
 /* model_llama.h - the Llama family's runtime state, shared by its two files: model_llama.c (loading
  * and the forward pass) and model_llama_attn.c (attention over the KV cache, as ggml's
- * flash-attention kernel computes it). Internal to the family; nothing outside includes it. */
+ * flash-attention kernel computes it), and model_gemma3.c, whose layers attend the same way (with a
+ * sliding window on its local layers). Nothing else includes it. */
 #ifndef SN_MODEL_LLAMA_H
 #define SN_MODEL_LLAMA_H
 #include "ops.h"
@@ -51,6 +52,10 @@ typedef struct {
     int neox;
     float corr_dims[2], theta_scale, kq_scale;
     int64_t n_q, n_kv; /* q and k/v widths */
+    /* sliding-window attention (Gemma 3): layers with swa[il] set see the n_swa positions up to
+     * and including the query's (llama.cpp's LLAMA_SWA_TYPE_STANDARD mask); swa NULL: none */
+    const unsigned char *swa;
+    int64_t n_swa;
     /* state: KV cache [layer][pos][n_kv] */
     void *kcache, *vcache;
     size_t kv_elt;
@@ -78,6 +83,16 @@ typedef struct {
 static inline const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx, int il, int64_t pos) {
     return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
 }
+
+/* Shared with the Gemma 3 family (model_gemma3.c), which runs its own layers over this state and
+ * this attention: the KV cache, the attention scratch and the tiled copies for s->hp (n_ctx
+ * positions, m->params.kv_type), their release, the size of the cache, the NEOX / normal rotation
+ * of one head by a cos/sin cache. */
+sn_status sn_llama_alloc_cache(sn_model *m, llama_state *s, sn_err *err);
+sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err);
+void sn_llama_free(sn_model *m);
+uint64_t sn_llama_state_bytes(const sn_model *m);
+void sn_llama_rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache);
 
 /* f32 copies of a layer's visible keys (transposed) and values per kv head, for the tiled path. */
 void sn_llama_prep_worker(void *arg, int ith, int nth);
