@@ -230,7 +230,7 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
     sn_arch_extra ex[4];
     size_t n_ex = 0;
     memset(ex, 0, sizeof ex);
-    sn_status st = a->extra_tensors(a, cfg, ex, 4, &n_ex, err);
+    sn_status st = a->extra_tensors ? a->extra_tensors(a, cfg, ex, 4, &n_ex, err) : SN_OK;
     if (st != SN_OK) return st;
     for (size_t i = 0; i < n_ex; i++) {
         plan_t *p = plan_push(pl);

@@ -108,7 +108,7 @@ typedef struct sn_arch {
      * status with "cannot map tensor ..." in err. */
     int (*map_tensor)(const struct sn_arch *a, const sn_hf_config *cfg, const char *hf_name,
                       sn_arch_tensor *out, sn_err *err);
-    /* Up to n_max generated tensors (emitted before all others). */
+    /* Up to n_max generated tensors (emitted before all others); may be NULL (none). */
     sn_status (*extra_tensors)(const struct sn_arch *a, const sn_hf_config *cfg, sn_arch_extra *out,
                                size_t n_max, size_t *n_out, sn_err *err);
     /* A config.json text (malloc'd) derived from the names and shapes of a checkpoint that comes

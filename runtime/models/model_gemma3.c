@@ -16,7 +16,7 @@
  * 1/sqrt(head_dim), 1/sqrt(n_embd/n_head) for the 62-layer 27B; the attention itself (the KV
  * cache, ggml's flash-attention numerics) is the Llama family's (model_llama_attn.c), with the
  * window applied as llama.cpp masks it. GELU is ggml's: the tanh form looked up through f16. The
- * KV cache holds n_ctx positions for every layer. */
+ * KV cache holds n_ctx positions for global layers and a ring of n_swa + SN_UBATCH for local ones. */
 #include "model_llama.h"
 
 #include <math.h>
@@ -29,6 +29,8 @@ typedef struct {
     llama_state ls;          /* weights, cache and attention of the shared layout (model_llama.h) */
     const float **post_attn, **post_ffw; /* per layer */
     unsigned char *swa;      /* per layer: local */
+    int64_t *kv_cap;         /* per layer: cache rows (a local layer's window + one micro-batch) */
+    uint64_t *kv_off;
     float freq_base[2], freq_scale[2], theta_scale[2]; /* [0] local, [1] global */
     float q_scale, softcap, embd_scale;
     float *rope2;            /* the second rope cache (global layers), T x n_rot */
@@ -159,6 +161,8 @@ static void gemma3_free(sn_model *m) {
     free(g->post_attn);
     free(g->post_ffw);
     free(g->swa);
+    free(g->kv_cap);
+    free(g->kv_off);
     sn_llama_free(m); /* the shared part first in the record: m->impl is also a llama_state */
 }
 
@@ -187,6 +191,16 @@ static sn_status gemma3_load(sn_model *m, sn_err *err) {
     g->post_ffw = calloc((size_t)hp->n_layer, sizeof *g->post_ffw);
     if (!s->layers || !g->post_attn || !g->post_ffw) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
+    /* a local layer's query sees n_swa positions, and a micro-batch of up to SN_UBATCH tokens is
+     * written before its queries attend: n_swa - 1 + SN_UBATCH rows always hold every key a batch
+     * can see (a row is overwritten only once no query of the batch sees it) */
+    g->kv_cap = malloc((size_t)hp->n_layer * sizeof *g->kv_cap);
+    g->kv_off = malloc((size_t)hp->n_layer * sizeof *g->kv_off);
+    if (!g->kv_cap || !g->kv_off) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int64_t il = 0; il < hp->n_layer; il++)
+        g->kv_cap[il] = g->swa[il] && s->n_swa + SN_UBATCH < m->n_ctx ? s->n_swa + SN_UBATCH : m->n_ctx;
+    s->kv_cap = g->kv_cap;
+    s->kv_off = g->kv_off;
     return sn_llama_alloc_cache(m, s, err);
 }
 
@@ -291,23 +305,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const layer_weights *L = &s->layers[il];
         tp.L = L;
         tp.il = il;
-        sn_resid_norm an = {.x = s->x, .h = s->xb, .w = L->attn_norm, .n = E, .eps = hp->rms_eps};
-        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
-        const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
-        float *yqkv[3] = {s->q, s->k, s->v};
-        if ((st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err))) return st;
-        sn_ops_rows(m->pool, T, pass_qkv, &tp);
-        attn_job aj = {m, s, il, T, pos0};
-        if (T >= FA_TILE) {
-            const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
-            if ((st = sn_llama_reserve_kv32(m, s, ld, err))) return st;
-            s->kt_ld = ld;
-            sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
-        }
-        sn_pool_run(m->pool, sn_llama_attn_worker, &aj);
-        const sn_matrix *wo[1] = {&L->wo};
-        float *yo[1] = {s->xb};
-        if ((st = sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err))) return st;
+        if ((st = sn_llama_attn_block(m, s, L, il, T, pass_qkv, &tp, err))) return st;
         /* after the last layer's attention only the row whose logits are wanted goes on */
         float *x = s->x, *xb = s->xb;
         int64_t R = T;
@@ -319,15 +317,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         }
         post_pass ap = {x, xb, g->post_attn[il], E, hp->rms_eps};
         sn_ops_rows(m->pool, R, pass_post, &ap);
-        sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
-        sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
-        const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
-        float *ygu[2] = {s->hb, s->hb2};
-        if ((st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err))) return st;
-        sn_ops_rows(m->pool, R, pass_geglu, &tp);
-        const sn_matrix *wd[1] = {&L->w_down};
-        float *yd[1] = {s->xb};
-        if ((st = sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err))) return st;
+        if ((st = sn_llama_ffn_block(m, s, L, x, R, pass_geglu, &tp, err))) return st;
         post_pass fp = {x, s->xb, g->post_ffw[il], E, hp->rms_eps};
         sn_ops_rows(m->pool, R, pass_post, &fp);
     }

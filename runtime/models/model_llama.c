@@ -257,8 +257,15 @@ sn_status sn_llama_alloc_cache(sn_model *m, llama_state *s, sn_err *err) {
     const llama_hparams *hp = &s->hp;
     /* KV cache */
     s->kv_elt = m->params.kv_type == SN_KV_F32 ? 4 : 2;
-    const uint64_t kv_elems = (uint64_t)hp->n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv;
-    if (kv_elems / (uint64_t)hp->n_layer / (uint64_t)m->n_ctx != (uint64_t)s->n_kv || kv_elems > ((uint64_t)1 << 40))
+    /* rows: n_ctx per layer, or the family's per-layer ring sizes (kv_cap) */
+    uint64_t rows = 0;
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        if (s->kv_cap) s->kv_off[il] = rows;
+        rows += s->kv_cap ? (uint64_t)s->kv_cap[il] : (uint64_t)m->n_ctx;
+    }
+    s->kv_rows = rows;
+    const uint64_t kv_elems = rows * (uint64_t)s->n_kv;
+    if (kv_elems / rows != (uint64_t)s->n_kv || kv_elems > ((uint64_t)1 << 40))
         return sn_err_set(err, SN_ENOMEM, "KV cache too large");
     /* Linux overcommits: a cache larger than RAM would "allocate" and fail later, so refuse it now */
     const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
@@ -422,6 +429,45 @@ static void pass_resid(const void *arg, int64_t t0, int64_t t1) {
     }
 }
 
+sn_status sn_llama_attn_block(sn_model *m, llama_state *s, const layer_weights *L, int il, int64_t T,
+                              sn_rows_fn pass_qkv, const void *arg, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
+    const int64_t pos0 = m->n_past;
+    sn_status st;
+    sn_resid_norm an = {.x = s->x, .h = s->xb, .w = L->attn_norm, .n = hp->n_embd, .eps = hp->rms_eps};
+    sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
+    const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
+    float *yqkv[3] = {s->q, s->k, s->v};
+    if ((st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err))) return st;
+    sn_ops_rows(m->pool, T, pass_qkv, arg);
+    attn_job aj = {m, s, il, T, pos0};
+    if (T >= FA_TILE) {
+        const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
+        if ((st = sn_llama_reserve_kv32(m, s, ld, err))) return st;
+        s->kt_ld = ld;
+        sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
+    }
+    sn_pool_run(m->pool, sn_llama_attn_worker, &aj);
+    const sn_matrix *wo[1] = {&L->wo};
+    float *yo[1] = {s->xb};
+    return sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err);
+}
+
+sn_status sn_llama_ffn_block(sn_model *m, llama_state *s, const layer_weights *L, float *x, int64_t R,
+                             sn_rows_fn pass_act, const void *arg, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
+    sn_status st;
+    sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = hp->n_embd, .eps = hp->rms_eps};
+    sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
+    const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
+    float *ygu[2] = {s->hb, s->hb2};
+    if ((st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err))) return st;
+    sn_ops_rows(m->pool, R, pass_act, arg);
+    const sn_matrix *wd[1] = {&L->w_down};
+    float *yd[1] = {s->xb};
+    return sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err);
+}
+
 static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
     llama_state *s = m->impl;
     const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
@@ -435,23 +481,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const layer_weights *L = &s->layers[il];
         tp.L = L;
         tp.il = il;
-        sn_resid_norm an = {.x = s->x, .h = s->xb, .w = L->attn_norm, .n = E, .eps = hp->rms_eps};
-        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
-        const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
-        float *yqkv[3] = {s->q, s->k, s->v};
-        if ((st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err))) return st;
-        sn_ops_rows(m->pool, T, pass_qkv, &tp);
-        attn_job aj = {m, s, il, T, pos0};
-        if (T >= FA_TILE) {
-            const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
-            if ((st = sn_llama_reserve_kv32(m, s, ld, err))) return st;
-            s->kt_ld = ld;
-            sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
-        }
-        sn_pool_run(m->pool, sn_llama_attn_worker, &aj);
-        const sn_matrix *wo[1] = {&L->wo};
-        float *yo[1] = {s->xb};
-        if ((st = sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err))) return st;
+        if ((st = sn_llama_attn_block(m, s, L, il, T, pass_qkv, &tp, err))) return st;
         resid_pass ar = {s->x, s->xb, L->bo, E};
         sn_ops_rows(m->pool, T, pass_resid, &ar);
         /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
@@ -465,15 +495,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             R = 1;
         }
         /* feed-forward */
-        sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
-        sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
-        const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
-        float *ygu[2] = {s->hb, s->hb2};
-        if ((st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err))) return st;
-        sn_ops_rows(m->pool, R, pass_swiglu, &tp);
-        const sn_matrix *wd[1] = {&L->w_down};
-        float *yd[1] = {s->xb};
-        if ((st = sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err))) return st;
+        if ((st = sn_llama_ffn_block(m, s, L, x, R, pass_swiglu, &tp, err))) return st;
         resid_pass fr = {x, s->xb, NULL, E};
         sn_ops_rows(m->pool, R, pass_resid, &fr);
     }
@@ -487,7 +509,7 @@ static void llama_reset(sn_model *m) { (void)m; /* positions >= n_past are never
 
 uint64_t sn_llama_state_bytes(const sn_model *m) {
     const llama_state *s = m->impl;
-    return 2ull * (uint64_t)m->hp.n_layer * (uint64_t)m->n_ctx * (uint64_t)s->n_kv * s->kv_elt;
+    return 2ull * s->kv_rows * (uint64_t)s->n_kv * s->kv_elt;
 }
 
 const sn_family sn_family_llama = {

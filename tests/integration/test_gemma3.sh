@@ -16,7 +16,8 @@
 #     special-token parsing, and detokenized.
 #  3. Runtime: sunny-run vs node-llama-cpp, causal f32/f16/bf16/q8_0/q4_0/Q4_K_M/Q6_K and vision f16
 #     (soft-capped) x 3 prompts of 43, 55 and 67 tokens (all past the window; 67 takes the tiled
-#     attention path) x 32 greedy tokens, token for token.
+#     attention path) x 32 greedy tokens, token for token; and f32 on a 701-token prompt (two
+#     micro-batches, the local layers' ring of 528 rows wrapped, decode over 512+ cells) at 2 threads.
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py numpy torch
@@ -109,6 +110,11 @@ JOBS=$W/jobs.jsonl
 for g in "${models[@]}"; do for p in "${prompts[@]}"; do
   printf '{"model":"%s","prompt_ids":[%s],"n":32}\n' "$g" "$p" >>"$JOBS"
 done; done
+# past one micro-batch and past the local layers' ring (16 + 512 rows): a 700-token prompt in two
+# micro-batches, then decode over 512+ cells, which both split across 2 threads
+long="2,$($PY -c "import random; r = random.Random(9); print(','.join(str(r.randrange(300, 200000)) for _ in range(700)))")"
+printf '{"model":"%s","prompt_ids":[%s],"n":32,"ctx":1024,"threads":2}\n' "$f32" "$long" >>"$JOBS"
+
 $ORACLE batch --threads 1 <"$JOBS" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "node-llama-cpp batch failed: $(tail -2 "$W/oracle.err")"; finish; }
 i=0
 for g in "${models[@]}"; do for p in "${prompts[@]}"; do
@@ -119,5 +125,9 @@ for g in "${models[@]}"; do for p in "${prompts[@]}"; do
   if [[ -n $exp && $exp == "$got" ]]; then ok "$n prompt $((${#p} > 0 ? $(tr -cd , <<<"$p" | wc -c) + 1 : 0)) tokens: 32 tokens equal llama.cpp's ($($PY -c "print(len(set($got)))") distinct)"
   else bad "$n prompt $i: differs from llama.cpp"; echo "  llama.cpp $exp"; echo "  sunny-run $got"; fi
 done; done
+exp=$(tail -1 "$W/oracle.jsonl" | $PY -c "import json, sys; print(json.load(sys.stdin)['ids'])")
+got=$("$SN_BIN/sunny-run" "$f32" -c 1024 --prompt-ids "$long" -n 32 --json --ignore-eos -t 2 | $PY -c "import json, sys; print(json.load(sys.stdin)['ids'])")
+[[ -n $exp && $exp == "$got" ]] && ok "causal-f32 prompt 701 tokens, context 1024: 32 tokens equal llama.cpp's (local layers' cache wrapped)" ||
+  { bad "causal-f32 701-token prompt differs from llama.cpp"; echo "  llama.cpp $exp"; echo "  sunny-run $got"; }
 
 finish
