@@ -1,6 +1,7 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
 #include "gguf.h"
+#include "model.h"
 #include "tuning_env.h"
 #include <errno.h>
 #include <sched.h>
@@ -218,9 +219,10 @@ void sn_cli_moe_not_yet(const sn_gguf *g, const char *path, sn_err *err) {
     char *arch = sn_gguf_str_dup(g, "general.architecture");
     char key[96];
     snprintf(key, sizeof key, "%s.expert_count", arch ? arch : "");
-    const int64_t i = arch ? sn_gguf_find_key(g, key) : -1;
+    const int64_t i = arch && !sn_model_arch_supported(arch) ? sn_gguf_find_key(g, key) : -1;
     if (i >= 0 && sn_gguf_kv_type(g, i) == SN_GGUF_U32 && sn_gguf_get_u32(g, i) > 0)
-        sn_err_set(err, SN_EUNSUPPORTED, "%s: mixture-of-experts models (%s with %u experts) are not yet supported "
-                   "by sunny-run; llama.cpp runs the GGUF sunny-convert wrote", path, arch, sn_gguf_get_u32(g, i));
+        sn_err_set(err, SN_EUNSUPPORTED, "%s: mixture-of-experts architecture %s (%u experts) is not supported by "
+                   "sunny-run (it runs %s); llama.cpp runs the GGUF sunny-convert wrote", path, arch,
+                   sn_gguf_get_u32(g, i), sn_model_supported_archs());
     free(arch);
 }

@@ -52,9 +52,9 @@ void sn_cli_proxy_env_like_go(void);
 /* 128 + the signal that stopped the work, else fallback. */
 int sn_cli_exit_code(int fallback);
 
-/* A GGUF the runtime failed to load that is a mixture-of-experts model ({arch}.expert_count > 0):
- * err says plainly that sunny-run does not run them yet (instead of the loader's "unsupported
- * architecture" or "missing tensor"); otherwise err is left as it is. */
+/* A GGUF the runtime failed to load that is a mixture-of-experts model ({arch}.expert_count > 0) of
+ * an architecture sunny-run does not run: err says so plainly, naming the ones it runs (instead of
+ * the loader's "unsupported architecture"); otherwise err is left as it is. */
 struct sn_gguf;
 void sn_cli_moe_not_yet(const struct sn_gguf *g, const char *path, sn_err *err);
 

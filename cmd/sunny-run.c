@@ -73,7 +73,8 @@ static void usage(FILE *f) {
             "  --json                  print one JSON record on stdout (default: off: text on stdout,\n"
             "                          timings on stderr). The record: {\"prompt_ids\":[...],\"ids\":[...],\n"
             "                          \"text\":\"...\",\"prefill_tok_s\":...,\"decode_tok_s\":...,\n"
-            "                          \"top_logprobs\"/\"top_logits\":[[id,value],...] of the last step, ...}\n"
+            "                          \"top_logprobs\"/\"top_logits\":[[id,value],...] of the last step,\n"
+            "                          \"expert_histogram\" (mixtures of experts: selections per expert), ...}\n"
             "  -ngl, --n-gpu-layers N  llama.cpp's GPU and memory flags (also --gpu-layers N, -mg/--main-gpu N,\n"
             "                          -ts/--tensor-split S, -sm/--split-mode M, --no-mmap, -fa, --flash-attn\n"
             "                          [on|off|auto]): accepted and ignored with a note, as sunny-run runs on\n"
@@ -563,6 +564,13 @@ static int run_generate(const opts *o) {
         }
         fputs(",\"kernels\":", stdout);
         json_str(stdout, sn_model_kernels_name(m), strlen(sn_model_kernels_name(m)));
+        const uint64_t *hist;
+        const int64_t n_exp = sn_model_expert_histogram(m, &hist);
+        if (n_exp > 0) { /* how often each expert was chosen, over all layers (prompt and generation) */
+            fputs(",\"expert_histogram\":[", stdout);
+            for (int64_t e = 0; e < n_exp; e++) printf(e ? ",%llu" : "%llu", (unsigned long long)hist[e]);
+            fputs("]", stdout);
+        }
         fputs("}\n", stdout);
     } else {
         putchar('\n');

@@ -49,11 +49,11 @@ static sn_blob_dtype compact(uint64_t ne0) {
  * RWKV-7's other LoRA matrices) are FP16 in fp16 and int4 blobs, as llama.cpp's converter writes
  * them into the F16 GGUF that llama-quantize starts from (so an fp16 blob holds the F16 GGUF's
  * values, and an int4 blob reads those matrices in half the bytes, as a Q4_0 file does). */
-/* The blob is sunny-run's own format, and sunny-run does not run mixture-of-experts models yet. */
+/* The blob's writer and loader know no 3-D expert stacks yet: mixture-of-experts models stay GGUF. */
 static sn_status refuse_experts(const char *src, const char *tensor, sn_err *err) {
     if (!strstr(tensor, "_exps.")) return SN_OK;
-    return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s: mixture-of-experts models are not yet supported by "
-                      "sunny-run, so there is no blob for them; convert to GGUF (without --blob) for llama.cpp",
+    return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s: mixture-of-experts models have no blob format yet; "
+                      "convert to GGUF (without --blob), which sunny-run and llama.cpp run",
                       src, tensor);
 }
 

@@ -197,6 +197,7 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         p->ts.permute_heads = at->permute_heads;
         p->ts.transpose = at->transpose;
         p->ts.ew = at->ew;
+        p->ts.vr = at->vr;
         p->ts.slice_group = slice_group;
         p->ts.slice_off = slice_off;
         p->ts.slice_take = take;

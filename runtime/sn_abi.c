@@ -31,7 +31,7 @@ int32_t sn_abi_check(uint32_t major) { return major == SN_ABI_VERSION_MAJOR ? SN
 uint32_t sn_abi_capabilities(void) {
     const uint32_t f = sn_cpu_usable();
     uint32_t c = SN_ABI_CAP_TOKENIZER | SN_ABI_CAP_KV_F32 | SN_ABI_CAP_KQUANTS | SN_ABI_CAP_SAMPLER | SN_ABI_CAP_STATE |
-                 SN_ABI_CAP_RECURRENT;
+                 SN_ABI_CAP_RECURRENT | SN_ABI_CAP_MOE;
     const sn_kernels *k = sn_kernels_best();
     if (k != sn_kernels_scalar()) {
         if (f & SN_CPU_AVX2) c |= SN_ABI_CAP_AVX2;

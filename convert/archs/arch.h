@@ -22,7 +22,8 @@
  *   - copy: the same data is written a second time under also_name (RWKV-7 layer-0 a -> v);
  *   - transpose: a 2-D source [R][C] is written as [C][R];
  *   - permute_heads: llama's rope row interleave of q/k;
- *   - an elementwise map (Mamba-2's A = -exp(A_log));
+ *   - an elementwise map (Mamba-2's A = -exp(A_log), Qwen3.5's norm + 1);
+ *   - a value-head reordering of rows or columns (Qwen3.5's linear attention);
  *   - forced types: tensor-name substrings the converter keeps F32 and llama-quantize leaves alone.
  * Adding a family = a new file + one table row. */
 #ifndef SN_ARCH_H
@@ -40,8 +41,23 @@ struct sn_st_model;                  /* convert/readers/safetensors.h */
 typedef enum sn_arch_ew {            /* elementwise maps, applied in f32 */
     SN_ARCH_EW_NONE = 0,
     SN_ARCH_EW_NEG_EXP,              /* y = -exp(x) (Mamba A from A_log) */
-    SN_ARCH_EW_ADD_ONE,              /* y = x + 1 (Gemma's norm weights) */
+    SN_ARCH_EW_ADD_ONE,              /* y = x + 1 (Gemma's and Qwen3.5's norm weights) */
 } sn_arch_ew;
+
+/* Value heads stored grouped by key head ([n_k][n_per] blocks of hd) rewritten in tiled order
+ * ([n_per][n_k]), from row (or, cols, column/element) `start` on (Qwen3.5's linear attention). */
+typedef struct sn_arch_vreorder {
+    uint64_t n_k, n_per, hd, start;  /* n_k 0: none */
+    int cols;
+} sn_arch_vreorder;
+
+/* The source index that lands at index o under r. */
+static inline uint64_t sn_arch_vreorder_src(const sn_arch_vreorder *r, uint64_t o) {
+    if (!r->n_k || o < r->start) return o;
+    uint64_t l = o - r->start, blk = l / r->hd;
+    if (blk >= r->n_k * r->n_per) return o;
+    return r->start + ((blk % r->n_k) * r->n_per + blk / r->n_k) * r->hd + l % r->hd;
+}
 
 typedef struct sn_arch_tensor {
     char gguf_name[SN_GGUF_MAX_NAME];
@@ -64,6 +80,7 @@ typedef struct sn_arch_tensor {
     int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}) */
     int trim_rows;                   /* a 2-D source may have more rows than ne[1]: the first ne[1] are kept */
     sn_arch_ew ew;                   /* elementwise map */
+    sn_arch_vreorder vr;             /* value-head reordering of rows or columns */
     char also_name[SN_GGUF_MAX_NAME]; /* non-empty: the same tensor is written again under this name */
 } sn_arch_tensor;
 
@@ -125,7 +142,7 @@ typedef struct sn_arch {
 } sn_arch;
 
 extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7,
-    sn_arch_gemma3;
+    sn_arch_gemma3, sn_arch_qwen35;
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);
@@ -166,6 +183,13 @@ sn_status sn_arch_kv_u32s(sn_gguf_writer *w, const char *arch, const sn_arch_val
  * n values outside that range (a missing field reads as 0; the bound keeps shape products from
  * overflowing). */
 sn_status sn_arch_check_range(const sn_arch_value *v, size_t n, int log2_max, sn_err *err);
+/* TextModel.set_gguf_parameters of the reference: block_count (c->n_layers) through key/value_length
+ * and general.file_type, each key when the config has its field (convert/archs/arch_llama.c). */
+sn_status sn_arch_text_model_kv(const char *arch, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
+                                sn_err *err);
+/* {arch}.rope.dimension_sections (INT32 x 4, zero-padded) when rope_parameters (or rope_scaling) has
+ * "mrope_section"; an error naming config.json when it is not a list of at most 4 small integers. */
+sn_status sn_arch_kv_mrope_sections(sn_gguf_writer *w, const char *arch, const sn_hf_config *c, sn_err *err);
 /* Returns from the calling function on a failed status. */
 #define SN_ARCH_TRY(x) do { sn_status st_ = (x); if (st_ != SN_OK) return st_; } while (0)
 

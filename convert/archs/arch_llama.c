@@ -92,12 +92,11 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
 #define kv_str sn_arch_kv_str
 #define TRY SN_ARCH_TRY
 
-static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
-                          sn_err *err) {
-    const char *A = a->gguf_arch;
+/* TextModel.set_gguf_parameters, in order; each key only when the config (with class defaults)
+ * has the field. */
+sn_status sn_arch_text_model_kv(const char *A, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
+                                sn_err *err) {
     double d;
-    /* TextModel.set_gguf_parameters, in order; each key only when the config (with class defaults)
-     * has the field. */
     TRY(kv_u32(w, A, "block_count", (uint64_t)c->n_layers, err));
     if (c->max_position_embeddings >= 0) TRY(kv_u32(w, A, "context_length", (uint64_t)c->max_position_embeddings, err));
     if (c->hidden_size >= 0) TRY(kv_u32(w, A, "embedding_length", (uint64_t)c->hidden_size, err));
@@ -133,6 +132,7 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
         break;
     default: break; /* llama3: rope_freqs tensor; others: the reference only warns */
     }
+    TRY(sn_arch_kv_mrope_sections(w, A, c, err));
     if (c->has_rope_theta) TRY(kv_f32(w, A, "rope.freq_base", c->rope_theta, err));
     if (c->has_rms_norm_eps) TRY(kv_f32(w, A, "attention.layer_norm_rms_epsilon", c->rms_norm_eps, err));
     static const char *const ln_keys[] = {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"};
@@ -146,17 +146,19 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
         TRY(kv_u32(w, A, "attention.key_length", (uint64_t)c->head_dim, err));
         TRY(kv_u32(w, A, "attention.value_length", (uint64_t)c->head_dim, err));
     }
-    TRY(kv_u32(w, NULL, "general.file_type", file_type, err));
+    return kv_u32(w, NULL, "general.file_type", file_type, err);
+}
+
+static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file_type, sn_gguf_writer *w,
+                          sn_err *err) {
+    const char *A = a->gguf_arch;
+    TRY(sn_arch_text_model_kv(A, c, file_type, w, err));
     if (opts_of(a)->llama_kv) {
         TRY(kv_u32(w, A, "vocab_size", (uint64_t)c->vocab_size, err));
         TRY(kv_u32(w, A, "rope.dimension_count", head_dim_of(c), err));
     }
-    if (opts_of(a)->all_sparse) { /* Qwen2MoeModel.set_gguf_parameters, after its parent's keys */
-        if (sn_hf_config_get_num(c, "moe_intermediate_size", &d)) TRY(kv_u32(w, A, "expert_feed_forward_length", d, err));
-        if (sn_hf_config_get_num(c, "shared_expert_intermediate_size", &d))
-            TRY(kv_u32(w, A, "expert_shared_feed_forward_length", d, err));
-    }
-    return SN_OK;
+    /* Qwen2MoeModel.set_gguf_parameters, after its parent's keys */
+    return opts_of(a)->all_sparse ? sn_moe_write_qwen_ff(A, c, w, err) : SN_OK;
 }
 
 /* ---- tensors ---- */

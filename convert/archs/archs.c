@@ -8,6 +8,7 @@
  * convert/arch_<family>.c and add its sn_arch to k_archs. */
 #include "arch.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,7 +18,7 @@
 #include <stdlib.h>
 
 static const sn_arch *const k_archs[] = {&sn_arch_llama, &sn_arch_qwen2, &sn_arch_qwen3, &sn_arch_qwen3moe,
-                                          &sn_arch_mamba2, &sn_arch_rwkv7, &sn_arch_gemma3};
+                                          &sn_arch_mamba2, &sn_arch_rwkv7, &sn_arch_gemma3, &sn_arch_qwen35};
 #define N_ARCHS (sizeof(k_archs) / sizeof(k_archs[0]))
 
 static const sn_arch_class *find_class(const char *hf_arch, const sn_arch **owner) {
@@ -158,5 +159,26 @@ sn_status sn_arch_kv_str(sn_gguf_writer *w, const char *arch, const char *suffix
     char key[128];
     kv_key(key, sizeof key, arch, suffix);
     sn_status st = sn_gguf_writer_set_str(w, key, v);
+    return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
+}
+
+sn_status sn_arch_kv_mrope_sections(sn_gguf_writer *w, const char *arch, const sn_hf_config *c, sn_err *err) {
+    const cJSON *rp = c->root ? cJSON_GetObjectItemCaseSensitive(c->root, "rope_parameters") : NULL;
+    if (!cJSON_IsObject(rp) && c->root) rp = cJSON_GetObjectItemCaseSensitive(c->root, "rope_scaling");
+    const cJSON *ms = cJSON_IsObject(rp) ? cJSON_GetObjectItemCaseSensitive(rp, "mrope_section") : NULL;
+    if (!ms) return SN_OK;
+    int32_t v[4] = {0, 0, 0, 0};
+    int n = 0;
+    for (const cJSON *x = cJSON_IsArray(ms) ? ms->child : NULL; x; x = x->next, n++)
+        if (n >= 4 || !cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 65536 ||
+            x->valuedouble != (double)(int32_t)x->valuedouble)
+            break;
+        else v[n] = (int32_t)x->valuedouble;
+    if (!cJSON_IsArray(ms) || n != cJSON_GetArraySize(ms))
+        return sn_err_set(err, SN_EFORMAT, "config.json: rope_parameters.mrope_section must be a list of at most 4 "
+                          "integers in 0..65536");
+    char key[128];
+    snprintf(key, sizeof key, "%s.rope.dimension_sections", arch);
+    sn_status st = sn_gguf_writer_set_arr(w, key, SN_GGUF_I32, v, 4);
     return st == SN_OK ? SN_OK : sn_err_set(err, st, "cannot set %s", key);
 }

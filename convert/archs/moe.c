@@ -54,6 +54,15 @@ sn_status sn_moe_write_counts(const char *arch, const sn_hf_config *c, sn_gguf_w
     return SN_OK;
 }
 
+sn_status sn_moe_write_qwen_ff(const char *arch, const sn_hf_config *c, sn_gguf_writer *w, sn_err *err) {
+    double d;
+    if (sn_hf_config_get_num(c, "moe_intermediate_size", &d))
+        SN_ARCH_TRY(sn_arch_kv_u32(w, arch, "expert_feed_forward_length", (int64_t)d, err));
+    if (sn_hf_config_get_num(c, "shared_expert_intermediate_size", &d))
+        SN_ARCH_TRY(sn_arch_kv_u32(w, arch, "expert_shared_feed_forward_length", (int64_t)d, err));
+    return SN_OK;
+}
+
 static void shape3(uint64_t *ne, uint64_t a, uint64_t b, uint64_t e) {
     for (int i = 0; i < SN_GGUF_MAX_DIMS; i++) ne[i] = 1;
     ne[0] = a;

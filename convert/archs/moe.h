@@ -40,5 +40,9 @@ int sn_moe_map(const sn_moe_names *nm, const sn_hf_config *c, uint64_t bid, cons
 /* The reference's expert keys of TextModel.set_gguf_parameters: {arch}.expert_count and
  * expert_used_count, each when the config has one of its keys. */
 sn_status sn_moe_write_counts(const char *arch, const sn_hf_config *c, sn_gguf_writer *w, sn_err *err);
+/* Qwen2MoeModel.set_gguf_parameters' own keys (after TextModel's): {arch}.expert_feed_forward_length and
+ * expert_shared_feed_forward_length, each when the config has moe_intermediate_size /
+ * shared_expert_intermediate_size. */
+sn_status sn_moe_write_qwen_ff(const char *arch, const sn_hf_config *c, sn_gguf_writer *w, sn_err *err);
 
 #endif

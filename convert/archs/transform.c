@@ -7,12 +7,14 @@
 #include <string.h>
 
 int sn_tsrc_is_plain(const sn_tsrc *s) {
-    return s->n_parts == 1 && s->part[0]->contiguous && !s->slice_group && !s->transpose && s->ew == SN_ARCH_EW_NONE;
+    return s->n_parts == 1 && s->part[0]->contiguous && !s->slice_group && !s->transpose && s->ew == SN_ARCH_EW_NONE &&
+           !s->vr.n_k;
 }
 
 const sn_st_tensor *sn_tsrc_src_row(const sn_tsrc *s, uint64_t r, uint64_t *src_row) {
     if (s->n_parts <= 1) {
         if (s->slice_group) *src_row = r / s->slice_take * s->slice_group + s->slice_off + r % s->slice_take;
+        else if (s->vr.n_k && !s->vr.cols) *src_row = sn_arch_vreorder_src(&s->vr, r);
         else *src_row = s->permute_heads ? sn_arch_permute_src(r, s->n_rows, s->permute_heads) : r;
         return s->n_parts ? s->part[0] : NULL;
     }
@@ -79,7 +81,10 @@ const float *sn_tsrc_row(const sn_tsrc *s, uint64_t r, float *scratch) {
     if (s->gen) return s->gen + r * n;
     const sn_st_tensor *t = sn_tsrc_src_row(s, r, &sr);
     const float *x;
-    if (s->transpose) {
+    if (s->vr.n_k && s->vr.cols) { /* output column e is source column vreorder_src(e) */
+        for (uint64_t e = 0; e < n; e++) scratch[e] = elem_f32(t, sr * n + sn_arch_vreorder_src(&s->vr, e));
+        x = scratch;
+    } else if (s->transpose) {
         /* the part is [n][cols] in HF order; output row sr is its column sr */
         uint64_t cols = t->n_elems / (n ? n : 1);
         for (uint64_t i = 0; i < n; i++) scratch[i] = elem_f32(t, i * cols + sr);

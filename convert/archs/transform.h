@@ -20,6 +20,7 @@ typedef struct sn_tsrc {
     uint64_t permute_heads;                      /* llama rope row interleave */
     int transpose;                               /* each part is a 2-D [row_len-major] transpose */
     sn_arch_ew ew;                               /* elementwise map */
+    sn_arch_vreorder vr;                         /* value-head reordering (arch.h) */
 } sn_tsrc;
 
 /* 1 when output row r is exactly source bytes (one part, no slice, no transpose, no map): the row may be

@@ -100,10 +100,10 @@ static sn_status parse_entry(const sn_st_file *f, const cJSON *item, uint64_t da
                           "%s: tensor '%s': unsupported dtype %s (supported: F32, F16, BF16)", f->in.path,
                           name, dt->valuestring);
     int nd = cJSON_GetArraySize(sh);
-    if (nd > SN_ST_MAX_DIMS)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s': %d dimensions (at most %d supported)",
-                          f->in.path, name, nd, SN_ST_MAX_DIMS);
-    t->n_dims = (uint32_t)nd;
+    /* more dimensions (a vision tower's Conv3d patch embedding): checked and kept out of reach; the
+     * converter fails only if such a tensor is one it has to convert */
+    if (nd > SN_ST_MAX_DIMS) t->unsupported = "more than 4 dimensions";
+    t->n_dims = nd > SN_ST_MAX_DIMS ? 0 : (uint32_t)nd;
     uint64_t n = 1;
     for (int i = 0; i < SN_ST_MAX_DIMS; i++) t->shape[i] = 1;
     for (int i = 0; i < nd; i++) {
@@ -111,7 +111,7 @@ static sn_status parse_entry(const sn_st_file *f, const cJSON *item, uint64_t da
         if (json_u64(cJSON_GetArrayItem(sh, i), &d) != 0)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer",
                               f->in.path, name, i);
-        t->shape[i] = d;
+        if (i < SN_ST_MAX_DIMS) t->shape[i] = d;
         if (d != 0 && n > UINT64_MAX / d)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': shape overflows", f->in.path, name);
         n *= d;

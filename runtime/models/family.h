@@ -56,7 +56,10 @@ typedef struct sn_family {
 enum {
     SN_OPT_ROPE_NEOX = 1 << 0,  /* llama family: NEOX-style rotation (qwen2, qwen3) */
     SN_OPT_FULL_ROT = 1 << 1,   /* llama family: rope.dimension_count must equal the head size (llama) */
-    SN_OPT_QK_NORM = 1 << 2     /* llama family: per-head q/k RMSNorm tensors required (qwen3) */
+    SN_OPT_QK_NORM = 1 << 2,    /* llama family: per-head q/k RMSNorm tensors required (qwen3) */
+    SN_OPT_MOE = 1 << 3         /* llama family: experts required, their width expert_feed_forward_length
+                                 * (qwen3moe); without it a file with expert_count > 0 has experts of
+                                 * feed_forward_length (Mixtral) */
 };
 
 /* A recurrent state: per layer, n_parts float arrays of the given sizes (e.g. RWKV-7's token-shift
@@ -134,6 +137,8 @@ struct sn_model {
     uint64_t act_types; /* bit per activation type (sn_kernel_act_type) of the matrices loaded */
     struct sn_ops *ops; /* the family's matmul scratch, registered by sn_ops_init: model.c reserves
                          * it for a whole micro-batch at the end of the load */
+    uint64_t *expert_hist; /* mixture of experts: selections per expert over all layers and evals (moe.c) */
+    int64_t n_expert_hist;
     char layer_name[SN_GGUF_MAX_NAME + 32]; /* sn_model_layer_name's result */
     void *impl;      /* family-private */
 };

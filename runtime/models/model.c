@@ -27,6 +27,7 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"llama", &sn_family_llama, SN_OPT_FULL_ROT},
     {"qwen2", &sn_family_llama, SN_OPT_ROPE_NEOX},
     {"qwen3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM},
+    {"qwen3moe", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM | SN_OPT_FULL_ROT | SN_OPT_MOE},
     {"rwkv7", &sn_family_rwkv7, 0},
     {"mamba2", &sn_family_mamba2, 0},
     {"gemma3", &sn_family_gemma3, 0},
@@ -545,6 +546,7 @@ void sn_model_free(sn_model *m) {
     free(m->repacked);
     for (int i = 0; i < m->n_owned; i++) free(m->owned[i]);
     free(m->owned);
+    free(m->expert_hist);
     free(m->mats);
     free(m->repacked_src);
     free(m->path);
@@ -663,3 +665,8 @@ int64_t sn_model_n_ctx(const sn_model *m) { return m->n_ctx; }
 const char *sn_model_kernels_name(const sn_model *m) { return m->k->name; }
 const sn_gguf *sn_model_gguf(const sn_model *m) { return m->g; }
 const char *sn_model_format(const sn_model *m) { return m->blob ? "blob" : "gguf"; }
+
+int64_t sn_model_expert_histogram(const sn_model *m, const uint64_t **counts) {
+    *counts = m->expert_hist;
+    return m->expert_hist ? m->n_expert_hist : 0;
+}

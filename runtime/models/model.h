@@ -68,6 +68,9 @@ const char *sn_model_kernels_name(const sn_model *m);
 const sn_gguf *sn_model_gguf(const sn_model *m);
 /* "gguf" or "blob". */
 const char *sn_model_format(const sn_model *m);
+/* A mixture-of-experts model: *counts = how often each expert was selected (summed over layers and
+ * evals since the load), returns the number of experts; 0 for a model without experts. */
+int64_t sn_model_expert_histogram(const sn_model *m, const uint64_t **counts);
 
 /* Only the metadata of a model file (GGUF or blob), e.g. for loading the tokenizer before the model. */
 typedef struct sn_model_meta sn_model_meta;

@@ -1,6 +1,8 @@
 /* model_llama.c - the forward pass of the Llama family: llama (incl. Llama-3 rope_freqs and
  * linear/YaRN rope scaling, Mistral), qwen2 (q/k/v biases, NEOX rope) and qwen3 (per-head q/k
- * RMSNorm, explicit head size). Reads top to bottom like the paper:
+ * RMSNorm, explicit head size), and their mixtures of experts: qwen3moe and Mixtral (llama with
+ * expert_count > 0), whose feed-forward is the shared MoE block of moe.h. Reads top to bottom like
+ * the paper:
  *
  *   x = embed(token)
  *   per layer:  h = sn_ops_rmsnorm(x) * attn_norm;  q,k,v = Wq h, Wk h, Wv h (+ biases)
@@ -35,6 +37,7 @@ void sn_llama_free(sn_model *m) {
     free(s->layers);
     free(s->kcache); free(s->vcache);
     free(s->logits_tmp); free(s->kt32); free(s->v32);
+    sn_moe_free(&s->moe);
     sn_ops_free(&s->ops);
     if (s->scratch) {
         for (int i = 0; i < sn_pool_size(m->pool); i++) {
@@ -67,9 +70,13 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     MAT("attn_k.weight", E, s->n_kv, wk);
     MAT("attn_v.weight", E, n_v, wv);
     MAT("attn_output.weight", n_vd, E, wo);
-    MAT("ffn_gate.weight", E, hp->n_ff, w_gate);
-    MAT("ffn_up.weight", E, hp->n_ff, w_up);
-    MAT("ffn_down.weight", hp->n_ff, E, w_down);
+    if (hp->n_expert > 0) {
+        if ((st = sn_moe_load_layer(m, il, &s->moe.p, &L->moe, err))) return st;
+    } else {
+        MAT("ffn_gate.weight", E, hp->n_ff, w_gate);
+        MAT("ffn_up.weight", E, hp->n_ff, w_up);
+        MAT("ffn_down.weight", hp->n_ff, E, w_down);
+    }
     /* Optional biases: qwen2 has q/k/v biases; any llama GGUF may carry them. */
     VEC("attn_q.bias", s->n_q, 0, bq);
     VEC("attn_k.bias", s->n_kv, 0, bk);
@@ -80,12 +87,36 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
 #undef MAT
 #undef VEC
     /* Tensors we would silently ignore must not exist. */
-    static const char *unsupported[] = {"attn_qkv.weight", "ffn_gate_inp.weight", "ffn_gate.bias",
-                                        "ffn_up.bias", "ffn_down.bias"};
-    for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
+    static const char *unsupported[] = {"attn_qkv.weight", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias",
+                                        "ffn_gate_inp.weight", "ffn_gate_exps.bias", "ffn_up_exps.bias",
+                                        "ffn_down_exps.bias", "ffn_gate_shexp.weight"};
+    const size_t n_unsupported = sizeof(unsupported) / sizeof(unsupported[0]);
+    for (size_t i = 0; i < n_unsupported; i++) {
+        if (hp->n_expert > 0 && !strcmp(unsupported[i], "ffn_gate_inp.weight")) continue;
         const char *name = sn_model_layer_name(m, il, unsupported[i]);
         if (sn_model_find_tensor(m, name))
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s is not supported by sunny-run", m->path, name);
+    }
+    return SN_OK;
+}
+
+/* Expert counts as llama.cpp reads them: expert_count (0 or absent: a dense model; required by
+ * SN_OPT_MOE rows), expert_used_count in 1..expert_count; the experts' width is feed_forward_length
+ * (llama) or expert_feed_forward_length, else feed_forward_length / expert_used_count (qwen3moe). */
+static sn_status read_experts(const sn_model *m, llama_hparams *hp, sn_err *err) {
+    sn_status st;
+    hp->n_expert = hp->n_expert_used = 0;
+    hp->n_ff_exp = hp->n_ff;
+    const int moe = (m->opts & SN_OPT_MOE) != 0;
+    if ((st = sn_model_key_int(m, "expert_count", moe, moe ? 1 : 0, 1024, &hp->n_expert, err))) return st;
+    if (hp->n_expert == 0) return SN_OK;
+    if ((st = sn_model_key_int(m, "expert_used_count", 1, 1, hp->n_expert, &hp->n_expert_used, err))) return st;
+    if (moe) {
+        hp->n_ff_exp = hp->n_ff / hp->n_expert_used;
+        if ((st = sn_model_key_int(m, "expert_feed_forward_length", 0, 1, (int64_t)1 << 24, &hp->n_ff_exp, err)))
+            return st;
+        if (hp->n_ff_exp < 1)
+            return sn_err_set(err, SN_EFORMAT, "%s: %s.expert_feed_forward_length is missing", m->path, m->hp.arch);
     }
     return SN_OK;
 }
@@ -182,7 +213,8 @@ static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err)
     hp->yarn_ext_factor = ext;
     hp->yarn_attn_factor = yattn;
     hp->attn_scale = 0.0f;
-    return sn_model_key_float(m, "attention.scale", 0, &hp->attn_scale, err);
+    if ((st = sn_model_key_float(m, "attention.scale", 0, &hp->attn_scale, err))) return st;
+    return read_experts(m, hp, err);
 }
 
 /* Makes the tiled attention's f32 K / V copies hold ld positions (at least twice what they held,
@@ -223,12 +255,17 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (hp->head_dim_k != hp->head_dim_v)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
                           (long long)hp->head_dim_k, (long long)hp->head_dim_v);
-    const int64_t E = hp->n_embd, F = hp->n_ff, n_vd = hp->n_head * hp->head_dim_v;
+    const int64_t E = hp->n_embd, F = hp->n_expert > 0 ? 1 : hp->n_ff, n_vd = hp->n_head * hp->head_dim_v;
     const sn_ops_buf bufs[] = {{&s->x, E, 0},   {&s->xb, E, 0},  {&s->q, s->n_q, 0},
                                {&s->k, s->n_kv, 0}, {&s->v, hp->n_head_kv * hp->head_dim_v, 0},
                                {&s->att, n_vd, 0},  {&s->hb, F, 0}, {&s->hb2, F, 0},
-                               {&s->rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}};
+                               {&s->rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}, {&s->moe_out, E, 0}};
     if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof(bufs) / sizeof(bufs[0])), widest_input(hp), err))) return st;
+    if (hp->n_expert > 0) {
+        const sn_moe_params mp = {.n_embd = E, .n_expert = hp->n_expert, .n_used = hp->n_expert_used,
+                                  .n_ff_exp = hp->n_ff_exp, .gating = SN_MOE_SOFTMAX, .norm_w = 1};
+        if ((st = sn_moe_init(&s->moe, m, &mp, err))) return st;
+    }
 
     const int64_t V = hp->n_vocab;
     if ((st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(E, V), 1, &s->tok_embd, err))) return st;
@@ -495,6 +532,14 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             R = 1;
         }
         /* feed-forward */
+        if (hp->n_expert > 0) {
+            sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
+            sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
+            if ((st = sn_moe_forward(&s->moe, &L->moe, s->xb, R, s->moe_out, err))) return st;
+            resid_pass mr = {x, s->moe_out, NULL, E};
+            sn_ops_rows(m->pool, R, pass_resid, &mr);
+            continue;
+        }
         if ((st = sn_llama_ffn_block(m, s, L, x, R, pass_swiglu, &tp, err))) return st;
         resid_pass fr = {x, s->xb, NULL, E};
         sn_ops_rows(m->pool, R, pass_resid, &fr);

@@ -4,7 +4,7 @@
  * sliding window on its local layers). Nothing else includes it. */
 #ifndef SN_MODEL_LLAMA_H
 #define SN_MODEL_LLAMA_H
-#include "ops.h"
+#include "moe.h"
 
 enum { FA_TILE = 64 };
 enum { ROPE_SCALING_NONE = 0, ROPE_SCALING_LINEAR = 1, ROPE_SCALING_YARN = 2 };
@@ -20,12 +20,14 @@ typedef struct {
     int64_t n_ctx_orig_yarn;
     float yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow; /* resolved */
     float attn_scale;                      /* 0 = 1/sqrt(head_dim) */
+    int64_t n_expert, n_expert_used, n_ff_exp; /* mixture of experts (every layer) when n_expert > 0 */
 } llama_hparams;
 
 typedef struct {
     const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
     const float *bq, *bk, *bv, *bo;
     sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+    sn_moe_layer moe; /* the experts, instead of w_gate / w_up / w_down, when n_expert > 0 */
 } layer_weights;
 
 /* How many keys ahead the untiled attention prefetches the cache rows it walks. */
@@ -67,6 +69,8 @@ typedef struct {
     /* activations (sn_ops allocates them) */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
     sn_ops ops; /* converted-activation scratch of the shared matmuls */
+    sn_moe moe; /* the experts' routing and scratch (moe.h) */
+    float *moe_out;
     float *logits_tmp;
     attn_scratch *scratch;
     float *kt32, *v32; /* tiled attention: f32 K (transposed) and V of one layer, per kv head */

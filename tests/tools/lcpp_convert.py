@@ -87,10 +87,10 @@ if os.environ.get("SN_LCPP_NO_VOCAB"):
     Mamba2Model.set_vocab = _pad_only
     # The mixture-of-experts families read their tokenizer.json through AutoTokenizer: without it
     # they write no tokenizer.* keys (their vocabularies are the qwen3 / llama2 ones the vocab tests
-    # check against llama.cpp already).
+    # check against llama.cpp already); so do the Qwen3-Next / Qwen3.5 classes.
     from conversion.llama import LlamaModel  # noqa: E402
-    from conversion.qwen import Qwen3MoeModel  # noqa: E402
-    for _cls in (LlamaModel, Qwen3MoeModel):
+    from conversion.qwen import Qwen3MoeModel, Qwen3NextModel  # noqa: E402
+    for _cls in (LlamaModel, Qwen3MoeModel, Qwen3NextModel):
         _cls.set_vocab = lambda self: None
 if len(jobs) == 1 and sys.argv[2] != "--jobs":  # one conversion: exactly the converter's own run
     model, out, outtype = jobs[0]
