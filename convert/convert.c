@@ -246,6 +246,7 @@ sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *e
     if (!w) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
 #define SETK(call, key) do { if ((st = (call)) != SN_OK) { sn_err_set(err, st, "cannot set %s", key); goto done; } } while (0)
     SETK(sn_gguf_writer_set_str(w, "general.architecture", a->gguf_arch), "general.architecture");
+    if (a->write_early_kv && (st = a->write_early_kv(a, &cfg, w, err)) != SN_OK) goto done;
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
     pc.total = n_params;
     pc.expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;

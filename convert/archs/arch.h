@@ -104,6 +104,7 @@ typedef enum sn_arch_vocab {
     SN_ARCH_VOCAB_LLAMA,             /* LlamaModel.set_vocab: + the llama_hf path, add_space_prefix */
     SN_ARCH_VOCAB_RWKV,              /* _set_vocab_rwkv_world: rwkv_vocab_v20230424.txt (vocab_rwkv.c) */
     SN_ARCH_VOCAB_SPM_NO_PREFIX,     /* Gemma3Model.set_vocab: tokenizer.model, then add_space_prefix = false */
+    SN_ARCH_VOCAB_PHI3,              /* Phi3MiniModel.set_vocab: TEXT, added tokens typed by "special" alone */
 } sn_arch_vocab;
 
 typedef struct sn_arch {
@@ -118,6 +119,9 @@ typedef struct sn_arch {
     sn_status (*prepare_config)(const struct sn_arch *a, sn_hf_config *cfg, sn_err *err);
     /* Checks the config has what the family needs (heads divide hidden, ...). */
     sn_status (*check_config)(const struct sn_arch *a, const sn_hf_config *cfg, sn_err *err);
+    /* Keys the reference writes while it prepares the tensors, so right after general.architecture
+     * (Phi-3's rope.scaling.attn_factor); may be NULL. */
+    sn_status (*write_early_kv)(const struct sn_arch *a, const sn_hf_config *cfg, sn_gguf_writer *w, sn_err *err);
     /* {arch}.* keys and general.file_type, in the reference converter's order. */
     sn_status (*write_kv)(const struct sn_arch *a, const sn_hf_config *cfg, uint32_t file_type,
                           sn_gguf_writer *w, sn_err *err);
@@ -142,7 +146,7 @@ typedef struct sn_arch {
 } sn_arch;
 
 extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7,
-    sn_arch_gemma3, sn_arch_qwen35;
+    sn_arch_gemma3, sn_arch_qwen35, sn_arch_phi3, sn_arch_smollm3;
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);

@@ -231,6 +231,7 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         in.llama_family = is_llama_family(arch);
         const sn_arch *fam = sn_arch_find(arch);
         spm_only = fam && fam->vocab == SN_ARCH_VOCAB_SPM_NO_PREFIX;
+        in.added_literal = fam && fam->vocab == SN_ARCH_VOCAB_PHI3;
         if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) { /* a vocabulary file of its own */
             st = sn_vocab_rwkv_write(model_dir, opts ? opts->rwkv_vocab : NULL, in.config, in.vocab_size, w, rep, err);
             goto out;
@@ -255,7 +256,9 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         st = sn_err_set(err, SN_ENOMEM, "out of memory");
         goto out;
     }
-    if (sn_vocab_file_exists(spm_path)) {
+    /* Phi3MiniModel.set_vocab: a GPT2Tokenizer (Phi-4) is read as BPE even beside a tokenizer.model */
+    const char *tclass = jstr(in.tok_config, "tokenizer_class");
+    if (sn_vocab_file_exists(spm_path) && !(in.added_literal && tclass && !strcmp(tclass, "GPT2Tokenizer"))) {
         st = sn_vocab_spm(&p, &in, spm_path, err);
         if (spm_only) p.space_prefix_last = 0;
     } else if (spm_only) {

@@ -30,6 +30,8 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"qwen3moe", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM | SN_OPT_FULL_ROT | SN_OPT_MOE},
     {"rwkv7", &sn_family_rwkv7, 0},
     {"mamba2", &sn_family_mamba2, 0},
+    {"phi3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_Q_PRESCALE},
+    {"smollm3", &sn_family_llama, SN_OPT_FULL_ROT | SN_OPT_NOPE_4},
     {"gemma3", &sn_family_gemma3, 0},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };

@@ -27,6 +27,7 @@ typedef struct {
     const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
     const float *bq, *bk, *bv, *bo;
     sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+    sn_matrix wqkv; /* fused q/k/v rows (phi3), instead of wq, wk, wv */
     sn_moe_layer moe; /* the experts, instead of w_gate / w_up / w_down, when n_expert > 0 */
 } layer_weights;
 
@@ -47,11 +48,14 @@ typedef struct {
     llama_hparams hp;
     /* weights */
     sn_matrix tok_embd;
-    const float *output_norm, *rope_freqs;
+    const float *output_norm, *rope_freqs; /* rope_freqs: Llama-3's, or the rope_factors_* chosen */
+    const float *rope_long, *rope_short;   /* LongRoPE factors (phi3) */
     sn_matrix output;
     layer_weights *layers;
     /* derived */
     int neox;
+    int fused_qkv, fused_up; /* attn_qkv instead of q/k/v; ffn_up of 2 n_ff rows (gate first), no ffn_gate */
+    int q_prescale;          /* q scaled by 1/sqrt(head size) after rope, attention scale 1 (phi3) */
     float corr_dims[2], theta_scale, kq_scale;
     int64_t n_q, n_kv; /* q and k/v widths */
     /* sliding-window attention (Gemma 3): layers with swa[il] set see the n_swa positions up to
@@ -67,7 +71,7 @@ typedef struct {
     void *kcache, *vcache;
     size_t kv_elt;
     /* activations (sn_ops allocates them) */
-    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
+    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope, *qkv;
     sn_ops ops; /* converted-activation scratch of the shared matmuls */
     sn_moe moe; /* the experts' routing and scratch (moe.h) */
     float *moe_out;

@@ -90,7 +90,7 @@ if os.environ.get("SN_LCPP_NO_VOCAB"):
     # check against llama.cpp already); so do the Qwen3-Next / Qwen3.5 classes.
     from conversion.llama import LlamaModel  # noqa: E402
     from conversion.qwen import Qwen3MoeModel, Qwen3NextModel  # noqa: E402
-    for _cls in (LlamaModel, Qwen3MoeModel, Qwen3NextModel):
+    for _cls in (LlamaModel, Qwen3MoeModel, Qwen3NextModel):  # (and SmolLM3Model, a LlamaModel)
         _cls.set_vocab = lambda self: None
 if len(jobs) == 1 and sys.argv[2] != "--jobs":  # one conversion: exactly the converter's own run
     model, out, outtype = jobs[0]

@@ -446,7 +446,69 @@ static void test_mamba2_names(void) {
     sn_hf_config_free(&c);
 }
 
+/* Phi-3: fused qkv / gate_up as llama.cpp's Phi3MiniModel maps them (no permutation), the LongRoPE
+ * factors as two generated tensors, and the configs the converter must refuse. SmolLM3: llama's
+ * names and Q/K permutation under its own row; a rope pattern llama.cpp cannot express is refused. */
+static void test_phi3_smollm3_names(void) {
+    static const char *phi = "{\"architectures\":[\"Phi3ForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+                             "\"num_key_value_heads\":2,\"num_hidden_layers\":2,\"intermediate_size\":96,"
+                             "\"vocab_size\":100,\"max_position_embeddings\":1024,\"rope_theta\":10000.0,"
+                             "\"rms_norm_eps\":1e-5,\"original_max_position_embeddings\":256,"
+                             "\"partial_rotary_factor\":0.5,\"rope_scaling\":{\"type\":\"longrope\","
+                             "\"long_factor\":[1,2,3,4],\"short_factor\":[1,1,1,%s]}}";
+    char json[1024];
+    snprintf(json, sizeof json, phi, "1");
+    sn_hf_config c = cfg_of(json);
+    const sn_arch *a = sn_arch_find("Phi3ForCausalLM");
+    CU_ASSERT_PTR_EQUAL_FATAL(a, &sn_arch_phi3);
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(a->check_config(a, &c, &err), SN_OK);
+    expect_map(a, &c, "model.layers.1.self_attn.qkv_proj.weight", "blk.1.attn_qkv.weight", 64, 64 + 2 * 32, 0);
+    expect_map(a, &c, "model.layers.0.mlp.gate_up_proj.weight", "blk.0.ffn_up.weight", 64, 2 * 96, 0);
+    expect_map(a, &c, "model.layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight", 96, 64, 0);
+    expect_map(a, &c, "model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", 64, 64, 0);
+    sn_arch_extra ex[4];
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(a->extra_tensors(a, &c, ex, 4, &n, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT(!strcmp(ex[0].gguf_name, "rope_factors_long.weight") && ex[0].n == 4 && ex[0].data[3] == 4.0f);
+    CU_ASSERT(!strcmp(ex[1].gguf_name, "rope_factors_short.weight") && ex[1].n == 4 && ex[1].data[0] == 1.0f);
+    free(ex[0].data);
+    free(ex[1].data);
+    sn_hf_config_free(&c);
+    /* 16 rotary dims (0.5 * 64 / 4 heads) need 8 factors each, not 4 */
+    snprintf(json, sizeof json, phi, "1");
+    char *p = strstr(json, "0.5");
+    memcpy(p, "1.0", 3);
+    c = cfg_of(json);
+    CU_ASSERT_EQUAL(a->check_config(a, &c, &err), SN_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "must both have 8 values"));
+    sn_hf_config_free(&c);
+    snprintf(json, sizeof json, phi, "\"x\"");
+    c = cfg_of(json);
+    CU_ASSERT_EQUAL(a->check_config(a, &c, &err), SN_EFORMAT);
+    sn_hf_config_free(&c);
+
+    static const char *sm = "{\"architectures\":[\"SmolLM3ForCausalLM\"],\"hidden_size\":64,\"num_attention_heads\":4,"
+                            "\"num_key_value_heads\":2,\"num_hidden_layers\":4,\"intermediate_size\":96,"
+                            "\"vocab_size\":100,\"no_rope_layers\":[1,1,1,%s]}";
+    snprintf(json, sizeof json, sm, "0");
+    c = cfg_of(json);
+    a = sn_arch_find("SmolLM3ForCausalLM");
+    CU_ASSERT_PTR_EQUAL_FATAL(a, &sn_arch_smollm3);
+    CU_ASSERT_EQUAL(a->check_config(a, &c, &err), SN_OK);
+    expect_map(a, &c, "model.layers.3.self_attn.q_proj.weight", "blk.3.attn_q.weight", 64, 64, 4);
+    expect_map(a, &c, "model.layers.3.self_attn.k_proj.weight", "blk.3.attn_k.weight", 64, 32, 2);
+    sn_hf_config_free(&c);
+    snprintf(json, sizeof json, sm, "1");
+    c = cfg_of(json);
+    CU_ASSERT_EQUAL(a->check_config(a, &c, &err), SN_EUNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no_rope_layers[3]"));
+    sn_hf_config_free(&c);
+}
+
 static const sn_test_case cases[] = {
+    {"phi3 / smollm3 name map, rope factors, refusals", test_phi3_smollm3_names},
     {"mamba2 name map, shapes, transforms", test_mamba2_names},
     {"gemma3 name map, shapes, transforms", test_gemma3_names},
     {"{arch}.* keys, types, order", test_arch_keys},
