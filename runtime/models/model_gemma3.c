@@ -97,25 +97,10 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
 static sn_status gemma3_hparams(sn_model *m, gemma3_state *g, sn_err *err) {
     llama_hparams *hp = &g->ls.hp;
     sn_status st;
-    const int64_t BIG = (int64_t)1 << 24;
-    hp->n_vocab = m->hp.n_vocab;
-    hp->n_ctx_train = m->hp.n_ctx_train;
-    hp->n_embd = m->hp.n_embd;
-    hp->n_layer = m->hp.n_layer;
-    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
-    hp->n_head_kv = hp->n_head;
-    if ((st = sn_model_key_int(m, "attention.head_count_kv", 0, 1, 4096, &hp->n_head_kv, err))) return st;
-    hp->head_dim_k = hp->head_dim_v = hp->n_embd / hp->n_head;
-    if ((st = sn_model_key_int(m, "attention.key_length", 0, 1, 65536, &hp->head_dim_k, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.value_length", 0, 1, 65536, &hp->head_dim_v, err))) return st;
-    hp->n_rot = hp->head_dim_k;
-    if ((st = sn_model_key_int(m, "rope.dimension_count", 0, 2, 65536, &hp->n_rot, err))) return st;
-    if (hp->n_head % hp->n_head_kv != 0 || hp->head_dim_k != hp->head_dim_v || hp->n_rot > hp->head_dim_k ||
-        hp->n_rot % 2 != 0)
-        return sn_err_set(err, SN_EFORMAT, "%s: inconsistent attention sizes (heads %lld / %lld, key %lld, value "
-                          "%lld, rope %lld)", m->path, (long long)hp->n_head, (long long)hp->n_head_kv,
-                          (long long)hp->head_dim_k, (long long)hp->head_dim_v, (long long)hp->n_rot);
+    if ((st = sn_llama_attn_sizes(m, hp, err))) return st;
+    if (hp->head_dim_k != hp->head_dim_v)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
+                          (long long)hp->head_dim_k, (long long)hp->head_dim_v);
     if ((st = sn_model_key_eps(m, "attention.layer_norm_rms_epsilon", &hp->rms_eps, err))) return st;
     /* rope: global base and linear scaling; the local base (scale 1) */
     g->freq_base[1] = 10000.0f;
@@ -261,21 +246,14 @@ static void pass_qkv(const void *arg, int64_t t0, int64_t t1) {
     }
 }
 
-/* x[t] = rmsnorm(y[t]) * post + x[t]: a block's output through its post norm into the residual */
-typedef struct {
-    float *x, *y;
-    const float *w;
-    int64_t n;
-    float eps;
-} post_pass;
-
-static void pass_post(const void *arg, int64_t t0, int64_t t1) {
-    const post_pass *p = arg;
-    for (int64_t t = t0; t < t1; t++) {
-        float *x = p->x + t * p->n, *y = p->y + t * p->n;
-        sn_ops_rmsnorm(y, y, p->w, p->n, p->eps);
-        for (int64_t i = 0; i < p->n; i++) x[i] = y[i] + x[i];
-    }
+/* x[t] += rmsnorm(y[t]) * post over R rows: a block's output through its post norm into the
+ * residual (ggml: the norm, then the add) */
+static void post_add(sn_model *m, float *x, float *y, const float *post, int64_t R) {
+    const llama_hparams *hp = &G3(m)->ls.hp;
+    sn_resid_norm pn = {.x = y, .h = y, .w = post, .n = hp->n_embd, .eps = hp->rms_eps};
+    sn_ops_rows(m->pool, R, sn_ops_resid_norm, &pn);
+    resid_pass ra = {x, y, NULL, hp->n_embd};
+    sn_ops_rows(m->pool, R, sn_llama_pass_resid, &ra);
 }
 
 static void pass_geglu(const void *arg, int64_t t0, int64_t t1) {
@@ -315,11 +293,9 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             xb += (T - 1) * E;
             R = 1;
         }
-        post_pass ap = {x, xb, g->post_attn[il], E, hp->rms_eps};
-        sn_ops_rows(m->pool, R, pass_post, &ap);
+        post_add(m, x, xb, g->post_attn[il], R);
         if ((st = sn_llama_ffn_block(m, s, L, x, R, pass_geglu, &tp, err))) return st;
-        post_pass fp = {x, s->xb, g->post_ffw[il], E, hp->rms_eps};
-        sn_ops_rows(m->pool, R, pass_post, &fp);
+        post_add(m, x, s->xb, g->post_ffw[il], R);
     }
     if (!logits) return SN_OK;
     sn_ops_rmsnorm(s->xb, s->x + (T - 1) * E, s->output_norm, E, hp->rms_eps);
@@ -331,15 +307,13 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     return SN_OK;
 }
 
-static void gemma3_reset(sn_model *m) { (void)m; /* positions >= n_past are never read */ }
-
 const sn_family sn_family_gemma3 = {
     .name = "gemma3",
     .impl_size = sizeof(gemma3_state),
     .state_kind = SN_STATE_KV,
     .load = gemma3_load,
     .forward = forward,
-    .reset = gemma3_reset,
+    .reset = NULL, /* positions >= n_past are never read */
     .free = gemma3_free,
     .state_bytes = sn_llama_state_bytes,
 };

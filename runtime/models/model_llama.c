@@ -130,8 +130,7 @@ static sn_status read_experts(const sn_model *m, llama_hparams *hp, sn_err *err)
     return SN_OK;
 }
 
-/* The llama-family keys, as llama.cpp's loader reads and checks them. */
-static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err) {
+sn_status sn_llama_attn_sizes(const sn_model *m, llama_hparams *hp, sn_err *err) {
     sn_status st;
     const int64_t BIG = (int64_t)1 << 24;
     hp->n_vocab = m->hp.n_vocab;
@@ -154,6 +153,13 @@ static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err)
     if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2 != 0)
         return sn_err_set(err, SN_EFORMAT, "%s: rope.dimension_count %lld must be even and <= head size %lld",
                           m->path, (long long)hp->n_rot, (long long)hp->head_dim_k);
+    return SN_OK;
+}
+
+/* The llama-family keys, as llama.cpp's loader reads and checks them. */
+static sn_status read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err) {
+    sn_status st;
+    if ((st = sn_llama_attn_sizes(m, hp, err))) return st;
     if ((m->opts & SN_OPT_FULL_ROT) && hp->n_rot != hp->head_dim_k)
         return sn_err_set(err, SN_EFORMAT, "%s: invalid n_rot %lld, expected %lld", m->path,
                           (long long)hp->n_rot, (long long)hp->head_dim_k);
@@ -488,14 +494,7 @@ static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; t++) p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
 }
 
-/* A residual add over rows of n: y += bias (when there is one), then x += y. */
-typedef struct {
-    float *x, *y;
-    const float *bias;
-    int64_t n;
-} resid_pass;
-
-static void pass_resid(const void *arg, int64_t t0, int64_t t1) {
+void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1) {
     const resid_pass *p = arg;
     for (int64_t t = t0; t < t1; t++) {
         float *x = p->x + t * p->n, *y = p->y + t * p->n;
@@ -562,7 +561,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         tp.il = il;
         if ((st = sn_llama_attn_block(m, s, L, il, T, pass_qkv, &tp, err))) return st;
         resid_pass ar = {s->x, s->xb, L->bo, E};
-        sn_ops_rows(m->pool, T, pass_resid, &ar);
+        sn_ops_rows(m->pool, T, sn_llama_pass_resid, &ar);
         /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
          * inp_out_ids): the last token, or none. This also decides which summation order the
          * FFN matmuls use there (single-row vs batched), so it matters for exactness. */
@@ -579,12 +578,12 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
             if ((st = sn_moe_forward(&s->moe, &L->moe, s->xb, R, s->moe_out, err))) return st;
             resid_pass mr = {x, s->moe_out, NULL, E};
-            sn_ops_rows(m->pool, R, pass_resid, &mr);
+            sn_ops_rows(m->pool, R, sn_llama_pass_resid, &mr);
             continue;
         }
         if ((st = sn_llama_ffn_block(m, s, L, x, R, pass_swiglu, &tp, err))) return st;
         resid_pass fr = {x, s->xb, NULL, E};
-        sn_ops_rows(m->pool, R, pass_resid, &fr);
+        sn_ops_rows(m->pool, R, sn_llama_pass_resid, &fr);
     }
     if (!logits) return SN_OK;
     /* only the last token's logits */

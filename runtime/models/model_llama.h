@@ -105,6 +105,18 @@ static inline const void *kv_row(const llama_state *s, const void *cache, int64_
  * positions, m->params.kv_type), their release, the size of the cache, the NEOX / normal rotation
  * of one head by a cos/sin cache. */
 sn_status sn_llama_alloc_cache(sn_model *m, llama_state *s, sn_err *err);
+/* The sizes every attention family reads as llama.cpp's loader does: n_vocab, n_embd, n_layer, the
+ * context, feed_forward_length, head counts, key/value head sizes (default n_embd / n_head) and
+ * rope.dimension_count (default the key head size, even and no larger), into hp. */
+sn_status sn_llama_attn_sizes(const sn_model *m, llama_hparams *hp, sn_err *err);
+/* A residual add over token rows of n (an sn_rows_fn over a resid_pass): y += bias (when there is
+ * one), then x += y. */
+typedef struct {
+    float *x, *y;
+    const float *bias;
+    int64_t n;
+} resid_pass;
+void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1);
 sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err);
 void sn_llama_free(sn_model *m);
 uint64_t sn_llama_state_bytes(const sn_model *m);
