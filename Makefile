@@ -37,7 +37,8 @@ test: deps
 # Every libFuzzer harness of tests/fuzz/ (clang, ASan + UBSan) for FUZZ_SECONDS each from its seed
 # corpus; findings stay under $(BUILD)/fuzz/NAME. Stops at the first crash, leak or timeout.
 FUZZ_SECONDS ?= 60
-FUZZERS ?= torch_zip pickle gguf safetensors hf_config blob spm ollama_host tokenizer_json
+FUZZERS ?= torch_zip pickle gguf safetensors hf_config blob spm ollama_host tokenizer_json shard_index rwkv_vocab \
+           ollama_reply lmstudio_files tok_encode
 fuzz: build
 	@for f in $(FUZZERS); do bash tests/fuzz/run_fuzz.sh $$f $(FUZZ_SECONDS) $(BUILD) || exit 1; done
 

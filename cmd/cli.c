@@ -1,8 +1,8 @@
 /* cli.c - shared helpers of the three programs (see cli.h). */
 #include "cli.h"
 #include "gguf.h"
+#include "env.h"
 #include "model.h"
-#include "tuning_env.h"
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -59,27 +59,29 @@ volatile sig_atomic_t *sn_cli_catch_signals(void) {
  * ("HTTPS_PROXY", "https_proxy"), ("NO_PROXY", "no_proxy"), and proxyForURL refuses HTTP_PROXY when
  * CGI (REQUEST_METHOD set); useProxy never proxies "localhost" or a loopback IP. libcurl reads the
  * lowercase names first (http_proxy only in lowercase), so the uppercase choice is copied down. */
-void sn_cli_proxy_env_like_go(void) {
-    static const char *const pairs[][2] = {{"HTTP_PROXY", "http_proxy"}, {"HTTPS_PROXY", "https_proxy"},
-                                           {"NO_PROXY", "no_proxy"}};
-    const char *cgi = getenv("REQUEST_METHOD");
+void sn_cli_proxy_env_like_go(sn_cli_env *e) {
+    const struct { const char *upper, *lower_name; const char **lower; } pairs[] = {
+        {e->HTTP_PROXY, "http_proxy", &e->lib.http_proxy},
+        {e->lib.HTTPS_PROXY, "https_proxy", &e->lib.https_proxy},
+        {e->lib.NO_PROXY, "no_proxy", &e->lib.no_proxy},
+    };
+    const char *cgi = e->request_method;
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
-        const char *v = getenv(pairs[i][0]);
+        const char *v = pairs[i].upper;
         if (!v || !*v) continue;
         if (i == 0 && cgi && *cgi) { /* httpoxy: a CGI request can set HTTP_PROXY through a header */
             unsetenv("http_proxy");
+            *pairs[i].lower = NULL;
             continue;
         }
-        setenv(pairs[i][1], v, 1);
+        setenv(pairs[i].lower_name, v, 1); /* for libcurl */
+        *pairs[i].lower = v;                /* and for the copy integrate/ reads */
     }
 }
 
 int sn_cli_exit_code(int fallback) { return g_cancel ? 128 + (int)g_cancel : fallback; }
 
-void sn_cli_init(const char *prog) {
-    g_prog = prog;
-    sn_tuning_apply_env(); /* the SN_* knobs, before anything runs a kernel */
-}
+void sn_cli_init(const char *prog) { g_prog = prog; }
 const char *sn_cli_prog(void) { return g_prog; }
 
 const char *sn_cli_clean(const char *s, char *buf, size_t cap) {
@@ -169,24 +171,6 @@ int sn_cli_parse_f64(const char *s, double *out) {
 void sn_cli_print_version(void) { printf("%s %s\n", g_prog, SN_VERSION); }
 
 int sn_cli_isatty_stderr(void) { return isatty(2); }
-
-void sn_cli_read_env(sn_env *e) {
-    *e = (sn_env){
-        .tmpdir = getenv("TMPDIR"),
-        .home = getenv("HOME"),
-        .path = getenv("PATH"),
-        .ollama_host = getenv("OLLAMA_HOST"),
-        .ollama_models = getenv("OLLAMA_MODELS"),
-        .lm_api_token = getenv("LM_API_TOKEN"),
-        .http_proxy = getenv("http_proxy"),
-        .https_proxy = getenv("https_proxy"),
-        .HTTPS_PROXY = getenv("HTTPS_PROXY"),
-        .all_proxy = getenv("all_proxy"),
-        .ALL_PROXY = getenv("ALL_PROXY"),
-        .no_proxy = getenv("no_proxy"),
-        .NO_PROXY = getenv("NO_PROXY"),
-    };
-}
 
 /* One thread per physical core: CPUs in our affinity mask, counted once per distinct
  * thread_siblings_list (the set of hardware threads sharing that core). */

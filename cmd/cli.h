@@ -2,14 +2,14 @@
  * strict number parsing for flags. Exit codes: 0 ok, 1 failure, 2 usage. */
 #ifndef SN_CLI_H
 #define SN_CLI_H
-#include "sn_env.h"
+#include "env.h"
 #include "sn_err.h"
 #include <signal.h>
 #include <stdint.h>
 
 enum { SN_EXIT_OK = 0, SN_EXIT_FAIL = 1, SN_EXIT_USAGE = 2 };
 
-/* Names the program and applies the SN_* tuning knobs of the environment (tuning_env.h). */
+/* Names the program (error messages start with it). */
 void sn_cli_init(const char *prog);
 const char *sn_cli_prog(void);
 /* "prog: message" on stderr. */
@@ -35,8 +35,6 @@ void sn_cli_set_subcommand(const char *sub);
  * thread count; at least 1. */
 int sn_cli_physical_cores(void);
 int sn_cli_isatty_stderr(void);
-/* The environment variables the libraries act on (sn_env.h), read here and nowhere else. */
-void sn_cli_read_env(sn_env *env);
 /* SIGINT/SIGTERM set the returned flag (the libraries poll it as their `cancel` option, stop, and
  * remove their temp files); SIGXFSZ is ignored so a write over `ulimit -f` fails with EFBIG and is
  * reported like any write error instead of killing the process. */
@@ -48,7 +46,7 @@ const char *sn_cli_clean(const char *s, char *buf, size_t cap);
  * ProxyFromEnvironment): HTTP_PROXY, HTTPS_PROXY and NO_PROXY win over their lowercase forms, and
  * HTTP_PROXY counts at all (libcurl reads only http_proxy); not in a CGI process (REQUEST_METHOD
  * set), where Go refuses HTTP_PROXY too. Loopback hosts are never proxied either way (http.c). */
-void sn_cli_proxy_env_like_go(void);
+void sn_cli_proxy_env_like_go(sn_cli_env *env); /* env (env.h): read by sn_cli_read_env, updated to match */
 /* 128 + the signal that stopped the work, else fallback. */
 int sn_cli_exit_code(int fallback);
 

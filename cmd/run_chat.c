@@ -6,6 +6,7 @@
  * continues after it. */
 #include "run_chat.h"
 #include "cli.h"
+#include "generate.h"
 #include "gguf.h"
 #include "jinja.h"
 #include "model.h"
@@ -85,44 +86,56 @@ static int feed(sn_model *m, const sn_tokenizer *tok, sn_sampler *smp, const cha
     return rc;
 }
 
+/* The reply so far: each token's text streamed to stdout and kept; an end-of-generation token
+ * (not shown) stops the reply. */
+typedef struct {
+    const sn_tokenizer *tok;
+    char *text;
+    size_t len, cap;
+} reply_text;
+
+static int on_reply_token(void *ud, int32_t id, const float *logits, int64_t n_vocab) {
+    reply_text *rt = ud;
+    (void)logits, (void)n_vocab;
+    if (sn_tok_is_eog(rt->tok, id)) return 1;
+    char piece[256];
+    int64_t r = sn_tok_piece(rt->tok, id, 0, piece, sizeof piece);
+    if (r > (int64_t)sizeof piece) r = sizeof piece;
+    if (r <= 0) return 0;
+    fwrite(piece, 1, (size_t)r, stdout);
+    fflush(stdout);
+    if (rt->len + (size_t)r + 1 > rt->cap) {
+        char *nt = realloc(rt->text, (rt->cap = 2 * (rt->len + (size_t)r + 1)));
+        if (!nt) return SN_ENOMEM;
+        rt->text = nt;
+    }
+    memcpy(rt->text + rt->len, piece, (size_t)r);
+    rt->text[rt->len += (size_t)r] = 0;
+    return 0;
+}
+
 /* One reply: sampled until end-of-generation, -n or the context's end, streamed to stdout; the
- * reply's text (without the end token) in *reply. */
+ * reply's text (without the end token) in *reply. Every chosen token, the end token too, goes into
+ * the cache, so the next turn continues after it. */
 static int reply(sn_model *m, const sn_tokenizer *tok, sn_sampler *smp, int64_t n_predict, float *logits,
                  int64_t *n_past, char **reply_out) {
-    const int64_t V = sn_model_n_vocab(m);
-    size_t cap = 256, len = 0;
-    char *text = malloc(cap);
-    if (!text) { sn_cli_errorf("out of memory"); return -1; }
-    text[0] = 0;
+    reply_text rt = {tok, malloc(256), 0, 256};
+    if (!rt.text) { sn_cli_errorf("out of memory"); return -1; }
+    rt.text[0] = 0;
     sn_err err = {0};
-    for (int64_t k = 0; n_predict < 0 || k < n_predict; k++) {
-        if (*n_past >= sn_model_n_ctx(m)) { fputs("\n", stdout); sn_cli_warnf("the context is full (-c %lld)", (long long)sn_model_n_ctx(m)); break; }
-        const int32_t id = sn_sampler_sample(smp, logits, V);
-        sn_sampler_accept(smp, id);
-        const int eog = sn_tok_is_eog(tok, id);
-        if (!eog) {
-            char piece[256];
-            int64_t r = sn_tok_piece(tok, id, 0, piece, sizeof piece);
-            if (r > (int64_t)sizeof piece) r = sizeof piece;
-            if (r > 0) {
-                fwrite(piece, 1, (size_t)r, stdout);
-                fflush(stdout);
-                if (len + (size_t)r + 1 > cap) {
-                    char *nt = realloc(text, (cap = 2 * (len + (size_t)r + 1)));
-                    if (!nt) { free(text); sn_cli_errorf("out of memory"); return -1; }
-                    text = nt;
-                }
-                memcpy(text + len, piece, (size_t)r);
-                text[len += (size_t)r] = 0;
-            }
-        }
-        if (sn_model_eval(m, &id, 1, logits, &err)) { free(text); return sn_cli_fail(&err), -1; }
-        (*n_past)++;
-        if (eog) break;
+    const sn_gen_opts go = {.feed_stop = 1, .ctx_left = sn_model_n_ctx(m) - *n_past};
+    sn_gen_times tm;
+    sn_status st = sn_generate(m, smp, NULL, 0, n_predict, logits, on_reply_token, &rt, &go, &tm, &err);
+    *n_past += tm.n_decode;
+    if (st == SN_ENOMEM && !err.msg[0]) { free(rt.text); sn_cli_errorf("out of memory"); return -1; }
+    if (st) { free(rt.text); return sn_cli_fail(&err), -1; }
+    if (tm.ctx_full) {
+        fputs("\n", stdout);
+        sn_cli_warnf("the context is full (-c %lld)", (long long)sn_model_n_ctx(m));
     }
     fputc('\n', stdout);
     fflush(stdout);
-    *reply_out = text;
+    *reply_out = rt.text;
     return 0;
 }
 

@@ -229,9 +229,9 @@ int main(int argc, char **argv) {
     sn_cli_json_errors(argc, argv);
     sn_convert_opts o;
     memset(&o, 0, sizeof o);
-    sn_env env;
+    sn_cli_env env;
     sn_cli_read_env(&env);
-    o.tmp_dir = env.tmpdir;
+    o.tmp_dir = env.lib.tmpdir;
     ui_t ui;
     memset(&ui, 0, sizeof ui);
     int json = 0, blob = 0, dtype = -1, head = -1;

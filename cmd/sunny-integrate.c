@@ -240,8 +240,10 @@ typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *
 
 int main(int argc, char **argv) {
     sn_cli_init("sunny-integrate");
-    sn_cli_proxy_env_like_go(); /* first: it rewrites the lowercase proxy variables read next */
-    sn_cli_read_env(&g_env);
+    static sn_cli_env env; /* lives as long as g_env points into it */
+    sn_cli_read_env(&env);
+    sn_cli_proxy_env_like_go(&env); /* the lowercase proxies as Go's client would choose them */
+    g_env = env.lib;
     sn_cli_json_errors(argc, argv);
     static const command cmds[] = {
         {"ollama", cmd_ollama, ollama_usage}, {"lmstudio", cmd_lmstudio, lms_usage},

@@ -99,6 +99,7 @@ typedef struct {
     int64_t repeat_last_n;
     double repeat_penalty, presence_penalty, frequency_penalty;
     char ignored[256]; /* the GPU flags given, for the one note */
+    sn_cli_env env;    /* the environment, read once in main */
 } opts;
 
 /* The prompt file, at most SN_BUDGET_PROMPT_BYTES (a pipe may be read; /dev/zero stops there).
@@ -451,6 +452,7 @@ static void sampler_params(const opts *o, sn_sampler_params *sp) {
 /* Threads, KV type, --verify, --mmap; the context size is the caller's. */
 static void model_params(const opts *o, sn_model_params *mp) {
     sn_model_params_default(mp);
+    mp->tuning = o->env.tuning; /* SN_CPU and the other SN_* knobs (env.h) */
     mp->n_threads = (int)o->threads;
     mp->kv_type = o->kv_f32 ? SN_KV_F32 : SN_KV_F16;
     mp->verify = o->verify;
@@ -528,7 +530,7 @@ static int run_generate(const opts *o) {
     }
     gen_out g_out = {o, tok, out, 0, stop_at_eog};
     sn_gen_times tm;
-    if (sn_generate(m, smp, prompt, n_prompt, n_predict, logits, on_token, &g_out, &tm, &err)) {
+    if (sn_generate(m, smp, prompt, n_prompt, n_predict, logits, on_token, &g_out, NULL, &tm, &err)) {
         sn_cli_fail(&err);
         goto done;
     }
@@ -597,6 +599,7 @@ int main(int argc, char **argv) {
     sn_cli_json_errors(argc, argv);
     opts o;
     const int r = parse_args(argc, argv, &o);
+    if (r < 0) sn_cli_read_env(&o.env); /* parse_args set o; the SN_* knobs go into each model's tuning */
     if (r >= 0) return r;
     const int sources = !!o.prompt + !!o.prompt_ids + !!o.file;
     if (o.cnv == 0 && sources == 0) { /* llama-cli's default: chat when the model has a template */

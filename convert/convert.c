@@ -1,14 +1,16 @@
 /* convert.c - the sunny-convert driver: plan everything, write the header, stream the tensors.
  *
- * Order of work (each step can fail before anything is written):
- *   1. config.json, tokenizer presence, architecture lookup, safetensors headers;
- *   2. the plan: every tensor mapped to its GGUF name, shape checked against the config, output type
- *      chosen (llama.cpp's rules, see sn_conv_choose_type), byte sizes known;
- *   3. the GGUF header: general.*, {arch}.*, tokenizer.* and all tensor infos;
- *   4. tensor data, one tensor at a time, in chunks of rows converted by n threads into one buffer,
- *      written, and the source pages released so RSS stays flat whatever the model size.
+ * sn_convert runs four phases (each of the first two can fail before anything is written):
+ *   plan:   config.json, tokenizer presence, architecture lookup, safetensors headers; every tensor
+ *           mapped to its GGUF name, shape checked against the config, output type chosen (llama.cpp's
+ *           rules, see sn_conv_choose_type), byte sizes known;
+ *   open:   the GGUF header in memory: general.*, {arch}.*, tokenizer.* and all tensor infos
+ *           (--dry-run stops here);
+ *   write:  tensor data, one tensor at a time, in chunks of rows converted by n threads into one
+ *           buffer, written, and the source pages released so RSS stays flat whatever the model size;
+ *   verify: (--verify) the file read back against the source.
  * Output goes to OUT.tmp, fsynced and renamed; any failure or cancellation unlinks the tmp.
- * Step 2 is convert_plan.c, step 4 convert_write.c, --verify convert_verify.c (convert_internal.h). */
+ * The tensor map is convert_plan.c, write convert_write.c, verify convert_verify.c (convert_internal.h). */
 #include "convert_internal.h"
 
 #include "ggml_types.h"
@@ -169,137 +171,166 @@ static void report_plan(const sn_convert_opts *o, const plan_list *pl) {
     }
 }
 
-sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *err) {
-    memset(res, 0, sizeof(*res));
-    double t0 = sn_conv_now();
+/* One conversion's state across its phases (sn_convert frees it). */
+typedef struct {
+    const sn_convert_opts *o;
+    sn_convert_result *res;
+    double t0;
+    char *cfg_path, *meta_dir;
     sn_hf_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    sn_st_model *m = NULL;
-    sn_gguf_writer *w = NULL;
-    plan_list pl = {0};
-    char *cfg_path = NULL, *meta_dir = NULL;
+    sn_st_model *m;
+    const sn_arch *a;
+    plan_list pl;
+    sn_outtype ot;
+    int quantize;
+    int64_t n_expert;
+    sn_param_count pc;
+    uint64_t n_params, src_bytes;
+    sn_gguf_writer *w;
+} conv_job;
+
+/* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
+static sn_outtype resolve_outtype(const sn_convert_opts *o, const sn_st_model *m) {
+    if (o->outtype != SN_OUTTYPE_AUTO) return o->outtype;
+    for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
+        const sn_st_tensor *t = sn_st_model_tensor(m, i);
+        if (t->n_dims >= 2 && (t->dtype == SN_ST_F16 || t->dtype == SN_ST_BF16))
+            return t->dtype == SN_ST_BF16 ? SN_OUTTYPE_BF16 : SN_OUTTYPE_F16;
+    }
+    return SN_OUTTYPE_F16;
+}
+
+/* Phase 1, plan: the source read, every tensor's GGUF type and bytes chosen, parameters counted. */
+static sn_status plan(conv_job *j, sn_err *err) {
+    const sn_convert_opts *o = j->o;
     sn_status st;
-
-    if (!o->model_dir || (!o->out_path && !o->dry_run))
-        return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
-    if (sn_conv_is_gguf(o->model_dir)) return sn_conv_requantize(o, res, err);
-    if ((st = resolve_inputs(o, &cfg_path, &meta_dir, err)) != SN_OK) goto done;
-    if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0) {
-        st = sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
-        goto done;
-    }
-
-    const sn_arch *a = NULL;
-    if ((st = load_source(o, cfg_path, meta_dir, &cfg, &m, &a, &pl, res, err)) != SN_OK) goto done;
-
-    /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
-    sn_outtype ot = o->outtype;
-    if (ot == SN_OUTTYPE_AUTO) {
-        ot = SN_OUTTYPE_F16;
-        for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
-            const sn_st_tensor *t = sn_st_model_tensor(m, i);
-            if (t->n_dims >= 2 && (t->dtype == SN_ST_F16 || t->dtype == SN_ST_BF16)) {
-                ot = t->dtype == SN_ST_BF16 ? SN_OUTTYPE_BF16 : SN_OUTTYPE_F16;
-                break;
-            }
-        }
-    }
-    const sn_outtype_info *oi = sn_outtype_info_of(ot);
-    const int quantize = oi->recipe == SN_RECIPE_QUANTIZE && !o->sink;
-    const int64_t n_expert = sn_arch_expert_count(&cfg);
+    if ((st = resolve_inputs(o, &j->cfg_path, &j->meta_dir, err)) != SN_OK) return st;
+    if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0)
+        return sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
+    if ((st = load_source(o, j->cfg_path, j->meta_dir, &j->cfg, &j->m, &j->a, &j->pl, j->res, err)) != SN_OK) return st;
+    plan_list *pl = &j->pl;
+    j->ot = resolve_outtype(o, j->m);
+    j->quantize = sn_outtype_info_of(j->ot)->recipe == SN_RECIPE_QUANTIZE && !o->sink;
+    j->n_expert = sn_arch_expert_count(&j->cfg);
     sn_quant_state qs;
-    if (quantize) {
-        qsort(pl.t, pl.n, sizeof(*pl.t), sn_conv_cmp_quantize_order);
+    if (j->quantize) {
+        qsort(pl->t, pl->n, sizeof(*pl->t), sn_conv_cmp_quantize_order);
         /* llama-quantize's writer records ggml_n_dims: trailing dimensions of size 1 are dropped
          * (Mamba-2's ssm_norm {d_inner, 1} with one group is 1-D there) */
-        for (size_t i = 0; i < pl.n; i++)
-            while (pl.t[i].n_dims > 1 && pl.t[i].ne[pl.t[i].n_dims - 1] == 1) pl.t[i].n_dims--;
-        sn_quant_state_init(&qs, ot, a, cfg.n_layers, cfg.n_heads, cfg.n_kv_heads, n_expert);
-        for (size_t i = 0; i < pl.n; i++) sn_quant_state_count(&qs, pl.t[i].gguf_name);
+        for (size_t i = 0; i < pl->n; i++)
+            while (pl->t[i].n_dims > 1 && pl->t[i].ne[pl->t[i].n_dims - 1] == 1) pl->t[i].n_dims--;
+        sn_quant_state_init(&qs, j->ot, j->a, j->cfg.n_layers, j->cfg.n_heads, j->cfg.n_kv_heads, j->n_expert);
+        for (size_t i = 0; i < pl->n; i++) sn_quant_state_count(&qs, pl->t[i].gguf_name);
     }
-    uint64_t n_params = 0, src_bytes = 0, expert_sum = 0, n_expert_tensors = 0;
-    sn_param_count pc = {0, 0, 0, 0};
-    for (size_t i = 0; i < pl.n; i++) {
-        plan_t *p = &pl.t[i];
+    uint64_t expert_sum = 0, n_expert_tensors = 0;
+    for (size_t i = 0; i < pl->n; i++) {
+        plan_t *p = &pl->t[i];
         if (strstr(p->gguf_name, "_exps.") && p->n_dims >= 3 && p->ne[2]) {
-            pc.per_expert += p->n_elems / p->ne[2];
+            j->pc.per_expert += p->n_elems / p->ne[2];
             expert_sum += p->ne[2];
             n_expert_tensors++;
-        } else pc.shared += p->n_elems;
+        } else j->pc.shared += p->n_elems;
         /* the quantize recipe starts from the f32 conversion, where every tensor is F32 */
-        p->type = o->sink     ? SN_GGML_F32
-                  : quantize ? sn_quant_tensor_type(&qs, p->gguf_name, p->n_dims, p->ne, SN_GGML_F32)
-                             : sn_conv_choose_type(a, ot, p);
-        if (p->type < 0) {
-            st = sn_err_set(err, SN_EFORMAT, "%s: tensor %s: no layer number in [0, %lld)", o->model_dir,
-                            p->gguf_name, (long long)cfg.n_layers);
-            goto done;
-        }
+        p->type = o->sink       ? SN_GGML_F32
+                  : j->quantize ? sn_quant_tensor_type(&qs, p->gguf_name, p->n_dims, p->ne, SN_GGML_F32)
+                                : sn_conv_choose_type(j->a, j->ot, p);
+        if (p->type < 0)
+            return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: no layer number in [0, %lld)", o->model_dir,
+                              p->gguf_name, (long long)j->cfg.n_layers);
         p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
-        n_params += p->n_elems;
-        for (uint32_t k = 0; k < p->ts.n_parts; k++) src_bytes += p->ts.part[k]->nbytes;
+        j->n_params += p->n_elems;
+        for (uint32_t k = 0; k < p->ts.n_parts; k++) j->src_bytes += p->ts.part[k]->nbytes;
     }
-    uint32_t file_type = oi->ftype;
+    j->pc.total = j->n_params;
+    j->pc.expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
+    return SN_OK;
+}
 
-    /* header */
-    w = sn_gguf_writer_new();
-    if (!w) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); goto done; }
-#define SETK(call, key) do { if ((st = (call)) != SN_OK) { sn_err_set(err, st, "cannot set %s", key); goto done; } } while (0)
-    SETK(sn_gguf_writer_set_str(w, "general.architecture", a->gguf_arch), "general.architecture");
-    if (a->write_early_kv && (st = a->write_early_kv(a, &cfg, w, err)) != SN_OK) goto done;
+#define SETK(call, key) do { if ((st = (call)) != SN_OK) return sn_err_set(err, st, "cannot set %s", key); } while (0)
+/* Phase 2, open: the GGUF header in memory (general.*, {arch}.*, tokenizer.*, every tensor info)
+ * and the result's summary; --dry-run stops after it. */
+static sn_status open_header(conv_job *j, sn_err *err) {
+    const sn_convert_opts *o = j->o;
+    sn_convert_result *res = j->res;
+    const uint32_t file_type = sn_outtype_info_of(j->ot)->ftype;
+    sn_status st;
+    sn_gguf_writer *w = j->w = sn_gguf_writer_new();
+    if (!w) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    SETK(sn_gguf_writer_set_str(w, "general.architecture", j->a->gguf_arch), "general.architecture");
+    if (j->a->write_early_kv && (st = j->a->write_early_kv(j->a, &j->cfg, w, err)) != SN_OK) return st;
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
-    pc.total = n_params;
-    pc.expert_count = n_expert_tensors ? expert_sum / n_expert_tensors : 0;
-    if ((st = sn_metadata_write(meta_dir, &cfg, o->name, &pc, w, err)) != SN_OK) goto done;
-    if ((st = a->write_kv(a, &cfg, file_type, w, err)) != SN_OK) goto done;
+    if ((st = sn_metadata_write(j->meta_dir, &j->cfg, o->name, &j->pc, w, err)) != SN_OK) return st;
+    if ((st = j->a->write_kv(j->a, &j->cfg, file_type, w, err)) != SN_OK) return st;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
     sn_vocab_opts vo = {o->pre_override, o->vocab_path};
     sn_vocab_report vr;
     memset(&vr, 0, sizeof vr);
-    if ((st = sn_vocab_write_gguf(meta_dir, &cfg, w, &vo, &vr, err)) != SN_OK) goto done;
+    if ((st = sn_vocab_write_gguf(j->meta_dir, &j->cfg, w, &vo, &vr, err)) != SN_OK) return st;
     snprintf(res->vocab_model, sizeof res->vocab_model, "%s", vr.model);
     snprintf(res->vocab_pre, sizeof res->vocab_pre, "%s", vr.pre);
     res->vocab_tokens = vr.n_tokens;
-    if (quantize) {
-        if ((st = sn_conv_move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) goto done;
-        if ((st = sn_conv_move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) goto done;
+    if (j->quantize) {
+        if ((st = sn_conv_move_to_end_u32(w, "general.quantization_version", 2, err)) != SN_OK) return st;
+        if ((st = sn_conv_move_to_end_u32(w, "general.file_type", file_type, err)) != SN_OK) return st;
     }
-    for (size_t i = 0; i < pl.n; i++) {
-        plan_t *p = &pl.t[i];
+    for (size_t i = 0; i < j->pl.n; i++) {
+        const plan_t *p = &j->pl.t[i];
         sn_status r = sn_gguf_writer_add_tensor(w, p->gguf_name, p->n_dims, p->ne, p->type, err);
-        if (r < 0) { st = r; goto done; }
+        if (r < 0) return r;
     }
-    snprintf(res->arch, sizeof res->arch, "%s", a->gguf_arch);
-    upper_label(ot, res->ftype, sizeof res->ftype);
+    snprintf(res->arch, sizeof res->arch, "%s", j->a->gguf_arch);
+    upper_label(j->ot, res->ftype, sizeof res->ftype);
     res->file_type = file_type;
-    res->n_tensors = pl.n;
-    res->n_skipped = pl.n_skipped;
-    res->src_bytes = src_bytes;
-    res->n_params = n_params;
+    res->n_tensors = j->pl.n;
+    res->n_skipped = j->pl.n_skipped;
+    res->src_bytes = j->src_bytes;
+    res->n_params = j->n_params;
     res->bytes = sn_gguf_writer_total_size(w);
-    report_plan(o, &pl);
-    if (o->dry_run) { st = SN_OK; goto done; }
+    report_plan(o, &j->pl);
+    return SN_OK;
+}
+#undef SETK
 
-    /* for a mixture-of-experts model, which sunny-run does not run yet, the file's structure only */
-    if ((st = sn_conv_write_data(o, w, &pl, n_expert > 0 ? SN_VALIDATE_STRUCTURE : 0, t0, res, err)) != SN_OK ||
-        o->sink)
-        goto done;
-    if (o->verify) {
-        st = sn_conv_verify_file(o, &pl, res, err);
-        if (st == SN_OK) st = sn_conv_verify_tokenizer(o, meta_dir, &cfg, res, err);
-        if (st == SN_OK && (res->verify_failed || res->verify_keys_failed))
-            st = sn_err_set(err, SN_EFORMAT, "%s: verify failed: %zu of %zu tensors and %zu of %zu tokenizer keys "
-                            "differ from the source (first: %s)", o->out_path, res->verify_failed,
-                            res->verify_checked, res->verify_keys_failed, res->verify_keys_checked,
-                            res->verify_first_bad);
-    }
-done:
-    if (!res->seconds) res->seconds = sn_conv_now() - t0;
-    if (w) sn_gguf_writer_free(w);
-    sn_conv_plan_free(&pl);
-    sn_st_model_close(m);
-    sn_hf_config_free(&cfg);
-    free(cfg_path);
-    free(meta_dir);
+/* Phase 3, write: the tensor data into OUT.tmp, renamed into place (convert_write.c); for a
+ * mixture-of-experts model, which sunny-run does not run yet, the file's structure is checked only. */
+static sn_status write_file(conv_job *j, sn_err *err) {
+    return sn_conv_write_data(j->o, j->w, &j->pl, j->n_expert > 0 ? SN_VALIDATE_STRUCTURE : 0, j->t0, j->res, err);
+}
+
+/* Phase 4, verify (--verify): the written tensors and tokenizer keys read back against the source. */
+static sn_status verify(conv_job *j, sn_err *err) {
+    const sn_convert_opts *o = j->o;
+    sn_convert_result *res = j->res;
+    sn_status st = sn_conv_verify_file(o, &j->pl, res, err);
+    if (st == SN_OK) st = sn_conv_verify_tokenizer(o, j->meta_dir, &j->cfg, res, err);
+    if (st == SN_OK && (res->verify_failed || res->verify_keys_failed))
+        st = sn_err_set(err, SN_EFORMAT, "%s: verify failed: %zu of %zu tensors and %zu of %zu tokenizer keys "
+                        "differ from the source (first: %s)", o->out_path, res->verify_failed,
+                        res->verify_checked, res->verify_keys_failed, res->verify_keys_checked,
+                        res->verify_first_bad);
+    return st;
+}
+
+sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *err) {
+    memset(res, 0, sizeof(*res));
+    if (!o->model_dir || (!o->out_path && !o->dry_run))
+        return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
+    if (sn_conv_is_gguf(o->model_dir)) return sn_conv_requantize(o, res, err);
+    conv_job j;
+    memset(&j, 0, sizeof j);
+    j.o = o;
+    j.res = res;
+    j.t0 = sn_conv_now();
+    sn_status st = plan(&j, err);
+    if (st == SN_OK) st = open_header(&j, err);
+    if (st == SN_OK && !o->dry_run) st = write_file(&j, err);
+    if (st == SN_OK && !o->dry_run && !o->sink && o->verify) st = verify(&j, err);
+    if (!res->seconds) res->seconds = sn_conv_now() - j.t0;
+    if (j.w) sn_gguf_writer_free(j.w);
+    sn_conv_plan_free(&j.pl);
+    sn_st_model_close(j.m);
+    sn_hf_config_free(&j.cfg);
+    free(j.cfg_path);
+    free(j.meta_dir);
     return st;
 }

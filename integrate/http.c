@@ -28,6 +28,7 @@ struct sn_http {
     int loopback;
     sn_env env;
     long stall_s; /* default stall limit of this handle's requests */
+    long load_s;  /* first-byte limit of its loads_model requests */
 };
 
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
@@ -104,6 +105,7 @@ sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn
     h->loopback = sn_http_host_is_loopback(h->host);
     if (env) h->env = *env;
     h->stall_s = SN_HTTP_STALL_S;
+    h->load_s = SN_HTTP_LOAD_S;
     curl_free(host);
     curl_free(scheme);
     curl_url_cleanup(u);
@@ -118,6 +120,7 @@ void sn_http_free(sn_http *h) {
 }
 
 void sn_http_set_stall(sn_http *h, long seconds) { h->stall_s = seconds > 0 ? seconds : SN_HTTP_STALL_S; }
+void sn_http_set_load(sn_http *h, long seconds) { h->load_s = seconds > 0 ? seconds : SN_HTTP_LOAD_S; }
 
 const char *sn_http_base(const sn_http *h) { return h->base; }
 const char *sn_http_hostname(const sn_http *h) { return h->host; }
@@ -139,16 +142,14 @@ typedef struct xfer {
     sn_http_resp *resp;
     size_t cap;
     int mode;           /* 0 undecided, 1 collect, 2 lines */
-    char *line;         /* partial line in line mode */
-    size_t line_len, line_cap;
-    int aborted;
+    sn_ndjson nd;       /* line mode: the partial line; why it stopped */
     int oom;
-    int line_too_long; /* an NDJSON line passed SN_BUDGET_NDJSON_LINE */
     int body_too_long; /* a collected 2xx body passed SN_BUDGET_JSON_BODY */
     long stall_s;       /* seconds without a byte moving either way that count as a stall */
+    long load_s;        /* the same before the answer's first byte (a model load), when longer */
     curl_off_t moved;   /* bytes up + down at the last change */
     double moved_at;    /* when they last changed */
-    int stalled;
+    int stalled;        /* 1: nothing moved for stall_s; 2: no answer byte within load_s */
     FILE *upload;
 } xfer;
 
@@ -167,14 +168,42 @@ static int append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
     return 0;
 }
 
-static int emit_line(xfer *x, char *line, size_t len) {
-    if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
+static int emit_line(sn_ndjson *s, sn_http_line_fn fn, void *ud) {
+    size_t len = s->len;
+    if (len > 0 && s->line[len - 1] == '\r') s->line[--len] = 0;
     if (len == 0) return 0;
-    if (x->req->on_line(x->req->line_ud, line, len)) {
-        x->aborted = 1;
+    if (fn(ud, s->line, len)) {
+        s->aborted = 1;
         return -1;
     }
     return 0;
+}
+
+int sn_ndjson_feed(sn_ndjson *s, const char *p, size_t n, sn_http_line_fn fn, void *ud) {
+    size_t i = 0;
+    while (i < n) {
+        const char *nl = memchr(p + i, '\n', n - i);
+        size_t take = nl ? (size_t)(nl - (p + i)) : n - i;
+        if (s->len + take > SN_BUDGET_NDJSON_LINE) { s->too_long = 1; return -1; }
+        if (append(&s->line, &s->len, &s->cap, p + i, take)) { s->oom = 1; return -1; }
+        i += take;
+        if (nl) {
+            i++;
+            if (emit_line(s, fn, ud)) return -1;
+            s->len = 0;
+            if (s->line) s->line[0] = 0;
+        }
+    }
+    return 0;
+}
+
+int sn_ndjson_end(sn_ndjson *s, sn_http_line_fn fn, void *ud) {
+    return s->aborted || s->len == 0 ? 0 : emit_line(s, fn, ud);
+}
+
+void sn_ndjson_free(sn_ndjson *s) {
+    free(s->line);
+    memset(s, 0, sizeof *s);
 }
 
 static size_t on_write(char *p, size_t sz, size_t nm, void *ud) {
@@ -196,19 +225,9 @@ static size_t on_write(char *p, size_t sz, size_t nm, void *ud) {
         if (append(&x->resp->body, &x->resp->len, &x->cap, p, n)) { x->oom = 1; return 0; }
         return n;
     }
-    size_t i = 0;
-    while (i < n) {
-        char *nl = memchr(p + i, '\n', n - i);
-        size_t take = nl ? (size_t)(nl - (p + i)) : n - i;
-        if (x->line_len + take > SN_BUDGET_NDJSON_LINE) { x->line_too_long = 1; return 0; }
-        if (append(&x->line, &x->line_len, &x->line_cap, p + i, take)) { x->oom = 1; return 0; }
-        i += take;
-        if (nl) {
-            i++;
-            if (emit_line(x, x->line, x->line_len)) return 0;
-            x->line_len = 0;
-            if (x->line) x->line[0] = 0;
-        }
+    if (sn_ndjson_feed(&x->nd, p, n, x->req->on_line, x->req->line_ud)) {
+        x->oom |= x->nd.oom;
+        return 0;
     }
     return n;
 }
@@ -239,8 +258,8 @@ static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     if (dlnow + ulnow != x->moved || x->moved_at == 0) {
         x->moved = dlnow + ulnow;
         x->moved_at = t;
-    } else if (t - x->moved_at >= (double)x->stall_s) {
-        x->stalled = 1;
+    } else if (t - x->moved_at >= (double)(dlnow == 0 && x->load_s > x->stall_s ? x->load_s : x->stall_s)) {
+        x->stalled = dlnow == 0 && x->load_s > x->stall_s ? 2 : 1;
         return 1;
     }
     return 0;
@@ -292,6 +311,7 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     /* stalled = no byte moved either way for the stall time (on_xferinfo) */
     const long stall = req->stall_s > 0 ? req->stall_s : h->stall_s;
     x.stall_s = stall;
+    x.load_s = req->loads_model ? h->load_s : 0;
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
@@ -332,8 +352,7 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 
     CURLcode rc = curl_easy_perform(c);
-    if (x.mode == 2 && !x.aborted && x.line_len > 0 && rc == CURLE_OK)
-        emit_line(&x, x.line, x.line_len);
+    if (x.mode == 2 && rc == CURLE_OK) sn_ndjson_end(&x.nd, req->on_line, req->line_ud);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
     char *ct = NULL;
     curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
@@ -346,9 +365,9 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
         st = sn_err_set(err, SN_ENOMEM, "out of memory reading the answer of %s", url);
         goto done;
     }
-    if (x.line_too_long || x.body_too_long) {
+    if (x.nd.too_long || x.body_too_long) {
         resp->cls = SN_HTTP_NETWORK;
-        if (x.line_too_long)
+        if (x.nd.too_long)
             snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: a line of the streamed reply is "
                      "longer than the %u KB budget (SN_BUDGET_NDJSON_LINE, budget.h); stopped reading", m, req->path,
                      SN_BUDGET_NDJSON_LINE >> 10);
@@ -359,14 +378,19 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
         st = sn_err_set(err, SN_EIO, "%s", resp->transport_error);
         goto done;
     }
-    if (x.aborted) {
+    if (x.nd.aborted) {
         resp->cls = SN_HTTP_ABORTED;
         goto done; /* the callback recorded why */
     }
     if (rc != CURLE_OK) {
         double secs = 0;
         curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &secs);
-        if (x.stalled) {
+        if (x.stalled == 2) {
+            rc = CURLE_OPERATION_TIMEDOUT;
+            snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: no answer within %ld s, the limit "
+                     "for a server that loads the model first (SN_HTTP_LOAD_S); the server stalled or the load "
+                     "hangs (after %.0f s in all)", m, req->path, x.load_s, secs);
+        } else if (x.stalled) {
             rc = CURLE_OPERATION_TIMEDOUT;
             snprintf(resp->transport_error, sizeof resp->transport_error, "%s %s: nothing moved for %ld s, the server "
                      "stalled (after %.0f s in all)", m, req->path, stall, secs);
@@ -402,7 +426,7 @@ sn_status sn_http_do(sn_http *h, const sn_http_req *req, sn_http_resp *resp, sn_
     resp->cls = classify_status(resp->status, resp->content_type);
 done:
     if (x.upload) fclose(x.upload);
-    free(x.line);
+    sn_ndjson_free(&x.nd);
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(c);
     free(url);

@@ -31,6 +31,19 @@ typedef struct sn_http sn_http;
 /* Called for each complete line of a 2xx response body when set (the trailing '\n' removed, the line
  * NUL-terminated). Return non-zero to abort the transfer. */
 typedef int (*sn_http_line_fn)(void *ud, const char *line, size_t len);
+/* NDJSON split into lines, as sn_http_do does for on_line (also alone, for the fuzz harness):
+ * feed bytes as they come; each complete line (its "\n" and a "\r" before it removed, empty lines
+ * skipped) goes to fn NUL-terminated. A line longer than SN_BUDGET_NDJSON_LINE (budget.h) stops it.
+ * feed returns 0 to go on, -1 once stopped: too_long, oom, or aborted (fn returned non-zero). end
+ * delivers a last line without "\n". Start from a zeroed struct; free releases the line buffer. */
+typedef struct sn_ndjson {
+    char *line;
+    size_t len, cap;
+    int too_long, oom, aborted;
+} sn_ndjson;
+int sn_ndjson_feed(sn_ndjson *s, const char *p, size_t n, sn_http_line_fn fn, void *ud);
+int sn_ndjson_end(sn_ndjson *s, sn_http_line_fn fn, void *ud);
+void sn_ndjson_free(sn_ndjson *s);
 /* Upload progress (bytes sent so far, total). */
 typedef void (*sn_http_progress_fn)(void *ud, uint64_t done, uint64_t total);
 
@@ -46,6 +59,9 @@ typedef struct sn_http_req {
     long timeout_s;            /* whole transfer; 0 = no limit (the stall limit still applies) */
     long stall_s;              /* abort after this long without a byte moving either way; 0 = the
                                 * handle's (sn_http_set_stall, default SN_HTTP_STALL_S) */
+    int loads_model;           /* the server may load a model before it answers: until the first
+                                * byte of the answer the handle's load limit applies instead
+                                * (sn_http_set_load, default SN_HTTP_LOAD_S), then the stall limit */
     const char *bearer;        /* "Authorization: Bearer <token>" when non-NULL (LM Studio auth) */
 } sn_http_req;
 
@@ -62,6 +78,11 @@ typedef struct sn_http_resp {
  * stalled server is reported within this, a slow but moving transfer never is. */
 #define SN_HTTP_STALL_S 60
 
+/* Seconds a request that loads a model (loads_model) may wait for the first byte of its answer.
+ * Ollama gives up on a load that makes no progress for 5 minutes (OLLAMA_LOAD_TIMEOUT); the double
+ * leaves room for the prompt and, in a non-streamed answer, the few tokens a smoke test asks for. */
+#define SN_HTTP_LOAD_S 600
+
 /* base_url: http:// or https://host[:port][/prefix]. Fails on a URL libcurl cannot parse and on
  * any other scheme (libcurl could speak ftp, dict, gopher, file: ... to it). env: the caller's
  * environment (proxy variables, LM Studio's token), copied; NULL = nothing set. */
@@ -70,6 +91,8 @@ sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn
 const sn_env *sn_http_env(const sn_http *h);
 /* The stall limit of requests that do not set their own (tests shorten it). */
 void sn_http_set_stall(sn_http *h, long seconds);
+/* The first-byte limit of loads_model requests (tests shorten it). */
+void sn_http_set_load(sn_http *h, long seconds);
 void sn_http_free(sn_http *h);
 const char *sn_http_base(const sn_http *h);
 const char *sn_http_hostname(const sn_http *h);

@@ -325,8 +325,10 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     sn_status st = SN_OK;
     int used = -1;
     for (int i = 0; i < 2; i++) {
+        /* JIT loading (LM Studio < 0.4, no /api/v1/models/load) happens inside this request, and the
+         * answer comes whole at the end: the load limit (SN_HTTP_LOAD_S) covers both */
         sn_http_req rq = {.method = "POST", .path = paths[i], .json = body, .bearer = sn_http_env(h)->lm_api_token,
-                          .stall_s = 1800}; /* JIT loading happens inside this request */
+                          .loads_model = 1};
         st = sn_http_do(h, &rq, &r, err);
         if (st) break;
         if (i == 0 && unexpected_endpoint(&r)) { /* the endpoint itself is missing: older server */

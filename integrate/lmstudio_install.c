@@ -75,7 +75,7 @@ static sn_status smoke_gate(sn_lms_job *j, const sn_lms_install_cb *cb, sn_lms_i
     if (st == SN_OK) {
         say(cb, "server  : %s (LM Studio%s%s)", url, ver[0] ? " " : "", ver);
         sn_smoke_opts so = {.gguf_path = pl->target, .prompt = o->prompt, .n_predict = o->n_predict,
-                            .n_ctx = (int)o->ctx, .n_threads = 2};
+                            .n_ctx = (int)o->ctx, .n_threads = 2, .tuning = o->env ? o->env->tuning : NULL};
         sn_smoke_local ours;
         st = sn_smoke_run_local(&so, &ours, err);
         if (st == SN_OK) {

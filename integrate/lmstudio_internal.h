@@ -1,6 +1,6 @@
 /* lmstudio_internal.h - what the LM Studio files share (internal to integrate/, not an API).
  *
- * lmstudio_place.c finds the models folder and places the GGUF; lmstudio.c talks to the server
+ * lmstudio_home.c finds the models folder, lmstudio_place.c places the GGUF; lmstudio.c talks to the server
  * and the lms CLI. Both report through the caller's note callback. */
 #ifndef SN_LMSTUDIO_INTERNAL_H
 #define SN_LMSTUDIO_INTERNAL_H
@@ -22,6 +22,11 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
 sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *pl, sn_lms_placed *out,
                            sn_err *err);
 void sn_lms_placement_free(sn_lms_placement *pl);
+
+/* snprintf that reports truncation (-1) instead of silently cutting a path; lmstudio_home.c. */
+int sn_lms_fmt(char *dst, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+/* 1 if p exists (a dangling symlink counts); lmstudio_home.c. */
+int sn_lms_exists(const char *p);
 
 /* printf-style note through fn (nothing when fn is NULL); lmstudio.c. */
 void sn_lms_notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -23,140 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* snprintf that reports truncation (-1) instead of silently cutting a path. */
-static int fmt(char *dst, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static int fmt(char *dst, size_t cap, const char *f, ...) {
-    va_list ap;
-    va_start(ap, f);
-    int n = vsnprintf(dst, cap, f, ap);
-    va_end(ap);
-    return (n < 0 || (size_t)n >= cap) ? -1 : 0;
-}
-
 static int is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int path_exists(const char *p) {
-    struct stat st;
-    return lstat(p, &st) == 0;
-}
-
-/* ------------------------------------------------------------------------------------------------
- * Models dir: findLMStudioHome() + resolveModelsFolderPath(), read-only. */
-
-sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home, sn_lms_dirs *o,
-                                    sn_err *err) {
-    memset(o, 0, sizeof *o);
-    if (flag_dir) {
-        snprintf(o->models, sizeof o->models, "%s", flag_dir);
-        snprintf(o->why, sizeof o->why, "--models-dir");
-        return SN_OK;
-    }
-    const char *h = user_home;
-    if (!h || !*h)
-        return sn_err_set(err, SN_EINVAL, "HOME is not set; pass --models-dir DIR");
-    char H[PATH_MAX];
-    if (!realpath(h, H)) snprintf(H, sizeof H, "%s", h); /* lms uses realpath(os.homedir()) */
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/.lmstudio-home-pointer", H);
-    FILE *f = fopen(p, "r");
-    if (f) {
-        char buf[4096];
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        char *s = buf, *e = buf + n;
-        while (s < e && isspace((unsigned char)*s)) s++;
-        while (e > s && isspace((unsigned char)e[-1])) e--;
-        *e = 0;
-        if (!*s)
-            return sn_err_set(err, SN_EFORMAT, "%s is empty; it should hold the LM Studio home path "
-                              "(or pass --models-dir)", p);
-        snprintf(o->home, sizeof o->home, "%s", s);
-        fmt(o->why, sizeof o->why, "home %s from %s", o->home, p);
-    } else {
-        snprintf(p, sizeof p, "%s/.cache/lm-studio", H);
-        if (path_exists(p)) {
-            if (fmt(o->home, sizeof o->home, "%s", p)) return sn_err_set(err, SN_EINVAL, "HOME path too long");
-            fmt(o->why, sizeof o->why, "home %s (legacy location; no ~/.lmstudio-home-pointer)", p);
-        } else {
-            snprintf(p, sizeof p, "%s/.lmstudio", H);
-            if (!path_exists(p))
-                return sn_err_set(err, SN_EINVAL,
-                                  "no LM Studio home found (no %s/.lmstudio-home-pointer, %s/.cache/lm-studio "
-                                  "or %s/.lmstudio): is LM Studio installed and started once? Pass "
-                                  "--models-dir DIR to place the file anyway",
-                                  H, H, H);
-            if (fmt(o->home, sizeof o->home, "%s", p)) return sn_err_set(err, SN_EINVAL, "HOME path too long");
-            fmt(o->why, sizeof o->why, "home %s (no ~/.lmstudio-home-pointer)", p);
-        }
-    }
-    char sp[sizeof o->home + 32];
-    snprintf(sp, sizeof sp, "%s/settings.json", o->home);
-    char *txt = NULL;
-    f = fopen(sp, "rb");
-    const char *why2 = "no settings.json";
-    if (f) {
-        struct stat st;
-        if (fstat(fileno(f), &st) == 0 && st.st_size < (16 << 20)) {
-            txt = malloc((size_t)st.st_size + 1);
-            if (txt) {
-                size_t n = fread(txt, 1, (size_t)st.st_size, f);
-                txt[n] = 0;
-            }
-        }
-        fclose(f);
-        why2 = "settings.json unreadable";
-    } else if (errno != ENOENT) {
-        why2 = "settings.json unreadable";
-    }
-    cJSON *j = txt ? cJSON_Parse(txt) : NULL;
-    free(txt);
-    const cJSON *df = j ? cJSON_GetObjectItemCaseSensitive(j, "downloadsFolder") : NULL;
-    size_t wl = strlen(o->why);
-    if (cJSON_IsString(df) && df->valuestring[0]) {
-        snprintf(o->models, sizeof o->models, "%s", df->valuestring);
-        snprintf(o->why + wl, sizeof o->why - wl, "; models dir from %s downloadsFolder", sp);
-    } else {
-        if (fmt(o->models, sizeof o->models, "%s/models", o->home))
-            return sn_err_set(err, SN_EINVAL, "LM Studio home path too long: %s", o->home);
-        snprintf(o->why + wl, sizeof o->why - wl, "; models dir <home>/models (%s)",
-                 j ? "settings.json has no string downloadsFolder" : why2);
-    }
-    cJSON_Delete(j);
-    return SN_OK;
-}
-
-void sn_lms_default_host(const sn_lms_dirs *d, char *url, size_t cap, char *why, size_t why_cap) {
-    snprintf(url, cap, "http://127.0.0.1:1234");
-    snprintf(why, why_cap, "LM Studio's default port");
-    if (!d->home[0]) return;
-    static const char *const files[] = {"http-server.json", "http-server-config.json"};
-    static const char *const whys[] = {"port of the running server", "configured port"};
-    for (int i = 0; i < 2; i++) {
-        char p[sizeof d->home + 64];
-        snprintf(p, sizeof p, "%s/.internal/%s", d->home, files[i]);
-        FILE *f = fopen(p, "rb");
-        if (!f) continue;
-        char buf[4096];
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        cJSON *j = cJSON_Parse(buf);
-        const cJSON *port = j ? cJSON_GetObjectItemCaseSensitive(j, "port") : NULL;
-        /* an integer 1..65535, else the file is ignored (readLocalAPIServerPort) */
-        int okp = cJSON_IsNumber(port) && port->valuedouble >= 1 && port->valuedouble <= 65535 &&
-                  port->valuedouble == (double)(int)port->valuedouble;
-        if (okp) {
-            snprintf(url, cap, "http://127.0.0.1:%d", (int)port->valuedouble);
-            fmt(why, why_cap, "%s, from %s", whys[i], p);
-        }
-        cJSON_Delete(j);
-        if (okp) return;
-    }
-}
 
 /* ------------------------------------------------------------------------------------------------
  * Names */
@@ -448,22 +319,22 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
         goto done;
     }
     char *dir = pl->dir;
-    if (fmt(dir, sizeof pl->dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo)) {
+    if (sn_lms_fmt(dir, sizeof pl->dir, "%s/%s/%s", o->models_dir, out->publisher, out->repo)) {
         rc = sn_err_set(err, SN_EINVAL, "models dir path too long: %s", o->models_dir);
         goto done;
     }
     for (int i = 0; i < n_files; i++) {
         if (split) {
-            if (fmt(srcs[i], PATH_MAX, "%.*s%.*s-%05d-of-%05d.gguf", (int)(base - o->gguf), o->gguf,
+            if (sn_lms_fmt(srcs[i], PATH_MAX, "%.*s%.*s-%05d-of-%05d.gguf", (int)(base - o->gguf), o->gguf,
                     (int)stem_len, base, i + 1, count) ||
-                fmt(dsts[i], PATH_MAX, "%s/%s-%s-%05d-of-%05d.gguf", dir, stem, mi.quant, i + 1, count))
+                sn_lms_fmt(dsts[i], PATH_MAX, "%s/%s-%s-%05d-of-%05d.gguf", dir, stem, mi.quant, i + 1, count))
                 rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
         } else {
-            if (fmt(srcs[i], PATH_MAX, "%s", o->gguf) || fmt(dsts[i], PATH_MAX, "%s/%s-%s.gguf", dir, stem, mi.quant))
+            if (sn_lms_fmt(srcs[i], PATH_MAX, "%s", o->gguf) || sn_lms_fmt(dsts[i], PATH_MAX, "%s/%s-%s.gguf", dir, stem, mi.quant))
                 rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
         }
         if (rc) break;
-        if (!path_exists(srcs[i])) {
+        if (!sn_lms_exists(srcs[i])) {
             rc = sn_err_set(err, SN_EIO, "split part %s is missing", srcs[i]);
             break;
         }
@@ -471,8 +342,8 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
     if (rc == SN_OK && o->mmproj) {
         sn_modelinfo pm;
         if ((rc = sn_modelinfo_read(o->mmproj, &pm, err)) == SN_OK) {
-            if (fmt(srcs[n_files], PATH_MAX, "%s", o->mmproj) ||
-                fmt(dsts[n_files], PATH_MAX, "%s/mmproj-%s-%s.gguf", dir, stem, pm.quant))
+            if (sn_lms_fmt(srcs[n_files], PATH_MAX, "%s", o->mmproj) ||
+                sn_lms_fmt(dsts[n_files], PATH_MAX, "%s/mmproj-%s-%s.gguf", dir, stem, pm.quant))
                 rc = sn_err_set(err, SN_EINVAL, "path too long under %s", dir);
             if (strcmp(pm.arch, "clip") != 0 && strcmp(pm.general_type, "mmproj") != 0)
                 sn_lms_notef(o->note, o->note_ud, "warning: %s does not look like a projector (architecture %s)",
@@ -483,13 +354,13 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
     if (rc == SN_OK) {
         const char *fbase = strrchr(dsts[0], '/');
         fbase = fbase ? fbase + 1 : dsts[0];
-        if (fmt(out->rel_path, sizeof out->rel_path, "%s/%s/%s", out->publisher, out->repo, fbase) ||
-            fmt(out->target, sizeof out->target, "%s", dsts[0]))
+        if (sn_lms_fmt(out->rel_path, sizeof out->rel_path, "%s/%s/%s", out->publisher, out->repo, fbase) ||
+            sn_lms_fmt(out->target, sizeof out->target, "%s", dsts[0]))
             rc = sn_err_set(err, SN_EINVAL, "path too long: %s", dsts[0]);
     }
     out->n_files = total;
     for (int i = 0; rc == SN_OK && i < total; i++) {
-        if (path_exists(dsts[i]) && !o->force)
+        if (sn_lms_exists(dsts[i]) && !o->force)
             rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
         /* Placing a file onto its own path would destroy it (symlink to itself, copy onto itself). */
         char rs[PATH_MAX], rd[PATH_MAX], dd[PATH_MAX];
@@ -542,7 +413,7 @@ sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *p
         for (int i = 0; locks && i < total; i++) locks[i].fd = -1;
         for (int i = 0; rc == SN_OK && i < total; i++) {
             rc = sn_out_lock_take(dsts[i], &locks[i], err);
-            if (rc == SN_OK && !o->force && path_exists(dsts[i]))
+            if (rc == SN_OK && !o->force && sn_lms_exists(dsts[i]))
                 rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
         }
         int placed = 0; /* files this run put in place, in order */

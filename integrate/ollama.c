@@ -91,18 +91,7 @@ sn_status sn_ollama_probe(sn_http *h, sn_ollama_version *v, sn_err *err) {
         sn_http_resp_free(&r);
         return st;
     }
-    cJSON *j = cJSON_Parse(r.body);
-    const cJSON *ver = j ? cJSON_GetObjectItemCaseSensitive(j, "version") : NULL;
-    if (!cJSON_IsString(ver)) {
-        size_t n = r.len < 80 ? r.len : 80;
-        st = sn_err_set(err, SN_EIO,
-                        "%s/api/version did not answer {\"version\":...} (got '%.*s'): something other "
-                        "than Ollama (a proxy?) answered",
-                        sn_http_base(h), (int)n, r.body);
-    } else {
-        sn_ollama_version_parse(ver->valuestring, v);
-    }
-    cJSON_Delete(j);
+    st = sn_ollama_version_answer(r.body, r.len, sn_http_base(h), v, err);
     sn_http_resp_free(&r);
     return st;
 }
@@ -306,56 +295,10 @@ sn_status sn_ollama_blob_upload(sn_http *h, const char *path, const char *digest
 /* ------------------------------------------------------------------------------------------------
  * Create (NDJSON) */
 
-typedef struct create_ctx {
-    sn_ollama_status_fn status;
-    void *ud;
-    sn_err *err;
-    int failed;
-    int success;
-    int lines;
-} create_ctx;
-
-static int create_line(void *ud, const char *line, size_t len) {
-    create_ctx *c = ud;
-    c->lines++;
-    cJSON *j = cJSON_ParseWithLength(line, len);
-    if (!j) {
-        sn_err_set(c->err, SN_EIO, "POST /api/create: line %d of the answer is not JSON: '%.120s'",
-                   c->lines, line);
-        c->failed = 1;
-        return 1;
-    }
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
-    if (e) {
-        sn_err_set(c->err, SN_EIO, "POST /api/create: Ollama reported an error mid-stream (line %d, "
-                   "HTTP 200): %s", c->lines, cJSON_IsString(e) ? e->valuestring : "(non-string error)");
-        c->failed = 1;
-        cJSON_Delete(j);
-        return 1;
-    }
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "status");
-    if (cJSON_IsString(s)) {
-        if (strcmp(s->valuestring, "success") == 0) c->success = 1;
-        if (c->status) {
-            const cJSON *tot = cJSON_GetObjectItemCaseSensitive(j, "total");
-            const cJSON *com = cJSON_GetObjectItemCaseSensitive(j, "completed");
-            if (cJSON_IsNumber(tot) && cJSON_IsNumber(com) && tot->valuedouble > 0) {
-                char b[512];
-                snprintf(b, sizeof b, "%s (%.0f%%)", s->valuestring, 100.0 * com->valuedouble / tot->valuedouble);
-                c->status(c->ud, b);
-            } else {
-                c->status(c->ud, s->valuestring);
-            }
-        }
-    }
-    cJSON_Delete(j);
-    return 0;
-}
-
 sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn status, void *ud,
                            sn_err *err) {
-    create_ctx c = {.status = status, .ud = ud, .err = err};
-    sn_http_req rq = {.method = "POST", .path = "/api/create", .json = body, .on_line = create_line,
+    sn_ollama_create_ctx c = {.status = status, .ud = ud, .err = err};
+    sn_http_req rq = {.method = "POST", .path = "/api/create", .json = body, .on_line = sn_ollama_create_line,
                       .line_ud = &c}; /* progress lines keep coming; silence is a stall */
     sn_http_resp r;
     sn_status st = sn_http_do(h, &rq, &r, err);
@@ -416,108 +359,36 @@ void sn_ollama_gen_free(sn_ollama_gen *g) {
     memset(g, 0, sizeof *g);
 }
 
-/* "logprobs": [{"token","logprob","bytes","top_logprobs":[{"token","logprob","bytes"}]}] (api/types.go
- * Logprob). The text is taken from "bytes" when present (exact bytes), else from "token". */
-static char *lp_text(const cJSON *o) {
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bytes");
-    if (cJSON_IsArray(b)) {
-        int n = cJSON_GetArraySize(b);
-        char *s = malloc((size_t)n + 1);
-        if (!s) return NULL;
-        int i = 0;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, b) s[i++] = (char)(unsigned char)(cJSON_IsNumber(it) ? it->valueint : '?');
-        s[i] = 0;
-        return s;
-    }
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "token");
-    return strdup(cJSON_IsString(t) ? t->valuestring : "");
-}
-
-static sn_status parse_logprobs(const cJSON *lps, sn_ollama_gen *out, sn_err *err) {
-    size_t n = (size_t)cJSON_GetArraySize(lps);
-    out->has_logprobs = 1;
-    if (n == 0) return SN_OK;
-    out->toks = calloc(n, sizeof *out->toks);
-    if (!out->toks) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, lps) {
-        sn_smoke_token *t = &out->toks[out->n_toks++];
-        t->text = lp_text(e);
-        if (!t->text) return sn_err_set(err, SN_ENOMEM, "out of memory");
-        const cJSON *lp = cJSON_GetObjectItemCaseSensitive(e, "logprob");
-        t->logprob = cJSON_IsNumber(lp) ? lp->valuedouble : NAN;
-        t->gap = NAN;
-        const cJSON *top = cJSON_GetObjectItemCaseSensitive(e, "top_logprobs");
-        if (cJSON_IsArray(top) && cJSON_GetArraySize(top) >= 2) {
-            const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(top, 0), "logprob");
-            const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(top, 1), "logprob");
-            if (cJSON_IsNumber(a) && cJSON_IsNumber(b)) t->gap = a->valuedouble - b->valuedouble;
-        }
-    }
-    return SN_OK;
-}
-
 sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, sn_err *err) {
-    memset(out, 0, sizeof *out);
-    out->eval_count = -1;
-    out->prompt_eval_count = -1;
-    char *js = cJSON_PrintUnformatted(body);
+    sn_ollama_gen_ctx c;
+    sn_ollama_gen_begin(&c, out, err);
+    cJSON *b = cJSON_Duplicate(body, 1);
+    if (b) {
+        cJSON_DeleteItemFromObjectCaseSensitive(b, "stream");
+        cJSON_AddBoolToObject(b, "stream", 1);
+    }
+    char *js = b ? cJSON_PrintUnformatted(b) : NULL;
+    cJSON_Delete(b);
     if (!js) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    /* stream:false sends nothing until done; loading a big model may take minutes (OLLAMA_LOAD_TIMEOUT
-     * defaults to 5 min), so allow a long silence. */
-    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .stall_s = 1800};
+    /* chunks arrive per token, so silence while generating is a stall (SN_HTTP_STALL_S); before the
+     * first one the server may be loading the model (bounded by SN_HTTP_LOAD_S) */
+    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .on_line = sn_ollama_gen_line,
+                      .line_ud = &c, .loads_model = 1};
     sn_http_resp r;
-    sn_status st = request(h, &rq, &r, "POST /api/generate", err);
+    sn_status st = sn_http_do(h, &rq, &r, err);
     free(js);
     if (st != SN_OK) {
-        sn_http_resp_free(&r);
-        return st;
+        if (st != SN_ENOMEM) st = explain_transport(h, &r, err);
+    } else if (r.cls == SN_HTTP_ABORTED || c.st) {
+        st = c.st ? c.st : SN_EIO;
+    } else if (r.cls != SN_HTTP_OK) {
+        st = ollama_check(h, &r, "POST /api/generate", err);
+    } else {
+        st = sn_ollama_gen_end(&c);
     }
-    cJSON *j = cJSON_Parse(r.body);
     sn_http_resp_free(&r);
-    if (!j) return sn_err_set(err, SN_EIO, "POST /api/generate: the answer is not JSON");
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
-    const cJSON *resp = cJSON_GetObjectItemCaseSensitive(j, "response");
-    if (e || !cJSON_IsString(resp)) {
-        st = sn_err_set(err, SN_EIO, "POST /api/generate: %s",
-                        cJSON_IsString(e) ? e->valuestring : "no \"response\" in the answer");
-        cJSON_Delete(j);
-        return st;
-    }
-    out->text = strdup(resp->valuestring);
-    const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(j, "context");
-    if (cJSON_IsArray(ctx) && cJSON_GetArraySize(ctx) > 0) {
-        size_t n = (size_t)cJSON_GetArraySize(ctx);
-        out->context = malloc(n * sizeof(int32_t));
-        if (out->context) {
-            const cJSON *it;
-            cJSON_ArrayForEach(it, ctx) out->context[out->n_context++] = (int32_t)it->valuedouble;
-        }
-    }
-    const cJSON *ec = cJSON_GetObjectItemCaseSensitive(j, "eval_count");
-    if (cJSON_IsNumber(ec) && !sn_f64_to_i64(ec->valuedouble, 0, INT64_MAX, &out->eval_count)) out->eval_count = -1;
-    const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "prompt_eval_count");
-    if (cJSON_IsNumber(pc) && !sn_f64_to_i64(pc->valuedouble, 0, INT64_MAX, &out->prompt_eval_count))
-        out->prompt_eval_count = -1;
-    out->done = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "done"));
-    const cJSON *lps = cJSON_GetObjectItemCaseSensitive(j, "logprobs");
-    if (cJSON_IsArray(lps) && (st = parse_logprobs(lps, out, err)) != SN_OK) {
-        cJSON_Delete(j);
-        sn_ollama_gen_free(out);
-        return st;
-    }
-    const cJSON *dr = cJSON_GetObjectItemCaseSensitive(j, "done_reason");
-    if (cJSON_IsString(dr)) snprintf(out->done_reason, sizeof out->done_reason, "%s", dr->valuestring);
-    cJSON_Delete(j);
-    if (strcmp(out->done_reason, "load") == 0) { /* GenerateHandler: an empty prompt only loads */
-        sn_ollama_gen_free(out);
-        return sn_err_set(err, SN_EINVAL,
-                          "POST /api/generate: the server only loaded the model (done_reason \"load\"): Ollama "
-                          "answers an empty prompt that way and generates nothing; give a non-empty prompt");
-    }
-    if (!out->text) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    return SN_OK;
+    if (st != SN_OK) sn_ollama_gen_free(out);
+    return st;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -532,7 +403,6 @@ static cJSON *gen_body(const char *name, const char *prompt, int raw, int n_pred
     cJSON_AddStringToObject(b, "prompt", prompt);
     if (raw == 1) cJSON_AddBoolToObject(b, "raw", 1);
     else if (raw == 0) cJSON_AddStringToObject(b, "template", "{{ .Prompt }}");
-    cJSON_AddBoolToObject(b, "stream", 0);
     if (logprobs) {
         cJSON_AddBoolToObject(b, "logprobs", 1);
         cJSON_AddNumberToObject(b, "top_logprobs", 2);

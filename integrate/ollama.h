@@ -44,6 +44,10 @@ int sn_ollama_version_cmp(const sn_ollama_version *v, int maj, int min, int pat)
 
 /* GET /api/version with actionable errors (no server, proxy, 403 Host rule, not Ollama). */
 sn_status sn_ollama_probe(sn_http *h, sn_ollama_version *v, sn_err *err);
+/* GET /api/version's answer (len bytes) into v; an answer without {"version":"..."} is an error
+ * naming base (the server's URL) and the answer's start. */
+sn_status sn_ollama_version_answer(const char *body, size_t len, const char *base, sn_ollama_version *v,
+                                   sn_err *err);
 
 /* ---- digest ---- */
 /* SHA-256 of the whole file streamed from disk (OpenSSL EVP). hex gets 64 lowercase hex digits. */
@@ -117,6 +121,16 @@ enum { SN_OLLAMA_WANTS_LEGACY_BODY = 1, SN_OLLAMA_WANTS_JSON_BODY = 2,
 /* POST /api/create with body; each NDJSON status goes to status(); any error line fails. */
 sn_status sn_ollama_create(sn_http *h, const char *body, sn_ollama_status_fn status, void *ud,
                            sn_err *err);
+/* One NDJSON line (len bytes, not NUL-terminated) of POST /api/create's progress, as http.h's
+ * on_line with ud = the context: an {"error":...} line sets failed (and err) and returns 1 to stop
+ * the transfer, even under HTTP 200; {"status":"success"} sets success; status lines go to status. */
+typedef struct sn_ollama_create_ctx {
+    sn_ollama_status_fn status;
+    void *ud;
+    sn_err *err;
+    int failed, success, lines;
+} sn_ollama_create_ctx;
+int sn_ollama_create_line(void *ud, const char *line, size_t len);
 /* POST /api/show; *out is the parsed answer (cJSON_Delete it). */
 sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err);
 /* Which template the server says it will use (/api/show "template", Ollama >= 0.30
@@ -153,8 +167,25 @@ typedef struct sn_ollama_gen {
     int has_logprobs;
 } sn_ollama_gen;
 
-/* POST /api/generate with "stream":false and the given JSON body (object, consumed by reference). */
+/* POST /api/generate with the given JSON body (object, not changed), sent with "stream":true so a
+ * server that stops generating is caught by the stall limit; only the model load before the first
+ * chunk may take longer (SN_HTTP_LOAD_S). */
 sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, sn_err *err);
+/* Its answer, streamed ("stream":true: one NDJSON chunk per token, the last one "done" with the
+ * counts and context) or whole (one object), read chunk by chunk: begin, then gen_line per line (an
+ * http.h on_line; non-zero = stop: an {"error"} chunk or bad JSON), then end for the status. On
+ * failure out may hold parts: sn_ollama_gen_free it either way. gen_parse does all three on one body. */
+typedef struct sn_ollama_gen_ctx {
+    sn_ollama_gen *out;
+    sn_err *err;
+    sn_status st; /* the first failure */
+    int lines;
+    size_t text_len;
+} sn_ollama_gen_ctx;
+void sn_ollama_gen_begin(sn_ollama_gen_ctx *c, sn_ollama_gen *out, sn_err *err);
+int sn_ollama_gen_line(void *ud, const char *line, size_t len);
+sn_status sn_ollama_gen_end(sn_ollama_gen_ctx *c);
+sn_status sn_ollama_gen_parse(const char *body, size_t len, sn_ollama_gen *out, sn_err *err);
 void sn_ollama_gen_free(sn_ollama_gen *g);
 
 /* ---- smoke ---- */

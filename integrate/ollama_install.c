@@ -135,7 +135,8 @@ static int check_server_render(sn_http *h, const sn_ollama_install_opts *a, cons
     cJSON_AddBoolToObject(b, "stream", 0);
     char *js = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
-    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .stall_s = 600};
+    /* one answer at the end, after the server loaded the model: the load limit, not the stall one */
+    sn_http_req rq = {.method = "POST", .path = "/api/generate", .json = js, .loads_model = 1};
     sn_http_resp r;
     sn_status st = js ? sn_http_do(h, &rq, &r, err) : SN_ENOMEM;
     free(js);
@@ -206,7 +207,8 @@ static int smoke_chat(sn_http *h, const sn_ollama_version *ver, const sn_ollama_
         memset(err, 0, sizeof *err);
         return 0;
     }
-    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = rendered, .n_predict = a->n_predict, .n_ctx = (int)a->ctx, .n_threads = a->n_threads};
+    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = rendered, .n_predict = a->n_predict, .n_ctx = (int)a->ctx,
+                        .n_threads = a->n_threads, .tuning = a->env ? a->env->tuning : NULL};
     sn_smoke_local ours;
     sn_status st = sn_smoke_run_local(&so, &ours, err);
     free(rendered);
@@ -524,7 +526,6 @@ static sn_status run_prompt(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn
     cJSON *b = cJSON_CreateObject();
     cJSON_AddStringToObject(b, "model", j->a->name);
     cJSON_AddStringToObject(b, "prompt", j->a->run_prompt);
-    cJSON_AddBoolToObject(b, "stream", 0);
     sn_ollama_gen g;
     sn_status gs = sn_ollama_generate(j->h, b, &g, err);
     cJSON_Delete(b);
@@ -539,7 +540,8 @@ static sn_status run_prompt(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn
 static sn_status smoke_gate(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_ollama_tmpl_sel tsel,
                             sn_ollama_install_result *res, sn_err *err) {
     const sn_ollama_install_opts *a = j->a;
-    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = a->prompt, .n_predict = a->n_predict, .n_ctx = (int)a->ctx, .n_threads = a->n_threads};
+    sn_smoke_opts so = {.gguf_path = a->gguf, .prompt = a->prompt, .n_predict = a->n_predict, .n_ctx = (int)a->ctx,
+                        .n_threads = a->n_threads, .tuning = a->env ? a->env->tuning : NULL};
     sn_smoke_local ours;
     if (sn_smoke_run_local(&so, &ours, err)) return err->code;
     sn_smoke_result sr;

@@ -398,6 +398,7 @@ int sn_ollama_go_unquote(const char *s, size_t n, char *out, size_t cap) {
             }
             p += len;
             if (c == 'x') { PUT(cp); break; }
+            if (cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000)) return 0; /* Go: not a valid rune */
             /* UTF-8 encode the rune */
             if (cp < 0x80) PUT(cp);
             else if (cp < 0x800) { PUT(0xC0 | (cp >> 6)); PUT(0x80 | (cp & 0x3F)); }
@@ -406,8 +407,8 @@ int sn_ollama_go_unquote(const char *s, size_t n, char *out, size_t cap) {
             break;
         }
         default:
-            if (c >= '0' && c <= '7') { /* \ooo */
-                if (e - p < 2) return 0;
+            if (c >= '0' && c <= '7') { /* \ooo: exactly three octal digits, at most \377 (Go) */
+                if (e - p < 2 || p[0] < '0' || p[0] > '7' || p[1] < '0' || p[1] > '7' || c > '3') return 0;
                 PUT(((c - '0') << 6) | ((p[0] - '0') << 3) | (p[1] - '0'));
                 p += 2;
             } else return 0;

@@ -65,6 +65,7 @@ sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err
     memset(out, 0, sizeof *out);
     sn_model_params mp;
     sn_model_params_default(&mp);
+    if (o->tuning) mp.tuning = *o->tuning;
     mp.n_threads = o->n_threads > 0 ? o->n_threads : 2;
     mp.n_ctx = o->n_ctx;
     sn_model *m = NULL;
@@ -106,8 +107,8 @@ sn_status sn_smoke_run_local(const sn_smoke_opts *o, sn_smoke_local *out, sn_err
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     }
     smoke_gen g = {out, tok, err, 0};
-    st = sn_generate(m, NULL, out->prompt_ids, (int64_t)out->n_prompt, (int64_t)N, logits, on_greedy_token,
-                     &g, NULL, err);
+    st = sn_generate(m, NULL, out->prompt_ids, (int64_t)out->n_prompt, (int64_t)N, logits, on_greedy_token, &g,
+                     NULL, NULL, err);
     size_t text_len = g.text_len;
     free(logits);
     sn_model_free(m);

@@ -9,6 +9,7 @@
  * string or EOG that ends the server's answer early is not a divergence. */
 #ifndef SN_SMOKE_H
 #define SN_SMOKE_H
+#include "cpu.h"
 #include "sn_err.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@ typedef struct sn_smoke_opts {
     int n_predict;
     int n_ctx;
     int n_threads;
+    const sn_tuning *tuning; /* the model's (sn_env.tuning), NULL: CPUID's defaults */
 } sn_smoke_opts;
 
 /* Runs sunny's runtime. SN_EUNSUPPORTED when the runtime cannot run this GGUF (arch, type). */

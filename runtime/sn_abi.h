@@ -51,9 +51,9 @@ const char *sn_abi_status_str(int32_t status);
 typedef struct sn_abi_model sn_abi_model;
 typedef struct sn_abi_sampler sn_abi_sampler;
 
-/* 1.3: how the runtime runs on this machine; every field 0 = the default (from CPUID). The kernels'
- * part (isa, lanes, streams, F16 batches) is per process: the first model loaded sets it and a later
- * load asking for another fails with SN_ABI_EINVAL. None of these changes a result except lanes. */
+/* 1.3: how the runtime runs on this machine; every field 0 = the default (from CPUID). Per model:
+ * two models loaded with different tunings each run with their own kernels. None of these changes
+ * a result except lanes. */
 typedef struct sn_abi_tuning {
     uint32_t struct_size;  /* sizeof(sn_abi_tuning) as the caller knows it */
     int32_t isa;           /* 1: scalar kernels only; 2: up to AVX2; 0 or 3: every instruction set the CPU has */

@@ -5,6 +5,7 @@
  * tokenizer.json (strings or [a, b] pairs) or merges.txt, stored as llama.cpp stores them. */
 #include "vocab_internal.h"
 
+#include "budget.h"
 #include "path.h"
 
 #include <inttypes.h>
@@ -48,7 +49,7 @@ static sn_status merges_from_txt(plan *p, inputs *in, sn_err *err) {
     }
     char *text = NULL;
     uint64_t len = 0;
-    sn_status st = sn_read_file(path, UINT64_MAX, &text, &len, err);
+    sn_status st = sn_read_file(path, SN_BUDGET_VOCAB_FILE, &text, &len, err);
     if (st) {
         free(path);
         return st;

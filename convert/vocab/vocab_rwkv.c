@@ -12,6 +12,8 @@
  * no template the reference writes one of llama.cpp's own files; sunny writes none (docs/TOKENIZER.md,
  * "RWKV world"). */
 #include "vocab.h"
+#include "vocab_internal.h"
+#include "budget.h"
 #include "num.h"
 #include "templates.h"
 #include "path.h"
@@ -114,7 +116,7 @@ sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJS
     const int64_t V = vocab_size > 0 ? vocab_size : 65536;
     if (!path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (V > (int64_t)1 << 24) { st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %lld is too large", (long long)V); goto out; }
-    if ((st = sn_read_file(path, UINT64_MAX, &text, &len, err))) goto out;
+    if ((st = sn_read_file(path, SN_BUDGET_VOCAB_FILE, &text, &len, err))) goto out;
     tok = calloc((size_t)V, sizeof *tok);
     lens = calloc((size_t)V, sizeof *lens);
     types = calloc((size_t)V, sizeof *types);
@@ -168,7 +170,7 @@ sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJS
     {
         char *tp = sn_path_join(dir, "tokenizer_config.json");
         char *tt = NULL;
-        if (tp) sn_read_file(tp, UINT64_MAX, &tt, NULL, NULL); /* optional */
+        if (tp && sn_vocab_file_exists(tp) && (st = sn_read_file(tp, SN_BUDGET_TEXT_FILE, &tt, NULL, err))) { free(tp); goto out; }
         free(tp);
         if (tt) {
             tcfg = cJSON_Parse(tt);

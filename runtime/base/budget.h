@@ -26,6 +26,12 @@
 /* Text and JSON files of a model folder read whole (config.json, tokenizer_config.json, README.md,
  * a .jinja template): the largest real tokenizer_config.json files are a few MB. */
 #define SN_BUDGET_TEXT_FILE (64ull << 20)
+/* Small files of a few lines or one object (~/.lmstudio-home-pointer, LM Studio's
+ * http-server.json): 1 MB is ~1000 times a real one. */
+#define SN_BUDGET_SMALL_FILE (1ull << 20)
+/* A vocabulary or tokenizer file read whole (tokenizer.json, rwkv_vocab_*.txt, vocab.json, a
+ * tokenizer template file): the largest real tokenizer.json files are ~35 MB. */
+#define SN_BUDGET_VOCAB_FILE (256ull << 20)
 /* A safetensors header (JSON) and a shard index: a 1000-tensor header is ~100 KB. */
 #define SN_BUDGET_ST_HEADER (100ull << 20)
 /* GGUF strings and arrays: llama.cpp's own limits (gguf.cpp), so every file it reads, we read. */

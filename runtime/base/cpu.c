@@ -1,6 +1,5 @@
 /* cpu.c - CPUID + XCR0 feature detection for run-time kernel selection (see cpu.h). */
 #include "cpu.h"
-#include <pthread.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -62,57 +61,12 @@ void sn_tuning_default(sn_tuning *t) {
                      .mm_f16_convert = amd, .repack_q4_0 = 1, .repack_q4_K = 1, .huge_pages = 1, .prefault = 1};
 }
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static sn_tuning g_tuning;
-static int g_state; /* 0: defaults not made yet, 1: set, 2: fixed (a kernel read it) */
-
-/* The kernels' part of a tuning (what must not change once they ran). */
-static int same_kernels(const sn_tuning *a, const sn_tuning *b) {
-    return a->isa == b->isa && a->lanes == b->lanes && a->far_streams == b->far_streams &&
-           a->page_kick == b->page_kick && a->mm_f16_convert == b->mm_f16_convert;
+void sn_tuning_settle(sn_tuning *t) {
+    t->isa &= sn_cpu_features();
+    if (!(t->isa & SN_CPU_AVX2)) t->isa &= SN_CPU_AMD; /* AVX-512 implies AVX2 here */
+    if (!(t->isa & SN_CPU_AVX512)) t->isa &= ~(uint32_t)(SN_CPU_AVX512VNNI | SN_CPU_AVX512BF16);
+    if (t->lanes != 8 && t->lanes != 16) t->lanes = (sn_cpu_features() & SN_CPU_AVX512) ? 16 : 8;
 }
-
-int sn_tuning_apply(const sn_tuning *t) {
-    sn_tuning c = *t;
-    c.isa &= sn_cpu_features();
-    if (!(c.isa & SN_CPU_AVX2)) c.isa &= SN_CPU_AMD; /* AVX-512 implies AVX2 here */
-    if (!(c.isa & SN_CPU_AVX512)) c.isa &= ~(uint32_t)(SN_CPU_AVX512VNNI | SN_CPU_AVX512BF16);
-    if (c.lanes != 8 && c.lanes != 16) c.lanes = (sn_cpu_features() & SN_CPU_AVX512) ? 16 : 8;
-    pthread_mutex_lock(&g_lock);
-    int rc = 0;
-    if (g_state == 2) rc = same_kernels(&g_tuning, &c) ? 0 : -1;
-    else {
-        g_tuning = c;
-        g_state = 1;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return rc;
-}
-
-void sn_tuning_get(sn_tuning *t) {
-    pthread_mutex_lock(&g_lock);
-    if (g_state == 0) {
-        sn_tuning_default(&g_tuning);
-        g_state = 1;
-    }
-    *t = g_tuning;
-    pthread_mutex_unlock(&g_lock);
-}
-
-const sn_tuning *sn_tuning_current(void) {
-    static int fixed; /* a fast path once the tuning is fixed: it never changes again */
-    if (__atomic_load_n(&fixed, __ATOMIC_ACQUIRE)) return &g_tuning;
-    pthread_mutex_lock(&g_lock);
-    if (g_state == 0) sn_tuning_default(&g_tuning);
-    g_state = 2;
-    __atomic_store_n(&fixed, 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&g_lock);
-    return &g_tuning;
-}
-
-uint32_t sn_cpu_usable(void) { return sn_tuning_current()->isa; }
-int sn_cpu_far_streams(void) { return sn_tuning_current()->far_streams; }
-int sn_cpu_page_kick(void) { return sn_tuning_current()->page_kick; }
 
 const char *sn_cpu_describe(uint32_t f) {
     if (f & SN_CPU_AVX512) {

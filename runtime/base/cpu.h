@@ -4,8 +4,9 @@
  * CPUID reports it AND the OS saves its register state (XCR0 via XGETBV), so a kernel never raises
  * SIGILL on a CPU or hypervisor that hides AVX/AVX-512 state. AMX is deliberately not detected:
  * the runtime never uses it. The choices the kernels make beyond CPUID (a cap on the instruction
- * sets, the reduction width, the decode's memory streams) are an sn_tuning; programs fill one from
- * their environment (cmd/tuning_env.c: SN_CPU=scalar|avx2|avx512 and the other SN_* knobs). */
+ * sets, the reduction width, the decode's memory streams) are an sn_tuning carried by each model's
+ * kernel object; programs fill one from their environment (cmd/cli.c: SN_CPU=scalar|avx2|avx512 and
+ * the other SN_* knobs). */
 #ifndef SN_CPU_H
 #define SN_CPU_H
 #include <stdint.h>
@@ -44,19 +45,11 @@ typedef struct sn_tuning {
     int prefault;       /* 1: the mapped weights' page tables are filled at load (default) */
 } sn_tuning;
 void sn_tuning_default(sn_tuning *t);
-/* Sets the tuning of this process's kernels: the instruction sets, lanes and streams the shared
- * kernel code uses (isa beyond the CPU's features is dropped, so a kernel never raises SIGILL).
- * Until called, they are the defaults; the first kernel use fixes them. Returns 0, or -1 when the
- * kernels were fixed already with other values (then nothing changes). */
-int sn_tuning_apply(const sn_tuning *t);
-/* A copy of the process's tuning (the one applied, else the defaults), without fixing it. */
-void sn_tuning_get(sn_tuning *t);
-/* The tuning this process's kernels use (fixed from here on). */
-const sn_tuning *sn_tuning_current(void);
-/* Features the kernels may use: sn_tuning_current()->isa. */
-uint32_t sn_cpu_usable(void);
-int sn_cpu_far_streams(void); /* sn_tuning_current()->far_streams */
-int sn_cpu_page_kick(void);   /* sn_tuning_current()->page_kick */
+/* Makes t one the kernels can run with: isa beyond the CPU's features dropped (so a kernel never
+ * raises SIGILL), a lanes value other than 8 or 16 replaced by the CPU's. A kernel object is built
+ * for a settled tuning (kernels.h sn_kernels_for); two models with different tunings each get their
+ * own. */
+void sn_tuning_settle(sn_tuning *t);
 /* "avx512-vnni-bf16", "avx2", "scalar", ... for logs and --json. */
 const char *sn_cpu_describe(uint32_t features);
 

@@ -1,10 +1,11 @@
 /* sn_env.h - the environment variables sunny acts on, as values.
  *
- * Only cmd/ reads the process environment (sn_cli_read_env in cmd/cli.c); libraries get these values
+ * Only cmd/ reads the process environment (sn_cli_read_env in cmd/env.c); libraries get these values
  * through their options and never call getenv, so what a library does is decided by its caller (and
  * a test can pass any environment without touching its own). NULL means unset. */
 #ifndef SN_ENV_H
 #define SN_ENV_H
+#include "cpu.h"
 
 typedef struct sn_env {
     const char *tmpdir;        /* TMPDIR: where convert/ inflates deflated PyTorch storages (else /tmp) */
@@ -16,5 +17,7 @@ typedef struct sn_env {
     /* The proxy variables. libcurl reads them itself; integrate/ reads these copies to name the
      * proxy in its messages and in doctor. */
     const char *http_proxy, *https_proxy, *HTTPS_PROXY, *all_proxy, *ALL_PROXY, *no_proxy, *NO_PROXY;
+    const sn_tuning *tuning;   /* SN_CPU and the other SN_* knobs as a tuning for the models integrate/
+                                * loads (its smoke test); NULL: CPUID's defaults */
 } sn_env;
 #endif

@@ -2,7 +2,7 @@
  * ggml's AVX2 (haswell) build: ggml_v_silu over the AVX2 flavour of ggml_v_expf for whole chunks
  * of 8, libm expf for the tail.
  *
- * kernels.c's sn_v_expf8 is the one-lane reference (sn_swiglu_scalar with sn_ggml_lanes() == 8);
+ * kernels.c's sn_v_expf8 is the one-lane reference (sn_swiglu_scalar with tuning.lanes == 8);
  * each vector step here is the same IEEE operation as its scalar step (fma, sub, mul, integer adds
  * on the bit patterns, the same blend for |n| > 126 and > 192), so the results are identical.
  * tests/unit/test_swiglu.c checks this against the scalar reference and against libggml. */
@@ -58,6 +58,6 @@ void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m) {
     for (int64_t i = 0; i < n; i += 8) _mm256_storeu_ps(y + i, v_expf8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv)));
 }
 #else
-void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up) { sn_swiglu_scalar(n, y, gate, up); }
-void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(n, y, x, m); }
+void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up) { sn_swiglu_scalar(8, n, y, gate, up); }
+void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(8, n, y, x, m); }
 #endif

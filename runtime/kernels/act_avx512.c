@@ -52,6 +52,6 @@ void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m) {
     for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(y + i, v_expf(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv)));
 }
 #else
-void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up) { sn_swiglu_scalar(n, y, gate, up); }
-void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(n, y, x, m); }
+void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up) { sn_swiglu_scalar(16, n, y, gate, up); }
+void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(16, n, y, x, m); }
 #endif

@@ -574,7 +574,7 @@ X16_TARGET static inline __attribute__((always_inline)) __m512 x16_unpack(const 
 
 /* Pair P of the groups against TT (1..X16_TT, a compile-time constant where inlined) tokens from
  * t0, so the unpacked block and the accumulators stay in registers. pf: software prefetch ahead of
- * both streams, off where sn_cpu_far_streams (AMD): there the hardware prefetchers follow two far
+ * both streams, off with far streams (tuning.far_streams, AMD): there the hardware prefetchers follow two far
  * streams and the software prefetch only cost time (docs/PERFORMANCE.md). */
 X16_TARGET static inline __attribute__((always_inline)) void x16_pair_tile(const int TT, int pf, int64_t n,
                                                                            const uint8_t *g0, const uint8_t *g1,
@@ -603,9 +603,8 @@ X16_TARGET static inline __attribute__((always_inline)) void x16_pair_tile(const
 enum { X16_TT = 4 };
 
 X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npairs, int64_t nrows, const void *x,
-                                      uint64_t x_row, int64_t T, float *y, int64_t ldy) {
+                                      uint64_t x_row, int64_t T, float *y, int64_t ldy, int pf) {
     const uint64_t gb = sn_int4x8_group_bytes(n);
-    const int pf = !sn_cpu_far_streams();
     for (int64_t P = 0; P < npairs; P++) {
         const uint8_t *g0 = w + (uint64_t)P * gb, *g1 = w + (uint64_t)(P + npairs) * gb;
         const int64_t hi0 = 8 * (P + npairs), hin = nrows - hi0 >= 8 ? 8 : nrows - hi0; /* rows of g1 kept */
@@ -629,7 +628,7 @@ X16_TARGET static void x16_pairs_vnni(int64_t n, const uint8_t *w, int64_t npair
     }
 }
 
-/* One token (decode) where sn_cpu_far_streams: four streams, groups Q, Q + nq, Q + 2 nq, Q + 3 nq,
+/* One token (decode) with far streams: four streams, groups Q, Q + nq, Q + 2 nq, Q + 3 nq,
  * as two pair tiles stepped block by block together. Each lane does the pair tile's operations, so
  * every output is bit for bit what x16_pairs_vnni gives. Four streams read memory faster than two
  * (kernels.h sn_k_mv_quarters; numbers in docs/PERFORMANCE.md); each stream's lines are also
@@ -666,10 +665,10 @@ X16_TARGET static void x16_quads_vnni(int64_t n, const uint8_t *w, int64_t nq, i
 }
 #undef X16_TARGET
 
-void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
-                             float *y, int64_t ldy) {
+static void x16_mm_vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
+                        int64_t ldy, int far) {
     int64_t ng = (nrows + SN_INT4X8_ROWS - 1) / SN_INT4X8_ROWS;
-    if (T == 1 && ng >= 8 && sn_cpu_far_streams()) { /* the quads, then the last ng % 4 groups below */
+    if (T == 1 && ng >= 8 && far) { /* the quads, then the last ng % 4 groups below */
         const int64_t nq = ng / 4;
         x16_quads_vnni(n, w, nq, nrows < 32 * nq ? nrows : 32 * nq, x, y);
         w = (const uint8_t *)w + (uint64_t)(4 * nq) * sn_int4x8_group_bytes(n);
@@ -678,10 +677,18 @@ void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void
         ng -= 4 * nq;
     }
     const int64_t np = ng / 2;
-    if (np) x16_pairs_vnni(n, w, np, nrows < 16 * np ? nrows : 16 * np, x, x_row, T, y, ldy);
+    if (np) x16_pairs_vnni(n, w, np, nrows < 16 * np ? nrows : 16 * np, x, x_row, T, y, ldy, !far);
     if (ng % 2) /* a lone last group */
         x8_mm_vnni(n, (const uint8_t *)w + (uint64_t)(2 * np) * sn_int4x8_group_bytes(n), nrows - 16 * np, x, x_row, T,
                    y + 16 * np, ldy);
+}
+void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                             float *y, int64_t ldy) {
+    x16_mm_vnni(n, w, nrows, x, x_row, T, y, ldy, 0);
+}
+void sn_int4x8_mm_avx512vnni_far(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                                 float *y, int64_t ldy) {
+    x16_mm_vnni(n, w, nrows, x, x_row, T, y, ldy, 1);
 }
 #else
 void sn_int4_quantize_act_avx512(const float *x, void *act, int64_t n) { sn_int4_quantize_act_scalar(x, act, n); }
@@ -696,4 +703,6 @@ void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, u
                        int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
 void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
                              float *y, int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
+void sn_int4x8_mm_avx512vnni_far(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                                 float *y, int64_t ldy) { sn_int4x8_mm_scalar(n, w, nrows, x, x_row, T, y, ldy); }
 #endif

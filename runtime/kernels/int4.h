@@ -72,6 +72,9 @@ void sn_int4x8_mm_avx2(int64_t n, const void *w, int64_t nrows, const void *x, u
                        int64_t ldy);
 void sn_int4x8_mm_avx512vnni(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
                              float *y, int64_t ldy);
+/* the same with four far streams in decode (tuning.far_streams: the quads of int4.c) */
+void sn_int4x8_mm_avx512vnni_far(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T,
+                             float *y, int64_t ldy);
 /* Rewrites nrows (<= 8) rows of the row layout (row_bytes(n) each, back to back) as one 8-row group
  * (sn_int4x8_group_bytes(n) bytes; rows nrows..7 zero). */
 void sn_int4x8_pack(const uint8_t *rows, int nrows, int64_t n, uint8_t *group);

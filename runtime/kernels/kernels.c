@@ -49,59 +49,85 @@ uint64_t sn_kernel_act_row_size(int wtype, int64_t n) {
 #include <stdlib.h>
 #include <string.h>
 
-int sn_ggml_lanes(void) { return sn_tuning_current()->lanes; }
 int sn_kernel_q2_K_repacked(void) { return (sn_cpu_features() & SN_CPU_AVX512) != 0; }
 
-static sn_kernels g_scalar, g_avx2, g_avx512;
+static void swiglu_scalar8(int64_t n, float *y, const float *g, const float *u) { sn_swiglu_scalar(8, n, y, g, u); }
+static void swiglu_scalar16(int64_t n, float *y, const float *g, const float *u) { sn_swiglu_scalar(16, n, y, g, u); }
+static void exp_sub_scalar8(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(8, n, y, x, m); }
+static void exp_sub_scalar16(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(16, n, y, x, m); }
 
 /* The parts of a table every instruction set shares the choice of: the activation twins in the
  * lanes' order where this level has them, and the recurrent kernels of the level. */
 static void finish(sn_kernels *k, const char *name, int level) {
-    const int lanes = sn_ggml_lanes();
+    const int lanes = k->tuning.lanes;
     k->name = name;
     for (int t = 0; t < SN_KTYPE_COUNT; t++) k->type[t].act_type = sn_kernel_act_type(t);
-    k->swiglu = level == 2 && lanes == 16 ? sn_swiglu_avx512 : level >= 1 && lanes == 8 ? sn_swiglu_avx2 : sn_swiglu_scalar;
-    k->exp_sub = level == 2 && lanes == 16 ? sn_exp_sub_avx512 : level >= 1 && lanes == 8 ? sn_exp_sub_avx2 : sn_exp_sub_scalar;
+    k->swiglu = level == 2 && lanes == 16 ? sn_swiglu_avx512 : level >= 1 && lanes == 8 ? sn_swiglu_avx2
+                : lanes == 8 ? swiglu_scalar8 : swiglu_scalar16;
+    k->exp_sub = level == 2 && lanes == 16 ? sn_exp_sub_avx512 : level >= 1 && lanes == 8 ? sn_exp_sub_avx2
+                 : lanes == 8 ? exp_sub_scalar8 : exp_sub_scalar16;
     k->rec = sn_recurrent_kernels_at(level);
 }
 
-static void build_tables(void) {
+/* The objects of one settled tuning at each level this CPU runs (lv[l].name NULL: not here). */
+typedef struct kset {
+    struct kset *next;
+    sn_kernels lv[3];
+} kset;
+
+/* The tuning fields the kernels read (the rest, repacks and page handling, is the loader's). */
+static int same_kernels(const sn_tuning *a, const sn_tuning *b) {
+    return a->isa == b->isa && a->lanes == b->lanes && a->far_streams == b->far_streams &&
+           a->page_kick == b->page_kick && a->mm_f16_convert == b->mm_f16_convert;
+}
+
+static void build_set(kset *s, const sn_tuning *t) {
     const uint32_t f = sn_cpu_features();
-    sn_kernels_fill_scalar(&g_scalar);
-    finish(&g_scalar, "scalar", 0);
+    s->lv[0].tuning = *t;
+    sn_kernels_fill_scalar(&s->lv[0]);
+    finish(&s->lv[0], "scalar", 0);
     if (!(f & SN_CPU_AVX2)) return;
-    g_avx2 = g_scalar;
-    sn_kernels_fill_avx2(&g_avx2);
-    finish(&g_avx2, "avx2", 1);
+    s->lv[1] = s->lv[0];
+    sn_kernels_fill_avx2(&s->lv[1]);
+    finish(&s->lv[1], "avx2", 1);
     if (!(f & SN_CPU_AVX512)) return;
-    g_avx512 = g_avx2;
-    sn_kernels_fill_avx512(&g_avx512, &g_avx2);
-    finish(&g_avx512, "avx512", 2);
+    s->lv[2] = s->lv[1];
+    sn_kernels_fill_avx512(&s->lv[2], &s->lv[1]);
+    finish(&s->lv[2], "avx512", 2);
 }
 
-static pthread_once_t g_tables_once = PTHREAD_ONCE_INIT;
+/* Built sets, newest first; never freed (a handful per process: one per tuning asked for). */
+static kset *g_sets;
+static pthread_mutex_t g_sets_lock = PTHREAD_MUTEX_INITIALIZER;
 
-const sn_kernels *sn_kernels_scalar(void) {
-    pthread_once(&g_tables_once, build_tables);
-    return &g_scalar;
+static const kset *set_for(const sn_tuning *t) {
+    sn_tuning c;
+    if (t) c = *t;
+    else sn_tuning_default(&c);
+    sn_tuning_settle(&c);
+    pthread_mutex_lock(&g_sets_lock);
+    kset *s = g_sets;
+    while (s && !same_kernels(&s->lv[0].tuning, &c)) s = s->next;
+    if (!s && (s = calloc(1, sizeof *s))) {
+        build_set(s, &c);
+        s->next = g_sets;
+        g_sets = s;
+    }
+    pthread_mutex_unlock(&g_sets_lock);
+    return s;
 }
 
-const sn_kernels *sn_kernels_avx2(void) { /* NULL where the CPU/OS cannot run it */
-    pthread_once(&g_tables_once, build_tables);
-    return g_avx2.name ? &g_avx2 : NULL;
+const sn_kernels *sn_kernels_at(const sn_tuning *t, int level) {
+    const kset *s = set_for(t);
+    if (!s || level < 0 || level > 2) return NULL;
+    return s->lv[level].name ? &s->lv[level] : NULL;
 }
 
-const sn_kernels *sn_kernels_avx512(void) {
-    pthread_once(&g_tables_once, build_tables);
-    return g_avx512.name ? &g_avx512 : NULL;
-}
-
-const sn_kernels *sn_kernels_best(void) {
-    const uint32_t f = sn_cpu_usable();
-    const sn_kernels *k = NULL;
-    if (f & SN_CPU_AVX512) k = sn_kernels_avx512();
-    if (!k && (f & SN_CPU_AVX2)) k = sn_kernels_avx2();
-    return k ? k : sn_kernels_scalar();
+const sn_kernels *sn_kernels_for(const sn_tuning *t) {
+    const kset *s = set_for(t);
+    if (!s) return NULL;
+    const uint32_t f = s->lv[0].tuning.isa; /* settled: only what this CPU runs */
+    return &s->lv[(f & SN_CPU_AVX512) ? 2 : (f & SN_CPU_AVX2) ? 1 : 0];
 }
 
 enum { ROW_BLOCK = 16, TOK_BLOCK = 8 };
@@ -182,8 +208,7 @@ float sn_v_expf8(float x) {
     return fmaf(s2, j, s2) * s1;
 }
 
-void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up) {
-    const int L = sn_ggml_lanes();
+void sn_swiglu_scalar(int L, int64_t n, float *y, const float *gate, const float *up) {
     const int64_t nv = n & ~(int64_t)(L - 1);
     if (L == 8)
         for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + sn_v_expf8(0.0f - gate[i]))) * up[i];
@@ -192,8 +217,8 @@ void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up) {
     for (int64_t i = nv; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
 }
 
-void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m) {
-    if (sn_ggml_lanes() == 8)
+void sn_exp_sub_scalar(int lanes, int64_t n, float *y, const float *x, float m) {
+    if (lanes == 8)
         for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf8(x[i] - m);
     else
         for (int64_t i = 0; i < n; i++) y[i] = sn_v_expf(x[i] - m);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu.h"
 #include "ggml_types.h"
 
 /* SN_KTYPE_INT4G32 (ggml_types.h), the blob's INT4 rows: its activation type is itself, an int8 row
@@ -44,9 +45,12 @@ typedef struct sn_type_kernels {
     int (*mv)(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y);
 } sn_type_kernels;
 
-/* A kernel object: everything one instruction-set level computes with, chosen once at load. */
+/* A kernel object: everything one instruction-set level computes with for one tuning, chosen once
+ * at load (sn_kernels_for). Kernels that depend on the tuning (lanes, far streams, page kick, F16
+ * batches) are picked when the object is built, so objects of two tunings coexist in one process. */
 typedef struct sn_kernels {
     const char *name;                  /* "scalar", "avx2", "avx512" */
+    sn_tuning tuning;                  /* the settled tuning it was built for (cpu.h) */
     sn_type_kernels type[SN_KTYPE_COUNT]; /* by weight type */
     sn_quant_fn quant[SN_KTYPE_COUNT]; /* by activation type (F32, F16, BF16, Q8_0, Q8_1, Q8_K, INT4G32) */
     /* Q4_0 matrices repacked at load into 8-row groups (layout in q4_0_x8.h): y[t*ldy + i] =
@@ -87,7 +91,7 @@ typedef struct sn_kernels {
     void (*mad_rowsg_f32)(int64_t n, float *const *y, int G, const float *x, int64_t ld, const float *const *v,
                           int64_t nt);
     /* y = silu(gate) * up as ggml_vec_swiglu_f32, and y[i] = ggml_v_expf(x[i] - m) for the
-     * flash-attention softmax (n a multiple of 16), in the order sn_ggml_lanes() says: the twin of
+     * flash-attention softmax (n a multiple of 16), in the order tuning.lanes says: the twin of
      * this table's instruction set that sums in that order, else the scalar reference. */
     void (*swiglu)(int64_t n, float *y, const float *gate, const float *up);
     void (*exp_sub)(int64_t n, float *y, const float *x, float m);
@@ -116,17 +120,21 @@ int sn_kernel_act_type(int wtype);
 /* Bytes of an activation row of n elements for weight type wtype (0 if unsupported). */
 uint64_t sn_kernel_act_row_size(int wtype, int64_t n);
 
-/* The vector width whose summation order llama.cpp's CPU backend uses on this machine: 16 where
- * it loads an AVX-512 variant of ggml-cpu, else 8 (the AVX2 "haswell" variant). It follows the
- * hardware, not the instruction-set cap, so a capped table still rounds like llama.cpp here:
- * sn_tuning.lanes (cpu.h; SN_GGML_LANES=8|16 through cmd/tuning_env.c, for tests). Every table
- * computes float dots and SwiGLU in this order. */
-int sn_ggml_lanes(void);
+/* tuning.lanes of a kernel object is the vector width whose summation order llama.cpp's CPU
+ * backend uses on this machine: 16 where it loads an AVX-512 variant of ggml-cpu, else 8 (the AVX2
+ * "haswell" variant). It follows the hardware, not the instruction-set cap, so a capped object still
+ * rounds like llama.cpp here (SN_GGML_LANES=8|16 through cmd/cli.c, for tests). Every level computes
+ * float dots and SwiGLU in this order. */
 
-/* The tables, built once per process on first use (kernels.c; two models loading in two threads
- * must not both write them): each SIMD table starts as a copy of the one below it and its fill
- * function overrides what that instruction set twins. */
-const sn_kernels *sn_kernels_scalar(void);
+/* The kernel object for tuning t (NULL: sn_tuning_default's) at the fastest level t's instruction
+ * sets allow. Objects are built on first use, one set per distinct settled tuning, and live for the
+ * process (two models loading in two threads share them, read-only). NULL only when out of memory. */
+const sn_kernels *sn_kernels_for(const sn_tuning *t);
+/* The object of tuning t at one level (0 scalar, 1 AVX2, 2 AVX-512), NULL if this CPU/OS cannot
+ * run that level (tests compare every level against the scalar one). */
+const sn_kernels *sn_kernels_at(const sn_tuning *t, int level);
+/* Each SIMD table starts as a copy of the one below it (tuning included) and its fill function
+ * overrides what that instruction set twins, reading k->tuning for the tuned choices. */
 void sn_kernels_fill_scalar(sn_kernels *k);                         /* scalar.c */
 void sn_kernels_fill_avx2(sn_kernels *k);                           /* x86_avx2.c, on the scalar table */
 void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base); /* x86_avx512.c, on the AVX2 table */
@@ -155,12 +163,8 @@ void sn_kernels_q4_K_mm_avx2(sn_kernels *k);
 void sn_kernels_q8_0_mm_avx512(sn_kernels *k);
 /* Tiled batched F32/F16/BF16 (8-lane order only) and Q8_0 matmuls (mm_avx2.c, kernels.h mm). */
 void sn_kernels_mm_avx2(sn_kernels *k);
-/* The same for F32/F16 in the 16-lane order (mm_avx512.c; only where sn_ggml_lanes() == 16). */
+/* The same for F32/F16 in the 16-lane order (mm_avx512.c; only where tuning.lanes == 16). */
 void sn_kernels_mm_avx512(sn_kernels *k);
-const sn_kernels *sn_kernels_avx2(void);   /* NULL if this CPU/OS cannot run it */
-const sn_kernels *sn_kernels_avx512(void); /* NULL if this CPU/OS cannot run it */
-/* The fastest table this process may use (sn_tuning's instruction-set cap, cpu.h). */
-const sn_kernels *sn_kernels_best(void);
 
 /* y[t*ldy + r] = dot(W row r, X row t) for rows r in [r0, r1) and activation rows t in [0, T).
  * W rows are w_row_bytes apart; X holds T activation rows (already converted) x_row_bytes apart.
@@ -169,13 +173,13 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1);
 
-/* The table's swiglu / exp_sub twins: one lane at a time (the reference), 16 lanes at a time
- * (bit-identical; the scalar one where AVX-512 is not compiled in), and 8 lanes at a time in the
- * AVX2 build's order (act_avx2.c). The one-lane flavour follows sn_ggml_lanes(). */
-void sn_swiglu_scalar(int64_t n, float *y, const float *gate, const float *up);
+/* The table's swiglu / exp_sub twins: one lane at a time (the reference, in the order of `lanes`),
+ * 16 lanes at a time (bit-identical; the scalar one where AVX-512 is not compiled in), and 8 lanes
+ * at a time in the AVX2 build's order (act_avx2.c). */
+void sn_swiglu_scalar(int lanes, int64_t n, float *y, const float *gate, const float *up);
 void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up);
 void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up);
-void sn_exp_sub_scalar(int64_t n, float *y, const float *x, float m);
+void sn_exp_sub_scalar(int lanes, int64_t n, float *y, const float *x, float m);
 void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m); /* 16-lane order */
 void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m);   /* 8-lane order */
 /* ggml_v_expf's value for one float (its polynomial, not libm's expf). */
@@ -229,7 +233,7 @@ static inline void sn_k_stream_to(sn_k_stream *s, const void *read_end) {
  * Four streams pages apart, interleaved finely (a block or a 64-element step of each row in turn),
  * keep more of the memory system busy than one stream (streams taken 512 bytes or more at a time,
  * or four neighbouring rows, do not; docs/PERFORMANCE.md, "far streams"). Installed where
- * sn_cpu_far_streams says so (sn_tuning.far_streams: AMD cores by default, where measured). rows4
+ * the object's tuning.far_streams says so (AMD cores by default, where measured). rows4
  * gets the four row pointers, the activation x and the caller's aux, and writes 4 outputs. */
 typedef void (*sn_k_rows4_fn)(int64_t n, const void *const *w, const void *x, const float *aux, float *y);
 static inline void sn_k_mv_quarters(sn_k_rows4_fn rows4, int64_t n, const void *w, uint64_t w_row, int64_t R,

@@ -8,7 +8,7 @@
  * per block or per sub-block pair, in the same order - stay as they are. Tests: test_kernels.c
  * compares every entry with the scalar twin bit for bit; test_quants.c compares Q6_K with
  * libggml's own vec_dot. Compiled for AVX2 via a target pragma; reached only from tables cpu.c
- * has cleared for AVX2 (sn_kernels_avx2 / avx512). */
+ * has cleared for AVX2 (sn_kernels_at levels 1 / 2). */
 #include "kernels.h"
 
 #include "quants.h"

@@ -13,7 +13,7 @@
  *  - Q8_0 x Q8_0 (tinyBLAS_Q0_AVX): per output and block one 8-lane vector of exact int32 sums of
  *    4 products, acc = fma(d_w * d_x, float(sums), acc) block by block, then the same horizontal sum.
  * Which tile an output belongs to changes nothing about its order, so the tile shapes here are
- * our own choice. Only installed where sn_ggml_lanes() == 8 for the float types (the AVX-512
+ * our own choice. Only installed where tuning.lanes == 8 for the float types (the AVX-512
  * build sums 16 lanes). Tests: tests/unit/test_kernels.c compares every output of these with the
  * scalar dot_mm bit for bit, for row counts, token counts and lengths that hit every edge tile. */
 #include "kernels.h"
@@ -140,7 +140,7 @@ static int mm_q8_0(int64_t n, const void *vw, uint64_t w_row, int64_t R, const v
 }
 
 void sn_kernels_mm_avx2(sn_kernels *k) {
-    if (sn_ggml_lanes() == 8) {
+    if (k->tuning.lanes == 8) {
         k->type[SN_GGML_F32].mm = mm_f32;
         k->type[SN_GGML_F16].mm = mm_f16;
         k->type[SN_GGML_BF16].mm = mm_bf16;

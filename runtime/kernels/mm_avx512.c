@@ -7,7 +7,7 @@
  * 256, 128, 64 bits, then the last pair). F16 values are widened to f32 exactly. This computes
  * every output the same way, so it is bit-identical to the AVX-512 table's dot_mm; BF16 (summed in
  * pairs by vdpbf16ps' order) keeps that table's 4 x 4 tile. Installed only where
- * sn_ggml_lanes() == 16. Tests: tests/unit/test_kernels.c compares every output with the scalar
+ * tuning.lanes == 16. Tests: tests/unit/test_kernels.c compares every output with the scalar
  * dot_mm bit for bit, for row counts, token counts and lengths that hit every edge tile. */
 #include "cpu.h"
 #include "kernels.h"
@@ -60,9 +60,9 @@ MM_FLOAT_ENTRY_KC(mm_f16_convert, tile_f16, 2, (n + 31) & ~(int64_t)31)
 
 void sn_kernels_mm_avx512(sn_kernels *k) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (sn_ggml_lanes() == 16) {
+    if (k->tuning.lanes == 16) {
         k->type[SN_GGML_F32].mm = mm_f32;
-        k->type[SN_GGML_F16].mm = sn_tuning_current()->mm_f16_convert ? mm_f16_convert : mm_f16_widened;
+        k->type[SN_GGML_F16].mm = k->tuning.mm_f16_convert ? mm_f16_convert : mm_f16_widened;
     }
 #else
     (void)k;

@@ -65,7 +65,7 @@ typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
  * inside a piece each group meets every token tile while its weights are in cache. With a pair tile
  * and a batch (T >= 2), neighbouring groups go two at a time (a batch reuses the weights from
  * cache). A decode step (T = 1) reads neighbouring groups one at a time (two at once read DRAM
- * slower); with far set (sn_cpu_far_streams) it reads group g with
+ * slower); with far set (the _far entry, tuning.far_streams) it reads group g with
  * g + n_groups / 4, g + n_groups / 2 and g + 3 n_groups / 4 (a quad tile), or with g + n_groups / 2
  * (a pair tile, where there is no quad tile or fewer than 8 groups): streams a quarter or half the
  * matrix apart, which keep more of the memory system busy on AMD cores, as for the INT4 blob
@@ -329,7 +329,11 @@ static void tile_vnni_quad(int TT, const uint8_t *grp, uint64_t gstride, int64_t
 
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
-    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, sn_cpu_far_streams());
+    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
+}
+void sn_q4_0x8_mm_avx512vnni_far(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
+                                 int64_t T, float *y, int64_t ldy) {
+    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, 1);
 }
 #pragma GCC pop_options
 #endif

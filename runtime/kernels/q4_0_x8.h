@@ -42,6 +42,9 @@ void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x
 /* AVX-512 VL + VNNI (256-bit VPDPBUSD with broadcast activation words). */
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy);
+/* the same reading four far streams in decode (tuning.far_streams; drive in q4_0_x8.c) */
+void sn_q4_0x8_mm_avx512vnni_far(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
+                             int64_t T, float *y, int64_t ldy);
 #endif
 
 #endif

@@ -4,8 +4,8 @@
  *
  * Each kernel has a scalar reference (recurrent.c) and AVX2 and AVX-512 twins (recurrent_avx2.c,
  * recurrent_avx512.c) that give the same bits (tests/unit/test_recurrent.c compares them); `lanes`
- * is the vector width of ggml's reductions on this machine (sn_ggml_lanes(): 16 on the AVX-512
- * builds, 8 on AVX2). The AVX2 twins serve lanes == 8 and the AVX-512 twins lanes == 16; each falls
+ * is the vector width of ggml's reductions on this machine (the kernel object's tuning.lanes: 16
+ * on the AVX-512 builds, 8 on AVX2). The AVX2 twins serve lanes == 8 and the AVX-512 twins lanes == 16; each falls
  * back to the one below it for other widths (and off x86 their names are the scalar ones). Callers take
  * them from the model's kernel table (k->rec). */
 #ifndef SN_RECURRENT_H
@@ -94,7 +94,7 @@ void sn_expf_avx512(int64_t n, const float *x, float *y);
 
 /* The twins of one instruction-set level (2: AVX-512, 1: AVX2, 0: scalar; kernels.c puts them in
  * each kernel table as k->rec); each serves every lane width through its fallbacks, so callers pass
- * sn_ggml_lanes()'s width and need not check it. */
+ * tuning.lanes' width and need not check it. */
 typedef struct sn_recurrent_kernels {
     const char *name; /* "avx512", "avx2", "scalar" */
     void (*wkv7)(int64_t N, int lanes, int64_t T, int64_t ld, const float *r, const float *w, const float *k,

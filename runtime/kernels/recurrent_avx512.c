@@ -1,5 +1,5 @@
 /* recurrent_avx512.c - the recurrent families' kernels (recurrent.h) with 16-lane AVX-512 vectors,
- * for machines where llama.cpp loads an AVX-512 build of ggml-cpu (sn_ggml_lanes() == 16). Every
+ * for machines where llama.cpp loads an AVX-512 build of ggml-cpu (tuning.lanes == 16). Every
  * lane performs the same IEEE operations in the same order as the scalar twin in recurrent.c at
  * 16 lanes (a vector FMA rounds once, as fmaf does; the tails are masked so a lane past the head
  * is never added), and the reductions add the same pairs, so the results are bit-identical

@@ -92,11 +92,10 @@ static float reduce8_hadd(const float *v) {
     return (t0 + t1) + (t2 + t3);
 }
 
-/* vec_dot in L = sn_ggml_lanes() lanes: 4 accumulators of L lanes over chunks of 4L, pairwise, then
+/* vec_dot in L lanes (the object's tuning.lanes): 4 accumulators of L lanes over chunks of 4L, pairwise, then
  * the build's reduction; the tail in double, except ggml_vec_dot_f32, which keeps a float sum and
  * adds its tail as sn_k_dot_f32_tail says. */
-static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
-    const int L = sn_ggml_lanes();
+static float dot_vec(int L, int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
     float sum[4][16] = {{0}};
     const int64_t np = n & ~(int64_t)(4 * L - 1);
     for (int64_t i = 0; i < np; i += 4 * L)
@@ -115,19 +114,23 @@ static float dot_vec(int64_t n, const void *w, const void *a, float (*ld)(const 
     return (float)s;
 }
 
-static float dot_mm(int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
-    const int L = sn_ggml_lanes();
-    if (n % L) return dot_vec(n, w, a, ld); /* tinyBLAS declines; ggml falls back to vec_dot */
+static float dot_mm(int L, int64_t n, const void *w, const void *a, float (*ld)(const void *, int64_t)) {
+    if (n % L) return dot_vec(L, n, w, a, ld); /* tinyBLAS declines; ggml falls back to vec_dot */
     float acc[16] = {0};
     for (int64_t i = 0; i < n; i += L)
         for (int l = 0; l < L; l++) acc[l] = fmaf(ld(w, i + l), ld(a, i + l), acc[l]);
     return L == 8 ? sn_k_hsum8(acc) : reduce16(acc);
 }
 
-static float dot_f32(int64_t n, const void *w, const void *a) { return dot_vec(n, w, a, w_f32); }
-static float dot_f16(int64_t n, const void *w, const void *a) { return dot_vec(n, w, a, w_f16); }
-static float dot_f32_mm(int64_t n, const void *w, const void *a) { return dot_mm(n, w, a, w_f32); }
-static float dot_f16_mm(int64_t n, const void *w, const void *a) { return dot_mm(n, w, a, w_f16); }
+/* the float dots in each lane order; sn_kernels_fill_scalar installs those of tuning.lanes */
+static float dot_f32_8(int64_t n, const void *w, const void *a) { return dot_vec(8, n, w, a, w_f32); }
+static float dot_f16_8(int64_t n, const void *w, const void *a) { return dot_vec(8, n, w, a, w_f16); }
+static float dot_f32_mm8(int64_t n, const void *w, const void *a) { return dot_mm(8, n, w, a, w_f32); }
+static float dot_f16_mm8(int64_t n, const void *w, const void *a) { return dot_mm(8, n, w, a, w_f16); }
+static float dot_f32_16(int64_t n, const void *w, const void *a) { return dot_vec(16, n, w, a, w_f32); }
+static float dot_f16_16(int64_t n, const void *w, const void *a) { return dot_vec(16, n, w, a, w_f16); }
+static float dot_f32_mm16(int64_t n, const void *w, const void *a) { return dot_mm(16, n, w, a, w_f32); }
+static float dot_f16_mm16(int64_t n, const void *w, const void *a) { return dot_mm(16, n, w, a, w_f16); }
 
 /* BF16: vdpbf16ps lanes (lane j takes elements 2j+1 then 2j of each 32), two accumulators over
  * chunks of 64 for vec_dot; one accumulator over chunks of 32 for tinyBLAS. */
@@ -155,8 +158,7 @@ static float dot_bf16_8(int64_t n, const void *w, const void *a) {
     return (float)s;
 }
 
-static float dot_bf16(int64_t n, const void *vw, const void *va) {
-    if (sn_ggml_lanes() == 8) return dot_bf16_8(n, vw, va);
+static float dot_bf16_16(int64_t n, const void *vw, const void *va) {
     const uint16_t *w = vw, *a = va;
     float c1[16] = {0}, c2[16] = {0};
     int64_t i = 0;
@@ -167,15 +169,16 @@ static float dot_bf16(int64_t n, const void *vw, const void *va) {
     return sn_k_dot_bf16_tail(reduce16(c1), reduce16(c2), w, a, i, n);
 }
 
-static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
-    if (sn_ggml_lanes() == 8) { /* tinyBLAS<8> on bf16 rows widened to f32 */
-        if (n % 8) return dot_bf16_8(n, vw, va);
-        float acc[8] = {0};
-        for (int64_t i = 0; i < n; i += 8)
-            for (int l = 0; l < 8; l++) acc[l] = fmaf(w_bf16(vw, i + l), w_bf16(va, i + l), acc[l]);
-        return sn_k_hsum8(acc);
-    }
-    if (n % 32) return dot_bf16(n, vw, va);
+static float dot_bf16_mm8(int64_t n, const void *vw, const void *va) { /* tinyBLAS<8> on bf16 rows widened to f32 */
+    if (n % 8) return dot_bf16_8(n, vw, va);
+    float acc[8] = {0};
+    for (int64_t i = 0; i < n; i += 8)
+        for (int l = 0; l < 8; l++) acc[l] = fmaf(w_bf16(vw, i + l), w_bf16(va, i + l), acc[l]);
+    return sn_k_hsum8(acc);
+}
+
+static float dot_bf16_mm16(int64_t n, const void *vw, const void *va) {
+    if (n % 32) return dot_bf16_16(n, vw, va);
     const uint16_t *w = vw, *a = va;
     float acc[16] = {0};
     for (int64_t i = 0; i < n; i += 32) dpbf16(acc, w + i, a + i);
@@ -293,12 +296,13 @@ static void kq_tile64(int64_t D, const float *q, const float *kt, int64_t ld, fl
 /* The reference table (kernels.c builds it once, then the SIMD tables on top of a copy of it). */
 void sn_kernels_fill_scalar(sn_kernels *k) {
     /* per weight type: the single-token order (dot), then the batched one (dot_mm) */
-    k->type[SN_GGML_F32].dot = dot_f32;
-    k->type[SN_GGML_F32].dot_mm = dot_f32_mm;
-    k->type[SN_GGML_F16].dot = dot_f16;
-    k->type[SN_GGML_F16].dot_mm = dot_f16_mm;
-    k->type[SN_GGML_BF16].dot = dot_bf16;
-    k->type[SN_GGML_BF16].dot_mm = dot_bf16_mm;
+    const int l8 = k->tuning.lanes == 8;
+    k->type[SN_GGML_F32].dot = l8 ? dot_f32_8 : dot_f32_16;
+    k->type[SN_GGML_F32].dot_mm = l8 ? dot_f32_mm8 : dot_f32_mm16;
+    k->type[SN_GGML_F16].dot = l8 ? dot_f16_8 : dot_f16_16;
+    k->type[SN_GGML_F16].dot_mm = l8 ? dot_f16_mm8 : dot_f16_mm16;
+    k->type[SN_GGML_BF16].dot = l8 ? dot_bf16_8 : dot_bf16_16;
+    k->type[SN_GGML_BF16].dot_mm = l8 ? dot_bf16_mm8 : dot_bf16_mm16;
     k->type[SN_GGML_Q8_0].dot = k->type[SN_GGML_Q8_0].dot_mm = dot_q8_0;
     k->type[SN_GGML_Q4_0].dot = k->type[SN_GGML_Q4_0].dot_mm = dot_q4_0;
     k->mm_q4_0x8 = sn_q4_0x8_mm_scalar; /* repacked Q4_0 (q4_0_x8.h) */

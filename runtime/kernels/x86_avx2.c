@@ -143,7 +143,7 @@ static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
     return reduce16(lo, hi);
 }
 
-/* ---- float dots in ggml's AVX2 order (sn_ggml_lanes() == 8, see scalar.c) ---- */
+/* ---- float dots in ggml's AVX2 order (tuning.lanes == 8, see scalar.c) ---- */
 
 static inline float reduce8_hadd(__m256 x) { /* GGML_F32x8_REDUCE's final step */
     const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
@@ -372,7 +372,7 @@ void sn_kernels_fill_avx2(sn_kernels *k) {
     k->type[SN_GGML_F16].dot_mm = dot_f16_mm;
     k->type[SN_GGML_BF16].dot_mm = dot_bf16_mm;
     k->type[SN_GGML_Q4_K].dot_mm = dot_q4_K_mm;
-    if (sn_ggml_lanes() == 8) {
+    if (k->tuning.lanes == 8) {
         k->type[SN_GGML_F32].dot = dot_f32_8;
         k->type[SN_GGML_F16].dot = dot_f16_8;
         k->type[SN_GGML_BF16].dot = dot_bf16_8;

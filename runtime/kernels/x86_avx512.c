@@ -213,14 +213,16 @@ static void rows8_f16_short(int64_t n, const void *w, uint64_t w_row, int64_t R,
 
 enum { MV_STACK = 4096 }; /* floats of activation kept on the stack; longer rows take the heap */
 /* Rows longer than this read as they would without the page touch (four far streams where
- * sn_cpu_far_streams, else row by row): one row at a time with the touch reads the whole widened
+ * tuning.far_streams, else row by row): one row at a time with the touch reads the whole widened
  * activation (32 KB at 8192) per row, which then no longer stays in L1 beside the streaming
  * weights, while the four streams share each activation load (docs/PERFORMANCE.md). */
 enum { PAGE_KICK_MAX_N = 4096 };
 static float row_f16_wide_dot(int64_t n, const void *w, const void *xf) { return row_f16_wide(n, w, xf); }
 /* The activation widened once, then row by row (with the page touch, kernels.h sn_k_stream, where
- * sn_cpu_page_kick says so; else each row's line prefetch) or (quarters) four rows a quarter apart. */
-static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y, int quarters) {
+ * kick (tuning.page_kick) says so; else each row's line prefetch) or (quarters) four rows a quarter
+ * apart. */
+static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y, int quarters,
+                          int kick) {
     float stack[MV_STACK] __attribute__((aligned(64)));
     float *xf = n <= MV_STACK ? stack : malloc((size_t)n * sizeof(float));
     if (!xf) return 0;
@@ -232,7 +234,7 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
         int64_t r = 0;
         for (; r + 16 <= R; r += 16) rows16_f16(n, (const char *)w + (uint64_t)r * w_row, w_row, xf, y + r);
         for (; r < R; r++) y[r] = row_f16_wide(n, (const char *)w + (uint64_t)r * w_row, xf);
-    } else if (sn_cpu_page_kick() && n <= PAGE_KICK_MAX_N) { /* kernels.h sn_k_stream: the page kick */
+    } else if (kick && n <= PAGE_KICK_MAX_N) { /* kernels.h sn_k_stream: the page kick */
         sn_k_stream p = sn_k_stream_start(w, (uint64_t)R * w_row, SN_K_PAGE, SN_K_PAGE_AHEAD);
         for (int64_t r = 0; r < R; r++) {
             const char *wr = (const char *)w + (uint64_t)r * w_row;
@@ -244,11 +246,18 @@ static int mv_f16_widened(int64_t n, const void *w, uint64_t w_row, int64_t R, c
     if (xf != stack) free(xf);
     return 1;
 }
+/* the four tunings of far streams x page kick, installed by sn_kernels_fill_avx512 */
 static int mv_f16_wide(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
-    return mv_f16_widened(n, w, w_row, R, x, y, 0);
+    return mv_f16_widened(n, w, w_row, R, x, y, 0, 0);
 }
 static int mv_f16_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
-    return mv_f16_widened(n, w, w_row, R, x, y, 1);
+    return mv_f16_widened(n, w, w_row, R, x, y, 1, 0);
+}
+static int mv_f16_wide_kick(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+    return mv_f16_widened(n, w, w_row, R, x, y, 0, 1);
+}
+static int mv_f16_quarters_kick(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
+    return mv_f16_widened(n, w, w_row, R, x, y, 1, 1);
 }
 
 /* BF16 pair lanes as in scalar.c: high half (element 2j+1) first, then the low half. */
@@ -693,7 +702,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     install(k, k_float, sizeof k_float / sizeof k_float[0]);
     if (f & SN_CPU_AVX512VNNI) {
         install(k, k_vnni, sizeof k_vnni / sizeof k_vnni[0]);
-        k->mm_q4_0x8 = sn_q4_0x8_mm_avx512vnni;
+        k->mm_q4_0x8 = k->tuning.far_streams ? sn_q4_0x8_mm_avx512vnni_far : sn_q4_0x8_mm_avx512vnni;
         k->mv_q4_Kx8 = sn_q4_Kx8_mv_avx512vnni;
     }
     sn_kernels_quants_avx512(k); /* quants_*.c: the types beyond this file */
@@ -705,8 +714,10 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
         k->type[t].mv = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
-    const int quarters = sn_cpu_far_streams(); /* see sn_k_mv_quarters */
-    k->type[SN_GGML_F16].mv = quarters ? mv_f16_quarters : mv_f16_wide; /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
+    const int quarters = k->tuning.far_streams; /* see sn_k_mv_quarters */
+    /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
+    k->type[SN_GGML_F16].mv = k->tuning.page_kick ? (quarters ? mv_f16_quarters_kick : mv_f16_wide_kick)
+                                                  : quarters ? mv_f16_quarters : mv_f16_wide;
     k->type[SN_GGML_F32].mv = mv_f32_short;
     if (quarters && (f & SN_CPU_AVX512VNNI)) {
         k->type[SN_GGML_Q8_0].mv = mv_q8_0_quarters;
@@ -716,7 +727,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     else k->type[SN_GGML_Q8_0].mm = base->type[SN_GGML_Q8_0].mm;
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q4_K_mm_avx512(k); /* Q4_K batches, 16 rows per vector */
     else k->type[SN_GGML_Q4_K].mm = base->type[SN_GGML_Q4_K].mm;
-    if (sn_ggml_lanes() == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
+    if (k->tuning.lanes == 8) { /* SN_GGML_LANES=8 here: the AVX2 table's 8-lane float order */
         static const int float_types[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16};
         for (int i = 0; i < 3; i++) {
             const int t = float_types[i];
@@ -732,7 +743,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     if (f & SN_CPU_AVX512VNNI) { /* blob weights */
         k->type[SN_KTYPE_INT4G32].dot = k->type[SN_KTYPE_INT4G32].dot_mm = sn_int4_dot_avx512vnni;
         k->type[SN_KTYPE_INT4G32].gemm4x4 = sn_int4_gemm4x4_avx512vnni;
-        k->mm_int4x8 = sn_int4x8_mm_avx512vnni;
+        k->mm_int4x8 = k->tuning.far_streams ? sn_int4x8_mm_avx512vnni_far : sn_int4x8_mm_avx512vnni;
     }
     k->mad_f16 = mad_f16;
     k->scale_f16 = scale_f16;

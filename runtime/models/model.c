@@ -40,7 +40,7 @@ void sn_model_params_default(sn_model_params *p) {
     memset(p, 0, sizeof(*p));
     p->n_threads = 1;
     p->kv_type = SN_KV_F16;
-    sn_tuning_get(&p->tuning);
+    sn_tuning_default(&p->tuning);
 }
 
 static int family_row(const char *arch) {
@@ -440,10 +440,6 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     if (p.kv_type != SN_KV_F16 && p.kv_type != SN_KV_F32)
         return sn_err_set(err, SN_EINVAL, "unknown KV cache type %d", p.kv_type);
     if (p.n_ctx < 0) return sn_err_set(err, SN_EINVAL, "context size %lld < 0", (long long)p.n_ctx);
-    if (sn_tuning_apply(&p.tuning))
-        return sn_err_set(err, SN_EINVAL, "kernel tuning (instruction sets %s, %d lanes) differs from the one this "
-                          "process's kernels run with (%s, %d lanes)", sn_cpu_describe(p.tuning.isa),
-                          p.tuning.lanes, sn_cpu_describe(sn_tuning_current()->isa), sn_tuning_current()->lanes);
 
     sn_model *m = calloc(1, sizeof(*m));
     if (!m) return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -473,7 +469,10 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     m->opts = FAMILIES[row].opts;
     strcpy(m->hp.arch, arch);
     free(arch);
-    m->k = sn_kernels_best();
+    if (!(m->k = sn_kernels_for(&p.tuning))) { /* this model's tuning: its own kernel object */
+        sn_model_free(m);
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    }
     if ((st = read_common(m, err)) != SN_OK) { sn_model_free(m); return st; }
 
     if (m->fam->state_kind == SN_STATE_KV) { /* the cache holds n_ctx positions */

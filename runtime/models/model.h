@@ -37,12 +37,12 @@ typedef struct sn_model_params {
                        * (the placement pass, family.h sn_model_place). */
     int validate_only; /* every check of a load (keys, ranges, tensor shapes and bytes), no weight
                         * copied, repacked or touched; the model cannot eval (sn_model_validate) */
-    sn_tuning tuning; /* instruction sets, repacks, huge pages, prefault (cpu.h). The kernels' part
-                       * (isa, lanes, streams) is per process: the first load sets it (sn_tuning_apply)
-                       * and a later load asking for another is refused */
+    sn_tuning tuning; /* instruction sets, lanes, streams, repacks, huge pages, prefault (cpu.h): the
+                       * model's own (its kernel object is built for it), so models with different
+                       * tunings coexist in one process */
 } sn_model_params;
 
-/* Defaults; the tuning is the process's (sn_tuning_get: CPUID's unless the program applied one). */
+/* Defaults; the tuning is CPUID's (sn_tuning_default; programs apply their environment to it). */
 void sn_model_params_default(sn_model_params *p);
 
 typedef struct sn_model sn_model; /* opaque outside the runtime's family files (family.h) */

@@ -152,7 +152,7 @@ static void tile_softmax(const llama_state *s, float *kq, int64_t t0, int64_t nt
     *M = Mnew;
     double sum = 0.0;
     s->ops.k->exp_sub(FA_TILE, kq, kq, Mnew); /* ggml_v_expf of the lanes' flavour, vectorised */
-    if (sn_ggml_lanes() == 8) { /* llama.cpp's haswell build: AVX2 expf, hsum of 8 */
+    if (s->ops.lanes == 8) { /* llama.cpp's haswell build: AVX2 expf, hsum of 8 */
         for (int64_t c = 0; c < FA_TILE; c += 8) {
             const float *e = kq + c;
             const float r0 = e[4] + e[0], r1 = e[5] + e[1], r2 = e[6] + e[2], r3 = e[7] + e[3];

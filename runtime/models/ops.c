@@ -19,7 +19,7 @@ sn_status sn_ops_init(sn_ops *o, sn_model *m, const sn_ops_buf *bufs, int n, int
     o->k = m->k;
     o->rk = m->k->rec;
     o->pool = m->pool;
-    o->lanes = sn_ggml_lanes();
+    o->lanes = m->k->tuning.lanes;
     o->widest = widest;
     if (n < 0 || n > SN_OPS_MAX_BUFS)
         return sn_err_set(err, SN_EINVAL, "sn_ops_init: %d activation buffers (at most %d)", n, SN_OPS_MAX_BUFS);

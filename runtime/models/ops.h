@@ -25,7 +25,7 @@ typedef struct sn_ops {
     const sn_recurrent_kernels *rk; /* the recurrent families' conv, scan and wkv7 twins (recurrent.h) */
     sn_pool *pool;
     /* The vector width of the reductions in ggml's build that llama.cpp loads on this CPU
-     * (sn_ggml_lanes(): 16 with AVX-512, else 8), whichever kernel table SN_CPU picks: every table
+     * (the kernel object's tuning.lanes: 16 with AVX-512, else 8), whichever level SN_CPU picks: every table
      * computes the norms and recurrences in that order, as it does the float dots. */
     int lanes;
     int64_t widest;             /* elements of the widest matmul input row */

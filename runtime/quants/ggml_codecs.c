@@ -174,12 +174,14 @@ __attribute__((target("avx2"))) static void f32_to_bf16_avx2(const float *x, uin
 #undef AVX512_TARGET
 #endif
 
-/* A public row converter: the variant of the level in use, from {scalar, AVX2/F16C, AVX-512}. */
+/* A public row converter at a level (NAME_at) and at the best one (NAME), from {scalar, AVX2/F16C,
+ * AVX-512}. */
 #define ROW_BY_LEVEL(NAME, XT, YT, SCALAR, AVX2, AVX512)                                            \
-    void NAME(const XT *x, YT *y, size_t n) {                                                       \
+    void NAME##_at(const XT *x, YT *y, size_t n, int level) {                                       \
         static void (*const by_level[3])(const XT *, YT *, size_t) = SN_BY_LEVEL(SCALAR, AVX2, AVX512); \
-        by_level[sn_ggml_level()](x, y, n);                                                         \
-    }
+        by_level[sn_ggml_level(level)](x, y, n);                                                    \
+    }                                                                                               \
+    void NAME(const XT *x, YT *y, size_t n) { NAME##_at(x, y, n, SN_GGML_LEVEL_BEST); }
 ROW_BY_LEVEL(sn_bf16_to_fp16_row, uint16_t, uint16_t, bf16_to_f16_scalar, bf16_to_f16_f16c, bf16_to_f16_avx512)
 ROW_BY_LEVEL(sn_fp32_to_fp16_row, float, uint16_t, f32_to_f16_scalar, f32_to_f16_f16c, f32_to_f16_avx512)
 ROW_BY_LEVEL(sn_fp16_to_fp32_row, uint16_t, float, f16_to_f32_scalar, f16_to_f32_f16c, f16_to_f32_avx512)

@@ -61,10 +61,13 @@ __attribute__((target("avx2"))) static void q8_0_row_avx2(const float *x, sn_blo
 }
 #endif
 
-void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
+void sn_quantize_row_q8_0_at(const float *x, void *vy, int64_t k, int level) {
     static void (*const by_level[3])(const float *, sn_block_q8_0 *, int64_t) =
         SN_BY_LEVEL(q8_0_row_scalar, q8_0_row_avx2, q8_0_row_avx2);
-    by_level[sn_ggml_level()](x, vy, k / SN_QK8_0);
+    by_level[sn_ggml_level(level)](x, vy, k / SN_QK8_0);
+}
+void sn_quantize_row_q8_0(const float *x, void *vy, int64_t k) {
+    sn_quantize_row_q8_0_at(x, vy, k, SN_GGML_LEVEL_BEST);
 }
 
 /* Q4_0: d = (signed value of largest magnitude) / -8, q = min(15, (int8)(x/d + 8.5)). */
@@ -168,10 +171,13 @@ __attribute__((target("avx512f"))) static void q4_0_row_avx512(const float *x, s
 }
 #endif
 
-void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
+void sn_quantize_row_q4_0_at(const float *x, void *vy, int64_t k, int level) {
     static void (*const by_level[3])(const float *, sn_block_q4_0 *, int64_t) =
         SN_BY_LEVEL(q4_0_row_scalar, q4_0_row_avx2, q4_0_row_avx512);
-    by_level[sn_ggml_level()](x, vy, k / SN_QK4_0);
+    by_level[sn_ggml_level(level)](x, vy, k / SN_QK4_0);
+}
+void sn_quantize_row_q4_0(const float *x, void *vy, int64_t k) {
+    sn_quantize_row_q4_0_at(x, vy, k, SN_GGML_LEVEL_BEST);
 }
 
 /* Q8_K: the activation format of the K-quant dot products (float d, 16 partial sums). */

@@ -363,8 +363,8 @@ static void qk_block(const float *x, int lanes, int nmax, float rmin, int nstep,
 
 /* Rows of Q4_K (five = 0) or Q5_K (five = 1): 32 levels; the 5th bit of value n+j (n a multiple of
  * 64, j < 32) goes to bit 2*(n/64) of qh[j], that of value n+j+32 to the next bit. */
-static void qk_rows(const float *x, void *vy, int64_t k, int five) {
-    const int lanes = CPU_AVX2;
+static void qk_rows(const float *x, void *vy, int64_t k, int five, int level) {
+    const int lanes = sn_ggml_level(level) >= 1;
     uint8_t L[SN_QK_K];
     for (int64_t i = 0; i < k / SN_QK_K; i++, x += SN_QK_K) {
         if (!five) {
@@ -389,8 +389,10 @@ static void qk_rows(const float *x, void *vy, int64_t k, int five) {
     }
 }
 
-void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 0); }
-void sn_quantize_row_q5_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 1); }
+void sn_quantize_row_q4_K_at(const float *x, void *vy, int64_t k, int level) { qk_rows(x, vy, k, 0, level); }
+void sn_quantize_row_q5_K_at(const float *x, void *vy, int64_t k, int level) { qk_rows(x, vy, k, 1, level); }
+void sn_quantize_row_q4_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 0, SN_GGML_LEVEL_BEST); }
+void sn_quantize_row_q5_K(const float *x, void *vy, int64_t k) { qk_rows(x, vy, k, 1, SN_GGML_LEVEL_BEST); }
 
 /* Q6_K packing: levels 0..63 -> 4 low bits (ql) and 2 high bits (qh). */
 static void q6_K_pack(const int8_t *L, sn_block_q6_K *y) {
@@ -612,17 +614,22 @@ static void q6_K_sub_scales(const float *x, int lanes, int8_t *L, float *scales)
 /* Q6_K: 16 sub-blocks of 16 with int8 scales relative to one fp16 d; 6-bit levels split into
  * 4 low bits (ql) and 2 high bits (qh). */
 void sn_quantize_row_q6_K(const float *x, void *vy, int64_t k) {
+    sn_quantize_row_q6_K_at(x, vy, k, SN_GGML_LEVEL_BEST);
+}
+
+void sn_quantize_row_q6_K_at(const float *x, void *vy, int64_t k, int level) {
+    level = sn_ggml_level(level);
     sn_block_q6_K *y = vy;
     const int64_t nb = k / SN_QK_K;
     int8_t L[SN_QK_K];
     float scales[SN_QK_K / 16];
 #ifdef SN_X86
-    if (CPU_AVX512) {
+    if (level >= 2) {
         for (int64_t i = 0; i < nb; i++) q6_K_block_x16(x + i * SN_QK_K, &y[i]);
         return;
     }
 #endif
-    const int lanes = CPU_AVX2;
+    const int lanes = level >= 1;
     for (int64_t i = 0; i < nb; i++) {
         q6_K_sub_scales(x, lanes, L, scales);
         float max_scale = 0, max_abs_scale = 0;

@@ -8,7 +8,7 @@
  * Q4_K/Q6_K sub-blocks run side by side in lanes) repeat the scalar operations exactly and are
  * checked against the scalar twins and against llama.cpp's libggml in tests/unit/test_ggml_types.c.
  *
- * This file: the type table, the SIMD cap, sn_ggml_from_f32 (to any type it writes). The conversions
+ * This file: the type table, sn_ggml_from_f32 (to any type it writes). The conversions
  * and dequantizers are ggml_codecs.c, the quantizers ggml_quant.c (Q8_0, Q4_0, Q8_K) and
  * ggml_quant_k.c (Q4_K, Q6_K); ggml_types_internal.h holds what they share. */
 #include "ggml_types_internal.h"
@@ -25,27 +25,29 @@ static void f32_to_f32(const void *x, float *y, int64_t k) { memcpy(y, x, (size_
 static void f32_from_f32(const float *x, void *y, int64_t k) { memcpy(y, x, (size_t)k * sizeof(float)); }
 static void f16_to_f32(const void *x, float *y, int64_t k) { sn_fp16_to_fp32_row(x, y, (size_t)k); }
 static void f16_from_f32(const float *x, void *y, int64_t k) { sn_fp32_to_fp16_row(x, y, (size_t)k); }
+static void f16_from_f32_at(const float *x, void *y, int64_t k, int l) { sn_fp32_to_fp16_row_at(x, y, (size_t)k, l); }
 static void bf16_to_f32(const void *x, float *y, int64_t k) { sn_bf16_to_fp32_row(x, y, (size_t)k); }
 static void bf16_from_f32(const float *x, void *y, int64_t k) { sn_fp32_to_bf16_row(x, y, (size_t)k); }
+static void bf16_from_f32_at(const float *x, void *y, int64_t k, int l) { sn_fp32_to_bf16_row_at(x, y, (size_t)k, l); }
 
 static const sn_ggml_traits k_types[SN_KTYPE_COUNT] = {
     [0] = {"F32", 1, 4, f32_to_f32, f32_from_f32},
-    [1] = {"F16", 1, 2, f16_to_f32, f16_from_f32},
-    [2] = {"Q4_0", 32, 18, sn_dequantize_row_q4_0, sn_quantize_row_q4_0},
+    [1] = {"F16", 1, 2, f16_to_f32, f16_from_f32, f16_from_f32_at},
+    [2] = {"Q4_0", 32, 18, sn_dequantize_row_q4_0, sn_quantize_row_q4_0, sn_quantize_row_q4_0_at},
     [3] = {"Q4_1", 32, 20, sn_dequantize_row_q4_1, sn_quantize_row_q4_1},
     [6] = {"Q5_0", 32, 22, sn_dequantize_row_q5_0, sn_quantize_row_q5_0},
     [7] = {"Q5_1", 32, 24, sn_dequantize_row_q5_1, sn_quantize_row_q5_1},
-    [8] = {"Q8_0", 32, 34, sn_dequantize_row_q8_0, sn_quantize_row_q8_0},
+    [8] = {"Q8_0", 32, 34, sn_dequantize_row_q8_0, sn_quantize_row_q8_0, sn_quantize_row_q8_0_at},
     [9] = {"Q8_1", 32, 36, NULL, NULL},
     [10] = {"Q2_K", 256, 84, sn_dequantize_row_q2_K, sn_quantize_row_q2_K},
     [11] = {"Q3_K", 256, 110, sn_dequantize_row_q3_K, sn_quantize_row_q3_K},
-    [12] = {"Q4_K", 256, 144, sn_dequantize_row_q4_K, sn_quantize_row_q4_K},
-    [13] = {"Q5_K", 256, 176, sn_dequantize_row_q5_K, sn_quantize_row_q5_K},
-    [14] = {"Q6_K", 256, 210, sn_dequantize_row_q6_K, sn_quantize_row_q6_K},
+    [12] = {"Q4_K", 256, 144, sn_dequantize_row_q4_K, sn_quantize_row_q4_K, sn_quantize_row_q4_K_at},
+    [13] = {"Q5_K", 256, 176, sn_dequantize_row_q5_K, sn_quantize_row_q5_K, sn_quantize_row_q5_K_at},
+    [14] = {"Q6_K", 256, 210, sn_dequantize_row_q6_K, sn_quantize_row_q6_K, sn_quantize_row_q6_K_at},
     [15] = {"Q8_K", 256, 292, NULL, sn_quantize_row_q8_K},
     [20] = {"IQ4_NL", 32, 18, sn_dequantize_row_iq4_nl, sn_quantize_row_iq4_nl},
     [23] = {"IQ4_XS", 256, 136, sn_dequantize_row_iq4_xs, sn_quantize_row_iq4_xs},
-    [30] = {"BF16", 1, 2, bf16_to_f32, bf16_from_f32},
+    [30] = {"BF16", 1, 2, bf16_to_f32, bf16_from_f32, bf16_from_f32_at},
     [SN_KTYPE_INT4G32] = {"INT4G32", 64, 36, sn_dequantize_row_int4g32, NULL}, /* sunny-convert --blob writes it */
     /* types sunny neither reads nor writes: name and sizes only */
     [16] = {"IQ2_XXS", 256, 66, NULL, NULL},   [17] = {"IQ2_XS", 256, 74, NULL, NULL},
@@ -102,17 +104,18 @@ uint64_t sn_ggml_row_size(int type, uint64_t ne0) {
     return blocks * t->size;
 }
 
-/* SIMD level: 0 scalar only, 1 up to AVX2/F16C, 2 also AVX-512 (tests compare every level). */
-int sn_ggml_simd_cap = 2;
-int sn_ggml_simd(int level) {
-    int old = sn_ggml_simd_cap;
-    sn_ggml_simd_cap = level < 0 ? 0 : level > 2 ? 2 : level;
-    return old;
-}
 
 int sn_ggml_from_f32(int type, const float *x, void *y, int64_t n) {
     const sn_ggml_traits *t = info(type);
     if (!t || !t->from_f32) return -1;
     t->from_f32(x, y, n);
+    return 0;
+}
+
+int sn_ggml_from_f32_at(int type, const float *x, void *y, int64_t n, int level) {
+    const sn_ggml_traits *t = info(type);
+    if (!t || !t->from_f32) return -1;
+    if (t->from_f32_at) t->from_f32_at(x, y, n, level);
+    else t->from_f32(x, y, n); /* no SIMD variants: the same at every level */
     return 0;
 }

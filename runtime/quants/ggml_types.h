@@ -89,10 +89,14 @@ void sn_quantize_row_q8_K(const float *x, void *y, int64_t k);
 /* n f32 values (n a multiple of the type's block size) to type: F32 copies, F16/BF16 round, the
  * quantized types use the functions above. Returns 0, or -1 for a type with no f32 writer here. */
 int sn_ggml_from_f32(int type, const float *x, void *y, int64_t n);
-/* Limits the SIMD paths of the functions above: 0 scalar only, 1 up to AVX2/F16C, 2 (default)
- * also AVX-512. Results are identical at every level. For tests and benchmarks; not thread-safe.
- * Returns the previous level. */
-int sn_ggml_simd(int level);
+/* The same at a given SIMD level of this call: 0 scalar only, 1 up to AVX2/F16C, 2 also AVX-512
+ * (clamped to what the CPU runs). Results are identical at every level; the functions above run at
+ * the best one. For tests and benchmarks. */
+int sn_ggml_from_f32_at(int type, const float *x, void *y, int64_t n, int level);
+void sn_fp32_to_fp16_row_at(const float *x, uint16_t *y, size_t n, int level);
+void sn_fp16_to_fp32_row_at(const uint16_t *x, float *y, size_t n, int level);
+void sn_fp32_to_bf16_row_at(const float *x, uint16_t *y, size_t n, int level);
+void sn_bf16_to_fp16_row_at(const uint16_t *x, uint16_t *y, size_t n, int level);
 
 /* Dequantize any supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K,
  * Q5_K, Q6_K, IQ4_NL, IQ4_XS; the blocks new to the list are described in quants/quants.h) to f32.

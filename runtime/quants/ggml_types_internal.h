@@ -28,18 +28,19 @@
 #define SN_X86 1
 #endif
 
-/* SIMD level: 0 scalar only, 1 up to AVX2/F16C, 2 also AVX-512 (sn_ggml_simd sets it; tests
- * compare every level). */
-extern int sn_ggml_simd_cap;
-/* The one CPU dispatch (cpu.h: CPUID + XCR0, capped by SN_CPU, cached there), so conversions can
- * be A/B-tested like the runtime kernels: SN_CPU_AVX2 includes FMA and F16C, SN_CPU_AVX512 the
- * F/BW/VL/DQ/CD subsets these kernels use. */
-#define CPU_AVX2 (sn_ggml_simd_cap >= 1 && (sn_cpu_usable() & SN_CPU_AVX2))
-#define CPU_AVX512 (sn_ggml_simd_cap >= 2 && (sn_cpu_usable() & SN_CPU_AVX512))
-/* The level in use (AVX-512 usable implies AVX2): the fp16/bf16 row converters keep their
- * variants in a table indexed by it, {scalar, AVX2, AVX-512}, built with SN_BY_LEVEL (a level with
- * no variant of its own names the one below; off x86 every entry is the scalar one). */
-static inline int sn_ggml_level(void) { return CPU_AVX512 ? 2 : CPU_AVX2 ? 1 : 0; }
+/* The SIMD level of a call: 0 scalar only, 1 up to AVX2/F16C, 2 also AVX-512 (cpu.h: SN_CPU_AVX2
+ * includes FMA and F16C, SN_CPU_AVX512 the F/BW/VL/DQ/CD subsets these codecs use). Every codec
+ * gives the same bytes at every level; the public entry points run at the best level this CPU runs
+ * (CPUID + XCR0), the *_at ones at the level a caller asks for, clamped to it (tests compare every
+ * level). Variants live in tables indexed by the level, {scalar, AVX2, AVX-512}, built with
+ * SN_BY_LEVEL (a level with no variant of its own names the one below; off x86 every entry is the
+ * scalar one). */
+static inline int sn_ggml_level(int want) {
+    const uint32_t f = sn_cpu_features();
+    const int best = (f & SN_CPU_AVX512) ? 2 : (f & SN_CPU_AVX2) ? 1 : 0;
+    return want < 0 ? 0 : want < best ? want : best;
+}
+enum { SN_GGML_LEVEL_BEST = 2 }; /* clamped by sn_ggml_level to what the CPU runs */
 #ifdef SN_X86
 #define SN_BY_LEVEL(scalar, avx2, avx512) {scalar, avx2, avx512}
 #else
@@ -50,13 +51,23 @@ static inline int sn_ggml_level(void) { return CPU_AVX512 ? 2 : CPU_AVX2 ? 1 : 0
 
 /* One row of ggml_types.c's table, in the manner of ggml's type_traits: name, values per block,
  * bytes per block, and the row codecs this tree has for the type (k values, a multiple of the
- * block size; NULL where it has none). sn_ggml_from_f32 and sn_dequantize_row read them. */
+ * block size; NULL where it has none). sn_ggml_from_f32 and sn_dequantize_row read them. from_f32_at:
+ * the writer at a given SIMD level, for the types whose writer has SIMD variants (NULL: from_f32
+ * has none). */
 typedef struct {
     const char *name;
     uint32_t blck, size;
     void (*to_f32)(const void *x, float *y, int64_t k);
     void (*from_f32)(const float *x, void *y, int64_t k);
+    void (*from_f32_at)(const float *x, void *y, int64_t k, int level);
 } sn_ggml_traits;
+
+/* The quantizers with SIMD variants, at a level (sn_ggml_level clamps it). */
+void sn_quantize_row_q8_0_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_q4_0_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_q4_K_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_q5_K_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_q6_K_at(const float *x, void *y, int64_t k, int level);
 /* The row of type, or NULL for an id with no entry (retired or out of range). */
 const sn_ggml_traits *sn_ggml_traits_of(int type);
 

@@ -16,20 +16,25 @@ mkdir -p "$B/corpus"
 base=("$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/utf8.c" "$SRC/runtime/base/mapfile.c" "$SRC/runtime/base/cpu.c" "$SRC/runtime/base/outfile.c")
 formats=("$SRC"/runtime/formats/*.c "$SRC"/runtime/quants/*.c)
 readers=("$SRC"/convert/readers/{safetensors,torch_ckpt,torch_zip,pickle}.c "$SRC/convert/path.c")
+libs=()
 case $NAME in
   pickle) srcs=("$SRC/convert/readers/pickle.c" "$SRC/runtime/base/sn_err.c") ;;
   torch_zip) srcs=("$SRC"/convert/readers/{pickle,torch_zip,torch_ckpt}.c "$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c") ;;
-  gguf) srcs=("${formats[@]}" "$SRC"/runtime/tokenizers/*.c "${base[@]}") ;;
-  safetensors) srcs=("${readers[@]}" "${formats[@]}" "${base[@]}") ;;
+  gguf|tok_encode) srcs=("${formats[@]}" "$SRC"/runtime/tokenizers/*.c "${base[@]}") ;;
+  safetensors|shard_index) srcs=("${readers[@]}" "${formats[@]}" "${base[@]}") ;;
   hf_config) srcs=("$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}" "${formats[@]}" "${base[@]}") ;;
   blob) srcs=("${formats[@]}" "${base[@]}") ;;
-  tokenizer_json) # the vocab code reaches the chat templates, whose data the build generates
+  tokenizer_json|rwkv_vocab) # the vocab code reaches the chat templates, whose data the build generates
     gen=$(realpath -m "${3:-${SN_BUILD:-$SRC/build}}")/templates/templates_data.c
     [[ -f $gen ]] || { echo "run_fuzz.sh: $gen missing: build sunny first (make build)"; exit 1; }
     srcs=("$SRC"/convert/vocab/*.c "$SRC/convert/readers/hf_config.c" "$SRC"/convert/archs/*.c "${readers[@]}"
           "$SRC"/templates/*.c "$gen" "${formats[@]}" "$SRC"/runtime/tokenizers/*.c "${base[@]}") ;;
   spm) srcs=("$SRC/convert/vocab/spm_model.c" "$SRC/runtime/base/sn_err.c") ;;
   ollama_host) srcs=("$SRC/integrate/ollama_host.c" "$SRC/runtime/base/sn_err.c") ;;
+  ollama_reply) srcs=("$SRC"/integrate/{ollama_reply,ollama_host,ollama_modelfile,http,utf8_fix}.c
+                      "$SRC"/runtime/tokenizers/{unicode_data,tok_pretok}.c "${base[@]}")
+                libs=(-lcurl) ;;
+  lmstudio_files) srcs=("$SRC/integrate/lmstudio_home.c" "$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c") ;;
   *) echo "run_fuzz.sh: no harness '$NAME'"; exit 2 ;;
 esac
 srcs=("$SRC/tests/fuzz/fuzz_$NAME.c" "${srcs[@]}")
@@ -40,10 +45,12 @@ inc+=(-I/usr/include/cjson)
 bin=$B/fuzz_$NAME
 if [[ ! -x $bin ]] || [[ -n $(find "${srcs[@]}" "$SRC"/convert/readers/*.h "$SRC"/runtime/*/*.h -newer "$bin" 2>/dev/null | head -1) ]]; then
   "$CC" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    "${inc[@]}" "${srcs[@]}" -lcjson -lpcre2-8 -lz -lm -lpthread -o "$bin" 2>"$B/build.log" ||
+    "${inc[@]}" "${srcs[@]}" "${libs[@]}" -lcjson -lpcre2-8 -lz -lm -lpthread -o "$bin" 2>"$B/build.log" ||
     { grep -q "fuzzer" "$B/build.log" && { echo "SKIP: no libFuzzer runtime for $CC"; exit 0; }; cat "$B/build.log"; exit 1; }
 fi
 cd "$B"
+# inputs that once crashed this harness run first, every time (tests/fuzz/regress/NAME-*)
+for r in "$SRC/tests/fuzz/regress/$NAME"-*; do [[ -f $r ]] && cp "$r" corpus/; done
 "$bin" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
   corpus "$SRC/tests/fuzz/corpus/$NAME" >"$B/log" 2>&1
 rc=$?

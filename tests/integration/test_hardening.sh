@@ -10,7 +10,7 @@
 #  - configs and GGUFs sunny-run would refuse (NaN/negative eps, rope theta inf/0, head_dim 0, an
 #    unknown rope_type, rope factor 0, bos_token_id 2^40, an empty vocabulary, a truncated file) are
 #    refused by convert, --blob, lmstudio, ollama --dry-run and template before anything is written;
-#  - FIFOs as model files are refused without blocking; sunny-run -f /dev/zero stops at its budget.
+#  - FIFOs as model files or as LM Studio's settings.json / home pointer never block; sunny-run -f /dev/zero stops at its budget.
 source "$(dirname "$0")/lib.sh"
 CONV=$SN_BIN/sunny-convert
 SI=$SN_BIN/sunny-integrate
@@ -188,6 +188,15 @@ done
 mkfifo "$W/fifo.gguf.in"
 msg=$(timeout 20 "$SI" lmstudio --gguf "$W/fifo.gguf.in" --models-dir "$W" 2>&1); rc=$?
 [[ $rc == 1 && $msg == *"not a regular file"* ]] && ok "lmstudio --gguf FIFO: exit 1 at once" || bad "lmstudio FIFO: rc=$rc $msg"
+# LM Studio's own files in HOME: a FIFO as settings.json is skipped (the default models dir), a FIFO
+# as ~/.lmstudio-home-pointer is an error naming it; neither blocks (both opened with fopen before)
+H=$W/lmshome; rm -rf "$H"; mkdir -p "$H/lms"; echo "$H/lms" >"$H/.lmstudio-home-pointer"; mkfifo "$H/lms/settings.json"
+msg=$(HOME=$H timeout 20 "$SI" lmstudio --gguf "$G" --dry-run 2>&1); rc=$?
+[[ $rc == 0 && $msg == *"$H/lms/models"* ]] && ok "LM Studio settings.json FIFO: skipped, no hang" || bad "settings.json FIFO: rc=$rc $msg"
+rm -f "$H/.lmstudio-home-pointer"; mkfifo "$H/.lmstudio-home-pointer"
+msg=$(HOME=$H timeout 20 "$SI" lmstudio --gguf "$G" --dry-run 2>&1); rc=$?
+[[ $rc == 1 && $msg == *".lmstudio-home-pointer"*"not a regular file"* ]] && ok "LM Studio home pointer FIFO: exit 1 at once" \
+  || bad "home pointer FIFO: rc=$rc $msg"
 msg=$(timeout 60 "$SN_BIN/sunny-run" -m "$G" -f /dev/zero -n 1 2>&1); rc=$?
 [[ $rc == 1 && $msg == *"budget for a prompt file"* ]] && ok "sunny-run -f /dev/zero: exit 1, '${msg:0:90}'" || bad "-f /dev/zero: rc=$rc ${msg:0:200}"
 # ---- a README whose text is not UTF-8: its model card is dropped, general.name stays valid UTF-8

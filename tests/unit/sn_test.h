@@ -3,7 +3,8 @@
  * A test file lists its cases and ends with SN_TEST_MAIN("suite", cases). The program runs the suite
  * with CUnit's basic interface (verbose), prints CUnit's summary and exits non-zero on any failure so
  * ctest sees it. SN_SRC (set by ctest) points at the source tree for fixtures. The SN_* tuning knobs of
- * the environment (cmd/tuning_env.h) are applied first, as the programs do. */
+ * the environment (cmd/env.h) make sn_test_tuning(), the tuning the tests build kernels and models
+ * with, as the programs do. */
 #ifndef SN_TEST_H
 #define SN_TEST_H
 #include <CUnit/Basic.h>
@@ -12,7 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tuning_env.h"
+#include "env.h"
+#include "kernels.h"
 
 typedef struct { const char *name; void (*fn)(void); } sn_test_case;
 
@@ -30,8 +32,25 @@ static inline const char *sn_test_src(void) {
     return s ? s : "..";
 }
 
+/* The environment's tuning (SN_CPU, SN_GGML_LANES, ...), read once. */
+static inline const sn_tuning *sn_test_tuning(void) {
+    static sn_cli_env env;
+    static int read;
+    if (!read) {
+        sn_cli_read_env(&env);
+        sn_tuning_settle(&env.tuning);
+        read = 1;
+    }
+    return &env.tuning;
+}
+/* The kernel object of that tuning at a level (0 scalar, 1 AVX2, 2 AVX-512; NULL where this CPU
+ * cannot), or at the best level it allows (-1). */
+static inline const sn_kernels *sn_test_kernels(int level) {
+    return level < 0 ? sn_kernels_for(sn_test_tuning()) : sn_kernels_at(sn_test_tuning(), level);
+}
+
 static inline int sn_test_run(const char *suite_name, const sn_test_case *cases, size_t n) {
-    sn_tuning_apply_env();
+    (void)sn_test_tuning();
     if (CU_initialize_registry() != CUE_SUCCESS) return 2;
     CU_pSuite s = CU_add_suite(suite_name, NULL, NULL);
     for (size_t i = 0; i < n; i++) CU_add_test(s, cases[i].name, cases[i].fn);

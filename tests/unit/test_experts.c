@@ -48,9 +48,10 @@ static sn_model *open_bare(const char *path, int mmap_weights) {
     sn_model *m = calloc(1, sizeof(*m));
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     m->path = strdup(path);
-    m->k = sn_kernels_best();
+    m->k = sn_test_kernels(-1);
     m->huge_budget = -1;
     sn_model_params_default(&m->params);
+    m->params.tuning = *sn_test_tuning();
     m->params.mmap_weights = mmap_weights;
     CU_ASSERT_EQUAL_FATAL(sn_gguf_open(path, 0, &m->g, &err), SN_OK);
     return m;
@@ -113,7 +114,7 @@ static void check(int type, int64_t n_out, int mmap_weights, const sn_layout *wa
 }
 
 static void test_q4_0_grouped(void) {
-    check(SN_GGML_Q4_0, 16, 0, sn_kernels_best()->mm_q4_0x8 ? &sn_layout_q4_0x8 : &sn_layout_rows);
+    check(SN_GGML_Q4_0, 16, 0, sn_test_kernels(-1)->mm_q4_0x8 ? &sn_layout_q4_0x8 : &sn_layout_rows);
 }
 /* 12 rows per expert: an 8-row group would straddle two experts, so the rows stay as they are */
 static void test_q4_0_rows(void) { check(SN_GGML_Q4_0, 12, 0, &sn_layout_rows); }

@@ -194,17 +194,15 @@ static void test_bf16_to_fp16_row_exhaustive(void) {
     const size_t n = 65536 + 23;
     uint16_t *x = malloc(n * 2), *y = malloc(n * 2);
     for (size_t i = 0; i < n; i++) x[i] = (uint16_t)(i < 65536 ? i : rnd());
-    int bad = 0, old = sn_ggml_simd(2);
+    int bad = 0;
     for (int level = 0; level <= 2; level++) {
-        sn_ggml_simd(level);
         for (size_t len = n - 17; len <= n; len++) {
             memset(y, 0xAA, n * 2);
-            sn_bf16_to_fp16_row(x + (n - len), y, len);
+            sn_bf16_to_fp16_row_at(x + (n - len), y, len, level);
             for (size_t i = 0; i < len; i++)
                 bad += y[i] != sn_fp32_to_fp16(sn_bf16_to_fp32(x[n - len + i]));
         }
     }
-    sn_ggml_simd(old);
     CU_ASSERT_EQUAL(bad, 0);
     free(x);
     free(y);
@@ -235,8 +233,7 @@ static void test_simd_quantizers_many(void) {
         }
         x[i] = v;
     }
-    void (*qf[])(const float *, void *, int64_t) = {sn_quantize_row_q8_0, sn_quantize_row_q4_0,
-                                                    sn_quantize_row_q6_K};
+    const int qt[] = {SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q6_K};
     const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 210};
     const char *names[] = {"q8_0", "q4_0", "q6_K"};
     const char *syms[] = {"quantize_row_q8_0_ref", "quantize_row_q4_0_ref", "quantize_row_q6_K_ref"};
@@ -244,10 +241,8 @@ static void test_simd_quantizers_many(void) {
     snprintf(path, sizeof path, "%s/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/"
              "libggml-base.so", sn_test_src());
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    int old = sn_ggml_simd(0);
     for (int k = 0; k < 3; k++) {
-        sn_ggml_simd(0);
-        qf[k](x, a, N);
+        CU_ASSERT_EQUAL(sn_ggml_from_f32_at(qt[k], x, a, N, 0), 0);
         void (*ref)(const float *, void *, int64_t) = NULL;
         if (h) *(void **)(&ref) = dlsym(h, syms[k]);
         if (ref) {
@@ -259,8 +254,7 @@ static void test_simd_quantizers_many(void) {
         }
         for (int level = 1; level <= 2; level++) {
             memset(b, 0x5A, bytes[k]);
-            sn_ggml_simd(level);
-            qf[k](x, b, N);
+            sn_ggml_from_f32_at(qt[k], x, b, N, level);
             size_t first = bytes[k];
             for (size_t i = 0; i < bytes[k] && first == bytes[k]; i++)
                 if (a[i] != b[i]) first = i;
@@ -269,7 +263,6 @@ static void test_simd_quantizers_many(void) {
             CU_ASSERT_EQUAL(first, bytes[k]);
         }
     }
-    sn_ggml_simd(old);
     if (h) dlclose(h);
     free(x);
     free(a);
@@ -503,9 +496,7 @@ static void test_simd_quantizers_match_scalar(void) {
     enum { N = 256 * 24 };
     float *x = malloc(N * sizeof *x);
     uint8_t *a = malloc(N * 2), *b = malloc(N * 2);
-    void (*qf[])(const float *, void *, int64_t) = {sn_quantize_row_q8_0, sn_quantize_row_q4_0,
-                                                    sn_quantize_row_q4_K, sn_quantize_row_q6_K,
-                                                    sn_quantize_row_q8_K};
+    const int qt[] = {SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K, SN_GGML_Q8_K};
     const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 144, N / 256 * 210, N / 256 * 292};
     const char *names[] = {"q8_0", "q4_0", "q4_K", "q6_K", "q8_K"};
     for (int round = 0; round < 6; round++) {
@@ -528,11 +519,8 @@ static void test_simd_quantizers_match_scalar(void) {
             for (int level = 1; level <= 2; level++) {
                 memset(a, 0, N * 2);
                 memset(b, 0, N * 2);
-                int old = sn_ggml_simd(0);
-                qf[k](x, a, N);
-                sn_ggml_simd(level);
-                qf[k](x, b, N);
-                sn_ggml_simd(old);
+                CU_ASSERT_EQUAL(sn_ggml_from_f32_at(qt[k], x, a, N, 0), 0);
+                sn_ggml_from_f32_at(qt[k], x, b, N, level);
                 int same = memcmp(a, b, bytes[k]) == 0;
                 if (!same)
                     fprintf(stderr, "\n  %s: SIMD level %d differs from scalar (round %d)\n", names[k], level, round);
@@ -544,28 +532,20 @@ static void test_simd_quantizers_match_scalar(void) {
     uint16_t *h1 = (uint16_t *)a, *h2 = (uint16_t *)b;
     float *f1 = malloc(N * sizeof *f1), *f2 = malloc(N * sizeof *f2);
     for (int i = 0; i < N; i++) { uint32_t u = (uint32_t)rnd(); memcpy(&x[i], &u, 4); }
-    int old = sn_ggml_simd(0);
     for (int level = 1; level <= 2; level++) {
         for (int off = 0; off < 3; off++) {
             size_t n = (size_t)N - 16 - (size_t)off;
-            sn_ggml_simd(0);
-            sn_fp32_to_fp16_row(x + off, h1, n);
-            sn_ggml_simd(level);
-            sn_fp32_to_fp16_row(x + off, h2, n);
+            sn_fp32_to_fp16_row_at(x + off, h1, n, 0);
+            sn_fp32_to_fp16_row_at(x + off, h2, n, level);
             CU_ASSERT(memcmp(h1, h2, n * 2) == 0);
-            sn_ggml_simd(0);
-            sn_fp32_to_bf16_row(x + off, h1, n);
-            sn_ggml_simd(level);
-            sn_fp32_to_bf16_row(x + off, h2, n);
+            sn_fp32_to_bf16_row_at(x + off, h1, n, 0);
+            sn_fp32_to_bf16_row_at(x + off, h2, n, level);
             CU_ASSERT(memcmp(h1, h2, n * 2) == 0);
-            sn_ggml_simd(0);
-            sn_fp16_to_fp32_row((const uint16_t *)(const void *)x + off, f1, n);
-            sn_ggml_simd(level);
-            sn_fp16_to_fp32_row((const uint16_t *)(const void *)x + off, f2, n);
+            sn_fp16_to_fp32_row_at((const uint16_t *)(const void *)x + off, f1, n, 0);
+            sn_fp16_to_fp32_row_at((const uint16_t *)(const void *)x + off, f2, n, level);
             CU_ASSERT(memcmp(f1, f2, n * 4) == 0);
         }
     }
-    sn_ggml_simd(old);
     free(f1);
     free(f2);
     free(x);

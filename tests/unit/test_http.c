@@ -2,6 +2,7 @@
  * a stalled server is abandoned after the handle's stall limit with the request named, a slow but
  * moving reply is not, an endless NDJSON line stops at its budget, and only http(s) URLs are taken. */
 #include "http.h"
+#include "lmstudio.h"
 #include "ollama.h"
 #include "sn_test.h"
 
@@ -16,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { STALL, TRICKLE, ENDLESS_LINE, HUGE_BODY };
+enum { STALL, TRICKLE, ENDLESS_LINE, HUGE_BODY, CHUNK_THEN_STALL };
 typedef struct { int lfd, mode; } server;
 
 static void *serve(void *ud) {
@@ -37,6 +38,14 @@ static void *serve(void *ud) {
             usleep(350000);
             (void)!write(c, i == 0 ? "{" : i == 7 ? "}" : " ", 1);
         }
+    } else if (s->mode == CHUNK_THEN_STALL) { /* one generate chunk, then nothing for 6 s */
+        const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n"
+                        "{\"response\":\"Hi\",\"done\":false}\n";
+        (void)!write(c, h, strlen(h));
+        struct timeval tv = {6, 0};
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char b;
+        (void)!read(c, &b, 1);
     } else if (s->mode == HUGE_BODY) { /* 65 MB of JSON, one byte past the body budget and more */
         const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n";
         (void)!write(c, h, strlen(h));
@@ -187,7 +196,57 @@ static void test_no_proxy_cidr(void) {
     CU_ASSERT_EQUAL(sn_http_proxy_for(&env, "http", "203.0.113.5", var, sizeof var, val, sizeof val), 0);
 }
 
+/* Requests that may load a model: silence before the first byte is bounded by the load limit (here
+ * 2 s, not the 1 s stall limit), silence after a chunk by the stall limit, and the error names the
+ * request. Before, /api/generate (stream:false) and LM Studio's JIT completion waited 30 minutes. */
+static void test_generate_stalls(void) {
+    server s;
+    pthread_t t;
+    sn_http *h = start(&s, CHUNK_THEN_STALL, &t);
+    sn_http_set_load(h, 30);
+    cJSON *b = cJSON_Parse("{\"model\":\"m\",\"prompt\":\"x\",\"stream\":false}");
+    sn_ollama_gen g;
+    sn_err err = {0};
+    double t0 = now();
+    CU_ASSERT_EQUAL(sn_ollama_generate(h, b, &g, &err), SN_EIO);
+    double dt = now() - t0;
+    CU_ASSERT(dt < 4.0); /* the stall limit after the first chunk, not the 30 s load limit */
+    CU_ASSERT(strstr(err.msg, "POST /api/generate") && strstr(err.msg, "stalled"));
+    if (dt >= 4.0 || !strstr(err.msg, "stalled")) fprintf(stderr, "%.1f s: %s\n", dt, err.msg);
+    CU_ASSERT_PTR_NULL(g.text);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+
+    h = start(&s, STALL, &t);
+    sn_http_set_load(h, 2);
+    t0 = now();
+    CU_ASSERT_EQUAL(sn_ollama_generate(h, b, &g, &err), SN_EIO);
+    dt = now() - t0;
+    CU_ASSERT(dt >= 1.8 && dt < 5.0); /* the load limit, longer than the stall limit */
+    CU_ASSERT(strstr(err.msg, "POST /api/generate") && strstr(err.msg, "no answer within 2 s"));
+    if (dt < 1.8 || dt >= 5.0 || !strstr(err.msg, "no answer")) fprintf(stderr, "%.1f s: %s\n", dt, err.msg);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+    cJSON_Delete(b);
+
+    h = start(&s, STALL, &t);
+    sn_http_set_load(h, 2);
+    sn_smoke_result res = {0};
+    t0 = now();
+    CU_ASSERT_NOT_EQUAL(sn_lms_smoke(h, "m", "llama", "x", 4, 1, NULL, &res, NULL, NULL, &err), SN_OK);
+    dt = now() - t0;
+    CU_ASSERT(dt < 5.0);
+    CU_ASSERT(strstr(err.msg, "/api/v0/completions") && strstr(err.msg, "no answer within 2 s"));
+    if (dt >= 5.0 || !strstr(err.msg, "no answer")) fprintf(stderr, "%.1f s: %s\n", dt, err.msg);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+}
+
 static const sn_test_case cases[] = {
+    {"generate / LM Studio completion: load limit before the first byte, stall limit after", test_generate_stalls},
     {"a stalled /api/create is abandoned after the stall limit, naming the request", test_stalled_create},
     {"a slow but moving reply is not a stall", test_slow_but_moving},
     {"an endless NDJSON line stops at its budget", test_endless_line},

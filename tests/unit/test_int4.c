@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* The activation quantizer of this process's kernel table. */
-static void quant_act(const float *x, void *act, int64_t n) { sn_kernels_best()->quant[SN_KTYPE_INT4G32](x, act, n); }
+static void quant_act(const float *x, void *act, int64_t n) { sn_test_kernels(-1)->quant[SN_KTYPE_INT4G32](x, act, n); }
 
 static float frand(unsigned *s) { *s = *s * 1664525u + 1013904223u; return ((int)(*s >> 9) - (1 << 22)) / (float)(1 << 22); }
 
@@ -241,6 +241,9 @@ static void test_x8(void) {
                 if ((f & SN_CPU_AVX512) && (f & SN_CPU_AVX512VNNI)) {
                     for (int64_t i = 0; i < T * ldy; i++) y1[i] = -7.0f;
                     sn_int4x8_mm_avx512vnni(n, w8, rows, x, xr, T1, y1, ldy);
+                    bad += memcmp(y0, y1, T * ldy * sizeof(float)) != 0;
+                    for (int64_t i = 0; i < T * ldy; i++) y1[i] = -7.0f;
+                    sn_int4x8_mm_avx512vnni_far(n, w8, rows, x, xr, T1, y1, ldy); /* the four-stream decode */
                     bad += memcmp(y0, y1, T * ldy * sizeof(float)) != 0;
                 }
                 if (bad) printf("n=%lld rows=%lld T=%lld: %d bad ", (long long)n, (long long)rows, (long long)T1, bad);

@@ -206,6 +206,19 @@ static void test_go_unquote(void) {
     CU_ASSERT_STRING_EQUAL(b, "a\t\"b\\\x01\xc3\xa9");
     q = "noquotes";
     CU_ASSERT(!sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    /* octal escapes take exactly three octal digits up to \377, runes must be valid (Go's
+     * strconv.Unquote); "\0x9" once shifted a negative digit value (UBSan, found by fuzz_ollama_reply) */
+    q = "\"\\101\\0x9\"";
+    CU_ASSERT(!sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    q = "\"\\400\"";
+    CU_ASSERT(!sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    q = "\"\\101\\377\"";
+    CU_ASSERT(sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    CU_ASSERT_STRING_EQUAL(b, "A\xff");
+    q = "\"\\U00110000\"";
+    CU_ASSERT(!sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
+    q = "\"\\ud800\"";
+    CU_ASSERT(!sn_ollama_go_unquote(q, strlen(q), b, sizeof b));
     /* verify_show finds an escaped stop */
     cJSON *show = cJSON_Parse("{\"details\":{\"family\":\"rwkv7\"},\"template\":\"T\","
                               "\"parameters\":\"temperature                    0.7\\nstop                           \\\"\\\\n\\\\n\\\"\"}");
@@ -297,7 +310,43 @@ static void test_install_library(void) {
     rmdir(dir);
 }
 
+/* Answers read from their bytes (integrate/ollama_reply.c): context ids that are no int32 token id
+ * (1e300 was cast to int32_t: undefined behaviour, UBSan) are left out; the create stream's lines
+ * through http.c's NDJSON splitter, an error line ending it even under HTTP 200. */
+static void test_replies(void) {
+    sn_ollama_gen g;
+    sn_err e = {0};
+    const char *b = "{\"response\":\"hi\",\"done\":true,\"context\":[1,1e300,2.5,-3,\"x\",7],"
+                    "\"eval_count\":1e30,\"logprobs\":[{\"token\":\"h\",\"bytes\":[104,999999999999],"
+                    "\"top_logprobs\":[{\"logprob\":-0.5},{\"logprob\":-2}]}]}";
+    CU_ASSERT_EQUAL_FATAL(sn_ollama_gen_parse(b, strlen(b), &g, &e), SN_OK);
+    CU_ASSERT_EQUAL(g.n_context, 2);
+    CU_ASSERT(g.n_context == 2 && g.context[0] == 1 && g.context[1] == 7);
+    CU_ASSERT_EQUAL(g.eval_count, -1);
+    CU_ASSERT(g.n_toks == 1 && g.toks[0].gap == 1.5);
+    sn_ollama_gen_free(&g);
+    b = "{\"response\":\"\",\"done_reason\":\"load\"}";
+    CU_ASSERT_EQUAL(sn_ollama_gen_parse(b, strlen(b), &g, &e), SN_EINVAL);
+    sn_ollama_gen_free(&g);
+    CU_ASSERT_EQUAL(sn_ollama_gen_parse("nope", 4, &g, &e), SN_EIO);
+    CU_ASSERT(strstr(e.msg, "POST /api/generate") != NULL);
+    sn_ollama_gen_free(&g);
+    sn_ollama_version v;
+    CU_ASSERT_EQUAL(sn_ollama_version_answer("<html>", 6, "http://h:1", &v, &e), SN_EIO);
+    CU_ASSERT(strstr(e.msg, "http://h:1/api/version") && strstr(e.msg, "<html>"));
+    sn_ollama_create_ctx c = {.err = &e};
+    sn_ndjson nd = {0};
+    const char *s = "{\"status\":\"a\"}\r\n\n{\"stat";
+    CU_ASSERT_EQUAL(sn_ndjson_feed(&nd, s, strlen(s), sn_ollama_create_line, &c), 0);
+    s = "us\":\"success\"}\n{\"error\":\"boom\"}\n{\"status\":\"late\"}\n";
+    CU_ASSERT_EQUAL(sn_ndjson_feed(&nd, s, strlen(s), sn_ollama_create_line, &c), -1);
+    CU_ASSERT(nd.aborted && c.failed && c.success && c.lines == 3);
+    CU_ASSERT(strstr(e.msg, "boom") && strstr(e.msg, "line 3"));
+    sn_ndjson_free(&nd);
+}
+
 static const sn_test_case cases[] = {
+    {"Ollama answers: generate, version, create stream", test_replies},
     {"install as a library call (dry run, no server)", test_install_library},
     {"go %#v unquote, escaped stops, selected template", test_go_unquote},
     {"OLLAMA_HOST table", test_host_table},

@@ -41,7 +41,7 @@ static void act_to_f32(int at, const void *a, float *y, int64_t n) {
 }
 
 static void check_table(const sn_kernels *k) {
-    const sn_kernels *s = sn_kernels_scalar();
+    const sn_kernels *s = sn_test_kernels(0);
     const int64_t sizes[] = {256, 512, 768, 1024 + 256, 4096};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         const int64_t n = sizes[si];
@@ -258,7 +258,7 @@ static void check_table(const sn_kernels *k) {
 }
 
 static void test_scalar_vs_double(void) {
-    const sn_kernels *s = sn_kernels_scalar();
+    const sn_kernels *s = sn_test_kernels(0);
     const int64_t n = 1024;
     float *x = malloc(n * 4), *wf = malloc(n * 4), *wd = malloc(n * 4), *ad = malloc(n * 4);
     void *w = malloc(n * 4), *a = malloc(n * 4 + 1024);
@@ -291,13 +291,13 @@ static void test_scalar_vs_double(void) {
 }
 
 static void test_avx2_vs_scalar(void) {
-    const sn_kernels *k = sn_kernels_avx2();
+    const sn_kernels *k = sn_test_kernels(1);
     if (!k) { printf(" (no AVX2 on this CPU: skipped) "); return; }
     check_table(k);
 }
 
 static void test_avx512_vs_scalar(void) {
-    const sn_kernels *k = sn_kernels_avx512();
+    const sn_kernels *k = sn_test_kernels(2);
     if (!k) { printf(" (no AVX-512 on this CPU: skipped) "); return; }
     check_table(k);
 }
@@ -306,7 +306,7 @@ static void test_avx512_vs_scalar(void) {
  * the AVX2 table has beyond the scalar one is also beyond the scalar one in the AVX-512 table (it
  * once ran Q5_K dots with the scalar kernel because one filler reset what an earlier one set). */
 static void test_avx512_covers_avx2(void) {
-    const sn_kernels *s = sn_kernels_scalar(), *a2 = sn_kernels_avx2(), *a5 = sn_kernels_avx512();
+    const sn_kernels *s = sn_test_kernels(0), *a2 = sn_test_kernels(1), *a5 = sn_test_kernels(2);
     if (!a2 || !a5) { printf(" (no AVX-512 on this CPU: skipped) "); return; }
     for (int t = 0; t < SN_KTYPE_COUNT; t++) {
         const int bad = (a2->type[t].dot != s->type[t].dot && a5->type[t].dot == s->type[t].dot) ||
@@ -322,7 +322,7 @@ static void test_swiglu(void) {
     /* ggml_v_expf agrees with expf to a few ulp; silu(x)*g must be close to the libm value */
     float g[64], u[64], y[64];
     for (int i = 0; i < 64; i++) { g[i] = frand() * 4; u[i] = frand(); }
-    sn_kernels_best()->swiglu(64, y, g, u);
+    sn_test_kernels(-1)->swiglu(64, y, g, u);
     for (int i = 0; i < 64; i++) {
         const float ref = g[i] / (1.0f + expf(-g[i])) * u[i];
         CU_ASSERT(fabsf(y[i] - ref) <= 1e-6f * fabsf(ref) + 1e-30f);
@@ -330,10 +330,10 @@ static void test_swiglu(void) {
 }
 
 static void test_dispatch(void) {
-    const sn_kernels *k = sn_kernels_best();
+    const sn_kernels *k = sn_test_kernels(-1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(k);
-    const uint32_t f = sn_cpu_usable();
-    const char *want = (f & SN_CPU_AVX512) && sn_kernels_avx512() ? "avx512" : (f & SN_CPU_AVX2) ? "avx2" : "scalar";
+    const uint32_t f = sn_test_tuning()->isa;
+    const char *want = (f & SN_CPU_AVX512) && sn_test_kernels(2) ? "avx512" : (f & SN_CPU_AVX2) ? "avx2" : "scalar";
     CU_ASSERT_STRING_EQUAL(k->name, want);
     CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q4_K), SN_GGML_Q8_K);
     CU_ASSERT_EQUAL(sn_kernel_act_type(SN_GGML_Q4_0), SN_GGML_Q8_0);

@@ -5,7 +5,8 @@
  * tensor/key (never a crash or a silent wrong answer), results do not depend on the thread count
  * or on whether the prompt is fed at once or token by token (up to rounding), reset forgets the
  * context, the sampler behaves (greedy = argmax, seeded sampling is reproducible), and the shared
- * generation loop is the hand-written eval/argmax loop, stopping where its caller says. */
+ * generation loop is the hand-written eval/argmax loop, stopping where its caller says (and, for a
+ * chat, evaluating the stopping token too). */
 #include "sn_test.h"
 
 #include "ggml_types.h"
@@ -17,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 enum { E = 64, L = 2, H = 4, KV = 2, HD = 16, FF = 128, V = 96, CTX = 256 };
@@ -127,15 +129,21 @@ static const char *tmp_path(const char *name) {
     return p;
 }
 
-static sn_model *load_opt(const char *path, int threads, int mmap_weights, sn_status *st, sn_err *err) {
+static sn_model *load_tuned(const char *path, int threads, int mmap_weights, const sn_tuning *t, sn_status *st,
+                            sn_err *err) {
     sn_model_params p;
     sn_model_params_default(&p);
+    p.tuning = *t;
     p.n_threads = threads;
     p.mmap_weights = mmap_weights;
     p.n_ctx = CTX;
     sn_model *m = NULL;
     *st = sn_model_load(path, &p, &m, err);
     return m;
+}
+
+static sn_model *load_opt(const char *path, int threads, int mmap_weights, sn_status *st, sn_err *err) {
+    return load_tuned(path, threads, mmap_weights, sn_test_tuning(), st, err);
 }
 
 static sn_model *load(const char *path, int threads, sn_status *st, sn_err *err) {
@@ -205,6 +213,78 @@ static void check_arch(const char *arch, int wtype) {
     sn_model_free(m3);
     sn_model_free(m0);
     unlink(path);
+}
+
+/* Logits of a fixed run (an 80-token prompt: the batched kernels; then 3 decode steps: the
+ * single-token ones) into out[4][V]; with `other`, that model's same steps interleave with these.
+ * No CUnit assertion (a forked child runs it): returns the first failing status. */
+static sn_status tuned_run(sn_model *m, sn_model *other, float out[4][V]) {
+    int32_t ids[80];
+    for (int i = 0; i < 80; i++) ids[i] = (i * 37 + 5) % V;
+    float scratch[V];
+    sn_err err = {0};
+    sn_status st = sn_model_eval(m, ids, 80, out[0], &err);
+    if (!st && other) st = sn_model_eval(other, ids, 80, scratch, &err);
+    for (int s = 1; s < 4 && !st; s++) {
+        st = sn_model_eval(m, ids + 10 + s, 1, out[s], &err);
+        if (!st && other) st = sn_model_eval(other, ids + 20 + s, 1, scratch, &err);
+    }
+    return st;
+}
+
+/* Tuning is per handle: two models loaded with different tunings (instruction sets, lanes, far
+ * streams, page kick, F16 batches) run side by side in one process, each giving bit for bit the
+ * logits it gives loaded alone (in a child process of its own). */
+static void test_two_tunings(void) {
+    const spec sp = {"qwen2", SN_GGML_F16, NULL, NULL};
+    const char *path = tmp_path("tuned.gguf");
+    CU_ASSERT_EQUAL_FATAL(write_model(path, &sp), 0);
+    sn_tuning t[2];
+    t[0] = *sn_test_tuning();
+    t[0].lanes = 16, t[0].far_streams = 1, t[0].page_kick = 1, t[0].mm_f16_convert = 1;
+    sn_tuning_default(&t[1]);
+    t[1].isa &= SN_CPU_AMD; /* scalar kernels */
+    t[1].lanes = 8, t[1].far_streams = 0, t[1].page_kick = 0, t[1].mm_f16_convert = 0, t[1].repack_q4_0 = 0;
+    static float alone[2][4][V], mixed[2][4][V];
+    for (int i = 0; i < 2; i++) { /* each alone, in a fresh process */
+        int fd[2];
+        CU_ASSERT_EQUAL_FATAL(pipe(fd), 0);
+        const pid_t pid = fork();
+        CU_ASSERT_FATAL(pid >= 0);
+        if (pid == 0) {
+            sn_err err = {0};
+            sn_status st;
+            sn_model *m = load_tuned(path, 2, 0, &t[i], &st, &err);
+            if (!m) _exit(1);
+            float out[4][V];
+            if (tuned_run(m, NULL, out)) _exit(1);
+            _exit(write(fd[1], out, sizeof out) == (ssize_t)sizeof out ? 0 : 1);
+        }
+        close(fd[1]);
+        size_t got = 0;
+        for (ssize_t r; got < sizeof alone[i] && (r = read(fd[0], (char *)alone[i] + got, sizeof alone[i] - got)) > 0;)
+            got += (size_t)r;
+        close(fd[0]);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof alone[i]);
+    }
+    sn_err err = {0};
+    sn_status st;
+    sn_model *a = load_tuned(path, 2, 0, &t[0], &st, &err);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    sn_model *b = load_tuned(path, 2, 0, &t[1], &st, &err); /* a conflicting tuning loads too */
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    CU_ASSERT_EQUAL_FATAL(tuned_run(a, b, mixed[0]), SN_OK);
+    sn_model_reset(a);
+    sn_model_reset(b);
+    CU_ASSERT_EQUAL_FATAL(tuned_run(b, a, mixed[1]), SN_OK);
+    CU_ASSERT_EQUAL(memcmp(alone[0], mixed[0], sizeof alone[0]), 0);
+    CU_ASSERT_EQUAL(memcmp(alone[1], mixed[1], sizeof alone[1]), 0);
+    /* and the tunings took effect: 16-lane and 8-lane float sums round differently */
+    CU_ASSERT_NOT_EQUAL(memcmp(mixed[0], mixed[1], sizeof mixed[0]), 0);
+    sn_model_free(a);
+    sn_model_free(b);
 }
 
 static void test_llama_f32(void) { check_arch("llama", SN_GGML_F32); }
@@ -350,17 +430,35 @@ static void test_generate(void) {
     sn_model_reset(m);
     gen_rec r = {.stop_at = -1, .fail_at = -1};
     sn_gen_times t;
-    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, &t, &err), SN_OK);
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, NULL, &t, &err), SN_OK);
     CU_ASSERT_EQUAL(r.n, 6);
     CU_ASSERT_EQUAL(memcmp(r.ids, want, sizeof want), 0);
     CU_ASSERT_EQUAL(t.n_decode, 5); /* the last token is not evaluated */
     sn_model_reset(m);
     r = (gen_rec){.stop_at = 2, .fail_at = -1};
-    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, &t, &err), SN_OK);
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, NULL, &t, &err), SN_OK);
     CU_ASSERT(r.n == 2 && t.n_decode == 1 && r.ids[1] == want[1]);
+    /* feed_stop (a chat): the stopping token is evaluated too, so the cache holds it; n_prompt 0
+     * continues from the caller's logits; ctx_left stops before choosing past the context */
+    sn_model_reset(m);
+    float after2[V], direct[V];
+    CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, prompt, 3, direct, &err), SN_OK);
+    for (int i = 0; i < 2; i++) /* the logits after want[1] */
+        CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, want + i, 1, direct, &err), SN_OK);
+    sn_model_reset(m);
+    CU_ASSERT_EQUAL_FATAL(sn_model_eval(m, prompt, 3, after2, &err), SN_OK);
+    r = (gen_rec){.stop_at = 2, .fail_at = -1};
+    const sn_gen_opts feed = {.feed_stop = 1};
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, NULL, 0, -1, after2, rec_token, &r, &feed, &t, &err), SN_OK);
+    CU_ASSERT(r.n == 2 && t.n_decode == 2 && !t.ctx_full && memcmp(after2, direct, sizeof direct) == 0);
+    sn_model_reset(m);
+    r = (gen_rec){.stop_at = -1, .fail_at = -1};
+    const sn_gen_opts bounded = {.feed_stop = 1, .ctx_left = 6};
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, -1, logits, rec_token, &r, &bounded, &t, &err), SN_OK);
+    CU_ASSERT(r.n == 3 && t.n_decode == 3 && t.ctx_full && memcmp(r.ids, want, 3 * sizeof *want) == 0);
     sn_model_reset(m);
     r = (gen_rec){.stop_at = -1, .fail_at = 3};
-    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, NULL, &err), SN_ENOMEM);
+    CU_ASSERT_EQUAL(sn_generate(m, NULL, prompt, 3, 6, logits, rec_token, &r, NULL, NULL, &err), SN_ENOMEM);
     CU_ASSERT_EQUAL(r.n, 3);
     sn_model_free(m);
     unlink(path);
@@ -432,6 +530,7 @@ static const sn_test_case cases[] = {
     {"llama q8_0: same invariants", test_llama_q8_0},
     {"qwen2 f16 (q/k/v biases): same invariants", test_qwen2_f16},
     {"qwen3 f32 (q/k norms): same invariants", test_qwen3_f32},
+    {"two handles of different tunings side by side: each its own logits, as loaded alone", test_two_tunings},
     {"bad or unsupported GGUFs are refused naming file and tensor", test_refusals},
     {"sampler: greedy, seeded top-k, top-p", test_sampler},
     {"generate: the greedy loop, stopping and failing where told; top-k ranking", test_generate},

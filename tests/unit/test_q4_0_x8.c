@@ -56,7 +56,7 @@ static void make(fixture *f, int64_t n, int64_t rows, int64_t T, int extreme) {
     f->x8 = malloc(size);
     CU_ASSERT_FATAL(f->x8 != NULL);
     sn_q4_0x8_repack(f->w, (uint64_t)nb * sizeof(sn_block_q4_0), n, 0, rows / 8, f->x8);
-    const sn_kernels *s = sn_kernels_scalar();
+    const sn_kernels *s = sn_test_kernels(0);
     for (int64_t t = 0; t < T; t++)
         for (int64_t r = 0; r < rows; r++) f->ref[t * rows + r] = s->type[SN_GGML_Q4_0].dot(n, f->w + r * nb, f->x + t * nb);
 }
@@ -71,9 +71,9 @@ static void drop(fixture *f) {
 static const sn_kernels *tables[3];
 static int n_tables(void) {
     int k = 0;
-    tables[k++] = sn_kernels_scalar();
-    if (sn_kernels_avx2()) tables[k++] = sn_kernels_avx2();
-    if (sn_kernels_avx512()) tables[k++] = sn_kernels_avx512();
+    tables[k++] = sn_test_kernels(0);
+    if (sn_test_kernels(1)) tables[k++] = sn_test_kernels(1);
+    if (sn_test_kernels(2)) tables[k++] = sn_test_kernels(2);
     return k;
 }
 
@@ -191,7 +191,7 @@ static void test_split_and_mul(void) {
         sn_matrix w = {.name = "w", .data = f.w, .type = SN_GGML_Q4_0, .n_in = 512, .n_out = no,
                        .row_bytes = nb * sizeof(sn_block_q4_0), .x8 = no >= 8 ? f.x8 : NULL,
                        .layout = no >= 8 ? &sn_layout_q4_0x8 : &sn_layout_rows, .n_expert = 1};
-        const sn_kernels *k = sn_kernels_best();
+        const sn_kernels *k = sn_test_kernels(-1);
         float y[3 * 43];
         for (int nth = 1; nth <= 7; nth++) {
             for (int j = 0; j < 3 * 43; j++) y[j] = NAN;

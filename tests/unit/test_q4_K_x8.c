@@ -66,7 +66,7 @@ static void make(fixture *f, int64_t n, int64_t rows, int64_t T, int extreme) {
     f->x8 = malloc(size ? size : 1);
     CU_ASSERT_FATAL(f->x8 != NULL);
     sn_q4_Kx8_repack(f->w, (uint64_t)nb * sizeof(sn_block_q4_K), n, 0, rows / 8, f->x8);
-    const sn_kernels *s = sn_kernels_scalar();
+    const sn_kernels *s = sn_test_kernels(0);
     sn_matmul(s, SN_GGML_Q4_K, f->w, (uint64_t)nb * sizeof(sn_block_q4_K), n, f->x, (uint64_t)nb * sizeof(sn_block_q8_K),
               T, f->ref, rows, 0, rows);
     if (T == 1) /* one token is dot's order: the scalar row kernel itself */
@@ -86,7 +86,7 @@ static void drop(fixture *f) {
 /* The best table's 8-row kernel over all groups and over groups [1, ng - 1) equals the scalar rows
  * (skipped where the CPU has no table with the kernel). */
 static void check_mv(const fixture *f) {
-    const sn_kernels *k = sn_kernels_best();
+    const sn_kernels *k = sn_test_kernels(-1);
     if (!k->mv_q4_Kx8) return;
     const int64_t nb = f->n / SN_QK_K, ng = f->rows / 8;
     const uint64_t gbytes = (uint64_t)nb * SN_Q4_KX8_BLOCK_BYTES;
@@ -176,7 +176,7 @@ static void test_repack_layout(void) {
 static void test_split_and_mul(void) {
     const int64_t outs[] = {40, 43, 5, 75};
     const int64_t Ts[] = {1, 2, 4, 5, 9};
-    const sn_kernels *k = sn_kernels_best();
+    const sn_kernels *k = sn_test_kernels(-1);
     for (int oi = 0; oi < 4; oi++)
         for (int ti = 0; ti < 5; ti++) {
             const int64_t no = outs[oi], nb = 3, T = Ts[ti];

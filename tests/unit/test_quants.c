@@ -70,7 +70,7 @@ static void act_to_f32(int at, const void *a, float *y, int64_t n) {
 enum { N = 2048 };
 
 static void test_scalar_vs_double(void) {
-    const sn_kernels *s = sn_kernels_scalar();
+    const sn_kernels *s = sn_test_kernels(0);
     float *x = malloc(N * 4), *wd = malloc(N * 4), *ad = malloc(N * 4);
     uint8_t *w = malloc(N * 2), *a = malloc(N * 2);
     for (int rep = 0; rep < 4; rep++) {
@@ -107,7 +107,7 @@ static void test_scalar_vs_double(void) {
 }
 
 static void check_table(const sn_kernels *k) {
-    const sn_kernels *s = sn_kernels_scalar();
+    const sn_kernels *s = sn_test_kernels(0);
     const int64_t sizes[] = {256, 768, 4096};
     float *x = malloc(4096 * 4);
     uint8_t *w = malloc(4096 * 2), *a1 = malloc(4096 * 2), *a2 = malloc(4096 * 2);
@@ -157,13 +157,13 @@ static void check_table(const sn_kernels *k) {
 }
 
 static void test_avx2(void) {
-    const sn_kernels *k = sn_kernels_avx2();
+    const sn_kernels *k = sn_test_kernels(1);
     if (!k) { printf(" (no AVX2: skipped) "); return; }
     check_table(k);
 }
 
 static void test_avx512(void) {
-    const sn_kernels *k = sn_kernels_avx512();
+    const sn_kernels *k = sn_test_kernels(2);
     if (!k) { printf(" (no AVX-512: skipped) "); return; }
     check_table(k);
 }
@@ -259,7 +259,7 @@ static void test_dots_vs_ggml_cpu(void) {
     const char *syms[NT] = {"ggml_vec_dot_q4_1_q8_1", "ggml_vec_dot_q5_0_q8_0", "ggml_vec_dot_q5_1_q8_1",
                             sn_kernel_q2_K_repacked() ? NULL : "ggml_vec_dot_q2_K_q8_K", "ggml_vec_dot_q3_K_q8_K",
                             "ggml_vec_dot_q5_K_q8_K", NULL, "ggml_vec_dot_q6_K_q8_K", NULL, "ggml_vec_dot_iq4_xs_q8_K"};
-    const sn_kernels *k = sn_kernels_best();
+    const sn_kernels *k = sn_test_kernels(-1);
     float *x = malloc(N * 4);
     uint8_t *w = malloc(N * 2), *a1 = malloc(N * 2), *a2 = malloc(N * 2);
     for (int ti = 0; ti < NT; ti++) {
@@ -337,7 +337,7 @@ static void test_q4_K_vs_ggml_repack(void) {
         return;
     }
     cpu_init();
-    const sn_kernels *ks[3] = {sn_kernels_scalar(), sn_kernels_avx2(), sn_kernels_avx512()};
+    const sn_kernels *ks[3] = {sn_test_kernels(0), sn_test_kernels(1), sn_test_kernels(2)};
     const int64_t n = 1024, nb = n / 256;
     sn_block_q4_K *rows = malloc(8 * (size_t)nb * sizeof(sn_block_q4_K));
     uint8_t *packed = malloc((size_t)nb * QX8_BYTES), *xm = malloc(4 * (size_t)nb * 292 + 64);
@@ -394,7 +394,7 @@ static void test_iq4_nl_vs_ggml_repack(void) {
         return;
     }
     cpu_init();
-    const sn_kernels *ks[3] = {sn_kernels_scalar(), sn_kernels_avx2(), sn_kernels_avx512()};
+    const sn_kernels *ks[3] = {sn_test_kernels(0), sn_test_kernels(1), sn_test_kernels(2)};
     const int64_t n = 1024 + 96, nb = n / 32; /* an odd block count and a tail past 8-block steps */
     sn_block_iq4_nl *rows = malloc(8 * (size_t)nb * sizeof(sn_block_iq4_nl));
     uint8_t *packed = malloc((size_t)nb * 144), *xm = malloc(4 * (size_t)nb * 34 + 64);

@@ -36,12 +36,12 @@ static int64_t differ(const float *a, const float *b, int64_t n) {
     return d;
 }
 static int have_avx2(void) {
-    if (sn_cpu_usable() & SN_CPU_AVX2) return 1;
+    if (sn_test_tuning()->isa & SN_CPU_AVX2) return 1;
     printf("(skipped: no AVX2) ");
     return 0;
 }
 static int have_avx512(void) {
-    if (sn_cpu_usable() & SN_CPU_AVX512) return 1;
+    if (sn_test_tuning()->isa & SN_CPU_AVX512) return 1;
     printf("(skipped: no AVX-512) ");
     return 0;
 }
@@ -222,12 +222,12 @@ static void test_conv_avx2_equals_scalar_and_formula(void) {
                 for (int64_t j = 0; j < K; j++) s += (double)win[(t + j) * ldw + ch] * wt[j * ldt + ch];
                 worst = fmax(worst, fabs(s - o0[t * ldo + ch]));
             }
-        if (sn_cpu_usable() & SN_CPU_AVX2) {
+        if (sn_test_tuning()->isa & SN_CPU_AVX2) {
             sn_ssm_conv_avx2(n, K, T, win, ldw, wt, ldt, bias, o1, ldo);
             bad += differ(o0, o1, T * ldo);
             checked += T * ldo;
         }
-        if (sn_cpu_usable() & SN_CPU_AVX512) {
+        if (sn_test_tuning()->isa & SN_CPU_AVX512) {
             memset(o1, 0, (size_t)(T * ldo) * sizeof(float));
             sn_ssm_conv_avx512(n, K, T, win, ldw, wt, ldt, bias, o1, ldo);
             bad += differ(o0, o1, T * ldo);

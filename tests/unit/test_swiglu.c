@@ -1,7 +1,7 @@
 /* test_swiglu.c - the FFN activation and the float dot products are bit-identical to llama.cpp's
  * own ggml_vec_swiglu_f32 / ggml_vec_dot_{f32,f16,bf16}, dlopened from the node-llama-cpp CPU
  * backend variant llama.cpp loads on this machine (zen4 where sunny follows the AVX-512 order,
- * haswell where it follows the AVX2 one, see sn_ggml_lanes()); the SwiGLU inputs sweep float bit
+ * haswell where it follows the AVX2 one, see sn_test_tuning()->lanes); the SwiGLU inputs sweep float bit
  * patterns plus the regions where ggml's expf blends in 0/inf and where silu goes subnormal. */
 #include "sn_test.h"
 
@@ -45,14 +45,14 @@ static int64_t fill_inputs(int64_t k, float *g, float *u) {
 }
 
 static void test_avx512_equals_scalar(void) {
-    if (!(sn_cpu_usable() & SN_CPU_AVX512)) { printf("(skipped: no AVX-512) "); return; }
+    if (!(sn_test_tuning()->isa & SN_CPU_AVX512)) { printf("(skipped: no AVX-512) "); return; }
     static float g[CHUNK], u[CHUNK], y0[CHUNK], y1[CHUNK];
     int64_t bad = 0, total = 0;
     for (int64_t k = 0;; k++) {
         const int64_t n = fill_inputs(k, g, u);
         if (!n) break;
         const int64_t m = n - (k % 16); /* a tail of 0..15 on the libm path */
-        sn_swiglu_scalar(m, y0, g, u);
+        sn_swiglu_scalar(16, m, y0, g, u);
         sn_swiglu_avx512(m, y1, g, u);
         for (int64_t i = 0; i < m; i++) bad += !same(y0[i], y1[i]);
         total += m;
@@ -63,15 +63,15 @@ static void test_avx512_equals_scalar(void) {
 
 /* the AVX2 kernel follows the 8-lane order: compared with the scalar reference in that order */
 static void test_avx2_equals_scalar(void) {
-    if (!(sn_cpu_usable() & SN_CPU_AVX2)) { printf("(skipped: no AVX2) "); return; }
-    if (sn_ggml_lanes() != 8) { printf("(skipped: SN_GGML_LANES=16 here) "); return; }
+    if (!(sn_test_tuning()->isa & SN_CPU_AVX2)) { printf("(skipped: no AVX2) "); return; }
+    if (sn_test_tuning()->lanes != 8) { printf("(skipped: SN_GGML_LANES=16 here) "); return; }
     static float g[CHUNK], u[CHUNK], y0[CHUNK], y1[CHUNK];
     int64_t bad = 0, total = 0;
     for (int64_t k = 0;; k++) {
         const int64_t n = fill_inputs(k, g, u);
         if (!n) break;
         const int64_t m = n - (k % 8); /* a tail of 0..7 on the libm path */
-        sn_swiglu_scalar(m, y0, g, u);
+        sn_swiglu_scalar(8, m, y0, g, u);
         sn_swiglu_avx2(m, y1, g, u);
         for (int64_t i = 0; i < m; i++) bad += !same(y0[i], y1[i]);
         total += m;
@@ -83,10 +83,10 @@ static void test_avx2_equals_scalar(void) {
 /* The flash-attention softmax's vector exp: each flavour equals its one-lane polynomial element by
  * element whatever order this machine follows (sn_exp_sub_avx512 = sn_v_expf, sn_exp_sub_avx2 =
  * sn_v_expf8, wherever the CPU runs them), and sn_exp_sub / sn_exp_sub_scalar equal the flavour
- * sn_ggml_lanes() picks; on the SwiGLU sweep shifted by m = 0, 3.5, -87 and 120 (into both blend
+ * sn_test_tuning()->lanes picks; on the SwiGLU sweep shifted by m = 0, 3.5, -87 and 120 (into both blend
  * regions), with a -inf input in every chunk (a masked key of a partial tile, which must give 0). */
 static void test_exp_sub(void) {
-    const uint32_t f = sn_cpu_usable();
+    const uint32_t f = sn_test_tuning()->isa;
     static float g[CHUNK], u[CHUNK], y[CHUNK];
     static const float ms[] = {0.0f, 3.5f, -87.0f, 120.0f};
     int64_t bad = 0;
@@ -97,8 +97,9 @@ static void test_exp_sub(void) {
         const float m = ms[k % 4];
         for (int v = 0; v < 4; v++) {
             if ((v == 2 && !(f & SN_CPU_AVX512)) || (v == 3 && !(f & SN_CPU_AVX2))) continue;
-            const int lanes = v == 2 ? 16 : v == 3 ? 8 : sn_ggml_lanes();
-            (v == 0 ? sn_kernels_best()->exp_sub : v == 1 ? sn_exp_sub_scalar : v == 2 ? sn_exp_sub_avx512 : sn_exp_sub_avx2)(n, y, g, m);
+            const int lanes = v == 2 ? 16 : v == 3 ? 8 : sn_test_tuning()->lanes;
+            if (v == 1) sn_exp_sub_scalar(lanes, n, y, g, m);
+            else (v == 0 ? sn_test_kernels(-1)->exp_sub : v == 2 ? sn_exp_sub_avx512 : sn_exp_sub_avx2)(n, y, g, m);
             for (int64_t i = 0; i < n; i++) bad += !same(y[i], lanes == 16 ? sn_v_expf(g[i] - m) : sn_v_expf8(g[i] - m));
             bad += y[k % 64] != 0.0f;
         }
@@ -111,7 +112,7 @@ typedef void (*ggml_swiglu_fn)(int n, float *y, const float *x, const float *g);
 
 /* The ggml-cpu variant whose order sunny follows here, or NULL (with the reason printed). */
 static void *open_ggml_variant(void) {
-    const int lanes = sn_ggml_lanes();
+    const int lanes = sn_test_tuning()->lanes;
     const uint32_t f = sn_cpu_features();
     const char *variant = lanes == 16 ? "zen4" : "haswell";
     if (lanes == 16 ? !(f & SN_CPU_AVX512) : !(f & SN_CPU_AVX2)) {
@@ -143,7 +144,7 @@ static void test_equals_ggml(void) {
         if (!n) break;
         const int64_t m = n - (k % 16);
         ref((int)m, y0, g, u);
-        sn_kernels_best()->swiglu(m, y1, g, u);
+        sn_test_kernels(-1)->swiglu(m, y1, g, u);
         for (int64_t i = 0; i < m; i++) {
             if (!same(y0[i], y1[i]) && bad++ < 3) printf("x=%a up=%a: ggml %a, sunny %a\n", g[i], u[i], y0[i], y1[i]);
         }
@@ -162,7 +163,7 @@ static void test_dots_equal_ggml(void) {
     if (!h) return;
     static const struct { const char *sym; int type; int size; } T[] = {
         {"ggml_vec_dot_f32", SN_GGML_F32, 4}, {"ggml_vec_dot_f16", SN_GGML_F16, 2}, {"ggml_vec_dot_bf16", SN_GGML_BF16, 2}};
-    const sn_kernels *tabs[] = {sn_kernels_scalar(), sn_kernels_avx2(), sn_kernels_avx512()};
+    const sn_kernels *tabs[] = {sn_test_kernels(0), sn_test_kernels(1), sn_test_kernels(2)};
     static float xf[8192], yf[8192];
     static uint16_t xh[8192], yh[8192];
     uint32_t seed = 12345;
@@ -202,7 +203,7 @@ static void test_dots_equal_ggml(void) {
             }
         }
     }
-    printf("(%d dots checked, lanes %d) ", checked, sn_ggml_lanes());
+    printf("(%d dots checked, lanes %d) ", checked, sn_test_tuning()->lanes);
     CU_ASSERT_EQUAL(bad, 0);
     dlclose(h);
 }

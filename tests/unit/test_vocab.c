@@ -12,6 +12,7 @@
 #include "vocab.h"
 
 #include <cJSON.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -673,7 +674,37 @@ static void test_missing_and_broken_files(void) {
     g_dir[0] = 0;
 }
 
+/* The RWKV vocabulary file and tokenizer_config.json are read under the budgets of budget.h: a
+ * 300 MB file (sparse, all zero bytes) was read whole and then accepted as an empty vocabulary. */
+static void test_rwkv_vocab_budget(void) {
+    fresh_dir();
+    char path[300];
+    snprintf(path, sizeof path, "%s/rwkv_vocab_v20230424.txt", g_dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT(ftruncate(fd, (off_t)300 << 20) == 0);
+    close(fd);
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_err err = {0};
+    CU_ASSERT_EQUAL(sn_vocab_rwkv_write(g_dir, NULL, NULL, 0, w, NULL, &err), SN_EFORMAT);
+    CU_ASSERT(strstr(err.msg, "rwkv_vocab_v20230424.txt") && strstr(err.msg, "larger than 256 MB"));
+    PUT("rwkv_vocab_v20230424.txt", "1 'a' 1\n2 b'\\xff' 1\n");
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", g_dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT(ftruncate(fd, (off_t)100 << 20) == 0);
+    close(fd);
+    CU_ASSERT_EQUAL(sn_vocab_rwkv_write(g_dir, NULL, NULL, 0, w, NULL, &err), SN_EFORMAT);
+    CU_ASSERT(strstr(err.msg, "tokenizer_config.json") && strstr(err.msg, "larger than 64 MB"));
+    sn_gguf_writer_free(w);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) { /* best effort */ }
+    g_dir[0] = 0;
+}
+
 static const sn_test_case cases[] = {
+    {"RWKV vocabulary and tokenizer_config.json budgets", test_rwkv_vocab_budget},
     {"gpt2: llama-bpe tokens, types, padding, merges, ids, order", test_gpt2_llama3},
     {"gpt2: qwen2 pair merges, add_space_prefix by architecture", test_gpt2_qwen_pairs_and_space_prefix},
     {"gpt2: llama3 regex without ignore_merges -> smaug-bpe", test_gpt2_llama3_without_ignore_merges_is_smaug},
