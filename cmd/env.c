@@ -9,6 +9,7 @@ void sn_cli_read_env(sn_cli_env *e) {
     e->lib = (sn_env){
         .tmpdir = getenv("TMPDIR"),
         .home = getenv("HOME"),
+        .xdg_cache_home = getenv("XDG_CACHE_HOME"),
         .path = getenv("PATH"),
         .ollama_host = getenv("OLLAMA_HOST"),
         .ollama_models = getenv("OLLAMA_MODELS"),
