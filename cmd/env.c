@@ -8,7 +8,8 @@
 /* Every variable sunny acts on and where sn_cli_read_env puts it. */
 #define V(name, field) {name, offsetof(sn_cli_env, field)}
 static const struct { const char *name; size_t off; } k_vars[] = {
-    V("TMPDIR", lib.tmpdir), V("HOME", lib.home), V("PATH", lib.path), V("OLLAMA_HOST", lib.ollama_host),
+    V("TMPDIR", lib.tmpdir), V("HOME", lib.home), V("XDG_CACHE_HOME", lib.xdg_cache_home), V("PATH", lib.path),
+    V("OLLAMA_HOST", lib.ollama_host),
     V("OLLAMA_MODELS", lib.ollama_models), V("LM_API_TOKEN", lib.lm_api_token), V("http_proxy", lib.http_proxy),
     V("https_proxy", lib.https_proxy), V("HTTPS_PROXY", lib.HTTPS_PROXY), V("all_proxy", lib.all_proxy),
     V("ALL_PROXY", lib.ALL_PROXY), V("no_proxy", lib.no_proxy), V("NO_PROXY", lib.NO_PROXY),
