@@ -93,6 +93,22 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
         char *dot = strstr(mi->name, ".gguf");
         if (dot) *dot = 0;
     }
+    { /* naming_convention: basename or name ('/' and ' ' as '-'), -size_label, -finetune, -version */
+        static const char *const keys[] = {"general.basename", "general.size_label", "general.finetune",
+                                           "general.version"};
+        size_t k = 0;
+        for (int i = 0; i < 4; i++) {
+            char v[128];
+            v[0] = 0;
+            copy_str(g, keys[i], v, sizeof v);
+            if (i == 0 && !v[0]) snprintf(v, sizeof v, "%s", mi->name);
+            if (!v[0]) continue;
+            if (i && k + 1 < sizeof mi->stem) mi->stem[k++] = '-';
+            for (const char *c = v; *c && k + 1 < sizeof mi->stem; c++)
+                mi->stem[k++] = (*c == ' ' || (i == 0 && *c == '/')) ? '-' : *c;
+            mi->stem[k] = 0;
+        }
+    }
     copy_str(g, "general.type", mi->general_type, sizeof mi->general_type);
     mi->file_type = (int)int_kv(g, "general.file_type", -1);
     const char *qn = sn_modelinfo_ftype_name(mi->file_type);
@@ -107,8 +123,9 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
     mi->split_count = (int)int_kv(g, "split.count", 0);
     mi->file_size = sn_gguf_file_size(g);
     sn_gguf_close(g);
-    /* what sunny-run would refuse is not installed: the runtime's checks (a split part: its structure) */
-    if ((st = sn_model_validate(path, mi->split_count > 1 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
+    /* what sunny-run would refuse is not installed: the runtime's checks (a split model's first part
+     * opens all of its parts; a later part: its structure) */
+    if ((st = sn_model_validate(path, mi->split_no > 0 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
         sn_modelinfo_free(mi);
         return sn_err_prefix(err, "%s: refused (sunny-run would not load it)", path);
     }

@@ -10,6 +10,8 @@
 typedef struct sn_modelinfo {
     char arch[64];           /* general.architecture */
     char name[128];          /* general.name, else the file's stem */
+    char stem[256];          /* gguf.naming_convention's start from general.basename (else name),
+                              * size_label, finetune, version: "Qwen3-0.6B-Instruct" */
     char quant[16];          /* from general.file_type ("Q8_0", "F16", ...) or "unknown" */
     int file_type;           /* -1 if absent */
     char *chat_template;     /* tokenizer.chat_template or NULL (malloc'd) */

@@ -447,7 +447,6 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     if (!m->path) { free(m); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
     sn_status st = is_blob_path(path) ? open_blob(m, p.verify ? SN_BLOB_VERIFY : 0, err) : sn_gguf_open(path, 0, &m->g, err);
     if (st) { sn_model_free(m); return st; }
-
     char *arch = sn_gguf_str_dup(m->g, "general.architecture");
     if (!arch) {
         sn_model_free(m);

@@ -270,7 +270,7 @@ static void test_metadata_keys(void) {
     fclose(f);
     sn_gguf_writer *w = sn_gguf_writer_new();
     sn_err err = {0};
-    CU_ASSERT_EQUAL_FATAL(sn_metadata_write(dir, NULL, NULL, &(sn_param_count){494032768, 494032768, 0, 0}, w, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_metadata_write(dir, NULL, NULL, &(sn_param_count){494032768, 494032768, 0, 0}, w, NULL, 0, &err), SN_OK);
     snprintf(path, sizeof path, "%s/meta.gguf", dir);
     CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &err), SN_OK);
     CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_finish(w, &err), SN_OK);
