@@ -19,6 +19,7 @@
 extern const sn_family sn_family_llama;
 extern const sn_family sn_family_rwkv7;
 extern const sn_family sn_family_mamba2;
+extern const sn_family sn_family_gemma3;
 
 /* One row per general.architecture value we run: the family that runs it and that family's
  * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
@@ -31,6 +32,7 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"mamba2", &sn_family_mamba2, 0},
     {"phi3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_Q_PRESCALE},
     {"smollm3", &sn_family_llama, SN_OPT_FULL_ROT | SN_OPT_NOPE_4},
+    {"gemma3", &sn_family_gemma3, 0},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
 

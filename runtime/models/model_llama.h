@@ -1,6 +1,7 @@
 /* model_llama.h - the Llama family's runtime state, shared by its two files: model_llama.c (loading
  * and the forward pass) and model_llama_attn.c (attention over the KV cache, as ggml's
- * flash-attention kernel computes it). Internal to the family; nothing outside includes it. */
+ * flash-attention kernel computes it), and model_gemma3.c, whose layers attend the same way (with a
+ * sliding window on its local layers). Nothing else includes it. */
 #ifndef SN_MODEL_LLAMA_H
 #define SN_MODEL_LLAMA_H
 #include "moe.h"
@@ -57,6 +58,15 @@ typedef struct {
     int q_prescale;          /* q scaled by 1/sqrt(head size) after rope, attention scale 1 (phi3) */
     float corr_dims[2], theta_scale, kq_scale;
     int64_t n_q, n_kv; /* q and k/v widths */
+    /* sliding-window attention (Gemma 3): layers with swa[il] set see the n_swa positions up to
+     * and including the query's (llama.cpp's LLAMA_SWA_TYPE_STANDARD mask); swa NULL: none */
+    const unsigned char *swa;
+    int64_t n_swa;
+    /* per-layer cache rows (NULL: n_ctx each): a layer with kv_cap[il] < n_ctx keeps position p in
+     * row p % kv_cap[il] (a sliding-window layer needs only its window plus one micro-batch);
+     * kv_off[il] is its first row; kv_rows all of them (sn_llama_alloc_cache fills both) */
+    const int64_t *kv_cap;
+    uint64_t *kv_off, kv_rows;
     /* state: KV cache [layer][pos][n_kv] */
     void *kcache, *vcache;
     size_t kv_elt;
@@ -82,10 +92,43 @@ typedef struct {
     int64_t T, pos0;
 } attn_job;
 
-/* Row pos of layer il in a [layer][pos][n_kv] cache. */
+/* Row pos of layer il in a [layer][pos][n_kv] cache (a ring of kv_cap[il] rows where the family
+ * set kv_cap). */
 static inline const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx, int il, int64_t pos) {
-    return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
+    const uint64_t row = s->kv_cap ? s->kv_off[il] + (uint64_t)(pos % s->kv_cap[il])
+                                   : (uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos;
+    return (const char *)cache + (row * (uint64_t)s->n_kv) * s->kv_elt;
 }
+
+/* Shared with the Gemma 3 family (model_gemma3.c), which runs its own layers over this state and
+ * this attention: the KV cache, the attention scratch and the tiled copies for s->hp (n_ctx
+ * positions, m->params.kv_type), their release, the size of the cache, the NEOX / normal rotation
+ * of one head by a cos/sin cache. */
+sn_status sn_llama_alloc_cache(sn_model *m, llama_state *s, sn_err *err);
+/* The sizes every attention family reads as llama.cpp's loader does: n_vocab, n_embd, n_layer, the
+ * context, feed_forward_length, head counts, key/value head sizes (default n_embd / n_head) and
+ * rope.dimension_count (default the key head size, even and no larger), into hp. */
+sn_status sn_llama_attn_sizes(const sn_model *m, llama_hparams *hp, sn_err *err);
+/* A residual add over token rows of n (an sn_rows_fn over a resid_pass): y += bias (when there is
+ * one), then x += y. */
+typedef struct {
+    float *x, *y;
+    const float *bias;
+    int64_t n;
+} resid_pass;
+void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1);
+sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err);
+void sn_llama_free(sn_model *m);
+uint64_t sn_llama_state_bytes(const sn_model *m);
+void sn_llama_rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache);
+/* A layer's attention over T tokens at m->n_past: norm of s->x into s->xb, Q/K/V, pass_qkv(arg)
+ * over the tokens (norms, rope, the rows into the cache), the attention, and Wo: the output in s->xb. */
+sn_status sn_llama_attn_block(sn_model *m, llama_state *s, const layer_weights *L, int il, int64_t T,
+                              sn_rows_fn pass_qkv, const void *arg, sn_err *err);
+/* A layer's FFN over R rows at x: ffn_norm into s->xb, gate and up into s->hb / s->hb2,
+ * pass_act(arg) over the rows (hb = act(hb) * hb2), down: the output in s->xb. */
+sn_status sn_llama_ffn_block(sn_model *m, llama_state *s, const layer_weights *L, float *x, int64_t R,
+                             sn_rows_fn pass_act, const void *arg, sn_err *err);
 
 /* f32 copies of a layer's visible keys (transposed) and values per kv head, for the tiled path. */
 void sn_llama_prep_worker(void *arg, int ith, int nth);
