@@ -1,37 +1,29 @@
 /* env.c - the process environment, read once (see env.h). */
 #include "env.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Every variable sunny acts on and where sn_cli_read_env puts it. */
+#define V(name, field) {name, offsetof(sn_cli_env, field)}
+static const struct { const char *name; size_t off; } k_vars[] = {
+    V("TMPDIR", lib.tmpdir), V("HOME", lib.home), V("XDG_CACHE_HOME", lib.xdg_cache_home), V("PATH", lib.path),
+    V("OLLAMA_HOST", lib.ollama_host),
+    V("OLLAMA_MODELS", lib.ollama_models), V("LM_API_TOKEN", lib.lm_api_token), V("http_proxy", lib.http_proxy),
+    V("https_proxy", lib.https_proxy), V("HTTPS_PROXY", lib.HTTPS_PROXY), V("all_proxy", lib.all_proxy),
+    V("ALL_PROXY", lib.ALL_PROXY), V("no_proxy", lib.no_proxy), V("NO_PROXY", lib.NO_PROXY),
+    V("HTTP_PROXY", HTTP_PROXY), V("REQUEST_METHOD", request_method), V("SN_CPU", cpu),
+    V("SN_GGML_LANES", ggml_lanes), V("SN_MV_QUARTERS", mv_quarters), V("SN_MV_PAGES", mv_pages),
+    V("SN_MM_F16", mm_f16), V("SN_Q4_0_REPACK", q4_0_repack), V("SN_Q4_K_REPACK", q4_K_repack),
+    V("SN_HUGE_WEIGHTS", huge_weights), V("SN_NO_PREFAULT", no_prefault),
+};
+#undef V
+
 void sn_cli_read_env(sn_cli_env *e) {
     memset(e, 0, sizeof *e);
-    e->lib = (sn_env){
-        .tmpdir = getenv("TMPDIR"),
-        .home = getenv("HOME"),
-        .path = getenv("PATH"),
-        .ollama_host = getenv("OLLAMA_HOST"),
-        .ollama_models = getenv("OLLAMA_MODELS"),
-        .lm_api_token = getenv("LM_API_TOKEN"),
-        .http_proxy = getenv("http_proxy"),
-        .https_proxy = getenv("https_proxy"),
-        .HTTPS_PROXY = getenv("HTTPS_PROXY"),
-        .all_proxy = getenv("all_proxy"),
-        .ALL_PROXY = getenv("ALL_PROXY"),
-        .no_proxy = getenv("no_proxy"),
-        .NO_PROXY = getenv("NO_PROXY"),
-    };
-    e->HTTP_PROXY = getenv("HTTP_PROXY");
-    e->request_method = getenv("REQUEST_METHOD");
-    e->cpu = getenv("SN_CPU");
-    e->ggml_lanes = getenv("SN_GGML_LANES");
-    e->mv_quarters = getenv("SN_MV_QUARTERS");
-    e->mv_pages = getenv("SN_MV_PAGES");
-    e->mm_f16 = getenv("SN_MM_F16");
-    e->q4_0_repack = getenv("SN_Q4_0_REPACK");
-    e->q4_K_repack = getenv("SN_Q4_K_REPACK");
-    e->huge_weights = getenv("SN_HUGE_WEIGHTS");
-    e->no_prefault = getenv("SN_NO_PREFAULT");
+    for (size_t i = 0; i < sizeof k_vars / sizeof *k_vars; i++)
+        *(const char **)(void *)((char *)e + k_vars[i].off) = getenv(k_vars[i].name);
     sn_tuning_default(&e->tuning);
     sn_cli_tuning(e, &e->tuning);
     e->lib.tuning = &e->tuning;

@@ -42,7 +42,10 @@ static void usage(FILE *f) {
             "data-only VM that refuses every global outside torch.load(weights_only=True)'s allow-list.\n"
             "Supported architectures: %s.\n\n"
             "Options:\n"
-            "  -o, --outfile PATH   output GGUF file (default: none; required unless --dry-run)\n"
+            "  -o, --outfile PATH   output GGUF file, or a folder to write the default name in; {ftype}\n"
+            "                       ({outtype}, {FTYPE}, {OUTTYPE}) is replaced by the output type (default: in\n"
+            "                       the model's folder, named like convert_hf_to_gguf.py: NAME-SIZE-FINETUNE-\n"
+            "                       VERSION-TYPE.gguf, e.g. Qwen3-0.6B-Q8_0.gguf; a GGUF input: ggml-model-TYPE.gguf)\n"
             "  --outtype TYPE       output type, any case (default auto); the quantized ones write exactly\n"
             "                       what llama-quantize writes for that file type from the f32 conversion:\n",
             sn_arch_supported_list());
@@ -62,6 +65,11 @@ static void usage(FILE *f) {
             "  --dry-run            print every tensor (HF name -> GGUF name, source dtype, shape, type, bytes);\n"
             "                       write nothing (default: off)\n"
             "  --force              overwrite the output if it exists (default: off)\n"
+            "  --split-max-tensors N  write shards of at most N tensors, named OUT-00001-of-0000K.gguf with\n"
+            "                       split.no/split.count/split.tensors.count, as convert_hf_to_gguf.py does\n"
+            "                       (default: 0, one file)\n"
+            "  --split-max-size S   shards of at most S tensor bytes (S: a number, K, M or G = 1000^n)\n"
+            "                       (default: 0, one file)\n"
             "  --json               print a JSON summary on stdout (default: off)\n"
             "  --pre NAME           force tokenizer.ggml.pre when the pre-tokenizer is not recognised\n"
             "                       (default: none: detected from tokenizer.json)\n"
@@ -192,10 +200,10 @@ static int run_blob(const sn_blob_convert_opts *bo, int json) {
 
 /* A GGUF without tokenizer.chat_template is a base model to Ollama and LM Studio: say so now, with
  * the fix, rather than at install time. */
-static void warn_no_template(const sn_convert_opts *o) {
+static void warn_no_template(const sn_convert_opts *o, const char *out_path) {
     sn_gguf *g;
     sn_err err = {0};
-    if (sn_gguf_open(o->out_path, SN_GGUF_NO_DATA, &g, &err) != SN_OK) return;
+    if (sn_gguf_open(out_path, SN_GGUF_NO_DATA, &g, &err) != SN_OK) return;
     const int has = sn_gguf_find_key(g, "tokenizer.chat_template") >= 0;
     sn_gguf_close(g);
     if (has) return;
@@ -204,7 +212,7 @@ static void warn_no_template(const sn_convert_opts *o) {
                  "(plain text completion, no chat turns). If it is a chat/instruct model, copy the instruct "
                  "model's tokenizer_config.json (or chat_template.jinja) into the folder and convert again, or "
                  "give the template when installing: sunny-integrate ollama %s --template FILE",
-                 o->model_dir, o->model_dir, o->out_path, o->out_path);
+                 o->model_dir, o->model_dir, out_path, out_path);
 }
 
 static long peak_rss_mb(void) {
@@ -242,7 +250,8 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--version")) { sn_cli_print_version(); return SN_EXIT_OK; }
         if (!strcmp(a, "-o") || !strcmp(a, "--outfile") || !strcmp(a, "--outtype") || !strcmp(a, "--name") ||
             !strcmp(a, "-t") || !strcmp(a, "--threads") || !strcmp(a, "--pre") || !strcmp(a, "--dtype") ||
-            !strcmp(a, "--head") || !strcmp(a, "--config") || !strcmp(a, "--state-key") || !strcmp(a, "--vocab")) {
+            !strcmp(a, "--head") || !strcmp(a, "--config") || !strcmp(a, "--state-key") || !strcmp(a, "--vocab") ||
+            !strcmp(a, "--split-max-tensors") || !strcmp(a, "--split-max-size")) {
             if (i + 1 >= argc) return sn_cli_usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "-o") || !strcmp(a, "--outfile")) o.out_path = v;
@@ -251,6 +260,23 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--config")) o.config_path = v;
             else if (!strcmp(a, "--state-key")) o.state_key = v;
             else if (!strcmp(a, "--vocab")) o.vocab_path = v;
+            else if (!strcmp(a, "--split-max-tensors")) {
+                int64_t n;
+                if (sn_cli_parse_i64(v, 0, INT32_MAX, &n) != 0)
+                    return sn_cli_usage_error("--split-max-tensors wants a count, got '%s'", v);
+                o.split_max_tensors = n;
+            } else if (!strcmp(a, "--split-max-size")) {
+                /* convert_hf_to_gguf.py split_str_to_n_bytes: digits, optionally K, M or G (powers of 1000) */
+                size_t l = strlen(v);
+                uint64_t mul = l && v[l - 1] == 'K' ? 1000ull : l && v[l - 1] == 'M' ? 1000000ull
+                             : l && v[l - 1] == 'G' ? 1000000000ull : 1;
+                char num[32];
+                snprintf(num, sizeof num, "%.*s", (int)(mul > 1 ? l - 1 : l), v);
+                int64_t n;
+                if (!num[0] || strspn(num, "0123456789") != strlen(num) || sn_cli_parse_i64(num, 0, INT64_MAX / 1000000000, &n))
+                    return sn_cli_usage_error("--split-max-size wants a number, optionally followed by K, M or G, got '%s'", v);
+                o.split_max_bytes = (uint64_t)n * mul;
+            }
             else if (!strcmp(a, "--dtype")) {
                 dtype = sn_blobtype_parse(v);
                 if (dtype < 0) return sn_cli_usage_error("unknown --dtype '%s' (fp32, fp16, int4)", v);
@@ -308,7 +334,6 @@ int main(int argc, char **argv) {
         if (ui.tty) { bo.on_progress = on_progress; bo.ud = &ui; }
         return run_blob(&bo, json);
     }
-    if (!o.out_path && !o.dry_run) return sn_cli_usage_error("missing -o OUT.gguf");
     if (o.out_path && o.dry_run && !o.force) {
         /* a dry run writes nothing, so an existing output is not an error */
         o.force = 1;
@@ -351,7 +376,7 @@ int main(int argc, char **argv) {
                r.n_tensors, (unsigned long long)r.bytes, (unsigned long long)r.src_bytes,
                (unsigned long long)r.n_params, r.seconds, r.data_seconds, r.sync_seconds, peak_rss_mb());
         if (o.dry_run) printf("null");
-        else json_str(o.out_path);
+        else json_str(r.out_path);
         printf(", \"dry_run\": %s, \"tokenizer\": ", o.dry_run ? "true" : "false");
         json_str(r.vocab_model);
         printf(", \"pre\": ");
@@ -363,18 +388,21 @@ int main(int argc, char **argv) {
         printf("}\n");
     } else if (o.dry_run) {
         char size[SN_SIZE_STR_MAX];
-        printf("%zu tensors, %s of GGUF (%s, %s); nothing written\n", r.n_tensors,
-               sn_size_str(r.bytes, size, sizeof size), r.arch, r.ftype);
+        printf("%zu tensors, %s of GGUF (%s, %s); nothing written%s%s%s\n", r.n_tensors,
+               sn_size_str(r.bytes, size, sizeof size), r.arch, r.ftype, r.out_path[0] ? " (would be " : "",
+               r.out_path, r.out_path[0] ? ")" : "");
     }
     if (!o.dry_run) {
         char size[SN_SIZE_STR_MAX];
-        fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs\n", sn_cli_prog(), o.out_path, r.arch,
+        fprintf(stderr, "%s: wrote %s: GGUF %s %s, %zu tensors, %s in %.1fs", sn_cli_prog(), r.out_path, r.arch,
                 r.ftype, r.n_tensors, sn_size_str(r.bytes, size, sizeof size), r.seconds);
+        if (r.n_shards > 1) fprintf(stderr, " (the first of %zu shards)", r.n_shards);
+        fputc('\n', stderr);
         if (r.n_skipped)
             fprintf(stderr, "%s: note: %zu source tensors not converted: not part of the %s text model (a vision "
                     "tower or projector, which llama.cpp converts separately with --mmproj)\n", sn_cli_prog(),
                     r.n_skipped, r.arch);
-        warn_no_template(&o);
+        warn_no_template(&o, r.out_path);
     }
     return SN_EXIT_OK;
 }

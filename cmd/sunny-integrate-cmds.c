@@ -7,6 +7,7 @@
 #include "lmstudio.h"
 #include "lmstudio_install.h"
 #include "modelinfo.h"
+#include "ollama_doctor.h"
 #include "ollama.h"
 #include "sizefmt.h"
 #include "smoke.h"
@@ -27,10 +28,6 @@
 /* ================================================================================================
  * lmstudio */
 
-static void say_line(void *ud, const char *text) {
-    (void)ud;
-    fprintf(out_stream(), "%s\n", text);
-}
 
 static void note_line(void *ud, const char *line) {
     (void)ud;
@@ -40,13 +37,20 @@ static void note_line(void *ud, const char *line) {
 
 void lms_usage(FILE *f) {
     fprintf(f,
-            "Usage: sunny-integrate lmstudio MODEL.gguf [options]\n"
+            "Usage: sunny-integrate lmstudio (MODEL.gguf | MODEL_DIR | WEIGHTS) [options]\n"
             "Places MODEL.gguf at <models>/<publisher>/<repo>/<name>-<QUANT>.gguf where LM Studio indexes it\n"
-            "(the models dir resolved like `lms import`), then optionally proves the server token-exact.\n"
+            "(the models dir resolved like `lms import`), then optionally proves the server token-exact. An\n"
+            "HF folder or checkpoint is converted first, once, into the cache ($XDG_CACHE_HOME/sunny, else\n"
+            "~/.cache/sunny); a second install converts nothing. Placing a file already there (same inode\n"
+            "or same bytes) is a success.\n"
             "\n"
             "Options:\n"
-            "  MODEL.gguf, --gguf F  the model; split parts -00001-of-N are placed together (default: none,\n"
+            "  MODEL, --gguf F       the model; split parts -00001-of-N are placed together (default: none,\n"
             "                        required)\n"
+            "  --outtype TYPE        convert (or requantize a GGUF) to TYPE, as sunny-convert --outtype\n"
+            "                        (default: a GGUF as it is; an HF model auto)\n"
+            "  --config FILE         a single checkpoint's config.json (default: beside it)\n"
+            "  --keep-gguf PATH      also leave the converted GGUF at PATH (default: only in the cache)\n"
             "  --models-dir DIR      LM Studio's models dir (default: resolved like lms: ~/.lmstudio-home-pointer,\n"
             "                        then ~/.cache/lm-studio, then ~/.lmstudio; settings.json downloadsFolder)\n"
             "  --user-repo PUB/REPO  both folder levels at once, as lms names them (default: sunny-local/\n"
@@ -76,11 +80,26 @@ void lms_usage(FILE *f) {
 
 void doctor_usage(FILE *f) {
     fprintf(f,
-            "Usage: sunny-integrate doctor [options]\n"
-            "Diagnoses the connection to Ollama: host, bind address, proxy variables, version.\n"
+            "Usage: sunny-integrate doctor [--model NAME | --all] [--fix [--dry-run]] [options]\n"
+            "Diagnoses the connection to Ollama: host, bind address, proxy variables, version. With --model\n"
+            "or --all, diagnoses models already in Ollama (installed by anyone): no TEMPLATE and what Ollama\n"
+            "falls back to, a TEMPLATE rendering differently from the GGUF's Jinja (first differing bytes),\n"
+            "no stop or one missing the end of turn, parameters of the wrong type, an architecture the\n"
+            "server cannot load; each problem with its fix. Exit 1 when there are problems.\n"
             "\n"
             "Options:\n"
             "  --host URL            server URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)\n"
+            "  --model NAME          diagnose one model, with a load probe (default: none)\n"
+            "  --lmstudio PATH       diagnose a GGUF in LM Studio's models dir instead: loadable, architecture\n"
+            "                        known, chat template LM Studio renders, placed where My Models lists it\n"
+            "                        (--models-dir DIR: the folder; default: resolved like lms) (default: none)\n"
+            "  --all                 every model /api/tags lists, one line each (default: off)\n"
+            "  --fix                 re-create each model with problems from its existing blob (no upload)\n"
+            "                        with the proven TEMPLATE and stops and retyped parameters, then run the\n"
+            "                        smoke gate (default: off)\n"
+            "  --dry-run             with --fix: print the new Modelfile and requests, change nothing\n"
+            "                        (default: off)\n"
+            "  -n N                  smoke after --fix: tokens to compare (default: 16)\n"
             "  --json                machine-readable result on stdout (default: off)\n"
             "  -h, --help            print this help and exit\n");
 }
@@ -109,6 +128,7 @@ void digest_usage(FILE *f) {
 
 int cmd_lmstudio(int argc, char **argv) {
     const char *gguf = NULL, *dir = NULL, *pub = NULL, *repo = NULL, *mmproj = NULL, *host = NULL, *user_repo = NULL;
+    install_source src = {0};
     const char *prompt = "The capital of France is";
     int smoke = 0, n = 32, force = 0, dry = 0;
     int64_t seed = 42, ctx = 512;
@@ -122,6 +142,9 @@ int cmd_lmstudio(int argc, char **argv) {
             dst = &gguf;
         }
         else if (!strcmp(s, "--user-repo")) dst = &user_repo;
+        else if (!strcmp(s, "--outtype")) dst = &src.outtype;
+        else if (!strcmp(s, "--keep-gguf")) dst = &src.keep;
+        else if (!strcmp(s, "--config")) dst = &src.config;
         else if (!strcmp(s, "-L") || !strcmp(s, "--hard-link")) { mode = SN_LMS_HARDLINK; continue; }
         else if (!strcmp(s, "-c") || !strcmp(s, "--copy")) { mode = SN_LMS_COPY; continue; }
         else if (!strcmp(s, "-l") || !strcmp(s, "--symbolic-link")) { mode = SN_LMS_SYMLINK; continue; }
@@ -174,6 +197,12 @@ int cmd_lmstudio(int argc, char **argv) {
     sn_err err = {0};
     if (pub && sn_lms_check_name("--publisher", pub, &err)) return sn_cli_usage_error("%s", err.msg);
     if (repo && sn_lms_check_name("--repo", repo, &err)) return sn_cli_usage_error("%s", err.msg);
+    char cached[4096];
+    cJSON *cache = NULL;
+    src.src = gguf;
+    int src_rc = resolve_source(&src, cached, sizeof cached, &cache);
+    if (src_rc) return src_rc;
+    gguf = cached;
     sn_lms_install_opts lo = {.gguf = gguf, .mmproj = mmproj, .models_dir = dir, .publisher = pub, .repo = repo,
                               .mode = mode, .force = force, .dry_run = dry, .smoke = smoke, .host = host,
                               .prompt = prompt, .n_predict = n, .seed = seed, .ctx = ctx, .env = &g_env,
@@ -186,6 +215,8 @@ int cmd_lmstudio(int argc, char **argv) {
     if (st == SN_OK) st = sn_lms_install_run(job, &cb, &res, &err);
     sn_lms_job_free(job);
     int rc = 0;
+    if (res.json && cache) cJSON_AddItemToObject(res.json, "cache", cache);
+    else cJSON_Delete(cache);
     if (st) rc = sn_cli_exit_code(res.json ? fail_json(&err, res.json) : sn_cli_fail(&err));
     else if (res.diverged) rc = SN_EXIT_FAIL;
     if (res.json) print_json(res.json);
@@ -197,14 +228,58 @@ int cmd_lmstudio(int argc, char **argv) {
  * doctor */
 
 int cmd_doctor(int argc, char **argv) {
-    const char *host = NULL;
+    const char *host = NULL, *model = NULL, *lms = NULL, *mdir = NULL;
+    int all = 0, fix = 0, dry = 0, n = 16;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--host") && i + 1 < argc) host = argv[++i];
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
+        else if (!strcmp(argv[i], "--all")) all = 1;
+        else if (!strcmp(argv[i], "--lmstudio") && i + 1 < argc) lms = argv[++i];
+        else if (!strcmp(argv[i], "--models-dir") && i + 1 < argc) mdir = argv[++i];
+        else if (!strcmp(argv[i], "--fix")) fix = 1;
+        else if (!strcmp(argv[i], "--dry-run")) dry = 1;
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+            int64_t x;
+            if (sn_cli_parse_i64(argv[++i], 1, 4096, &x)) return sn_cli_usage_error("doctor: -n wants 1..4096");
+            n = (int)x;
+        }
         else if (!strcmp(argv[i], "--json")) g_json = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             doctor_usage(stdout);
             return 0;
         } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
+    }
+    if (model && all) return sn_cli_usage_error("doctor: --model and --all exclude each other");
+    if (lms) { /* an LM Studio model file: nothing to ask a server */
+        if (model || all || fix) return sn_cli_usage_error("doctor: --lmstudio takes no --model, --all or --fix");
+        sn_lms_dirs d;
+        sn_err e = {0};
+        int have = sn_lms_resolve_models_dir(mdir, g_env.home, &d, &e) == SN_OK;
+        int np = sn_lms_doctor(lms, have ? d.models : NULL, note_line, NULL);
+        fprintf(out_stream(), "doctor: %d problem(s) (exit %d)\n", np, np ? 1 : 0);
+        return np ? SN_EXIT_FAIL : 0;
+    }
+    if ((fix || dry) && !model && !all) return sn_cli_usage_error("doctor: --fix and --dry-run need --model or --all");
+    if (dry && !fix) return sn_cli_usage_error("doctor: --dry-run shows what --fix would do; give --fix too");
+    if (model || all) {
+        sn_ollama_doctor_opts o = {.host = host, .env = &g_env, .model = model, .all = all, .fix = fix,
+                                   .dry_run = dry, .n_predict = n, .seed = 42, .ctx = 512, .n_threads = 2};
+        sn_ollama_install_cb cb = {.line = say_line, .warn = say_warn, .progress = progress_bar};
+        cJSON *rep = NULL;
+        int found = 0, left = 0;
+        sn_err err = {0};
+        sn_status st = sn_ollama_doctor_models(&o, &cb, &rep, &found, &left, &err);
+        int rc = st ? fail_json(&err, rep) : left ? SN_EXIT_FAIL : 0;
+        if (!st) {
+            cJSON_AddNumberToObject(rep, "problems", found);
+            cJSON_AddNumberToObject(rep, "unfixed", left);
+            if (!found) fprintf(out_stream(), "doctor: no problems (exit 0)\n");
+            else if (left) fprintf(out_stream(), "doctor: %d problem(s)%s (exit 1)\n", left, fix ? " left" : "");
+            else fprintf(out_stream(), "doctor: %d problem(s) fixed (exit 0)\n", found);
+        }
+        print_json(rep);
+        cJSON_Delete(rep);
+        return rc;
     }
     cJSON *r = sn_doctor_ollama(host, &g_env);
     if (!r) { sn_cli_errorf("out of memory"); return SN_EXIT_FAIL; }

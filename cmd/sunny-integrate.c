@@ -36,14 +36,14 @@ static void status_line(void *ud, const char *line) {
 }
 
 void progress_bar(void *ud, uint64_t done, uint64_t total) {
-    (void)ud;
+    const char *label = ud ? (const char *)ud : "uploading";
     static int last = -1;
     if (!sn_cli_isatty_stderr() || total == 0) return;
     int pct = (int)(100.0 * (double)done / (double)total);
     if (pct == last) return;
     last = pct;
     int w = 40, fill = pct * w / 100;
-    fprintf(stderr, "\r  uploading [");
+    fprintf(stderr, "\r  %s [", label);
     for (int i = 0; i < w; i++) fputc(i < fill ? '#' : '.', stderr);
     char d[24], t[24];
     fprintf(stderr, "] %3d%% %s / %s\033[K", pct, sn_size_short(done, d, sizeof d), sn_size_short(total, t, sizeof t));
@@ -83,12 +83,19 @@ int report_smoke(const sn_smoke_result *res, const char *server, cJSON *out) {
 
 static void ollama_usage(FILE *f) {
     fprintf(f,
-            "Usage: sunny-integrate ollama MODEL.gguf --name NAME[:TAG] [options]\n"
-            "Installs MODEL.gguf into an Ollama server through its HTTP API (no `ollama` CLI needed), then\n"
-            "optionally proves it token-exact against sunny's runtime.\n"
+            "Usage: sunny-integrate ollama (MODEL.gguf | MODEL_DIR | WEIGHTS) [--name NAME[:TAG]] [options]\n"
+            "Installs a model into an Ollama server through its HTTP API (no `ollama` CLI needed), then\n"
+            "optionally proves it token-exact against sunny's runtime. An HF folder or checkpoint is\n"
+            "converted first, once: the GGUF is cached under $XDG_CACHE_HOME/sunny (else ~/.cache/sunny),\n"
+            "keyed by the source files and the options, and a second install converts nothing.\n"
             "\n"
             "Options:\n"
-            "  --name NAME[:TAG]     model name in Ollama (default: none, required)\n"
+            "  --name NAME[:TAG]     model name in Ollama (default: the model's name and type in lower case,\n"
+            "                        e.g. qwen3-0.6b-instruct:q8_0)\n"
+            "  --outtype TYPE        convert (or requantize a GGUF) to TYPE, as sunny-convert --outtype\n"
+            "                        (default: a GGUF as it is; an HF model auto, like convert_hf_to_gguf.py)\n"
+            "  --config FILE         a single checkpoint's config.json (default: beside it)\n"
+            "  --keep-gguf PATH      also leave the converted GGUF at PATH (default: only in the cache)\n"
             "  --host URL            server URL, OLLAMA_HOST forms accepted; loopback is never proxied\n"
             "                        (default: $OLLAMA_HOST, else http://127.0.0.1:11434)\n"
             "  --template T          auto, a .gotmpl FILE, a .jinja FILE to prove against, or 'jinja' (let\n"
@@ -127,11 +134,11 @@ void print_plan(const sn_install_plan *p) {
 }
 
 /* The install's status lines and warnings, printed as the library reports them. */
-static void say_line(void *ud, const char *text) {
+void say_line(void *ud, const char *text) {
     (void)ud;
     fprintf(out_stream(), "%s\n", text);
 }
-static void say_warn(void *ud, const char *text) {
+void say_warn(void *ud, const char *text) {
     (void)ud;
     sn_cli_warnf("%s", text);
 }
@@ -140,11 +147,15 @@ static int cmd_ollama(int argc, char **argv) {
     sn_ollama_install_opts a = {.n_predict = 32, .seed = 42, .ctx = 512, .n_threads = 2, .env = &g_env};
     a.params = cJSON_CreateObject();
     sn_err err = {0};
+    install_source src = {0};
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : NULL)
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) { ollama_usage(stdout); cJSON_Delete(a.params); return 0; }
         else if (!strcmp(s, "--name")) { if (!(a.name = NEXT())) goto missing; }
+        else if (!strcmp(s, "--outtype")) { if (!(src.outtype = NEXT())) goto missing; }
+        else if (!strcmp(s, "--keep-gguf")) { if (!(src.keep = NEXT())) goto missing; }
+        else if (!strcmp(s, "--config")) { if (!(src.config = NEXT())) goto missing; }
         else if (!strcmp(s, "--host")) { if (!(a.host = NEXT())) goto missing; }
         else if (!strcmp(s, "--template")) { if (!(a.tmpl = NEXT())) goto missing; }
         else if (!strcmp(s, "--template-accept-diff")) a.accept_diff = 1;
@@ -181,9 +192,22 @@ static int cmd_ollama(int argc, char **argv) {
         else { cJSON_Delete(a.params); return sn_cli_usage_error("ollama: unexpected argument '%s'", s); }
 #undef NEXT
     }
-    if (!a.gguf) { cJSON_Delete(a.params); return sn_cli_usage_error("ollama: MODEL.gguf is required"); }
-    if (!a.name) { cJSON_Delete(a.params); return sn_cli_usage_error("ollama: --name NAME[:TAG] is required"); }
-    if (sn_ollama_check_name(a.name, &err)) { cJSON_Delete(a.params); return sn_cli_usage_error("%s", err.msg); }
+    if (!a.gguf) { cJSON_Delete(a.params); return sn_cli_usage_error("ollama: MODEL.gguf or MODEL_DIR is required"); }
+    if (a.name && sn_ollama_check_name(a.name, &err)) { cJSON_Delete(a.params); return sn_cli_usage_error("%s", err.msg); }
+    char gguf[4096], dname[256];
+    cJSON *cache = NULL;
+    src.src = a.gguf;
+    int src_rc = resolve_source(&src, gguf, sizeof gguf, &cache);
+    if (src_rc) { cJSON_Delete(a.params); return src_rc; }
+    a.gguf = gguf;
+    if (!a.name) { /* the model's own name and type, as the converter names the file */
+        sn_modelinfo mi;
+        if (sn_modelinfo_read(gguf, &mi, &err) != SN_OK) { cJSON_Delete(a.params); cJSON_Delete(cache); return sn_cli_fail(&err); }
+        sn_ollama_default_name(mi.stem, mi.quant, dname, sizeof dname);
+        sn_modelinfo_free(&mi);
+        a.name = dname;
+        fprintf(out_stream(), "name: %s (from the model; --name to choose another)\n", a.name);
+    }
     if (!a.prompt) a.prompt = "The capital of France is";
 
     sn_ollama_install_cb cb = {.line = say_line, .warn = say_warn, .server_line = status_line, .progress = progress_bar};
@@ -199,6 +223,8 @@ static int cmd_ollama(int argc, char **argv) {
         return sn_cli_usage_error("%s", err.msg);
     }
     int rc = 0;
+    if (res.json && cache) cJSON_AddItemToObject(res.json, "cache", cache);
+    else cJSON_Delete(cache);
     if (st) rc = res.json ? fail_json(&err, res.json) : sn_cli_fail(&err);
     else if (res.diverged) rc = SN_EXIT_FAIL;
     if (res.json) print_json(res.json);
@@ -217,8 +243,9 @@ static void usage(FILE *f) {
             "Installs GGUFs into Ollama and LM Studio and proves them token-exact.\n"
             "\n"
             "Commands:\n"
-            "  ollama MODEL.gguf --name NAME[:TAG]   install into Ollama over HTTP (+ --smoke)\n"
-            "  lmstudio MODEL.gguf                   place into LM Studio's models dir (+ --smoke)\n"
+            "  ollama MODEL [--name NAME[:TAG]]      install into Ollama over HTTP (+ --smoke); MODEL is a\n"
+            "                                        GGUF, an HF folder or a checkpoint (converted, cached)\n"
+            "  lmstudio MODEL                        place into LM Studio's models dir (+ --smoke)\n"
             "  doctor                                diagnose the Ollama connection\n"
             "  template (MODEL.gguf|DIR|--jinja F)   the Go template + stops sunny derives\n"
             "  digest FILE                           the sha256:<hex> Ollama names the blob\n"
@@ -233,7 +260,8 @@ static void usage(FILE *f) {
             "\n"
             "Example:\n"
             "  sunny-integrate template ./Qwen3-0.6B --json\n"
-            "  sunny-integrate ollama model.gguf --name mymodel --smoke\n");
+            "  sunny-integrate ollama model.gguf --name mymodel --smoke\n"
+            "  sunny-integrate ollama ./Qwen3-0.6B --outtype q8_0 --smoke\n");
 }
 
 typedef struct { const char *name; int (*run)(int, char **); void (*help)(FILE *); } command;

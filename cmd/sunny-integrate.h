@@ -15,16 +15,25 @@
 extern int g_json;        /* --json: stdout carries only the final JSON; status goes to stderr */
 extern sn_env g_env;      /* the user's environment, read once in main() (sn_cli_read_env) */
 FILE *out_stream(void);   /* where status lines go: stdout, or stderr under --json */
-/* An upload/copy progress bar on stderr when it is a terminal. */
+/* A progress bar on stderr when it is a terminal; ud: its label (NULL: "uploading"). */
 void progress_bar(void *ud, uint64_t done, uint64_t total);
 /* A subcommand failure: message on stderr and under "error" in out; returns SN_EXIT_FAIL. */
 int fail_json(const sn_err *err, cJSON *out);
 /* --json: out on stdout (strings repaired to valid UTF-8). */
 void print_json(cJSON *out);
+/* A library's status line (to out_stream()) and warning (sn_cli_warnf), as callbacks. */
+void say_line(void *ud, const char *text);
+void say_warn(void *ud, const char *text);
 /* --dry-run: an install's plan (install_plan.h), its steps indented. */
 void print_plan(const sn_install_plan *p);
 /* The smoke verdict line and its JSON form under "smoke" in out; returns 1 on divergence. */
 int report_smoke(const sn_smoke_result *res, const char *server, cJSON *out);
+
+/* sunny-integrate-source.c: the model to install. src a GGUF (and no outtype): itself; else an HF
+ * folder, checkpoint or GGUF converted through the cache, gguf the cached file, *info its JSON
+ * ("cache"). Returns 0, or the exit code after printing the error. */
+typedef struct install_source { const char *src, *outtype, *keep, *config; } install_source;
+int resolve_source(const install_source *s, char *gguf, size_t cap, cJSON **info);
 
 /* sunny-integrate-cmds.c: each subcommand's help text and body (argv after the command name) */
 void lms_usage(FILE *f);

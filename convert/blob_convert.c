@@ -216,6 +216,7 @@ static sn_status from_gguf(const char *gguf_path, const sn_blob_convert_opts *o,
     for (int64_t i = 0; i < sn_gguf_n_kv(g) && !st; i++) {
         const char *k = sn_gguf_key(g, i);
         if (!strncmp(k, "sunny.blob.", 11)) continue;
+        if (!strncmp(k, "split.", 6)) continue; /* a split model's parts become one blob */
         st = sn_gguf_writer_copy_kv(m, g, i);
     }
     if (st) { st = sn_err_set(err, st, "%s: copying metadata failed", gguf_path); goto done; }

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* "Q4_K_M" for q4_k_m: the result's label. */
+/* "Q4_K_M" for q4_k_m: an outtype's name in upper case (output file names). */
 static void upper_label(sn_outtype ot, char *out, size_t n) {
     snprintf(out, n, "%s", sn_outtype_name(ot));
     for (char *c = out; *c; c++)
@@ -187,6 +187,9 @@ typedef struct {
     sn_param_count pc;
     uint64_t n_params, src_bytes;
     sn_gguf_writer *w;
+    int derive;                 /* the output name is derived once the metadata is known */
+    const char *spec;           /* -o as given (NULL, a folder, or a name with {ftype}) */
+    sn_convert_opts *oo;        /* o with the resolved output name (j->o points to it) */
 } conv_job;
 
 /* outtype auto: the first >= 2-D f16/bf16 source tensor decides, else f16 */
@@ -205,7 +208,7 @@ static sn_status plan(conv_job *j, sn_err *err) {
     const sn_convert_opts *o = j->o;
     sn_status st;
     if ((st = resolve_inputs(o, &j->cfg_path, &j->meta_dir, err)) != SN_OK) return st;
-    if (!o->dry_run && !o->force && access(o->out_path, F_OK) == 0)
+    if (o->out_path && !o->dry_run && !o->force && access(o->out_path, F_OK) == 0)
         return sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", o->out_path);
     if ((st = load_source(o, j->cfg_path, j->meta_dir, &j->cfg, &j->m, &j->a, &j->pl, j->res, err)) != SN_OK) return st;
     plan_list *pl = &j->pl;
@@ -259,7 +262,18 @@ static sn_status open_header(conv_job *j, sn_err *err) {
     SETK(sn_gguf_writer_set_str(w, "general.architecture", j->a->gguf_arch), "general.architecture");
     if (j->a->write_early_kv && (st = j->a->write_early_kv(j->a, &j->cfg, w, err)) != SN_OK) return st;
     SETK(sn_gguf_writer_set_str(w, "general.type", "model"), "general.type");
-    if ((st = sn_metadata_write(j->meta_dir, &j->cfg, o->name, &j->pc, w, err)) != SN_OK) return st;
+    char stem[512];
+    if ((st = sn_metadata_write(j->meta_dir, &j->cfg, o->name, &j->pc, w, stem, sizeof stem, err)) != SN_OK) return st;
+    if (j->derive) { /* the default name: known now, before any tensor is converted */
+        char ft[32], dn[600], path[sizeof res->out_path];
+        upper_label(j->ot, ft, sizeof ft);
+        snprintf(dn, sizeof dn, "%s-%s", stem, ft);
+        if ((st = sn_convert_out_path(j->spec, o->model_dir, dn, ft, path, sizeof path, err)) != SN_OK) return st;
+        snprintf(res->out_path, sizeof res->out_path, "%s", path);
+        j->oo->out_path = res->out_path;
+        if (!o->dry_run && !o->force && access(res->out_path, F_OK) == 0)
+            return sn_err_set(err, SN_EINVAL, "%s: already exists (use --force to overwrite)", res->out_path);
+    }
     if ((st = j->a->write_kv(j->a, &j->cfg, file_type, w, err)) != SN_OK) return st;
     SETK(sn_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
     sn_vocab_opts vo = {o->pre_override, o->vocab_path};
@@ -279,7 +293,7 @@ static sn_status open_header(conv_job *j, sn_err *err) {
         if (r < 0) return r;
     }
     snprintf(res->arch, sizeof res->arch, "%s", j->a->gguf_arch);
-    upper_label(j->ot, res->ftype, sizeof res->ftype);
+    sn_ftype_label(file_type, res->ftype, sizeof res->ftype);
     res->file_type = file_type;
     res->n_tensors = j->pl.n;
     res->n_skipped = j->pl.n_skipped;
@@ -313,15 +327,40 @@ static sn_status verify(conv_job *j, sn_err *err) {
 
 sn_status sn_convert(const sn_convert_opts *o, sn_convert_result *res, sn_err *err) {
     memset(res, 0, sizeof(*res));
-    if (!o->model_dir || (!o->out_path && !o->dry_run))
+    if (!o->model_dir || (!o->out_path && o->sink))
         return sn_err_set(err, SN_EINVAL, "model directory and output path are required");
-    if (sn_conv_is_gguf(o->model_dir)) return sn_conv_requantize(o, res, err);
+    if ((o->split_max_tensors > 0 || o->split_max_bytes > 0) && (o->verify || o->sink))
+        return sn_err_set(err, SN_EINVAL, "a split output cannot be combined with --verify or a blob");
+    const int derive = !o->sink && sn_convert_out_needs_name(o->out_path);
+    sn_convert_opts oo = *o; /* o with the resolved output name */
+    sn_status st;
+    if (sn_conv_is_gguf(o->model_dir)) {
+        if (derive && o->outtype != SN_OUTTYPE_AUTO) { /* llama-quantize: [input folder]/ggml-model-FTYPE.gguf */
+            char ft[32], dn[64];
+            upper_label(o->outtype, ft, sizeof ft);
+            snprintf(dn, sizeof dn, "ggml-model-%s", ft);
+            if ((st = sn_convert_out_path(o->out_path, o->model_dir, dn, ft, res->out_path, sizeof res->out_path, err)))
+                return st;
+            oo.out_path = res->out_path;
+        }
+        char keep[sizeof res->out_path];
+        snprintf(keep, sizeof keep, "%s", oo.out_path ? oo.out_path : "");
+        st = sn_conv_requantize(&oo, res, err);
+        if (res->n_shards <= 1) snprintf(res->out_path, sizeof res->out_path, "%s", keep);
+        return st;
+    }
+    if (o->out_path) snprintf(res->out_path, sizeof res->out_path, "%s", o->out_path);
     conv_job j;
     memset(&j, 0, sizeof j);
+    j.derive = derive;
+    j.spec = o->out_path;
+    j.oo = &oo;
+    if (derive) oo.out_path = NULL; /* checked once the name is known */
+    o = &oo;
     j.o = o;
     j.res = res;
     j.t0 = sn_conv_now();
-    sn_status st = plan(&j, err);
+    st = plan(&j, err);
     if (st == SN_OK) st = open_header(&j, err);
     if (st == SN_OK && !o->dry_run) st = write_file(&j, err);
     if (st == SN_OK && !o->dry_run && !o->sink && o->verify) st = verify(&j, err);

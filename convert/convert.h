@@ -43,8 +43,12 @@ const sn_outtype_info *sn_outtype_info_of(sn_outtype t);
 /* Name in any case ("Q4_K_M", "q8_0", "auto") -> value; -1 if unknown. */
 int sn_outtype_parse(const char *s);
 const char *sn_outtype_name(sn_outtype t);
-/* The outtype name whose general.file_type is ftype ("q4_k_m" for 15), NULL if none. */
+/* The name of a general.file_type value ("q4_k_m" for 15; also the llama_ftype values sunny does not
+ * write, "iq2_xxs" for 19), NULL if unknown. */
 const char *sn_outtype_of_ftype(uint32_t ftype);
+/* The same in upper case, as llama-quantize prints it ("Q4_K_M"), into buf; returns its length, 0 if
+ * ftype is unknown (buf then ""). */
+size_t sn_ftype_label(uint32_t ftype, char *buf, size_t n);
 /* "auto, f32, f16, ..." into buf (truncated to n); returns the length it needed. */
 size_t sn_outtype_list(char *buf, size_t n);
 
@@ -92,6 +96,8 @@ typedef struct sn_convert_opts {
     int n_threads;               /* <= 0: number of online CPUs */
     int dry_run, force, verify;
     int allow_requantize;        /* a GGUF input whose matrices are already quantized: requantize them */
+    int64_t split_max_tensors;   /* > 0: shards of at most this many tensors (gguf-split layout) */
+    uint64_t split_max_bytes;    /* > 0: shards of at most this many tensor bytes (one tensor at least) */
     volatile sig_atomic_t *cancel; /* non-zero -> stop, clean up, return SN_EIO "interrupted" */
     void (*on_plan)(void *ud, const sn_convert_plan_entry *e);      /* every tensor, before writing */
     void (*on_progress)(void *ud, const sn_convert_progress *p);    /* after each written chunk */
@@ -104,6 +110,10 @@ typedef struct sn_convert_opts {
 } sn_convert_opts;
 
 typedef struct sn_convert_result {
+    char out_path[4096];         /* the GGUF written (or a dry run's would-be name): opts.out_path, or
+                                  * the name derived from it (sn_convert_out_path) */
+    size_t n_shards;             /* files written: 1, or the shards out_path-0000i-of-0000N.gguf (out_path
+                                  * is then the first) */
     char arch[32];               /* GGUF architecture */
     char ftype[16];              /* "F16", "Q4_K_M", ... (resolved outtype, upper case) */
     uint32_t file_type;          /* general.file_type written */
@@ -128,7 +138,19 @@ typedef struct sn_convert_result {
     size_t requantized;
 } sn_convert_result;
 
+/* out_path may be NULL (the default name in the model's folder), an existing folder (the default
+ * name in it) or a file name with {ftype}-style fields; the name is resolved once the metadata is
+ * known and before any tensor is converted, and an existing file there is refused without force. */
 sn_status sn_convert(const sn_convert_opts *opts, sn_convert_result *res, sn_err *err);
+
+/* 1 when out_path needs sn_convert_out_path: NULL, an existing folder, or a name with '{' / '}'. */
+int sn_convert_out_needs_name(const char *out_path);
+/* convert_hf_to_gguf.py's output name: spec a file name -> its last component through
+ * gguf.fill_templated_filename ({ftype} {outtype} {} lower case, {FTYPE} {OUTTYPE} upper, {{ }}
+ * braces); spec a folder -> spec/DEFAULT_NAME.gguf; spec NULL -> the same in in_path's folder (or
+ * in_path when it is one). default_name is naming_convention's "Name-7B-Instruct-Q8_0". */
+sn_status sn_convert_out_path(const char *spec, const char *in_path, const char *default_name, const char *ftype,
+                              char *out, size_t cap, sn_err *err);
 
 /* ---- internals shared with metadata.c, blob_convert.c and tests ---- */
 
@@ -145,9 +167,10 @@ typedef struct sn_param_count {
 
 /* general.sampling.*, general.name and the other general.* keys llama.cpp's gguf.Metadata derives
  * from README.md front matter, config.json _name_or_path and the directory name. The parameter
- * counts drive size_label when the name carries none. */
+ * counts drive size_label when the name carries none. stem (may be NULL) gets the default file
+ * name's start, gguf.naming_convention without the encoding ("Qwen2.5-7B-Instruct"). */
 sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, const char *name_override,
-                            const sn_param_count *pc, sn_gguf_writer *w, sn_err *err);
+                            const sn_param_count *pc, sn_gguf_writer *w, char *stem, size_t stem_cap, sn_err *err);
 
 /* gguf.Metadata.get_model_id_components for one id ("org/Name-7B-Instruct"): each out may be
  * NULL-terminated empty when absent. Exposed for tests. */

@@ -151,4 +151,14 @@ sn_status sn_conv_verify_file(const sn_convert_opts *o, const plan_list *pl, sn_
 sn_status sn_conv_verify_tokenizer(const sn_convert_opts *o, const char *meta_dir, const sn_hf_config *cfg,
                                    sn_convert_result *res, sn_err *err);
 
+/* split.c: gguf-py's shard rule over tensor byte sizes (first_of[s] gets shard s's first tensor when
+ * not NULL; it needs room for n entries); 1 when nothing is split. */
+size_t sn_conv_split_count(const uint64_t *sizes, size_t n, int64_t max_tensors, uint64_t max_bytes, size_t *first_of);
+/* "<OUT without its suffix>-%05d-of-%05d.gguf" for shard i (0-based) of n; -1 when too long. */
+int sn_conv_shard_name(const char *out_path, size_t i, size_t n, char *buf, size_t cap);
+/* Cuts the finished GGUF src into shards beside out_path (see split.c); *n_shards 1: nothing
+ * written (the caller publishes src as out_path). */
+sn_status sn_conv_split_file(const char *src, const char *out_path, int64_t max_tensors, uint64_t max_bytes,
+                             int force, size_t *n_shards, sn_err *err);
+
 #endif

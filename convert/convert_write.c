@@ -335,11 +335,19 @@ sn_status sn_conv_write_data(const sn_convert_opts *o, sn_gguf_writer *w, const 
             sn_err_prefix(err, "%s: not written: sunny-run would refuse the result", o->out_path);
             goto done;
         }
-        if (rename(tmp, o->out_path) != 0) {
+        res->n_shards = 1;
+        if ((o->split_max_tensors > 0 || o->split_max_bytes > 0) &&
+            (st = sn_conv_split_file(tmp, o->out_path, o->split_max_tensors, o->split_max_bytes, o->force,
+                                     &res->n_shards, err)) != SN_OK)
+            goto done;
+        if (res->n_shards > 1) { /* the shards are published; the whole file was only their source */
+            char first[sizeof res->out_path];
+            sn_conv_shard_name(o->out_path, 0, res->n_shards, first, sizeof first);
+            memcpy(res->out_path, first, sizeof first); /* o->out_path may be res->out_path: not used after */
+        } else if (rename(tmp, o->out_path) != 0) {
             st = sn_err_set(err, SN_EIO, "%s: cannot rename to %s: %s", tmp, o->out_path, strerror(errno));
             goto done;
-        }
-        tmp_created = 0;
+        } else tmp_created = 0;
     }
     res->seconds = sn_conv_now() - t0;
 done:

@@ -541,8 +541,31 @@ static sn_status write_base_list(sn_gguf_writer *w, const yaml_doc *d, const cha
     return st;
 }
 
+/* gguf.naming_convention without the encoding and kind: name (basename, else name; spaces and '/'
+ * as '-'), then -size_label, -finetune, -version (spaces as '-'). */
+static void naming_stem(const meta_t *m, char *out, size_t cap) {
+    const char *parts[4] = {m->basename ? m->basename : m->name, m->size_label, m->finetune, m->version};
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; i < 4; i++) {
+        const char *v = parts[i];
+        if (!v) {
+            if (i == 0) v = "ggml-model";
+            else continue;
+        }
+        if (i && k + 1 < cap) out[k++] = '-';
+        const char *e = v + strlen(v);
+        if (i != 1) { /* strip(); size_label goes in as it is */
+            while (*v && isspace((unsigned char)*v)) v++;
+            while (e > v && isspace((unsigned char)e[-1])) e--;
+        }
+        for (; v < e && k + 1 < cap; v++) out[k++] = (*v == ' ' || (i == 0 && *v == '/')) ? '-' : *v;
+        out[k] = 0;
+    }
+}
+
 sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, const char *name_override,
-                            const sn_param_count *pc, sn_gguf_writer *w, sn_err *err) {
+                            const sn_param_count *pc, sn_gguf_writer *w, char *stem, size_t stem_cap, sn_err *err) {
     uint64_t total_params = pc->total;
     meta_t m;
     memset(&m, 0, sizeof m);
@@ -620,6 +643,7 @@ sn_status sn_metadata_write(const char *model_dir, const sn_hf_config *cfg, cons
         m.size_label = strdup(sl);
     }
 
+    if (stem && stem_cap) naming_stem(&m, stem, stem_cap);
     sn_status st = write_sampling(model_dir, w, err);
     struct { const char *key; const char *v; } seq[] = {
         {"general.name", m.name}, {"general.author", m.author}, {"general.version", m.version},

@@ -155,9 +155,7 @@ sn_status sn_conv_requantize(const sn_convert_opts *o, sn_convert_result *res, s
         if ((st = sn_gguf_writer_add_tensor(w, p->gguf_name, p->n_dims, p->ne, p->type, err)) < 0) goto done;
     }
     snprintf(res->arch, sizeof res->arch, "%s", arch);
-    snprintf(res->ftype, sizeof res->ftype, "%s", oi->name);
-    for (char *c = res->ftype; *c; c++)
-        if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+    sn_ftype_label(oi->ftype, res->ftype, sizeof res->ftype);
     res->file_type = oi->ftype;
     res->n_tensors = pl.n;
     res->bytes = sn_gguf_writer_total_size(w);

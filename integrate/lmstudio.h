@@ -63,6 +63,7 @@ typedef struct sn_lms_placed {
     char target[4096];         /* absolute path of the placed model (first part) */
     char arch[64], quant[16];
     int n_files;
+    int n_present; /* files already in place (same inode or bytes): not placed again */
     int fell_back_to_copy;
     int warnings;
 } sn_lms_placed;
@@ -91,6 +92,13 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
  * unavailable or failed. Errors only for a listed entry that contradicts the GGUF. */
 sn_status sn_lms_verify_listed(const sn_lms_placed *p, const sn_env *env, int *found, sn_lms_note_fn note,
                                void *ud, sn_err *err);
+
+/* doctor --lmstudio: a GGUF in (or meant for) LM Studio checked as LM Studio will see it: readable
+ * and loadable (sunny's checks), an architecture llama.cpp knows, a model rather than a projector, a
+ * chat template LM Studio's Jinja renders, and (models_dir non-NULL) the
+ * <models>/<publisher>/<repo>/<file>.gguf place My Models lists. Each problem and its fix go to
+ * note ("problem: ..." / "  fix: ..."); returns the number of problems. */
+int sn_lms_doctor(const char *path, const char *models_dir, sn_lms_note_fn note, void *ud);
 
 /* Known LM Studio error texts -> an actionable sentence ("" when unknown). */
 const char *sn_lms_explain(const char *server_error);

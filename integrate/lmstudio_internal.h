@@ -12,10 +12,12 @@
 typedef struct sn_lms_placement {
     int total;
     char (*srcs)[PATH_MAX], (*dsts)[PATH_MAX];
+    unsigned char *present; /* per file: the target already holds it (same inode or bytes) */
     char dir[PATH_MAX]; /* <models>/<publisher>/<repo> */
 } sn_lms_placement;
-/* Validates the GGUF(s), derives names and targets, refuses existing targets (unless force) and a
- * file placed onto itself; adds "would <mode> SRC -> DST" per file to plan. Changes nothing. */
+/* Validates the GGUF(s), derives names and targets, refuses existing targets with other bytes (unless
+ * force); without force a target already holding the file (same inode or bytes, or the file itself)
+ * is marked present and skipped. Adds one plan line per file. Changes nothing. */
 sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn_install_plan *plan,
                             sn_lms_placed *out, sn_err *err);
 /* Places the files the plan listed (creating the folders); nothing partial is left on failure. */

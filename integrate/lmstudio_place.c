@@ -7,6 +7,7 @@
  * on failure. No server is contacted; that is lmstudio.c. */
 #include "lmstudio_internal.h"
 
+#include "gguf_cache.h"
 #include "mapfile.h"
 #include "modelinfo.h"
 #include "outfile.h"
@@ -256,6 +257,7 @@ static void unmake_dirs(const made_dirs *made) {
 void sn_lms_placement_free(sn_lms_placement *pl) {
     free(pl->srcs);
     free(pl->dsts);
+    free(pl->present);
     memset(pl, 0, sizeof *pl);
 }
 
@@ -313,8 +315,9 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
     int total = n_files + (o->mmproj ? 1 : 0);
     char (*srcs)[PATH_MAX] = pl->srcs = calloc((size_t)total, PATH_MAX);
     char (*dsts)[PATH_MAX] = pl->dsts = calloc((size_t)total, PATH_MAX);
+    pl->present = calloc((size_t)total, 1);
     pl->total = total;
-    if (!srcs || !dsts) {
+    if (!srcs || !dsts || !pl->present) {
         rc = sn_err_set(err, SN_ENOMEM, "out of memory");
         goto done;
     }
@@ -360,24 +363,30 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
     }
     out->n_files = total;
     for (int i = 0; rc == SN_OK && i < total; i++) {
-        if (sn_lms_exists(dsts[i]) && !o->force)
-            rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
-        /* Placing a file onto its own path would destroy it (symlink to itself, copy onto itself). */
+        /* the file passed as its own target stays itself even under --force (a copy onto itself
+         * would destroy it) */
         char rs[PATH_MAX], rd[PATH_MAX], dd[PATH_MAX];
         snprintf(dd, sizeof dd, "%s", dsts[i]);
         char *sl = strrchr(dd, '/');
-        if (rc == SN_OK && sl && realpath(srcs[i], rs)) {
+        int itself = 0;
+        if (sl && realpath(srcs[i], rs)) {
             *sl = 0;
             if (realpath(dd, rd)) {
                 size_t l = strlen(rd);
                 snprintf(rd + l, sizeof rd - l, "/%s", sl + 1);
-                if (strcmp(rs, rd) == 0)
-                    rc = sn_err_set(err, SN_EINVAL, "%s is the target itself; nothing to place", srcs[i]);
+                itself = strcmp(rs, rd) == 0;
             }
         }
+        if (itself || (!o->force && sn_same_content(srcs[i], dsts[i]))) {
+            pl->present[i] = 1;
+            out->n_present++;
+        } else if (sn_lms_exists(dsts[i]) && !o->force)
+            rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (different bytes; use --force to replace "
+                            "it)", dsts[i]);
     }
     for (int i = 0; rc == SN_OK && i < total; i++)
-        if (sn_install_plan_add(plan, "would %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]))
+        if (pl->present[i] ? sn_install_plan_add(plan, "%s is already in place (same file)", dsts[i])
+                           : sn_install_plan_add(plan, "would %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]))
             rc = sn_err_set(err, SN_ENOMEM, "out of memory");
 done:
     sn_modelinfo_free(&mi);
@@ -392,7 +401,11 @@ sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *p
     const char *dir = pl->dir;
     int rc = SN_OK;
     for (int i = 0; i < total; i++)
-        sn_lms_notef(o->note, o->note_ud, "will %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]);
+        if (pl->present[i])
+            sn_lms_notef(o->note, o->note_ud, "%s is already in place (same %s): nothing to do", dsts[i],
+                         o->mode == SN_LMS_MOVE ? "bytes; the source stays" : "file");
+        else
+            sn_lms_notef(o->note, o->note_ud, "will %s %s -> %s", mode_name(o->mode), srcs[i], dsts[i]);
     {
         made_dirs made = {.n = 0};
         if (!is_dir(o->models_dir)) {
@@ -413,22 +426,88 @@ sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *p
         for (int i = 0; locks && i < total; i++) locks[i].fd = -1;
         for (int i = 0; rc == SN_OK && i < total; i++) {
             rc = sn_out_lock_take(dsts[i], &locks[i], err);
-            if (rc == SN_OK && !o->force && sn_lms_exists(dsts[i]))
+            if (rc == SN_OK && !o->force && sn_lms_exists(dsts[i]) && !sn_same_content(srcs[i], dsts[i]))
                 rc = sn_err_set(err, SN_EIO, "Target file already exists: %s (use --force to replace it)", dsts[i]);
         }
         int placed = 0; /* files this run put in place, in order */
+        unsigned char *mine = calloc((size_t)total, 1); /* which of them this run placed */
+        if (rc == SN_OK && !mine) rc = sn_err_set(err, SN_ENOMEM, "out of memory");
         for (int i = 0; rc == SN_OK && i < total; i++) {
+            if (pl->present[i] || (!o->force && sn_same_content(srcs[i], dsts[i]))) continue; /* nothing to do */
             rc = place_one(o, srcs[i], dsts[i], out, err);
-            if (rc == SN_OK) placed++;
+            if (rc == SN_OK) placed++, mine[i] = 1;
             if (rc == SN_OK && cancelled(o)) rc = sn_err_set(err, SN_EIO, "%s: interrupted", dsts[i]);
         }
         if (rc != SN_OK) { /* nothing partial: placed files and the folders made for them go again */
-            for (int i = 0; i < placed; i++)
-                if (o->mode != SN_LMS_MOVE && !o->force) unlink(dsts[i]); /* --force may have replaced a file */
+            for (int i = 0; mine && placed && i < total; i++)
+                if (mine[i] && o->mode != SN_LMS_MOVE && !o->force) unlink(dsts[i]); /* --force may have replaced a file */
         }
+        free(mine);
         for (int i = 0; locks && i < total; i++) sn_out_lock_drop(&locks[i]);
         free(locks);
         if (rc != SN_OK) unmake_dirs(&made);
     }
     return rc;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * doctor --lmstudio: a model file already in (or meant for) LM Studio */
+
+int sn_lms_doctor(const char *path, const char *models_dir, sn_lms_note_fn note, void *ud) {
+    int n = 0;
+    sn_modelinfo mi;
+    sn_err err = {0};
+    if (sn_modelinfo_read(path, &mi, &err) != SN_OK) {
+        sn_lms_notef(note, ud, "problem: %s", err.msg);
+        sn_lms_notef(note, ud, "  fix: re-create the file (sunny-convert, or download it again); LM Studio cannot "
+                     "load it either");
+        return 1;
+    }
+    if (!sn_modelinfo_arch_known(mi.arch)) {
+        sn_lms_notef(note, ud, "problem: architecture '%s' is unknown to llama.cpp (\"unknown model architecture\")",
+                     mi.arch);
+        sn_lms_notef(note, ud, "  fix: an LM Studio runtime (llama.cpp engine) new enough to know it");
+        n++;
+    }
+    if (!strcmp(mi.general_type, "mmproj") || !strcmp(mi.general_type, "adapter")) {
+        sn_lms_notef(note, ud, "problem: a %s GGUF, not a model: LM Studio lists it but cannot chat with it",
+                     mi.general_type);
+        sn_lms_notef(note, ud, "  fix: place it beside its model (sunny-integrate lmstudio MODEL --mmproj FILE)");
+        n++;
+    }
+    if (!mi.chat_template) {
+        sn_lms_notef(note, ud, "problem: no tokenizer.chat_template: LM Studio falls back to a generic "
+                     "Instruct:/Human:/AI: format, chat will be poor (raw completions are unaffected)");
+        sn_lms_notef(note, ud, "  fix: convert again from a folder with the instruct model's tokenizer_config.json or "
+                     "chat_template.jinja, or set a prompt template in My Models");
+        n++;
+    } else {
+        int k = check_jinja(mi.chat_template, note, ud);
+        if (k) sn_lms_notef(note, ud, "  fix: override the chat template in My Models with one LM Studio renders");
+        n += k;
+    }
+    if (models_dir) { /* My Models lists <models>/<publisher>/<repo>/<file>.gguf */
+        char rm[PATH_MAX], rp[PATH_MAX], dir[PATH_MAX];
+        const char *sl = strrchr(path, '/'); /* the folder resolved, not the file: a symlinked placement counts */
+        snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - path) : 1, sl ? path : ".");
+        if (realpath(models_dir, rm) && realpath(dir, rp) && strlen(rp) + strlen(sl ? sl : path) + 2 < sizeof rp) {
+            strcat(rp, "/");
+            strcat(rp, sl ? sl + 1 : path);
+            size_t l = strlen(rm);
+            const char *rel = strncmp(rp, rm, l) == 0 && rp[l] == '/' ? rp + l + 1 : NULL;
+            int depth = 0;
+            for (const char *c = rel; c && *c; c++) depth += *c == '/';
+            if (!rel || depth != 2) {
+                sn_lms_notef(note, ud, "problem: %s is not at <models>/<publisher>/<repo>/<file>.gguf under %s, so My "
+                             "Models does not list it", path, rm);
+                sn_lms_notef(note, ud, "  fix: sunny-integrate lmstudio %s (places it there)", path);
+                n++;
+            }
+        }
+    }
+    if (n == 0)
+        sn_lms_notef(note, ud, "clean: %s (%s, %s): a GGUF llama.cpp knows, with a chat template LM Studio can "
+                     "render%s", path, mi.arch, mi.quant, models_dir ? ", listed under the models dir" : "");
+    sn_modelinfo_free(&mi);
+    return n;
 }

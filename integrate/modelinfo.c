@@ -3,6 +3,7 @@
 #include "modelinfo.h"
 #include "gguf.h"
 #include "model.h"
+#include "convert.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,20 +34,6 @@ int sn_modelinfo_arch_known(const char *arch) {
     for (size_t i = 0; i < sizeof k_archs / sizeof k_archs[0]; i++)
         if (strcmp(k_archs[i], arch) == 0) return 1;
     return 0;
-}
-
-const char *sn_modelinfo_ftype_name(int ft) {
-    static const struct { int id; const char *name; } t[] = {
-        {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"}, {9, "Q5_1"},
-        {10, "Q2_K"}, {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"},
-        {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"}, {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"},
-        {22, "IQ3_XS"}, {23, "IQ3_XXS"}, {24, "IQ1_S"}, {25, "IQ4_NL"}, {26, "IQ3_S"}, {27, "IQ3_M"},
-        {28, "IQ2_S"}, {29, "IQ2_M"}, {30, "IQ4_XS"}, {31, "IQ1_M"}, {32, "BF16"}, {36, "TQ1_0"},
-        {37, "TQ2_0"}, {38, "MXFP4_MOE"},
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (t[i].id == ft) return t[i].name;
-    return NULL;
 }
 
 static void copy_str(const sn_gguf *g, const char *key, char *buf, size_t cap) {
@@ -93,10 +80,26 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
         char *dot = strstr(mi->name, ".gguf");
         if (dot) *dot = 0;
     }
+    { /* naming_convention: basename or name ('/' and ' ' as '-'), -size_label, -finetune, -version */
+        static const char *const keys[] = {"general.basename", "general.size_label", "general.finetune",
+                                           "general.version"};
+        size_t k = 0;
+        for (int i = 0; i < 4; i++) {
+            char v[128];
+            v[0] = 0;
+            copy_str(g, keys[i], v, sizeof v);
+            if (i == 0 && !v[0]) snprintf(v, sizeof v, "%s", mi->name);
+            if (!v[0]) continue;
+            if (i && k + 1 < sizeof mi->stem) mi->stem[k++] = '-';
+            for (const char *c = v; *c && k + 1 < sizeof mi->stem; c++)
+                mi->stem[k++] = (*c == ' ' || (i == 0 && *c == '/')) ? '-' : *c;
+            mi->stem[k] = 0;
+        }
+    }
     copy_str(g, "general.type", mi->general_type, sizeof mi->general_type);
     mi->file_type = (int)int_kv(g, "general.file_type", -1);
-    const char *qn = sn_modelinfo_ftype_name(mi->file_type);
-    snprintf(mi->quant, sizeof mi->quant, "%s", qn ? qn : "unknown");
+    if (mi->file_type < 0 || !sn_ftype_label((uint32_t)mi->file_type, mi->quant, sizeof mi->quant))
+        snprintf(mi->quant, sizeof mi->quant, "unknown");
     mi->chat_template = sn_gguf_str_dup(g, "tokenizer.chat_template");
     mi->license = sn_gguf_str_dup(g, "general.license");
     char key[128];
@@ -107,8 +110,9 @@ sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err) {
     mi->split_count = (int)int_kv(g, "split.count", 0);
     mi->file_size = sn_gguf_file_size(g);
     sn_gguf_close(g);
-    /* what sunny-run would refuse is not installed: the runtime's checks (a split part: its structure) */
-    if ((st = sn_model_validate(path, mi->split_count > 1 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
+    /* what sunny-run would refuse is not installed: the runtime's checks (a split model's first part
+     * opens all of its parts; a later part: its structure) */
+    if ((st = sn_model_validate(path, mi->split_no > 0 ? SN_VALIDATE_STRUCTURE : 0, err)) != SN_OK) {
         sn_modelinfo_free(mi);
         return sn_err_prefix(err, "%s: refused (sunny-run would not load it)", path);
     }

@@ -10,6 +10,8 @@
 typedef struct sn_modelinfo {
     char arch[64];           /* general.architecture */
     char name[128];          /* general.name, else the file's stem */
+    char stem[256];          /* gguf.naming_convention's start from general.basename (else name),
+                              * size_label, finetune, version: "Qwen3-0.6B-Instruct" */
     char quant[16];          /* from general.file_type ("Q8_0", "F16", ...) or "unknown" */
     int file_type;           /* -1 if absent */
     char *chat_template;     /* tokenizer.chat_template or NULL (malloc'd) */
@@ -23,8 +25,6 @@ typedef struct sn_modelinfo {
 sn_status sn_modelinfo_read(const char *path, sn_modelinfo *mi, sn_err *err);
 void sn_modelinfo_free(sn_modelinfo *mi);
 
-/* llama_ftype name for a general.file_type value, NULL if unknown. */
-const char *sn_modelinfo_ftype_name(int ftype);
 /* 1 if llama.cpp (the version the oracle runs) has this architecture. */
 int sn_modelinfo_arch_known(const char *arch);
 

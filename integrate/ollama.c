@@ -349,6 +349,19 @@ sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err)
     return st;
 }
 
+sn_status sn_ollama_tags(sn_http *h, cJSON **out, sn_err *err) {
+    *out = NULL;
+    sn_http_req rq = {.method = "GET", .path = "/api/tags", .timeout_s = 60};
+    sn_http_resp r;
+    sn_status st = request(h, &rq, &r, "GET /api/tags", err);
+    if (st == SN_OK) {
+        *out = cJSON_Parse(r.body);
+        if (!*out) st = sn_err_set(err, SN_EIO, "GET /api/tags: the answer is not JSON");
+    }
+    sn_http_resp_free(&r);
+    return st;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Generate */
 

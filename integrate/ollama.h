@@ -86,6 +86,9 @@ sn_status sn_ollama_base_model_template(char **tmpl, char *src, size_t src_cap, 
 
 /* Validates NAME[:TAG] against Ollama's name grammar ([host/][namespace/]model[:tag]). */
 sn_status sn_ollama_check_name(const char *name, sn_err *err);
+/* The name to create when the user gave none: the model's naming stem in lower case (characters
+ * Ollama refuses as '-') and its type as the tag, "qwen3-0.6b-instruct:q8_0". */
+void sn_ollama_default_name(const char *stem, const char *quant, char *out, size_t cap);
 
 /* The JSON body of POST /api/create (>= 0.5.5). digest is "sha256:<hex>". Caller frees. */
 char *sn_ollama_create_body(const sn_ollama_model_spec *m, const char *digest);
@@ -131,6 +134,8 @@ typedef struct sn_ollama_create_ctx {
     int failed, success, lines;
 } sn_ollama_create_ctx;
 int sn_ollama_create_line(void *ud, const char *line, size_t len);
+/* GET /api/tags: {"models":[{"name",...}]}; *out is the parsed answer (caller frees). */
+sn_status sn_ollama_tags(sn_http *h, cJSON **out, sn_err *err);
 /* POST /api/show; *out is the parsed answer (cJSON_Delete it). */
 sn_status sn_ollama_show(sn_http *h, const char *name, cJSON **out, sn_err *err);
 /* Which template the server says it will use (/api/show "template", Ollama >= 0.30

@@ -267,10 +267,6 @@ static sn_status check_model(sn_ollama_job *j, sn_err *err) {
                                  "pass the first part (-00001-of-%05d.gguf)", a->gguf, sp_part, sp_count, sp_count);
     if (sn_modelinfo_read(a->gguf, &j->mi, err)) return err->code;
     j->have_mi = 1;
-    if (a->smoke && j->mi.split_count > 1)
-        return sn_err_set_detail(err, SN_EINVAL, SN_OLLAMA_BAD_OPTIONS, "--smoke: %s is a split GGUF and sunny's "
-                                 "runtime reads single files; install without --smoke, or merge it "
-                                 "(llama-gguf-split --merge) to prove it", a->gguf);
     return SN_OK;
 }
 

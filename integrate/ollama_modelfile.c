@@ -166,6 +166,25 @@ sn_status sn_ollama_check_name(const char *name, sn_err *err) {
     return SN_OK;
 }
 
+void sn_ollama_default_name(const char *stem, const char *quant, char *out, size_t cap) {
+    char model[81], tag[81];
+    size_t k = 0;
+    for (const char *c = stem; *c && k < 80; c++) {
+        char ch = (char)tolower((unsigned char)*c);
+        if (!isalnum((unsigned char)ch) && ch != '_' && ch != '-' && ch != '.') ch = '-';
+        if (k == 0 && !isalnum((unsigned char)ch) && ch != '_') continue; /* a part starts with [a-z0-9_] */
+        model[k++] = ch;
+    }
+    model[k] = 0;
+    k = 0;
+    for (const char *c = quant; *c && k < 80; c++) tag[k++] = (char)tolower((unsigned char)*c);
+    tag[k] = 0;
+    snprintf(out, cap, "%s:%s", model[0] ? model : "sunny-model",
+             tag[0] && strcmp(tag, "unknown") != 0 ? tag : "latest");
+    sn_err e = {0};
+    if (sn_ollama_check_name(out, &e) != SN_OK) snprintf(out, cap, "sunny-model:latest");
+}
+
 static const char *base_name(const char *p) {
     const char *b = strrchr(p, '/');
     return b ? b + 1 : p;

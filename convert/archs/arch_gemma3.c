@@ -235,13 +235,6 @@ unmapped:
     return sn_err_set(err, SN_EUNSUPPORTED, "cannot map tensor '%s' (architecture %s)", hf_in, a->gguf_arch);
 }
 
-static sn_status extra_tensors(const sn_arch *a, const sn_hf_config *c, sn_arch_extra *out, size_t n_max,
-                               size_t *n_out, sn_err *err) {
-    (void)a, (void)c, (void)out, (void)n_max, (void)err;
-    *n_out = 0;
-    return SN_OK;
-}
-
 /* Gemma3TextConfig's defaults (Gemma3ForConditionalGeneration's text_config is one). */
 static const sn_hf_defaults k_gemma3_text = {
     .vocab = 262208, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8, .kv_heads = 4,
@@ -258,5 +251,5 @@ static const char *const k_layer_required[] = {
 const sn_arch sn_arch_gemma3 = {
     .gguf_arch = "gemma3", .classes = k_classes, .vocab = SN_ARCH_VOCAB_SPM_NO_PREFIX,
     .vocab_files = k_vocab_files, .check_config = check_config, .write_kv = write_kv,
-    .map_tensor = map_tensor, .extra_tensors = extra_tensors, .required = k_required,
+    .map_tensor = map_tensor, .required = k_required,
     .required_per_layer = k_layer_required};

@@ -10,6 +10,7 @@
 typedef struct sn_env {
     const char *tmpdir;        /* TMPDIR: where convert/ inflates deflated PyTorch storages (else /tmp) */
     const char *home;          /* HOME: LM Studio's home, Ollama's default models dir */
+    const char *xdg_cache_home; /* XDG_CACHE_HOME: sunny's conversion cache (else HOME/.cache) */
     const char *path;          /* PATH: where integrate/ looks for LM Studio's `lms` */
     const char *ollama_host;   /* OLLAMA_HOST: the Ollama server when --host is not given */
     const char *ollama_models; /* OLLAMA_MODELS: reported by doctor (only the server's matters) */

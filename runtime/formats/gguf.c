@@ -118,6 +118,9 @@ struct sn_gguf {
     sn_gguf_tensor *t;
     uint64_t *t_off_pos;    /* file offset of each tensor info's offset field (for errors) */
     name_index kv_ix, t_ix;
+    sn_gguf **parts;        /* a split model opened by its first part: the other parts, whose
+                             * tensors are appended to t */
+    int64_t n_parts;
 };
 
 typedef struct {
@@ -349,6 +352,8 @@ static void gguf_free(sn_gguf *g) {
     free(g->t_off_pos);
     free(g->kv_ix.slot);
     free(g->t_ix.slot);
+    for (int64_t i = 0; i < g->n_parts; i++) gguf_free(g->parts[i]);
+    free(g->parts);
     sn_unmap_file(&g->map);
     free(g);
 }
@@ -481,12 +486,101 @@ sn_status sn_gguf_open_mem(const void *buf, uint64_t size, int flags, sn_gguf **
     return open_bytes(buf, size, NULL, "<memory>", flags, out, err);
 }
 
-sn_status sn_gguf_open(const char *path, int flags, sn_gguf **out, sn_err *err) {
+static sn_status open_one(const char *path, int flags, sn_gguf **out, sn_err *err) {
     *out = NULL;
     sn_mapped_file m;
     sn_status st = sn_map_file(path, &m, err);
     if (st) return st;
     return open_bytes(m.data, m.size, &m, path, flags, out, err);
+}
+
+/* An unsigned split.* value of any integer type, -1 when absent or not an integer. */
+static int64_t split_key(const sn_gguf *g, const char *key) {
+    int64_t i = sn_gguf_find_key(g, key);
+    if (i < 0) return -1;
+    switch (g->kv[i].type) {
+    case SN_GGUF_U16: return sn_gguf_get_u16(g, i);
+    case SN_GGUF_I32: return sn_gguf_get_i32(g, i);
+    case SN_GGUF_U32: return sn_gguf_get_u32(g, i);
+    default: return -1;
+    }
+}
+
+/* A split model opened by its first part (split.no 0, split.count N > 1): the other parts, named as
+ * llama_split_path names them (PREFIX-%05d-of-%05d.gguf beside the first), are opened and their
+ * tensors appended, so the handle holds the whole model - what llama-model-loader.cpp does. Each
+ * part must say its own split.no and the same split.count; tensor names stay unique across parts. */
+static sn_status merge_split(sn_gguf *g, const char *path, int flags, sn_err *err) {
+    int64_t count = split_key(g, "split.count"), no = split_key(g, "split.no");
+    if (count <= 1) return SN_OK;
+    if (no != 0) /* llama-model-loader.cpp: the model is opened by its first part */
+        return sn_err_set(err, SN_EINVAL, "%s is part %" PRId64 " of a %" PRId64 "-part split model: pass the first "
+                          "part (-00001-of-%05d.gguf)", path, no + 1, count, (int)count);
+    if (count > 99999) return sn_err_set(err, SN_EFORMAT, "%s: split.count %" PRId64 " is out of range", path, count);
+    char sfx[40];
+    snprintf(sfx, sizeof sfx, "-%05d-of-%05d.gguf", 1, (int)count);
+    size_t pl = strlen(path), sl = strlen(sfx);
+    if (pl < sl || strcmp(path + pl - sl, sfx) != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: split.count is %" PRId64 " but the name does not end in %s, so the "
+                          "other parts cannot be found (llama.cpp derives their names from the first's)", path, count, sfx);
+    g->parts = calloc((size_t)count - 1, sizeof *g->parts);
+    if (!g->parts) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    for (int64_t k = 1; k < count; k++) {
+        char *name = malloc(pl + 1);
+        if (!name) return sn_err_set(err, SN_ENOMEM, "out of memory");
+        snprintf(name, pl + 1, "%.*s-%05d-of-%05d.gguf", (int)(pl - sl), path, (int)k + 1, (int)count);
+        sn_gguf *p = NULL;
+        sn_status st = open_one(name, flags, &p, err);
+        if (st) {
+            sn_err_prefix(err, "%s: split part %" PRId64 " of %" PRId64, path, k + 1, count);
+            free(name);
+            return st;
+        }
+        g->parts[g->n_parts++] = p;
+        if (split_key(p, "split.no") != k || split_key(p, "split.count") != count) {
+            st = sn_err_set(err, SN_EFORMAT, "%s: split.no %" PRId64 ", split.count %" PRId64 "; expected part %" PRId64
+                            " of %" PRId64 " (index %" PRId64 ")", name, split_key(p, "split.no"),
+                            split_key(p, "split.count"), k + 1, count, k);
+            free(name);
+            return st;
+        }
+        int64_t n = g->n_tensors + p->n_tensors;
+        sn_gguf_tensor *t = realloc(g->t, (size_t)(n ? n : 1) * sizeof *t);
+        if (t) g->t = t;
+        uint64_t *op = t ? realloc(g->t_off_pos, (size_t)(n ? n : 1) * sizeof *op) : NULL;
+        if (op) g->t_off_pos = op;
+        if (!t || !op) { free(name); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+        for (int64_t j = 0; j < p->n_tensors; j++) {
+            int64_t i = g->n_tensors;
+            g->t[i] = p->t[j];
+            g->t[i].name = strdup(p->t[j].name);
+            g->t_off_pos[i] = 0;
+            if (!g->t[i].name) { free(name); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+            g->n_tensors++;
+            int64_t dup = sn_gguf_index_put(&g->t_ix, g->t[i].name, i, (const char *const *)&g->t[0].name, sizeof *g->t);
+            if (dup == -2) { free(name); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
+            if (dup >= 0) {
+                st = sn_err_set(err, SN_EFORMAT, "%s: tensor %s is also in an earlier part", name, g->t[i].name);
+                free(name);
+                return st;
+            }
+        }
+        free(name);
+    }
+    int64_t want = split_key(g, "split.tensors.count");
+    if (want >= 0 && want != g->n_tensors)
+        return sn_err_set(err, SN_EFORMAT, "%s: split.tensors.count is %" PRId64 " but the %" PRId64 " parts hold %" PRId64
+                          " tensors", path, want, count, g->n_tensors);
+    return SN_OK;
+}
+
+sn_status sn_gguf_open(const char *path, int flags, sn_gguf **out, sn_err *err) {
+    sn_status st = open_one(path, flags, out, err);
+    if (st == SN_OK && (st = merge_split(*out, path, flags, err)) != SN_OK) {
+        gguf_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 uint32_t sn_gguf_version(const sn_gguf *g) { return g->version; }

@@ -48,6 +48,9 @@ typedef struct sn_gguf_tensor {
 enum { SN_GGUF_NO_DATA = 1 }; /* open flag: header only, do not require the data section */
 
 /* ---- reader ---- */
+/* A split model's first part (split.no 0, split.count N > 1, named PREFIX-00001-of-0000N.gguf)
+ * opens the whole model: the other parts beside it are opened and their tensors appended (data
+ * pointers into their own mappings); the KVs are the first part's. A later part is refused. */
 sn_status sn_gguf_open(const char *path, int flags, sn_gguf **out, sn_err *err);
 /* Parse from memory (fuzzing, tests); buf must outlive the handle. */
 sn_status sn_gguf_open_mem(const void *buf, uint64_t size, int flags, sn_gguf **out, sn_err *err);

@@ -20,6 +20,7 @@ extern const sn_family sn_family_llama;
 extern const sn_family sn_family_rwkv7;
 extern const sn_family sn_family_mamba2;
 extern const sn_family sn_family_qwen35;
+extern const sn_family sn_family_gemma3;
 
 /* One row per general.architecture value we run: the family that runs it and that family's
  * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
@@ -33,6 +34,7 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"qwen35", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM},
     {"phi3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_Q_PRESCALE},
     {"smollm3", &sn_family_llama, SN_OPT_FULL_ROT | SN_OPT_NOPE_4},
+    {"gemma3", &sn_family_gemma3, 0},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
 
@@ -449,7 +451,6 @@ sn_status sn_model_load(const char *path, const sn_model_params *params, sn_mode
     if (!m->path) { free(m); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
     sn_status st = is_blob_path(path) ? open_blob(m, p.verify ? SN_BLOB_VERIFY : 0, err) : sn_gguf_open(path, 0, &m->g, err);
     if (st) { sn_model_free(m); return st; }
-
     char *arch = sn_gguf_str_dup(m->g, "general.architecture");
     if (!arch) {
         sn_model_free(m);

@@ -35,7 +35,7 @@
 void sn_llama_free(sn_model *m) {
     llama_state *s = m->impl;
     free(s->layers);
-    free(s->kcache); free(s->vcache);
+    if (!s->kv_mem) { free(s->kcache); free(s->vcache); }
     free(s->logits_tmp); free(s->kt32); free(s->v32);
     sn_moe_free(&s->moe);
     sn_ops_free(&s->ops);
@@ -130,8 +130,7 @@ static sn_status read_experts(const sn_model *m, llama_hparams *hp, sn_err *err)
     return SN_OK;
 }
 
-/* The llama-family keys, as llama.cpp's loader reads and checks them. */
-sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err) {
+sn_status sn_llama_attn_sizes(const sn_model *m, llama_hparams *hp, sn_err *err) {
     sn_status st;
     const int64_t BIG = (int64_t)1 << 24;
     hp->n_vocab = m->hp.n_vocab;
@@ -154,6 +153,12 @@ sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *er
     if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2 != 0)
         return sn_err_set(err, SN_EFORMAT, "%s: rope.dimension_count %lld must be even and <= head size %lld",
                           m->path, (long long)hp->n_rot, (long long)hp->head_dim_k);
+    return SN_OK;
+}
+
+sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err) {
+    sn_status st;
+    if ((st = sn_llama_attn_sizes(m, hp, err))) return st;
     if ((m->opts & SN_OPT_FULL_ROT) && hp->n_rot != hp->head_dim_k)
         return sn_err_set(err, SN_EFORMAT, "%s: invalid n_rot %lld, expected %lld", m->path,
                           (long long)hp->n_rot, (long long)hp->head_dim_k);
@@ -228,7 +233,7 @@ sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *er
 
 /* Makes the tiled attention's f32 K / V copies hold ld positions (at least twice what they held,
  * up to the context), faulted in here rather than by the pool's first pass over them. */
-static sn_status reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err) {
+sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err) {
     const llama_hparams *hp = &s->hp;
     const uint64_t per = (uint64_t)(hp->n_head_kv * hp->head_dim_k);
     if (per * (uint64_t)ld <= s->kv32_cap) return SN_OK;
@@ -297,19 +302,11 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!s->rope_freqs) s->rope_freqs = m->n_ctx > hp->n_ctx_orig_yarn ? s->rope_long : s->rope_short;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
-
-    return sn_llama_attn_init(m, s, hp->n_layer, NULL, err);
+    sn_llama_rope_init(m, s);
+    return sn_llama_alloc_cache(m, s, err);
 }
 
-size_t sn_llama_kv_elt(const sn_model *m) { return m->params.kv_type == SN_KV_F32 ? 4 : 2; }
-
-uint64_t sn_llama_kv_bytes(const sn_model *m, int64_t n_cache_layers) {
-    const llama_hparams *hp = LHP(m);
-    return 2ull * (uint64_t)n_cache_layers * (uint64_t)m->n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim_k) *
-           sn_llama_kv_elt(m);
-}
-
-sn_status sn_llama_attn_init(sn_model *m, llama_state *s, int64_t n_cache_layers, void *kv_mem, sn_err *err) {
+void sn_llama_rope_init(const sn_model *m, llama_state *s) {
     const llama_hparams *hp = &s->hp;
     /* RoPE constants as ggml_rope_ext computes them. */
     s->neox = (m->opts & SN_OPT_ROPE_NEOX) != 0; /* qwen2/qwen3: NEOX; llama: normal */
@@ -324,15 +321,20 @@ sn_status sn_llama_attn_init(sn_model *m, llama_state *s, int64_t n_cache_layers
     s->kq_scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim_k);
     s->q_prescale = (m->opts & SN_OPT_Q_PRESCALE) != 0;
     if (s->q_prescale) s->kq_scale = 1.0f;
+}
 
-    /* KV cache */
-    if (kv_mem) { /* the family's own memory: [K of every layer][V of every layer] */
-        s->kcache = kv_mem;
-        s->vcache = (char *)kv_mem + sn_llama_kv_bytes(m, n_cache_layers) / 2;
+sn_status sn_llama_kv_layout(const sn_model *m, llama_state *s, uint64_t *bytes, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
+    s->kv_elt = m->params.kv_type == SN_KV_F32 ? 4 : 2;
+    /* rows: n_ctx per layer, or the family's per-layer ring sizes (kv_cap) */
+    uint64_t rows = 0;
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        if (s->kv_cap) s->kv_off[il] = rows;
+        rows += s->kv_cap ? (uint64_t)s->kv_cap[il] : (uint64_t)m->n_ctx;
     }
-    s->kv_elt = sn_llama_kv_elt(m);
-    const uint64_t kv_elems = (uint64_t)n_cache_layers * (uint64_t)m->n_ctx * (uint64_t)s->n_kv;
-    if (kv_elems / (uint64_t)n_cache_layers / (uint64_t)m->n_ctx != (uint64_t)s->n_kv || kv_elems > ((uint64_t)1 << 40))
+    s->kv_rows = rows;
+    const uint64_t kv_elems = rows * (uint64_t)s->n_kv;
+    if ((rows && kv_elems / rows != (uint64_t)s->n_kv) || kv_elems > ((uint64_t)1 << 40))
         return sn_err_set(err, SN_ENOMEM, "KV cache too large");
     /* Linux overcommits: a cache larger than RAM would "allocate" and fail later, so refuse it now */
     const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
@@ -342,18 +344,29 @@ sn_status sn_llama_attn_init(sn_model *m, llama_state *s, int64_t n_cache_layers
                           "machine's %llu MB of RAM; use a smaller -c", (long long)m->n_ctx,
                           (unsigned long long)(kv_bytes >> 20),
                           (unsigned long long)((uint64_t)pages * (uint64_t)psize >> 20));
-    if (!kv_mem) {
-        s->kcache = malloc(kv_elems * s->kv_elt);
-        s->vcache = malloc(kv_elems * s->kv_elt);
-    }
-    if (!s->kcache || !s->vcache)
-        return sn_err_set(err, SN_ENOMEM, "out of memory allocating the KV cache (%llu MB); try a smaller -c",
-                          (unsigned long long)(2 * kv_elems * s->kv_elt >> 20));
-    /* faulted in now, as llama.cpp clears its cache buffer when the context is made: the evals then
-     * pay no page faults for positions they reach (a fault costs microseconds under a hypervisor) */
-    if (!kv_mem) {
-        sn_populate(s->kcache, kv_elems * s->kv_elt);
-        sn_populate(s->vcache, kv_elems * s->kv_elt);
+    *bytes = kv_bytes;
+    return SN_OK;
+}
+
+sn_status sn_llama_alloc_cache(sn_model *m, llama_state *s, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
+    uint64_t kv_bytes;
+    sn_status st = sn_llama_kv_layout(m, s, &kv_bytes, err);
+    if (st) return st;
+    if (s->kv_mem) { /* the family's memory: [K rows][V rows] */
+        s->kcache = s->kv_mem;
+        s->vcache = (char *)s->kv_mem + kv_bytes / 2;
+    } else {
+        s->kcache = malloc(kv_bytes / 2);
+        s->vcache = malloc(kv_bytes / 2);
+        if (!s->kcache || !s->vcache)
+            return sn_err_set(err, SN_ENOMEM, "out of memory allocating the KV cache (%llu MB); try a smaller -c",
+                              (unsigned long long)(kv_bytes >> 20));
+        /* faulted in now, as llama.cpp clears its cache buffer when the context is made: the evals
+         * then pay no page faults for positions they reach (a fault costs microseconds under a
+         * hypervisor) */
+        sn_populate(s->kcache, kv_bytes / 2);
+        sn_populate(s->vcache, kv_bytes / 2);
     }
 
     const int nth = sn_pool_size(m->pool);
@@ -374,7 +387,7 @@ sn_status sn_llama_attn_init(sn_model *m, llama_state *s, int64_t n_cache_layers
     s->logits_tmp = NULL;
     /* the tiled attention's copies for a whole micro-batch at the start of the context */
     const int64_t ub = m->n_ctx < SN_UBATCH ? m->n_ctx : SN_UBATCH;
-    return ub >= FA_TILE ? reserve_kv32(m, s, (ub + FA_TILE - 1) / FA_TILE * FA_TILE, err) : SN_OK;
+    return ub >= FA_TILE ? sn_llama_reserve_kv32(m, s, (ub + FA_TILE - 1) / FA_TILE * FA_TILE, err) : SN_OK;
 }
 
 /* ---- elementwise pieces, as ggml computes them ---- */
@@ -416,7 +429,7 @@ static void rope_pair(float *a, float *b, float c, float sn) {
     *b = fmaf(x0, sn, x1 * c);
 }
 
-static void rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache) {
+void sn_llama_rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache) {
     const int64_t half = n_rot / 2;
     for (int64_t i0 = 0; i0 < n_rot; i0 += 2) {
         if (s->neox) rope_pair(&x[i0 / 2], &x[i0 / 2 + half], cache[i0], cache[i0 + 1]);
@@ -459,8 +472,8 @@ void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) {
                 sn_ops_rmsnorm(k + h * hp->head_dim_k, k + h * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->rms_eps);
         }
         const float *rc = s->rope + t * hp->n_rot;
-        for (int64_t h = 0; rope && h < hp->n_head; h++) rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
-        for (int64_t h = 0; rope && h < hp->n_head_kv; h++) rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
+        for (int64_t h = 0; rope && h < hp->n_head; h++) sn_llama_rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
+        for (int64_t h = 0; rope && h < hp->n_head_kv; h++) sn_llama_rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
         if (s->q_prescale) for (int64_t i = 0; i < s->n_q; i++) q[i] *= q_scale; /* ggml_scale after rope */
         /* store into the cache (f16 rounding as ggml_cpy does) */
         void *kd = (void *)kv_row(s, s->kcache, m->n_ctx, p->il, p->pos0 + t);
@@ -475,7 +488,6 @@ void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) {
     }
 }
 
-/* the rope sines and cosines of each token's position */
 void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
     const sn_llama_tok *p = arg;
     for (int64_t t = t0; t < t1; t++) rope_cache(p->m, p->s, p->pos0 + t, p->s->rope + t * p->s->hp.n_rot);
@@ -491,20 +503,62 @@ static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; t++) p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
 }
 
-/* A residual add over rows of n: y += bias (when there is one), then x += y. */
-typedef struct {
-    float *x, *y;
-    const float *bias;
-    int64_t n;
-} resid_pass;
-
-static void pass_resid(const void *arg, int64_t t0, int64_t t1) {
+void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1) {
     const resid_pass *p = arg;
     for (int64_t t = t0; t < t1; t++) {
         float *x = p->x + t * p->n, *y = p->y + t * p->n;
         if (p->bias) for (int64_t i = 0; i < p->n; i++) y[i] += p->bias[i];
         for (int64_t i = 0; i < p->n; i++) x[i] = y[i] + x[i];
     }
+}
+
+sn_status sn_llama_attn_block(sn_model *m, llama_state *s, const layer_weights *L, int il, int64_t T,
+                              sn_rows_fn pass_qkv, const void *arg, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
+    sn_status st;
+    sn_resid_norm an = {.x = s->x, .h = s->xb, .w = L->attn_norm, .n = hp->n_embd, .eps = hp->rms_eps};
+    sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
+    const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
+    float *yqkv[3] = {s->q, s->k, s->v};
+    if (s->fused_qkv) st = sn_ops_project1(&s->ops, s->xb, T, &L->wqkv, s->qkv, err);
+    else st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err);
+    if (st) return st;
+    sn_ops_rows(m->pool, T, pass_qkv, arg);
+    if ((st = sn_llama_attention(m, s, il, T, err))) return st;
+    const sn_matrix *wo[1] = {&L->wo};
+    float *yo[1] = {s->xb};
+    return sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err);
+}
+
+sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, sn_err *err) {
+    const int64_t pos0 = m->n_past;
+    attn_job aj = {m, s, il, T, pos0};
+    if (T >= FA_TILE) {
+        const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
+        sn_status st = sn_llama_reserve_kv32(m, s, ld, err);
+        if (st) return st;
+        s->kt_ld = ld;
+        sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
+    }
+    sn_pool_run(m->pool, sn_llama_attn_worker, &aj);
+    return SN_OK;
+}
+
+sn_status sn_llama_ffn_block(sn_model *m, llama_state *s, const layer_weights *L, float *x, int64_t R,
+                             sn_rows_fn pass_act, const void *arg, sn_err *err) {
+    const llama_hparams *hp = &s->hp;
+    sn_status st;
+    sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = hp->n_embd, .eps = hp->rms_eps};
+    sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
+    const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
+    float *ygu[2] = {s->hb, s->hb2};
+    if (s->fused_up) st = sn_ops_project1(&s->ops, s->xb, R, &L->w_up, s->hb2, err);
+    else st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err);
+    if (st) return st;
+    sn_ops_rows(m->pool, R, pass_act, arg);
+    const sn_matrix *wd[1] = {&L->w_down};
+    float *yd[1] = {s->xb};
+    return sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err);
 }
 
 static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
@@ -520,20 +574,9 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         const layer_weights *L = &s->layers[il];
         tp.L = L;
         tp.il = il;
-        sn_resid_norm an = {.x = s->x, .h = s->xb, .w = L->attn_norm, .n = E, .eps = hp->rms_eps};
-        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
-        const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
-        float *yqkv[3] = {s->q, s->k, s->v};
-        if (s->fused_qkv) st = sn_ops_project1(&s->ops, s->xb, T, &L->wqkv, s->qkv, err);
-        else st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err);
-        if (st) return st;
-        sn_ops_rows(m->pool, T, sn_llama_pass_qkv, &tp);
-        if ((st = sn_llama_attention(m, s, il, T, pos0, err))) return st;
-        const sn_matrix *wo[1] = {&L->wo};
-        float *yo[1] = {s->xb};
-        if ((st = sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err))) return st;
+        if ((st = sn_llama_attn_block(m, s, L, il, T, sn_llama_pass_qkv, &tp, err))) return st;
         resid_pass ar = {s->x, s->xb, L->bo, E};
-        sn_ops_rows(m->pool, T, pass_resid, &ar);
+        sn_ops_rows(m->pool, T, sn_llama_pass_resid, &ar);
         /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
          * inp_out_ids): the last token, or none. This also decides which summation order the
          * FFN matmuls use there (single-row vs batched), so it matters for exactness. */
@@ -545,25 +588,17 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
             R = 1;
         }
         /* feed-forward */
-        sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
-        sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
         if (hp->n_expert > 0) {
+            sn_resid_norm fn = {.x = x, .h = s->xb, .w = L->ffn_norm, .n = E, .eps = hp->rms_eps};
+            sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
             if ((st = sn_moe_forward(&s->moe, &L->moe, s->xb, R, s->moe_out, err))) return st;
             resid_pass mr = {x, s->moe_out, NULL, E};
-            sn_ops_rows(m->pool, R, pass_resid, &mr);
+            sn_ops_rows(m->pool, R, sn_llama_pass_resid, &mr);
             continue;
         }
-        const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
-        float *ygu[2] = {s->hb, s->hb2};
-        if (s->fused_up) st = sn_ops_project1(&s->ops, s->xb, R, &L->w_up, s->hb2, err);
-        else st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err);
-        if (st) return st;
-        sn_ops_rows(m->pool, R, pass_swiglu, &tp);
-        const sn_matrix *wd[1] = {&L->w_down};
-        float *yd[1] = {s->xb};
-        if ((st = sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err))) return st;
+        if ((st = sn_llama_ffn_block(m, s, L, x, R, pass_swiglu, &tp, err))) return st;
         resid_pass fr = {x, s->xb, NULL, E};
-        sn_ops_rows(m->pool, R, pass_resid, &fr);
+        sn_ops_rows(m->pool, R, sn_llama_pass_resid, &fr);
     }
     if (!logits) return SN_OK;
     /* only the last token's logits */
@@ -571,22 +606,12 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     return sn_ops_project1(&s->ops, s->xb, 1, &s->output, logits, err);
 }
 
-sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, int64_t pos0, sn_err *err) {
-    attn_job aj = {m, s, il, T, pos0};
-    if (T >= FA_TILE) {
-        const int64_t ld = (pos0 + T + FA_TILE - 1) / FA_TILE * FA_TILE;
-        sn_status st = reserve_kv32(m, s, ld, err);
-        if (st) return st;
-        s->kt_ld = ld;
-        sn_pool_run(m->pool, sn_llama_prep_worker, &aj);
-    }
-    sn_pool_run(m->pool, sn_llama_attn_worker, &aj);
-    return SN_OK;
-}
-
 static void llama_reset(sn_model *m) { (void)m; /* positions >= n_past are never read */ }
 
-static uint64_t llama_state_bytes(const sn_model *m) { return sn_llama_kv_bytes(m, m->hp.n_layer); }
+uint64_t sn_llama_state_bytes(const sn_model *m) {
+    const llama_state *s = m->impl;
+    return 2ull * s->kv_rows * (uint64_t)s->n_kv * s->kv_elt;
+}
 
 const sn_family sn_family_llama = {
     .name = "llama",
@@ -596,5 +621,5 @@ const sn_family sn_family_llama = {
     .forward = forward,
     .reset = llama_reset,
     .free = sn_llama_free,
-    .state_bytes = llama_state_bytes,
+    .state_bytes = sn_llama_state_bytes,
 };

@@ -1,6 +1,8 @@
 /* model_llama.h - the Llama family's runtime state, shared by its two files: model_llama.c (loading
  * and the forward pass) and model_llama_attn.c (attention over the KV cache, as ggml's
- * flash-attention kernel computes it). Internal to the family; nothing outside includes it. */
+ * flash-attention kernel computes it), and model_gemma3.c and model_qwen35.c, whose attention layers
+ * attend the same way (gemma3 with a sliding window on its local layers; qwen35 on every 4th layer).
+ * Nothing else includes it. */
 #ifndef SN_MODEL_LLAMA_H
 #define SN_MODEL_LLAMA_H
 #include "moe.h"
@@ -57,8 +59,18 @@ typedef struct {
     int q_prescale;          /* q scaled by 1/sqrt(head size) after rope, attention scale 1 (phi3) */
     float corr_dims[2], theta_scale, kq_scale;
     int64_t n_q, n_kv; /* q and k/v widths */
+    /* sliding-window attention (Gemma 3): layers with swa[il] set see the n_swa positions up to
+     * and including the query's (llama.cpp's LLAMA_SWA_TYPE_STANDARD mask); swa NULL: none */
+    const unsigned char *swa;
+    int64_t n_swa;
+    /* per-layer cache rows (NULL: n_ctx each): a layer with kv_cap[il] < n_ctx keeps position p in
+     * row p % kv_cap[il] (a sliding-window layer needs only its window plus one micro-batch);
+     * kv_off[il] is its first row; kv_rows all of them (sn_llama_alloc_cache fills both) */
+    const int64_t *kv_cap;
+    uint64_t *kv_off, kv_rows;
     /* state: KV cache [layer][pos][n_kv] */
     void *kcache, *vcache;
+    void *kv_mem; /* the family's memory for both caches (a family whose saved state holds them), else NULL */
     size_t kv_elt;
     /* activations (sn_ops allocates them) */
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope, *qkv;
@@ -82,37 +94,66 @@ typedef struct {
     int64_t T, pos0;
 } attn_job;
 
-/* Row pos of layer il in a [layer][pos][n_kv] cache. */
+/* Row pos of layer il in a [layer][pos][n_kv] cache (a ring of kv_cap[il] rows where the family
+ * set kv_cap). */
 static inline const void *kv_row(const llama_state *s, const void *cache, int64_t n_ctx, int il, int64_t pos) {
-    return (const char *)cache + (((uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos) * (uint64_t)s->n_kv) * s->kv_elt;
+    const uint64_t row = s->kv_cap ? s->kv_off[il] + (uint64_t)(pos % s->kv_cap[il])
+                                   : (uint64_t)il * (uint64_t)n_ctx + (uint64_t)pos;
+    return (const char *)cache + (row * (uint64_t)s->n_kv) * s->kv_elt;
 }
 
-/* The per-token steps between the matmuls (sn_ops_rows passes over tokens [t0, t1)). */
+/* Shared with the Gemma 3 family (model_gemma3.c), which runs its own layers over this state and
+ * this attention: the KV cache, the attention scratch and the tiled copies for s->hp (n_ctx
+ * positions, m->params.kv_type), their release, the size of the cache, the NEOX / normal rotation
+ * of one head by a cos/sin cache. */
+sn_status sn_llama_alloc_cache(sn_model *m, llama_state *s, sn_err *err);
+/* The cache's layout before it is allocated: kv_elt, kv_off, kv_rows, and its size in bytes (K and
+ * V; what kv_mem must hold), or an error when it is too large for the machine. */
+sn_status sn_llama_kv_layout(const sn_model *m, llama_state *s, uint64_t *bytes, sn_err *err);
+/* The llama-family keys (sn_llama_attn_sizes, then rms eps, rope base / scaling / YaRN, attention
+ * scale, experts) as llama.cpp's loader reads and checks them, into hp. */
+sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err);
+/* The RoPE constants (NEOX per SN_OPT_ROPE_NEOX, theta scale, YaRN dims) and the attention scale
+ * from s->hp and m->opts, as ggml_rope_ext and llama.cpp's graph take them. */
+void sn_llama_rope_init(const sn_model *m, llama_state *s);
+/* The sizes every attention family reads as llama.cpp's loader does: n_vocab, n_embd, n_layer, the
+ * context, feed_forward_length, head counts, key/value head sizes (default n_embd / n_head) and
+ * rope.dimension_count (default the key head size, even and no larger), into hp. */
+sn_status sn_llama_attn_sizes(const sn_model *m, llama_hparams *hp, sn_err *err);
+/* A residual add over token rows of n (an sn_rows_fn over a resid_pass): y += bias (when there is
+ * one), then x += y. */
+typedef struct {
+    float *x, *y;
+    const float *bias;
+    int64_t n;
+} resid_pass;
+void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1);
+sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err);
+void sn_llama_free(sn_model *m);
+uint64_t sn_llama_state_bytes(const sn_model *m);
+void sn_llama_rope_apply(const llama_state *s, float *x, int64_t n_rot, const float *cache);
+/* The per-token passes of a llama layer (sn_rows_fn over tokens [t0, t1) of a sn_llama_tok):
+ * the rope cos/sin of each token's position into s->rope; biases, q/k norms, rope, and the K / V
+ * rows of layer il into the cache. */
 typedef struct {
     sn_model *m;
     llama_state *s;
     const layer_weights *L;
-    int il;      /* the layer's KV cache slot */
+    int il;
     int64_t pos0;
 } sn_llama_tok;
-/* biases, q/k norms, rope, and the K / V rows into the cache (slot p->il) */
-void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1);
-/* the rope sines and cosines of each token's position into s->rope */
 void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1);
-
-/* The hyperparameters llama.cpp reads for an attention stack (<arch>.attention.*, rope.*). */
-sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err);
-/* After the weights: the RoPE constants, the KV cache of n_cache_layers slots (in kv_mem, of
- * sn_llama_kv_bytes, when not NULL: a family that keeps it inside its saved state; else allocated
- * here) and the attention scratch. */
-sn_status sn_llama_attn_init(sn_model *m, llama_state *s, int64_t n_cache_layers, void *kv_mem, sn_err *err);
-size_t sn_llama_kv_elt(const sn_model *m);
-uint64_t sn_llama_kv_bytes(const sn_model *m, int64_t n_cache_layers);
-/* Attention of the micro-batch's T queries in s->q (rope applied, K / V cached in slot il) into
- * s->att. */
-sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, int64_t pos0, sn_err *err);
-/* Frees what the llama state allocated (the KV cache unless it was the family's kv_mem: NULL it first). */
-void sn_llama_free(sn_model *m);
+void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1);
+/* The attention of T queries in s->q at m->n_past over layer il's cache into s->att. */
+sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, sn_err *err);
+/* A layer's attention over T tokens at m->n_past: norm of s->x into s->xb, Q/K/V, pass_qkv(arg)
+ * over the tokens (norms, rope, the rows into the cache), the attention, and Wo: the output in s->xb. */
+sn_status sn_llama_attn_block(sn_model *m, llama_state *s, const layer_weights *L, int il, int64_t T,
+                              sn_rows_fn pass_qkv, const void *arg, sn_err *err);
+/* A layer's FFN over R rows at x: ffn_norm into s->xb, gate and up into s->hb / s->hb2,
+ * pass_act(arg) over the rows (hb = act(hb) * hb2), down: the output in s->xb. */
+sn_status sn_llama_ffn_block(sn_model *m, llama_state *s, const layer_weights *L, float *x, int64_t R,
+                             sn_rows_fn pass_act, const void *arg, sn_err *err);
 
 /* f32 copies of a layer's visible keys (transposed) and values per kv head, for the tiled path. */
 void sn_llama_prep_worker(void *arg, int ith, int nth);

@@ -73,6 +73,12 @@ static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *s
         for (int64_t i = 0; i < G * DV; i++) sc->vkq32[i] = sn_k_h2f(sc->vkq16[i]);
 }
 
+/* The first key a query at position `last` of layer il sees: 0, or on a sliding-window layer the
+ * oldest of the n_swa positions ending at its own (llama.cpp masks p0 when p1 - p0 >= n_swa). */
+static int64_t first_key(const llama_state *s, int il, int64_t last) {
+    return s->swa && s->swa[il] && last - s->n_swa + 1 > 0 ? last - s->n_swa + 1 : 0;
+}
+
 /* KV cells llama.cpp's graph spans when positions 0..last are filled: a multiple of 256 (at least
  * 256), at most the context padded to 256 (llama_kv_cache::get_n_kv). */
 static int64_t llama_n_kv(const sn_model *m, int64_t last) {
@@ -88,10 +94,10 @@ static int64_t llama_n_kv(const sn_model *m, int64_t last) {
  * as it does. */
 static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
                         int64_t h0, int64_t G, int64_t last, int single, float *out) {
-    const int64_t DV = LHP(m)->head_dim_v, n_kv = llama_n_kv(m, last);
+    const int64_t DV = LHP(m)->head_dim_v, n_kv = llama_n_kv(m, last), first = first_key(s, il, last);
     float *M = sc->ms, *S = M + G, *Mf = S + G, *Sf = Mf + G;
-    if (!single || n_kv < 512) {
-        attend_keys(m, s, sc, il, q, h0, G, 0, last + 1, M, S);
+    if (!single || n_kv < 512) { /* ggml skips masked cells: only the visible ones, in order */
+        attend_keys(m, s, sc, il, q, h0, G, first, last + 1, M, S);
         for (int64_t g = 0; g < G; g++) {
             const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
             for (int64_t d = 0; d < DV; d++) out[g * DV + d] = sc->vkq32[g * DV + d] * S_inv;
@@ -105,7 +111,8 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
     }
     memset(sc->vkqf, 0, (size_t)(G * DV) * 4);
     for (int64_t c = 0; c < nth; c++) {
-        const int64_t k0 = c * chunk, k1 = k0 + chunk < last + 1 ? k0 + chunk : last + 1;
+        const int64_t k1 = c * chunk + chunk < last + 1 ? c * chunk + chunk : last + 1;
+        const int64_t k0 = c * chunk > first ? c * chunk : first;
         if (k0 >= k1) continue; /* only masked cells: S = 0, which the combine skips */
         attend_keys(m, s, sc, il, q, h0, G, k0, k1, M, S);
         for (int64_t g = 0; g < G; g++) {
@@ -129,10 +136,11 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
  * (nt of them visible); they become the tile's exp weights, and the query's running max M, sum S
  * and accumulator acc (DV floats) are rescaled when the max grows. Softmax chunk sums in double of
  * ggml_v_expf values, as ggml's tiled kernel. */
-static void tile_softmax(const llama_state *s, float *kq, int64_t nt, float *M, float *S, float *acc, int64_t DV) {
+static void tile_softmax(const llama_state *s, float *kq, int64_t t0, int64_t nt, float *M, float *S, float *acc,
+                         int64_t DV) {
     float tmax = -INFINITY; /* no NaN reaches here, so a compare is fmaxf (and inlines; fmaxf was a libm call) */
-    for (int64_t t = 0; t < FA_TILE; t++) {
-        kq[t] = t < nt ? kq[t] * s->kq_scale + 0.0f : -INFINITY;
+    for (int64_t t = 0; t < FA_TILE; t++) { /* keys before t0: outside a sliding window */
+        kq[t] = t >= t0 && t < nt ? kq[t] * s->kq_scale + 0.0f : -INFINITY;
         tmax = kq[t] > tmax ? kq[t] : tmax;
     }
     const float Mnew = tmax > *M ? tmax : *M;
@@ -167,28 +175,30 @@ static void tile_softmax(const llama_state *s, float *kq, int64_t nt, float *M, 
  * out[g]. Scores for 64 keys at a time from the f32 copies made by prep_worker, tile_softmax, f32
  * accumulation of V. Several rows (two heads of the kv head, two neighbouring tokens) go through a
  * tile together, its keys and values read once for all (kq_tile64xg / mad_rowsg_f32); each row's
- * operations are those it has alone: a row skips the tiles past its last key, and where the rows
+ * operations are those it has alone: a row skips the tiles past its last key (and, on a sliding-
+ * window layer, those before its first, whose weights are zero as ggml's skipped rows), and where the rows
  * see different numbers of a tile's keys, the common ones are accumulated together and each row's
  * rest after them, so every output element's fma chain is unchanged. */
 static void attend_rows_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *const *q,
-                              float *const *out, const int64_t *last, int G, int64_t kvh) {
+                              float *const *out, const int64_t *last, const int64_t *first, int G, int64_t kvh) {
     const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v, ld = s->kt_ld;
     const float *kt = s->kt32 + (uint64_t)kvh * (uint64_t)(D * ld);
     const float *v32 = s->v32 + (uint64_t)kvh * (uint64_t)(ld * DV);
     const sn_kernels *k = m->k;
     float S[4], M[4], *acc[4];
     const float *w[4];
-    int64_t lmax = 0;
+    int64_t lmax = 0, fmin = first[0];
     for (int g = 0; g < G; g++) {
         S[g] = 0.0f;
         M[g] = -INFINITY;
         acc[g] = sc->vkq32 + g * DV;
         w[g] = sc->kq + g * FA_TILE;
         lmax = last[g] > lmax ? last[g] : lmax;
+        fmin = first[g] < fmin ? first[g] : fmin;
     }
     memset(sc->vkq32, 0, (size_t)(G * DV) * 4);
     int64_t next = -1; /* one query: the key tile whose scores wait in sc->kq + FA_TILE */
-    for (int64_t ic = 0; ic <= lmax; ic += FA_TILE) {
+    for (int64_t ic = fmin / FA_TILE * FA_TILE; ic <= lmax; ic += FA_TILE) {
         int64_t nt[4], lo = FA_TILE, hi = 0;
         for (int g = 0; g < G; g++) {
             nt[g] = last[g] + 1 - ic < FA_TILE ? last[g] + 1 - ic : FA_TILE;
@@ -204,8 +214,11 @@ static void attend_rows_tiled(const sn_model *m, const llama_state *s, attn_scra
             next = ic + FA_TILE;
         } else
             k->kq_tile64(D, q[0], kt + ic, ld, kq);
-        for (int g = 0; g < G; g++)
-            if (nt[g] > 0) tile_softmax(s, kq + g * FA_TILE, nt[g], &M[g], &S[g], acc[g], DV);
+        for (int g = 0; g < G; g++) {
+            const int64_t t0 = first[g] > ic ? first[g] - ic : 0;
+            if (nt[g] > t0) tile_softmax(s, kq + g * FA_TILE, t0, nt[g], &M[g], &S[g], acc[g], DV);
+            else if (nt[g] > 0) memset(kq + g * FA_TILE, 0, FA_TILE * sizeof(float)); /* all masked: weight 0 */
+        }
         if (G == 1) {
             k->mad_rows_f32(DV, acc[0], v32 + ic * DV, DV, kq, nt[0]);
             continue;
@@ -259,15 +272,16 @@ void sn_llama_attn_worker(void *arg, int ith, int nth) {
             const int64_t t0 = r % tu * ts, u = r / tu, kvh = u / per, h0 = kvh * group + hs * (u % per);
             const float *q[4];
             float *out[4];
-            int64_t last[4];
+            int64_t last[4], first[4];
             int G = 0;
             for (int64_t t = t0; t < t0 + ts && t < j->T; t++)
                 for (int64_t h = h0; h < h0 + hs && h < (kvh + 1) * group; h++, G++) {
                     q[G] = s->q + t * s->n_q + h * hp->head_dim_k;
                     out[G] = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
                     last[G] = j->pos0 + t;
+                    first[G] = first_key(s, j->il, last[G]);
                 }
-            attend_rows_tiled(m, s, sc, q, out, last, G, kvh); /* G: 4, or 2 / 1 at an odd edge */
+            attend_rows_tiled(m, s, sc, q, out, last, first, G, kvh); /* G: 4, or 2 / 1 at an odd edge */
         }
         return;
     }

@@ -32,7 +32,7 @@
 #include <string.h>
 
 typedef struct {
-    int rec, slot;           /* recurrent layer?  its slot among the recurrent / attention layers */
+    int rec, slot;           /* recurrent layer?  its slot among the recurrent layers */
     const float *attn_norm, *post_norm, *conv_w, *dt_b, *A, *ssm_norm;
     float *conv_wt;          /* conv weights transposed, [d_conv][conv_ch] */
     sn_matrix wqkv, wgate, wbeta, walpha, wout;
@@ -44,6 +44,8 @@ typedef struct {
     int64_t n_layer, n_attn, n_rec, d_conv, S, hk, hv, conv_ch, key_dim, value_dim;
     int sect_e[64];   /* rope pairs whose multi-axis section is the 4th (extra) axis, position 0 */
     q35_layer *ly;
+    int64_t *kv_cap; /* cache rows per layer: n_ctx for an attention layer, none for a recurrent one */
+    uint64_t *kv_off;
     float *zeros, *ones;
     float *conv_state, *ssm_state; /* inside m->state, after the KV cache */
     /* activations (sn_ops) */
@@ -154,13 +156,18 @@ static sn_status q35_load(sn_model *m, sn_err *err) {
     s->value_dim = d_inner;
     s->conv_ch = 2 * s->key_dim + s->value_dim;
     if ((st = read_sections(m, s, err))) return st;
-    if (!(s->ly = calloc((size_t)m->hp.n_layer, sizeof *s->ly)) ||
-        !(s->base.layers = calloc((size_t)m->hp.n_layer, sizeof *s->base.layers)))
+    const size_t nl = (size_t)m->hp.n_layer;
+    if (!(s->ly = calloc(nl, sizeof *s->ly)) || !(s->base.layers = calloc(nl, sizeof *s->base.layers)) ||
+        !(s->kv_cap = calloc(nl, sizeof *s->kv_cap)) || !(s->kv_off = calloc(nl, sizeof *s->kv_off)))
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int64_t il = 0; il < s->n_layer; il++) {
         s->ly[il].rec = is_recurrent(m, il, s->n_layer, interval);
-        s->ly[il].slot = (int)(s->ly[il].rec ? s->n_rec++ : s->n_attn++);
+        if (s->ly[il].rec) s->ly[il].slot = (int)s->n_rec++;
+        else s->n_attn++;
+        s->kv_cap[il] = s->ly[il].rec ? 0 : m->n_ctx;
     }
+    s->base.kv_cap = s->kv_cap;
+    s->base.kv_off = s->kv_off;
     const int64_t E = hp->n_embd, nq = hp->n_head * hp->head_dim_k, nkv = hp->n_head_kv * hp->head_dim_k;
     s->base.n_q = nq;
     s->base.n_kv = nkv;
@@ -186,15 +193,19 @@ static sn_status q35_load(sn_model *m, sn_err *err) {
         if ((st = load_layer(m, il, err))) return st;
     /* one saved state: [K cache][V cache] of the attention layers, then the conv windows and the
      * delta-rule states of the recurrent ones */
-    const uint64_t kv_floats = (sn_llama_kv_bytes(m, s->n_attn) + 3) / 4;
+    sn_llama_rope_init(m, &s->base);
+    uint64_t kv_bytes;
+    if ((st = sn_llama_kv_layout(m, &s->base, &kv_bytes, err))) return st;
+    const uint64_t kv_floats = (kv_bytes + 3) / 4;
     const uint64_t conv_floats = (uint64_t)(s->n_rec * (s->d_conv - 1) * s->conv_ch);
     const uint64_t ssm_floats = (uint64_t)(s->n_rec * s->hv * s->S * s->S);
-    const uint64_t total = kv_floats + conv_floats + ssm_floats, nl = (uint64_t)m->hp.n_layer;
+    const uint64_t total = kv_floats + conv_floats + ssm_floats;
     const sn_state_decl decl = {1, {"kv+conv+ssm"}, {(total + nl - 1) / nl}};
     if ((st = sn_model_state_declare(m, &decl, err))) return st;
     s->conv_state = m->state + kv_floats;
     s->ssm_state = s->conv_state + conv_floats;
-    return sn_llama_attn_init(m, &s->base, s->n_attn > 0 ? s->n_attn : 1, s->n_attn > 0 ? m->state : NULL, err);
+    s->base.kv_mem = m->state;
+    return sn_llama_alloc_cache(m, &s->base, err);
 }
 
 static void q35_free(sn_model *m) {
@@ -203,7 +214,8 @@ static void q35_free(sn_model *m) {
     free(s->ly);
     free(s->zeros);
     free(s->ones);
-    if (s->n_attn > 0) s->base.kcache = s->base.vcache = NULL; /* inside m->state */
+    free(s->kv_cap);
+    free(s->kv_off);
     sn_llama_free(m);
 }
 
@@ -330,9 +342,9 @@ static sn_status full_attn(sn_model *m, q35_state *s, int il, int64_t T, int64_t
     if ((st = sn_ops_project(&s->base.ops, s->base.xb, T, 3, w, y, err))) return st;
     q35_pass p = {m, s, &s->ly[il], T};
     sn_ops_rows(m->pool, T, pass_split_q, &p);
-    sn_llama_tok tp = {m, &s->base, A, s->ly[il].slot, pos0};
+    sn_llama_tok tp = {m, &s->base, A, il, pos0};
     sn_ops_rows(m->pool, T, sn_llama_pass_qkv, &tp);
-    if ((st = sn_llama_attention(m, &s->base, s->ly[il].slot, T, pos0, err))) return st;
+    if ((st = sn_llama_attention(m, &s->base, il, T, err))) return st;
     sn_ops_rows(m->pool, T, pass_gate, &p);
     return sn_ops_project1(&s->base.ops, s->base.att, T, &A->wo, s->o, err);
 }

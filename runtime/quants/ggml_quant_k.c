@@ -104,7 +104,7 @@ static float qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) {
 }
 
 #ifdef SN_X86
-/* Lane-parallel twins of qkx2_quants and qx_quants_rmse1: lane j runs sub-block j, and every lane
+/* Lane-parallel twins of sn_qkx2_quants and qx_quants_rmse1: lane j runs sub-block j, and every lane
  * performs exactly the scalar operations in the scalar order (no FMA, no reassociation, ordered
  * compares where C compares), so the results are bit-identical; only independent sub-blocks run
  * side by side. xt/wt are transposed: element i of sub-block j is at [i*8 + j]. */
@@ -120,95 +120,78 @@ __attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes
     return _mm256_blendv_ps(no, yes, mask);
 }
 
-__attribute__((target("avx2"))) static void qkx2_quants_x8(int n, int nmax, const float *xt,
-                                                            const float *wt, int32_t *Lt,
-                                                            float *the_min, float *scale_out,
-                                                            float rmin, float rdelta, int nstep) {
-    int32_t Laux[32 * LANES];
-    const __m256 zero = _mm256_setzero_ps();
-    const __m256i izero = _mm256_setzero_si256(), inmax = _mm256_set1_epi32(nmax);
-    __m256 min = _mm256_loadu_ps(xt), max = min;
-    __m256 sum_w = _mm256_loadu_ps(wt);
-    __m256 sum_x = _mm256_mul_ps(sum_w, min);
-    for (int i = 1; i < n; i++) {
-        __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
-        min = _mm256_min_ps(x, min);  /* x < min ? x : min */
-        max = _mm256_max_ps(x, max);  /* x > max ? x : max */
-        sum_w = _mm256_add_ps(sum_w, w);
-        sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(w, x));
-    }
-    min = sel(_mm256_cmp_ps(min, zero, _CMP_GT_OQ), zero, min);
-    const __m256 flat = _mm256_cmp_ps(max, min, _CMP_EQ_OQ);
-    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)nmax), _mm256_sub_ps(max, min));
-    __m256 scale = _mm256_div_ps(_mm256_set1_ps(1.0f), iscale);
-    __m256 best_error = zero;
-    for (int i = 0; i < n; i++) {
-        __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
-        __m256i l = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(x, min)));
-        l = _mm256_max_epi32(izero, _mm256_min_epi32(inmax, l));
-        _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES), l);
-        __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(l)), min), x);
-        diff = _mm256_mul_ps(diff, diff);
-        best_error = _mm256_add_ps(best_error, _mm256_mul_ps(w, diff));
-    }
-    if (nstep >= 1) {
-        for (int is = 0; is <= nstep; is++) {
-            const float num = rmin + rdelta * (float)is + (float)nmax;
-            iscale = _mm256_div_ps(_mm256_set1_ps(num), _mm256_sub_ps(max, min)); /* min moves */
-            __m256 sum_l = zero, sum_l2 = zero, sum_xl = zero;
-            for (int i = 0; i < n; i++) {
-                __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
-                __m256i li = nearest_int8(_mm256_mul_ps(iscale, _mm256_sub_ps(x, min)));
-                li = _mm256_max_epi32(izero, _mm256_min_epi32(inmax, li));
-                _mm256_storeu_si256((__m256i *)(void *)(Laux + i * LANES), li);
-                __m256 l = _mm256_cvtepi32_ps(li), wl = _mm256_mul_ps(w, l);
-                sum_l = _mm256_add_ps(sum_l, wl);
-                sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, l));
-                sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, x));
-            }
-            __m256 D = _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_l2), _mm256_mul_ps(sum_l, sum_l));
-            __m256 dpos = _mm256_cmp_ps(D, zero, _CMP_GT_OQ);
-            if (_mm256_movemask_ps(dpos) == 0) continue;
-            __m256 this_scale = _mm256_div_ps(
-                _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_xl), _mm256_mul_ps(sum_x, sum_l)), D);
-            __m256 this_min = _mm256_div_ps(
-                _mm256_sub_ps(_mm256_mul_ps(sum_l2, sum_x), _mm256_mul_ps(sum_l, sum_xl)), D);
-            __m256 mpos = _mm256_cmp_ps(this_min, zero, _CMP_GT_OQ);
-            this_min = sel(mpos, zero, this_min);
-            this_scale = sel(mpos, _mm256_div_ps(sum_xl, sum_l2), this_scale);
-            __m256 cur_error = zero;
-            for (int i = 0; i < n; i++) {
-                __m256 x = _mm256_loadu_ps(xt + i * LANES), w = _mm256_loadu_ps(wt + i * LANES);
-                __m256 l = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(Laux + i * LANES)));
-                __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(this_scale, l), this_min), x);
-                diff = _mm256_mul_ps(diff, diff);
-                cur_error = _mm256_add_ps(cur_error, _mm256_mul_ps(w, diff));
-            }
-            __m256 take = _mm256_and_ps(dpos, _mm256_cmp_ps(cur_error, best_error, _CMP_LT_OQ));
-            take = _mm256_andnot_ps(flat, take); /* flat lanes returned early in the scalar code */
-            int tm = _mm256_movemask_ps(take);
-            if (!tm) continue;
-            for (int i = 0; i < n; i++) {
-                __m256i old = _mm256_loadu_si256((const __m256i *)(const void *)(Lt + i * LANES));
-                __m256i nw = _mm256_loadu_si256((const __m256i *)(const void *)(Laux + i * LANES));
-                _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES),
-                                    _mm256_blendv_epi8(old, nw, _mm256_castps_si256(take)));
-            }
-            best_error = sel(take, cur_error, best_error);
-            scale = sel(take, this_scale, scale);
-            min = sel(take, this_min, min);
-        }
-    }
-    /* flat sub-blocks: all levels 0, scale 0 */
-    scale = sel(flat, zero, scale);
-    for (int i = 0; i < n; i++) {
-        __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(Lt + i * LANES));
-        _mm256_storeu_si256((__m256i *)(void *)(Lt + i * LANES),
-                            _mm256_andnot_si256(_mm256_castps_si256(flat), l));
-    }
-    _mm256_storeu_ps(the_min, _mm256_xor_ps(min, _mm256_set1_ps(-0.0f)));
-    _mm256_storeu_ps(scale_out, scale);
+/* sn_qkx2_quants_x8 (AVX2) and sn_qkx2_quants_x16 (AVX-512): one body, qkx2_lanes.h. */
+#define QK_NAME sn_qkx2_quants_x8
+#define QK_TARGET __attribute__((target("avx2")))
+#define QK_LANES 8
+#define VF __m256
+#define VI __m256i
+#define VM __m256
+#define LOADF(p) _mm256_loadu_ps(p)
+#define STOREF(p, v) _mm256_storeu_ps(p, v)
+#define LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define STOREI(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
+#define SET1F(f) _mm256_set1_ps(f)
+#define SET1I(i) _mm256_set1_epi32(i)
+#define ABSMASK() _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))
+#define ADD _mm256_add_ps
+#define SUB _mm256_sub_ps
+#define MUL _mm256_mul_ps
+#define DIV _mm256_div_ps
+#define MINF _mm256_min_ps
+#define MAXF _mm256_max_ps
+#define ANDF _mm256_and_ps
+#define XORF _mm256_xor_ps
+#define CVT _mm256_cvtepi32_ps
+#define IMAX _mm256_max_epi32
+#define IMIN _mm256_min_epi32
+#define NEAREST nearest_int8
+#define CMPF(a, b, op) _mm256_cmp_ps(a, b, op)
+#define SELF(m, yes, no) _mm256_blendv_ps(no, yes, m)
+#define SELI(m, yes, no) _mm256_blendv_epi8(no, yes, _mm256_castps_si256(m))
+#define MAND _mm256_and_ps
+#define MANDNOT _mm256_andnot_ps /* ~a & b */
+#define MANY(m) _mm256_movemask_ps(m)
+#include "qkx2_lanes.h"
+
+__attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f) {
+    __m512i i = _mm512_castps_si512(_mm512_add_ps(f, _mm512_set1_ps(12582912.f)));
+    return _mm512_sub_epi32(_mm512_and_si512(i, _mm512_set1_epi32(0x007fffff)),
+                            _mm512_set1_epi32(0x00400000));
 }
+
+#define QK_NAME sn_qkx2_quants_x16
+#define QK_TARGET __attribute__((target("avx512f")))
+#define QK_LANES 16
+#define VF __m512
+#define VI __m512i
+#define VM __mmask16
+#define LOADF(p) _mm512_loadu_ps(p)
+#define STOREF(p, v) _mm512_storeu_ps(p, v)
+#define LOADI(p) _mm512_loadu_si512((const void *)(p))
+#define STOREI(p, v) _mm512_storeu_si512((void *)(p), v)
+#define SET1F(f) _mm512_set1_ps(f)
+#define SET1I(i) _mm512_set1_epi32(i)
+#define ABSMASK() _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff))
+#define ADD _mm512_add_ps
+#define SUB _mm512_sub_ps
+#define MUL _mm512_mul_ps
+#define DIV _mm512_div_ps
+#define MINF _mm512_min_ps
+#define MAXF _mm512_max_ps
+#define ANDF(a, b) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define XORF(a, b) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define CVT _mm512_cvtepi32_ps
+#define IMAX _mm512_max_epi32
+#define IMIN _mm512_min_epi32
+#define NEAREST nearest_int16
+#define CMPF(a, b, op) _mm512_cmp_ps_mask(a, b, op)
+#define SELF(m, yes, no) _mm512_mask_blend_ps(m, no, yes)
+#define SELI(m, yes, no) _mm512_mask_blend_epi32(m, no, yes)
+#define MAND(a, b) ((__mmask16)((a) & (b)))
+#define MANDNOT(a, b) ((__mmask16)(~(a) & (b)))
+#define MANY(m) ((m) != 0)
+#include "qkx2_lanes.h"
 
 /* One scale of qx_quants_rmse1_x8 in every lane: the levels of iscale * x clamped to
  * [-nmax, nmax - 1], stored + nmax in L, and the weighted (w = x*x) sums sum(w*x*l), sum(w*l*l)
@@ -286,32 +269,37 @@ static inline float av_x32(const float *xs) {
     return sqrtf(sum_x2 / 32);
 }
 
-/* The 8 sub-blocks' scales, mins and levels of one Q4_K / Q5_K block: ggml's make_qkx2_quants per
- * sub-block, the 8 sub-blocks at once in lanes when the CPU has AVX2 (lanes). */
-static void qk_sub_scales(const float *x, int lanes, int nmax, float rmin, int nstep, uint8_t *L, float *mins,
-                          float *scales) {
+/* The sub-blocks' scales, mins and levels of nblk (1 or 2) consecutive Q4_K / Q5_K blocks: ggml's
+ * make_qkx2_quants per sub-block; with AVX-512 (level 2) two blocks' 16 sub-blocks at once in
+ * lanes, with AVX2 (level >= 1) one block's 8. */
+static void qk_sub_scales(const float *x, int nblk, int level, int nmax, float rmin, int nstep, uint8_t *L,
+                          float *mins, float *scales) {
 #ifdef SN_X86
-    if (lanes) {
-        float xt[32 * 8], wt[32 * 8];
-        int32_t Lt[32 * 8];
-        for (int j = 0; j < SN_QK_K / 32; j++) {
-            const float *xs = x + 32 * j;
-            const float av_x = av_x32(xs);
-            for (int l = 0; l < 32; l++) {
-                xt[l * 8 + j] = xs[l];
-                wt[l * 8 + j] = av_x + fabsf(xs[l]);
+    if (level >= 1) {
+        const int lanes = level == 2 && nblk == 2 ? 16 : 8;
+        float xt[32 * 16], wt[32 * 16];
+        int32_t Lt[32 * 16];
+        for (int b = 0; b < nblk * 8; b += lanes) {
+            for (int j = 0; j < lanes; j++) {
+                const float *xs = x + 32 * (b + j);
+                const float av_x = av_x32(xs);
+                for (int l = 0; l < 32; l++) {
+                    xt[l * lanes + j] = xs[l];
+                    wt[l * lanes + j] = av_x + fabsf(xs[l]);
+                }
             }
+            if (lanes == 16) sn_qkx2_quants_x16(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
+            else sn_qkx2_quants_x8(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 32; l++) L[32 * (b + j) + l] = (uint8_t)Lt[l * lanes + j];
         }
-        qkx2_quants_x8(32, nmax, xt, wt, Lt, mins, scales, rmin, 0.1f, nstep);
-        for (int j = 0; j < SN_QK_K / 32; j++)
-            for (int l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)Lt[l * 8 + j];
         return;
     }
 #endif
-    (void)lanes;
+    (void)level;
     uint8_t Laux[32];
     float weights[32];
-    for (int j = 0; j < SN_QK_K / 32; j++) {
+    for (int j = 0; j < nblk * 8; j++) {
         const float *xs = x + 32 * j;
         const float av_x = av_x32(xs);
         for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(xs[l]);
@@ -319,11 +307,10 @@ static void qk_sub_scales(const float *x, int lanes, int nmax, float rmin, int n
     }
 }
 
-/* One Q4_K / Q5_K block's d, dmin, packed scales (12 bytes) and 256 levels in [0, nmax]. */
-static void qk_block(const float *x, int lanes, int nmax, float rmin, int nstep, uint16_t *dd, uint16_t *dmin,
+/* One Q4_K / Q5_K block's d, dmin, packed scales (12 bytes) and 256 levels in [0, nmax], from its
+ * sub-blocks' fitted scales, mins and levels (qk_sub_scales). */
+static void qk_block(const float *x, int nmax, const float *mins, const float *scales, uint16_t *dd, uint16_t *dmin,
                      uint8_t *packed, uint8_t *L) {
-    float mins[SN_QK_K / 32], scales[SN_QK_K / 32];
-    qk_sub_scales(x, lanes, nmax, rmin, nstep, L, mins, scales);
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < SN_QK_K / 32; j++) {
         if (scales[j] > max_scale) max_scale = scales[j];
@@ -364,26 +351,35 @@ static void qk_block(const float *x, int lanes, int nmax, float rmin, int nstep,
 /* Rows of Q4_K (five = 0) or Q5_K (five = 1): 32 levels; the 5th bit of value n+j (n a multiple of
  * 64, j < 32) goes to bit 2*(n/64) of qh[j], that of value n+j+32 to the next bit. */
 static void qk_rows(const float *x, void *vy, int64_t k, int five, int level) {
-    const int lanes = sn_ggml_level(level) >= 1;
-    uint8_t L[SN_QK_K];
-    for (int64_t i = 0; i < k / SN_QK_K; i++, x += SN_QK_K) {
-        if (!five) {
-            sn_block_q4_K *y = (sn_block_q4_K *)vy + i;
-            qk_block(x, lanes, 15, -1.f, 20, &y->d, &y->dmin, y->scales, L);
-            for (int j = 0; j < SN_QK_K; j += 64)
-                for (int l = 0; l < 32; l++) y->qs[j / 2 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 4));
-            continue;
-        }
-        sn_block_q5_K *y = (sn_block_q5_K *)vy + i;
-        qk_block(x, lanes, 31, -0.5f, 15, &y->d, &y->dmin, y->scales, L);
-        memset(y->qh, 0, sizeof y->qh);
-        for (int n = 0; n < SN_QK_K; n += 64) {
-            const uint8_t m1 = (uint8_t)(1u << (n / 32)), m2 = (uint8_t)(2u << (n / 32));
-            for (int j = 0; j < 32; j++) {
-                int l1 = L[n + j], l2 = L[n + j + 32];
-                if (l1 > 15) { l1 -= 16; y->qh[j] |= m1; }
-                if (l2 > 15) { l2 -= 16; y->qh[j] |= m2; }
-                y->qs[n / 2 + j] = (uint8_t)(l1 | (l2 << 4));
+    level = sn_ggml_level(level);
+    const int nmax = five ? 31 : 15, nstep = five ? 15 : 20;
+    const float rmin = five ? -0.5f : -1.f;
+    const int64_t nb = k / SN_QK_K;
+    uint8_t L[2 * SN_QK_K];
+    float mins[16], scales[16];
+    for (int64_t i = 0; i < nb;) {
+        const int nblk = level == 2 && i + 1 < nb ? 2 : 1;
+        qk_sub_scales(x, nblk, level, nmax, rmin, nstep, L, mins, scales);
+        for (int b = 0; b < nblk; b++, i++, x += SN_QK_K) {
+            uint8_t *Lb = L + SN_QK_K * b;
+            if (!five) {
+                sn_block_q4_K *y = (sn_block_q4_K *)vy + i;
+                qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb);
+                for (int j = 0; j < SN_QK_K; j += 64)
+                    for (int l = 0; l < 32; l++) y->qs[j / 2 + l] = (uint8_t)(Lb[j + l] | (Lb[j + l + 32] << 4));
+                continue;
+            }
+            sn_block_q5_K *y = (sn_block_q5_K *)vy + i;
+            qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb);
+            memset(y->qh, 0, sizeof y->qh);
+            for (int n = 0; n < SN_QK_K; n += 64) {
+                const uint8_t m1 = (uint8_t)(1u << (n / 32)), m2 = (uint8_t)(2u << (n / 32));
+                for (int j = 0; j < 32; j++) {
+                    int l1 = Lb[n + j], l2 = Lb[n + j + 32];
+                    if (l1 > 15) { l1 -= 16; y->qh[j] |= m1; }
+                    if (l2 > 15) { l2 -= 16; y->qh[j] |= m2; }
+                    y->qs[n / 2 + j] = (uint8_t)(l1 | (l2 << 4));
+                }
             }
         }
     }
@@ -441,11 +437,6 @@ __attribute__((target("avx2"))) static void q6_K_pack_avx2(const int8_t *L, sn_b
  * of a trial are not stored - the scalar code recomputes them from the accepted iscale with the
  * same expression, so the lane keeps its last accepted iscale and the levels are computed once
  * at the end. The Q6_K embedding/output matrix dominates a q4_0 conversion; this is its kernel. */
-__attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f) {
-    __m512i i = _mm512_castps_si512(_mm512_add_ps(f, _mm512_set1_ps(12582912.f)));
-    return _mm512_sub_epi32(_mm512_and_si512(i, _mm512_set1_epi32(0x007fffff)),
-                            _mm512_set1_epi32(0x00400000));
-}
 
 /* The level of f clamped to [-32, 31], as a float. With finite inputs f = iscale*x is within
  * [-33, 33] (or the lane is "tiny" and discarded), where one round-to-nearest-even instruction

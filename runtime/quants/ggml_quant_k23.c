@@ -16,17 +16,50 @@ static void pack_2bit(const uint8_t *L, uint8_t *qs) {
             qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
 }
 
-void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) {
+/* The 16 sub-blocks' scales, mins and levels of one Q2_K block: make_qkx2_quants with |x| weights
+ * and absolute error; all 16 at once in lanes with AVX-512, 8 at a time with AVX2. */
+static void q2_K_sub_scales(const float *x, int level, uint8_t *L, float *mins, float *scales) {
+#ifdef SN_X86
+    if (level >= 1) {
+        const int lanes = level == 2 ? 16 : 8;
+        float xt[16 * 16], wt[16 * 16];
+        int32_t Lt[16 * 16];
+        for (int b = 0; b < 16; b += lanes) {
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 16; l++) {
+                    xt[l * lanes + j] = x[16 * (b + j) + l];
+                    wt[l * lanes + j] = fabsf(xt[l * lanes + j]);
+                }
+            if (lanes == 16) sn_qkx2_quants_x16(16, 3, xt, wt, Lt, mins, scales, -0.5f, 0.1f, 15, 1);
+            else sn_qkx2_quants_x8(16, 3, xt, wt, Lt, mins + b, scales + b, -0.5f, 0.1f, 15, 1);
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 16; l++) L[16 * (b + j) + l] = (uint8_t)Lt[l * lanes + j];
+        }
+        return;
+    }
+#endif
+    (void)level;
+    uint8_t Laux[16];
+    float weights[16];
+    for (int j = 0; j < SN_QK_K / 16; j++) {
+        for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
+        scales[j] = sn_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
+    }
+}
+
+void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q2_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+
+void sn_quantize_row_q2_K_at(const float *x, void *vy, int64_t k, int level) {
+    level = sn_ggml_level(level);
     sn_block_q2_K *y = vy;
     const int64_t nb = k / SN_QK_K;
     const float q4scale = 15.f;
-    uint8_t L[SN_QK_K], Laux[16];
-    float weights[16], mins[SN_QK_K / 16], scales[SN_QK_K / 16];
+    uint8_t L[SN_QK_K];
+    float mins[SN_QK_K / 16], scales[SN_QK_K / 16];
     for (int64_t i = 0; i < nb; i++) {
         float max_scale = 0, max_min = 0;
+        q2_K_sub_scales(x, level, L, mins, scales);
         for (int j = 0; j < SN_QK_K / 16; j++) {
-            for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
-            scales[j] = sn_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, 1);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
         }

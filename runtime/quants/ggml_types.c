@@ -39,14 +39,14 @@ static const sn_ggml_traits k_types[SN_KTYPE_COUNT] = {
     [7] = {"Q5_1", 32, 24, sn_dequantize_row_q5_1, sn_quantize_row_q5_1},
     [8] = {"Q8_0", 32, 34, sn_dequantize_row_q8_0, sn_quantize_row_q8_0, sn_quantize_row_q8_0_at},
     [9] = {"Q8_1", 32, 36, NULL, NULL},
-    [10] = {"Q2_K", 256, 84, sn_dequantize_row_q2_K, sn_quantize_row_q2_K},
+    [10] = {"Q2_K", 256, 84, sn_dequantize_row_q2_K, sn_quantize_row_q2_K, sn_quantize_row_q2_K_at},
     [11] = {"Q3_K", 256, 110, sn_dequantize_row_q3_K, sn_quantize_row_q3_K},
     [12] = {"Q4_K", 256, 144, sn_dequantize_row_q4_K, sn_quantize_row_q4_K, sn_quantize_row_q4_K_at},
     [13] = {"Q5_K", 256, 176, sn_dequantize_row_q5_K, sn_quantize_row_q5_K, sn_quantize_row_q5_K_at},
     [14] = {"Q6_K", 256, 210, sn_dequantize_row_q6_K, sn_quantize_row_q6_K, sn_quantize_row_q6_K_at},
     [15] = {"Q8_K", 256, 292, NULL, sn_quantize_row_q8_K},
-    [20] = {"IQ4_NL", 32, 18, sn_dequantize_row_iq4_nl, sn_quantize_row_iq4_nl},
-    [23] = {"IQ4_XS", 256, 136, sn_dequantize_row_iq4_xs, sn_quantize_row_iq4_xs},
+    [20] = {"IQ4_NL", 32, 18, sn_dequantize_row_iq4_nl, sn_quantize_row_iq4_nl, sn_quantize_row_iq4_nl_at},
+    [23] = {"IQ4_XS", 256, 136, sn_dequantize_row_iq4_xs, sn_quantize_row_iq4_xs, sn_quantize_row_iq4_xs_at},
     [30] = {"BF16", 1, 2, bf16_to_f32, bf16_from_f32, bf16_from_f32_at},
     [SN_KTYPE_INT4G32] = {"INT4G32", 64, 36, sn_dequantize_row_int4g32, NULL}, /* sunny-convert --blob writes it */
     /* types sunny neither reads nor writes: name and sizes only */

@@ -68,6 +68,9 @@ void sn_quantize_row_q4_0_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q4_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q5_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q6_K_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_q2_K_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_iq4_nl_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_iq4_xs_at(const float *x, void *y, int64_t k, int level);
 /* The row of type, or NULL for an id with no entry (retired or out of range). */
 const sn_ggml_traits *sn_ggml_traits_of(int type);
 
@@ -147,6 +150,16 @@ static inline void sn_sym_fit(int n, int nmax, const float *x, float iscale, int
  * absolute error. Q2_K, Q4_K and Q5_K use it. */
 float sn_qkx2_quants(int n, int nmax, const float *x, const float *w, uint8_t *L, float *the_min, uint8_t *Laux,
                      float rmin, float rdelta, int nstep, int use_mad);
+#ifdef SN_X86
+/* sn_qkx2_quants for 8 sub-blocks of n (<= 32) at once with AVX2, bit-identical: lane j is
+ * sub-block j, xt/wt transposed (element i of sub-block j at [i*8 + j]); levels to Lt likewise,
+ * -min and the scale of each lane to the_min[8], scale[8]. */
+void sn_qkx2_quants_x8(int n, int nmax, const float *xt, const float *wt, int32_t *Lt, float *the_min, float *scale,
+                       float rmin, float rdelta, int nstep, int use_mad);
+/* The same for 16 sub-blocks with AVX-512 ([i*16 + j]). */
+void sn_qkx2_quants_x16(int n, int nmax, const float *xt, const float *wt, int32_t *Lt, float *the_min, float *scale,
+                        float rmin, float rdelta, int nstep, int use_mad);
+#endif
 
 /* The 6-bit scale and min of sub-block j of a Q4_K block. */
 static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {

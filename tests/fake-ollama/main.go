@@ -896,6 +896,19 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Prompt == "" { // GenerateHandler: an empty prompt only loads the model
+		// scheduleRunner loads it first: a file the runner's llama.cpp cannot read (an unknown
+		// architecture: llama_model_load "unknown model architecture") fails here, as
+		// llm/server.go reports it ("llama runner process has terminated: ...")
+		if s.worker != nil && *flagServeGGUF == "" {
+			path := m.Path
+			if path == "" {
+				path = blobPath(m.Digest)
+			}
+			if _, err := s.worker.call(map[string]interface{}{"op": "load", "model": path}); err != nil {
+				errJSON(w, 500, "llama runner process has terminated: error loading model: "+err.Error())
+				return
+			}
+		}
 		writeJSON(w, 200, map[string]interface{}{"model": req.Model, "created_at": time.Now().UTC(),
 			"response": "", "done": true, "done_reason": "load"})
 		return

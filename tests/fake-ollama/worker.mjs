@@ -22,7 +22,11 @@ import { Template } from "@huggingface/jinja";
 import { createInterface } from "node:readline";
 import { rawPiece } from "../tools/llama_piece.mjs";
 
-const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", maxThreads: 1 });
+// llama.cpp's error lines during a load, for its failure: Ollama's runner reports them the same way
+// (llm/server.go: the runner's stderr error, e.g. "unknown model architecture: 'x'")
+let loadErrors = [];
+const llama = await getLlama({ gpu: false, build: "never", logLevel: "error", maxThreads: 1,
+  logger: (level, message) => { if (String(level) === "error") loadErrors.push(String(message).trim()); } });
 const models = new Map(); // path -> {model, ctx, ctxSize}
 
 async function getModel(path, numCtx) {
@@ -177,7 +181,12 @@ async function handle(req) {
       bos_token: req.bos_token ?? "", eos_token: req.eos_token ?? "" }) };
   }
   case "load": {
-    await llama.loadModel({ modelPath: req.model }).then((mm) => mm.dispose());
+    loadErrors = [];
+    try {
+      await llama.loadModel({ modelPath: req.model }).then((mm) => mm.dispose());
+    } catch (e) {
+      throw new Error([e.message, ...loadErrors].join(": "));
+    }
     return { ok: true };
   }
   default: throw new Error(`unknown op ${req.op}`);

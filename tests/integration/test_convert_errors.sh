@@ -79,7 +79,8 @@ d=$(mk bad_config); echo '{"architectures": ["LlamaForCausalLM"], ' > "$d/config
 expect_fail bad_config_json "$d" "config.json" "JSON"
 
 # usage errors: exit 2
-for args in "" "--outtype q5_k $good -o $W/x.gguf" "$good" "$good -o $W/x.gguf -t 0" "$good -o $W/x.gguf --bogus"; do
+# (no -o is not one: the default name goes into the model's folder, test_oneshot.sh)
+for args in "" "--outtype q5_k $good -o $W/x.gguf" "$good -o $W/x.gguf --split-max-tensors x" "$good -o $W/x.gguf -t 0" "$good -o $W/x.gguf --bogus"; do
   # shellcheck disable=SC2086
   "$BIN" $args >/dev/null 2>&1; rc=$?
   ((rc == 2)) && ok "usage '${args:0:40}': exit 2" || bad "usage '$args': exit $rc, want 2"

@@ -4,18 +4,23 @@
 # For every family fixture (llama3, mistral, qwen2, qwen3: tests/fixtures/gen_model.py; rwkv7:
 # gen_rwkv7.py; mamba2: gen_mamba2.py, 2 groups), in the "tiny" presets (rows of 128: the K-quants
 # fall back to Q4_0/Q5_0/Q5_1/Q8_0/IQ4_NL/F16) and "small" ones (rows multiples of 256: the recipes as
-# written), `sunny-convert HF_DIR --outtype T` in one step must be the file llama_model_quantize
-# (tests/tools/llama_quantize_oracle.c, node-llama-cpp's libllama) writes for T's llama_ftype from
-# sunny's f32 GGUF of the same folder (equal to llama.cpp's converter's: test_convert_parity,
-# test_rwkv7, test_mamba2). A large untied embedding costs seconds per file type in both quantizers
-# (IQ4's 15-scale search most), so within make test's budget: all 15 file types on the tiny llama3,
-# mistral, qwen2 and the small mistral; all but iq4_nl/iq4_xs on the tiny qwen3, rwkv7, mamba2; the
-# K-quant mixes q2_k, q3_k_m, q4_k_m, q5_k_m on the small llama3 and rwkv7; q4_k_m on the small
-# qwen2, qwen3, mamba2; the mixtures of experts (gen_model.py mixtral: 8 experts, whose rules bump
-# attn_k/attn_v/attn_output; qwen3moe: 16) q2_k, q3_k_m, q4_k_m, q5_k_m and q4_k_m on the tiny preset.
-# SN_CQ_FULL=1 runs all 15 on all 14 fixtures.
-# One oracle process quantizes every reference file. Then sunny-run against llama.cpp on the q4_k_m
-# files of the small mistral, qwen3, rwkv7 and mamba2 (3 prompts x 32 greedy tokens each).
+# written), and the mixtures of experts (gen_model.py mixtral: 8 experts, whose rules bump
+# attn_k/attn_v/attn_output; qwen3moe: 16) in the tiny preset, each of the 15 file types T, against
+# llama_model_quantize (tests/tools/llama_quantize_oracle.c, node-llama-cpp's libllama) run for T's
+# llama_ftype on sunny's f32 GGUF of the same folder (equal to llama.cpp's converter's:
+# test_convert_parity, test_rwkv7, test_mamba2), one oracle process per mode:
+# - the whole file, `cmp`, of `sunny-convert HF_DIR --outtype T` in one step, on the mistral fixtures
+#   (the cheapest vocabulary): all 15 types on the tiny one, and on the small one the six types that
+#   between them run every quantizer on rows of 256; q4_k_m on the other tiny fixtures and the small
+#   rwkv7 (29 files);
+# - for the other family x preset x type combinations (181 of 210), the per-tensor plan: sunny-convert
+#   --dry-run's type of every tensor, in file order, equals llama-quantize --dry-run's. The bytes of a
+#   tensor follow from its type (the quantizers are bit-exact with libggml: tests/unit/test_ggml_types.c)
+#   and the plan is what the family and the file type change, so this keeps every combination covered
+#   at a fraction of the cost (a large embedding quantized twice per type).
+# SN_CQ_FULL=1 compares all 210 files byte for byte instead.
+# Then sunny-run against llama.cpp (3 prompts x 32 greedy tokens each) on the written files: every
+# type on the small mistral, q4_k_m on the small qwen3, rwkv7 and mamba2.
 # Then the GGUF input (requantize): from the f32 and from a bf16 GGUF, from a Q4_0 file (refused, then
 # with --allow-requantize against llama-quantize --allow-requantize); the CLI: names in any case, an
 # unknown name listing the accepted ones, --dry-run's plan naming each tensor's type.
@@ -31,10 +36,17 @@ LQ=$SN_BUILD/tests/llama_quantize_oracle
 declare -A FT=([q4_0]=2 [q4_1]=3 [q5_0]=8 [q5_1]=9 [q2_k]=10 [q3_k_s]=11 [q3_k_m]=12 [q3_k_l]=13 [q4_k_s]=14
                [q4_k_m]=15 [q5_k_s]=16 [q5_k_m]=17 [q6_k]=18 [iq4_nl]=25 [iq4_xs]=30)
 ALL="q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k iq4_nl iq4_xs"
-NOIQ4="q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q6_k"
-MIX="q2_k q3_k_m q4_k_m q5_k_m"
-ONE="q4_k_m"
-[[ ${SN_CQ_FULL:-0} == 1 ]] && NOIQ4=$ALL MIX=$ALL ONE=$ALL
+# fixture -> the types compared whole-file (the rest: plan only). The tiny mistral has all 15 (each
+# type's fallback mix), the small one each quantizer's recipe on rows of 256 (Q2_K, Q3_K + Q4_K +
+# Q5_K, Q4_K + Q6_K, Q5_K + Q6_K, Q6_K, IQ4_XS); every other tiny fixture and the small rwkv7 q4_k_m.
+# (The small llama3, qwen2, qwen3 and mamba2 are plan only: their 128k-152k-token embeddings cost
+# seconds per file in llama-quantize.)
+declare -A BYTES=([mistral/tiny]=$ALL [mistral/small]="q2_k q3_k_m q4_k_m q5_k_m q6_k iq4_xs"
+  [llama3/small]="" [qwen2/small]="" [qwen3/small]="" [mamba2/small]="")
+FIXTURES="llama3/tiny mistral/tiny qwen2/tiny qwen3/tiny rwkv7/tiny mamba2/tiny mistral/small llama3/small rwkv7/small
+          qwen2/small qwen3/small mamba2/small mixtral/tiny qwen3moe/tiny"
+# kept after the comparison: the files sunny-run runs below and the requantize inputs
+KEEP=" mistral/small/* qwen3/small/q4_k_m rwkv7/small/q4_k_m mamba2/small/q4_k_m "
 
 hf_of() { # hf_of FAMILY PRESET -> HF folder
   case $1 in
@@ -48,61 +60,77 @@ hf_of() { # hf_of FAMILY PRESET -> HF folder
   esac
 }
 
-CASES="llama3/tiny/$ALL mistral/tiny/$ALL qwen2/tiny/$ALL qwen3/tiny/$NOIQ4 rwkv7/tiny/$NOIQ4 mamba2/tiny/$NOIQ4
-       mistral/small/$ALL llama3/small/$MIX rwkv7/small/$MIX qwen2/small/$ONE qwen3/small/$ONE mamba2/small/$ONE
-       mixtral/tiny/$MIX qwen3moe/tiny/$ONE"
-args=() pairs=()
-while read -r spec; do
-  [[ -n $spec ]] || continue
-  IFS=/ read -r fam preset types <<<"$spec"
-  hf=$(hf_of "$fam" "$preset") || { bad "$fam/$preset: fixture generation failed"; continue; }
+args=() pairs=() pargs=() plans=()
+for fp in $FIXTURES; do
+  fam=${fp%/*} preset=${fp#*/}
+  hf=$(hf_of "$fam" "$preset") || { bad "$fp: fixture generation failed"; continue; }
   f32=$W/$fam-$preset-f32.gguf
-  "$CONV" "$hf" -o "$f32" --outtype f32 --force >/dev/null 2>&1 || { bad "$fam/$preset: sunny-convert f32 failed"; continue; }
-  for ot in $types; do
-    "$CONV" "$hf" -o "$W/$fam-$preset-$ot.gguf" --outtype "$ot" --force >/dev/null 2>"$W/err" ||
-      { bad "$fam/$preset/$ot: sunny-convert failed: $(cat "$W/err")"; continue; }
-    args+=("$f32" "$W/$fam-$preset-$ot.lq.gguf" "${FT[$ot]}")
-    pairs+=("$fam/$preset/$ot")
+  "$CONV" "$hf" -o "$f32" --outtype f32 --force >/dev/null 2>&1 || { bad "$fp: sunny-convert f32 failed"; continue; }
+  for ot in $ALL; do
+    base=$W/$fam-$preset-$ot
+    if [[ ${SN_CQ_FULL:-0} == 1 || " ${BYTES[$fp]-q4_k_m} " == *" $ot "* ]]; then
+      "$CONV" "$hf" -o "$base.gguf" --outtype "$ot" --force >/dev/null 2>"$W/err" ||
+        { bad "$fp/$ot: sunny-convert failed: $(cat "$W/err")"; continue; }
+      args+=("$f32" "$base.lq.gguf" "${FT[$ot]}")
+      pairs+=("$fp/$ot")
+    else
+      "$CONV" "$hf" --dry-run --outtype "$ot" 2>"$W/err" | awk '$2 == "->" && $5 == "->" {print $3, tolower($6)}' >"$base.plan" &&
+        [[ -s $base.plan ]] || { bad "$fp/$ot: sunny-convert --dry-run failed: $(cat "$W/err")"; continue; }
+      # files sunny-run runs against llama.cpp below are written too
+      if [[ $fp == mistral/small || $fp/$ot == qwen3/small/q4_k_m || $fp/$ot == mamba2/small/q4_k_m ]]; then
+        "$CONV" "$hf" -o "$base.gguf" --outtype "$ot" --force >/dev/null 2>"$W/err" ||
+          bad "$fp/$ot: sunny-convert failed: $(cat "$W/err")"
+      fi
+      pargs+=("$f32" "$base.lq.plan" "${FT[$ot]}")
+      plans+=("$fp/$ot")
+    fi
   done
-done < <(sed 's/ \([a-z0-9]*\/\(tiny\|small\)\/\)/\n\1/g' <<<"$CASES")
+done
 
-# requantize inputs on the small mistral: its bf16 GGUF and llama-quantize's Q4_0 file
+# requantize input on the small mistral: its bf16 GGUF
 hf=$(hf_of mistral small) && "$CONV" "$hf" -o "$W/rq-bf16.gguf" --outtype bf16 --force >/dev/null ||
   bad "mistral/small: bf16 GGUF failed"
 args+=("$W/rq-bf16.gguf" "$W/rq-bf16-q4_k_m.lq.gguf" 15)
 "$LQ" "${args[@]}" >"$W/lq.log" 2>&1 || { bad "llama_model_quantize failed:"; tail -5 "$W/lq.log"; }
+((${#pargs[@]})) && { SN_QUANT_DRY_RUN=1 "$LQ" "${pargs[@]}" >"$W/lq-plan.log" 2>&1 ||
+  { bad "llama_model_quantize --dry-run failed:"; tail -5 "$W/lq-plan.log"; }; }
 
 n_same=0
 for p in "${pairs[@]}"; do
   IFS=/ read -r fam preset ot <<<"$p"
   ours=$W/$fam-$preset-$ot.gguf ref=$W/$fam-$preset-$ot.lq.gguf
-  if cmp -s "$ours" "$ref"; then n_same=$((n_same + 1))
+  if cmp -s "$ours" "$ref"; then
+    n_same=$((n_same + 1))
+    [[ $KEEP == *" $fam/$preset/$ot "* || $KEEP == *" $fam/$preset/* "* ]] || rm -f "$ours" "$ref"
   else bad "$p: sunny-convert's file differs from llama-quantize's: $(cmp "$ours" "$ref" 2>&1 | head -1)"; fi
 done
 ok "$n_same of ${#pairs[@]} files (family/preset/type) equal llama-quantize's byte for byte"
+n_same=0
+for p in "${plans[@]}"; do
+  IFS=/ read -r fam preset ot <<<"$p"
+  base=$W/$fam-$preset-$ot
+  tr '[:upper:]' '[:lower:]' <"$base.lq.plan" >"$base.lq.lc" # ggml's names: q4_K
+  if cmp -s "$base.plan" "$base.lq.lc"; then n_same=$((n_same + 1))
+  else bad "$p: sunny-convert --dry-run's plan differs from llama-quantize --dry-run's:"; diff "$base.plan" "$base.lq.lc" | head -4; fi
+done
+((${#plans[@]} + ${#pairs[@]} == 210 || ${#pairs[@]} == 210)) || bad "expected 210 combinations, got ${#pairs[@]} files + ${#plans[@]} plans"
+ok "$n_same of ${#plans[@]} further family/preset/type plans equal llama-quantize --dry-run's tensor by tensor"
 
-# ---- runtime: sunny-run on the written q4_k_m files of the families test_quant_parity (llama3, qwen2)
-# and test_iq4_parity do not quantize, vs llama.cpp: 3 prompts x 32 greedy tokens each, one oracle
-# process, judged by tests/tools/parity_judge.py (equal tokens or a proven tie; logits on AVX-512)
+# ---- runtime: sunny-run on the written files vs llama.cpp, 3 prompts x 32 greedy tokens each, one
+# oracle process, judged by tests/tools/parity_judge.py (equal tokens or a proven tie; logits on
+# AVX-512): every type on the small mistral; q4_k_m on the small qwen3, rwkv7, mamba2 (llama3 and
+# qwen2 files of every type are test_quant_parity's and test_iq4_parity's)
+declare -A PROMPTS=([mistral]="1,415,2936,9060,285,1142 1,851,349,264,1369,28723 1,22557,28725,910,1141"
+  [qwen3]="9906,1917,11,1234,5678,42 785,3974,13876,38835,11 40,1075,311,3291,911,2272"
+  [rwkv7]="33155,45,4811,2580 11,33,2319,49,1006 261,4960,3319,28,59")
+PROMPTS[mamba2]=${PROMPTS[qwen3]}
 : >"$W/rt.tsv"
-while read -r fam ids; do
-  g=$W/$fam-small-q4_k_m.gguf
-  [[ -f $g ]] || { bad "$fam/small/q4_k_m: no file to run"; continue; }
-  printf '%s-small/q4_k_m\t%s\t%s\n' "$fam" "$g" "$ids" >>"$W/rt.tsv"
-done <<'IDS'
-mistral 1,415,2936,9060,285,1142
-mistral 1,851,349,264,1369,28723
-mistral 1,22557,28725,910,1141
-qwen3 9906,1917,11,1234,5678,42
-qwen3 785,3974,13876,38835,11
-qwen3 40,1075,311,3291,911,2272
-rwkv7 33155,45,4811,2580
-rwkv7 11,33,2319,49,1006
-rwkv7 261,4960,3319,28,59
-mamba2 9906,1917,11,1234,5678,42
-mamba2 785,3974,13876,38835,11
-mamba2 40,1075,311,3291,911,2272
-IDS
+for run in $(for ot in $ALL; do echo "mistral/$ot"; done) qwen3/q4_k_m rwkv7/q4_k_m mamba2/q4_k_m; do
+  fam=${run%/*} ot=${run#*/}
+  g=$W/$fam-small-$ot.gguf
+  [[ -f $g ]] || { bad "$fam/small/$ot: no file to run"; continue; }
+  for ids in ${PROMPTS[$fam]}; do printf '%s-small/%s\t%s\t%s\n' "$fam" "$ot" "$g" "$ids" >>"$W/rt.tsv"; done
+done
 $PY - "$W/rt.tsv" >"$W/rt-jobs.jsonl" <<'PYEOF'
 import json, sys
 for line in open(sys.argv[1]):
@@ -123,7 +151,7 @@ f32=$W/mistral-small-f32.gguf
 "$CONV" "$W/rq-bf16.gguf" -o "$W/rq-bf16-q4_k_m.gguf" --outtype Q4_K_M --force >/dev/null 2>&1 &&
   cmp -s "$W/rq-bf16-q4_k_m.gguf" "$W/rq-bf16-q4_k_m.lq.gguf" &&
   ok "requantize: bf16 GGUF -> Q4_K_M equals llama-quantize's" || bad "requantize: bf16 GGUF -> Q4_K_M differs"
-q40=$W/mistral-small-q4_0.lq.gguf
+q40=$W/mistral-small-q4_0.gguf # written above (the plan check covers it; the tiny q4_0 is compared whole)
 out=$("$CONV" "$q40" -o "$W/rq-q4.gguf" --outtype q4_k_m --force 2>&1); rc=$?
 [[ $rc == 1 && $out == *"already Q4_0"*"--allow-requantize"* && ! -e $W/rq-q4.gguf ]] &&
   ok "requantize: an already-quantized input is refused without --allow-requantize (exit 1, nothing written)" ||

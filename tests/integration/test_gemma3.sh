@@ -11,6 +11,13 @@
 #     sentencepiece module stood in by tests/tools/spm_shim.py) writes causal f32/bf16/q8_0 and vision
 #     f16; sunny-convert's files must be the same bytes (whole file: keys, vocabulary, tensors).
 #     q4_0, Q4_K_M and Q6_K must equal llama-quantize run on the f32 file.
+#  2. Tokenizer: tok_dump on the corpus (tests/fixtures/tokenizer_corpus.txt: held-out texts, byte
+#     fallback, digits, whitespace runs, special tokens) equals node-llama-cpp, with and without
+#     special-token parsing, and detokenized.
+#  3. Runtime: sunny-run vs node-llama-cpp, causal f32/f16/bf16/q8_0/q4_0/Q4_K_M/Q6_K and vision f16
+#     (soft-capped) x 3 prompts of 43, 55 and 67 tokens (all past the window; 67 takes the tiled
+#     attention path) x 32 greedy tokens, token for token; and f32 on a 701-token prompt (two
+#     micro-batches, the local layers' ring of 528 rows wrapped, decode over 512+ cells) at 2 threads.
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py numpy torch
@@ -78,5 +85,49 @@ cp "$causal/config.json" "$bad_dir/config.json"; rm "$bad_dir/tokenizer.model"
 out=$("$SN_BIN/sunny-convert" "$bad_dir" -o "$W/bad.gguf" 2>&1); rc=$?
 [[ $rc == 1 && $out == *tokenizer.model* && ! -e $W/bad.gguf ]] && ok "no tokenizer.model: refused, naming the file" ||
   bad "no tokenizer.model: rc $rc: $out"
+
+# ---- 2. tokenizer
+TO="node $SN_SRC/tests/tools/tok_oracle.mjs"
+CORPUS=$SN_SRC/tests/fixtures/tokenizer_corpus.txt
+G=$(conv "$f32" q4_0)
+for mode in "" --no-parse-special --decode; do
+  tag=tok${mode//-/_}
+  $TO llama "$G" --corpus $mode "$CORPUS" >"$W/$tag.exp" 2>/dev/null || bad "node-llama-cpp tokenize failed ($mode)"
+  "$SN_BUILD/tests/tok_dump" "$G" --corpus $mode "$CORPUS" >"$W/$tag.got" || bad "tok_dump failed ($mode)"
+  if cmp -s "$W/$tag.exp" "$W/$tag.got"; then ok "tokenizer ${mode:-parse-special}: $(wc -l <"$W/$tag.got") corpus strings equal llama.cpp's"
+  else bad "tokenizer ${mode:-parse-special}: differs from llama.cpp"; diff "$W/$tag.exp" "$W/$tag.got" | head -4; fi
+done
+
+# ---- 3. runtime parity
+models=("$f32" "$(conv "$causal" f16)" "$(conv "$causal" bf16)" "$(conv "$causal" q8_0)" "$(conv "$f32" q4_0)"
+        "$(conv "$f32" q4_k_m)" "$(conv "$f32" q6_k)" "$(conv "$vision" f16)")
+prompts=()
+for seed in 1 2 3; do  # BOS + 42 / 54 / 66 ids spread over the vocabulary
+  prompts+=("2,$($PY -c "import random; r = random.Random($seed); print(','.join(str(r.randrange(300, 262000)) for _ in range(30 + 12 * $seed)))")")
+done
+JOBS=$W/jobs.jsonl
+: >"$JOBS"
+for g in "${models[@]}"; do for p in "${prompts[@]}"; do
+  printf '{"model":"%s","prompt_ids":[%s],"n":32}\n' "$g" "$p" >>"$JOBS"
+done; done
+# past one micro-batch and past the local layers' ring (16 + 512 rows): a 700-token prompt in two
+# micro-batches, then decode over 512+ cells, which both split across 2 threads
+long="2,$($PY -c "import random; r = random.Random(9); print(','.join(str(r.randrange(300, 200000)) for _ in range(700)))")"
+printf '{"model":"%s","prompt_ids":[%s],"n":32,"ctx":1024,"threads":2}\n' "$f32" "$long" >>"$JOBS"
+
+$ORACLE batch --threads 1 <"$JOBS" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "node-llama-cpp batch failed: $(tail -2 "$W/oracle.err")"; finish; }
+i=0
+for g in "${models[@]}"; do for p in "${prompts[@]}"; do
+  i=$((i + 1))
+  exp=$(sed -n ${i}p "$W/oracle.jsonl" | $PY -c "import json, sys; print(json.load(sys.stdin)['ids'])")
+  got=$("$SN_BIN/sunny-run" "$g" --prompt-ids "$p" -n 32 --json --ignore-eos -t 2 | $PY -c "import json, sys; print(json.load(sys.stdin)['ids'])")
+  n=$(basename "$g" .gguf)
+  if [[ -n $exp && $exp == "$got" ]]; then ok "$n prompt $((${#p} > 0 ? $(tr -cd , <<<"$p" | wc -c) + 1 : 0)) tokens: 32 tokens equal llama.cpp's ($($PY -c "print(len(set($got)))") distinct)"
+  else bad "$n prompt $i: differs from llama.cpp"; echo "  llama.cpp $exp"; echo "  sunny-run $got"; fi
+done; done
+exp=$(tail -1 "$W/oracle.jsonl" | $PY -c "import json, sys; print(json.load(sys.stdin)['ids'])")
+got=$("$SN_BIN/sunny-run" "$f32" -c 1024 --prompt-ids "$long" -n 32 --json --ignore-eos -t 2 | $PY -c "import json, sys; print(json.load(sys.stdin)['ids'])")
+[[ -n $exp && $exp == "$got" ]] && ok "causal-f32 prompt 701 tokens, context 1024: 32 tokens equal llama.cpp's (local layers' cache wrapped)" ||
+  { bad "causal-f32 701-token prompt differs from llama.cpp"; echo "  llama.cpp $exp"; echo "  sunny-run $got"; }
 
 finish

@@ -113,6 +113,27 @@ left=$(find "$M" -mindepth 1 | head -3)
 [[ $rc == 130 && -z $left ]] && grep -q interrupted "$W/int.err" \
   && ok "SIGINT during an LM Studio copy: exit 130, no .part, no folders" || bad "SIGINT copy: rc=$rc left=[$left] $(cat "$W/int.err")"
 
+# ---- kill -9 mid-conversion (nothing can clean up): the previous output stays whole, never a mix;
+# only the killed run's temp file is left, and the next run is not blocked by it or by the lock
+out=$W/kill.gguf
+"$CONV" "$src" -o "$out" --outtype f16 >/dev/null 2>&1; cp "$out" "$W/kill.f16"
+"$CONV" "$src" -o "$W/kill.f32" --outtype f32 >/dev/null 2>&1
+hit=0
+for _ in 1 2 3 4 5; do
+  "$CONV" "$src" -o "$out" --outtype f32 --force >/dev/null 2>&1 & p=$!
+  for _ in $(seq 2000); do compgen -G "$out.*tmp" >/dev/null && break; sleep 0.001; done
+  kill -9 $p 2>/dev/null && hit=1
+  wait $p 2>/dev/null
+  ((hit)) && break
+  cp "$W/kill.f16" "$out" # it finished first: again
+done
+whole=0; { cmp -s "$out" "$W/kill.f16" || cmp -s "$out" "$W/kill.f32"; } && whole=1
+"$CONV" "$src" -o "$out" --outtype f32 --force >/dev/null 2>&1; rc=$?
+[[ $hit == 1 && $whole == 1 && $rc == 0 ]] && cmp -s "$out" "$W/kill.f32" \
+  && ok "kill -9 mid-conversion: the old output whole, the next run succeeds ($(compgen -G "$out.*tmp" | wc -l) temp left)" \
+  || bad "kill -9: hit=$hit whole=$whole rerun rc=$rc"
+rm -f "$out".*tmp
+
 # ---- ulimit -f: EFBIG with a message, no temp left
 out=$W/fsize.gguf
 msg=$( (ulimit -f 64; "$CONV" "$src" -o "$out" 2>&1) ); rc=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_lmstudio_e2e.sh - fixture HF model -> sunny-convert -> sunny-integrate lmstudio (temporary
 # HOME with ~/.lmstudio) --smoke against the fake LM Studio (llama.cpp inside) -> OK for llama3 and
-# qwen3 in f16 and q8_0, both quants of a family in one repo folder (LM Studio's @quant variants);
+# qwen3 in f16 and q8_0 and the mixture of experts qwen3moe in q8_0, both quants of a family in one
+# repo folder (LM Studio's @quant variants);
 # a server answering with another model must fail, and one answering with the same model with a late
 # weight perturbed must fail at the byte/token llama.cpp says the two texts part.
 source "$(dirname "$0")/lib.sh"
@@ -16,6 +17,7 @@ build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
 build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap
 declare -A GG
 ggufs_of GG "llama3 qwen3" "f16 q8_0"
+ggufs_of GG qwen3moe q8_0 # a mixture of experts (16 experts, top-4)
 start_proxy_trap "$W/trap"
 proxy_env_on
 M=$W/home/.lmstudio/models
@@ -27,7 +29,7 @@ start_lms() {
   LMS_URL=http://127.0.0.1:$(wait_port "$d/port") || exit 1
 }
 start_lms "$W/l"
-for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0; do
+for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0 qwen3moe-q8_0; do
   out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "${GG[$k]}" --smoke -n 32 --host "$LMS_URL" --json 2>"$W/$k.err"); rc=$?
   echo "$out" > "$W/$k.json"
   if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/$k.err"; then

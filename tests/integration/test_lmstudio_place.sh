@@ -5,7 +5,8 @@
 # (hardlink = same inode, EXDEV fallback to copy on a second filesystem, copy, symlink, move), --force,
 # --dry-run (nothing changes), name/path-escape rejection, split parts and mmproj; then the smoke test
 # against the fake LM Studio (REST load, fake `lms` CLI, JIT, divergent model, runtime errors) with a
-# proxy trap that must see nothing. GGUFs come from the runtime's test writer (no sunny-convert needed).
+# proxy trap that must see nothing; doctor --lmstudio on placed, misplaced and broken files. GGUFs come
+# from the runtime's test writer (no sunny-convert needed) except the one with a chat template.
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 SI=$SN_BIN/sunny-integrate
@@ -67,7 +68,10 @@ M=$W/m; mkdir -p "$M"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
 [[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") ]] && ok "hardlink (default): same inode" || bad "hardlink rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" 2>&1); rc=$?
-[[ $rc == 1 ]] && grep -q "Target file already exists" <<<"$out" && ok "existing target refused without --force" || bad "no-force rc=$rc: $out"
+[[ $rc == 0 ]] && grep -q "already in place" <<<"$out" && ok "the same file already there (same inode): success, nothing placed" || bad "same file rc=$rc: $out"
+cp "$G" "$W/other.gguf"; $PY -c 'import sys; f=open(sys.argv[1], "r+b"); f.seek(-1, 2); b=f.read(1); f.seek(-1, 2); f.write(bytes([b[0] ^ 1]))' "$W/other.gguf"
+out=$("$SI" lmstudio --gguf "$W/other.gguf" --models-dir "$M" --repo "$NAME-GGUF" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "Target file already exists" <<<"$out" && ok "existing target with other bytes refused without --force" || bad "no-force rc=$rc: $out"
 out=$("$SI" lmstudio --gguf "$G" --models-dir "$M" --force 2>&1); rc=$?
 [[ $rc == 0 && $(stat -c %i "$M/$REL") == $(stat -c %i "$G") && -z $(leftovers "$M/$REL") ]] \
   && ok "hardlink --force re-placing the same file: still the same inode, no temp link left" \
@@ -110,6 +114,20 @@ out=$("$SI" lmstudio --gguf "$W/junk.gguf" --models-dir "$M" 2>&1); rc=$?
 [[ $rc == 1 && $(snap "$M") == "$s0" ]] && ok "not a GGUF: exit 1, nothing placed" || bad "junk rc=$rc: $out"
 grep -q "chat_template" <<<"$("$SI" lmstudio --gguf "$G" --models-dir "$W/m2" --dry-run 2>&1)" \
   && ok "warns when the GGUF has no tokenizer.chat_template" || bad "no chat_template warning"
+
+# --- doctor --lmstudio: each problem named with its fix, exit 1; a clean placement exit 0
+out=$("$SI" doctor --lmstudio "$M/$REL" --models-dir "$M" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "problem: no tokenizer.chat_template: LM Studio falls back" <<<"$out" && grep -q "fix: " <<<"$out" \
+  && ok "doctor --lmstudio: no chat template named, with its fix, exit 1" || bad "doctor lms rc=$rc: $out"
+out=$("$SI" doctor --lmstudio "$G" --models-dir "$M" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "is not at <models>/<publisher>/<repo>/<file>.gguf" <<<"$out" \
+  && ok "doctor --lmstudio: a file outside the models dir layout named" || bad "doctor lms layout rc=$rc: $out"
+out=$("$SI" doctor --lmstudio "$W/junk.gguf" 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q "problem: " <<<"$out" && ok "doctor --lmstudio: not a GGUF named" || bad "doctor lms junk rc=$rc: $out"
+mkdir -p "$W/mq"   # a GGUF with a chat template: sunny-convert's (the runtime's writer writes none)
+Q=$(gguf_of qwen3 q8_0) && "$SI" lmstudio "$Q" --models-dir "$W/mq" --mode symlink >/dev/null 2>&1
+out=$("$SI" doctor --lmstudio "$(ls "$W"/mq/sunny-local/*/*.gguf)" --models-dir "$W/mq" 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "^  clean: " <<<"$out" && ok "doctor --lmstudio: a clean symlinked placement, exit 0 and why" || bad "doctor lms clean rc=$rc: $out"
 
 # --- split parts placed together, mmproj beside
 mkdir -p "$W/split" "$W/ms"; ln -f "$G" "$W/split/big-00001-of-00002.gguf"; ln -f "$G" "$W/split/big-00002-of-00002.gguf"

@@ -207,6 +207,11 @@ for j, r in zip(map(json.loads, open(sys.argv[1])), map(json.loads, open(sys.arg
     print(f"{'ok  ' if ok else 'FAIL'} - sunny-run {j['tag']}: " + ("the same 32 tokens as llama.cpp" if ok else f"{ids} vs {r['ids']}"))
 sys.exit(1 if bad else 0)
 PYEOF
+# the installers' check (the runtime's own load) takes Mixtral, llama with experts and no ffn_gate
+mkdir -p "$W/lms"
+if "$SN_BIN/sunny-integrate" lmstudio "$W/mixtral-q4_0.gguf" --models-dir "$W/lms" --force >"$W/lms.out" 2>&1 &&
+  grep -q "placed: .*(llama, Q4_0)" "$W/lms.out"; then ok "sunny-integrate places the Mixtral GGUF: $(grep placed: "$W/lms.out")"
+else bad "sunny-integrate refuses the Mixtral GGUF: $(tail -3 "$W/lms.out")"; fi
 rm -f "$W/x.snb"
 "$CONV" "${src[qwen3moe]}" -o "$W/x.snb" --blob --dtype fp16 >/dev/null 2>"$W/blob.err"; rc=$?
 ((rc == 1)) && grep -q "mixture-of-experts models have no blob format yet" "$W/blob.err" && [[ ! -e $W/x.snb ]] &&

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test_ollama_e2e.sh - the whole path: fixture HF model -> sunny-convert -> sunny-integrate ollama
 # --template auto --smoke against the fake Ollama (llama.cpp inside) -> "[smoke] OK: N/N tokens
-# identical", for llama3 and qwen3 in f16 and q8_0; --run answers through the installed template; a
-# server that serves a different model must make the smoke fail; and a server serving the same model
-# with one late weight perturbed must fail at the token llama.cpp says (logprobs and text modes).
+# identical", for llama3 and qwen3 in f16 and q8_0 and the mixture of experts qwen3moe in q8_0; --run
+# answers through the installed template; a server that serves a different model must make the smoke
+# fail; and a server serving the same model with one late weight perturbed must fail at the token
+# llama.cpp says (logprobs and text modes).
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_go
@@ -16,10 +17,11 @@ build_go "$SN_SRC/tests/fake-ollama" fake-ollama
 build_go "$SN_SRC/tests/tools/proxy_trap" proxy_trap
 declare -A GG
 ggufs_of GG "llama3 qwen3" "f16 q8_0"
+ggufs_of GG qwen3moe q8_0 # a mixture of experts (16 experts, top-4)
 start_proxy_trap "$W/trap"
 proxy_env_on
 start_fake_ollama "$W/f"
-for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0; do
+for k in llama3-f16 llama3-q8_0 qwen3-f16 qwen3-q8_0 qwen3moe-q8_0; do
   name=e2e-${k//_/-}:latest
   run=(); [[ $k == llama3-f16 ]] && run=(--param num_predict=8 --run "Say hi")
   out=$("$SI" ollama "${GG[$k]}" --name "$name" --host "$FAKE_URL" --smoke -n 32 "${run[@]}" --json 2>"$W/$k.err"); rc=$?

@@ -15,8 +15,9 @@
 #     q8_0, q4_0, q4_k_m of both, at a 512 context (phi3: above the fixture's original 256, so the
 #     long rope factors) and phi3 f32 at 256 (the short ones); one prompt per family with the last
 #     step's logits (limit 1e-5 relative to the largest).
-#  3. Install: the phi3 q4_k_m into the fake Ollama (template auto -> phi-3, <|end|> among the stops)
-#     and both into the fake LM Studio, each with --smoke (llama.cpp inside the fakes).
+#  3. Install: the phi3 q4_k_m into the fake Ollama (template auto -> phi-3, <|end|> among the stops),
+#     the smollm3 q4_k_m there with no Go template (the server renders its Jinja), and both into the
+#     fake LM Studio, each with --smoke (llama.cpp inside the fakes).
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_oracle
@@ -185,6 +186,12 @@ s = json.load(open(sys.argv[1]))
 assert "<|assistant|>" in s["template"] and "<|end|>" in s["template"], s["template"]
 assert 'stop "<|end|>"' in s["parameters"] or '"<|end|>"' in s["parameters"], s["parameters"]
 PYEOF
+# SmolLM3's Jinja matches no Go template family: auto installs no TEMPLATE and the server (Ollama
+# >= 0.30) renders the GGUF's Jinja itself
+"$SI" ollama "$(conv "$sm" q4_k_m)" --name smollm3-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o2.json" 2>"$W/o2.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o2.err"; then
+  ok "ollama smollm3 (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o2.err")"
+else bad "ollama smollm3: rc=$rc $(tail -5 "$W/o2.err")"; fi
 stop "$FAKE_PID"
 M=$W/home/.lmstudio/models
 mkdir -p "$M" "$W/l"

@@ -8,6 +8,8 @@
   gguf_edit.py IN OUT --scale NAME F  tensor NAME (F32 or F16) multiplied by F: the same model with one
                                     weight perturbed (e.g. a late layer's ffn_down by 1.02), so greedy
                                     output shares a prefix with the original's and then differs
+  gguf_edit.py IN OUT --set-str KEY VALUE  KV KEY set to the string VALUE (e.g. general.architecture
+                                    to a name llama.cpp does not know)
 Written to OUT.tmp and renamed.
 """
 import os
@@ -19,6 +21,13 @@ import gguf_split  # noqa: E402
 
 
 def main():
+    if len(sys.argv) == 6 and sys.argv[3] == "--set-str":
+        ver, kvs, tensors, size_of, b, data_start, align = gguf_split.read_gguf(sys.argv[1])
+        v = sys.argv[5].encode("utf-8")
+        raw = struct.pack("<IQ", 8, len(v)) + v
+        kvs = [(k, raw if k == sys.argv[4] else r) for k, r in kvs]
+        gguf_split.write_shard(sys.argv[2], kvs, tensors, size_of, b, data_start, align)
+        return
     scale = len(sys.argv) == 6 and sys.argv[3] == "--scale"
     if not scale and (len(sys.argv) != 5 or sys.argv[3] not in ("--zero", "--drop")):
         print(__doc__, file=sys.stderr)

@@ -270,7 +270,7 @@ static void test_metadata_keys(void) {
     fclose(f);
     sn_gguf_writer *w = sn_gguf_writer_new();
     sn_err err = {0};
-    CU_ASSERT_EQUAL_FATAL(sn_metadata_write(dir, NULL, NULL, &(sn_param_count){494032768, 494032768, 0, 0}, w, &err), SN_OK);
+    CU_ASSERT_EQUAL_FATAL(sn_metadata_write(dir, NULL, NULL, &(sn_param_count){494032768, 494032768, 0, 0}, w, NULL, 0, &err), SN_OK);
     snprintf(path, sizeof path, "%s/meta.gguf", dir);
     CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_begin(w, path, &err), SN_OK);
     CU_ASSERT_EQUAL_FATAL(sn_gguf_writer_finish(w, &err), SN_OK);
@@ -446,6 +446,29 @@ static void test_mamba2_names(void) {
     sn_hf_config_free(&c);
 }
 
+/* general.file_type labels: llama.h's enum llama_ftype (values and LLAMA_FTYPE_MOSTLY_* names) */
+static void test_ftype_labels(void) {
+    static const struct { uint32_t ft; const char *label; } want[] = {
+        {0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {7, "Q8_0"}, {10, "Q2_K"}, {13, "Q3_K_L"}, {15, "Q4_K_M"},
+        {18, "Q6_K"}, {19, "IQ2_XXS"}, {21, "Q2_K_S"}, {25, "IQ4_NL"}, {30, "IQ4_XS"}, {32, "BF16"},
+        {38, "MXFP4_MOE"}, {41, "Q2_0"},
+    };
+    char buf[16];
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CU_ASSERT_EQUAL(sn_ftype_label(want[i].ft, buf, sizeof buf), strlen(want[i].label));
+        CU_ASSERT_STRING_EQUAL(buf, want[i].label);
+    }
+    CU_ASSERT_EQUAL(sn_ftype_label(4, buf, sizeof buf), 0); /* Q4_1_SOME_F16: removed */
+    CU_ASSERT_STRING_EQUAL(buf, "");
+    CU_ASSERT_EQUAL(sn_ftype_label(1024, buf, sizeof buf), 0);
+    CU_ASSERT_EQUAL(sn_ftype_label(15, buf, 4), 3); /* truncated, terminated */
+    CU_ASSERT_STRING_EQUAL(buf, "Q4_");
+    /* names the converter only reads are no --outtype */
+    CU_ASSERT_EQUAL(sn_outtype_parse("iq2_xxs"), -1);
+    CU_ASSERT_EQUAL(sn_outtype_parse("Q4_K_M"), SN_OUTTYPE_Q4_K_M);
+    CU_ASSERT_EQUAL(sn_outtype_parse("auto"), SN_OUTTYPE_AUTO);
+}
+
 /* Phi-3: fused qkv / gate_up as llama.cpp's Phi3MiniModel maps them (no permutation), the LongRoPE
  * factors as two generated tensors, and the configs the converter must refuse. SmolLM3: llama's
  * names and Q/K permutation under its own row; a rope pattern llama.cpp cannot express is refused. */
@@ -509,6 +532,7 @@ static void test_phi3_smollm3_names(void) {
 
 static const sn_test_case cases[] = {
     {"phi3 / smollm3 name map, rope factors, refusals", test_phi3_smollm3_names},
+    {"general.file_type labels, --outtype names", test_ftype_labels},
     {"mamba2 name map, shapes, transforms", test_mamba2_names},
     {"gemma3 name map, shapes, transforms", test_gemma3_names},
     {"{arch}.* keys, types, order", test_arch_keys},

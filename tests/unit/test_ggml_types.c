@@ -233,34 +233,45 @@ static void test_simd_quantizers_many(void) {
         }
         x[i] = v;
     }
-    const int qt[] = {SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q6_K};
-    const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 210};
-    const char *names[] = {"q8_0", "q4_0", "q6_K"};
-    const char *syms[] = {"quantize_row_q8_0_ref", "quantize_row_q4_0_ref", "quantize_row_q6_K_ref"};
+    /* n: values quantized (the IQ4 and Q2_K searches are slow in scalar: 1/8 of the row); sym:
+     * libggml's _ref function, or ggml_quantize_chunk of type (what llama-quantize calls) */
+    struct { int qt; const char *name; size_t bsize, blck; int64_t n; const char *sym; int type; } t[] = {
+        {SN_GGML_Q8_0, "q8_0", 34, 32, N, "quantize_row_q8_0_ref", -1},
+        {SN_GGML_Q4_0, "q4_0", 18, 32, N, "quantize_row_q4_0_ref", -1},
+        {SN_GGML_Q6_K, "q6_K", 210, 256, N, "quantize_row_q6_K_ref", -1},
+        {SN_GGML_Q4_K, "q4_K", 144, 256, N / 4 - 256, "quantize_row_q4_K_ref", -1}, /* odd: a lone block */
+        {SN_GGML_Q5_K, "q5_K", 176, 256, N / 4, "quantize_row_q5_K_ref", -1},
+        {SN_GGML_Q2_K, "q2_K", 84, 256, N / 8, "quantize_row_q2_K_ref", -1},
+        {SN_GGML_IQ4_NL, "iq4_nl", 18, 32, N / 8 - 96, "ggml_quantize_chunk", SN_GGML_IQ4_NL}, /* 8k+5 blocks */
+        {SN_GGML_IQ4_XS, "iq4_xs", 136, 256, N / 8, "ggml_quantize_chunk", SN_GGML_IQ4_XS},
+    };
+    typedef size_t (*chunk_fn)(int, const float *, void *, int64_t, int64_t, int64_t, const float *);
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/"
              "libggml-base.so", sn_test_src());
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    for (int k = 0; k < 3; k++) {
-        CU_ASSERT_EQUAL(sn_ggml_from_f32_at(qt[k], x, a, N, 0), 0);
-        void (*ref)(const float *, void *, int64_t) = NULL;
-        if (h) *(void **)(&ref) = dlsym(h, syms[k]);
-        if (ref) {
-            memset(b, 0x5A, bytes[k]);
-            ref(x, b, N);
-            int same = memcmp(a, b, bytes[k]) == 0;
-            if (!same) fprintf(stderr, "\n  %s: scalar differs from libggml's %s\n", names[k], syms[k]);
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        const size_t bytes = (size_t)t[k].n / t[k].blck * t[k].bsize;
+        CU_ASSERT_EQUAL(sn_ggml_from_f32_at(t[k].qt, x, a, t[k].n, 0), 0);
+        void *sym = h ? dlsym(h, t[k].sym) : NULL;
+        if (sym) {
+            memset(b, 0x5A, bytes);
+            if (t[k].type < 0) ((void (*)(const float *, void *, int64_t))sym)(x, b, t[k].n);
+            else if (t[k].n % 256) ((chunk_fn)sym)(t[k].type, x, b, 0, 1, t[k].n, NULL); /* one row */
+            else ((chunk_fn)sym)(t[k].type, x, b, 0, t[k].n / 256, 256, NULL);
+            int same = memcmp(a, b, bytes) == 0;
+            if (!same) fprintf(stderr, "\n  %s: scalar differs from libggml's %s\n", t[k].name, t[k].sym);
             CU_ASSERT(same);
         }
         for (int level = 1; level <= 2; level++) {
-            memset(b, 0x5A, bytes[k]);
-            sn_ggml_from_f32_at(qt[k], x, b, N, level);
-            size_t first = bytes[k];
-            for (size_t i = 0; i < bytes[k] && first == bytes[k]; i++)
+            memset(b, 0x5A, bytes);
+            sn_ggml_from_f32_at(t[k].qt, x, b, t[k].n, level);
+            size_t first = bytes;
+            for (size_t i = 0; i < bytes && first == bytes; i++)
                 if (a[i] != b[i]) first = i;
-            if (first != bytes[k])
-                fprintf(stderr, "\n  %s: SIMD level %d differs from scalar at byte %zu\n", names[k], level, first);
-            CU_ASSERT_EQUAL(first, bytes[k]);
+            if (first != bytes)
+                fprintf(stderr, "\n  %s: SIMD level %d differs from scalar at byte %zu\n", t[k].name, level, first);
+            CU_ASSERT_EQUAL(first, bytes);
         }
     }
     if (h) dlclose(h);
@@ -491,18 +502,21 @@ static void test_quant_error_bounds(void) {
 }
 
 /* The SIMD quantizers (sub-blocks in parallel lanes) equal the scalar ones on awkward inputs:
- * NaN/Inf, flat sub-blocks (constant negative, zero, constant positive), ties, subnormals. */
+ * NaN/Inf, flat sub-blocks (constant negative, zero, constant positive), ties, subnormals, rows of
+ * tiny (1e-30) and huge (1e37) values. */
 static void test_simd_quantizers_match_scalar(void) {
     enum { N = 256 * 24 };
     float *x = malloc(N * sizeof *x);
     uint8_t *a = malloc(N * 2), *b = malloc(N * 2);
-    const int qt[] = {SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K, SN_GGML_Q8_K};
-    const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 144, N / 256 * 210, N / 256 * 292};
-    const char *names[] = {"q8_0", "q4_0", "q4_K", "q6_K", "q8_K"};
+    const int qt[] = {SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K, SN_GGML_Q8_K,
+                      SN_GGML_Q5_K, SN_GGML_Q2_K, SN_GGML_IQ4_NL, SN_GGML_IQ4_XS};
+    const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 144, N / 256 * 210, N / 256 * 292,
+                            N / 256 * 176, N / 256 * 84, N / 32 * 18, N / 256 * 136};
+    const char *names[] = {"q8_0", "q4_0", "q4_K", "q6_K", "q8_K", "q5_K", "q2_K", "iq4_nl", "iq4_xs"};
     for (int round = 0; round < 6; round++) {
         for (int i = 0; i < N; i++) {
             int blk = i / 256, sub = (i / 16) % 16;
-            float v = gauss() * (round == 1 ? 1e-30f : 1.0f);
+            float v = gauss() * (round == 1 ? 1e-30f : round == 2 ? 1e37f : 1.0f); /* tiny, huge */
             switch ((blk + round) % 8) {
             case 1: v = (sub % 2) ? -0.75f : v; break;                 /* constant negative runs */
             case 2: v = (sub % 3) ? 0.0f : v; break;                   /* zero runs */
@@ -515,7 +529,7 @@ static void test_simd_quantizers_match_scalar(void) {
             }
             x[i] = v;
         }
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 9; k++) {
             for (int level = 1; level <= 2; level++) {
                 memset(a, 0, N * 2);
                 memset(b, 0, N * 2);
