@@ -16,6 +16,10 @@ int resolve_source(const install_source *s, char *gguf, size_t cap, cJSON **info
         sn_cli_errorf("%s: no such file or folder", s->src);
         return SN_EXIT_FAIL;
     }
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) { /* a FIFO or a device would block the key's hashing */
+        sn_cli_errorf("%s: not a regular file or a folder", s->src);
+        return SN_EXIT_FAIL;
+    }
     const int is_gguf = sn_gguf_cache_is_gguf(s->src);
     if (is_gguf && !s->outtype) {
         if (s->keep) return sn_cli_usage_error("--keep-gguf: %s is a GGUF already; it is installed as it is", s->src);

@@ -73,7 +73,8 @@ void sn_quantize_row_q2_K_at(const float *x, void *vy, int64_t k, int level) {
         }
         if (max_min > 0) {
             float iscale = q4scale / max_min;
-            for (int j = 0; j < SN_QK_K / 16; j++) y[i].scales[j] |= (uint8_t)(nearest_int(iscale * mins[j]) << 4);
+            for (int j = 0; j < SN_QK_K / 16; j++) /* unsigned: NaN input makes nearest_int negative */
+                y[i].scales[j] |= (uint8_t)((unsigned)nearest_int(iscale * mins[j]) << 4);
             y[i].dmin = sn_fp32_to_fp16(max_min / q4scale);
         } else {
             y[i].dmin = sn_fp32_to_fp16(0.f);
