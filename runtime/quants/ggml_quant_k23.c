@@ -30,7 +30,7 @@ static void q2_K_sub_scales(const float *x, int level, uint8_t *L, float *mins, 
                     xt[l * lanes + j] = x[16 * (b + j) + l];
                     wt[l * lanes + j] = fabsf(xt[l * lanes + j]);
                 }
-            if (lanes == 16) sn_qkx2_quants_x16(16, 3, xt, wt, Lt, mins, scales, -0.5f, 0.1f, 15, 1);
+            if (lanes == 16) sn_qkx2_quants_x16(16, 3, xt, wt, Lt, mins + b, scales + b, -0.5f, 0.1f, 15, 1);
             else sn_qkx2_quants_x8(16, 3, xt, wt, Lt, mins + b, scales + b, -0.5f, 0.1f, 15, 1);
             for (int j = 0; j < lanes; j++)
                 for (int l = 0; l < 16; l++) L[16 * (b + j) + l] = (uint8_t)Lt[l * lanes + j];
