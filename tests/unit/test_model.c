@@ -331,8 +331,8 @@ static void test_refusals(void) {
     expect_refusal(&arch, SN_EUNSUPPORTED, "mamba");
     const spec qwen3_no_norm = {"qwen3", SN_GGML_F32, "blk.0.attn_q_norm.weight", NULL};
     expect_refusal(&qwen3_no_norm, SN_EFORMAT, "attn_q_norm");
-    const spec mxfp4 = {"llama", 39 /* MXFP4: a ggml type sunny-run does not run */, NULL, NULL};
-    expect_refusal(&mxfp4, SN_EUNSUPPORTED, "MXFP4");
+    const spec nvfp4 = {"llama", 40 /* NVFP4: a ggml type sunny-run does not run */, NULL, NULL};
+    expect_refusal(&nvfp4, SN_EUNSUPPORTED, "NVFP4");
     sn_err err = {0};
     sn_model *m = NULL;
     CU_ASSERT_NOT_EQUAL(sn_model_load(tmp_path("does-not-exist.gguf"), NULL, &m, &err), SN_OK);
