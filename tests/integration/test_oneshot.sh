@@ -125,10 +125,10 @@ L=$W/lms-models; mkdir -p "$L/l"
 LMS_PID=$!; SN_PIDS+=("$LMS_PID")
 LMS_URL=http://127.0.0.1:$(wait_port "$L/l/port") || exit 1
 t0=$(date +%s.%N)
-out=$("$SI" lmstudio "$M" --outtype q8_0 --models-dir "$L" --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?
+out=$("$SI" lmstudio "$M" --outtype q8_0 --models-dir "$L" --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
 t1=$(date +%s.%N)
 p=$(ls "$L"/sunny-local/*/*.gguf 2>/dev/null | head -1)
-[[ $rc == 0 && -f $p ]] && grep -q "cache hit" <<<"$out" && [[ $(stat -c %i "$p") == $(stat -c %i "$cg") ]] && grep -q '\[smoke\] OK: 16/16' <<<"$out" \
+[[ $rc == 0 && -f $p ]] && grep -q "cache hit" <<<"$out" && [[ $(stat -c %i "$p") == $(stat -c %i "$cg") ]] && grep -q '\[smoke\] OK: 8/8' <<<"$out" \
   && ok "lmstudio HF_DIR: cache hit, hard-linked from the cache, smoke OK on the fake LM Studio in $(printf %.2f "$(echo "$t1 - $t0" | bc)") s" || bad "lmstudio HF_DIR rc=$rc $out"
 stop "$LMS_PID"
 t0=$(date +%s.%N)
