@@ -20,7 +20,9 @@
  *     split into gate and up);
  *   - row trim: only the first rows of a longer source (Gemma's embedding past the vocabulary);
  *   - copy: the same data is written a second time under also_name (RWKV-7 layer-0 a -> v);
- *   - transpose: a 2-D source [R][C] is written as [C][R];
+ *   - transpose: a 2-D source [R][C] is written as [C][R] (a 3-D one: each [R][C] matrix of the stack);
+ *   - MXFP4 repack: OpenAI's MXFP4 blocks (uint8 [.., rows, cols/32, 16], two E2M1 codes a byte) and
+ *     the E8M0 scales beside them become GGML MXFP4 blocks, bits moved, nothing dequantized;
  *   - permute_heads: llama's rope row interleave of q/k;
  *   - an elementwise map (Mamba-2's A = -exp(A_log), Qwen3.5's norm + 1);
  *   - a value-head reordering of rows or columns (Qwen3.5's linear attention);
@@ -77,7 +79,15 @@ typedef struct sn_arch_tensor {
      * each group (as many as the output has rows per group); the also_name copy takes the rows from
      * also_slice_off */
     uint64_t slice_group, slice_off, also_slice_off;
-    int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}) */
+    int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}); a
+                                      * 3-D source: each matrix of the stack */
+    int elem_rows;                   /* the row slice runs over single elements (an [E, 2F] bias whose
+                                      * gate and up values alternate) */
+    /* the source is MXFP4 blocks; its scales are the tensor of the same name ending "_scales" instead
+     * of "_blocks"; the output is GGML MXFP4 whatever the outtype */
+    int mxfp4;
+    int early;                       /* emitted before every other source tensor, in arrival order (the
+                                      * reference writes it while it prepares the others) */
     int trim_rows;                   /* a 2-D source may have more rows than ne[1]: the first ne[1] are kept */
     sn_arch_ew ew;                   /* elementwise map */
     sn_arch_vreorder vr;             /* value-head reordering of rows or columns */
@@ -104,7 +114,6 @@ typedef enum sn_arch_vocab {
     SN_ARCH_VOCAB_LLAMA,             /* LlamaModel.set_vocab: + the llama_hf path, add_space_prefix */
     SN_ARCH_VOCAB_RWKV,              /* _set_vocab_rwkv_world: rwkv_vocab_v20230424.txt (vocab_rwkv.c) */
     SN_ARCH_VOCAB_SPM_NO_PREFIX,     /* Gemma3Model.set_vocab: tokenizer.model, then add_space_prefix = false */
-    SN_ARCH_VOCAB_PHI3,              /* Phi3MiniModel.set_vocab: TEXT, added tokens typed by "special" alone */
 } sn_arch_vocab;
 
 typedef struct sn_arch {
@@ -112,6 +121,13 @@ typedef struct sn_arch {
     const sn_arch_class *classes;    /* terminated by a {NULL} entry */
     sn_arch_vocab vocab;             /* which set_vocab of the reference the tokenizer follows */
     const char *const *vocab_files;  /* NULL-terminated: the folder needs at least one of these */
+    /* SentencePiece vocabularies: the added tokens (added_tokens_decoder, then tokenizer.json's
+     * added_tokens) typed by their "special" flag alone, CONTROL or USER_DEFINED, the text as
+     * written, when set (a set_vocab that applies them itself rather than the generic path) */
+    int vocab_added_literal;
+    /* a tokenizer_config.json tokenizer_class read from tokenizer.json even beside a tokenizer.model
+     * (NULL: none) */
+    const char *vocab_json_class;
     /* Substrings of GGUF tensor names (NULL-terminated, may be NULL) the converter keeps F32 for
      * every outtype. (What llama-quantize leaves alone is one list for all families: sn_quant_never.) */
     const char *const *keep_f32;
@@ -119,8 +135,8 @@ typedef struct sn_arch {
     sn_status (*prepare_config)(const struct sn_arch *a, sn_hf_config *cfg, sn_err *err);
     /* Checks the config has what the family needs (heads divide hidden, ...). */
     sn_status (*check_config)(const struct sn_arch *a, const sn_hf_config *cfg, sn_err *err);
-    /* Keys the reference writes while it prepares the tensors, so right after general.architecture
-     * (Phi-3's rope.scaling.attn_factor); may be NULL. */
+    /* Keys the reference writes while it prepares the tensors (in generate_extra_tensors), so right
+     * after general.architecture; may be NULL. */
     sn_status (*write_early_kv)(const struct sn_arch *a, const sn_hf_config *cfg, sn_gguf_writer *w, sn_err *err);
     /* {arch}.* keys and general.file_type, in the reference converter's order. */
     sn_status (*write_kv)(const struct sn_arch *a, const sn_hf_config *cfg, uint32_t file_type,
@@ -145,8 +161,9 @@ typedef struct sn_arch {
     int type_70b_needs_gqa;
 } sn_arch;
 
-extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7,
-    sn_arch_gemma3, sn_arch_qwen35, sn_arch_qwen35moe, sn_arch_phi3, sn_arch_smollm3;
+/* The Llama row, whose functions a family the reference converts as a LlamaModel subclass reuses
+ * (the other rows are declared beside the table, convert/archs/archs.c). */
+extern const sn_arch sn_arch_llama;
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);
