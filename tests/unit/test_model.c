@@ -15,6 +15,7 @@
 #include "model.h"
 #include "sampler.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,11 +120,25 @@ static int write_model(const char *path, const spec *sp) {
 }
 
 static char tmpdir[256];
+/* The scratch folder goes at exit with whatever the cases left in it (forked children _exit). */
+static void tmpdir_remove(void) {
+    DIR *d = opendir(tmpdir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char f[600];
+        snprintf(f, sizeof(f), "%s/%s", tmpdir, e->d_name);
+        unlink(f);
+    }
+    closedir(d);
+    rmdir(tmpdir);
+}
 static const char *tmp_path(const char *name) {
     static char p[512];
     if (!tmpdir[0]) {
         snprintf(tmpdir, sizeof(tmpdir), "/tmp/sn_test_model_XXXXXX");
         CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpdir));
+        atexit(tmpdir_remove);
     }
     snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
     return p;

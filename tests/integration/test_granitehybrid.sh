@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# test_granitehybrid.sh - Granite 4.0-H (granitehybrid) end to end against llama.cpp.
+#
+# Fixtures: tests/fixtures/gen_granitehybrid.py (4 layers: mamba, attention, mamba, attention; the
+# experts' fused input_linear and a shared expert; the embedding / attention / residual / logits
+# multipliers; the Llama-3 BPE tokenizer standing in for Granite's, Granite 4.0's chat template) and
+# its --dense variant (no experts: the shared_mlp is the dense FFN).
+#  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py) writes
+#     f32/f16/bf16/q8_0; every key but tokenizer.* and every tensor must equal ours (its vocabulary
+#     step needs transformers: SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py); the dense f32 too.
+#     q4_0 and Q4_K_M must equal llama-quantize run on our f32 file byte for byte.
+source "$(dirname "$0")/lib.sh"
+need_py numpy torch
+LCPP=$(llama_tree)
+[[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
+export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
+W=$SN_WORK/granitehybrid
+scratch "$W"
+mkdir -p "$W"
+gh=$W/moe dn=$W/dense
+[[ -f $gh/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_granitehybrid.py" --out "$gh" >/dev/null ||
+  { bad "gen_granitehybrid.py failed"; finish; }
+[[ -f $dn/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_granitehybrid.py" --out "$dn" --dense >/dev/null ||
+  { bad "gen_granitehybrid.py --dense failed"; finish; }
+conv() { # conv DIR OUTTYPE -> GGUF
+  local g=$1-$2.gguf
+  if [[ ! -f $g || $SN_BIN/sunny-convert -nt $g ]]; then
+    "$SN_BIN/sunny-convert" "$1" -o "$g" --outtype "$2" --force >/dev/null || return 1
+  fi
+  echo "$g"
+}
+
+# ---- 1. converter
+: >"$W/lcpp-jobs.tsv"
+for ot in f32 f16 bf16 q8_0; do
+  [[ -f $gh-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$gh" "$gh-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
+done
+[[ -f $dn-llamacpp-f32.gguf ]] || printf '%s\t%s\t%s\n' "$dn" "$dn-llamacpp-f32.gguf" f32 >>"$W/lcpp-jobs.tsv"
+[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
+  >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
+for c in moe/f32 moe/f16 moe/bf16 moe/q8_0 dense/f32; do
+  d=$W/${c%/*} ot=${c#*/}
+  ours=$(conv "$d" $ot) || { bad "$c: sunny-convert failed"; continue; }
+  ref=$d-llamacpp-$ot.gguf
+  [[ -f $ref ]] || { bad "$c: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
+  if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
+    ok "$c: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
+  else bad "$c: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+done
+if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$gh" f32)" "$gh-llamaquant-q4_0.gguf" 2 \
+     "$(conv "$gh" f32)" "$gh-llamaquant-q4_k_m.gguf" 15 >"$W/quant.log" 2>&1; then
+  for ot in q4_0 q4_k_m; do
+    ours=$(conv "$gh" $ot) || { bad "moe/$ot: sunny-convert failed"; continue; }
+    cmp -s "$ours" "$gh-llamaquant-$ot.gguf" && ok "moe/$ot: file equals llama-quantize's byte for byte" ||
+      { bad "moe/$ot differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$gh-llamaquant-$ot.gguf" "$ours" | head; }
+  done
+else bad "llama_model_quantize failed: $(tail -3 "$W/quant.log")"; fi
+# the chat template travels as the folder's Jinja, byte for byte
+$PY - "$SN_SRC/tests/tools" "$(conv "$gh" f32)" "$gh/tokenizer_config.json" <<'PYEOF' &&
+import json, sys; sys.path.insert(0, sys.argv[1]); from vocab_gguf import read_kv
+assert read_kv(sys.argv[2])["tokenizer.chat_template"][1].decode() == json.load(open(sys.argv[3]))["chat_template"]
+PYEOF
+  ok "tokenizer.chat_template is Granite 4.0's Jinja as the folder has it" || bad "chat template differs from the folder's"
+
+finish
