@@ -249,6 +249,13 @@ static void diagnose(const sn_lms_doctor_opts *o, const char *path, lms_diag *d)
         }
         d->problems += k;
         if (!k) check_turn_end(o, path, mi.chat_template, d);
+        /* gpt-oss's harmony Jinja raises on a tool-call turn that carries both reply and reasoning */
+        if (strstr(mi.chat_template, "Cannot pass both content and thinking"))
+            dnote(o, "note: a harmony (gpt-oss) template: it raises \"Cannot pass both content and thinking in an "
+                 "assistant message with tool calls!\" when a conversation sends back an assistant tool-call turn "
+                 "with both its text and its reasoning, which LM Studio shows as \"Error rendering prompt with jinja "
+                 "template\" after some turns with tools (lmstudio-bug-tracker #842). The file is fine: the client "
+                 "must keep one of the two in such turns (or start a new chat)");
     }
     if (o->models_dir) { /* My Models lists <models>/<publisher>/<repo>/<file>.gguf */
         char rm[PATH_MAX], rp[PATH_MAX], dir[PATH_MAX];
