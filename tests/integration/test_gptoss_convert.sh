@@ -9,9 +9,10 @@
 #  1. Converter: llama.cpp's own convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, its AutoTokenizer
 #     answered by the HF tokenizers port: SN_LCPP_HF_TOK) writes whole files, vocabulary and chat
 #     template included; sunny-convert's must be identical byte for byte: mx f16 and q8_0 (experts
-#     stay MXFP4, file type MOSTLY_MXFP4_MOE for f16), bf f32 and bf16 (each outtype once; all
-#     eight pairs were equal when this was written). Q4_K_M (from the HF folder) and Q8_0 (from our
-#     f32 GGUF) must equal llama-quantize's on the bf f32 file.
+#     stay MXFP4, file type MOSTLY_MXFP4_MOE for f16), mx f32, bf f32 and bf16 (each outtype once;
+#     all eight pairs were equal when this was written). Q4_K_M (from the HF folder) and Q8_0 (from
+#     our f32 GGUF) must equal llama-quantize's on the bf f32 file; the MXFP4 experts into Q4_K_M with
+#     --allow-requantize equal llama-quantize --allow-requantize on the mx f32 file.
 #  2. --verify on an MXFP4 file (the written blocks are the repack of the source) and a q8_0 one.
 #  3. Bad input: exit 1, the config field or tensor named, nothing written.
 #  4. Tokenizer: sunny's (tests/tools/tok_dump, sunny-run's tokenizer) on the corpus and on harmony
@@ -42,7 +43,7 @@ conv() { # conv SRC OUTTYPE [NAME] -> GGUF (redone when sunny-convert is newer)
 mx=$(mk mx --experts mxfp4) && bf=$(mk bf --experts bf16) || { bad "fixture generation failed"; finish; }
 
 # ---- 1. converter
-pairs="$mx:f16 $mx:q8_0 $bf:f32 $bf:bf16"
+pairs="$mx:f16 $mx:q8_0 $mx:f32 $bf:f32 $bf:bf16"
 : >"$W/lcpp-jobs.tsv"
 for pr in $pairs; do
   d=${pr%:*} ot=${pr##*:}
@@ -80,6 +81,13 @@ for q in "q4_k_m 15 $bf" "q8_0 7 $f32"; do
       { bad "bf/$1 differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$W/bf-llamaquant-$1.gguf" "$ours" | head; }
   else bad "llama_model_quantize $1 failed"; fi
 done
+# MXFP4 experts into Q4_K_M: llama-quantize only with --allow-requantize (refused below without it)
+"$CONV" "$mx" -o "$W/mx-sunny-q4_k_m.gguf" --outtype q4_k_m --allow-requantize --force >/dev/null 2>&1 || bad "mx/q4_k_m --allow-requantize: sunny-convert failed"
+if SN_ALLOW_REQUANTIZE=1 "$SN_BUILD/tests/llama_quantize_oracle" "$mx-f32.gguf" "$W/mx-llamaquant-q4_k_m.gguf" 15 >/dev/null 2>&1; then
+  cmp -s "$W/mx-sunny-q4_k_m.gguf" "$W/mx-llamaquant-q4_k_m.gguf" &&
+    ok "mx/q4_k_m --allow-requantize: equals llama-quantize --allow-requantize on the mx f32 file byte for byte" ||
+    bad "mx/q4_k_m --allow-requantize differs from llama-quantize's"
+else bad "llama_model_quantize --allow-requantize on MXFP4 failed"; fi
 
 # ---- 2. --verify
 for pr in "$mx:f16" "$bf:q8_0"; do
