@@ -105,6 +105,11 @@ sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn
     h->loopback = sn_http_host_is_loopback(h->host);
     if (env) h->env = *env;
     h->stall_s = SN_HTTP_STALL_S;
+    if (env && env->http_stall_s) { /* a positive whole number of seconds, else ignored */
+        char *end;
+        long v = strtol(env->http_stall_s, &end, 10);
+        if (end != env->http_stall_s && !*end && v > 0 && v <= 3600) h->stall_s = v;
+    }
     h->load_s = SN_HTTP_LOAD_S;
     curl_free(host);
     curl_free(scheme);

@@ -75,7 +75,8 @@ typedef struct sn_http_resp {
 } sn_http_resp;
 
 /* Seconds without a byte moving (either way) after which a request is abandoned as stalled: a
- * stalled server is reported within this, a slow but moving transfer never is. */
+ * stalled server is reported within this, a slow but moving transfer never is. The environment's
+ * SN_HTTP_STALL_S (1-3600) replaces it for a handle (tests shorten it). */
 #define SN_HTTP_STALL_S 60
 
 /* Seconds a request that loads a model (loads_model) may wait for the first byte of its answer.
