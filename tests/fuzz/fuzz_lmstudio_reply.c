@@ -15,8 +15,8 @@
 static void on_note(void *ud, const char *line) { *(size_t *)ud += strlen(line); }
 
 static const sn_lms_placed placed = {.publisher = "sunny-local", .repo = "Tiny-GGUF",
-                                     .rel_path = "sunny-local/Tiny-GGUF/tiny-Q8_0.gguf", .arch = "llama",
-                                     .quant = "Q8_0", .n_files = 1};
+                                     .rel_path = "sunny-local/Tiny-GGUF/tiny-F32.gguf", .arch = "llama",
+                                     .quant = "F32", .n_files = 1};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
