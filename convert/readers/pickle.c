@@ -144,9 +144,8 @@ static void *arena_alloc(sn_pk *p, size_t n) {
 
 /* SN_BUDGET_PKL_MEM_*: the memory a pickle may make the VM use follows its size */
 static sn_status over_mem(sn_pk *p, sn_err *err) {
-    return sn_err_set(err, SN_EFORMAT, AT_FMT "the pickle needs more than %llu MB of memory (budget: %llu MB + %u bytes "
-                      "per pickle byte, SN_BUDGET_PKL_MEM_BASE + SN_BUDGET_PKL_MEM_PER_BYTE, budget.h); repeated "
-                      "DUP/APPENDS or similar amplification?", AT(p),
+    return sn_err_set(err, SN_EFORMAT, AT_FMT "the pickle needs more than %llu MB of memory (budget %llu MB + %u B per pickle "
+                      "byte: SN_BUDGET_PKL_MEM_BASE, SN_BUDGET_PKL_MEM_PER_BYTE in budget.h; DUP/APPENDS?)", AT(p),
                       (unsigned long long)(p->lim.max_mem >> 20), (unsigned long long)(SN_BUDGET_PKL_MEM_BASE >> 20),
                       SN_BUDGET_PKL_MEM_PER_BYTE);
 }
@@ -753,7 +752,7 @@ void sn_pk_free(sn_pk *p) {
     free(p);
 }
 
-/* The caller's limits (may be NULL), each 0 replaced by its default. */
+/* The caller's limits (may be NULL), each 0 replaced by its budget. */
 static sn_pk_limits limits_or_defaults(const sn_pk_limits *limits) {
     sn_pk_limits d = {SN_BUDGET_PKL_MEMO,  SN_BUDGET_PKL_STACK,   SN_BUDGET_PKL_MARKS, SN_BUDGET_PKL_DEPTH,
                       SN_BUDGET_PKL_VALUES, SN_BUDGET_PKL_STRINGS, 0};
