@@ -438,6 +438,15 @@ done:
     return st;
 }
 
+char *sn_http_json_streamed(const cJSON *body) {
+    cJSON *b = cJSON_Duplicate(body, 1);
+    if (!b) return NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(b, "stream");
+    char *js = cJSON_AddBoolToObject(b, "stream", 1) ? cJSON_PrintUnformatted(b) : NULL;
+    cJSON_Delete(b);
+    return js;
+}
+
 void sn_http_json_error(const char *body, char *buf, size_t cap) {
     if (cap) buf[0] = 0;
     if (!body || !*body) return;

@@ -113,6 +113,12 @@ void sn_http_resp_free(sn_http_resp *resp);
 sn_status sn_http_check(const sn_http *h, const sn_http_resp *resp, const char *server_name,
                         const char *what, sn_err *err);
 
+/* body (a JSON object) printed with "stream": true in place of any "stream" it has, malloc'd; NULL
+ * when out of memory. Both servers' generating requests are read as streams (a stall is then
+ * silence between chunks, not the length of the whole answer). */
+struct cJSON;
+char *sn_http_json_streamed(const struct cJSON *body);
+
 /* The value of a top-level "error" string in a JSON body, copied into buf (empty if none). */
 void sn_http_json_error(const char *body, char *buf, size_t cap);
 

@@ -237,11 +237,7 @@ sn_status sn_lms_complete(sn_http *h, const char *body, sn_lms_completion *c, co
     static const char *paths[] = {"/api/v0/completions", "/v1/completions"};
     static const char *whats[] = {"POST /api/v0/completions", "POST /v1/completions"};
     cJSON *b = cJSON_Parse(body);
-    if (b) {
-        cJSON_DeleteItemFromObjectCaseSensitive(b, "stream");
-        cJSON_AddBoolToObject(b, "stream", 1);
-    }
-    char *js = b ? cJSON_PrintUnformatted(b) : NULL;
+    char *js = b ? sn_http_json_streamed(b) : NULL;
     cJSON_Delete(b);
     if (!js) return sn_err_set(err, SN_EINVAL, "the completion request is not a JSON object");
     sn_status st = SN_OK;
