@@ -6,6 +6,7 @@
 #include "lmstudio_reply.h"
 
 #include "smoke.h"
+#include "template_cmd.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -295,12 +296,10 @@ static void served_arch(sn_http *h, const char *model_id, char *arch, size_t cap
     sn_http_resp_free(&r);
 }
 
-sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const char *prompt,
-                       int n_predict, int64_t seed, const sn_smoke_local *ours, sn_smoke_result *res,
-                       sn_lms_note_fn note, void *ud, sn_err *err) {
+/* A greedy request: temperature 0, top_k 1, no penalty, a seed (sent streamed: sn_http_json_streamed). */
+static cJSON *greedy_body(const char *model_id, int n_predict, int64_t seed) {
     cJSON *b = cJSON_CreateObject();
     cJSON_AddStringToObject(b, "model", model_id);
-    cJSON_AddStringToObject(b, "prompt", prompt);
     cJSON_AddNumberToObject(b, "max_tokens", n_predict);
     cJSON_AddNumberToObject(b, "temperature", 0);
     cJSON_AddNumberToObject(b, "top_k", 1);
@@ -308,6 +307,14 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     cJSON_AddNumberToObject(b, "min_p", 0.0);
     cJSON_AddNumberToObject(b, "repeat_penalty", 1.0); /* LM Studio's default 1.1 would bend greedy */
     cJSON_AddNumberToObject(b, "seed", (double)seed);
+    return b;
+}
+
+sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const char *prompt,
+                       int n_predict, int64_t seed, const sn_smoke_local *ours, sn_smoke_result *res,
+                       sn_lms_note_fn note, void *ud, sn_err *err) {
+    cJSON *b = greedy_body(model_id, n_predict, seed);
+    cJSON_AddStringToObject(b, "prompt", prompt);
     cJSON_AddNumberToObject(b, "logprobs", 2); /* OpenAI completions: top-2 per token, if the server returns them */
     char *body = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
@@ -345,5 +352,71 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
             snprintf(res->method, sizeof res->method, "text, byte for byte (LM Studio returns no logprobs)");
     }
     sn_lms_completion_free(&c);
+    return st;
+}
+
+/* POSTs b (consumed) to path, streamed like the smoke's completion (the same stall rule); the
+ * answer's text (choices[0].text, or the chat answer's content) into *out. */
+static sn_status greedy_text(sn_http *h, const char *path, cJSON *b, char **out, sn_err *err) {
+    *out = NULL;
+    char *body = sn_http_json_streamed(b);
+    cJSON_Delete(b);
+    if (!body) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    char what[96];
+    snprintf(what, sizeof what, "POST %s", path);
+    sn_lms_completion c;
+    sn_lms_completion_begin(&c, what, err);
+    sn_http_req rq = {.method = "POST", .path = path, .json = body, .bearer = sn_http_env(h)->lm_api_token,
+                      .loads_model = 1, .on_line = sn_lms_completion_line, .line_ud = &c};
+    sn_http_resp r = {0};
+    sn_status st = sn_http_do(h, &rq, &r, err);
+    free(body);
+    if (st) {
+        if (st != SN_ENOMEM) st = transport(h, &r, err);
+    } else if (r.cls == SN_HTTP_OK || r.cls == SN_HTTP_ABORTED) {
+        st = sn_lms_completion_end(&c);
+        const char *x = sn_lms_explain(c.server_error);
+        if (st == SN_OK && c.server_error[0])
+            st = sn_err_set(err, SN_EIO, "%s: LM Studio answered '%s'%s%s", path, c.server_error, *x ? " — " : "", x);
+    } else {
+        st = lms_err(h, &r, path, err);
+    }
+    sn_http_resp_free(&r);
+    if (st == SN_OK) {
+        *out = c.text;
+        c.text = NULL;
+    }
+    sn_lms_completion_free(&c);
+    return st;
+}
+
+sn_status sn_lms_chat_check(sn_http *h, const char *model_id, const char *gguf, const char *user, int n_predict,
+                            int64_t seed, sn_lms_note_fn note, void *ud, int *same, sn_err *err) {
+    *same = 0;
+    char *rendered = NULL, *chat = NULL, *raw = NULL;
+    sn_status st = sn_template_render_jinja(gguf, NULL, user, 1, &rendered, err);
+    if (st) return st;
+    cJSON *b = greedy_body(model_id, n_predict, seed);
+    cJSON *msgs = cJSON_AddArrayToObject(b, "messages");
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "user");
+    cJSON_AddStringToObject(m, "content", user);
+    cJSON_AddItemToArray(msgs, m);
+    st = greedy_text(h, "/v1/chat/completions", b, &chat, err);
+    if (st == SN_OK) {
+        b = greedy_body(model_id, n_predict, seed);
+        cJSON_AddStringToObject(b, "prompt", rendered);
+        st = greedy_text(h, "/v1/completions", b, &raw, err);
+    }
+    if (st == SN_OK) {
+        *same = strcmp(chat, raw) == 0;
+        sn_lms_notef(note, ud, "chat: LM Studio's answer to one user turn %s the completion of the GGUF's Jinja "
+                     "rendered by sunny (%zu bytes of prompt): \"%.60s\"%s", *same ? "equals" : "DIFFERS from",
+                     strlen(rendered), chat, *same ? "" : " vs the completion's");
+        if (!*same) sn_lms_notef(note, ud, "chat: the completion's answer: \"%.60s\"", raw);
+    }
+    free(rendered);
+    free(chat);
+    free(raw);
     return st;
 }

@@ -210,7 +210,11 @@ static int take(sn_lms_completion *c, const cJSON *j) {
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(j, "choices");
     const cJSON *c0 = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
     if (!cJSON_IsObject(c0)) return 0; /* e.g. a usage-only chunk */
-    const cJSON *text = cJSON_GetObjectItemCaseSensitive(c0, "text");
+    /* a completion's "text"; a chat answer's "message" or a chat chunk's "delta" {"content"} */
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c0, "delta");
+    if (!msg) msg = cJSON_GetObjectItemCaseSensitive(c0, "message");
+    const cJSON *text = cJSON_IsObject(msg) ? cJSON_GetObjectItemCaseSensitive(msg, "content")
+                                            : cJSON_GetObjectItemCaseSensitive(c0, "text");
     if (cJSON_IsString(text)) {
         size_t add = strlen(text->valuestring);
         if (spend(c, add)) return 1;
@@ -284,6 +288,6 @@ sn_status sn_lms_completion_end(sn_lms_completion *c) {
         if (c->st) return c->st;
     }
     if (c->server_error[0] || c->has_text) return SN_OK;
-    return sn_err_set(c->err, SN_EIO, "%s: no choices[0].text in the answer%s", c->what,
+    return sn_err_set(c->err, SN_EIO, "%s: no choices[0].text (or message / delta content) in the answer%s", c->what,
                       c->events && !c->done ? " (the stream ended without data: [DONE])" : "");
 }

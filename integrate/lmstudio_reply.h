@@ -28,8 +28,9 @@ void sn_lms_load_answer(const char *body, size_t len, const char *key, char *mod
 sn_status sn_lms_ls_answer(const char *json, size_t len, const sn_lms_placed *p, int *found, sn_lms_note_fn note,
                            void *ud, sn_err *err);
 
-/* A completion answer (POST /api/v0/completions or /v1/completions), streamed as server-sent events
- * - "data: {chunk}" lines, each chunk carrying its piece of choices[0].text (finish_reason null
+/* A completion answer (POST /api/v0/completions or /v1/completions; /v1/chat/completions alike, its
+ * text in choices[0].message or, streamed, .delta "content"), streamed as server-sent events -
+ * "data: {chunk}" lines, each chunk carrying its piece of choices[0].text (finish_reason null
  * until the last), then "data: [DONE]" - or, from a server that ignores "stream", one JSON body.
  * Feed each line to sn_lms_completion_line (an sn_http_line_fn), then call sn_lms_completion_end.
  * What it collects is bounded by SN_BUDGET_JSON_BODY (budget.h). */
@@ -37,7 +38,7 @@ typedef struct sn_lms_completion {
     const char *what;        /* the request, for errors: "POST /api/v0/completions" */
     sn_err *err;
     sn_status st;            /* the first failure */
-    char *text;              /* choices[0].text, all chunks (malloc'd, NUL-terminated) */
+    char *text;              /* choices[0].text (or content), all chunks (malloc'd, NUL-terminated) */
     size_t text_len;
     int has_text;            /* some chunk had a choices[0].text */
     char finish[32];         /* the last finish_reason given */

@@ -59,8 +59,11 @@ enum {
     SN_OPT_QK_NORM = 1 << 2,    /* llama family: per-head q/k RMSNorm tensors required (qwen3) */
     SN_OPT_MOE = 1 << 3,        /* llama family: experts required, their width expert_feed_forward_length
                                  * (qwen3moe); without it a file with expert_count > 0 has experts of
-                                 * feed_forward_length (Mixtral) */
-    SN_OPT_NOPE_4 = 1 << 4      /* llama family: no rope in every 4th layer, no rope_freqs (smollm3) */
+                                 * feed_forward_length (Mixtral). qwen35 family: every layer's FFN is
+                                 * the experts plus the gated shared expert (qwen35moe) */
+    SN_OPT_NOPE_4 = 1 << 4,     /* llama family: no rope in every 4th layer, no rope_freqs (smollm3) */
+    SN_OPT_GDN_GROUPED = 1 << 5 /* qwen35 family: value heads grouped by key head, beta and alpha fused
+                                 * per key head in ssm_ba (qwen3next) */
 };
 
 /* A recurrent state: per layer, n_parts float arrays of the given sizes (e.g. RWKV-7's token-shift

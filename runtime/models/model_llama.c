@@ -128,7 +128,10 @@ sn_status sn_llama_attn_sizes(const sn_model *m, llama_hparams *hp, sn_err *err)
     hp->n_ctx_train = m->hp.n_ctx_train;
     hp->n_embd = m->hp.n_embd;
     hp->n_layer = m->hp.n_layer;
-    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
+    /* optional for the experts' rows (qwen35moe writes none), as llama.cpp's loader reads it */
+    hp->n_ff = 0;
+    const int ff_req = !(m->opts & SN_OPT_MOE);
+    if ((st = sn_model_key_int(m, "feed_forward_length", ff_req, ff_req, BIG, &hp->n_ff, err))) return st;
     if ((st = sn_model_key_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
     hp->n_head_kv = hp->n_head;
     if ((st = sn_model_key_int(m, "attention.head_count_kv", 0, 1, 4096, &hp->n_head_kv, err))) return st;

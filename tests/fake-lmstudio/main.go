@@ -4,7 +4,8 @@
 // key = repo folder lowercased without "-GGUF", "@<quant>" added when a folder holds several quants;
 // clip/mmproj files are not LLMs), answers /lmstudio-greeting, /v1/models, /api/v0/models,
 // /api/v0/models/{model}, /api/v1/models/load, /v1/completions and /api/v0/completions (v0 adds
-// model_info.arch; "stream": true answers server-sent events as LM Studio does), and
+// model_info.arch; "stream": true answers server-sent events as LM Studio does),
+// /v1/chat/completions (the GGUF's Jinja rendered by @huggingface/jinja, LM Studio's JS engine), and
 // generates with llama.cpp through tests/fake-ollama/worker.mjs. Sampling defaults are LM Studio's
 // (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty 1.1) unless the request says
 // otherwise, so a client that forgets a field diverges. Failure injection: -serve-gguf PATH (answer
@@ -234,57 +235,76 @@ func num(m map[string]interface{}, k string, d float64) float64 {
 	return d
 }
 
+// generate runs prompt greedily or sampled as req says, with LM Studio's sampling defaults, and applies
+// the request's stop strings: the text and the finish reason.
+func (s *server) generate(e *entry, req map[string]interface{}, prompt string) (*workerRes, string, string, error) {
+	gguf := e.Abs
+	if *flagServe != "" {
+		gguf = *flagServe
+	}
+	maxTok := int(num(req, "max_tokens", -1))
+	if maxTok <= 0 {
+		maxTok = 128
+	}
+	res, err := s.wk.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": maxTok,
+		"temperature": num(req, "temperature", 0.8), "top_k": num(req, "top_k", 40), "top_p": num(req, "top_p", 0.95),
+		"min_p": num(req, "min_p", 0.05), "repeat_penalty": num(req, "repeat_penalty", 1.1), "seed": num(req, "seed", -1),
+		"num_ctx": 2048, "repeat_last_n": 64})
+	if err != nil {
+		return nil, "", "", err
+	}
+	text := res.Text
+	finish := "length"
+	if res.StopReason == "eog" {
+		finish = "stop"
+	}
+	if stops, ok := req["stop"].([]interface{}); ok {
+		for _, x := range stops {
+			if st, ok := x.(string); ok && st != "" {
+				if i := strings.Index(text, st); i >= 0 {
+					text, finish = text[:i], "stop"
+				}
+			}
+		}
+	}
+	return res, text, finish, nil
+}
+
+// request decodes a completion request and finds its model (the answer is written on failure).
+func (s *server) request(w http.ResponseWriter, r *http.Request) (map[string]interface{}, *entry, string) {
+	var req map[string]interface{}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		lmErr(w, 400, err.Error(), "invalid_json")
+		return nil, nil, ""
+	}
+	id, _ := req["model"].(string)
+	e := s.resolve(id)
+	if e == nil {
+		lmErr(w, 404, fmt.Sprintf("Invalid model identifier \"%s\". Please specify a valid downloaded model (e.g., %s).", id, "sunny-local/x"), "model_not_found")
+		return nil, nil, ""
+	}
+	if *flagRtErr != "" {
+		lmErr(w, 500, *flagRtErr, "runtime_error")
+		return nil, nil, ""
+	}
+	return req, e, id
+}
+
 func (s *server) completions(v0 bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]interface{}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			lmErr(w, 400, err.Error(), "invalid_json")
-			return
-		}
-		id, _ := req["model"].(string)
-		e := s.resolve(id)
+		req, e, id := s.request(w, r)
 		if e == nil {
-			lmErr(w, 404, fmt.Sprintf("Invalid model identifier \"%s\". Please specify a valid downloaded model (e.g., %s).", id, "sunny-local/x"), "model_not_found")
-			return
-		}
-		if *flagRtErr != "" {
-			lmErr(w, 500, *flagRtErr, "runtime_error")
 			return
 		}
 		prompt, _ := req["prompt"].(string)
-		gguf := e.Abs
-		if *flagServe != "" {
-			gguf = *flagServe
-		}
-		maxTok := int(num(req, "max_tokens", -1))
-		if maxTok <= 0 {
-			maxTok = 128
-		}
 		t0 := time.Now()
-		res, err := s.wk.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": maxTok,
-			"temperature": num(req, "temperature", 0.8), "top_k": num(req, "top_k", 40), "top_p": num(req, "top_p", 0.95),
-			"min_p": num(req, "min_p", 0.05), "repeat_penalty": num(req, "repeat_penalty", 1.1), "seed": num(req, "seed", -1),
-			"num_ctx": 2048, "repeat_last_n": 64})
+		res, text, finish, err := s.generate(e, req, prompt)
 		if err != nil {
 			lmErr(w, 500, err.Error(), "runtime_error")
 			return
 		}
-		text := res.Text
-		finish := "length"
-		if res.StopReason == "eog" {
-			finish = "stop"
-		}
-		if stops, ok := req["stop"].([]interface{}); ok {
-			for _, x := range stops {
-				if st, ok := x.(string); ok && st != "" {
-					if i := strings.Index(text, st); i >= 0 {
-						text, finish = text[:i], "stop"
-					}
-				}
-			}
-		}
 		if stream, _ := req["stream"].(bool); stream {
-			s.streamCompletion(w, id, res.Pieces, text, finish)
+			s.streamEvents(w, id, false, res.Pieces, text, finish)
 			return
 		}
 		out := map[string]interface{}{"id": "cmpl-fake", "object": "text_completion", "created": time.Now().Unix(),
@@ -301,13 +321,63 @@ func (s *server) completions(v0 bool) http.HandlerFunc {
 	}
 }
 
-// streamCompletion answers "stream": true the way LM Studio does (lmstudio-ai/lmstudio-js#320,
+// chat renders the messages with the GGUF's tokenizer.chat_template through @huggingface/jinja (the JS
+// engine whose error texts LM Studio's show), or, without a template, LM Studio's built-in
+// Instruct:/Human:/AI: fallback, and generates from that prompt.
+func (s *server) chat(w http.ResponseWriter, r *http.Request) {
+	req, e, id := s.request(w, r)
+	if e == nil {
+		return
+	}
+	msgs, _ := req["messages"].([]interface{})
+	info, err := ggufinfo.Read(e.Abs)
+	if err != nil {
+		lmErr(w, 500, err.Error(), "runtime_error")
+		return
+	}
+	var prompt string
+	if info.ChatTemplate == "" {
+		prefix := map[string]string{"system": "Instruct: ", "user": "Human: ", "assistant": "AI: "}
+		for _, x := range msgs {
+			m, _ := x.(map[string]interface{})
+			role, _ := m["role"].(string)
+			content, _ := m["content"].(string)
+			prompt += prefix[role] + content + "\n"
+		}
+		prompt += "AI: "
+	} else {
+		res, err := s.wk.call(map[string]interface{}{"op": "render_jinja", "template": info.ChatTemplate, "messages": msgs,
+			"bos_token": info.TokenText("tokenizer.ggml.bos_token_id"), "eos_token": info.TokenText("tokenizer.ggml.eos_token_id")})
+		if err != nil {
+			writeJSON(w, 400, map[string]interface{}{"error": "Error rendering prompt with jinja template: " + err.Error()})
+			return
+		}
+		prompt = res.Text
+	}
+	res, text, finish, err := s.generate(e, req, prompt)
+	if err != nil {
+		lmErr(w, 500, err.Error(), "runtime_error")
+		return
+	}
+	if stream, _ := req["stream"].(bool); stream {
+		s.streamEvents(w, id, true, res.Pieces, text, finish)
+		return
+	}
+	writeJSON(w, 200, map[string]interface{}{"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(),
+		"model": id, "choices": []map[string]interface{}{{"index": 0, "logprobs": nil, "finish_reason": finish,
+			"message": map[string]interface{}{"role": "assistant", "content": text}}},
+		"usage": map[string]int{"prompt_tokens": len(res.PromptIDs), "completion_tokens": len(res.IDs),
+			"total_tokens": len(res.PromptIDs) + len(res.IDs)}})
+}
+
+// streamEvents answers "stream": true the way LM Studio does (lmstudio-ai/lmstudio-js#320,
 // lmstudio-bug-tracker#676 and #713 show its streams): text/event-stream, one "data: {chunk}" event
-// per token whose choices[0] carries that token's text and "finish_reason": null, a last chunk with
-// empty text and the finish_reason, no usage, stats or model_info in any chunk, then "data: [DONE]".
+// per token whose choices[0] carries that token's text ("text"; a chat chunk: "delta" {"role",
+// "content"}, object "chat.completion.chunk") and "finish_reason": null, a last chunk with empty
+// text (an empty delta) and the finish_reason, no usage, stats or model_info, then "data: [DONE]".
 // Pieces are cut where the (stop-string-cut) text ends. -stream-delay sleeps between events (a slow
 // but moving server); -stream-stall sleeps that long after the first event (a stalled one).
-func (s *server) streamCompletion(w http.ResponseWriter, id string, pieces []string, text, finish string) {
+func (s *server) streamEvents(w http.ResponseWriter, id string, chat bool, pieces []string, text, finish string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
@@ -315,8 +385,18 @@ func (s *server) streamCompletion(w http.ResponseWriter, id string, pieces []str
 	created := time.Now().Unix()
 	logLine("SSE stream to %s\n", id)
 	event := func(piece string, fr interface{}) {
-		b, _ := json.Marshal(map[string]interface{}{"id": "cmpl-fake", "object": "text_completion", "created": created,
-			"model": id, "choices": []map[string]interface{}{{"index": 0, "text": piece, "logprobs": nil, "finish_reason": fr}}})
+		choice := map[string]interface{}{"index": 0, "text": piece, "logprobs": nil, "finish_reason": fr}
+		obj, cid := "text_completion", "cmpl-fake"
+		if chat {
+			delta := map[string]interface{}{}
+			if fr == nil {
+				delta = map[string]interface{}{"role": "assistant", "content": piece}
+			}
+			choice = map[string]interface{}{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": fr}
+			obj, cid = "chat.completion.chunk", "chatcmpl-fake"
+		}
+		b, _ := json.Marshal(map[string]interface{}{"id": cid, "object": obj, "created": created, "model": id,
+			"choices": []map[string]interface{}{choice}})
 		fmt.Fprintf(w, "data: %s\n\n", b)
 		if f != nil {
 			f.Flush()
@@ -413,6 +493,7 @@ func main() {
 	mux.HandleFunc("/lmstudio-greeting", s.greeting)
 	mux.HandleFunc("/v1/models", s.v1models)
 	mux.HandleFunc("/v1/completions", s.completions(false))
+	mux.HandleFunc("/v1/chat/completions", s.chat)
 	if !*flagNoV0 {
 		mux.HandleFunc("/api/v0/models", s.v0models)
 		mux.HandleFunc("/api/v0/models/", s.v0model)

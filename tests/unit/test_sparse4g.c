@@ -1,7 +1,9 @@
 /* test_sparse4g.c - offsets above 4 GiB: a safetensors file, a GGUF (single and split) and a runtime
- * blob whose last tensor starts past 4 GiB, written as sparse files (a hole where the big tensor's zeros would be,
- * so the test costs no disk), must open and give that tensor's values - the ones written at its
- * offset. A 32-bit offset anywhere on the way would read the hole's zeros or refuse the file. */
+ * blob whose last tensor starts past 4 GiB, written as sparse files (a hole where the big tensor's
+ * zeros would be, so the test costs no disk), must open and give that tensor's values - the ones
+ * written at its offset; and the GGUF writer, streaming such a file into a pipe, must place the last
+ * tensor where it writes it. A 32-bit offset anywhere on the way would read the hole's zeros, refuse
+ * the file or misplace the tensor. */
 #include "sn_test.h"
 
 #include "blob.h"
@@ -9,6 +11,8 @@
 #include "safetensors.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -226,10 +230,85 @@ static void test_blob(void) {
     unlink(path);
 }
 
+/* The GGUF writer's side: "big" then "last" written through sn_gguf_writer into a pipe (no disk). A
+ * reader thread keeps the stream's head (the header) and tail and counts its bytes; the header must
+ * place "last" past 4 GiB, at exactly where the stream carries its values. */
+typedef struct {
+    int fd;
+    uint8_t head[65536], tail[32];
+    size_t head_len;
+    uint64_t total;
+} pipe_sink;
+
+static void *drain(void *arg) {
+    pipe_sink *s = arg;
+    static uint8_t buf[1 << 20];
+    for (;;) {
+        ssize_t k = read(s->fd, buf, sizeof buf);
+        if (k <= 0) break;
+        size_t n = (size_t)k, h = s->head_len < sizeof s->head ? sizeof s->head - s->head_len : 0;
+        memcpy(s->head + s->head_len, buf, n < h ? n : h);
+        s->head_len += n < h ? n : h;
+        if (n >= sizeof s->tail) memcpy(s->tail, buf + n - sizeof s->tail, sizeof s->tail);
+        else { /* shift the tail */
+            memmove(s->tail, s->tail + n, sizeof s->tail - n);
+            memcpy(s->tail + sizeof s->tail - n, buf, n);
+        }
+        s->total += n;
+    }
+    return NULL;
+}
+
+static void test_gguf_writer(void) {
+    int p[2];
+    CU_ASSERT_FATAL(pipe(p) == 0);
+    (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+    pipe_sink s = {.fd = p[0]};
+    pthread_t th;
+    CU_ASSERT_FATAL(pthread_create(&th, NULL, drain, &s) == 0);
+    sn_gguf_writer *w = sn_gguf_writer_new();
+    sn_err err = {0};
+    const uint64_t ne_big = BIG_ELEMS, ne_last = 4, chunk = 64u << 20;
+    uint8_t *zeros = calloc(chunk, 1);
+    CU_ASSERT_FATAL(w && zeros);
+    CU_ASSERT(sn_gguf_writer_set_str(w, "general.architecture", "llama") == SN_OK);
+    CU_ASSERT(sn_gguf_writer_add_tensor(w, "big", 1, &ne_big, 0, &err) >= 0);
+    CU_ASSERT(sn_gguf_writer_add_tensor(w, "last", 1, &ne_last, 0, &err) >= 0);
+    sn_status st = sn_gguf_writer_begin_fd(w, p[1], "pipe", &err);
+    for (uint64_t left = BIG_ELEMS * 4; st == SN_OK && left;) {
+        uint64_t k = left < chunk ? left : chunk;
+        st = sn_gguf_writer_write(w, zeros, k, &err);
+        left -= k;
+    }
+    if (st == SN_OK) st = sn_gguf_writer_end_tensor(w, &err);
+    if (st == SN_OK) st = sn_gguf_writer_write(w, LAST, sizeof LAST, &err);
+    if (st == SN_OK) st = sn_gguf_writer_end_tensor(w, &err);
+    if (st == SN_OK) st = sn_gguf_writer_finish(w, &err); /* closes p[1]: the reader sees the end */
+    if (st) fprintf(stderr, "gguf writer: %s\n", err.msg);
+    CU_ASSERT_EQUAL(st, SN_OK);
+    if (st) close(p[1]);
+    pthread_join(th, NULL);
+    close(p[0]);
+    sn_gguf_writer_free(w);
+    free(zeros);
+    sn_gguf *g = NULL;
+    st = sn_gguf_open_mem(s.head, s.head_len, SN_GGUF_NO_DATA, &g, &err);
+    if (st) fprintf(stderr, "gguf header: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(st, SN_OK);
+    int64_t i = sn_gguf_find_tensor(g, "last");
+    CU_ASSERT_FATAL(i >= 0);
+    const uint64_t at = sn_gguf_data_offset(g) + sn_gguf_tensor_at(g, i)->offset;
+    CU_ASSERT(at > (1ull << 32));
+    CU_ASSERT_EQUAL(s.total, at + 32); /* "last" and its padding to 32 end the stream */
+    CU_ASSERT(memcmp(s.tail, LAST, sizeof LAST) == 0);
+    sn_gguf_close(g);
+}
+
 static const sn_test_case cases[] = {
     {"safetensors: a tensor past 4 GiB", test_safetensors},
     {"gguf: a tensor past 4 GiB", test_gguf},
     {"gguf split: the parts opened by the first, one of them past 4 GiB", test_gguf_split},
     {"blob: a tensor past 4 GiB", test_blob},
+    {"gguf writer: a tensor written past 4 GiB", test_gguf_writer},
 };
 SN_TEST_MAIN("sparse4g", cases)
