@@ -35,8 +35,6 @@ typedef struct {
     sn_mamba2 mx;                /* the mixer's sizes and scratch */
     gh_layer *ly;
     int64_t n_rec;
-    int64_t *kv_cap;             /* cache rows per layer: n_ctx for an attention layer, 0 for a Mamba one */
-    uint64_t *kv_off;
     float *conv_state, *ssm_state; /* inside m->state, after the KV cache */
     float embd_scale, resid_scale, logit_scale;
     int64_t n_ff_shexp;
@@ -75,53 +73,13 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     return SN_OK;
 }
 
-/* A per-layer integer array key (INT32 or UINT32, n_layer entries) into v. */
-static sn_status read_layer_ints(const sn_model *m, const char *suffix, int64_t *v, sn_err *err) {
-    char key[128];
-    snprintf(key, sizeof key, "%s.%s", m->hp.arch, suffix);
-    const int64_t i = sn_gguf_find_key(m->g, key);
-    if (i < 0 || sn_gguf_kv_type(m->g, i) != SN_GGUF_ARR ||
-        (sn_gguf_arr_type(m->g, i) != SN_GGUF_I32 && sn_gguf_arr_type(m->g, i) != SN_GGUF_U32) ||
-        sn_gguf_arr_n(m->g, i) != (uint64_t)m->hp.n_layer)
-        return sn_err_set(err, SN_EFORMAT, "%s: %s must be an array of %lld 32-bit integers (0 for a Mamba layer)",
-                          m->path, key, (long long)m->hp.n_layer);
-    const int32_t *d = sn_gguf_arr_data(m->g, i);
-    for (int64_t il = 0; il < m->hp.n_layer; il++) v[il] = d[il];
-    return SN_OK;
-}
-
 static sn_status gh_hparams(sn_model *m, gh_state *g, sn_err *err) {
     llama_hparams *hp = &g->base.hp;
     sn_status st;
-    const int64_t BIG = (int64_t)1 << 24, nl = m->hp.n_layer;
-    hp->n_vocab = m->hp.n_vocab;
-    hp->n_ctx_train = m->hp.n_ctx_train;
-    hp->n_embd = m->hp.n_embd;
-    hp->n_layer = nl;
-    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
-    hp->head_dim_k = hp->head_dim_v = hp->n_embd / hp->n_head;
-    if ((st = sn_model_key_int(m, "attention.key_length", 0, 1, 65536, &hp->head_dim_k, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.value_length", 0, 1, 65536, &hp->head_dim_v, err))) return st;
-    if (hp->head_dim_k != hp->head_dim_v)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
-                          (long long)hp->head_dim_k, (long long)hp->head_dim_v);
-    int64_t *kv = calloc((size_t)nl, sizeof *kv);
-    if (!kv) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    st = read_layer_ints(m, "attention.head_count_kv", kv, err);
-    hp->n_head_kv = 0;
-    for (int64_t il = 0; !st && il < nl; il++) {
-        g->ly[il].rec = kv[il] == 0;
-        if (g->ly[il].rec) g->ly[il].slot = (int)g->n_rec++;
-        else if (kv[il] < 0 || hp->n_head % kv[il] || (hp->n_head_kv && kv[il] != hp->n_head_kv))
-            st = sn_err_set(err, SN_EUNSUPPORTED, "%s: layer %lld has %lld kv heads: sunny-run takes one kv head count "
-                            "dividing head_count %lld for all attention layers", m->path, (long long)il,
-                            (long long)kv[il], (long long)hp->n_head);
-        else hp->n_head_kv = kv[il];
-    }
-    free(kv);
-    if (st) return st;
-    if (!hp->n_head_kv) hp->n_head_kv = hp->n_head; /* no attention layer */
+    const int64_t BIG = (int64_t)1 << 24;
+    if ((st = sn_llama_hybrid_sizes(m, &g->base, err))) return st;
+    for (int64_t il = 0; il < hp->n_layer; il++)
+        if ((g->ly[il].rec = g->base.kv_cap[il] == 0)) g->ly[il].slot = (int)g->n_rec++;
     char key[128];
     snprintf(key, sizeof key, "%s.rope.scaling.finetuned", m->hp.arch);
     if (sn_gguf_bool_or(m->g, key, 1))
@@ -155,15 +113,9 @@ static sn_status gh_load(sn_model *m, sn_err *err) {
     llama_hparams *hp = &s->hp;
     sn_status st;
     const size_t nl = (size_t)m->hp.n_layer;
-    if (!(g->ly = calloc(nl, sizeof *g->ly)) || !(s->layers = calloc(nl, sizeof *s->layers)) ||
-        !(g->kv_cap = calloc(nl, sizeof *g->kv_cap)) || !(g->kv_off = calloc(nl, sizeof *g->kv_off)))
+    if (!(g->ly = calloc(nl, sizeof *g->ly)) || !(s->layers = calloc(nl, sizeof *s->layers)))
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = gh_hparams(m, g, err))) return st;
-    for (size_t il = 0; il < nl; il++) g->kv_cap[il] = g->ly[il].rec ? 0 : m->n_ctx;
-    s->kv_cap = g->kv_cap;
-    s->kv_off = g->kv_off;
-    s->n_q = hp->n_head * hp->head_dim_k;
-    s->n_kv = hp->n_head_kv * hp->head_dim_k;
     const int64_t E = hp->n_embd, F = hp->n_expert > 0 ? 1 : hp->n_ff, DI = g->mx.hp.d_inner;
     sn_ops_buf bufs[11 + SN_MAMBA2_BUFS] = {
         {&s->x, E, 0},   {&s->xb, E, 0},   {&s->q, s->n_q, 0}, {&s->k, s->n_kv, 0}, {&s->v, s->n_kv, 0},
@@ -189,24 +141,18 @@ static sn_status gh_load(sn_model *m, sn_err *err) {
     /* one saved state: [K cache][V cache] of the attention layers, then the conv windows and the
      * SSM states of the Mamba ones */
     s->kq_scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim_k);
-    uint64_t kv_bytes;
-    if ((st = sn_llama_kv_layout(m, s, &kv_bytes, err))) return st;
-    const uint64_t kv_floats = (kv_bytes + 3) / 4, conv = sn_mamba2_conv_floats(&g->mx.hp);
-    const uint64_t total = kv_floats + (uint64_t)g->n_rec * (conv + sn_mamba2_ssm_floats(&g->mx.hp));
-    const sn_state_decl decl = {1, {"kv+conv+ssm"}, {(total + nl - 1) / nl}};
-    if ((st = sn_model_state_declare(m, &decl, err))) return st;
-    g->conv_state = m->state + kv_floats;
+    const uint64_t conv = sn_mamba2_conv_floats(&g->mx.hp);
+    if ((st = sn_llama_hybrid_state(m, s, "kv+conv+ssm", (uint64_t)g->n_rec * (conv + sn_mamba2_ssm_floats(&g->mx.hp)),
+                                     &g->conv_state, err)))
+        return st;
     g->ssm_state = g->conv_state + (uint64_t)g->n_rec * conv;
-    s->kv_mem = m->state;
-    return sn_llama_alloc_cache(m, s, err);
+    return SN_OK;
 }
 
 static void gh_free(sn_model *m) {
     gh_state *g = GH(m);
     for (int64_t il = 0; g->ly && il < m->hp.n_layer; il++) sn_mamba2_free_layer(&g->ly[il].mx);
     free(g->ly);
-    free(g->kv_cap);
-    free(g->kv_off);
     sn_mamba2_free(&g->mx);
     sn_llama_free(m);
 }

@@ -31,8 +31,6 @@ typedef struct {
     llama_state base;            /* first: the attention code reads m->impl as a llama_state */
     lfm2_layer *ly;
     int64_t n_conv, l_cache;
-    int64_t *kv_cap;             /* cache rows per layer: n_ctx for an attention layer, 0 for a conv one */
-    uint64_t *kv_off;
     float *conv_state;           /* inside m->state, after the KV cache: per conv layer (L-1) rows of E */
     float *bcx, *win, *cy, *o, *zero; /* in_proj output; the window (L-1 rows, then T); conv out; block out */
 } lfm2_state;
@@ -75,44 +73,13 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
 static sn_status lfm2_hparams(sn_model *m, lfm2_state *g, sn_err *err) {
     llama_hparams *hp = &g->base.hp;
     sn_status st;
-    const int64_t BIG = (int64_t)1 << 24, nl = m->hp.n_layer;
-    hp->n_vocab = m->hp.n_vocab;
-    hp->n_ctx_train = m->hp.n_ctx_train;
-    hp->n_embd = m->hp.n_embd;
-    hp->n_layer = nl;
-    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
-    if ((st = sn_model_key_int(m, "shortconv.l_cache", 1, 2, 64, &g->l_cache, err))) return st;
-    if (hp->n_embd % hp->n_head)
-        return sn_err_set(err, SN_EFORMAT, "%s: embedding_length %lld is not a multiple of head_count %lld", m->path,
-                          (long long)hp->n_embd, (long long)hp->n_head);
-    hp->head_dim_k = hp->head_dim_v = hp->n_embd / hp->n_head;
-    if ((st = sn_model_key_int(m, "attention.key_length", 0, 1, 65536, &hp->head_dim_k, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.value_length", 0, 1, 65536, &hp->head_dim_v, err))) return st;
-    if (hp->head_dim_k != hp->head_dim_v || hp->head_dim_k % 2)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld, value head size %lld: sunny-run takes equal, "
-                          "even ones", m->path, (long long)hp->head_dim_k, (long long)hp->head_dim_v);
-    /* head_count_kv: one value per layer, 0 for a conv layer */
     char key[128];
-    snprintf(key, sizeof key, "%s.attention.head_count_kv", m->hp.arch);
-    const int64_t i = sn_gguf_find_key(m->g, key);
-    if (i < 0 || sn_gguf_kv_type(m->g, i) != SN_GGUF_ARR ||
-        (sn_gguf_arr_type(m->g, i) != SN_GGUF_I32 && sn_gguf_arr_type(m->g, i) != SN_GGUF_U32) ||
-        sn_gguf_arr_n(m->g, i) != (uint64_t)nl)
-        return sn_err_set(err, SN_EFORMAT, "%s: %s must be an array of %lld 32-bit integers (0 for a conv layer)",
-                          m->path, key, (long long)nl);
-    const int32_t *kv = sn_gguf_arr_data(m->g, i);
-    hp->n_head_kv = 0;
-    for (int64_t il = 0; il < nl; il++) {
-        g->ly[il].conv = kv[il] == 0;
-        if (g->ly[il].conv) g->ly[il].slot = (int)g->n_conv++;
-        else if (kv[il] < 0 || hp->n_head % kv[il] || (hp->n_head_kv && kv[il] != hp->n_head_kv))
-            return sn_err_set(err, SN_EUNSUPPORTED, "%s: layer %lld has %d kv heads: sunny-run takes one kv head count "
-                              "dividing head_count %lld for all attention layers", m->path, (long long)il, kv[il],
-                              (long long)hp->n_head);
-        else hp->n_head_kv = kv[il];
-    }
-    if (!hp->n_head_kv) hp->n_head_kv = hp->n_head; /* no attention layer */
+    if ((st = sn_llama_hybrid_sizes(m, &g->base, err))) return st;
+    if ((st = sn_model_key_int(m, "shortconv.l_cache", 1, 2, 64, &g->l_cache, err))) return st;
+    if (hp->head_dim_k % 2)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: head size %lld is odd", m->path, (long long)hp->head_dim_k);
+    for (int64_t il = 0; il < hp->n_layer; il++)
+        if ((g->ly[il].conv = g->base.kv_cap[il] == 0)) g->ly[il].slot = (int)g->n_conv++;
     snprintf(key, sizeof key, "%s.rope.scaling.type", m->hp.arch);
     if (sn_gguf_find_key(m->g, key) >= 0 || (snprintf(key, sizeof key, "%s.attention.sliding_window", m->hp.arch),
                                              sn_gguf_find_key(m->g, key) >= 0))
@@ -145,15 +112,9 @@ static sn_status lfm2_load(sn_model *m, sn_err *err) {
     llama_hparams *hp = &s->hp;
     sn_status st;
     const size_t nl = (size_t)m->hp.n_layer;
-    if (!(g->ly = calloc(nl, sizeof *g->ly)) || !(s->layers = calloc(nl, sizeof *s->layers)) ||
-        !(g->kv_cap = calloc(nl, sizeof *g->kv_cap)) || !(g->kv_off = calloc(nl, sizeof *g->kv_off)))
+    if (!(g->ly = calloc(nl, sizeof *g->ly)) || !(s->layers = calloc(nl, sizeof *s->layers)))
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = lfm2_hparams(m, g, err))) return st;
-    for (size_t il = 0; il < nl; il++) g->kv_cap[il] = g->ly[il].conv ? 0 : m->n_ctx;
-    s->kv_cap = g->kv_cap;
-    s->kv_off = g->kv_off;
-    s->n_q = hp->n_head * hp->head_dim_k;
-    s->n_kv = hp->n_head_kv * hp->head_dim_k;
     const int64_t E = hp->n_embd, F = hp->n_ff;
     const sn_ops_buf bufs[] = {
         {&s->x, E, 0},   {&s->xb, E, 0},  {&s->q, s->n_q, 0},   {&s->k, s->n_kv, 0}, {&s->v, s->n_kv, 0},
@@ -171,23 +132,13 @@ static sn_status lfm2_load(sn_model *m, sn_err *err) {
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
     sn_llama_rope_init(m, s);
     /* one saved state: [K cache][V cache] of the attention layers, then the conv windows */
-    uint64_t kv_bytes;
-    if ((st = sn_llama_kv_layout(m, s, &kv_bytes, err))) return st;
-    const uint64_t kv_floats = (kv_bytes + 3) / 4, conv = (uint64_t)((g->l_cache - 1) * E);
-    const uint64_t total = kv_floats + (uint64_t)g->n_conv * conv;
-    const sn_state_decl decl = {1, {"kv+conv"}, {(total + nl - 1) / nl}};
-    if ((st = sn_model_state_declare(m, &decl, err))) return st;
-    g->conv_state = m->state + kv_floats;
-    s->kv_mem = m->state;
-    return sn_llama_alloc_cache(m, s, err);
+    return sn_llama_hybrid_state(m, s, "kv+conv", (uint64_t)(g->n_conv * (g->l_cache - 1) * E), &g->conv_state, err);
 }
 
 static void lfm2_free(sn_model *m) {
     lfm2_state *g = LS(m);
     for (int64_t il = 0; g->ly && il < m->hp.n_layer; il++) free(g->ly[il].conv_wt);
     free(g->ly);
-    free(g->kv_cap);
-    free(g->kv_off);
     free(g->zero);
     sn_llama_free(m);
 }

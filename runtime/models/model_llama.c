@@ -244,6 +244,64 @@ sn_status sn_llama_swa_init(const sn_model *m, llama_state *s, int64_t n_swa, in
     return SN_OK;
 }
 
+sn_status sn_llama_hybrid_sizes(const sn_model *m, llama_state *s, sn_err *err) {
+    llama_hparams *hp = &s->hp;
+    sn_status st;
+    const int64_t BIG = (int64_t)1 << 24, nl = m->hp.n_layer;
+    hp->n_vocab = m->hp.n_vocab;
+    hp->n_ctx_train = m->hp.n_ctx_train;
+    hp->n_embd = m->hp.n_embd;
+    hp->n_layer = nl;
+    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
+    if ((st = sn_model_key_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
+    hp->head_dim_k = hp->head_dim_v = hp->n_embd / hp->n_head;
+    if ((st = sn_model_key_int(m, "attention.key_length", 0, 1, 65536, &hp->head_dim_k, err))) return st;
+    if ((st = sn_model_key_int(m, "attention.value_length", 0, 1, 65536, &hp->head_dim_v, err))) return st;
+    if (hp->head_dim_k != hp->head_dim_v)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
+                          (long long)hp->head_dim_k, (long long)hp->head_dim_v);
+    char key[128];
+    snprintf(key, sizeof key, "%s.attention.head_count_kv", m->hp.arch);
+    const int64_t i = sn_gguf_find_key(m->g, key);
+    if (i < 0 || sn_gguf_kv_type(m->g, i) != SN_GGUF_ARR ||
+        (sn_gguf_arr_type(m->g, i) != SN_GGUF_I32 && sn_gguf_arr_type(m->g, i) != SN_GGUF_U32) ||
+        sn_gguf_arr_n(m->g, i) != (uint64_t)nl)
+        return sn_err_set(err, SN_EFORMAT, "%s: %s must be an array of %lld 32-bit integers (0 for a recurrent layer)",
+                          m->path, key, (long long)nl);
+    const int32_t *kv = sn_gguf_arr_data(m->g, i);
+    if (!(s->swa_kv_cap = calloc((size_t)nl, sizeof *s->swa_kv_cap)) ||
+        !(s->swa_kv_off = calloc((size_t)nl, sizeof *s->swa_kv_off)))
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    hp->n_head_kv = 0;
+    for (int64_t il = 0; il < nl; il++) {
+        if (kv[il] != 0 && (kv[il] < 0 || hp->n_head % kv[il] || (hp->n_head_kv && kv[il] != hp->n_head_kv)))
+            return sn_err_set(err, SN_EUNSUPPORTED, "%s: layer %lld has %d kv heads: sunny-run takes one kv head count "
+                              "dividing head_count %lld for all attention layers", m->path, (long long)il, kv[il],
+                              (long long)hp->n_head);
+        if (kv[il]) hp->n_head_kv = kv[il];
+        s->swa_kv_cap[il] = kv[il] ? m->n_ctx : 0;
+    }
+    if (!hp->n_head_kv) hp->n_head_kv = hp->n_head; /* no attention layer */
+    s->kv_cap = s->swa_kv_cap;
+    s->kv_off = s->swa_kv_off;
+    s->n_q = hp->n_head * hp->head_dim_k;
+    s->n_kv = hp->n_head_kv * hp->head_dim_k;
+    return SN_OK;
+}
+
+sn_status sn_llama_hybrid_state(sn_model *m, llama_state *s, const char *name, uint64_t extra, float **extra_out,
+                                sn_err *err) {
+    uint64_t kv_bytes;
+    sn_status st = sn_llama_kv_layout(m, s, &kv_bytes, err);
+    if (st) return st;
+    const uint64_t nl = (uint64_t)m->hp.n_layer, kv_floats = (kv_bytes + 3) / 4;
+    const sn_state_decl decl = {1, {name}, {(kv_floats + extra + nl - 1) / nl}};
+    if ((st = sn_model_state_declare(m, &decl, err))) return st;
+    *extra_out = m->state + kv_floats;
+    s->kv_mem = m->state;
+    return sn_llama_alloc_cache(m, s, err);
+}
+
 sn_status sn_llama_load_attn(sn_model *m, llama_state *s, int il, int biases, sn_err *err) {
     layer_weights *L = &s->layers[il];
     const int64_t E = s->hp.n_embd;

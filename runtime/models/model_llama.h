@@ -61,7 +61,7 @@ typedef struct {
     const unsigned char *swa;
     int64_t n_swa;
     unsigned char *swa_layers; /* sn_llama_swa_init's: per layer 1 = sliding (all 0 without a window) */
-    int64_t *swa_kv_cap;       /* sn_llama_swa_init's kv_cap and kv_off */
+    int64_t *swa_kv_cap;       /* sn_llama_swa_init's (or sn_llama_hybrid_sizes') kv_cap and kv_off */
     uint64_t *swa_kv_off;
     /* attention sinks (gpt-oss): per layer, one extra logit per head that joins each query's
      * softmax as a key without a value (ggml_flash_attn_ext_add_sinks); NULL: none */
@@ -138,6 +138,17 @@ void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1);
  * overwritten only once no query of the batch sees it); other layers keep n_ctx rows. Sets
  * swa_layers, swa, n_swa, kv_cap and kv_off of s (freed by sn_llama_free). */
 sn_status sn_llama_swa_init(const sn_model *m, llama_state *s, int64_t n_swa, int64_t pattern, sn_err *err);
+/* Hybrid families (attention layers among recurrent ones: model_granitehybrid.c, model_lfm2.c): the
+ * sizes as llama.cpp's loader reads them (n_vocab, context, n_embd, n_layer, feed_forward_length,
+ * head_count, equal key / value head sizes) with attention.head_count_kv a per-layer array, 0 for a
+ * recurrent layer (one count dividing head_count for every attention layer), into s->hp, n_q and
+ * n_kv; cache rows per layer in kv_cap / kv_off: n_ctx for an attention layer, 0 for a recurrent
+ * one (freed by sn_llama_free). */
+sn_status sn_llama_hybrid_sizes(const sn_model *m, llama_state *s, sn_err *err);
+/* The hybrid's one saved state, named `name`: the attention layers' K and V cache, then `extra`
+ * floats (the recurrent layers' state) at *extra_out; the cache is allocated in it. */
+sn_status sn_llama_hybrid_state(sn_model *m, llama_state *s, const char *name, uint64_t extra, float **extra_out,
+                                sn_err *err);
 /* Layer il's attention tensors in the separate-projection layout: attn_norm and the attn_q / attn_k /
  * attn_v / attn_output weights, and with `biases` the optional attn_q / attn_k / attn_v biases. */
 sn_status sn_llama_load_attn(sn_model *m, llama_state *s, int il, int biases, sn_err *err);
