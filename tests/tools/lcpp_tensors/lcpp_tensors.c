@@ -1,6 +1,7 @@
 /* lcpp_tensors.c - llama.cpp's intermediate tensors of one prompt, through an eval callback of the
  * oracle's libllama (the node-llama-cpp build the parity tests run), to find the first op where
- * sunny's forward pass leaves llama.cpp's (a debugging aid, run by hand; no test runs it).
+ * sunny's forward pass leaves llama.cpp's (a debugging aid, run by hand; no test runs it, and it sits
+ * in its own folder so the build, which compiles tests/tools/*.c, leaves it alone).
  *
  * Usage: lcpp_tensors MODEL.gguf OUTDIR ID,ID,... [THREADS]
  * Decodes the prompt ids as one batch (flash attention on, a 512 context, as the oracle's default
