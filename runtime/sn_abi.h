@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define SN_ABI_VERSION_MAJOR 1
-#define SN_ABI_VERSION_MINOR 4
+#define SN_ABI_VERSION_MINOR 5
 #define SN_ABI_VERSION_PATCH 0
 #define SN_ABI_VERSION ((SN_ABI_VERSION_MAJOR << 16) | (SN_ABI_VERSION_MINOR << 8) | SN_ABI_VERSION_PATCH)
 
@@ -41,6 +41,7 @@ extern "C" {
 #define SN_ABI_CAP_RECURRENT (1u << 9)   /* 1.1: recurrent families (rwkv7; mamba2, qwen35, qwen35moe, qwen3next) can be loaded */
 #define SN_ABI_CAP_MOE (1u << 10)        /* 1.4: mixture-of-experts models (qwen3moe, Mixtral; qwen35moe and qwen3next,
                                           * with their gated shared expert) can be loaded */
+#define SN_ABI_CAP_MXFP4 (1u << 11)      /* 1.5: MXFP4 weights and gpt-oss models (attention sinks) */
 
 uint32_t sn_abi_version(void);
 /* SN_ABI_OK if this library implements ABI major version `major`, else SN_ABI_EUNSUPPORTED. */

@@ -65,10 +65,7 @@ static sn_status smollm3_load(sn_model *m, sn_err *err) {
                                {&s->k, s->n_kv, 0},  {&s->v, s->n_kv, 0}, {&s->att, s->n_q, 0},
                                {&s->hb, F, 0},       {&s->hb2, F, 0},     {&s->rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}};
     if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof bufs / sizeof *bufs), wide, err))) return st;
-    if ((st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(E, hp->n_vocab), 1, &s->tok_embd, err)))
-        return st;
-    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "output_norm.weight", SN_NE(E), 1, &s->output_norm, err))) return st;
-    if ((st = sn_model_output_head(m, &s->tok_embd, 0, &s->output, err))) return st;
+    if ((st = sn_llama_load_io(m, s, 0, err))) return st;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof *s->layers)))
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
