@@ -4,7 +4,8 @@
  * make_qkx2_quants, |x| weights, absolute error) and stores both as 4 bits against fp16 d / dmin;
  * Q3_K fits a symmetric scale per sub-block (make_q3_quants: the x^2-weighted fit, then up to five
  * passes moving single levels) and stores it as 6 bits against one fp16 d. Both then requantize
- * every value against the rounded scales, as quantize_row_q2_K_ref / quantize_row_q3_K_ref do. */
+ * every value against the rounded scales, as quantize_row_q2_K_ref / quantize_row_q3_K_ref do.
+ * The sub-block fits of both run in SIMD lanes when the CPU has AVX2 / AVX-512, bit for bit. */
 #include "ggml_types_internal.h"
 
 #include "quants.h"
@@ -127,15 +128,57 @@ static float q3_quants(int n, int nmax, const float *x, int8_t *L) {
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-void sn_quantize_row_q3_K(const float *x, void *vy, int64_t k) {
+#ifdef SN_X86
+/* q3_sub_x8 (AVX2) and q3_sub_x16 (AVX-512): q3_quants in lanes, one body (q3_lanes.h). */
+#define LANE_OPS 8
+#include "lane_ops.h"
+#define Q3_NAME q3_sub_x8
+#include "q3_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
+#define LANE_OPS 16
+#include "lane_ops.h"
+#define Q3_NAME q3_sub_x16
+#include "q3_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
+#endif
+
+/* The 16 sub-blocks' scales and levels (+ 4) of one Q3_K block: all 16 at once in lanes with
+ * AVX-512, 8 at a time with AVX2. */
+static void q3_K_sub_scales(const float *x, int level, int8_t *L, float *scales) {
+#ifdef SN_X86
+    if (level >= 1) {
+        const int lanes = level == 2 ? 16 : 8;
+        float xt[16 * 16];
+        int32_t Lt[16 * 16];
+        for (int b = 0; b < 16; b += lanes) {
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 16; l++) xt[l * lanes + j] = x[16 * (b + j) + l];
+            if (lanes == 16) q3_sub_x16(xt, Lt, scales + b);
+            else q3_sub_x8(xt, Lt, scales + b);
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 16; l++) L[16 * (b + j) + l] = (int8_t)Lt[l * lanes + j];
+        }
+        return;
+    }
+#endif
+    (void)level;
+    for (int j = 0; j < SN_QK_K / 16; j++) scales[j] = q3_quants(16, 4, x + 16 * j, L + 16 * j);
+}
+
+void sn_quantize_row_q3_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q3_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+
+void sn_quantize_row_q3_K_at(const float *x, void *vy, int64_t k, int level) {
+    level = sn_ggml_level(level);
     sn_block_q3_K *y = vy;
     const int64_t nb = k / SN_QK_K;
     int8_t L[SN_QK_K];
     float scales[SN_QK_K / 16];
     for (int64_t i = 0; i < nb; i++) {
         float max_scale = 0, amax = 0;
+        q3_K_sub_scales(x, level, L, scales);
         for (int j = 0; j < SN_QK_K / 16; j++) {
-            scales[j] = q3_quants(16, 4, x + 16 * j, L + 16 * j);
             float scale = fabsf(scales[j]);
             if (scale > amax) { amax = scale; max_scale = scales[j]; }
         }

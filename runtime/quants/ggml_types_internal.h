@@ -69,6 +69,7 @@ void sn_quantize_row_q4_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q5_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q6_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q2_K_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_q3_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_iq4_nl_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_iq4_xs_at(const float *x, void *y, int64_t k, int level);
 /* The row of type, or NULL for an id with no entry (retired or out of range). */
