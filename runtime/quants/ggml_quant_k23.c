@@ -133,12 +133,14 @@ static float q3_quants(int n, int nmax, const float *x, int8_t *L) {
 #define LANE_OPS 8
 #include "lane_ops.h"
 #define Q3_NAME q3_sub_x8
+#define Q3R_NAME q3_levels_x8
 #include "q3_lanes.h"
 #define LANE_OPS 0
 #include "lane_ops.h"
 #define LANE_OPS 16
 #include "lane_ops.h"
 #define Q3_NAME q3_sub_x16
+#define Q3R_NAME q3_levels_x16
 #include "q3_lanes.h"
 #define LANE_OPS 0
 #include "lane_ops.h"
@@ -165,6 +167,24 @@ static void q3_K_sub_scales(const float *x, int level, int8_t *L, float *scales)
 #endif
     (void)level;
     for (int j = 0; j < SN_QK_K / 16; j++) scales[j] = q3_quants(16, 4, x + 16 * j, L + 16 * j);
+}
+
+/* The final levels against the rounded scales dj (0: keep the fitted ones), in lanes with SIMD. */
+static void q3_K_levels(const float *x, const float *dj, int level, int8_t *L) {
+#ifdef SN_X86
+    if (level >= 1) {
+        if (level == 2) q3_levels_x16(x, dj, L);
+        else q3_levels_x8(x, dj, L);
+        return;
+    }
+#endif
+    for (int j = 0; j < SN_QK_K / 16; j++) {
+        if (dj[j] == 0.0f) continue;
+        for (int ii = 0; ii < 16; ii++) {
+            int l = nearest_int(x[16 * j + ii] / dj[j]);
+            L[16 * j + ii] = (int8_t)(SN_MAX(-4, SN_MIN(3, l)) + 4);
+        }
+    }
 }
 
 void sn_quantize_row_q3_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q3_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
@@ -198,15 +218,10 @@ void sn_quantize_row_q3_K_at(const float *x, void *vy, int64_t k, int level) {
             y[i].d = sn_fp32_to_fp16(0.f);
         }
         int8_t sc[16];
+        float dj[16];
         sn_q3_K_scales(y[i].scales, sc);
-        for (int j = 0; j < SN_QK_K / 16; j++) {
-            float d = sn_fp16_to_fp32(y[i].d) * sc[j];
-            if (d == 0.0f) continue;
-            for (int ii = 0; ii < 16; ii++) {
-                int l = nearest_int(x[16 * j + ii] / d);
-                L[16 * j + ii] = (int8_t)(SN_MAX(-4, SN_MIN(3, l)) + 4);
-            }
-        }
+        for (int j = 0; j < SN_QK_K / 16; j++) dj[j] = sn_fp16_to_fp32(y[i].d) * sc[j];
+        q3_K_levels(x, dj, level, L);
         /* the 3rd bit of value j goes to hmask[j % 32], bit j / 32 */
         memset(y[i].hmask, 0, sizeof y[i].hmask);
         uint8_t U[SN_QK_K];
