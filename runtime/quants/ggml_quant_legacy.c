@@ -173,7 +173,57 @@ __attribute__((target("avx512f"))) static inline __m512i iq4_floor16(__m512 v, _
 #include "iq4_lanes.h"
 #define LANE_OPS 0
 #include "lane_ops.h"
+
+/* iq4_pack in lanes: each value's index is its floor k or k + 1 by iq4_index's subtractions and tie
+ * rule, 15 for NaN (as in the scale search above). */
+__attribute__((target("avx2"))) static void iq4_pack_x8(const float *xb, float id, uint8_t *qs) {
+    float tv[16];
+    for (int j = 0; j < 16; j++) tv[j] = (float)sn_iq4nl_values[j];
+    const __m256 t0 = _mm256_loadu_ps(tv), t1 = _mm256_loadu_ps(tv + 8), vid = _mm256_set1_ps(id);
+    const __m256i seven = _mm256_set1_epi32(7), one = _mm256_set1_epi32(1), top = _mm256_set1_epi32(15);
+    int32_t idx[32];
+    for (int h = 0; h < 32; h += 8) {
+        const __m256 v = _mm256_mul_ps(vid, _mm256_loadu_ps(xb + h));
+        const __m256i k = iq4_floor8(v), k1 = _mm256_add_epi32(k, one);
+        const __m256 lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, k), _mm256_permutevar8x32_ps(t1, k),
+                                           _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, seven)));
+        const __m256 hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, k1), _mm256_permutevar8x32_ps(t1, k1),
+                                           _mm256_castsi256_ps(_mm256_cmpgt_epi32(k1, seven)));
+        const __m256 keep = _mm256_cmp_ps(_mm256_sub_ps(v, lo), _mm256_sub_ps(hi, v), _CMP_LT_OQ);
+        __m256i r = _mm256_blendv_epi8(k1, k, _mm256_castps_si256(keep));
+        r = _mm256_blendv_epi8(r, top, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+        _mm256_storeu_si256((__m256i *)(void *)(idx + h), r);
+    }
+    for (int j = 0; j < 16; j++) qs[j] = (uint8_t)(idx[j] | (idx[j + 16] << 4));
+}
+
+__attribute__((target("avx512f"))) static void iq4_pack_x16(const float *xb, float id, uint8_t *qs) {
+    float tv[16];
+    for (int j = 0; j < 16; j++) tv[j] = (float)sn_iq4nl_values[j];
+    const __m512 t0 = _mm512_loadu_ps(tv), ts = _mm512_mask_mov_ps(t0, 1 << 15, _mm512_set1_ps(INFINITY));
+    const __m512 vid = _mm512_set1_ps(id);
+    const __m512i one = _mm512_set1_epi32(1), top = _mm512_set1_epi32(15);
+    __m512i r[2];
+    for (int h = 0; h < 2; h++) {
+        const __m512 v = _mm512_mul_ps(vid, _mm512_loadu_ps(xb + 16 * h));
+        const __m512i k = iq4_floor16(v, ts), k1 = _mm512_add_epi32(k, one);
+        const __m512 lo = _mm512_permutexvar_ps(k, t0), hi = _mm512_permutexvar_ps(k1, t0);
+        const __mmask16 keep = _mm512_cmp_ps_mask(_mm512_sub_ps(v, lo), _mm512_sub_ps(hi, v), _CMP_LT_OQ);
+        r[h] = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(k1, keep, k), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), top);
+    }
+    _mm_storeu_si128((__m128i *)(void *)qs, _mm512_cvtepi32_epi8(_mm512_or_si512(r[0], _mm512_slli_epi32(r[1], 4))));
+}
 #endif
+
+/* iq4_pack at a SIMD level. */
+static void iq4_pack_at(const float *xb, float id, uint8_t *qs, int level) {
+#ifdef SN_X86
+    if (level == 2) { iq4_pack_x16(xb, id, qs); return; }
+    if (level == 1) { iq4_pack_x8(xb, id, qs); return; }
+#endif
+    (void)level;
+    iq4_pack(xb, id, qs);
+}
 
 /* The scales of nblk consecutive 32-value blocks: 16 at a time in lanes with AVX-512 (level 2), 8
  * with AVX2 (level 1). */
@@ -203,7 +253,7 @@ void sn_quantize_row_iq4_nl_at(const float *x, void *vy, int64_t k, int level) {
         iq4_block_scales(x + 32 * i, nb, sc, level);
         for (int64_t b = 0; b < nb; b++) {
             y[i + b].d = sn_fp32_to_fp16(sc[b]);
-            iq4_pack(x + 32 * (i + b), sc[b] != 0.0f ? 1 / sc[b] : 0, y[i + b].qs);
+            iq4_pack_at(x + 32 * (i + b), sc[b] != 0.0f ? 1 / sc[b] : 0, y[i + b].qs, level);
         }
     }
 }
@@ -230,7 +280,7 @@ void sn_quantize_row_iq4_xs_at(const float *x, void *vy, int64_t k, int level) {
             int l = nearest_int(id * scales[ib]);
             l = SN_MAX(-32, SN_MIN(31, l));
             const float dl = d * l;
-            iq4_pack(x + 32 * ib, dl != 0.0f ? 1 / dl : 0.f, y[i].qs + 16 * ib);
+            iq4_pack_at(x + 32 * ib, dl != 0.0f ? 1 / dl : 0.f, y[i].qs + 16 * ib, level);
             l += 32;
             y[i].scales_l[ib / 2] |= (uint8_t)((l & 0xF) << (4 * (ib % 2)));
             y[i].scales_h |= (uint16_t)((l >> 4) << (2 * ib));
