@@ -2,7 +2,7 @@
  * second (process CPU time, best of 3) on 2 M Gaussian values (sigma 0.02) per type, one thread.
  *
  *   cc -O2 -Iruntime/quants -Iruntime/base bench/tools/quantspeed.c build/runtime/libsn_runtime.a \
- *      build/runtime/libsn_base.a -lm -pthread -o quantspeed && ./quantspeed
+ *      build/runtime/libsn_base.a -lm -pthread -o quantspeed && ./quantspeed [TYPE]
  *
  * Prints one row per type: scalar, AVX2, AVX-512 (a level the CPU lacks is clamped to the best it
  * has, so its column repeats that one). */
@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double cpu_s(void) {
@@ -20,7 +21,7 @@ static double cpu_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     enum { N = 1 << 21 };
     float *x = malloc(N * sizeof *x);
     uint8_t *y = malloc(N * 2);
@@ -41,6 +42,7 @@ int main(void) {
         {SN_GGML_Q6_K, "Q6_K"}, {SN_GGML_IQ4_NL, "IQ4_NL"}, {SN_GGML_IQ4_XS, "IQ4_XS"}};
     printf("| type | scalar | AVX2 | AVX-512 |\n|---|---:|---:|---:|\n");
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        if (argc > 1 && strcmp(argv[1], types[k].name) != 0) continue; /* TYPE: that row only */
         printf("| %s |", types[k].name);
         for (int level = 0; level <= 2; level++) {
             double best = 1e30;

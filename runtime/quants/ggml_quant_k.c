@@ -119,12 +119,16 @@ __attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes
 #include "lane_ops.h"
 #define QK_NAME sn_qkx2_quants_x8
 #include "qkx2_lanes.h"
+#define LEVELS_NAME levels_x8
+#include "levels_lanes.h"
 #define LANE_OPS 0
 #include "lane_ops.h"
 #define LANE_OPS 16
 #include "lane_ops.h"
 #define QK_NAME sn_qkx2_quants_x16
 #include "qkx2_lanes.h"
+#define LEVELS_NAME levels_x16
+#include "levels_lanes.h"
 #define LANE_OPS 0
 #include "lane_ops.h"
 
@@ -245,7 +249,7 @@ static void qk_sub_scales(const float *x, int nblk, int level, int nmax, float r
 /* One Q4_K / Q5_K block's d, dmin, packed scales (12 bytes) and 256 levels in [0, nmax], from its
  * sub-blocks' fitted scales, mins and levels (qk_sub_scales). */
 static void qk_block(const float *x, int nmax, const float *mins, const float *scales, uint16_t *dd, uint16_t *dmin,
-                     uint8_t *packed, uint8_t *L) {
+                     uint8_t *packed, uint8_t *L, int level) {
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < SN_QK_K / 32; j++) {
         if (scales[j] > max_scale) max_scale = scales[j];
@@ -270,14 +274,25 @@ static void qk_block(const float *x, int nmax, const float *mins, const float *s
     }
     *dd = sn_fp32_to_fp16(max_scale / 63.f);
     *dmin = sn_fp32_to_fp16(max_min / 63.f);
+    float d[SN_QK_K / 32], dm[SN_QK_K / 32];
     for (int j = 0; j < SN_QK_K / 32; j++) {
         uint8_t sc, m;
         scale_min_k4(j, packed, &sc, &m);
-        const float d = sn_fp16_to_fp32(*dd) * sc;
-        if (d == 0.0f) continue;   /* keep the levels found above, as ggml does */
-        const float dm = sn_fp16_to_fp32(*dmin) * m;
+        d[j] = sn_fp16_to_fp32(*dd) * sc;
+        dm[j] = sn_fp16_to_fp32(*dmin) * m;
+    }
+#ifdef SN_X86
+    if (level >= 1) {
+        if (level == 2) levels_x16(x, 8, 32, d, dm, 0, nmax, 0, L);
+        else levels_x8(x, 8, 32, d, dm, 0, nmax, 0, L);
+        return;
+    }
+#endif
+    (void)level;
+    for (int j = 0; j < SN_QK_K / 32; j++) {
+        if (d[j] == 0.0f) continue; /* keep the levels found above, as ggml does */
         for (int ii = 0; ii < 32; ii++) {
-            int l = nearest_int((x[32 * j + ii] + dm) / d);
+            int l = nearest_int((x[32 * j + ii] + dm[j]) / d[j]);
             L[32 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(nmax, l));
         }
     }
@@ -299,13 +314,13 @@ static void qk_rows(const float *x, void *vy, int64_t k, int five, int level) {
             uint8_t *Lb = L + SN_QK_K * b;
             if (!five) {
                 sn_block_q4_K *y = (sn_block_q4_K *)vy + i;
-                qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb);
+                qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb, level);
                 for (int j = 0; j < SN_QK_K; j += 64)
                     for (int l = 0; l < 32; l++) y->qs[j / 2 + l] = (uint8_t)(Lb[j + l] | (Lb[j + l + 32] << 4));
                 continue;
             }
             sn_block_q5_K *y = (sn_block_q5_K *)vy + i;
-            qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb);
+            qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb, level);
             memset(y->qh, 0, sizeof y->qh);
             for (int n = 0; n < SN_QK_K; n += 64) {
                 const uint8_t m1 = (uint8_t)(1u << (n / 32)), m2 = (uint8_t)(2u << (n / 32));

@@ -48,6 +48,8 @@ static void q2_K_sub_scales(const float *x, int level, uint8_t *L, float *mins, 
     }
 }
 
+static void q2_K_levels(const float *x, const float *d, const float *dm, int level, uint8_t *L);
+
 void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q2_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
 
 void sn_quantize_row_q2_K_at(const float *x, void *vy, int64_t k, int level) {
@@ -80,15 +82,12 @@ void sn_quantize_row_q2_K_at(const float *x, void *vy, int64_t k, int level) {
         } else {
             y[i].dmin = sn_fp32_to_fp16(0.f);
         }
+        float d[SN_QK_K / 16], dm[SN_QK_K / 16];
         for (int j = 0; j < SN_QK_K / 16; j++) {
-            const float d = sn_fp16_to_fp32(y[i].d) * (y[i].scales[j] & 0xF);
-            if (d == 0.0f) continue; /* keep the fitted levels, as ggml does */
-            const float dm = sn_fp16_to_fp32(y[i].dmin) * (y[i].scales[j] >> 4);
-            for (int ii = 0; ii < 16; ii++) {
-                int l = nearest_int((x[16 * j + ii] + dm) / d);
-                L[16 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(3, l));
-            }
+            d[j] = sn_fp16_to_fp32(y[i].d) * (y[i].scales[j] & 0xF);
+            dm[j] = sn_fp16_to_fp32(y[i].dmin) * (y[i].scales[j] >> 4);
         }
+        q2_K_levels(x, d, dm, level, L);
         pack_2bit(L, y[i].qs);
         x += SN_QK_K;
     }
@@ -133,15 +132,17 @@ static float q3_quants(int n, int nmax, const float *x, int8_t *L) {
 #define LANE_OPS 8
 #include "lane_ops.h"
 #define Q3_NAME q3_sub_x8
-#define Q3R_NAME q3_levels_x8
 #include "q3_lanes.h"
+#define LEVELS_NAME levels_x8
+#include "levels_lanes.h"
 #define LANE_OPS 0
 #include "lane_ops.h"
 #define LANE_OPS 16
 #include "lane_ops.h"
 #define Q3_NAME q3_sub_x16
-#define Q3R_NAME q3_levels_x16
 #include "q3_lanes.h"
+#define LEVELS_NAME levels_x16
+#include "levels_lanes.h"
 #define LANE_OPS 0
 #include "lane_ops.h"
 #endif
@@ -169,15 +170,36 @@ static void q3_K_sub_scales(const float *x, int level, int8_t *L, float *scales)
     for (int j = 0; j < SN_QK_K / 16; j++) scales[j] = q3_quants(16, 4, x + 16 * j, L + 16 * j);
 }
 
+/* Q2_K's final levels against the rounded scales d and mins dm (d 0: keep the fitted ones), in
+ * lanes with SIMD. */
+static void q2_K_levels(const float *x, const float *d, const float *dm, int level, uint8_t *L) {
+#ifdef SN_X86
+    if (level >= 1) {
+        if (level == 2) levels_x16(x, 16, 16, d, dm, 0, 3, 0, L);
+        else levels_x8(x, 16, 16, d, dm, 0, 3, 0, L);
+        return;
+    }
+#endif
+    (void)level;
+    for (int j = 0; j < SN_QK_K / 16; j++) {
+        if (d[j] == 0.0f) continue; /* keep the fitted levels, as ggml does */
+        for (int ii = 0; ii < 16; ii++) {
+            int l = nearest_int((x[16 * j + ii] + dm[j]) / d[j]);
+            L[16 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(3, l));
+        }
+    }
+}
+
 /* The final levels against the rounded scales dj (0: keep the fitted ones), in lanes with SIMD. */
 static void q3_K_levels(const float *x, const float *dj, int level, int8_t *L) {
 #ifdef SN_X86
     if (level >= 1) {
-        if (level == 2) q3_levels_x16(x, dj, L);
-        else q3_levels_x8(x, dj, L);
+        if (level == 2) levels_x16(x, 16, 16, dj, NULL, -4, 3, 4, (uint8_t *)L);
+        else levels_x8(x, 16, 16, dj, NULL, -4, 3, 4, (uint8_t *)L);
         return;
     }
 #endif
+    (void)level;
     for (int j = 0; j < SN_QK_K / 16; j++) {
         if (dj[j] == 0.0f) continue;
         for (int ii = 0; ii < 16; ii++) {

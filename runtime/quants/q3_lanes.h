@@ -61,17 +61,4 @@ QK_TARGET static void Q3_NAME(const float *xt, int32_t *Lt, float *scale_out) {
     STOREF(scale_out, SELF(tiny, zero, scale));
 }
 
-/* The final levels of a block against its rounded scales d[j] (0: sub-block j keeps the fitted
- * levels): clamp(nearest_int(x / d[j]), -4, 3) + 4, QK_LANES values at a time. */
-QK_TARGET static void Q3R_NAME(const float *x, const float *d, int8_t *L) {
-    const VI lo = SET1I(-4), hi = SET1I(3), off = SET1I(4);
-    int32_t t[16];
-    for (int j = 0; j < 16; j++) {
-        if (d[j] == 0.0f) continue;
-        for (int h = 0; h < 16; h += QK_LANES)
-            STOREI(t + h, ADDI(IMAX(lo, IMIN(hi, NEAREST(DIV(LOADF(x + 16 * j + h), SET1F(d[j]))))), off));
-        for (int i = 0; i < 16; i++) L[16 * j + i] = (int8_t)t[i];
-    }
-}
 #undef Q3_NAME
-#undef Q3R_NAME
