@@ -3,14 +3,6 @@
  * 16 (AVX-512: VF __m512, VM a __mmask16) it defines them, with LANE_OPS 0 it undefines them; the
  * file is not a header of its own (no guard). The includer defines QK_LANES and QK_TARGET with it. */
 #if LANE_OPS == 8
-#ifndef SN_LANE_NEAREST8
-#define SN_LANE_NEAREST8
-/* ggml's nearest_int in every lane: add 1.5*2^23, keep the mantissa */
-__attribute__((target("avx2"))) static inline __m256i nearest_int8(__m256 f) {
-    __m256i i = _mm256_castps_si256(_mm256_add_ps(f, _mm256_set1_ps(12582912.f)));
-    return _mm256_sub_epi32(_mm256_and_si256(i, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
-}
-#endif
 #define QK_LANES 8
 #define QK_TARGET __attribute__((target("avx2")))
 #define VF __m256
@@ -35,7 +27,7 @@ __attribute__((target("avx2"))) static inline __m256i nearest_int8(__m256 f) {
 #define ADDI _mm256_add_epi32
 #define IMAX _mm256_max_epi32
 #define IMIN _mm256_min_epi32
-#define NEAREST nearest_int8
+#define NEAREST nearest_int8 /* ggml_types_internal.h */
 #define CMPF(a, b, op) _mm256_cmp_ps(a, b, op)
 #define ICMPEQ(a, b) _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b))
 #define SELF(m, yes, no) _mm256_blendv_ps(no, yes, m)
@@ -46,13 +38,6 @@ __attribute__((target("avx2"))) static inline __m256i nearest_int8(__m256 f) {
 #define MANDNOT _mm256_andnot_ps /* ~a & b */
 #define MANY(m) _mm256_movemask_ps(m)
 #elif LANE_OPS == 16
-#ifndef SN_LANE_NEAREST16
-#define SN_LANE_NEAREST16
-__attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f) {
-    __m512i i = _mm512_castps_si512(_mm512_add_ps(f, _mm512_set1_ps(12582912.f)));
-    return _mm512_sub_epi32(_mm512_and_si512(i, _mm512_set1_epi32(0x007fffff)), _mm512_set1_epi32(0x00400000));
-}
-#endif
 #define QK_LANES 16
 #define QK_TARGET __attribute__((target("avx512f")))
 #define VF __m512
