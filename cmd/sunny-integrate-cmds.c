@@ -92,7 +92,15 @@ void doctor_usage(FILE *f) {
             "  --model NAME          diagnose one model, with a load probe (default: none)\n"
             "  --lmstudio PATH       diagnose a GGUF in LM Studio's models dir instead: loadable, architecture\n"
             "                        known, chat template LM Studio renders, placed where My Models lists it\n"
-            "                        (--models-dir DIR: the folder; default: resolved like lms) (default: none)\n"
+            "                        (--models-dir DIR: the folder; default: resolved like lms), an end of turn\n"
+            "                        that ends generation; with --fix, repairs the chat template and end of turn\n"
+            "                        in the GGUF (a new file renamed over PATH), then runs the smoke gate and a\n"
+            "                        chat turn on the LM Studio server (--host, default: the one lms uses)\n"
+            "                        (default: none)\n"
+            "  --from MODEL_DIR      --lmstudio --fix: the chat template from the model's HF folder\n"
+            "                        (chat_template.jinja or tokenizer_config.json) (default: none)\n"
+            "  --jinja FILE          --lmstudio --fix: the chat template from a file (default: none)\n"
+            "  --no-smoke            --lmstudio --fix: skip the smoke gate (default: off)\n"
             "  --all                 every model /api/tags lists, one line each (default: off)\n"
             "  --fix                 re-create each model with problems from its existing blob (no upload)\n"
             "                        with the proven TEMPLATE and stops and retyped parameters, then run the\n"
@@ -228,8 +236,8 @@ int cmd_lmstudio(int argc, char **argv) {
  * doctor */
 
 int cmd_doctor(int argc, char **argv) {
-    const char *host = NULL, *model = NULL, *lms = NULL, *mdir = NULL;
-    int all = 0, fix = 0, dry = 0, n = 16;
+    const char *host = NULL, *model = NULL, *lms = NULL, *mdir = NULL, *from = NULL, *jinja = NULL;
+    int all = 0, fix = 0, dry = 0, n = 16, smoke = 1;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--host") && i + 1 < argc) host = argv[++i];
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) model = argv[++i];
@@ -237,6 +245,9 @@ int cmd_doctor(int argc, char **argv) {
         else if (!strcmp(argv[i], "--lmstudio") && i + 1 < argc) lms = argv[++i];
         else if (!strcmp(argv[i], "--models-dir") && i + 1 < argc) mdir = argv[++i];
         else if (!strcmp(argv[i], "--fix")) fix = 1;
+        else if (!strcmp(argv[i], "--from") && i + 1 < argc) from = argv[++i];
+        else if (!strcmp(argv[i], "--jinja") && i + 1 < argc) jinja = argv[++i];
+        else if (!strcmp(argv[i], "--no-smoke")) smoke = 0;
         else if (!strcmp(argv[i], "--dry-run")) dry = 1;
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
             int64_t x;
@@ -250,14 +261,25 @@ int cmd_doctor(int argc, char **argv) {
         } else return sn_cli_usage_error("doctor: unknown argument '%s'", argv[i]);
     }
     if (model && all) return sn_cli_usage_error("doctor: --model and --all exclude each other");
-    if (lms) { /* an LM Studio model file: nothing to ask a server */
-        if (model || all || fix) return sn_cli_usage_error("doctor: --lmstudio takes no --model, --all or --fix");
+    if ((from || jinja || !smoke) && !(lms && fix))
+        return sn_cli_usage_error("doctor: --from, --jinja and --no-smoke go with --lmstudio PATH --fix");
+    if (from && jinja) return sn_cli_usage_error("doctor: --from and --jinja exclude each other");
+    if (lms) { /* an LM Studio model file: checked here, repaired in the file, proven on the server */
+        if (model || all) return sn_cli_usage_error("doctor: --lmstudio takes no --model or --all");
+        if (dry && !fix) return sn_cli_usage_error("doctor: --dry-run shows what --fix would do; give --fix too");
         sn_lms_dirs d;
         sn_err e = {0};
         int have = sn_lms_resolve_models_dir(mdir, g_env.home, &d, &e) == SN_OK;
-        int np = sn_lms_doctor(lms, have ? d.models : NULL, note_line, NULL);
-        fprintf(out_stream(), "doctor: %d problem(s) (exit %d)\n", np, np ? 1 : 0);
-        return np ? SN_EXIT_FAIL : 0;
+        sn_lms_doctor_opts o = {.path = lms, .models_dir = have ? d.models : NULL, .fix = fix, .dry_run = dry,
+                                .smoke = smoke, .jinja_file = jinja, .from_dir = from, .host = host,
+                                .dirs = have ? &d : NULL, .env = &g_env, .prompt = "The capital of France is",
+                                .chat = "Hello! Who are you?", .n_predict = n, .seed = 42, .ctx = 2048,
+                                .note = note_line};
+        int found = 0, left = sn_lms_doctor(&o, &found);
+        if (!found) fprintf(out_stream(), "doctor: no problems (exit 0)\n");
+        else if (left) fprintf(out_stream(), "doctor: %d problem(s)%s (exit 1)\n", left, fix && !dry ? " left" : "");
+        else fprintf(out_stream(), "doctor: %d problem(s) fixed%s (exit 0)\n", found, smoke ? ", smoke gate and chat OK" : "");
+        return left ? SN_EXIT_FAIL : 0;
     }
     if ((fix || dry) && !model && !all) return sn_cli_usage_error("doctor: --fix and --dry-run need --model or --all");
     if (dry && !fix) return sn_cli_usage_error("doctor: --dry-run shows what --fix would do; give --fix too");

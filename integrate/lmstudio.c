@@ -5,6 +5,7 @@
 #include "lmstudio_internal.h"
 
 #include "smoke.h"
+#include "template_cmd.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -303,12 +304,10 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
     return st;
 }
 
-sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const char *prompt,
-                       int n_predict, int64_t seed, const sn_smoke_local *ours, sn_smoke_result *res,
-                       sn_lms_note_fn note, void *ud, sn_err *err) {
+/* A greedy request: temperature 0, top_k 1, no penalty, a seed, no streaming. */
+static cJSON *greedy_body(const char *model_id, int n_predict, int64_t seed) {
     cJSON *b = cJSON_CreateObject();
     cJSON_AddStringToObject(b, "model", model_id);
-    cJSON_AddStringToObject(b, "prompt", prompt);
     cJSON_AddNumberToObject(b, "max_tokens", n_predict);
     cJSON_AddNumberToObject(b, "temperature", 0);
     cJSON_AddNumberToObject(b, "top_k", 1);
@@ -317,6 +316,14 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     cJSON_AddNumberToObject(b, "repeat_penalty", 1.0); /* LM Studio's default 1.1 would bend greedy */
     cJSON_AddNumberToObject(b, "seed", (double)seed);
     cJSON_AddBoolToObject(b, "stream", 0);
+    return b;
+}
+
+sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const char *prompt,
+                       int n_predict, int64_t seed, const sn_smoke_local *ours, sn_smoke_result *res,
+                       sn_lms_note_fn note, void *ud, sn_err *err) {
+    cJSON *b = greedy_body(model_id, n_predict, seed);
+    cJSON_AddStringToObject(b, "prompt", prompt);
     cJSON_AddNumberToObject(b, "logprobs", 2); /* OpenAI completions: top-2 per token, if the server returns them */
     char *body = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
@@ -412,5 +419,71 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
             snprintf(res->method, sizeof res->method, "text, byte for byte (LM Studio returns no logprobs)");
     }
     cJSON_Delete(j);
+    return st;
+}
+
+/* POSTs b (consumed) to path; the answer's first choice's field (text, or message.content) into *out. */
+static sn_status greedy_text(sn_http *h, const char *path, cJSON *b, char **out, sn_err *err) {
+    *out = NULL;
+    char *body = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    if (!body) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    sn_http_req rq = {.method = "POST", .path = path, .json = body, .bearer = sn_http_env(h)->lm_api_token,
+                      .loads_model = 1};
+    sn_http_resp r = {0};
+    sn_status st = sn_http_do(h, &rq, &r, err);
+    free(body);
+    if (st) {
+        if (st != SN_ENOMEM) st = transport(h, &r, err);
+        sn_http_resp_free(&r);
+        return st;
+    }
+    char e[512];
+    sn_http_json_error(r.body, e, sizeof e);
+    if (r.cls == SN_HTTP_OK && e[0]) {
+        const char *x = sn_lms_explain(e);
+        st = sn_err_set(err, SN_EIO, "%s: LM Studio answered '%s'%s%s", path, e, *x ? " — " : "", x);
+    } else if (r.cls != SN_HTTP_OK) st = lms_err(h, &r, path, err);
+    cJSON *j = st ? NULL : cJSON_Parse(r.body);
+    sn_http_resp_free(&r);
+    if (st) return st;
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "choices"), 0);
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c0, "message");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg ? msg : c0, msg ? "content" : "text");
+    if (cJSON_IsString(t) && !(*out = strdup(t->valuestring))) st = sn_err_set(err, SN_ENOMEM, "out of memory");
+    else if (!cJSON_IsString(t))
+        st = sn_err_set(err, SN_EIO, "%s: no choices[0].%s in the answer", path, msg ? "message.content" : "text");
+    cJSON_Delete(j);
+    return st;
+}
+
+sn_status sn_lms_chat_check(sn_http *h, const char *model_id, const char *gguf, const char *user, int n_predict,
+                            int64_t seed, sn_lms_note_fn note, void *ud, int *same, sn_err *err) {
+    *same = 0;
+    char *rendered = NULL, *chat = NULL, *raw = NULL;
+    sn_status st = sn_template_render_jinja(gguf, NULL, user, 1, &rendered, err);
+    if (st) return st;
+    cJSON *b = greedy_body(model_id, n_predict, seed);
+    cJSON *msgs = cJSON_AddArrayToObject(b, "messages");
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", "user");
+    cJSON_AddStringToObject(m, "content", user);
+    cJSON_AddItemToArray(msgs, m);
+    st = greedy_text(h, "/v1/chat/completions", b, &chat, err);
+    if (st == SN_OK) {
+        b = greedy_body(model_id, n_predict, seed);
+        cJSON_AddStringToObject(b, "prompt", rendered);
+        st = greedy_text(h, "/v1/completions", b, &raw, err);
+    }
+    if (st == SN_OK) {
+        *same = strcmp(chat, raw) == 0;
+        sn_lms_notef(note, ud, "chat: LM Studio's answer to one user turn %s the completion of the GGUF's Jinja "
+                     "rendered by sunny (%zu bytes of prompt): \"%.60s\"%s", *same ? "equals" : "DIFFERS from",
+                     strlen(rendered), chat, *same ? "" : " vs the completion's");
+        if (!*same) sn_lms_notef(note, ud, "chat: the completion's answer: \"%.60s\"", raw);
+    }
+    free(rendered);
+    free(chat);
+    free(raw);
     return st;
 }

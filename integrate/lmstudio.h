@@ -87,6 +87,13 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
                        int n_predict, int64_t seed, const struct sn_smoke_local *ours,
                        struct sn_smoke_result *res, sn_lms_note_fn note, void *ud, sn_err *err);
 
+/* The chat template as LM Studio applies it: one user turn greedily through /v1/chat/completions (the
+ * server renders the GGUF's Jinja) and the same turn rendered by sunny from the GGUF's Jinja through
+ * /v1/completions (no template applied). *same = 1 when both answers are equal; a rendering error
+ * of the server is an error naming it. */
+sn_status sn_lms_chat_check(sn_http *h, const char *model_id, const char *gguf, const char *user, int n_predict,
+                            int64_t seed, sn_lms_note_fn note, void *ud, int *same, sn_err *err);
+
 /* When `lms` is on env's PATH: `lms ls --json`, find the entry whose path is p->rel_path and check its
  * architecture, format and quantization. *found: 1 listed and consistent, 0 not listed (yet), -1 lms
  * unavailable or failed. Errors only for a listed entry that contradicts the GGUF. */
@@ -95,10 +102,31 @@ sn_status sn_lms_verify_listed(const sn_lms_placed *p, const sn_env *env, int *f
 
 /* doctor --lmstudio: a GGUF in (or meant for) LM Studio checked as LM Studio will see it: readable
  * and loadable (sunny's checks), an architecture llama.cpp knows, a model rather than a projector, a
- * chat template LM Studio's Jinja renders, and (models_dir non-NULL) the
- * <models>/<publisher>/<repo>/<file>.gguf place My Models lists. Each problem and its fix go to
- * note ("problem: ..." / "  fix: ..."); returns the number of problems. */
-int sn_lms_doctor(const char *path, const char *models_dir, sn_lms_note_fn note, void *ud);
+ * chat template LM Studio's Jinja renders whose end of an assistant turn is a token of the model
+ * that llama.cpp treats as end of generation, and (models_dir non-NULL) the
+ * <models>/<publisher>/<repo>/<file>.gguf place My Models lists. Each problem and its fix go to note
+ * ("problem: ..." / "  fix: ..."). With fix, what LM Studio reads from the GGUF is repaired: the chat
+ * template (from jinja_file or from_dir when the GGUF's is missing, rejected or of another family) and
+ * tokenizer.ggml.eot_token_id (the template's end-of-turn token), written to a new file renamed over
+ * path; then checked again and, with smoke, proven on the server (sn_lms_smoke_gate with a chat turn).
+ * dry_run: says what would change, writes nothing. *found = problems found; returns the problems left
+ * (+1 when the gate did not pass), so 0 means clean or repaired and proven. */
+typedef struct sn_lms_doctor_opts {
+    const char *path;
+    const char *models_dir;       /* or NULL */
+    int fix, dry_run, smoke;
+    const char *jinja_file;       /* --jinja FILE */
+    const char *from_dir;         /* --from MODEL_DIR */
+    const char *host;             /* NULL: the server lms would use */
+    const sn_lms_dirs *dirs;      /* for that server (may be NULL with host) */
+    const sn_env *env;
+    const char *prompt, *chat;    /* the smoke prompt; the chat turn's user text */
+    int n_predict;
+    int64_t seed, ctx;
+    sn_lms_note_fn note;
+    void *ud;
+} sn_lms_doctor_opts;
+int sn_lms_doctor(const sn_lms_doctor_opts *o, int *found);
 
 /* Known LM Studio error texts -> an actionable sentence ("" when unknown). */
 const char *sn_lms_explain(const char *server_error);

@@ -56,41 +56,48 @@ void sn_lms_job_free(sn_lms_job *j) {
     free(j);
 }
 
-/* The server lms would use (or --host), its greeting, the model loaded, and the smoke gate. */
-static sn_status smoke_gate(sn_lms_job *j, const sn_lms_install_cb *cb, sn_lms_install_result *res, sn_err *err) {
-    const sn_lms_install_opts *o = j->o;
-    const sn_lms_placed *pl = &j->placed;
+sn_status sn_lms_smoke_gate(const sn_lms_gate_opts *g, const sn_lms_placed *pl, const sn_lms_install_cb *cb,
+                            cJSON *out, int *diverged, sn_err *err) {
     char url[256], why[1024];
-    if (o->host) {
-        snprintf(url, sizeof url, "%.255s", o->host);
+    *diverged = 0;
+    if (g->host) {
+        snprintf(url, sizeof url, "%.255s", g->host);
         snprintf(why, sizeof why, "--host");
     } else {
-        sn_lms_default_host(&j->dirs, url, sizeof url, why, sizeof why);
+        sn_lms_default_host(g->dirs, url, sizeof url, why, sizeof why);
     }
     say(cb, "host    : %s (%s)", url, why);
     sn_http *h = NULL;
-    if (sn_http_new(url, o->env, &h, err)) return err->code;
+    if (sn_http_new(url, g->env, &h, err)) return err->code;
     char ver[64];
     sn_status st = sn_lms_probe(h, ver, sizeof ver, err);
     if (st == SN_OK) {
         say(cb, "server  : %s (LM Studio%s%s)", url, ver[0] ? " " : "", ver);
-        sn_smoke_opts so = {.gguf_path = pl->target, .prompt = o->prompt, .n_predict = o->n_predict,
-                            .n_ctx = (int)o->ctx, .n_threads = 2, .tuning = o->env ? o->env->tuning : NULL};
+        sn_smoke_opts so = {.gguf_path = pl->target, .prompt = g->prompt, .n_predict = g->n_predict,
+                            .n_ctx = (int)g->ctx, .n_threads = 2, .tuning = g->env ? g->env->tuning : NULL};
         sn_smoke_local ours;
         st = sn_smoke_run_local(&so, &ours, err);
         if (st == SN_OK) {
             char id[256];
             sn_smoke_result sr;
-            st = sn_lms_load(h, pl, "sunny-smoke", (int)o->ctx, id, sizeof id, cb->note, cb->ud, err);
+            st = sn_lms_load(h, pl, "sunny-smoke", (int)g->ctx, id, sizeof id, cb->note, cb->ud, err);
             if (st == SN_OK)
-                st = sn_lms_smoke(h, id, pl->arch, o->prompt, o->n_predict, o->seed, &ours, &sr, cb->note, cb->ud, err);
+                st = sn_lms_smoke(h, id, pl->arch, g->prompt, g->n_predict, g->seed, &ours, &sr, cb->note, cb->ud, err);
             sn_smoke_local_free(&ours);
             if (st == SN_OK) {
                 char line[4096];
                 sn_smoke_format(&sr, "lmstud", line, sizeof line);
                 say(cb, "%s", line);
-                if (sn_smoke_result_json(&sr, j->out)) res->diverged = 1;
+                if (sn_smoke_result_json(&sr, out)) *diverged = 1;
                 sn_smoke_result_free(&sr);
+            }
+            int same = 1;
+            if (st == SN_OK && g->chat && (st = sn_lms_chat_check(h, id, pl->target, g->chat, g->n_predict, g->seed,
+                                                                 cb->note, cb->ud, &same, err)) == SN_OK) {
+                say(cb, "[chat] %s", same ? "OK: LM Studio applies the GGUF's chat template as its Jinja renders"
+                                          : "DIFFERS: LM Studio renders the chat template differently (notes above)");
+                cJSON_AddBoolToObject(out, "chat_ok", same);
+                if (!same) *diverged = 1;
             }
         }
     }
@@ -115,5 +122,8 @@ sn_status sn_lms_install_run(sn_lms_job *j, const sn_lms_install_cb *cb, sn_lms_
     int listed = -1;
     if ((st = sn_lms_verify_listed(pl, o->env, &listed, cb->note, cb->ud, err))) return st;
     if (listed >= 0) cJSON_AddBoolToObject(j->out, "listed_by_lms", listed);
-    return o->smoke ? smoke_gate(j, cb, res, err) : SN_OK;
+    if (!o->smoke) return SN_OK;
+    sn_lms_gate_opts g = {.host = o->host, .dirs = &j->dirs, .env = o->env, .prompt = o->prompt,
+                          .n_predict = o->n_predict, .seed = o->seed, .ctx = o->ctx};
+    return sn_lms_smoke_gate(&g, pl, cb, j->out, &res->diverged, err);
 }

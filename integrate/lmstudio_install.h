@@ -45,6 +45,22 @@ typedef struct sn_lms_install_result {
     int diverged; /* the smoke gate found a difference */
 } sn_lms_install_result;
 
+/* The smoke gate on a placed model: the server at host (NULL: the one lms would use, from dirs), its
+ * greeting, the model loaded, sunny's greedy tokens for prompt against the server's (smoke.h); with
+ * chat (a user turn), also sn_lms_chat_check. Results go into out; *diverged = 1 when either
+ * comparison differs. */
+typedef struct sn_lms_gate_opts {
+    const char *host;
+    const sn_lms_dirs *dirs;
+    const sn_env *env;
+    const char *prompt;
+    int n_predict;
+    int64_t seed, ctx;
+    const char *chat; /* NULL: no chat turn */
+} sn_lms_gate_opts;
+sn_status sn_lms_smoke_gate(const sn_lms_gate_opts *g, const sn_lms_placed *pl, const sn_lms_install_cb *cb,
+                            cJSON *out, int *diverged, sn_err *err);
+
 typedef struct sn_lms_job sn_lms_job;
 
 sn_status sn_lms_install_plan(const sn_lms_install_opts *o, const sn_lms_install_cb *cb, sn_lms_job **job,

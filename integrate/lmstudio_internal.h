@@ -25,6 +25,10 @@ sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *p
                            sn_err *err);
 void sn_lms_placement_free(sn_lms_placement *pl);
 
+/* Warns (through note) about each construct in chat template t that LM Studio's JS Jinja renderer
+ * rejects at request time; returns how many; lmstudio_place.c. */
+int sn_lms_check_jinja(const char *t, sn_lms_note_fn note, void *ud);
+
 /* snprintf that reports truncation (-1) instead of silently cutting a path; lmstudio_home.c. */
 int sn_lms_fmt(char *dst, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
 /* 1 if p exists (a dangling symlink counts); lmstudio_home.c. */

@@ -70,7 +70,7 @@ static void sanitize(const char *in, char *out, size_t cap) {
 /* ------------------------------------------------------------------------------------------------
  * Checks on the GGUF */
 
-static int check_jinja(const char *t, sn_lms_note_fn note, void *ud) {
+int sn_lms_check_jinja(const char *t, sn_lms_note_fn note, void *ud) {
     static const struct { const char *pat, *what; } k[] = {
         {"|safe", "the 'safe' filter (\"Unknown StringValue filter: safe\")"},
         {"| safe", "the 'safe' filter (\"Unknown StringValue filter: safe\")"},
@@ -287,7 +287,7 @@ sn_status sn_lms_place_plan(const sn_lms_place_opts *o, sn_lms_placement *pl, sn
               "Instruct:/Human:/AI: format, chat will be poor (raw completions are unaffected)", o->gguf);
         out->warnings++;
     } else {
-        out->warnings += check_jinja(mi.chat_template, o->note, o->note_ud);
+        out->warnings += sn_lms_check_jinja(mi.chat_template, o->note, o->note_ud);
     }
 
     /* names */
@@ -448,66 +448,4 @@ sn_status sn_lms_place_run(const sn_lms_place_opts *o, const sn_lms_placement *p
         if (rc != SN_OK) unmake_dirs(&made);
     }
     return rc;
-}
-
-/* ------------------------------------------------------------------------------------------------
- * doctor --lmstudio: a model file already in (or meant for) LM Studio */
-
-int sn_lms_doctor(const char *path, const char *models_dir, sn_lms_note_fn note, void *ud) {
-    int n = 0;
-    sn_modelinfo mi;
-    sn_err err = {0};
-    if (sn_modelinfo_read(path, &mi, &err) != SN_OK) {
-        sn_lms_notef(note, ud, "problem: %s", err.msg);
-        sn_lms_notef(note, ud, "  fix: re-create the file (sunny-convert, or download it again); LM Studio cannot "
-                     "load it either");
-        return 1;
-    }
-    if (!sn_modelinfo_arch_known(mi.arch)) {
-        sn_lms_notef(note, ud, "problem: architecture '%s' is unknown to llama.cpp (\"unknown model architecture\")",
-                     mi.arch);
-        sn_lms_notef(note, ud, "  fix: an LM Studio runtime (llama.cpp engine) new enough to know it");
-        n++;
-    }
-    if (!strcmp(mi.general_type, "mmproj") || !strcmp(mi.general_type, "adapter")) {
-        sn_lms_notef(note, ud, "problem: a %s GGUF, not a model: LM Studio lists it but cannot chat with it",
-                     mi.general_type);
-        sn_lms_notef(note, ud, "  fix: place it beside its model (sunny-integrate lmstudio MODEL --mmproj FILE)");
-        n++;
-    }
-    if (!mi.chat_template) {
-        sn_lms_notef(note, ud, "problem: no tokenizer.chat_template: LM Studio falls back to a generic "
-                     "Instruct:/Human:/AI: format, chat will be poor (raw completions are unaffected)");
-        sn_lms_notef(note, ud, "  fix: convert again from a folder with the instruct model's tokenizer_config.json or "
-                     "chat_template.jinja, or set a prompt template in My Models");
-        n++;
-    } else {
-        int k = check_jinja(mi.chat_template, note, ud);
-        if (k) sn_lms_notef(note, ud, "  fix: override the chat template in My Models with one LM Studio renders");
-        n += k;
-    }
-    if (models_dir) { /* My Models lists <models>/<publisher>/<repo>/<file>.gguf */
-        char rm[PATH_MAX], rp[PATH_MAX], dir[PATH_MAX];
-        const char *sl = strrchr(path, '/'); /* the folder resolved, not the file: a symlinked placement counts */
-        snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - path) : 1, sl ? path : ".");
-        if (realpath(models_dir, rm) && realpath(dir, rp) && strlen(rp) + strlen(sl ? sl : path) + 2 < sizeof rp) {
-            strcat(rp, "/");
-            strcat(rp, sl ? sl + 1 : path);
-            size_t l = strlen(rm);
-            const char *rel = strncmp(rp, rm, l) == 0 && rp[l] == '/' ? rp + l + 1 : NULL;
-            int depth = 0;
-            for (const char *c = rel; c && *c; c++) depth += *c == '/';
-            if (!rel || depth != 2) {
-                sn_lms_notef(note, ud, "problem: %s is not at <models>/<publisher>/<repo>/<file>.gguf under %s, so My "
-                             "Models does not list it", path, rm);
-                sn_lms_notef(note, ud, "  fix: sunny-integrate lmstudio %s (places it there)", path);
-                n++;
-            }
-        }
-    }
-    if (n == 0)
-        sn_lms_notef(note, ud, "clean: %s (%s, %s): a GGUF llama.cpp knows, with a chat template LM Studio can "
-                     "render%s", path, mi.arch, mi.quant, models_dir ? ", listed under the models dir" : "");
-    sn_modelinfo_free(&mi);
-    return n;
 }

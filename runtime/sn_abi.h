@@ -38,8 +38,9 @@ extern "C" {
 #define SN_ABI_CAP_KQUANTS (1u << 6)     /* Q4_K / Q6_K weights */
 #define SN_ABI_CAP_SAMPLER (1u << 7)     /* temperature/top-k/top-p/seed sampling */
 #define SN_ABI_CAP_STATE (1u << 8)       /* 1.1: sn_abi_state_size/_get/_set (recurrent models, e.g. rwkv7) */
-#define SN_ABI_CAP_RECURRENT (1u << 9)   /* 1.1: recurrent families (rwkv7) can be loaded */
-#define SN_ABI_CAP_MOE (1u << 10)        /* 1.4: mixture-of-experts models (qwen3moe, Mixtral) can be loaded */
+#define SN_ABI_CAP_RECURRENT (1u << 9)   /* 1.1: recurrent families (rwkv7; mamba2, qwen35, qwen35moe) can be loaded */
+#define SN_ABI_CAP_MOE (1u << 10)        /* 1.4: mixture-of-experts models (qwen3moe, Mixtral; qwen35moe, with its
+                                          * gated shared expert) can be loaded */
 
 uint32_t sn_abi_version(void);
 /* SN_ABI_OK if this library implements ABI major version `major`, else SN_ABI_EUNSUPPORTED. */

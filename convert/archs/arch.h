@@ -104,7 +104,6 @@ typedef enum sn_arch_vocab {
     SN_ARCH_VOCAB_LLAMA,             /* LlamaModel.set_vocab: + the llama_hf path, add_space_prefix */
     SN_ARCH_VOCAB_RWKV,              /* _set_vocab_rwkv_world: rwkv_vocab_v20230424.txt (vocab_rwkv.c) */
     SN_ARCH_VOCAB_SPM_NO_PREFIX,     /* Gemma3Model.set_vocab: tokenizer.model, then add_space_prefix = false */
-    SN_ARCH_VOCAB_PHI3,              /* Phi3MiniModel.set_vocab: TEXT, added tokens typed by "special" alone */
 } sn_arch_vocab;
 
 typedef struct sn_arch {
@@ -112,6 +111,13 @@ typedef struct sn_arch {
     const sn_arch_class *classes;    /* terminated by a {NULL} entry */
     sn_arch_vocab vocab;             /* which set_vocab of the reference the tokenizer follows */
     const char *const *vocab_files;  /* NULL-terminated: the folder needs at least one of these */
+    /* SentencePiece vocabularies: the added tokens (added_tokens_decoder, then tokenizer.json's
+     * added_tokens) typed by their "special" flag alone, CONTROL or USER_DEFINED, the text as
+     * written, when set (a set_vocab that applies them itself rather than the generic path) */
+    int vocab_added_literal;
+    /* a tokenizer_config.json tokenizer_class read from tokenizer.json even beside a tokenizer.model
+     * (NULL: none) */
+    const char *vocab_json_class;
     /* Substrings of GGUF tensor names (NULL-terminated, may be NULL) the converter keeps F32 for
      * every outtype. (What llama-quantize leaves alone is one list for all families: sn_quant_never.) */
     const char *const *keep_f32;
@@ -119,8 +125,8 @@ typedef struct sn_arch {
     sn_status (*prepare_config)(const struct sn_arch *a, sn_hf_config *cfg, sn_err *err);
     /* Checks the config has what the family needs (heads divide hidden, ...). */
     sn_status (*check_config)(const struct sn_arch *a, const sn_hf_config *cfg, sn_err *err);
-    /* Keys the reference writes while it prepares the tensors, so right after general.architecture
-     * (Phi-3's rope.scaling.attn_factor); may be NULL. */
+    /* Keys the reference writes while it prepares the tensors (in generate_extra_tensors), so right
+     * after general.architecture; may be NULL. */
     sn_status (*write_early_kv)(const struct sn_arch *a, const sn_hf_config *cfg, sn_gguf_writer *w, sn_err *err);
     /* {arch}.* keys and general.file_type, in the reference converter's order. */
     sn_status (*write_kv)(const struct sn_arch *a, const sn_hf_config *cfg, uint32_t file_type,
@@ -145,8 +151,9 @@ typedef struct sn_arch {
     int type_70b_needs_gqa;
 } sn_arch;
 
-extern const sn_arch sn_arch_llama, sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7,
-    sn_arch_gemma3, sn_arch_qwen35, sn_arch_qwen35moe, sn_arch_phi3, sn_arch_smollm3;
+/* The Llama row, whose functions a family the reference converts as a LlamaModel subclass reuses
+ * (the other rows are declared beside the table, convert/archs/archs.c). */
+extern const sn_arch sn_arch_llama;
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);

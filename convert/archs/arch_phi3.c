@@ -6,8 +6,9 @@
  * int(partial_rotary_factor * hidden) / heads, the original context, sliding_window with 0 for
  * none), and for LongRoPE/su/yarn checkpoints the long and short factors as rope_factors_long /
  * rope_factors_short plus rope.scaling.attn_factor, which the reference writes while it prepares
- * the tensors (so before general.type). The vocabulary is Phi3MiniModel.set_vocab's
- * (SN_ARCH_VOCAB_PHI3). */
+ * the tensors (so before general.type). The vocabulary is Phi3MiniModel.set_vocab's:
+ * the SentencePiece path with its added tokens typed literally, a GPT2Tokenizer (Phi-4) from
+ * tokenizer.json. */
 #include "arch.h"
 
 #include <cjson/cJSON.h>
@@ -233,7 +234,8 @@ static const char *const k_layer_required[] = {"attn_norm.weight", "attn_qkv.wei
                                                "ffn_norm.weight", "ffn_up.weight", "ffn_down.weight", NULL};
 
 const sn_arch sn_arch_phi3 = {
-    .gguf_arch = "phi3", .classes = k_classes, .vocab = SN_ARCH_VOCAB_PHI3, .vocab_files = k_vocab_files,
+    .gguf_arch = "phi3", .classes = k_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,
+    .vocab_added_literal = 1, .vocab_json_class = "GPT2Tokenizer",
     .check_config = check_config, .write_early_kv = write_early_kv, .write_kv = write_kv,
     .map_tensor = map_tensor, .extra_tensors = extra_tensors, .required = k_required,
     .required_per_layer = k_layer_required};

@@ -271,6 +271,7 @@ static void layer_shape(const layer_entry *e, const q35_dims *d, sn_arch_tensor 
     if (ends_with(g, "norm.weight") && strcmp(g, "ssm_norm.weight") != 0) o->ew = SN_ARCH_EW_ADD_ONE;
 }
 
+extern const sn_arch sn_arch_qwen35moe; /* defined below */
 static int is_moe(const sn_arch *a) { return a == &sn_arch_qwen35moe; }
 
 /* the shared expert of a qwen35moe layer: 1 = out filled, 0 = not one */

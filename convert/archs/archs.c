@@ -17,6 +17,8 @@
 
 #include <stdlib.h>
 
+extern const sn_arch sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7, sn_arch_gemma3,
+    sn_arch_qwen35, sn_arch_qwen35moe, sn_arch_phi3, sn_arch_smollm3;
 static const sn_arch *const k_archs[] = {&sn_arch_llama, &sn_arch_qwen2, &sn_arch_qwen3, &sn_arch_qwen3moe,
                                           &sn_arch_mamba2, &sn_arch_rwkv7, &sn_arch_gemma3, &sn_arch_qwen35,
                                           &sn_arch_qwen35moe, &sn_arch_phi3, &sn_arch_smollm3};

@@ -208,6 +208,7 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
     json_arena tok_arena = {0};
     char *spm_path = NULL, *tj_path = NULL;
     int spm_only = 0;
+    const char *json_class = NULL;
     sn_status st;
 
     if ((st = sn_vocab_json_load(model_dir, "tokenizer.json", &in.tok_json, &tok_arena, err))) goto out;
@@ -231,7 +232,8 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         in.llama_family = is_llama_family(arch);
         const sn_arch *fam = sn_arch_find(arch);
         spm_only = fam && fam->vocab == SN_ARCH_VOCAB_SPM_NO_PREFIX;
-        in.added_literal = fam && fam->vocab == SN_ARCH_VOCAB_PHI3;
+        in.added_literal = fam && fam->vocab_added_literal;
+        json_class = fam ? fam->vocab_json_class : NULL;
         if (fam && fam->vocab == SN_ARCH_VOCAB_RWKV) { /* a vocabulary file of its own */
             st = sn_vocab_rwkv_write(model_dir, opts ? opts->rwkv_vocab : NULL, in.config, in.vocab_size, w, rep, err);
             goto out;
@@ -256,9 +258,9 @@ sn_status sn_vocab_write_gguf(const char *model_dir, const struct sn_hf_config *
         st = sn_err_set(err, SN_ENOMEM, "out of memory");
         goto out;
     }
-    /* Phi3MiniModel.set_vocab: a GPT2Tokenizer (Phi-4) is read as BPE even beside a tokenizer.model */
+    /* the family's tokenizer_class read from tokenizer.json even beside a tokenizer.model */
     const char *tclass = jstr(in.tok_config, "tokenizer_class");
-    if (sn_vocab_file_exists(spm_path) && !(in.added_literal && tclass && !strcmp(tclass, "GPT2Tokenizer"))) {
+    if (sn_vocab_file_exists(spm_path) && !(json_class && tclass && !strcmp(tclass, json_class))) {
         st = sn_vocab_spm(&p, &in, spm_path, err);
         if (spm_only) p.space_prefix_last = 0;
     } else if (spm_only) {

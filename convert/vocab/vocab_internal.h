@@ -119,7 +119,7 @@ typedef struct {
     cJSON *config;     /* config.json or NULL */
     int64_t vocab_size; /* config vocab_size, -1 if absent */
     int llama_family;   /* architecture uses LlamaModel.set_vocab */
-    int added_literal;  /* SN_ARCH_VOCAB_PHI3: SPM added tokens as Phi3MiniModel.set_vocab types them */
+    int added_literal;  /* sn_arch.vocab_added_literal: SPM added tokens typed by "special" alone */
 } inputs;
 
 /* ---- a string -> id hash map for vocab lookups (vocab_table.c) ---- */

@@ -14,15 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* An added token as Phi3MiniModel.set_vocab types it: the text as written, CONTROL when "special",
- * else USER_DEFINED (no name heuristics, no unescaping of spaces). */
+/* An added token typed literally (sn_arch.vocab_added_literal): the text as written, CONTROL when
+ * "special", else USER_DEFINED (no name heuristics, no unescaping of spaces). */
 static sn_status set_literal(tok_table *t, size_t id, const char *content, int special, sn_err *err) {
     t->types[id] = special ? TT_CONTROL : TT_USER_DEFINED;
     return sn_vocab_table_set(t, id, content, strlen(content), err);
 }
 
 /* _create_vocab_sentencepiece(): tokenizer.model + added_tokens.json + added_tokens_decoder (with
- * in->added_literal, Phi3MiniModel.set_vocab's variant of it) */
+ * in->added_literal, the literal typing of a family that applies them itself) */
 sn_status sn_vocab_spm(plan *p, inputs *in, const char *spm_path, sn_err *err) {
     sn_mapped_file b;
     sn_spm_model m;
@@ -90,7 +90,7 @@ sn_status sn_vocab_spm(plan *p, inputs *in, const char *spm_path, sn_err *err) {
         t->scores[id] = -1000.0f;
     }
     if (st) goto out;
-    /* Phi3MiniModel.set_vocab also applies tokenizer.json's added_tokens the same way */
+    /* ... and tokenizer.json's added_tokens the same way */
     const cJSON *lit = in->added_literal ? jget(in->tok_json, "added_tokens") : NULL;
     cJSON_ArrayForEach(c, lit) {
         int64_t id;

@@ -1,8 +1,7 @@
 /* iq4_avx2.c - AVX2 twins of iq4_scalar.c (IQ4_NL and IQ4_XS dots): the same exact integers and
  * the same float steps in the same order, so results are bit-identical to the scalar reference
  * (tests/unit/test_quants.c). The 16 levels are looked up with pshufb; signed levels times signed
- * activations go through maddubs on |level| and the activation with the level's sign (every pair
- * sum is at most 2 * 127 * 127, inside int16), then madd to 8 int32 lanes of 4 products each.
+ * activations go through maddubs and madd to 8 int32 lanes of 4 products each (lut4_x86.h).
  * Compiled for AVX2 via a target pragma and only reached from the AVX2 / AVX-512 tables (cpu.c
  * checked the CPU). */
 #include "kernels.h"
@@ -12,24 +11,13 @@
 #pragma GCC target("avx2,fma,f16c")
 #include "quants.h"
 
+#include "lut4_x86.h"
 #include "simd_avx2.h"
 
 #include <immintrin.h>
 #include <math.h>
 
 #define h2f(x) _cvtsh_ss(x)
-
-/* 32 signed levels of 16 nibble bytes: bytes 0..15 from the low nibbles, 16..31 from the high */
-static inline __m256i levels32(__m128i lut, const uint8_t *qs) {
-    const __m128i q = _mm_loadu_si128((const __m128i *)qs), m4 = _mm_set1_epi8(0xF);
-    return _mm256_set_m128i(_mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(q, 4), m4)),
-                            _mm_shuffle_epi8(lut, _mm_and_si128(q, m4)));
-}
-
-/* 16 int16: pair sums of signed x signed bytes (no level is 0, so sign() keeps every product) */
-static inline __m256i pairs(__m256i v, __m256i a) {
-    return _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(a, v));
-}
 
 static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
     const sn_block_iq4_nl *w = vw;
@@ -43,7 +31,7 @@ static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
     for (; b + 8 <= nb; b += 8) {
         __m256i l[8];
         for (int i = 0; i < 8; i++)
-            l[i] = _mm256_madd_epi16(pairs(levels32(lut, w[b + i].qs), _mm256_loadu_si256((const __m256i *)a[b + i].qs)), one);
+            l[i] = _mm256_madd_epi16(sn_lut4_pairs(sn_lut4_levels32(lut, w[b + i].qs), _mm256_loadu_si256((const __m256i *)a[b + i].qs)), one);
         const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[0], l[1]), _mm256_hadd_epi32(l[2], l[3]));
         const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[4], l[5]), _mm256_hadd_epi32(l[6], l[7]));
         const __m128i s0 = _mm_add_epi32(_mm256_castsi256_si128(h0), _mm256_extracti128_si256(h0, 1));
@@ -53,7 +41,7 @@ static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
         for (int i = 0; i < 8; i++) s = fmaf(f[i], h2f(w[b + i].d) * h2f(a[b + i].d), s);
     }
     for (; b < nb; b++) {
-        const __m256i l = _mm256_madd_epi16(pairs(levels32(lut, w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)), one);
+        const __m256i l = _mm256_madd_epi16(sn_lut4_pairs(sn_lut4_levels32(lut, w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)), one);
         s = fmaf((float)sn_avx2_hsum_i32(l), h2f(w[b].d) * h2f(a[b].d), s);
     }
     return s;
@@ -76,7 +64,7 @@ static void gemm4x4_iq4_nl(int64_t n, const void *vw, uint64_t w_row, const void
     for (int64_t b = 0; b < n / 32; b++) {
         __m256i v[4], av[4];
         for (int r = 0; r < 4; r++) {
-            v[r] = levels32(lut, w[r][b].qs);
+            v[r] = sn_lut4_levels32(lut, w[r][b].qs);
             av[r] = _mm256_sign_epi8(v[r], v[r]);
         }
         const __m128 dw = _mm_set_ps(h2f(w[3][b].d), h2f(w[2][b].d), h2f(w[1][b].d), h2f(w[0][b].d));
@@ -100,7 +88,7 @@ static float dot_iq4_xs(int64_t n, const void *vw, const void *va) {
     for (int64_t b = 0; b < n / 256; b++) {
         __m256i sumi = _mm256_setzero_si256();
         for (int j = 0; j < 8; j++) {
-            const __m256i p = pairs(levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
+            const __m256i p = sn_lut4_pairs(sn_lut4_levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)sn_iq4_xs_scale(&w[b], j))));
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(w[b].d) * a[b].d), _mm256_cvtepi32_ps(sumi), acc);
@@ -117,7 +105,7 @@ static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
     for (int64_t b = 0; b < n / 256; b++) {
         __m256i sumi = _mm256_setzero_si256();
         for (int j = 0; j < 8; j++) {
-            const __m256i p = pairs(levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
+            const __m256i p = sn_lut4_pairs(sn_lut4_levels32(lut, w[b].qs + 16 * j), _mm256_loadu_si256((const __m256i *)(a[b].qs + 32 * j)));
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16((short)sn_iq4_xs_scale(&w[b], j))));
         }
         s = fmaf((float)sn_avx2_hsum_i32(sumi), h2f(w[b].d) * a[b].d, s);

@@ -1,5 +1,5 @@
-/* iq4_scalar.c - reference dots for IQ4_NL (activations Q8_0) and IQ4_XS (activations Q8_K), block
- * layouts in quants/quants.h, summed in the order llama.cpp's x86 CPU backend (AVX2 and AVX-512
+/* iq4_scalar.c - reference dots for IQ4_NL and MXFP4 (activations Q8_0) and IQ4_XS (activations
+ * Q8_K), block layouts in quants/quants.h, summed in the order llama.cpp's x86 CPU backend (AVX2 and AVX-512
  * builds alike) uses for the files llama-quantize writes:
  *  - IQ4_NL: ggml repacks every IQ4_NL matrix whose row count is a multiple of 8 (iq4_nl_8x8) on
  *    AVX2+, and its gemv and gemm both take one exact integer per 32-value block (the sum of its 32
@@ -17,7 +17,12 @@
  *    256-block (sum of (scale_j - 32) * products), chained as fma(isum, d_w * d_a, acc) over the
  *    blocks; its gemm and its gemv for the leftover tokens agree (dot_mm; kernels.h
  *    sn_kernel_mm_tokens sends batches under 8 to dot).
- * Every integer is exact, so the SIMD twins (iq4_avx2.c) only have to keep the float steps. */
+ *  - MXFP4: repacked by ggml like IQ4_NL (mxfp4_8x8, every matrix with a row count divisible by 8,
+ *    expert stacks included, on AVX2+): one exact integer per block (levels sn_mxfp4_values),
+ *    chained as fma(isum, e8m0_half(e) * d_a, acc) over the blocks in order. Its mul_mat_id runs
+ *    that gemv for every (expert, token) pair, and its gemm has the same order: dot = dot_mm.
+ * Every integer is exact, so the SIMD twins (iq4_avx2.c, mxfp4_avx2.c, mxfp4_avx512.c) only have
+ * to keep the float steps. */
 #include "kernels.h"
 
 #include "quants.h"
@@ -26,17 +31,18 @@
 
 /* product of 32 levels (16 nibble bytes: low nibbles = values 0..15, high = 16..31) with 32 int8,
  * as 8 partial sums: p[L] = products 4L..4L+3 */
-static inline void iq4_lanes(const uint8_t *qs, const int8_t *a, int p[8]) {
+static inline void lut4_lanes(const int8_t *levels, const uint8_t *qs, const int8_t *a, int p[8]) {
     for (int L = 0; L < 8; L++) {
         int s = 0;
         for (int k = 0; k < 4; k++) {
             const int e = 4 * L + k;
-            const int v = sn_iq4nl_values[e < 16 ? qs[e] & 0xF : qs[e - 16] >> 4];
+            const int v = levels[e < 16 ? qs[e] & 0xF : qs[e - 16] >> 4];
             s += v * a[e];
         }
         p[L] = s;
     }
 }
+static inline void iq4_lanes(const uint8_t *qs, const int8_t *a, int p[8]) { lut4_lanes(sn_iq4nl_values, qs, a, p); }
 
 static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
     const sn_block_iq4_nl *w = vw;
@@ -86,7 +92,21 @@ static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
     return s;
 }
 
+static float dot_mxfp4(int64_t n, const void *vw, const void *va) {
+    const sn_block_mxfp4 *w = vw;
+    const sn_block_q8_0 *a = va;
+    float s = 0;
+    for (int64_t b = 0; b < n / 32; b++) {
+        int p[8], isum = 0;
+        lut4_lanes(sn_mxfp4_values, w[b].qs, a[b].qs, p);
+        for (int L = 0; L < 8; L++) isum += p[L];
+        s = fmaf((float)isum, sn_e8m0_half(w[b].e) * sn_k_h2f(a[b].d), s);
+    }
+    return s;
+}
+
 void sn_kernels_iq4_scalar(sn_kernels *k) {
+    k->type[SN_GGML_MXFP4].dot = k->type[SN_GGML_MXFP4].dot_mm = dot_mxfp4;
     k->type[SN_GGML_IQ4_NL].dot = k->type[SN_GGML_IQ4_NL].dot_mm = dot_iq4_nl;
     k->type[SN_GGML_IQ4_XS].dot = dot_iq4_xs;
     k->type[SN_GGML_IQ4_XS].dot_mm = dot_iq4_xs_mm;

@@ -16,7 +16,8 @@ int sn_kernel_act_type(int wtype) {
     case SN_GGML_Q8_0:
     case SN_GGML_Q4_0:
     case SN_GGML_Q5_0:
-    case SN_GGML_IQ4_NL: return SN_GGML_Q8_0;
+    case SN_GGML_IQ4_NL:
+    case SN_GGML_MXFP4: return SN_GGML_Q8_0;
     case SN_GGML_Q4_1:
     case SN_GGML_Q5_1: return SN_GGML_Q8_1;
     case SN_GGML_Q2_K:

@@ -2,7 +2,7 @@
  *
  * Every weight type is multiplied the way ggml's CPU backend does it, so greedy tokens match
  * llama.cpp: the f32 activation row is first converted to the weight type's "activation type"
- * (F32 stays F32, F16 -> F16, BF16 -> BF16, Q8_0/Q4_0/Q5_0/IQ4_NL -> Q8_0, Q4_1/Q5_1 -> Q8_1,
+ * (F32 stays F32, F16 -> F16, BF16 -> BF16, Q8_0/Q4_0/Q5_0/IQ4_NL/MXFP4 -> Q8_0, Q4_1/Q5_1 -> Q8_1,
  * Q2_K..Q6_K/IQ4_XS -> Q8_K) and then an
  * exact integer (or f32-accumulated float) dot product runs per weight row. A table exists for
  * the scalar reference and for each SIMD level; the SIMD tables are unit-tested against the
@@ -143,9 +143,12 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base); /* x86_avx51
 void sn_kernels_quants_scalar(sn_kernels *k);
 void sn_quant_q8_1_scalar(const float *x, void *y, int64_t n);
 void sn_kernels_quants_avx2(sn_kernels *k);   /* quants_avx2.c */
-/* IQ4_NL / IQ4_XS dots (iq4_scalar.c, iq4_avx2.c); the quants_* fillers call them. */
+/* IQ4_NL / IQ4_XS / MXFP4 dots (iq4_scalar.c, iq4_avx2.c), and MXFP4's AVX2 / AVX-512 dots and
+ * 8-row single-token matmuls (mxfp4_avx2.c, mxfp4_avx512.c); the quants_* fillers call them. */
 void sn_kernels_iq4_scalar(sn_kernels *k);
 void sn_kernels_iq4_avx2(sn_kernels *k);
+void sn_kernels_mxfp4_avx2(sn_kernels *k);
+void sn_kernels_mxfp4_avx512(sn_kernels *k);
 void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
 /* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c), bit-identical to
  * scalar.c's; the AVX2 table calls it after its defaults (the AVX-512 table inherits them). */

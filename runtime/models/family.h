@@ -59,9 +59,9 @@ enum {
     SN_OPT_QK_NORM = 1 << 2,    /* llama family: per-head q/k RMSNorm tensors required (qwen3) */
     SN_OPT_MOE = 1 << 3,        /* llama family: experts required, their width expert_feed_forward_length
                                  * (qwen3moe); without it a file with expert_count > 0 has experts of
-                                 * feed_forward_length (Mixtral) */
-    SN_OPT_Q_PRESCALE = 1 << 4, /* llama family: q scaled by 1/sqrt(head size) before attention (phi3) */
-    SN_OPT_NOPE_4 = 1 << 5      /* llama family: no rope in every 4th layer, no rope_freqs (smollm3) */
+                                 * feed_forward_length (Mixtral). qwen35 family: every layer's FFN is
+                                 * the experts plus the gated shared expert (qwen35moe) */
+    SN_OPT_NOPE_4 = 1 << 4      /* llama family: no rope in every 4th layer, no rope_freqs (smollm3) */
 };
 
 /* A recurrent state: per layer, n_parts float arrays of the given sizes (e.g. RWKV-7's token-shift

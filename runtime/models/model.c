@@ -21,6 +21,7 @@ extern const sn_family sn_family_rwkv7;
 extern const sn_family sn_family_mamba2;
 extern const sn_family sn_family_qwen35;
 extern const sn_family sn_family_gemma3;
+extern const sn_family sn_family_phi3;
 
 /* One row per general.architecture value we run: the family that runs it and that family's
  * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
@@ -32,7 +33,8 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"rwkv7", &sn_family_rwkv7, 0},
     {"mamba2", &sn_family_mamba2, 0},
     {"qwen35", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM},
-    {"phi3", &sn_family_llama, SN_OPT_ROPE_NEOX | SN_OPT_Q_PRESCALE},
+    {"qwen35moe", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM | SN_OPT_MOE},
+    {"phi3", &sn_family_phi3, SN_OPT_ROPE_NEOX},
     {"smollm3", &sn_family_llama, SN_OPT_FULL_ROT | SN_OPT_NOPE_4},
     {"gemma3", &sn_family_gemma3, 0},
 };

@@ -66,19 +66,12 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     const int64_t E = hp->n_embd, n_v = hp->n_head_kv * hp->head_dim_v, n_vd = hp->n_head * hp->head_dim_v;
     VEC("attn_norm.weight", E, 1, attn_norm);
     VEC("ffn_norm.weight", E, 1, ffn_norm);
-    if (s->fused_qkv) {
-        MAT("attn_qkv.weight", E, s->n_q + s->n_kv + n_v, wqkv);
-    } else {
-        MAT("attn_q.weight", E, s->n_q, wq);
-        MAT("attn_k.weight", E, s->n_kv, wk);
-        MAT("attn_v.weight", E, n_v, wv);
-    }
+    MAT("attn_q.weight", E, s->n_q, wq);
+    MAT("attn_k.weight", E, s->n_kv, wk);
+    MAT("attn_v.weight", E, n_v, wv);
     MAT("attn_output.weight", n_vd, E, wo);
     if (hp->n_expert > 0) {
         if ((st = sn_moe_load_layer(m, il, &s->moe.p, &L->moe, err))) return st;
-    } else if (s->fused_up) {
-        MAT("ffn_up.weight", E, 2 * hp->n_ff, w_up);
-        MAT("ffn_down.weight", hp->n_ff, E, w_down);
     } else {
         MAT("ffn_gate.weight", E, hp->n_ff, w_gate);
         MAT("ffn_up.weight", E, hp->n_ff, w_up);
@@ -94,11 +87,9 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
 #undef MAT
 #undef VEC
     /* Tensors we would silently ignore must not exist. */
-    const char *unsupported[] = {"attn_qkv.weight", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias",
+    static const char *const unsupported[] = {"attn_qkv.weight", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias",
                                  "ffn_gate_inp.weight", "ffn_gate_exps.bias", "ffn_up_exps.bias",
                                  "ffn_down_exps.bias", "ffn_gate_shexp.weight"};
-    /* the q/k/v form this model does not use (layer 0 decides) */
-    if (s->fused_qkv) unsupported[0] = "attn_q.weight";
     const size_t n_unsupported = sizeof(unsupported) / sizeof(unsupported[0]);
     for (size_t i = 0; i < n_unsupported; i++) {
         if (hp->n_expert > 0 && !strcmp(unsupported[i], "ffn_gate_inp.weight")) continue;
@@ -137,7 +128,10 @@ sn_status sn_llama_attn_sizes(const sn_model *m, llama_hparams *hp, sn_err *err)
     hp->n_ctx_train = m->hp.n_ctx_train;
     hp->n_embd = m->hp.n_embd;
     hp->n_layer = m->hp.n_layer;
-    if ((st = sn_model_key_int(m, "feed_forward_length", 1, 1, BIG, &hp->n_ff, err))) return st;
+    /* optional for the experts' rows (qwen35moe writes none), as llama.cpp's loader reads it */
+    hp->n_ff = 0;
+    const int ff_req = !(m->opts & SN_OPT_MOE);
+    if ((st = sn_model_key_int(m, "feed_forward_length", ff_req, ff_req, BIG, &hp->n_ff, err))) return st;
     if ((st = sn_model_key_int(m, "attention.head_count", 1, 1, 4096, &hp->n_head, err))) return st;
     hp->n_head_kv = hp->n_head;
     if ((st = sn_model_key_int(m, "attention.head_count_kv", 0, 1, 4096, &hp->n_head_kv, err))) return st;
@@ -266,18 +260,14 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if ((st = sn_llama_read_hparams(m, hp, err))) return st;
     s->n_q = hp->n_head * hp->head_dim_k;
     s->n_kv = hp->n_head_kv * hp->head_dim_k;
-    /* fused projections (phi3), as llama.cpp's loader takes them when present */
-    s->fused_qkv = sn_model_find_tensor(m, "blk.0.attn_qkv.weight") != NULL;
-    s->fused_up = !sn_model_find_tensor(m, "blk.0.ffn_gate.weight") && sn_model_find_tensor(m, "blk.0.ffn_up.weight");
     if (hp->head_dim_k != hp->head_dim_v)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
                           (long long)hp->head_dim_k, (long long)hp->head_dim_v);
     const int64_t E = hp->n_embd, F = hp->n_expert > 0 ? 1 : hp->n_ff, n_vd = hp->n_head * hp->head_dim_v;
     const sn_ops_buf bufs[] = {{&s->x, E, 0},   {&s->xb, E, 0},  {&s->q, s->n_q, 0},
                                {&s->k, s->n_kv, 0}, {&s->v, hp->n_head_kv * hp->head_dim_v, 0},
-                               {&s->att, n_vd, 0},  {&s->hb, F, 0}, {&s->hb2, s->fused_up ? 2 * F : F, 0},
-                               {&s->rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}, {&s->moe_out, E, 0},
-                               {&s->qkv, s->fused_qkv ? s->n_q + s->n_kv + hp->n_head_kv * hp->head_dim_v : 1, 0}};
+                               {&s->att, n_vd, 0},  {&s->hb, F, 0}, {&s->hb2, F, 0},
+                               {&s->rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}, {&s->moe_out, E, 0}};
     if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof(bufs) / sizeof(bufs[0])), widest_input(hp), err))) return st;
     if (hp->n_expert > 0) {
         const sn_moe_params mp = {.n_embd = E, .n_expert = hp->n_expert, .n_used = hp->n_expert_used,
@@ -293,13 +283,6 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     if (!(m->opts & SN_OPT_NOPE_4) &&
         (st = sn_model_vector(m, SN_MODEL_GLOBAL, "rope_freqs.weight", SN_NE(hp->n_rot / 2), 0, &s->rope_freqs, err)))
         return st;
-    /* LongRoPE: llama.cpp takes the long factors when the context is longer than the original one */
-    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "rope_factors_long.weight", SN_NE(hp->n_rot / 2), 0, &s->rope_long,
-                              err)) ||
-        (st = sn_model_vector(m, SN_MODEL_GLOBAL, "rope_factors_short.weight", SN_NE(hp->n_rot / 2), 0,
-                              &s->rope_short, err)))
-        return st;
-    if (!s->rope_freqs) s->rope_freqs = m->n_ctx > hp->n_ctx_orig_yarn ? s->rope_long : s->rope_short;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
     sn_llama_rope_init(m, s);
@@ -319,8 +302,6 @@ void sn_llama_rope_init(const sn_model *m, llama_state *s) {
         s->corr_dims[1] = fminf((float)(n_dims - 1), end);
     }
     s->kq_scale = hp->attn_scale != 0.0f ? hp->attn_scale : 1.0f / sqrtf((float)hp->head_dim_k);
-    s->q_prescale = (m->opts & SN_OPT_Q_PRESCALE) != 0;
-    if (s->q_prescale) s->kq_scale = 1.0f;
 }
 
 sn_status sn_llama_kv_layout(const sn_model *m, llama_state *s, uint64_t *bytes, sn_err *err) {
@@ -453,15 +434,8 @@ void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) {
     const int64_t nv = hp->n_head_kv * hp->head_dim_v;
     /* smollm3: layers 3, 7, 11, ... have no rope */
     const int rope = !((m->opts & SN_OPT_NOPE_4) && (p->il + 1) % 4 == 0);
-    const float q_scale = 1.0f / sqrtf((float)hp->head_dim_k);
     for (int64_t t = t0; t < t1; t++) {
         float *q = s->q + t * s->n_q, *k = s->k + t * s->n_kv, *v = s->v + t * nv;
-        if (s->fused_qkv) { /* the views of llama.cpp's build_qkv: q, k, v rows one after another */
-            const float *f = s->qkv + t * (s->n_q + s->n_kv + nv);
-            memcpy(q, f, (size_t)s->n_q * sizeof(float));
-            memcpy(k, f + s->n_q, (size_t)s->n_kv * sizeof(float));
-            memcpy(v, f + s->n_q + s->n_kv, (size_t)nv * sizeof(float));
-        }
         if (L->bq) for (int64_t i = 0; i < s->n_q; i++) q[i] += L->bq[i];
         if (L->bk) for (int64_t i = 0; i < s->n_kv; i++) k[i] += L->bk[i];
         if (L->bv) for (int64_t i = 0; i < nv; i++) v[i] += L->bv[i];
@@ -474,7 +448,6 @@ void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) {
         const float *rc = s->rope + t * hp->n_rot;
         for (int64_t h = 0; rope && h < hp->n_head; h++) sn_llama_rope_apply(s, q + h * hp->head_dim_k, hp->n_rot, rc);
         for (int64_t h = 0; rope && h < hp->n_head_kv; h++) sn_llama_rope_apply(s, k + h * hp->head_dim_k, hp->n_rot, rc);
-        if (s->q_prescale) for (int64_t i = 0; i < s->n_q; i++) q[i] *= q_scale; /* ggml_scale after rope */
         /* store into the cache (f16 rounding as ggml_cpy does) */
         void *kd = (void *)kv_row(s, s->kcache, m->n_ctx, p->il, p->pos0 + t);
         void *vd = (void *)kv_row(s, s->vcache, m->n_ctx, p->il, p->pos0 + t);
@@ -496,11 +469,7 @@ void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
 static void pass_swiglu(const void *arg, int64_t t0, int64_t t1) {
     const sn_llama_tok *p = arg;
     const int64_t F = p->s->hp.n_ff;
-    if (p->s->fused_up) /* ggml_swiglu of the fused rows: silu(first half) * second half */
-        for (int64_t t = t0; t < t1; t++)
-            p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb2 + t * 2 * F, p->s->hb2 + t * 2 * F + F);
-    else
-        for (int64_t t = t0; t < t1; t++) p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
+    for (int64_t t = t0; t < t1; t++) p->s->ops.k->swiglu(F, p->s->hb + t * F, p->s->hb + t * F, p->s->hb2 + t * F);
 }
 
 void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1) {
@@ -520,9 +489,7 @@ sn_status sn_llama_attn_block(sn_model *m, llama_state *s, const layer_weights *
     sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
     const sn_matrix *wqkv[3] = {&L->wq, &L->wk, &L->wv};
     float *yqkv[3] = {s->q, s->k, s->v};
-    if (s->fused_qkv) st = sn_ops_project1(&s->ops, s->xb, T, &L->wqkv, s->qkv, err);
-    else st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err);
-    if (st) return st;
+    if ((st = sn_ops_project(&s->ops, s->xb, T, 3, wqkv, yqkv, err))) return st;
     sn_ops_rows(m->pool, T, pass_qkv, arg);
     if ((st = sn_llama_attention(m, s, il, T, err))) return st;
     const sn_matrix *wo[1] = {&L->wo};
@@ -552,9 +519,7 @@ sn_status sn_llama_ffn_block(sn_model *m, llama_state *s, const layer_weights *L
     sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
     const sn_matrix *wgu[2] = {&L->w_gate, &L->w_up};
     float *ygu[2] = {s->hb, s->hb2};
-    if (s->fused_up) st = sn_ops_project1(&s->ops, s->xb, R, &L->w_up, s->hb2, err);
-    else st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err);
-    if (st) return st;
+    if ((st = sn_ops_project(&s->ops, s->xb, R, 2, wgu, ygu, err))) return st;
     sn_ops_rows(m->pool, R, pass_act, arg);
     const sn_matrix *wd[1] = {&L->w_down};
     float *yd[1] = {s->xb};

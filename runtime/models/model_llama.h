@@ -1,7 +1,8 @@
 /* model_llama.h - the Llama family's runtime state, shared by its two files: model_llama.c (loading
  * and the forward pass) and model_llama_attn.c (attention over the KV cache, as ggml's
  * flash-attention kernel computes it), and model_gemma3.c and model_qwen35.c, whose attention layers
- * attend the same way (gemma3 with a sliding window on its local layers; qwen35 on every 4th layer).
+ * attend the same way (gemma3 with a sliding window on its local layers; qwen35 on every 4th layer),
+ * and model_phi3.c (fused projections, LongRoPE factors).
  * Nothing else includes it. */
 #ifndef SN_MODEL_LLAMA_H
 #define SN_MODEL_LLAMA_H
@@ -28,7 +29,6 @@ typedef struct {
     const float *attn_norm, *ffn_norm, *q_norm, *k_norm;
     const float *bq, *bk, *bv, *bo;
     sn_matrix wq, wk, wv, wo, w_gate, w_up, w_down;
-    sn_matrix wqkv; /* fused q/k/v rows (phi3), instead of wq, wk, wv */
     sn_moe_layer moe; /* the experts, instead of w_gate / w_up / w_down, when n_expert > 0 */
 } layer_weights;
 
@@ -49,14 +49,11 @@ typedef struct {
     llama_hparams hp;
     /* weights */
     sn_matrix tok_embd;
-    const float *output_norm, *rope_freqs; /* rope_freqs: Llama-3's, or the rope_factors_* chosen */
-    const float *rope_long, *rope_short;   /* LongRoPE factors (phi3) */
+    const float *output_norm, *rope_freqs; /* rope_freqs: Llama-3's, or the family's rope factors */
     sn_matrix output;
     layer_weights *layers;
     /* derived */
     int neox;
-    int fused_qkv, fused_up; /* attn_qkv instead of q/k/v; ffn_up of 2 n_ff rows (gate first), no ffn_gate */
-    int q_prescale;          /* q scaled by 1/sqrt(head size) after rope, attention scale 1 (phi3) */
     float corr_dims[2], theta_scale, kq_scale;
     int64_t n_q, n_kv; /* q and k/v widths */
     /* sliding-window attention (Gemma 3): layers with swa[il] set see the n_swa positions up to
@@ -73,7 +70,7 @@ typedef struct {
     void *kv_mem; /* the family's memory for both caches (a family whose saved state holds them), else NULL */
     size_t kv_elt;
     /* activations (sn_ops allocates them) */
-    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope, *qkv;
+    float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rope;
     sn_ops ops; /* converted-activation scratch of the shared matmuls */
     sn_moe moe; /* the experts' routing and scratch (moe.h) */
     float *moe_out;

@@ -1,5 +1,6 @@
-/* model_qwen35.c - the forward pass of Qwen3.5 ("qwen35"): a hybrid of Gated DeltaNet layers (linear
- * attention with a matrix state per value head) and gated full-attention layers.
+/* model_qwen35.c - the forward pass of Qwen3.5 ("qwen35") and its mixture of experts ("qwen35moe",
+ * Qwen3.6-35B-A3B): a hybrid of Gated DeltaNet layers (linear attention with a matrix state per value
+ * head) and gated full-attention layers.
  *
  *   x = embed(token)
  *   per layer:  h = rmsnorm(x) * attn_norm
@@ -13,6 +14,8 @@
  *               rope (NEOX pairs over the first n_rot dims; multi-axis sections with every text
  *               axis at the token's position);  o = W_o (attention(q, K, V) * sigmoid(gate))
  *               x += o;  h = rmsnorm(x) * post_attention_norm;  x += W_down(silu(W_gate h) * W_up h)
+ *     qwen35moe: x += the routed experts of h (softmax gating, top k renormalised) plus the shared
+ *               expert scaled by sigmoid(ffn_gate_inp_shexp . h) (moe.c)
  *   logits = W_out rmsnorm(x_last) * output_norm
  *
  * Numerics follow llama.cpp's CPU backend, which runs the delta rule as its fused gated_delta_net op
@@ -75,9 +78,13 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
 #define MAT(name, dst, n_in, n_out) if ((st = sn_model_matrix(m, il, name, SN_NE(n_in, n_out), 1, &(dst), err))) return st
     VEC("attn_norm.weight", L->attn_norm, E);
     VEC("post_attention_norm.weight", L->post_norm, E);
-    MAT("ffn_gate.weight", L->ffn_gate, E, hp->n_ff);
-    MAT("ffn_up.weight", L->ffn_up, E, hp->n_ff);
-    MAT("ffn_down.weight", L->ffn_down, hp->n_ff, E);
+    if (hp->n_expert > 0) {
+        if ((st = sn_moe_load_layer(m, il, &s->base.moe.p, &A->moe, err))) return st;
+    } else {
+        MAT("ffn_gate.weight", L->ffn_gate, E, hp->n_ff);
+        MAT("ffn_up.weight", L->ffn_up, E, hp->n_ff);
+        MAT("ffn_down.weight", L->ffn_down, hp->n_ff, E);
+    }
     if (L->rec) {
         MAT("attn_qkv.weight", L->wqkv, E, s->conv_ch);
         MAT("attn_gate.weight", L->wgate, E, s->value_dim);
@@ -136,6 +143,13 @@ static sn_status q35_load(sn_model *m, sn_err *err) {
     llama_hparams *hp = &s->base.hp;
     sn_status st;
     if ((st = sn_llama_read_hparams(m, hp, err))) return st;
+    /* the experts (qwen35moe): the shared expert's width defaults to feed_forward_length */
+    int64_t n_ff_shexp = hp->n_ff;
+    if (!(m->opts & SN_OPT_MOE)) hp->n_expert = 0;
+    else if ((st = sn_model_key_int(m, "expert_shared_feed_forward_length", 0, 1, (int64_t)1 << 24, &n_ff_shexp, err)))
+        return st;
+    if (hp->n_expert > 0 && n_ff_shexp < 1)
+        return sn_err_set(err, SN_EFORMAT, "%s: %s.expert_shared_feed_forward_length is missing", m->path, m->hp.arch);
     int64_t nextn = 0, interval = 4, d_inner = 0;
     if ((st = sn_model_key_int(m, "nextn_predict_layers", 0, 0, m->hp.n_layer - 1, &nextn, err))) return st;
     if ((st = sn_model_key_int(m, "full_attention_interval", 0, 1, 1 << 20, &interval, err))) return st;
@@ -169,18 +183,26 @@ static sn_status q35_load(sn_model *m, sn_err *err) {
     s->base.kv_cap = s->kv_cap;
     s->base.kv_off = s->kv_off;
     const int64_t E = hp->n_embd, nq = hp->n_head * hp->head_dim_k, nkv = hp->n_head_kv * hp->head_dim_k;
+    const int64_t F = hp->n_expert > 0 ? 1 : hp->n_ff; /* the dense FFN's rows */
     s->base.n_q = nq;
     s->base.n_kv = nkv;
     const sn_ops_buf bufs[] = {
         {&s->base.x, E, 0},   {&s->base.xb, E, 0},      {&s->base.q, nq, 0},    {&s->base.k, nkv, 0},
-        {&s->base.v, nkv, 0}, {&s->base.att, nq, 0},    {&s->base.hb, hp->n_ff, 0}, {&s->base.hb2, hp->n_ff, 0},
+        {&s->base.v, nkv, 0}, {&s->base.att, nq, 0},    {&s->base.hb, F, 0},    {&s->base.hb2, F, 0},
         {&s->base.rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}, {&s->o, E, 0}, {&s->qg, 2 * nq, 0}, {&s->gate, nq, 0},
         {&s->mix, s->conv_ch, s->d_conv - 1}, {&s->cv, s->conv_ch, 0}, {&s->z, s->value_dim, 0},
         {&s->beta, s->hv, 0}, {&s->alpha, s->hv, 0}, {&s->core, s->value_dim, 0}};
-    int64_t widest = E > hp->n_ff ? E : hp->n_ff;
+    int64_t widest = E > F ? E : F;
     if (s->value_dim > widest) widest = s->value_dim;
     if (nq > widest) widest = nq;
+    if (hp->n_expert > 0 && n_ff_shexp > widest) widest = n_ff_shexp;
     if ((st = sn_ops_init(&s->base.ops, m, bufs, (int)(sizeof bufs / sizeof *bufs), widest, err))) return st;
+    if (hp->n_expert > 0) {
+        const sn_moe_params mp = {.n_embd = E, .n_expert = hp->n_expert, .n_used = hp->n_expert_used,
+                                  .n_ff_exp = hp->n_ff_exp, .gating = SN_MOE_SOFTMAX, .norm_w = 1,
+                                  .n_ff_shexp = n_ff_shexp};
+        if ((st = sn_moe_init(&s->base.moe, m, &mp, err))) return st;
+    }
     if (!(s->zeros = calloc((size_t)s->conv_ch, sizeof(float))) || !(s->ones = malloc((size_t)s->conv_ch * sizeof(float))))
         return sn_err_set(err, SN_ENOMEM, "out of memory");
     for (int64_t i = 0; i < s->conv_ch; i++) s->ones[i] = 1.0f;
@@ -381,12 +403,16 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         if ((st = L->rec ? linear_attn(m, s, L, T, err) : full_attn(m, s, il, T, pos0, err))) return st;
         sn_resid_norm fn = {.x = s->base.x, .h = s->base.xb, .add = s->o, .w = L->post_norm, .n = E, .eps = hp->rms_eps};
         sn_ops_rows(m->pool, T, sn_ops_resid_norm, &fn);
-        const sn_matrix *wgu[2] = {&L->ffn_gate, &L->ffn_up};
-        float *ygu[2] = {s->base.hb, s->base.hb2};
-        if ((st = sn_ops_project(&s->base.ops, s->base.xb, T, 2, wgu, ygu, err))) return st;
-        q35_pass p = {m, s, L, T};
-        sn_ops_rows(m->pool, T, pass_swiglu, &p);
-        if ((st = sn_ops_project1(&s->base.ops, s->base.hb, T, &L->ffn_down, s->o, err))) return st;
+        if (hp->n_expert > 0) {
+            if ((st = sn_moe_forward(&s->base.moe, &s->base.layers[il].moe, s->base.xb, T, s->o, err))) return st;
+        } else {
+            const sn_matrix *wgu[2] = {&L->ffn_gate, &L->ffn_up};
+            float *ygu[2] = {s->base.hb, s->base.hb2};
+            if ((st = sn_ops_project(&s->base.ops, s->base.xb, T, 2, wgu, ygu, err))) return st;
+            q35_pass p = {m, s, L, T};
+            sn_ops_rows(m->pool, T, pass_swiglu, &p);
+            if ((st = sn_ops_project1(&s->base.ops, s->base.hb, T, &L->ffn_down, s->o, err))) return st;
+        }
         for (int64_t i = 0; i < T * E; i++) s->base.x[i] = s->o[i] + s->base.x[i];
     }
     if (!logits) return SN_OK;

@@ -1,4 +1,4 @@
-/* dequant.c - f32 values of the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q5_K / IQ4_NL / IQ4_XS blocks
+/* dequant.c - f32 values of the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q5_K / IQ4_NL / IQ4_XS / MXFP4 blocks
  * (quants.h).
  *
  * llama.cpp reads token embeddings through ggml's reference dequantizers, so these keep their
@@ -26,8 +26,10 @@ _Static_assert(sizeof(sn_block_q3_K) == 110, "q3_K block");
 _Static_assert(sizeof(sn_block_q5_K) == 176, "q5_K block");
 _Static_assert(sizeof(sn_block_iq4_nl) == 18, "iq4_nl block");
 _Static_assert(sizeof(sn_block_iq4_xs) == 136, "iq4_xs block");
+_Static_assert(sizeof(sn_block_mxfp4) == 17, "mxfp4 block");
 
 const int8_t sn_iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+const int8_t sn_mxfp4_values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 void sn_dequantize_row_q4_1(const void *vx, float *y, int64_t k) {
     const sn_block_q4_1 *x = vx;
@@ -128,12 +130,13 @@ void sn_dequantize_row_q5_K(const void *vx, float *y, int64_t k) {
 }
 
 /* 16 nibble bytes -> 32 values dl * level: low nibbles first, then high (one product each) */
-static void iq4_32(const uint8_t *qs, float dl, float *y) {
+static void lut4_32(const int8_t *levels, const uint8_t *qs, float dl, float *y) {
     for (int j = 0; j < 16; j++) {
-        y[j] = dl * sn_iq4nl_values[qs[j] & 0xF];
-        y[j + 16] = dl * sn_iq4nl_values[qs[j] >> 4];
+        y[j] = dl * levels[qs[j] & 0xF];
+        y[j + 16] = dl * levels[qs[j] >> 4];
     }
 }
+static void iq4_32(const uint8_t *qs, float dl, float *y) { lut4_32(sn_iq4nl_values, qs, dl, y); }
 
 void sn_dequantize_row_iq4_nl(const void *vx, float *y, int64_t k) {
     const sn_block_iq4_nl *x = vx;
@@ -146,4 +149,9 @@ void sn_dequantize_row_iq4_xs(const void *vx, float *y, int64_t k) {
         const float d = sn_fp16_to_fp32(x[i].d);
         for (int j = 0; j < 8; j++, y += 32) iq4_32(x[i].qs + 16 * j, d * (float)sn_iq4_xs_scale(&x[i], j), y);
     }
+}
+
+void sn_dequantize_row_mxfp4(const void *vx, float *y, int64_t k) {
+    const sn_block_mxfp4 *x = vx;
+    for (int64_t i = 0; i < k / 32; i++, y += 32) lut4_32(sn_mxfp4_values, x[i].qs, sn_e8m0_half(x[i].e), y);
 }

@@ -48,6 +48,7 @@ static const sn_ggml_traits k_types[SN_KTYPE_COUNT] = {
     [20] = {"IQ4_NL", 32, 18, sn_dequantize_row_iq4_nl, sn_quantize_row_iq4_nl, sn_quantize_row_iq4_nl_at},
     [23] = {"IQ4_XS", 256, 136, sn_dequantize_row_iq4_xs, sn_quantize_row_iq4_xs, sn_quantize_row_iq4_xs_at},
     [30] = {"BF16", 1, 2, bf16_to_f32, bf16_from_f32, bf16_from_f32_at},
+    [39] = {"MXFP4", 32, 17, sn_dequantize_row_mxfp4, NULL}, /* read only: converters copy its blocks */
     [SN_KTYPE_INT4G32] = {"INT4G32", 64, 36, sn_dequantize_row_int4g32, NULL}, /* sunny-convert --blob writes it */
     /* types sunny neither reads nor writes: name and sizes only */
     [16] = {"IQ2_XXS", 256, 66, NULL, NULL},   [17] = {"IQ2_XS", 256, 74, NULL, NULL},
@@ -57,7 +58,7 @@ static const sn_ggml_traits k_types[SN_KTYPE_COUNT] = {
     [26] = {"I32", 1, 4, NULL, NULL},          [27] = {"I64", 1, 8, NULL, NULL},
     [28] = {"F64", 1, 8, NULL, NULL},          [29] = {"IQ1_M", 256, 56, NULL, NULL},
     [34] = {"TQ1_0", 256, 54, NULL, NULL},     [35] = {"TQ2_0", 256, 66, NULL, NULL},
-    [39] = {"MXFP4", 32, 17, NULL, NULL},      [40] = {"NVFP4", 64, 36, NULL, NULL},
+    [40] = {"NVFP4", 64, 36, NULL, NULL},
     [41] = {"Q1_0", 128, 18, NULL, NULL},      [42] = {"Q2_0", 64, 18, NULL, NULL},
 };
 

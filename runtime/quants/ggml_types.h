@@ -16,7 +16,7 @@ typedef enum sn_ggml_type {
     SN_GGML_Q2_K = 10, SN_GGML_Q3_K = 11, SN_GGML_Q4_K = 12, SN_GGML_Q5_K = 13,
     SN_GGML_Q6_K = 14, SN_GGML_Q8_K = 15, SN_GGML_IQ4_NL = 20, SN_GGML_IQ4_XS = 23,
     SN_GGML_I8 = 24, SN_GGML_I16 = 25, SN_GGML_I32 = 26, SN_GGML_I64 = 27, SN_GGML_F64 = 28,
-    SN_GGML_BF16 = 30,
+    SN_GGML_BF16 = 30, SN_GGML_MXFP4 = 39,
     SN_GGML_TYPE_COUNT = 43
 } sn_ggml_type;
 /* Types beyond ggml's ids, rows of the same type table: the runtime blob's INT4G32 (docs/BLOB.md,
@@ -99,7 +99,7 @@ void sn_fp32_to_bf16_row_at(const float *x, uint16_t *y, size_t n, int level);
 void sn_bf16_to_fp16_row_at(const uint16_t *x, uint16_t *y, size_t n, int level);
 
 /* Dequantize any supported type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K,
- * Q5_K, Q6_K, IQ4_NL, IQ4_XS; the blocks new to the list are described in quants/quants.h) to f32.
+ * Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4; the blocks new to the list are described in quants/quants.h) to f32.
  * Returns 0, or -1 for a type without a dequantizer. */
 int sn_dequantize_row(int type, const void *x, float *y, int64_t k);
 

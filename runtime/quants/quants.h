@@ -16,8 +16,10 @@
  *   IQ4_XS 256 values: d, scales_h (2 high bits of sub-block j's scale at bits 2j..2j+1),
  *         scales_l[4] (low 4 bits: byte j/2, nibble j%2), 128 nibble bytes (16 per 32-value
  *         sub-block j, in IQ4_NL's order); value = d * (scale_j - 32) * sn_iq4nl_values[nibble] (136)
+ *   MXFP4 32 values: e (E8M0 exponent), 16 nibble bytes; value = 2^(e-128) * sn_mxfp4_values[nibble]
+ *         (the levels are twice OCP's E2M1 values, so the scale is half of 2^(e-127))  (17 bytes)
  * In each 32-value block of Q4_1/Q5_x/IQ4_NL (and sub-block of IQ4_XS), value i < 16 is the low nibble of byte i and value i >= 16
- * the high nibble of byte i - 16. Dequantization follows ggml's dequantize_row_* (reference C,
+ * the high nibble of byte i - 16 (MXFP4 too). Dequantization follows ggml's dequantize_row_* (reference C,
  * each product and sum rounded on its own), which is what llama.cpp uses for token embeddings. */
 #ifndef SN_QUANTS_H
 #define SN_QUANTS_H
@@ -32,9 +34,18 @@ typedef struct { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; uint16_t
 typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } sn_block_q5_K; /* 176 */
 typedef struct { uint16_t d; uint8_t qs[16]; } sn_block_iq4_nl;                          /* 18 */
 typedef struct { uint16_t d, scales_h; uint8_t scales_l[4]; uint8_t qs[128]; } sn_block_iq4_xs; /* 136 */
+typedef struct { uint8_t e; uint8_t qs[16]; } sn_block_mxfp4;                            /* 17 */
 
 /* ggml's 16 non-linear 4-bit levels of IQ4_NL / IQ4_XS (ggml-common.h kvalues_iq4nl). */
 extern const int8_t sn_iq4nl_values[16];
+/* MXFP4's 16 levels: E2M1 values doubled (ggml-common.h kvalues_mxfp4). */
+extern const int8_t sn_mxfp4_values[16];
+/* 2^(e-128), the factor of an MXFP4 block's levels, as ggml_e8m0_to_fp32_half builds it (exponents
+ * 0 and 1 give the subnormals 2^-128 and 2^-127; 255 gives infinity, ggml's NaN case unhandled). */
+static inline float sn_e8m0_half(uint8_t e) {
+    union { uint32_t u; float f; } v = {e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23};
+    return v.f;
+}
 /* The 6-bit scale of sub-block j (0..7) of an IQ4_XS block, minus 32. */
 static inline int sn_iq4_xs_scale(const sn_block_iq4_xs *x, int j) {
     return (((x->scales_l[j / 2] >> (4 * (j % 2))) & 0xF) | (((x->scales_h >> (2 * j)) & 3) << 4)) - 32;
@@ -44,7 +55,8 @@ static inline int sn_iq4_xs_scale(const sn_block_iq4_xs *x, int j) {
  * order; the type table (ggml_types.c) points at them. */
 typedef void sn_quants_dequant_fn(const void *x, float *y, int64_t k);
 sn_quants_dequant_fn sn_dequantize_row_q4_1, sn_dequantize_row_q5_0, sn_dequantize_row_q5_1, sn_dequantize_row_q2_K,
-    sn_dequantize_row_q3_K, sn_dequantize_row_q5_K, sn_dequantize_row_iq4_nl, sn_dequantize_row_iq4_xs;
+    sn_dequantize_row_q3_K, sn_dequantize_row_q5_K, sn_dequantize_row_iq4_nl, sn_dequantize_row_iq4_xs,
+    sn_dequantize_row_mxfp4;
 
 /* Row quantizers of the types above (k a multiple of the block size): ggml's quantize_row_*_ref
  * for Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K; for IQ4_NL / IQ4_XS what ggml_quantize_chunk runs without

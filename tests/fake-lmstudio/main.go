@@ -3,7 +3,8 @@
 // It indexes a models dir the way LM Studio does (only files exactly at <publisher>/<repo>/<file>.gguf;
 // key = repo folder lowercased without "-GGUF", "@<quant>" added when a folder holds several quants;
 // clip/mmproj files are not LLMs), answers /lmstudio-greeting, /v1/models, /api/v0/models,
-// /api/v1/models/load, /v1/completions and /api/v0/completions (v0 adds model_info.arch), and
+// /api/v1/models/load, /v1/completions and /api/v0/completions (v0 adds model_info.arch),
+// /v1/chat/completions (the GGUF's Jinja rendered by @huggingface/jinja, LM Studio's JS engine), and
 // generates with llama.cpp through tests/fake-ollama/worker.mjs. Sampling defaults are LM Studio's
 // (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty 1.1) unless the request says
 // otherwise, so a client that forgets a field diverges. Failure injection: -serve-gguf PATH (answer
@@ -206,54 +207,73 @@ func num(m map[string]interface{}, k string, d float64) float64 {
 	return d
 }
 
+// generate runs prompt greedily or sampled as req says, with LM Studio's sampling defaults, and applies
+// the request's stop strings: the text and the finish reason.
+func (s *server) generate(e *entry, req map[string]interface{}, prompt string) (*workerRes, string, string, error) {
+	gguf := e.Abs
+	if *flagServe != "" {
+		gguf = *flagServe
+	}
+	maxTok := int(num(req, "max_tokens", -1))
+	if maxTok <= 0 {
+		maxTok = 128
+	}
+	res, err := s.wk.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": maxTok,
+		"temperature": num(req, "temperature", 0.8), "top_k": num(req, "top_k", 40), "top_p": num(req, "top_p", 0.95),
+		"min_p": num(req, "min_p", 0.05), "repeat_penalty": num(req, "repeat_penalty", 1.1), "seed": num(req, "seed", -1),
+		"num_ctx": 2048, "repeat_last_n": 64})
+	if err != nil {
+		return nil, "", "", err
+	}
+	text := res.Text
+	finish := "length"
+	if res.StopReason == "eog" {
+		finish = "stop"
+	}
+	if stops, ok := req["stop"].([]interface{}); ok {
+		for _, x := range stops {
+			if st, ok := x.(string); ok && st != "" {
+				if i := strings.Index(text, st); i >= 0 {
+					text, finish = text[:i], "stop"
+				}
+			}
+		}
+	}
+	return res, text, finish, nil
+}
+
+// request decodes a completion request and finds its model (the answer is written on failure).
+func (s *server) request(w http.ResponseWriter, r *http.Request) (map[string]interface{}, *entry, string) {
+	var req map[string]interface{}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		lmErr(w, 400, err.Error(), "invalid_json")
+		return nil, nil, ""
+	}
+	id, _ := req["model"].(string)
+	e := s.resolve(id)
+	if e == nil {
+		lmErr(w, 404, fmt.Sprintf("Invalid model identifier \"%s\". Please specify a valid downloaded model (e.g., %s).", id, "sunny-local/x"), "model_not_found")
+		return nil, nil, ""
+	}
+	if *flagRtErr != "" {
+		lmErr(w, 500, *flagRtErr, "runtime_error")
+		return nil, nil, ""
+	}
+	return req, e, id
+}
+
 func (s *server) completions(v0 bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]interface{}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			lmErr(w, 400, err.Error(), "invalid_json")
-			return
-		}
-		id, _ := req["model"].(string)
-		e := s.resolve(id)
+		req, e, id := s.request(w, r)
 		if e == nil {
-			lmErr(w, 404, fmt.Sprintf("Invalid model identifier \"%s\". Please specify a valid downloaded model (e.g., %s).", id, "sunny-local/x"), "model_not_found")
-			return
-		}
-		if *flagRtErr != "" {
-			lmErr(w, 500, *flagRtErr, "runtime_error")
 			return
 		}
 		prompt, _ := req["prompt"].(string)
-		gguf := e.Abs
-		if *flagServe != "" {
-			gguf = *flagServe
-		}
-		maxTok := int(num(req, "max_tokens", -1))
-		if maxTok <= 0 {
-			maxTok = 128
-		}
 		t0 := time.Now()
-		res, err := s.wk.call(map[string]interface{}{"model": gguf, "prompt": prompt, "n_predict": maxTok,
-			"temperature": num(req, "temperature", 0.8), "top_k": num(req, "top_k", 40), "top_p": num(req, "top_p", 0.95),
-			"min_p": num(req, "min_p", 0.05), "repeat_penalty": num(req, "repeat_penalty", 1.1), "seed": num(req, "seed", -1),
-			"num_ctx": 2048, "repeat_last_n": 64})
+		res, text, finish, err := s.generate(e, req, prompt)
 		if err != nil {
 			lmErr(w, 500, err.Error(), "runtime_error")
 			return
-		}
-		text := res.Text
-		finish := "length"
-		if res.StopReason == "eog" {
-			finish = "stop"
-		}
-		if stops, ok := req["stop"].([]interface{}); ok {
-			for _, x := range stops {
-				if st, ok := x.(string); ok && st != "" {
-					if i := strings.Index(text, st); i >= 0 {
-						text, finish = text[:i], "stop"
-					}
-				}
-			}
 		}
 		out := map[string]interface{}{"id": "cmpl-fake", "object": "text_completion", "created": time.Now().Unix(),
 			"model": id, "choices": []map[string]interface{}{{"index": 0, "text": text, "logprobs": nil /* never returned */, "finish_reason": finish}},
@@ -267,6 +287,51 @@ func (s *server) completions(v0 bool) http.HandlerFunc {
 		}
 		writeJSON(w, 200, out)
 	}
+}
+
+// chat renders the messages with the GGUF's tokenizer.chat_template through @huggingface/jinja (the JS
+// engine whose error texts LM Studio's show), or, without a template, LM Studio's built-in
+// Instruct:/Human:/AI: fallback, and generates from that prompt.
+func (s *server) chat(w http.ResponseWriter, r *http.Request) {
+	req, e, id := s.request(w, r)
+	if e == nil {
+		return
+	}
+	msgs, _ := req["messages"].([]interface{})
+	info, err := ggufinfo.Read(e.Abs)
+	if err != nil {
+		lmErr(w, 500, err.Error(), "runtime_error")
+		return
+	}
+	var prompt string
+	if info.ChatTemplate == "" {
+		prefix := map[string]string{"system": "Instruct: ", "user": "Human: ", "assistant": "AI: "}
+		for _, x := range msgs {
+			m, _ := x.(map[string]interface{})
+			role, _ := m["role"].(string)
+			content, _ := m["content"].(string)
+			prompt += prefix[role] + content + "\n"
+		}
+		prompt += "AI: "
+	} else {
+		res, err := s.wk.call(map[string]interface{}{"op": "render_jinja", "template": info.ChatTemplate, "messages": msgs,
+			"bos_token": info.TokenText("tokenizer.ggml.bos_token_id"), "eos_token": info.TokenText("tokenizer.ggml.eos_token_id")})
+		if err != nil {
+			writeJSON(w, 400, map[string]interface{}{"error": "Error rendering prompt with jinja template: " + err.Error()})
+			return
+		}
+		prompt = res.Text
+	}
+	res, text, finish, err := s.generate(e, req, prompt)
+	if err != nil {
+		lmErr(w, 500, err.Error(), "runtime_error")
+		return
+	}
+	writeJSON(w, 200, map[string]interface{}{"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(),
+		"model": id, "choices": []map[string]interface{}{{"index": 0, "logprobs": nil, "finish_reason": finish,
+			"message": map[string]interface{}{"role": "assistant", "content": text}}},
+		"usage": map[string]int{"prompt_tokens": len(res.PromptIDs), "completion_tokens": len(res.IDs),
+			"total_tokens": len(res.PromptIDs) + len(res.IDs)}})
 }
 
 type workerRes struct {
@@ -337,6 +402,7 @@ func main() {
 	mux.HandleFunc("/lmstudio-greeting", s.greeting)
 	mux.HandleFunc("/v1/models", s.v1models)
 	mux.HandleFunc("/v1/completions", s.completions(false))
+	mux.HandleFunc("/v1/chat/completions", s.chat)
 	if !*flagNoV0 {
 		mux.HandleFunc("/api/v0/models", s.v0models)
 		mux.HandleFunc("/api/v0/completions", s.completions(true))

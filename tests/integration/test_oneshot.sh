@@ -8,7 +8,8 @@
 #    default --name from the model's name and type, smoke OK; the second run is a cache hit that
 #    converts nothing (both timed); --keep-gguf; entries a killed run leaves (temp file only, GGUF
 #    without the completion marker, marker with another size) are never trusted.
-#  * sunny-integrate lmstudio HF_DIR: placed from the cache; re-running finds the same file there
+#  * sunny-integrate lmstudio HF_DIR --smoke: placed from the cache, smoke OK against the fake LM Studio;
+#    re-running finds the same file there
 #    (same inode, or same bytes after a copy) and succeeds; other bytes are still refused.
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
@@ -119,13 +120,21 @@ stop "$FAKE_PID"
 
 # --- LM Studio: one command, and re-running is safe
 cg=$(ls "$E"/*.gguf)   # the entry's GGUF as converted again above
-L=$W/lms-models; mkdir -p "$L"
-out=$("$SI" lmstudio "$M" --outtype q8_0 --models-dir "$L" 2>&1); rc=$?
+L=$W/lms-models; mkdir -p "$L/l"
+"$SN_TOOLS/fake-lmstudio" -models "$L" -port-file "$L/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$L/l/stderr" &
+LMS_PID=$!; SN_PIDS+=("$LMS_PID")
+LMS_URL=http://127.0.0.1:$(wait_port "$L/l/port") || exit 1
+t0=$(date +%s.%N)
+out=$("$SI" lmstudio "$M" --outtype q8_0 --models-dir "$L" --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+t1=$(date +%s.%N)
 p=$(ls "$L"/sunny-local/*/*.gguf 2>/dev/null | head -1)
-[[ $rc == 0 && -f $p ]] && grep -q "cache hit" <<<"$out" && [[ $(stat -c %i "$p") == $(stat -c %i "$cg") ]] \
-  && ok "lmstudio HF_DIR: cache hit, hard-linked from the cache" || bad "lmstudio HF_DIR rc=$rc $out"
+[[ $rc == 0 && -f $p ]] && grep -q "cache hit" <<<"$out" && [[ $(stat -c %i "$p") == $(stat -c %i "$cg") ]] && grep -q '\[smoke\] OK: 8/8' <<<"$out" \
+  && ok "lmstudio HF_DIR: cache hit, hard-linked from the cache, smoke OK on the fake LM Studio in $(printf %.2f "$(echo "$t1 - $t0" | bc)") s" || bad "lmstudio HF_DIR rc=$rc $out"
+stop "$LMS_PID"
+t0=$(date +%s.%N)
 out=$("$SI" lmstudio "$M" --outtype q8_0 --models-dir "$L" 2>&1); rc=$?
-[[ $rc == 0 ]] && grep -q "already in place" <<<"$out" && ok "re-run, same inode: success, nothing placed" || bad "re-run same inode rc=$rc $out"
+t1=$(date +%s.%N)
+[[ $rc == 0 ]] && grep -q "already in place" <<<"$out" && ok "re-run, same inode: success, nothing placed ($(printf %.2f "$(echo "$t1 - $t0" | bc)") s)" || bad "re-run same inode rc=$rc $out"
 cp "$cg" "$p.copy" && mv "$p.copy" "$p"
 out=$("$SI" lmstudio "$cg" --models-dir "$L" 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q "already in place" <<<"$out" && [[ $(stat -c %i "$p") != $(stat -c %i "$cg") ]] \

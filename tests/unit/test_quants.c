@@ -1,5 +1,5 @@
-/* test_quants.c - the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / IQ4_NL / IQ4_XS kernels
- * (runtime/kernels/quants_*.c, iq4_*.c) and dequantizers (runtime/quants/dequant.c).
+/* test_quants.c - the Q4_1 / Q5_0 / Q5_1 / Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / IQ4_NL / IQ4_XS / MXFP4
+ * kernels (runtime/kernels/quants_*.c, iq4_*.c, mxfp4_*.c) and dequantizers (runtime/quants/dequant.c).
  *
  * Three checks per type, on random blocks:
  *  - the scalar dot equals dequantize-then-dot in double (a wrong block layout in either fails);
@@ -8,8 +8,8 @@
  *    libggml-base's dequantize_row_* bit for bit, and with the CPU backend build llama.cpp picks on
  *    this CPU (zen4 or haswell) our Q8_0/Q8_1/Q8_K conversions equal its quantize_row_* and our
  *    dots its ggml_vec_dot_* bit for bit (Q2_K on AVX-512 runs the repacked gemv instead, which
- *    the parity test covers; IQ4_NL and Q4_K are always repacked on x86 and are checked against
- *    ggml's repacked gemv / gemm instead). */
+ *    the parity test covers; IQ4_NL, MXFP4 and Q4_K are always repacked on x86 and are checked
+ *    against ggml's repacked gemv / gemm instead). */
 #include "sn_test.h"
 
 #include "cpu.h"
@@ -26,7 +26,7 @@ static uint32_t urand(void) { return (uint32_t)(sn_test_xorshift(&rng) >> 16); }
 static float frand(void) { return (float)(urand() % 2000001) / 1e6f - 1.0f; }
 
 static const int TYPES[] = {SN_GGML_Q4_1, SN_GGML_Q5_0, SN_GGML_Q5_1, SN_GGML_Q2_K, SN_GGML_Q3_K, SN_GGML_Q5_K,
-                            SN_GGML_Q4_K, SN_GGML_Q6_K, SN_GGML_IQ4_NL, SN_GGML_IQ4_XS};
+                            SN_GGML_Q4_K, SN_GGML_Q6_K, SN_GGML_IQ4_NL, SN_GGML_IQ4_XS, SN_GGML_MXFP4};
 enum { NT = sizeof(TYPES) / sizeof(TYPES[0]) };
 
 static void put_f16(uint8_t *p, float v) {
@@ -50,6 +50,7 @@ static void random_row(int t, uint8_t *w, int64_t n) {
         case SN_GGML_Q6_K: put_f16(p + 208, d * 0.1f); break;
         case SN_GGML_IQ4_NL: put_f16(p, d * 0.1f); break;
         case SN_GGML_IQ4_XS: put_f16(p, d * 0.01f); break;
+        case SN_GGML_MXFP4: p[0] = (uint8_t)(b % 29 == 7 ? urand() % 2 : 112 + urand() % 16); break; /* and subnormals */
         }
     }
 }
@@ -132,6 +133,25 @@ static void check_table(const sn_kernels *k) {
             }
         }
     }
+    /* single-token matmuls over R rows (8-row groups and a rest): every output equals the scalar dot */
+    for (int ti = 0; ti < NT; ti++) {
+        const int t = TYPES[ti], at = sn_kernel_act_type(t);
+        if (!k->type[t].mv) continue;
+        const int64_t n = 2304 + 32 * (t == SN_GGML_MXFP4), R = 19; /* MXFP4: a block past 8-block steps */
+        const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n);
+        uint8_t *wm = malloc(R * wr), *xq = malloc(sn_kernel_act_row_size(t, n));
+        float y[19];
+        for (int64_t r = 0; r < R; r++) random_row(t, wm + r * wr, n);
+        float *xl = malloc(n * 4);
+        for (int64_t i = 0; i < n; i++) xl[i] = frand() * 3.f;
+        s->quant[at](xl, xq, n);
+        int bad = 0;
+        if (k->type[t].mv(n, wm, wr, R, xq, y))
+            for (int64_t r = 0; r < R; r++) bad += y[r] != s->type[t].dot(n, wm + r * wr, xq);
+        if (bad) printf("\n  %s mv %s: %d outputs differ\n", k->name, sn_ggml_type_name(t), bad);
+        CU_ASSERT_EQUAL(bad, 0);
+        free(wm); free(xq); free(xl);
+    }
     /* register-tiled 4 rows x 4 tokens: every output equals the scalar dot_mm */
     for (int ti = 0; ti < NT; ti++) {
         const int t = TYPES[ti], at = sn_kernel_act_type(t);
@@ -205,7 +225,7 @@ static void test_dequant_vs_libggml(void) {
     const char *syms[NT] = {"dequantize_row_q4_1", "dequantize_row_q5_0", "dequantize_row_q5_1",
                             "dequantize_row_q2_K", "dequantize_row_q3_K", "dequantize_row_q5_K",
                             "dequantize_row_q4_K", "dequantize_row_q6_K", "dequantize_row_iq4_nl",
-                            "dequantize_row_iq4_xs"};
+                            "dequantize_row_iq4_xs", "dequantize_row_mxfp4"};
     float *y1 = malloc(N * 4), *y2 = malloc(N * 4);
     uint8_t *w = malloc(N * 2);
     for (int ti = 0; ti < NT; ti++) {
@@ -258,7 +278,7 @@ static void test_dots_vs_ggml_cpu(void) {
      * Q4_K is always repacked on x86 (test_q4_K_vs_ggml_repack) */
     const char *syms[NT] = {"ggml_vec_dot_q4_1_q8_1", "ggml_vec_dot_q5_0_q8_0", "ggml_vec_dot_q5_1_q8_1",
                             sn_kernel_q2_K_repacked() ? NULL : "ggml_vec_dot_q2_K_q8_K", "ggml_vec_dot_q3_K_q8_K",
-                            "ggml_vec_dot_q5_K_q8_K", NULL, "ggml_vec_dot_q6_K_q8_K", NULL, "ggml_vec_dot_iq4_xs_q8_K"};
+                            "ggml_vec_dot_q5_K_q8_K", NULL, "ggml_vec_dot_q6_K_q8_K", NULL, "ggml_vec_dot_iq4_xs_q8_K", NULL};
     const sn_kernels *k = sn_test_kernels(-1);
     float *x = malloc(N * 4);
     uint8_t *w = malloc(N * 2), *a1 = malloc(N * 2), *a2 = malloc(N * 2);
@@ -436,6 +456,67 @@ static void test_iq4_nl_vs_ggml_repack(void) {
     dlclose(h);
 }
 
+/* ---- MXFP4 against ggml's repacked mxfp4_8x8 kernels (what llama.cpp runs for every MXFP4 matrix,
+ * expert stacks included, with a row count divisible by 8 on AVX2 and up). A block_mxfp4x8 holds,
+ * per 32 columns, the 8 rows' exponent bytes, then 16 chunks of 8 nibble bytes as IQ4_NL's. Our dot,
+ * dot_mm and mv must equal the gemv and the gemm, output for output, at every level. */
+static void test_mxfp4_vs_ggml_repack(void) {
+    void *h = open_ggml_cpu();
+    if (!h) return;
+    void (*cpu_init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
+    gemx_fn gemv = (gemx_fn)dlsym(h, "ggml_gemv_mxfp4_8x8_q8_0");
+    gemx_fn gemm = (gemx_fn)dlsym(h, "ggml_gemm_mxfp4_8x8_q8_0");
+    quant_mat_fn qmat = (quant_mat_fn)dlsym(h, "_Z19ggml_quantize_mat_tILl8EL9ggml_type8EEvPKfPvll");
+    quant_fn q8_0 = (quant_fn)dlsym(h, "quantize_row_q8_0");
+    if (!cpu_init || !gemv || !gemm || !qmat || !q8_0) {
+        printf(" (this libggml-cpu exports no mxfp4_8x8 kernels: skipped) ");
+        dlclose(h);
+        return;
+    }
+    cpu_init(); /* fills ggml's E8M0 table */
+    const sn_kernels *ks[3] = {sn_test_kernels(0), sn_test_kernels(1), sn_test_kernels(2)};
+    const int64_t n = 2880, nb = n / 32; /* gpt-oss's width: 90 blocks, past 8-block steps */
+    const uint64_t wr = (uint64_t)nb * sizeof(sn_block_mxfp4);
+    sn_block_mxfp4 *rows = malloc(8 * wr);
+    uint8_t *packed = malloc((size_t)nb * 136), *xm = malloc(4 * (size_t)nb * 34 + 64);
+    sn_block_q8_0 *a = malloc(4 * (size_t)nb * sizeof(sn_block_q8_0));
+    float *x = malloc(4 * n * 4), yv[8], ym[4 * 8], yr[8];
+    int bad = 0, checked = 0;
+    for (int it = 0; it < 20; it++) {
+        for (int r = 0; r < 8; r++) random_row(SN_GGML_MXFP4, (uint8_t *)(rows + r * nb), n);
+        for (int i = 0; i < 4 * n; i++) x[i] = frand() * (it % 5 == 4 ? 30.f : 1.f);
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *o = packed + b * 136;
+            for (int r = 0; r < 8; r++) o[r] = rows[r * nb + b].e;
+            for (int i = 0; i < 16; i++) memcpy(o + 8 + 8 * i, rows[(i % 8) * nb + b].qs + 8 * (i / 8), 8);
+        }
+        for (int t = 0; t < 4; t++) q8_0(x + t * n, a + t * nb, n);
+        qmat(x, xm, 4, n);
+        gemm((int)n, ym, 8, packed, xm, 4, 8);
+        for (int t = 0; t < 4; t++) {
+            gemv((int)n, yv, 8, packed, a + t * nb, 1, 8);
+            for (int ki = 0; ki < 3; ki++) {
+                if (!ks[ki]) continue;
+                const sn_type_kernels *tk = &ks[ki]->type[SN_GGML_MXFP4];
+                const int mv = tk->mv && tk->mv(n, rows, wr, 8, a + t * nb, yr);
+                for (int r = 0; r < 8; r++) {
+                    const float dv = tk->dot(n, rows + r * nb, a + t * nb), dm = tk->dot_mm(n, rows + r * nb, a + t * nb);
+                    const int wrong = dv != yv[r] || dm != ym[t * 8 + r] || (mv && yr[r] != yv[r]);
+                    if (wrong && !bad)
+                        printf("\n  %s MXFP4 row %d token %d: gemv %.9g ours %.9g (mv %.9g), gemm %.9g ours %.9g\n",
+                               ks[ki]->name, r, t, yv[r], dv, mv ? yr[r] : dv, ym[t * 8 + r], dm);
+                    bad += wrong;
+                    checked++;
+                }
+            }
+        }
+    }
+    printf(" (%d outputs) ", checked);
+    CU_ASSERT_EQUAL(bad, 0);
+    free(rows); free(packed); free(xm); free(a); free(x);
+    dlclose(h);
+}
+
 static const sn_test_case cases[] = {
     {"scalar dots equal dequantize-then-dot in double", test_scalar_vs_double},
     {"AVX2 twins equal the scalar kernels bit for bit", test_avx2},
@@ -444,5 +525,6 @@ static const sn_test_case cases[] = {
     {"dots and Q8_1 equal ggml's CPU kernels bit for bit", test_dots_vs_ggml_cpu},
     {"Q4_K dot / dot_mm equal ggml's repacked q4_K_8x8 gemv / gemm", test_q4_K_vs_ggml_repack},
     {"IQ4_NL dot / dot_mm equal ggml's repacked iq4_nl_8x8 gemv / gemm", test_iq4_nl_vs_ggml_repack},
+    {"MXFP4 dot / dot_mm / mv equal ggml's repacked mxfp4_8x8 gemv / gemm", test_mxfp4_vs_ggml_repack},
 };
 SN_TEST_MAIN("quants", cases)
