@@ -240,6 +240,12 @@ static sn_status plan(conv_job *j, sn_err *err) {
         if (p->type < 0)
             return sn_err_set(err, SN_EFORMAT, "%s: tensor %s: no layer number in [0, %lld)", o->model_dir,
                               p->gguf_name, (long long)j->cfg.n_layers);
+        /* MXFP4 in the checkpoint is quantized already: llama-quantize refuses to requantize it */
+        if (p->ts.mx_scales && p->type != SN_CONV_MXFP4 && !o->sink && !o->allow_requantize)
+            return sn_err_set(err, SN_EINVAL, "%s: tensor %s is MXFP4 in the checkpoint (%s); requantizing it to %s "
+                              "loses quality, and llama-quantize refuses it (use --outtype f32/f16/bf16/q8_0, which "
+                              "keep the experts MXFP4, or pass --allow-requantize)", o->model_dir, p->gguf_name,
+                              p->hf_name, sn_ggml_type_name(p->type));
         p->bytes = sn_ggml_row_size(p->type, p->ne[0]) * (p->n_elems / (p->ne[0] ? p->ne[0] : 1));
         j->n_params += p->n_elems;
         for (uint32_t k = 0; k < p->ts.n_parts; k++) j->src_bytes += p->ts.part[k]->nbytes;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #define MAX_THREADS 64
+#define SN_CONV_MXFP4 39          /* ggml's GGML_TYPE_MXFP4: blocks of 32, 17 bytes (transform.h) */
 
 static inline double sn_conv_now(void) {
     struct timespec ts;
@@ -39,6 +40,7 @@ typedef struct {
     uint64_t bytes;
     char group[SN_GGUF_MAX_NAME]; /* emitted with the rest of its group (arch.h) */
     uint32_t group_rank, group_size;
+    int early;                    /* emitted before the other source tensors (arch.h) */
 } plan_t;
 
 typedef struct {

@@ -50,6 +50,7 @@ int sn_conv_find_plan(const plan_list *pl, const char *gguf_name) {
  * ending in .weight and the family's keep_f32 kinds; the outtype otherwise; F16 when a row is not a
  * multiple of the quant block. The quantized file types follow quant_rules.c instead. */
 int sn_conv_choose_type(const sn_arch *a, sn_outtype ot, const plan_t *p) {
+    if (p->ts.mx_scales) return SN_CONV_MXFP4; /* repacked as it is, for every converter outtype */
     if (p->n_dims <= 1 || ends_with(p->gguf_name, "_norm.weight") || !ends_with(p->gguf_name, ".weight"))
         return SN_GGML_F32;
     if (sn_arch_name_in(p->gguf_name, a->keep_f32)) return SN_GGML_F32;
@@ -84,8 +85,8 @@ static void shape_str(const uint64_t *ne, uint32_t n_dims, int reversed, char *b
 
 /* Rows as the writer streams them: 1-D permuted tensors (llama q/k biases) are permuted
  * element-wise, i.e. rows of length 1. */
-static void plan_rows(plan_t *p) {
-    p->ts.row_len = p->n_dims >= 2 || !p->permute_heads ? p->ne[0] : 1;
+static void plan_rows(plan_t *p, int elem_rows) {
+    p->ts.row_len = (p->n_dims >= 2 || !p->permute_heads) && !elem_rows ? p->ne[0] : 1;
     p->ts.n_rows = p->ts.row_len ? p->n_elems / p->ts.row_len : 0;
 }
 
@@ -132,8 +133,33 @@ static void place_completed(plan_list *pl, size_t k) {
 
 /* Adds source t under the mapping at (one part of a fused tensor, or all of one); slice_off is the
  * row slice this name takes. */
-static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_arch_tensor *at,
-                                 const char *gguf_name, uint64_t slice_off, sn_err *err) {
+/* The scales beside MXFP4 blocks t ("X_blocks" [.., rows, nb, 16] -> "X_scales" [.., rows, nb], U8). */
+static sn_status mxfp4_scales_of(const sn_st_model *m, const sn_st_tensor *t, const sn_st_tensor **out,
+                                 sn_err *err) {
+    char name[512];
+    size_t L = strlen(t->name);
+    if (L < 7 || L >= sizeof name || strcmp(t->name + L - 7, "_blocks") != 0)
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s': MXFP4 blocks must be named *_blocks", t->file, t->name);
+    snprintf(name, sizeof name, "%.*s_scales", (int)(L - 7), t->name);
+    int64_t k = sn_st_model_find(m, name);
+    const sn_st_tensor *s = k >= 0 ? sn_st_model_tensor(m, (size_t)k) : NULL;
+    if (!s) return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has no scales: '%s' is missing", t->file, t->name, name);
+    int same = s->dtype == SN_ST_U8 && !s->unsupported && s->contiguous && t->contiguous && s->n_dims + 1 == t->n_dims;
+    for (uint32_t d = 0; same && d < s->n_dims; d++) same = s->shape[d] == t->shape[d];
+    if (!same) {
+        char got[96], exp[96];
+        shape_str(s->shape, s->n_dims, 0, got, sizeof got);
+        shape_str(t->shape, t->n_dims ? t->n_dims - 1 : 0, 0, exp, sizeof exp);
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' is %s %s but its blocks '%s' need U8 %s", s->file,
+                          s->name, sn_st_dtype_name(s->dtype), got, t->name, exp);
+    }
+    *out = s;
+    return SN_OK;
+}
+
+static sn_status plan_add_source(plan_list *pl, const sn_st_model *m, const sn_st_tensor *t,
+                                 const sn_arch_tensor *at, const char *gguf_name, uint64_t slice_off, sn_err *err) {
+    sn_status st;
     /* the source shape: as declared, else the output shape (HF shape reversed) */
     const uint64_t *want = at->src_n_dims ? at->src_ne : at->ne;
     uint32_t want_dims = at->src_n_dims ? at->src_n_dims : at->n_dims;
@@ -155,16 +181,27 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has shape %s but config.json implies %s",
                           t->file, t->name, got, exp);
     }
+    const sn_st_tensor *mx_scales = NULL;
+    if ((t->dtype == SN_ST_U8) != (at->mxfp4 != 0))
+        return sn_err_set(err, SN_EFORMAT, "%s: tensor '%s' has dtype %s, but %s", t->file, t->name,
+                          sn_st_dtype_name(t->dtype), at->mxfp4 ? "MXFP4 blocks are U8" : "only MXFP4 blocks and "
+                          "scales may be U8");
+    if (at->mxfp4 && (st = mxfp4_scales_of(m, t, &mx_scales, err)) != SN_OK) return st;
     uint64_t out_elems = elems_of(at->ne, at->n_dims), take = 0;
+    /* the source row as the output sees it: row_w values from row_units source elements (an MXFP4
+     * row of cols/32 blocks of 16 bytes; a transposed matrix's column) */
+    uint64_t last = t->n_dims ? t->shape[t->n_dims - 1] : 1, prev = t->n_dims > 1 ? t->shape[t->n_dims - 2] : 1;
+    uint64_t row_units = at->elem_rows ? 1 : at->mxfp4 ? 16 * prev : at->transpose ? prev : last;
+    uint64_t row_w = at->elem_rows ? 1 : at->mxfp4 ? 32 * prev : row_units;
     int bad = at->part >= n_parts || n_parts > SN_ARCH_MAX_PARTS || (n_parts > 1 && at->permute_heads) ||
-              (at->transpose && want_dims != 2);
+              (at->transpose && want_dims != 2 && want_dims != 3) || (at->mxfp4 && (last != 16 || t->n_dims < 2));
     if (slice_group) { /* out: take rows of each group of slice_group source rows */
-        uint64_t rows = t->n_dims && t->shape[t->n_dims - 1] ? t->n_elems / t->shape[t->n_dims - 1] : 0;
-        uint64_t groups = rows / slice_group, out_rows = t->n_dims ? out_elems / t->shape[t->n_dims - 1] : 0;
+        uint64_t rows = row_units ? t->n_elems / row_units : 0;
+        uint64_t groups = rows / slice_group, out_rows = row_w ? out_elems / row_w : 0;
         take = groups ? out_rows / groups : 0;
-        bad |= n_parts > 1 || at->permute_heads || at->transpose || at->ne[0] != t->shape[t->n_dims - 1] ||
+        bad |= n_parts > 1 || at->permute_heads || (!at->elem_rows && at->ne[0] != row_w) ||
                rows % slice_group || !take || take * groups != out_rows || slice_off + take > slice_group;
-    } else bad |= t->n_elems * n_parts != out_elems;
+    } else bad |= t->n_elems * (at->mxfp4 ? 2 : 1) * n_parts != out_elems || (at->mxfp4 && at->ne[0] != row_w);
     if (bad)
         return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': the %s mapping to %s is inconsistent", t->file,
                           t->name, n_parts > 1 ? "fused" : slice_group ? "sliced" : "reshaped", gguf_name);
@@ -204,7 +241,9 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_tensor *t, const sn_
         memcpy(p->group, at->group, sizeof p->group);
         p->group_rank = at->group_rank;
         p->group_size = at->group_size;
-        plan_rows(p);
+        p->early = at->early;
+        p->ts.mx_scales = mx_scales;
+        plan_rows(p, at->elem_rows);
         k = (int)(p - pl->t);
     }
     p->ts.part[at->part] = t;
@@ -248,7 +287,7 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
         for (int d = 0; d < SN_GGUF_MAX_DIMS; d++) p->ne[d] = 1;
         p->ne[0] = ex[i].n;
         p->n_elems = ex[i].n;
-        plan_rows(p);
+        plan_rows(p, 0);
     }
     for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
         const sn_st_tensor *t = sn_st_model_tensor(m, i);
@@ -264,10 +303,17 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
             return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor '%s' has %s, which the converter cannot read "
                               "(supported: float32, float16, bfloat16 with at most %d dimensions)", t->file, t->name,
                               t->unsupported, SN_ST_MAX_DIMS);
-        if ((st = plan_add_source(pl, t, &at, at.gguf_name, at.slice_off, err)) != SN_OK) return st;
-        if (at.also_name[0] && (st = plan_add_source(pl, t, &at, at.also_name, at.also_slice_off, err)) != SN_OK)
+        if ((st = plan_add_source(pl, m, t, &at, at.gguf_name, at.slice_off, err)) != SN_OK) return st;
+        if (at.also_name[0] && (st = plan_add_source(pl, m, t, &at, at.also_name, at.also_slice_off, err)) != SN_OK)
             return st;
     }
+    /* tensors the reference writes while it prepares the others go first, in arrival order */
+    for (size_t i = 0, front = n_ex; i < pl->n; i++)
+        if (pl->t[i].early) {
+            plan_t e = pl->t[i];
+            memmove(&pl->t[front + 1], &pl->t[front], (i - front) * sizeof *pl->t);
+            pl->t[front++] = e;
+        }
     for (size_t i = 0; i < pl->n; i++)
         for (uint32_t k = 0; k < pl->t[i].ts.n_parts; k++)
             if (!pl->t[i].ts.part[k])

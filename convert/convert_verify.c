@@ -2,7 +2,7 @@
  *
  * Every tensor is dequantized row by row and compared with its source rows run through the same
  * transforms: float types must match bit for bit (after the same rounding), quantized types stay
- * within the block's quantization bound. The tokenizer keys are written once more, alone, and
+ * within the block's quantization bound; repacked MXFP4 blocks must be the repack of their source. The tokenizer keys are written once more, alone, and
  * must be byte-identical in the output. */
 #include "convert_internal.h"
 
@@ -57,7 +57,12 @@ sn_status sn_conv_verify_file(const sn_convert_opts *o, const plan_list *pl, sn_
             if (!a || !b) { st = sn_err_set(err, SN_ENOMEM, "out of memory"); break; }
         }
         uint64_t out_row = ok ? sn_ggml_row_size(p->type, row_len) : 0;
-        for (uint64_t r = 0; ok && r < n_rows; r++) {
+        int mx = p->type == SN_CONV_MXFP4;
+        for (uint64_t r = 0; ok && mx && r < n_rows; r++) { /* b: row_len floats >= the row's bytes */
+            sn_tsrc_mxfp4_row(&p->ts, r, (uint8_t *)b);
+            ok = memcmp(b, (const uint8_t *)t->data + r * out_row, out_row) == 0;
+        }
+        for (uint64_t r = 0; ok && !mx && r < n_rows; r++) {
             const float *x = sn_tsrc_row(&p->ts, r, a);
             if (sn_dequantize_row(p->type, (const uint8_t *)t->data + r * out_row, b, (int64_t)row_len) != 0) {
                 ok = 0;

@@ -64,6 +64,10 @@ static void convert_rows(const chunk_job *j, uint64_t r0, uint64_t r1, float *sc
                 }
             continue;
         }
+        if (p->type == SN_CONV_MXFP4) { /* MXFP4 blocks: bits moved, never through floats */
+            sn_tsrc_mxfp4_row(&p->ts, r, dst);
+            continue;
+        }
         const float *x = sn_tsrc_row(&p->ts, r, scratch);
         sn_ggml_from_f32(p->type, x, dst, (int64_t)j->row_len); /* the plan only picks types it can write */
     }

@@ -249,6 +249,13 @@ static void diagnose(const sn_lms_doctor_opts *o, const char *path, lms_diag *d)
         }
         d->problems += k;
         if (!k) check_turn_end(o, path, mi.chat_template, d);
+        /* gpt-oss's harmony Jinja raises on a tool-call turn that carries both reply and reasoning */
+        if (strstr(mi.chat_template, "Cannot pass both content and thinking"))
+            dnote(o, "note: a harmony (gpt-oss) template: it raises \"Cannot pass both content and thinking in an "
+                 "assistant message with tool calls!\" when a conversation sends back an assistant tool-call turn "
+                 "with both its text and its reasoning, which LM Studio shows as \"Error rendering prompt with jinja "
+                 "template\" after some turns with tools (lmstudio-bug-tracker #842). The file is fine: the client "
+                 "must keep one of the two in such turns (or start a new chat)");
     }
     if (o->models_dir) { /* My Models lists <models>/<publisher>/<repo>/<file>.gguf */
         char rm[PATH_MAX], rp[PATH_MAX], dir[PATH_MAX];
@@ -284,9 +291,8 @@ static sn_status rewrite(const sn_lms_doctor_opts *o, const char *jinja, int64_t
     char *tmp = NULL;
     sn_gguf_writer *w = sn_gguf_writer_new();
     if (!w) st = sn_err_set(err, SN_ENOMEM, "out of memory");
-    else if (sn_gguf_find_key(g, "split.count") >= 0 && sn_gguf_u32_or(g, "split.count", 0) != 1)
-        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: a split model: --fix rewrites one file; convert it again with the "
-                        "template instead", o->path);
+    else if (sn_gguf_find_key(g, "split.count") >= 0) /* guard: the caller refuses split models first */
+        st = sn_err_set(err, SN_EUNSUPPORTED, "%s: a split model", o->path);
     for (int64_t i = 0; st == SN_OK && i < sn_gguf_n_kv(g); i++) st = sn_gguf_writer_copy_kv(w, g, i);
     if (st == SN_OK && jinja) st = sn_gguf_writer_set_str(w, "tokenizer.chat_template", jinja);
     if (st == SN_OK && eot >= 0) st = sn_gguf_writer_set_u32(w, "tokenizer.ggml.eot_token_id", (uint32_t)eot);
@@ -389,10 +395,17 @@ int sn_lms_doctor(const sn_lms_doctor_opts *o, int *found) {
     int64_t eot = d.eot_fix;
     sn_err err = {0};
     sn_status st = SN_OK;
-    if (d.need_jinja && !o->jinja_file && !o->from_dir)
+    sn_modelinfo mi;
+    if (sn_modelinfo_read(o->path, &mi, &err) == SN_OK) {
+        if (mi.split_count > 1)
+            st = sn_err_set(&err, SN_EUNSUPPORTED, "%s is part 1 of a split model: --fix rewrites one file; convert "
+                            "the model again with the template (sunny-convert MODEL_DIR --split-max-size ...)", o->path);
+        sn_modelinfo_free(&mi);
+    }
+    if (st == SN_OK && d.need_jinja && !o->jinja_file && !o->from_dir)
         st = sn_err_set(&err, SN_EINVAL, "the chat template needs a source: --from MODEL_DIR (tokenizer_config.json "
                         "or chat_template.jinja) or --jinja FILE");
-    else if (d.need_jinja || o->jinja_file || o->from_dir)
+    else if (st == SN_OK && (d.need_jinja || o->jinja_file || o->from_dir))
         st = new_template(o, &jinja, &eot, &err);
     if (st == SN_OK && !jinja && eot < 0) st = sn_err_set(&err, SN_EINVAL, "no change would repair it");
     if (st) {
@@ -400,24 +413,27 @@ int sn_lms_doctor(const sn_lms_doctor_opts *o, int *found) {
         free(jinja);
         return d.problems;
     }
-    if (jinja) dnote(o, "%s: tokenizer.chat_template (%zu bytes)", o->dry_run ? "would set" : "set", strlen(jinja));
-    for (const char *l = jinja; o->dry_run && l && *l;) { /* the template itself, as --dry-run shows a Modelfile */
-        size_t n = strcspn(l, "\n");
-        dnote(o, "  | %.*s", (int)n, l);
-        l += n + (l[n] == '\n');
-    }
-    if (eot >= 0) dnote(o, "%s: tokenizer.ggml.eot_token_id = %lld", o->dry_run ? "would set" : "set", (long long)eot);
     if (o->dry_run) {
+        if (jinja) dnote(o, "would set: tokenizer.chat_template (%zu bytes)", strlen(jinja));
+        for (const char *l = jinja; l && *l;) { /* the template itself, as --dry-run shows a Modelfile */
+            size_t n = strcspn(l, "\n");
+            dnote(o, "  | %.*s", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
+        if (eot >= 0) dnote(o, "would set: tokenizer.ggml.eot_token_id = %lld", (long long)eot);
         dnote(o, "would write: a new %s (temp file beside it, renamed over it); nothing written (--dry-run)", o->path);
         free(jinja);
         return d.problems;
     }
     st = rewrite(o, jinja, eot, &err);
-    free(jinja);
     if (st) {
         dnote(o, "fix: failed: %s", err.msg);
+        free(jinja);
         return d.problems;
     }
+    if (jinja) dnote(o, "set: tokenizer.chat_template (%zu bytes)", strlen(jinja));
+    if (eot >= 0) dnote(o, "set: tokenizer.ggml.eot_token_id = %lld", (long long)eot);
+    free(jinja);
     dnote(o, "wrote: %s; checking it again", o->path);
     diagnose(o, o->path, &d);
     int left = d.problems;

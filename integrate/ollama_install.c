@@ -1,6 +1,7 @@
 /* ollama_install.c - the `sunny-integrate ollama` job as a plan and a run (see ollama_install.h).
  * Each step is a call into ollama.h / template_cmd.h / smoke.h; this file only orders them in named
  * phases and says what happened through the callbacks. */
+#include "budget.h"
 #include "ollama_install.h"
 #include "http.h"
 #include "mapfile.h"
@@ -72,7 +73,7 @@ static int resolve_template(const sn_ollama_install_opts *a, const sn_ollama_ins
     size_t tl = strlen(t);
     int jinja_file = tl > 6 && strcmp(t + tl - 6, ".jinja") == 0;
     if (strcmp(t, "auto") != 0 && !jinja_file) {
-        if (sn_read_file(t, 16u << 20, tmpl, NULL, err)) return err->code;
+        if (SN_READ_FILE(t, SN_BUDGET_TEXT_FILE, tmpl, NULL, err)) return err->code;
         snprintf(src, src_cap, "Go template from %s", t);
         return SN_OK;
     }
@@ -334,6 +335,33 @@ static sn_status connect_server(sn_ollama_job *j, const sn_ollama_install_cb *cb
     return SN_OK;
 }
 
+/* Ollama's harmony rule (server/routes.go shouldUseHarmony), its families as data: a model of these
+ * families whose TEMPLATE holds both tags runs as harmony. */
+static const char *const k_harmony_families[] = {"gptoss", "gpt-oss", NULL};
+
+/* Says what Ollama will do with a harmony-family model: with a TEMPLATE holding <|start|> and <|end|>,
+ * that TEMPLATE renders each prompt (renderPrompt, server/prompt.go), llama-server runs without Jinja
+ * (usesOllamaRenderedChat) and Ollama's harmony parser splits non-raw replies; without one, the server
+ * renders the GGUF's harmony Jinja through llama-server, which parses the channels itself. */
+static void harmony_note(sn_ollama_job *j, const sn_ollama_install_cb *cb) {
+    int fam = 0;
+    for (const char *const *f = k_harmony_families; *f; f++) fam |= strcmp(j->mi.arch, *f) == 0;
+    if (!fam) return;
+    int tags = j->tmpl && strstr(j->tmpl, "<|start|>") && strstr(j->tmpl, "<|end|>");
+    cJSON_AddBoolToObject(j->out, "harmony", tags);
+    if (tags)
+        say(cb, "harmony : this TEMPLATE holds <|start|> and <|end|>, so Ollama runs this %s model as harmony "
+                "(server/routes.go shouldUseHarmony): the TEMPLATE renders each prompt, llama-server's Jinja is off, "
+                "and Ollama's harmony parser splits replies into thinking, content and tool calls (the smoke gate "
+                "compares raw tokens and the rendered prompt, not that parsing)", j->mi.arch);
+    else
+        say(cb, "harmony : not used: Ollama runs a %s model as harmony only with a TEMPLATE holding <|start|> and "
+                "<|end|> (server/routes.go shouldUseHarmony); %s", j->mi.arch,
+            j->tmpl ? "this TEMPLATE renders the prompts and replies come back unparsed (channels as text)"
+                    : "here the server renders the GGUF's own harmony Jinja (llama-server, which also parses the "
+                      "reply's channels)");
+}
+
 /* The blob names: the file's digest, and every shard's for a split GGUF (their own create entries). */
 static sn_status hash_blobs(sn_ollama_job *j, const sn_ollama_install_cb *cb, sn_err *err) {
     const sn_ollama_install_opts *a = j->a;
@@ -436,6 +464,7 @@ sn_status sn_ollama_install_plan(const sn_ollama_install_opts *a, const sn_ollam
         st = build_modelfile(j, err);
     }
     if (st == SN_OK) st = connect_server(j, cb, err);
+    if (st == SN_OK) harmony_note(j, cb);
     if (st == SN_OK) st = hash_blobs(j, cb, err);
     if (st == SN_OK) st = make_create_body(j, cb, err);
     if (st == SN_OK) st = fill_plan(j, err);

@@ -20,7 +20,9 @@
  *     split into gate and up);
  *   - row trim: only the first rows of a longer source (Gemma's embedding past the vocabulary);
  *   - copy: the same data is written a second time under also_name (RWKV-7 layer-0 a -> v);
- *   - transpose: a 2-D source [R][C] is written as [C][R];
+ *   - transpose: a 2-D source [R][C] is written as [C][R] (a 3-D one: each [R][C] matrix of the stack);
+ *   - MXFP4 repack: OpenAI's MXFP4 blocks (uint8 [.., rows, cols/32, 16], two E2M1 codes a byte) and
+ *     the E8M0 scales beside them become GGML MXFP4 blocks, bits moved, nothing dequantized;
  *   - permute_heads: llama's rope row interleave of q/k;
  *   - an elementwise map (Mamba-2's A = -exp(A_log), Qwen3.5's norm + 1);
  *   - a value-head reordering of rows or columns (Qwen3.5's linear attention);
@@ -77,7 +79,15 @@ typedef struct sn_arch_tensor {
      * each group (as many as the output has rows per group); the also_name copy takes the rows from
      * also_slice_off */
     uint64_t slice_group, slice_off, also_slice_off;
-    int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}) */
+    int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}); a
+                                      * 3-D source: each matrix of the stack */
+    int elem_rows;                   /* the row slice runs over single elements (an [E, 2F] bias whose
+                                      * gate and up values alternate) */
+    /* the source is MXFP4 blocks; its scales are the tensor of the same name ending "_scales" instead
+     * of "_blocks"; the output is GGML MXFP4 whatever the outtype */
+    int mxfp4;
+    int early;                       /* emitted before every other source tensor, in arrival order (the
+                                      * reference writes it while it prepares the others) */
     int trim_rows;                   /* a 2-D source may have more rows than ne[1]: the first ne[1] are kept */
     sn_arch_ew ew;                   /* elementwise map */
     sn_arch_vreorder vr;             /* value-head reordering of rows or columns */
@@ -154,6 +164,12 @@ typedef struct sn_arch {
 /* The Llama row, whose functions a family the reference converts as a LlamaModel subclass reuses
  * (the other rows are declared beside the table, convert/archs/archs.c). */
 extern const sn_arch sn_arch_llama;
+/* A Mamba-2 mixer tensor of the Mamba2 layout (the name after "mixer.": in_proj.weight, conv1d.weight
+ * / .bias, dt_bias, A_log, D, norm.weight, out_proj.weight) for d_model E, d_inner DI, H heads, G groups,
+ * state N and conv kernel K: its shapes and transforms into out and the GGUF name after "blk.N.", or
+ * NULL (convert/archs/arch_mamba2.c; hybrids name the same tensors under another prefix). */
+const char *sn_arch_mamba2_mixer(const char *p, uint64_t E, uint64_t DI, uint64_t H, uint64_t G, uint64_t N,
+                                 uint64_t K, sn_arch_tensor *out);
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);

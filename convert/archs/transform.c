@@ -8,7 +8,7 @@
 
 int sn_tsrc_is_plain(const sn_tsrc *s) {
     return s->n_parts == 1 && s->part[0]->contiguous && !s->slice_group && !s->transpose && s->ew == SN_ARCH_EW_NONE &&
-           !s->vr.n_k;
+           !s->vr.n_k && !s->mx_scales;
 }
 
 const sn_st_tensor *sn_tsrc_src_row(const sn_tsrc *s, uint64_t r, uint64_t *src_row) {
@@ -32,6 +32,7 @@ static float elem_f32(const sn_st_tensor *t, uint64_t i) {
     case SN_ST_F32: memcpy(&f, p, 4); return f;
     case SN_ST_F16: memcpy(&h, p, 2); return sn_fp16_to_fp32(h);
     case SN_ST_BF16: memcpy(&h, p, 2); return sn_bf16_to_fp32(h);
+    case SN_ST_U8: return *p;
     }
     return 0;
 }
@@ -76,18 +77,46 @@ void sn_tsrc_apply_ew(sn_arch_ew ew, float *x, uint64_t n) {
     }
 }
 
+/* E2M1 code i of a row of OpenAI MXFP4 blocks (element 2k in the low nibble of byte k). */
+static unsigned mx_code(const uint8_t *q, uint64_t i) { return (q[i >> 1] >> ((i & 1) * 4)) & 15u; }
+
+void sn_tsrc_mxfp4_row(const sn_tsrc *s, uint64_t r, uint8_t *dst) {
+    uint64_t sr, nb = s->row_len / 32;
+    const sn_st_tensor *t = sn_tsrc_src_row(s, r, &sr);
+    const uint8_t *q = t->data + sr * nb * 16, *e = s->mx_scales->data + sr * nb;
+    for (uint64_t b = 0; b < nb; b++, q += 16, dst += 17) {
+        dst[0] = e[b];
+        for (unsigned j = 0; j < 16; j++) dst[1 + j] = (uint8_t)(mx_code(q, j) | mx_code(q, j + 16) << 4);
+    }
+}
+
+/* The values of an MXFP4 source row: ggml's doubled E2M1 levels times 2^(e - 128). */
+static void mxfp4_values(const sn_tsrc *s, uint64_t r, float *y) {
+    static const float lv[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    uint64_t sr, nb = s->row_len / 32;
+    const sn_st_tensor *t = sn_tsrc_src_row(s, r, &sr);
+    const uint8_t *q = t->data + sr * nb * 16, *e = s->mx_scales->data + sr * nb;
+    for (uint64_t b = 0; b < nb; b++, q += 16)
+        for (unsigned i = 0; i < 32; i++) y[b * 32 + i] = lv[mx_code(q, i)] * ldexpf(1.0f, (int)e[b] - 128);
+}
+
 const float *sn_tsrc_row(const sn_tsrc *s, uint64_t r, float *scratch) {
     uint64_t n = s->row_len, sr;
     if (s->gen) return s->gen + r * n;
+    if (s->mx_scales) {
+        mxfp4_values(s, r, scratch);
+        return scratch;
+    }
     const sn_st_tensor *t = sn_tsrc_src_row(s, r, &sr);
     const float *x;
     if (s->vr.n_k && s->vr.cols) { /* output column e is source column vreorder_src(e) */
         for (uint64_t e = 0; e < n; e++) scratch[e] = elem_f32(t, sr * n + sn_arch_vreorder_src(&s->vr, e));
         x = scratch;
     } else if (s->transpose) {
-        /* the part is [n][cols] in HF order; output row sr is its column sr */
-        uint64_t cols = t->n_elems / (n ? n : 1);
-        for (uint64_t i = 0; i < n; i++) scratch[i] = elem_f32(t, i * cols + sr);
+        /* each matrix of the part is [n][cols] in HF order; output row sr is column sr % cols of
+         * matrix sr / cols */
+        uint64_t cols = t->n_dims ? t->shape[t->n_dims - 1] : 1, m = sr / cols * n * cols;
+        for (uint64_t i = 0; i < n; i++) scratch[i] = elem_f32(t, m + i * cols + sr % cols);
         x = scratch;
     } else if (!t->contiguous) { /* a checkpoint view (e.g. a transposed matrix): gather via the strides */
         if (t->n_dims && n == t->shape[t->n_dims - 1]) sn_st_row_f32(t, sr, scratch);

@@ -18,7 +18,8 @@ typedef struct sn_tsrc {
     const float *gen;                            /* generated F32 data (no sources) */
     uint64_t row_len, n_rows;                    /* of the output tensor */
     uint64_t permute_heads;                      /* llama rope row interleave */
-    int transpose;                               /* each part is a 2-D [row_len-major] transpose */
+    int transpose;                               /* each part (each matrix of a 3-D part) is transposed */
+    const sn_st_tensor *mx_scales;               /* non-NULL: part[0] holds MXFP4 blocks, these their scales */
     sn_arch_ew ew;                               /* elementwise map */
     sn_arch_vreorder vr;                         /* value-head reordering (arch.h) */
 } sn_tsrc;
@@ -31,6 +32,9 @@ int sn_tsrc_is_plain(const sn_tsrc *s);
 const float *sn_tsrc_row(const sn_tsrc *s, uint64_t r, float *scratch);
 /* The source part and its row holding output row r (for plain tensors: permutation applied). */
 const sn_st_tensor *sn_tsrc_src_row(const sn_tsrc *s, uint64_t r, uint64_t *src_row);
+/* Output row r of an MXFP4 source as GGML block_mxfp4 bytes (row_len / 32 blocks of 17 bytes: the
+ * E8M0 scale, then 16 bytes holding element j in the low nibble and j + 16 in the high one). */
+void sn_tsrc_mxfp4_row(const sn_tsrc *s, uint64_t r, uint8_t *dst);
 /* torch's float32 CPU exp (SLEEF expf_u10), which the reference converter's maps use. */
 float sn_tsrc_torch_expf(float x);
 /* y = f(x) for the map kinds of arch.h. */

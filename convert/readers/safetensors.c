@@ -46,11 +46,12 @@ const char *sn_st_dtype_name(sn_st_dtype t) {
     case SN_ST_F32: return "F32";
     case SN_ST_F16: return "F16";
     case SN_ST_BF16: return "BF16";
+    case SN_ST_U8: return "U8";
     }
     return "?";
 }
 
-uint32_t sn_st_dtype_size(sn_st_dtype t) { return t == SN_ST_F32 ? 4u : 2u; }
+uint32_t sn_st_dtype_size(sn_st_dtype t) { return t == SN_ST_F32 ? 4u : t == SN_ST_U8 ? 1u : 2u; }
 
 /* Exact non-negative integer from a JSON number (<= 2^53), else -1. */
 static int json_u64(const cJSON *v, uint64_t *out) {
@@ -75,6 +76,7 @@ static sn_status parse_dtype(const char *s, sn_st_dtype *out) {
     if (strcmp(s, "F32") == 0) *out = SN_ST_F32;
     else if (strcmp(s, "F16") == 0) *out = SN_ST_F16;
     else if (strcmp(s, "BF16") == 0) *out = SN_ST_BF16;
+    else if (strcmp(s, "U8") == 0) *out = SN_ST_U8;
     else return SN_EUNSUPPORTED;
     return SN_OK;
 }
@@ -97,7 +99,7 @@ static sn_status parse_entry(const sn_st_file *f, const cJSON *item, uint64_t da
                           f->in.path, name);
     if (parse_dtype(dt->valuestring, &t->dtype) != SN_OK)
         return sn_err_set(err, SN_EUNSUPPORTED,
-                          "%s: tensor '%s': unsupported dtype %s (supported: F32, F16, BF16)", f->in.path,
+                          "%s: tensor '%s': unsupported dtype %s (supported: F32, F16, BF16, U8)", f->in.path,
                           name, dt->valuestring);
     int nd = cJSON_GetArraySize(sh);
     /* more dimensions (a vision tower's Conv3d patch embedding): checked and kept out of reach; the
@@ -160,8 +162,9 @@ static sn_status parse_file(sn_st_file *f, sn_err *err) {
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | f->in.base[i];
     if (hlen > SN_ST_MAX_HEADER)
-        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 exceeds the 100 MB limit "
-                          "(not a safetensors file?)", f->in.path, (unsigned long long)hlen);
+        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 exceeds the %llu MB budget "
+                          "(SN_BUDGET_ST_HEADER, budget.h; not a safetensors file?)", f->in.path,
+                          (unsigned long long)hlen, (unsigned long long)(SN_BUDGET_ST_HEADER >> 20));
     if (hlen < 2)
         return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 is too small", f->in.path,
                           (unsigned long long)hlen);
@@ -314,6 +317,7 @@ static float elem_at(const sn_st_tensor *t, uint64_t off) {
     case SN_ST_F32: { float f; memcpy(&f, p, 4); return f; }
     case SN_ST_F16: memcpy(&h, p, 2); return sn_fp16_to_fp32(h);
     case SN_ST_BF16: memcpy(&h, p, 2); return sn_bf16_to_fp32(h);
+    case SN_ST_U8: return *p;
     }
     return 0;
 }
@@ -387,7 +391,7 @@ static int cmp_tensor_ptr_name(const void *a, const void *b) {
 static sn_status index_shards(const char *dir, const char *ipath, cJSON **root_out, char ***names_out,
                               size_t *n_out, sn_err *err) {
     char *txt = NULL;
-    sn_status st = sn_read_file(ipath, SN_ST_MAX_HEADER, &txt, NULL, err);
+    sn_status st = SN_READ_FILE(ipath, SN_BUDGET_ST_HEADER, &txt, NULL, err);
     if (st != SN_OK) return st;
     cJSON *root = cJSON_Parse(txt);
     free(txt);

@@ -5,7 +5,7 @@
  * offsets relative to the data area (byte 8 + N); an optional "__metadata__" object holds strings.
  * A sharded model adds model.safetensors.index.json whose "weight_map" names the shard of every
  * tensor. Everything read from a file is validated before it is trusted: header length (<= 100 MB)
- * and JSON, dtype (F32/F16/BF16 only), shape, offsets inside the file, byte counts matching the
+ * and JSON, dtype (F32/F16/BF16, U8), shape, offsets inside the file, byte counts matching the
  * shape, no overlapping tensors, unique names. Tensors are listed in the order llama.cpp's converter
  * visits them (shards in sorted file-name order, names sorted within a shard) so output can be
  * byte-identical. Nothing is copied: tensor data points into the mapping. */
@@ -19,7 +19,9 @@
 #define SN_ST_MAX_DIMS 4
 #define SN_ST_MAX_HEADER SN_BUDGET_ST_HEADER
 
-typedef enum sn_st_dtype { SN_ST_F32 = 0, SN_ST_F16 = 1, SN_ST_BF16 = 2 } sn_st_dtype;
+/* U8: bytes that are not values by themselves (MXFP4 blocks and scales); only a family that maps
+ * them as such reads them (the plan refuses any other U8 tensor). */
+typedef enum sn_st_dtype { SN_ST_F32 = 0, SN_ST_F16 = 1, SN_ST_BF16 = 2, SN_ST_U8 = 3 } sn_st_dtype;
 
 typedef struct sn_st_tensor {
     const char *name;                 /* NUL-terminated, owned by the file handle */

@@ -28,6 +28,8 @@
 //     shouldUseGoTemplate, selectedModelTemplate): the GGUF's Jinja renders chat/non-raw generate
 //     and is what /api/show returns as "template" when it exposes more capabilities than the Go
 //     TEMPLATE, or always with -go-template 0 (OLLAMA_GO_TEMPLATE=0); -go-template 1 forces Go;
+//   - gpt-oss with a TEMPLATE holding <|start|> and <|end|> (routes.go shouldUseHarmony): rendered
+//     with that TEMPLATE even where the Jinja would be preferred (usesOllamaRenderedChat);
 //   - split GGUFs >= 0.30: shards grouped by split.count/split.no and the -NNNNN-of-NNNNN.gguf name
 //     (server/create.go splitGGUFGroupKey, mergeSplitGGUFLayers);
 //   - create >= 0.30 rewrites the model with llama-quantize COPY; here llama.cpp (the worker) must
@@ -543,6 +545,9 @@ func (s *server) selected(m *model) (native bool, goTmpl *ollamaTemplate) {
 	if !s.newEngine || m.ChatTemplate == "" {
 		return false, goTmpl // <= 0.24 never renders the Jinja
 	}
+	if shouldUseHarmony(m) { // usesOllamaRenderedChat: harmony renders with the Go TEMPLATE, never the Jinja
+		return false, goTmpl
+	}
 	if !m.HasGoTemplate {
 		return true, goTmpl
 	}
@@ -553,6 +558,18 @@ func (s *server) selected(m *model) (native bool, goTmpl *ollamaTemplate) {
 		return false, goTmpl
 	}
 	return shouldPreferChatTemplate(m.ChatTemplate, goTmpl), goTmpl
+}
+
+// shouldUseHarmony (server/routes.go): a gpt-oss model whose TEMPLATE holds the harmony tags
+// <|start|> and <|end|>. Ollama then renders prompts with that TEMPLATE (renderPrompt, server/prompt.go),
+// starts llama-server without Jinja (usesOllamaRenderedChat -> DisableJinja) and parses non-raw replies
+// with its harmony parser (thinking / content / tool calls; not mirrored here: the fake returns the text).
+// Without such a TEMPLATE the model runs native: llama-server renders the GGUF's Jinja.
+func shouldUseHarmony(m *model) bool {
+	if m.Arch != "gptoss" && m.Arch != "gpt-oss" { // model.Config.ModelFamily
+		return false
+	}
+	return strings.Contains(m.Template, "<|start|>") && strings.Contains(m.Template, "<|end|>")
 }
 
 // parseSourceSuffix (internal/modelref): a ":local" or ":cloud" tag, or a tag ending in "-cloud",

@@ -13,7 +13,8 @@
 #    byte (the conversion test_convert_parity holds to llama.cpp's converter); after the stop repair
 #    llama.cpp itself (tests/tools/llama_eog.mjs) treats the turn's end token as end of generation,
 #    and did not before;
-#  * the hard-linked source of a placement keeps its bytes; a correct placement: exit 0 and why.
+#  * a split model is refused by --fix (nothing written); the hard-linked source of a placement keeps
+#    its bytes; a correct placement: exit 0 and why.
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_go
@@ -21,7 +22,7 @@ need_oracle
 SI=$SN_BIN/sunny-integrate
 W=$SN_WORK/lmstudio-doctor
 scratch "$W"
-rm -rf "$W"; mkdir -p "$W/M"
+rm -rf "$W"; mkdir -p "$W/M" "$W/sp"
 M=$W/M
 build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
 src=$(fixture llama3 bf16) && G=$(gguf_of llama3 q8_0) || { echo "FAIL - fixture"; exit 1; }
@@ -68,6 +69,13 @@ out=$(doc "${P[nt]}" --fix); rc=$?
   && ok "--fix without a template source: says so, nothing written, exit 1" || bad "nosrc rc=$rc: $out"
 out=$("$SI" doctor --lmstudio "${P[nt]}" --from "$src" 2>&1); rc=$?
 [[ $rc == 2 ]] && ok "--from without --fix: usage error" || bad "usage rc=$rc: $out"
+
+"$SN_BIN/sunny-convert" "$W/nt.gguf" -o "$W/sp/nt.gguf" --outtype q8_0 --split-max-tensors 8 >/dev/null 2>&1 &&
+  "$SI" lmstudio "$W/sp/nt-00001-of-00003.gguf" --models-dir "$M" --repo sp-GGUF >/dev/null 2>&1 || bad "split placement"
+S1=$(ls "$M"/sunny-local/sp-GGUF/*-00001-of-00003.gguf); sum=$(sha256sum "$S1")
+out=$(doc "$S1" --fix --from "$src" --no-smoke); rc=$?
+[[ $rc == 1 ]] && grep -q "part 1 of a split model: --fix rewrites one file" <<<"$out" && [[ $(sha256sum "$S1") == "$sum" ]] \
+  && ok "--fix on a split model: refused with what to do instead, nothing written, exit 1" || bad "split fix rc=$rc: $out"
 
 # --- --fix, proven on the server
 mkdir -p "$W/l"

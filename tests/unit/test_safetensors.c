@@ -149,6 +149,16 @@ static void test_malformed(void) {
     expect_fail("{\"w\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, SN_EUNSUPPORTED, "unsupported dtype F64");
     expect_fail("{\"ids\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, SN_EUNSUPPORTED, "'ids'");
     expect_fail("{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, SN_EFORMAT, "needs 12");
+    /* U8 (MXFP4 blocks and scales): one byte an element, its size checked like any other */
+    expect_fail("{\"b\":{\"dtype\":\"U8\",\"shape\":[2,16],\"data_offsets\":[0,16]}}", 16, SN_EFORMAT, "needs 32");
+    sn_st_file *fu = NULL;
+    sn_err eu = {0};
+    CU_ASSERT_EQUAL(open_json("{\"b\":{\"dtype\":\"U8\",\"shape\":[2,16],\"data_offsets\":[0,32]}}", 32, &fu, &eu), SN_OK);
+    if (fu) {
+        CU_ASSERT_EQUAL(sn_st_file_tensor(fu, 0)->dtype, SN_ST_U8);
+        CU_ASSERT_EQUAL(sn_st_file_tensor(fu, 0)->nbytes, 32);
+        sn_st_file_close(fu);
+    }
     expect_fail("{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, SN_EFORMAT, "shape[0]");
     expect_fail("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 8, SN_EFORMAT, "end");
     expect_fail("{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, SN_EFORMAT, "data_offsets");

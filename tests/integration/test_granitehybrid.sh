@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# test_granitehybrid.sh - Granite 4.0-H (granitehybrid) end to end against llama.cpp.
+#
+# Fixtures: tests/fixtures/gen_granitehybrid.py (4 layers: mamba, attention, mamba, attention; the
+# experts' fused input_linear and a shared expert; the embedding / attention / residual / logits
+# multipliers; the Llama-3 BPE tokenizer standing in for Granite's, Granite 4.0's chat template) and
+# its --dense variant (no experts: the shared_mlp is the dense FFN).
+#  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py) writes
+#     f32/f16/bf16/q8_0; every key but tokenizer.* and every tensor must equal ours (its vocabulary
+#     step needs transformers: SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py); the dense f32 too.
+#     q4_0 and Q4_K_M must equal llama-quantize run on our f32 file byte for byte.
+#  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
+#     q8_0, q4_0, q4_k_m of the MoE fixture and f32 of the dense one (tokens must be equal; the
+#     largest last-step logit difference is printed).
+#  3. Install: the q4_k_m into the fake Ollama (no Go template family: the server renders the GGUF's
+#     Jinja) and the fake LM Studio, each with --smoke (llama.cpp inside the fakes).
+source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
+need_oracle
+need_go
+need_py numpy torch
+LCPP=$(llama_tree)
+[[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
+export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
+W=$SN_WORK/granitehybrid
+scratch "$W"
+mkdir -p "$W"
+gh=$W/moe dn=$W/dense
+[[ -f $gh/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_granitehybrid.py" --out "$gh" >/dev/null ||
+  { bad "gen_granitehybrid.py failed"; finish; }
+[[ -f $dn/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_granitehybrid.py" --out "$dn" --dense >/dev/null ||
+  { bad "gen_granitehybrid.py --dense failed"; finish; }
+conv() { # conv DIR OUTTYPE -> GGUF
+  local g=$1-$2.gguf
+  if [[ ! -f $g || $SN_BIN/sunny-convert -nt $g ]]; then
+    "$SN_BIN/sunny-convert" "$1" -o "$g" --outtype "$2" --force >/dev/null || return 1
+  fi
+  echo "$g"
+}
+
+# ---- 1. converter
+: >"$W/lcpp-jobs.tsv"
+for ot in f32 f16 bf16 q8_0; do
+  [[ -f $gh-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$gh" "$gh-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
+done
+[[ -f $dn-llamacpp-f32.gguf ]] || printf '%s\t%s\t%s\n' "$dn" "$dn-llamacpp-f32.gguf" f32 >>"$W/lcpp-jobs.tsv"
+[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
+  >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
+for c in moe/f32 moe/f16 moe/bf16 moe/q8_0 dense/f32; do
+  d=$W/${c%/*} ot=${c#*/}
+  ours=$(conv "$d" $ot) || { bad "$c: sunny-convert failed"; continue; }
+  ref=$d-llamacpp-$ot.gguf
+  [[ -f $ref ]] || { bad "$c: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
+  if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
+    ok "$c: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
+  else bad "$c: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+done
+if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$gh" f32)" "$gh-llamaquant-q4_0.gguf" 2 \
+     "$(conv "$gh" f32)" "$gh-llamaquant-q4_k_m.gguf" 15 >"$W/quant.log" 2>&1; then
+  for ot in q4_0 q4_k_m; do
+    ours=$(conv "$gh" $ot) || { bad "moe/$ot: sunny-convert failed"; continue; }
+    cmp -s "$ours" "$gh-llamaquant-$ot.gguf" && ok "moe/$ot: file equals llama-quantize's byte for byte" ||
+      { bad "moe/$ot differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$gh-llamaquant-$ot.gguf" "$ours" | head; }
+  done
+else bad "llama_model_quantize failed: $(tail -3 "$W/quant.log")"; fi
+# the chat template travels as the folder's Jinja, byte for byte
+$PY - "$SN_SRC/tests/tools" "$(conv "$gh" f32)" "$gh/tokenizer_config.json" <<'PYEOF' &&
+import json, sys; sys.path.insert(0, sys.argv[1]); from vocab_gguf import read_kv
+assert read_kv(sys.argv[2])["tokenizer.chat_template"][1].decode() == json.load(open(sys.argv[3]))["chat_template"]
+PYEOF
+  ok "tokenizer.chat_template is Granite 4.0's Jinja as the folder has it" || bad "chat template differs from the folder's"
+
+# ---- 2. runtime parity
+jobs=$W/jobs.jsonl cases=$W/cases.tsv
+: >"$jobs"; : >"$cases"
+PS=('[128000,9906,11,1268,527,499,30]' '[128000,791,4062,14198,39935,35308]' '[128000,16,11,220,17,11,220,18]')
+add() { # add TAG GGUF PROMPT
+  echo "{\"model\":\"$2\",\"prompt_ids\":$3,\"n\":32,\"ctx\":512,\"decode_top_logits\":8}" >>"$jobs"
+  printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$cases"
+}
+for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do for i in 0 1 2; do add "moe/$ot" "$(conv "$gh" $ot)" "${PS[$i]}"; done; done
+for i in 0 1 2; do add "dense/f32" "$(conv "$dn" f32)" "${PS[$i]}"; done
+$ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
+if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
+import json, subprocess, sys
+cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+oracle = [json.loads(l) for l in open(sys.argv[2])]
+assert len(oracle) == len(cases), (len(oracle), len(cases))
+fail, worst = 0, 0.0
+for (tag, gguf, p), o in zip(cases, oracle):
+    out = subprocess.run([sys.argv[3], gguf, "--prompt-ids", ",".join(map(str, json.loads(p))), "-n", "32", "--json",
+                          "--ignore-eos", "-t", "2", "-c", "512"], capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
+    s = json.loads(out.stdout)
+    a, b = o["ids"], s["ids"]
+    if a != b:
+        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+        print(f"FAIL {tag} prompt {p}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
+        fail += 1
+        continue
+    top, ours = o["decode_top_logits"], dict(s["top_logits"])
+    d = max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
+    worst = max(worst, d)
+    print(f"PASS {tag} prompt {p}: 32 tokens equal ({len(set(a))} distinct); last-step logit diff {d:.1e}")
+print(f"largest last-step logit difference (relative to the top logit): {worst:.1e}")
+sys.exit(1 if fail else 0)
+PYEOF
+then ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") granitehybrid cases"; else bad "runtime parity"; fi
+
+# ---- 3. install + smoke
+SI=$SN_BIN/sunny-integrate
+build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
+G=$(conv "$gh" q4_k_m)
+start_fake_ollama "$W/f"
+"$SI" ollama "$G" --name granite-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
+  ok "ollama granitehybrid (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
+else bad "ollama granitehybrid: rc=$rc $(tail -5 "$W/o.err")"; fi
+stop "$FAKE_PID"
+M=$W/home/.lmstudio/models
+mkdir -p "$M" "$W/l"
+"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
+SN_PIDS+=("$!")
+LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
+HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json >"$W/l.json" 2>"$W/l.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
+  ok "lmstudio granitehybrid: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
+else bad "lmstudio granitehybrid: rc=$rc $(tail -5 "$W/l.err")"; fi
+finish
