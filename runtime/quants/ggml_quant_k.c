@@ -118,6 +118,7 @@ __attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes
 #define LANE_OPS 8
 #include "lane_ops.h"
 #define QK_NAME sn_qkx2_quants_x8
+#define QKW_NAME qk_weights_x8
 #include "qkx2_lanes.h"
 #define LEVELS_NAME levels_x8
 #include "levels_lanes.h"
@@ -126,6 +127,7 @@ __attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes
 #define LANE_OPS 16
 #include "lane_ops.h"
 #define QK_NAME sn_qkx2_quants_x16
+#define QKW_NAME qk_weights_x16
 #include "qkx2_lanes.h"
 #define LEVELS_NAME levels_x16
 #include "levels_lanes.h"
@@ -219,16 +221,15 @@ static void qk_sub_scales(const float *x, int nblk, int level, int nmax, float r
         float xt[32 * 16], wt[32 * 16];
         int32_t Lt[32 * 16];
         for (int b = 0; b < nblk * 8; b += lanes) {
-            for (int j = 0; j < lanes; j++) {
-                const float *xs = x + 32 * (b + j);
-                const float av_x = av_x32(xs);
-                for (int l = 0; l < 32; l++) {
-                    xt[l * lanes + j] = xs[l];
-                    wt[l * lanes + j] = av_x + fabsf(xs[l]);
-                }
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 32; l++) xt[l * lanes + j] = x[32 * (b + j) + l];
+            if (lanes == 16) {
+                qk_weights_x16(32, xt, wt);
+                sn_qkx2_quants_x16(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
+            } else {
+                qk_weights_x8(32, xt, wt);
+                sn_qkx2_quants_x8(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
             }
-            if (lanes == 16) sn_qkx2_quants_x16(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
-            else sn_qkx2_quants_x8(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
             for (int j = 0; j < lanes; j++)
                 for (int l = 0; l < 32; l++) L[32 * (b + j) + l] = (uint8_t)Lt[l * lanes + j];
         }

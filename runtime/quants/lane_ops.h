@@ -19,6 +19,7 @@
 #define SUB _mm256_sub_ps
 #define MUL _mm256_mul_ps
 #define DIV _mm256_div_ps
+#define SQRT _mm256_sqrt_ps
 #define MINF _mm256_min_ps
 #define MAXF _mm256_max_ps
 #define ANDF _mm256_and_ps
@@ -54,6 +55,7 @@
 #define SUB _mm512_sub_ps
 #define MUL _mm512_mul_ps
 #define DIV _mm512_div_ps
+#define SQRT _mm512_sqrt_ps
 #define MINF _mm512_min_ps
 #define MAXF _mm512_max_ps
 #define ANDF(a, b) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
@@ -89,6 +91,7 @@
 #undef SUB
 #undef MUL
 #undef DIV
+#undef SQRT
 #undef MINF
 #undef MAXF
 #undef ANDF

@@ -81,5 +81,19 @@ QK_TARGET void QK_NAME(int n, int nmax, const float *xt, const float *wt, int32_
     STOREF(scale_out, scale);
 }
 
-/* the includer's name, so the next width can define its own (lane_ops.h undefines the rest) */
+/* Q4_K / Q5_K's weights of every lane's n values, av_x + |x| with av_x = sqrt(mean of x*x), the
+ * squares summed in order as ggml does per sub-block (xt, wt transposed as above). */
+QK_TARGET static void QKW_NAME(int n, const float *xt, float *wt) {
+    const VF absmask = ABSMASK();
+    VF sum = SET1F(0.0f);
+    for (int i = 0; i < n; i++) {
+        VF x = LOADF(xt + i * QK_LANES);
+        sum = ADD(sum, MUL(x, x));
+    }
+    const VF av = SQRT(DIV(sum, SET1F((float)n)));
+    for (int i = 0; i < n; i++) STOREF(wt + i * QK_LANES, ADD(av, ANDF(LOADF(xt + i * QK_LANES), absmask)));
+}
+
+/* the includer's names, so the next width can define its own (lane_ops.h undefines the rest) */
 #undef QK_NAME
+#undef QKW_NAME
