@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define SN_ABI_VERSION_MAJOR 1
-#define SN_ABI_VERSION_MINOR 4
+#define SN_ABI_VERSION_MINOR 5
 #define SN_ABI_VERSION_PATCH 0
 #define SN_ABI_VERSION ((SN_ABI_VERSION_MAJOR << 16) | (SN_ABI_VERSION_MINOR << 8) | SN_ABI_VERSION_PATCH)
 
@@ -38,9 +38,10 @@ extern "C" {
 #define SN_ABI_CAP_KQUANTS (1u << 6)     /* Q4_K / Q6_K weights */
 #define SN_ABI_CAP_SAMPLER (1u << 7)     /* temperature/top-k/top-p/seed sampling */
 #define SN_ABI_CAP_STATE (1u << 8)       /* 1.1: sn_abi_state_size/_get/_set (recurrent models, e.g. rwkv7) */
-#define SN_ABI_CAP_RECURRENT (1u << 9)   /* 1.1: recurrent families (rwkv7; mamba2, qwen35, qwen35moe) can be loaded */
-#define SN_ABI_CAP_MOE (1u << 10)        /* 1.4: mixture-of-experts models (qwen3moe, Mixtral; qwen35moe, with its
-                                          * gated shared expert) can be loaded */
+#define SN_ABI_CAP_RECURRENT (1u << 9)   /* 1.1: recurrent families (rwkv7; mamba2, qwen35, qwen35moe, qwen3next) can be loaded */
+#define SN_ABI_CAP_MOE (1u << 10)        /* 1.4: mixture-of-experts models (qwen3moe, Mixtral; qwen35moe and qwen3next,
+                                          * with their gated shared expert) can be loaded */
+#define SN_ABI_CAP_MXFP4 (1u << 11)      /* 1.5: MXFP4 weights and gpt-oss models (attention sinks) */
 
 uint32_t sn_abi_version(void);
 /* SN_ABI_OK if this library implements ABI major version `major`, else SN_ABI_EUNSUPPORTED. */

@@ -164,6 +164,12 @@ typedef struct sn_arch {
 /* The Llama row, whose functions a family the reference converts as a LlamaModel subclass reuses
  * (the other rows are declared beside the table, convert/archs/archs.c). */
 extern const sn_arch sn_arch_llama;
+/* A Mamba-2 mixer tensor of the Mamba2 layout (the name after "mixer.": in_proj.weight, conv1d.weight
+ * / .bias, dt_bias, A_log, D, norm.weight, out_proj.weight) for d_model E, d_inner DI, H heads, G groups,
+ * state N and conv kernel K: its shapes and transforms into out and the GGUF name after "blk.N.", or
+ * NULL (convert/archs/arch_mamba2.c; hybrids name the same tensors under another prefix). */
+const char *sn_arch_mamba2_mixer(const char *p, uint64_t E, uint64_t DI, uint64_t H, uint64_t G, uint64_t N,
+                                 uint64_t K, sn_arch_tensor *out);
 
 /* The first family whose config_from_tensors recognises m: *json (malloc'd config.json text) and *out. */
 sn_status sn_arch_config_from_tensors(const struct sn_st_model *m, char **json, const sn_arch **out, sn_err *err);

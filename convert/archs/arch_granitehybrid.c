@@ -196,7 +196,7 @@ static void split_gate_up(sn_arch_tensor *out, uint64_t bid, const char *gate, c
 static int map_layer(const sn_hf_config *c, const gh_dims *d, uint64_t bid, const char *p, sn_arch_tensor *out) {
     const uint64_t E = (uint64_t)d->d_model, DI = (uint64_t)d->d_inner, H = (uint64_t)d->n_head;
     const uint64_t G = (uint64_t)d->n_group, N = (uint64_t)d->d_state, K = (uint64_t)d->d_conv;
-    const uint64_t conv_ch = DI + 2 * G * N, NE = (uint64_t)d->n_expert, F = (uint64_t)d->n_ff;
+    const uint64_t NE = (uint64_t)d->n_expert, F = (uint64_t)d->n_ff;
     const uint64_t FS = (uint64_t)d->shared_ff;
     const char *g = NULL;
     if (!strcmp(p, "shared_mlp.input_linear.weight")) {
@@ -224,35 +224,8 @@ static int map_layer(const sn_hf_config *c, const gh_dims *d, uint64_t bid, cons
     } else if (!strcmp(p, "post_attention_layernorm.weight")) {
         g = "ffn_norm.weight";
         shape(&out->n_dims, out->ne, 1, E, 1, 1);
-    } else if (!strcmp(p, "mamba.in_proj.weight")) {
-        g = "ssm_in.weight";
-        shape(&out->n_dims, out->ne, 2, E, 2 * DI + 2 * G * N + H, 1);
-    } else if (!strcmp(p, "mamba.conv1d.weight")) { /* [C, 1, K] squeezed */
-        g = "ssm_conv1d.weight";
-        shape(&out->n_dims, out->ne, 2, K, conv_ch, 1);
-        shape(&out->src_n_dims, out->src_ne, 3, K, 1, conv_ch);
-    } else if (!strcmp(p, "mamba.conv1d.bias")) {
-        g = "ssm_conv1d.bias";
-        shape(&out->n_dims, out->ne, 1, conv_ch, 1, 1);
-    } else if (!strcmp(p, "mamba.dt_bias")) {
-        g = "ssm_dt.bias";
-        shape(&out->n_dims, out->ne, 1, H, 1, 1);
-    } else if (!strcmp(p, "mamba.A_log")) {
-        g = "ssm_a";
-        shape(&out->n_dims, out->ne, 2, 1, H, 1);
-        shape(&out->src_n_dims, out->src_ne, 1, H, 1, 1);
-        out->ew = SN_ARCH_EW_NEG_EXP;
-    } else if (!strcmp(p, "mamba.D")) {
-        g = "ssm_d";
-        shape(&out->n_dims, out->ne, 2, 1, H, 1);
-        shape(&out->src_n_dims, out->src_ne, 1, H, 1, 1);
-    } else if (!strcmp(p, "mamba.norm.weight")) {
-        g = "ssm_norm.weight";
-        shape(&out->n_dims, out->ne, 2, DI / G, G, 1);
-        shape(&out->src_n_dims, out->src_ne, 1, DI, 1, 1);
-    } else if (!strcmp(p, "mamba.out_proj.weight")) {
-        g = "ssm_out.weight";
-        shape(&out->n_dims, out->ne, 2, DI, E, 1);
+    } else if (!strncmp(p, "mamba.", 6)) {
+        g = sn_arch_mamba2_mixer(p + 6, E, DI, H, G, N, K, out);
     }
     if (!g) return -1;
     snprintf(out->gguf_name, sizeof out->gguf_name, "blk.%llu.%s", (unsigned long long)bid, g);

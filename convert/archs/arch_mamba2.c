@@ -133,6 +133,44 @@ static void shape(uint32_t *n_dims, uint64_t *ne, uint32_t n, uint64_t ne0, uint
     ne[2] = ne2;
 }
 
+const char *sn_arch_mamba2_mixer(const char *p, uint64_t E, uint64_t DI, uint64_t H, uint64_t G, uint64_t N,
+                                 uint64_t K, sn_arch_tensor *out) {
+    const uint64_t conv_ch = DI + 2 * G * N, in_proj = 2 * DI + 2 * G * N + H;
+    if (!strcmp(p, "in_proj.weight")) {
+        shape(&out->n_dims, out->ne, 2, E, in_proj, 1);
+        return "ssm_in.weight";
+    }
+    if (!strcmp(p, "conv1d.weight")) { /* [C, 1, K] squeezed */
+        shape(&out->n_dims, out->ne, 2, K, conv_ch, 1);
+        shape(&out->src_n_dims, out->src_ne, 3, K, 1, conv_ch);
+        return "ssm_conv1d.weight";
+    }
+    if (!strcmp(p, "conv1d.bias")) {
+        shape(&out->n_dims, out->ne, 1, conv_ch, 1, 1);
+        return "ssm_conv1d.bias";
+    }
+    if (!strcmp(p, "dt_bias")) {
+        shape(&out->n_dims, out->ne, 1, H, 1, 1);
+        return "ssm_dt.bias";
+    }
+    if (!strcmp(p, "A_log") || !strcmp(p, "D")) { /* a trailing dim; A = -exp(A_log) */
+        shape(&out->n_dims, out->ne, 2, 1, H, 1);
+        shape(&out->src_n_dims, out->src_ne, 1, H, 1, 1);
+        if (p[0] == 'A') out->ew = SN_ARCH_EW_NEG_EXP;
+        return p[0] == 'A' ? "ssm_a" : "ssm_d";
+    }
+    if (!strcmp(p, "norm.weight")) {
+        shape(&out->n_dims, out->ne, 2, DI / G, G, 1);
+        shape(&out->src_n_dims, out->src_ne, 1, DI, 1, 1);
+        return "ssm_norm.weight";
+    }
+    if (!strcmp(p, "out_proj.weight")) {
+        shape(&out->n_dims, out->ne, 2, DI, E, 1);
+        return "ssm_out.weight";
+    }
+    return NULL;
+}
+
 static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in, sn_arch_tensor *out,
                       sn_err *err) {
     memset(out, 0, sizeof(*out));
@@ -141,7 +179,6 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
     if (!strncmp(hf, "model.backbone", 14) || !strncmp(hf, "model.lm_head", 13)) hf += 6; /* Codestral */
     uint64_t E = (uint64_t)d.d_model, V = (uint64_t)c->vocab_size, DI = (uint64_t)d.d_inner;
     uint64_t H = (uint64_t)d.n_head, G = (uint64_t)d.n_group, N = (uint64_t)d.d_state, K = (uint64_t)d.d_conv;
-    uint64_t conv_ch = DI + 2 * G * N, in_proj = 2 * DI + 2 * G * N + H;
     if (!strcmp(hf, "backbone.embeddings.weight") || !strcmp(hf, "backbone.embedding.weight")) {
         snprintf(out->gguf_name, sizeof out->gguf_name, "token_embd.weight");
         shape(&out->n_dims, out->ne, 2, E, V, 1);
@@ -167,35 +204,8 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
         if (!strcmp(p, "norm.weight")) {
             g = "attn_norm.weight";
             shape(&out->n_dims, out->ne, 1, E, 1, 1);
-        } else if (!strcmp(p, "mixer.in_proj.weight")) {
-            g = "ssm_in.weight";
-            shape(&out->n_dims, out->ne, 2, E, in_proj, 1);
-        } else if (!strcmp(p, "mixer.conv1d.weight")) { /* [C, 1, K] squeezed */
-            g = "ssm_conv1d.weight";
-            shape(&out->n_dims, out->ne, 2, K, conv_ch, 1);
-            shape(&out->src_n_dims, out->src_ne, 3, K, 1, conv_ch);
-        } else if (!strcmp(p, "mixer.conv1d.bias")) {
-            g = "ssm_conv1d.bias";
-            shape(&out->n_dims, out->ne, 1, conv_ch, 1, 1);
-        } else if (!strcmp(p, "mixer.dt_bias")) {
-            g = "ssm_dt.bias";
-            shape(&out->n_dims, out->ne, 1, H, 1, 1);
-        } else if (!strcmp(p, "mixer.A_log")) {
-            g = "ssm_a";
-            shape(&out->n_dims, out->ne, 2, 1, H, 1);
-            shape(&out->src_n_dims, out->src_ne, 1, H, 1, 1);
-            out->ew = SN_ARCH_EW_NEG_EXP;
-        } else if (!strcmp(p, "mixer.D")) {
-            g = "ssm_d";
-            shape(&out->n_dims, out->ne, 2, 1, H, 1);
-            shape(&out->src_n_dims, out->src_ne, 1, H, 1, 1);
-        } else if (!strcmp(p, "mixer.norm.weight")) {
-            g = "ssm_norm.weight";
-            shape(&out->n_dims, out->ne, 2, DI / G, G, 1);
-            shape(&out->src_n_dims, out->src_ne, 1, DI, 1, 1);
-        } else if (!strcmp(p, "mixer.out_proj.weight")) {
-            g = "ssm_out.weight";
-            shape(&out->n_dims, out->ne, 2, DI, E, 1);
+        } else if (!strncmp(p, "mixer.", 6)) {
+            g = sn_arch_mamba2_mixer(p + 6, E, DI, H, G, N, K, out);
         }
         if (!g) goto unmapped;
         if (bid >= (uint64_t)c->n_layers)

@@ -16,35 +16,20 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #define h2f(x) _cvtsh_ss(x)
 
+static inline __attribute__((always_inline)) float iq4_nl_scale(const uint8_t *block, const sn_block_q8_0 *a) {
+    uint16_t d;
+    memcpy(&d, block, 2);
+    return h2f(d) * h2f(a->d);
+}
+
+/* 8 blocks' integer sums at a time (exact, any order), then the fma chain in block order */
 static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
-    const sn_block_iq4_nl *w = vw;
-    const sn_block_q8_0 *a = va;
-    const __m128i lut = _mm_loadu_si128((const __m128i *)sn_iq4nl_values);
-    const __m256i one = _mm256_set1_epi16(1);
-    const int64_t nb = n / 32;
-    float s = 0;
-    int64_t b = 0;
-    /* 8 blocks' integer sums at a time (exact, any order), then the fma chain in block order */
-    for (; b + 8 <= nb; b += 8) {
-        __m256i l[8];
-        for (int i = 0; i < 8; i++)
-            l[i] = _mm256_madd_epi16(sn_lut4_pairs(sn_lut4_levels32(lut, w[b + i].qs), _mm256_loadu_si256((const __m256i *)a[b + i].qs)), one);
-        const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[0], l[1]), _mm256_hadd_epi32(l[2], l[3]));
-        const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(l[4], l[5]), _mm256_hadd_epi32(l[6], l[7]));
-        const __m128i s0 = _mm_add_epi32(_mm256_castsi256_si128(h0), _mm256_extracti128_si256(h0, 1));
-        const __m128i s1 = _mm_add_epi32(_mm256_castsi256_si128(h1), _mm256_extracti128_si256(h1, 1));
-        float f[8];
-        _mm256_storeu_ps(f, _mm256_cvtepi32_ps(_mm256_set_m128i(s1, s0)));
-        for (int i = 0; i < 8; i++) s = fmaf(f[i], h2f(w[b + i].d) * h2f(a[b + i].d), s);
-    }
-    for (; b < nb; b++) {
-        const __m256i l = _mm256_madd_epi16(sn_lut4_pairs(sn_lut4_levels32(lut, w[b].qs), _mm256_loadu_si256((const __m256i *)a[b].qs)), one);
-        s = fmaf((float)sn_avx2_hsum_i32(l), h2f(w[b].d) * h2f(a[b].d), s);
-    }
-    return s;
+    return sn_lut4_dot(n / 32, _mm_loadu_si128((const __m128i *)sn_iq4nl_values), vw, sizeof(sn_block_iq4_nl), 2, va,
+                       iq4_nl_scale);
 }
 
 /* 4 rows x 4 tokens of IQ4_NL (kernels.h gemm4x4): per block, the 4 rows' exact integer sums for

@@ -21,7 +21,7 @@
  *    expert stacks included, on AVX2+): one exact integer per block (levels sn_mxfp4_values),
  *    chained as fma(isum, e8m0_half(e) * d_a, acc) over the blocks in order. Its mul_mat_id runs
  *    that gemv for every (expert, token) pair, and its gemm has the same order: dot = dot_mm.
- * Every integer is exact, so the SIMD twins (iq4_avx2.c, mxfp4_avx2.c, mxfp4_avx512.c) only have
+ * Every integer is exact, so the SIMD twins (iq4_avx2.c, mxfp4_x86.c) only have
  * to keep the float steps. */
 #include "kernels.h"
 
@@ -44,17 +44,36 @@ static inline void lut4_lanes(const int8_t *levels, const uint8_t *qs, const int
 }
 static inline void iq4_lanes(const uint8_t *qs, const int8_t *a, int p[8]) { lut4_lanes(sn_iq4nl_values, qs, a, p); }
 
-static float dot_iq4_nl(int64_t n, const void *vw, const void *va) {
-    const sn_block_iq4_nl *w = vw;
-    const sn_block_q8_0 *a = va;
+/* the exact integer sum of one 32-value block */
+static inline int lut4_isum(const int8_t *levels, const uint8_t *qs, const int8_t *a) {
+    int p[8], isum = 0;
+    lut4_lanes(levels, qs, a, p);
+    for (int L = 0; L < 8; L++) isum += p[L];
+    return isum;
+}
+
+/* blocks of `stride` bytes (16 nibble bytes at qs_off) against Q8_0 blocks: fma(isum, scale, acc)
+ * per block in block order, scale(block, a_b) = the block's factor times d_a */
+static inline float lut4_dot(int64_t nb, const int8_t *levels, const uint8_t *w, size_t stride, size_t qs_off,
+                             const sn_block_q8_0 *a, float (*scale)(const uint8_t *block, const sn_block_q8_0 *a)) {
     float s = 0;
-    for (int64_t b = 0; b < n / 32; b++) {
-        int p[8], isum = 0;
-        iq4_lanes(w[b].qs, a[b].qs, p);
-        for (int L = 0; L < 8; L++) isum += p[L];
-        s = fmaf((float)isum, sn_k_h2f(w[b].d) * sn_k_h2f(a[b].d), s);
-    }
+    for (int64_t b = 0; b < nb; b++)
+        s = fmaf((float)lut4_isum(levels, w + b * stride + qs_off, a[b].qs), scale(w + b * stride, &a[b]), s);
     return s;
+}
+
+static inline float iq4_nl_scale(const uint8_t *block, const sn_block_q8_0 *a) {
+    return sn_k_h2f(((const sn_block_iq4_nl *)(const void *)block)->d) * sn_k_h2f(a->d);
+}
+static inline float mxfp4_scale(const uint8_t *block, const sn_block_q8_0 *a) {
+    return sn_e8m0_half(block[0]) * sn_k_h2f(a->d);
+}
+
+static float dot_iq4_nl(int64_t n, const void *w, const void *a) {
+    return lut4_dot(n / 32, sn_iq4nl_values, w, sizeof(sn_block_iq4_nl), 2, a, iq4_nl_scale);
+}
+static float dot_mxfp4(int64_t n, const void *w, const void *a) {
+    return lut4_dot(n / 32, sn_mxfp4_values, w, sizeof(sn_block_mxfp4), 1, a, mxfp4_scale);
 }
 
 static float dot_iq4_xs(int64_t n, const void *vw, const void *va) {
@@ -88,19 +107,6 @@ static float dot_iq4_xs_mm(int64_t n, const void *vw, const void *va) {
             isum += sn_iq4_xs_scale(&w[b], j) * t;
         }
         s = fmaf((float)isum, sn_k_h2f(w[b].d) * a[b].d, s);
-    }
-    return s;
-}
-
-static float dot_mxfp4(int64_t n, const void *vw, const void *va) {
-    const sn_block_mxfp4 *w = vw;
-    const sn_block_q8_0 *a = va;
-    float s = 0;
-    for (int64_t b = 0; b < n / 32; b++) {
-        int p[8], isum = 0;
-        lut4_lanes(sn_mxfp4_values, w[b].qs, a[b].qs, p);
-        for (int L = 0; L < 8; L++) isum += p[L];
-        s = fmaf((float)isum, sn_e8m0_half(w[b].e) * sn_k_h2f(a[b].d), s);
     }
     return s;
 }

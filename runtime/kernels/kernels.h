@@ -143,12 +143,11 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base); /* x86_avx51
 void sn_kernels_quants_scalar(sn_kernels *k);
 void sn_quant_q8_1_scalar(const float *x, void *y, int64_t n);
 void sn_kernels_quants_avx2(sn_kernels *k);   /* quants_avx2.c */
-/* IQ4_NL / IQ4_XS / MXFP4 dots (iq4_scalar.c, iq4_avx2.c), and MXFP4's AVX2 / AVX-512 dots and
- * 8-row single-token matmuls (mxfp4_avx2.c, mxfp4_avx512.c); the quants_* fillers call them. */
+/* IQ4_NL / IQ4_XS / MXFP4 dots (iq4_scalar.c, iq4_avx2.c), and MXFP4's AVX2 (avx512 = 0) or
+ * AVX-512 dots and 8-row single-token matmuls (mxfp4_x86.c); the SIMD fillers call them. */
 void sn_kernels_iq4_scalar(sn_kernels *k);
 void sn_kernels_iq4_avx2(sn_kernels *k);
-void sn_kernels_mxfp4_avx2(sn_kernels *k);
-void sn_kernels_mxfp4_avx512(sn_kernels *k);
+void sn_kernels_mxfp4_x86(sn_kernels *k, int avx512);
 void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
 /* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c), bit-identical to
  * scalar.c's; the AVX2 table calls it after its defaults (the AVX-512 table inherits them). */

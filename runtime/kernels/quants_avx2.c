@@ -147,7 +147,7 @@ void sn_kernels_quants_avx2(sn_kernels *k) {
     k->type[SN_GGML_Q3_K].dot = k->type[SN_GGML_Q3_K].dot_mm = dot_q3_K;
     sn_kq_set_q2_K(k, dot_q2_K, dot_q2_K_mm, dot_q2_K_lanes);
     sn_kernels_iq4_avx2(k); /* IQ4_NL / IQ4_XS (iq4_avx2.c) */
-    sn_kernels_mxfp4_avx2(k);
+    sn_kernels_mxfp4_x86(k, 0);
 }
 #pragma GCC pop_options
 #else

@@ -714,7 +714,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
         k->type[t].mv = NULL;
     }
     sn_kernels_mm_avx512(k); /* F32 / F16 batches, cache-blocked (mm_avx512.c) */
-    sn_kernels_mxfp4_avx512(k); /* MXFP4 dot and 8-row single-token matmul (mxfp4_avx512.c) */
+    sn_kernels_mxfp4_x86(k, 1); /* MXFP4 dot and 8-row single-token matmul (mxfp4_x86.c) */
     const int quarters = k->tuning.far_streams; /* see sn_k_mv_quarters */
     /* 16-lane order; SN_GGML_LANES=8 restores AVX2's below */
     k->type[SN_GGML_F16].mv = k->tuning.page_kick ? (quarters ? mv_f16_quarters_kick : mv_f16_wide_kick)

@@ -22,6 +22,8 @@ extern const sn_family sn_family_mamba2;
 extern const sn_family sn_family_qwen35;
 extern const sn_family sn_family_gemma3;
 extern const sn_family sn_family_phi3;
+extern const sn_family sn_family_granitehybrid;
+extern const sn_family sn_family_gptoss;
 
 /* One row per general.architecture value we run: the family that runs it and that family's
  * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
@@ -34,9 +36,12 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"mamba2", &sn_family_mamba2, 0},
     {"qwen35", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM},
     {"qwen35moe", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM | SN_OPT_MOE},
+    {"qwen3next", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM | SN_OPT_MOE | SN_OPT_GDN_GROUPED},
     {"phi3", &sn_family_phi3, SN_OPT_ROPE_NEOX},
     {"smollm3", &sn_family_llama, SN_OPT_FULL_ROT | SN_OPT_NOPE_4},
     {"gemma3", &sn_family_gemma3, 0},
+    {"granitehybrid", &sn_family_granitehybrid, 0},
+    {"gpt-oss", &sn_family_gptoss, SN_OPT_ROPE_NEOX},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
 
@@ -66,7 +71,7 @@ static void build_archs(void) {
 
 /* The weight types sn_model_matrix accepts (those with a dot kernel in every table). */
 static const char k_supported_types[] =
-    "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS";
+    "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4";
 const char *sn_model_supported_types(void) { return k_supported_types; }
 
 const char *sn_model_supported_archs(void) {

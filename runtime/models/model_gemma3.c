@@ -28,9 +28,6 @@
 typedef struct {
     llama_state ls;          /* weights, cache and attention of the shared layout (model_llama.h) */
     const float **post_attn, **post_ffw; /* per layer */
-    unsigned char *swa;      /* per layer: local */
-    int64_t *kv_cap;         /* per layer: cache rows (a local layer's window + one micro-batch) */
-    uint64_t *kv_off;
     float freq_base[2], freq_scale[2], theta_scale[2]; /* [0] local, [1] global */
     float q_scale, softcap, embd_scale;
     float *rope2;            /* the second rope cache (global layers), T x n_rot */
@@ -76,11 +73,7 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     if ((st = sn_model_matrix(m, il, name, SN_NE(n_in, n_out), 1, &L->dst, err))) return st
 #define VEC(name, n, dst) \
     if ((st = sn_model_vector(m, il, name, SN_NE(n), 1, &dst, err))) return st
-    VEC("attn_norm.weight", E, L->attn_norm);
-    MAT("attn_q.weight", E, s->n_q, wq);
-    MAT("attn_k.weight", E, s->n_kv, wk);
-    MAT("attn_v.weight", E, s->n_kv, wv);
-    MAT("attn_output.weight", s->n_q, E, wo);
+    if ((st = sn_llama_load_attn(m, s, il, 0, err))) return st;
     VEC("attn_q_norm.weight", HD, L->q_norm);
     VEC("attn_k_norm.weight", HD, L->k_norm);
     VEC("post_attention_norm.weight", E, g->post_attn[il]);
@@ -129,10 +122,7 @@ static sn_status gemma3_hparams(sn_model *m, gemma3_state *g, sn_err *err) {
     int64_t n_swa = 0, pattern = 6;
     if ((st = sn_model_key_int(m, "attention.sliding_window", 0, 0, (int64_t)1 << 31, &n_swa, err))) return st;
     if ((st = sn_model_key_int(m, "attention.sliding_window_pattern", 0, 0, 4096, &pattern, err))) return st;
-    if (!(g->swa = calloc((size_t)hp->n_layer, 1))) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    for (int64_t il = 0; n_swa > 0 && il < hp->n_layer; il++) g->swa[il] = pattern == 0 || il % pattern < pattern - 1;
-    g->ls.swa = n_swa > 0 ? g->swa : NULL;
-    g->ls.n_swa = n_swa;
+    if ((st = sn_llama_swa_init(m, &g->ls, n_swa, pattern, err))) return st;
     g->softcap = 0.0f;
     if ((st = sn_model_key_float(m, "final_logit_softcapping", 0, &g->softcap, err))) return st;
     /* llama.cpp's f_attention_scale (its 27B type is the 62-layer model) */
@@ -145,9 +135,6 @@ static void gemma3_free(sn_model *m) {
     gemma3_state *g = G3(m);
     free(g->post_attn);
     free(g->post_ffw);
-    free(g->swa);
-    free(g->kv_cap);
-    free(g->kv_off);
     sn_llama_free(m); /* the shared part first in the record: m->impl is also a llama_state */
 }
 
@@ -167,25 +154,12 @@ static sn_status gemma3_load(sn_model *m, sn_err *err) {
                                {&s->v, s->n_kv, 0}, {&s->att, s->n_q, 0}, {&s->hb, F, 0}, {&s->hb2, F, 0},
                                {&s->rope, hp->n_rot, 0}, {&g->rope2, hp->n_rot, 0}};
     if ((st = sn_ops_init(&s->ops, m, bufs, (int)(sizeof bufs / sizeof *bufs), wide, err))) return st;
-    if ((st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(E, hp->n_vocab), 1, &s->tok_embd, err)))
-        return st;
-    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "output_norm.weight", SN_NE(E), 1, &s->output_norm, err))) return st;
-    if ((st = sn_model_output_head(m, &s->tok_embd, 0, &s->output, err))) return st;
+    if ((st = sn_llama_load_io(m, s, 0, err))) return st;
     s->layers = calloc((size_t)hp->n_layer, sizeof *s->layers);
     g->post_attn = calloc((size_t)hp->n_layer, sizeof *g->post_attn);
     g->post_ffw = calloc((size_t)hp->n_layer, sizeof *g->post_ffw);
     if (!s->layers || !g->post_attn || !g->post_ffw) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
-    /* a local layer's query sees n_swa positions, and a micro-batch of up to SN_UBATCH tokens is
-     * written before its queries attend: n_swa - 1 + SN_UBATCH rows always hold every key a batch
-     * can see (a row is overwritten only once no query of the batch sees it) */
-    g->kv_cap = malloc((size_t)hp->n_layer * sizeof *g->kv_cap);
-    g->kv_off = malloc((size_t)hp->n_layer * sizeof *g->kv_off);
-    if (!g->kv_cap || !g->kv_off) return sn_err_set(err, SN_ENOMEM, "out of memory");
-    for (int64_t il = 0; il < hp->n_layer; il++)
-        g->kv_cap[il] = g->swa[il] && s->n_swa + SN_UBATCH < m->n_ctx ? s->n_swa + SN_UBATCH : m->n_ctx;
-    s->kv_cap = g->kv_cap;
-    s->kv_off = g->kv_off;
     return sn_llama_alloc_cache(m, s, err);
 }
 
@@ -230,7 +204,7 @@ static void pass_qkv(const void *arg, int64_t t0, int64_t t1) {
         float *q = s->q + t * s->n_q, *k = s->k + t * s->n_kv, *v = s->v + t * s->n_kv;
         for (int64_t h = 0; h < hp->n_head; h++) sn_ops_rmsnorm(q + h * HD, q + h * HD, p->L->q_norm, HD, hp->rms_eps);
         for (int64_t h = 0; h < hp->n_head_kv; h++) sn_ops_rmsnorm(k + h * HD, k + h * HD, p->L->k_norm, HD, hp->rms_eps);
-        const float *rc = (g->swa[p->il] ? s->rope : g->rope2) + t * hp->n_rot;
+        const float *rc = (s->swa_layers[p->il] ? s->rope : g->rope2) + t * hp->n_rot;
         for (int64_t h = 0; h < hp->n_head; h++) sn_llama_rope_apply(s, q + h * HD, hp->n_rot, rc);
         for (int64_t h = 0; h < hp->n_head_kv; h++) sn_llama_rope_apply(s, k + h * HD, hp->n_rot, rc);
         for (int64_t i = 0; i < s->n_q; i++) q[i] *= g->q_scale;

@@ -37,6 +37,7 @@ void sn_llama_free(sn_model *m) {
     free(s->layers);
     if (!s->kv_mem) { free(s->kcache); free(s->vcache); }
     free(s->logits_tmp); free(s->kt32); free(s->v32);
+    free(s->swa_layers); free(s->swa_kv_cap); free(s->swa_kv_off);
     sn_moe_free(&s->moe);
     sn_ops_free(&s->ops);
     if (s->scratch) {
@@ -225,6 +226,46 @@ sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *er
     return read_experts(m, hp, err);
 }
 
+sn_status sn_llama_swa_init(const sn_model *m, llama_state *s, int64_t n_swa, int64_t pattern, sn_err *err) {
+    const int64_t L = s->hp.n_layer;
+    s->swa_layers = calloc((size_t)L, 1);
+    s->swa_kv_cap = malloc((size_t)L * sizeof *s->swa_kv_cap);
+    s->swa_kv_off = malloc((size_t)L * sizeof *s->swa_kv_off);
+    if (!s->swa_layers || !s->swa_kv_cap || !s->swa_kv_off) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    const int64_t ring = n_swa + SN_UBATCH < m->n_ctx ? n_swa + SN_UBATCH : m->n_ctx;
+    for (int64_t il = 0; il < L; il++) {
+        s->swa_layers[il] = n_swa > 0 && (pattern == 0 || il % pattern < pattern - 1);
+        s->swa_kv_cap[il] = s->swa_layers[il] ? ring : m->n_ctx;
+    }
+    s->swa = n_swa > 0 ? s->swa_layers : NULL;
+    s->n_swa = n_swa;
+    s->kv_cap = s->swa_kv_cap;
+    s->kv_off = s->swa_kv_off;
+    return SN_OK;
+}
+
+sn_status sn_llama_load_attn(sn_model *m, llama_state *s, int il, int biases, sn_err *err) {
+    layer_weights *L = &s->layers[il];
+    const int64_t E = s->hp.n_embd;
+    sn_status st = sn_model_vector(m, il, "attn_norm.weight", SN_NE(E), 1, &L->attn_norm, err);
+    if (!st) st = sn_model_matrix(m, il, "attn_q.weight", SN_NE(E, s->n_q), 1, &L->wq, err);
+    if (!st) st = sn_model_matrix(m, il, "attn_k.weight", SN_NE(E, s->n_kv), 1, &L->wk, err);
+    if (!st) st = sn_model_matrix(m, il, "attn_v.weight", SN_NE(E, s->n_kv), 1, &L->wv, err);
+    if (!st) st = sn_model_matrix(m, il, "attn_output.weight", SN_NE(s->n_q, E), 1, &L->wo, err);
+    if (!st && biases) st = sn_model_vector(m, il, "attn_q.bias", SN_NE(s->n_q), 0, &L->bq, err);
+    if (!st && biases) st = sn_model_vector(m, il, "attn_k.bias", SN_NE(s->n_kv), 0, &L->bk, err);
+    if (!st && biases) st = sn_model_vector(m, il, "attn_v.bias", SN_NE(s->n_kv), 0, &L->bv, err);
+    return st;
+}
+
+sn_status sn_llama_load_io(sn_model *m, llama_state *s, int head_required, sn_err *err) {
+    const int64_t E = s->hp.n_embd;
+    sn_status st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(E, s->hp.n_vocab), 1, &s->tok_embd, err);
+    if (!st) st = sn_model_vector(m, SN_MODEL_GLOBAL, "output_norm.weight", SN_NE(E), 1, &s->output_norm, err);
+    if (!st) st = sn_model_output_head(m, &s->tok_embd, head_required, &s->output, err);
+    return st;
+}
+
 /* Makes the tiled attention's f32 K / V copies hold ld positions (at least twice what they held,
  * up to the context), faulted in here rather than by the pool's first pass over them. */
 sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err) {
@@ -275,10 +316,7 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
         if ((st = sn_moe_init(&s->moe, m, &mp, err))) return st;
     }
 
-    const int64_t V = hp->n_vocab;
-    if ((st = sn_model_matrix(m, SN_MODEL_GLOBAL, "token_embd.weight", SN_NE(E, V), 1, &s->tok_embd, err))) return st;
-    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "output_norm.weight", SN_NE(E), 1, &s->output_norm, err))) return st;
-    if ((st = sn_model_output_head(m, &s->tok_embd, 0, &s->output, err))) return st;
+    if ((st = sn_llama_load_io(m, s, 0, err))) return st;
     /* smollm3's graph passes no rope factors */
     if (!(m->opts & SN_OPT_NOPE_4) &&
         (st = sn_model_vector(m, SN_MODEL_GLOBAL, "rope_freqs.weight", SN_NE(hp->n_rot / 2), 0, &s->rope_freqs, err)))
@@ -497,6 +535,17 @@ sn_status sn_llama_attn_block(sn_model *m, llama_state *s, const layer_weights *
     return sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err);
 }
 
+sn_status sn_llama_attn_layer(sn_model *m, llama_state *s, sn_llama_tok *tp, int il, int64_t T, sn_err *err) {
+    const layer_weights *L = &s->layers[il];
+    tp->L = L;
+    tp->il = il;
+    sn_status st = sn_llama_attn_block(m, s, L, il, T, sn_llama_pass_qkv, tp, err);
+    if (st) return st;
+    resid_pass ar = {s->x, s->xb, L->bo, s->hp.n_embd};
+    sn_ops_rows(m->pool, T, sn_llama_pass_resid, &ar);
+    return SN_OK;
+}
+
 sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, sn_err *err) {
     const int64_t pos0 = m->n_past;
     attn_job aj = {m, s, il, T, pos0};
@@ -537,11 +586,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
 
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *L = &s->layers[il];
-        tp.L = L;
-        tp.il = il;
-        if ((st = sn_llama_attn_block(m, s, L, il, T, sn_llama_pass_qkv, &tp, err))) return st;
-        resid_pass ar = {s->x, s->xb, L->bo, E};
-        sn_ops_rows(m->pool, T, sn_llama_pass_resid, &ar);
+        if ((st = sn_llama_attn_layer(m, s, &tp, il, T, err))) return st;
         /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
          * inp_out_ids): the last token, or none. This also decides which summation order the
          * FFN matmuls use there (single-row vs batched), so it matters for exactness. */

@@ -60,6 +60,12 @@ typedef struct {
      * and including the query's (llama.cpp's LLAMA_SWA_TYPE_STANDARD mask); swa NULL: none */
     const unsigned char *swa;
     int64_t n_swa;
+    unsigned char *swa_layers; /* sn_llama_swa_init's: per layer 1 = sliding (all 0 without a window) */
+    int64_t *swa_kv_cap;       /* sn_llama_swa_init's kv_cap and kv_off */
+    uint64_t *swa_kv_off;
+    /* attention sinks (gpt-oss): per layer, one extra logit per head that joins each query's
+     * softmax as a key without a value (ggml_flash_attn_ext_add_sinks); NULL: none */
+    const float *const *sinks;
     /* per-layer cache rows (NULL: n_ctx each): a layer with kv_cap[il] < n_ctx keeps position p in
      * row p % kv_cap[il] (a sliding-window layer needs only its window plus one micro-batch);
      * kv_off[il] is its first row; kv_rows all of them (sn_llama_alloc_cache fills both) */
@@ -125,6 +131,18 @@ typedef struct {
     int64_t n;
 } resid_pass;
 void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1);
+/* Sliding-window attention in alternate layers (Gemma 3, gpt-oss): layer il slides when pattern is 0
+ * or il % pattern < pattern - 1 (llama.cpp's set_swa_pattern), none when n_swa is 0. A sliding
+ * layer's query sees n_swa positions, and a micro-batch of up to SN_UBATCH tokens is written before
+ * its queries attend, so its cache is a ring of n_swa - 1 + SN_UBATCH rows and one spare (a row is
+ * overwritten only once no query of the batch sees it); other layers keep n_ctx rows. Sets
+ * swa_layers, swa, n_swa, kv_cap and kv_off of s (freed by sn_llama_free). */
+sn_status sn_llama_swa_init(const sn_model *m, llama_state *s, int64_t n_swa, int64_t pattern, sn_err *err);
+/* Layer il's attention tensors in the separate-projection layout: attn_norm and the attn_q / attn_k /
+ * attn_v / attn_output weights, and with `biases` the optional attn_q / attn_k / attn_v biases. */
+sn_status sn_llama_load_attn(sn_model *m, llama_state *s, int il, int biases, sn_err *err);
+/* token_embd, output_norm and the output head (required, or else tied to the embedding when absent). */
+sn_status sn_llama_load_io(sn_model *m, llama_state *s, int head_required, sn_err *err);
 sn_status sn_llama_reserve_kv32(const sn_model *m, llama_state *s, int64_t ld, sn_err *err);
 void sn_llama_free(sn_model *m);
 uint64_t sn_llama_state_bytes(const sn_model *m);
@@ -141,6 +159,9 @@ typedef struct {
 } sn_llama_tok;
 void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1);
 void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1);
+/* A layer's attention and its residual over T tokens (the Llama family's layout): tp's layer set to
+ * il, sn_llama_attn_block with sn_llama_pass_qkv, then x += its output + attn_output.bias. */
+sn_status sn_llama_attn_layer(sn_model *m, llama_state *s, sn_llama_tok *tp, int il, int64_t T, sn_err *err);
 /* The attention of T queries in s->q at m->n_past over layer il's cache into s->att. */
 sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, sn_err *err);
 /* A layer's attention over T tokens at m->n_past: norm of s->x into s->xb, Q/K/V, pass_qkv(arg)

@@ -73,16 +73,36 @@ static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *s
         for (int64_t i = 0; i < G * DV; i++) sc->vkq32[i] = sn_k_h2f(sc->vkq16[i]);
 }
 
+/* ggml's attention sink for one query row after its keys: the logit joins the running max M and
+ * sum S as a key whose value is zero, rescaling the f32 accumulator acc (DV floats) when it is the
+ * new max. */
+static void add_sink(float sink, float *M, float *S, float *acc, int64_t DV) {
+    float ms = 1.0f, vs = 1.0f;
+    if (sink > *M) {
+        ms = expf(*M - sink);
+        *M = sink;
+        for (int64_t d = 0; d < DV; d++) acc[d] *= ms;
+    } else {
+        vs = expf(sink - *M);
+    }
+    *S = *S * ms + vs;
+}
+
 /* The first key a query at position `last` of layer il sees: 0, or on a sliding-window layer the
  * oldest of the n_swa positions ending at its own (llama.cpp masks p0 when p1 - p0 >= n_swa). */
 static int64_t first_key(const llama_state *s, int il, int64_t last) {
     return s->swa && s->swa[il] && last - s->n_swa + 1 > 0 ? last - s->n_swa + 1 : 0;
 }
 
-/* KV cells llama.cpp's graph spans when positions 0..last are filled: a multiple of 256 (at least
- * 256), at most the context padded to 256 (llama_kv_cache::get_n_kv). */
-static int64_t llama_n_kv(const sn_model *m, int64_t last) {
-    const int64_t pad = 256, used = (last + 1 + pad - 1) / pad * pad, cells = (m->n_ctx + pad - 1) / pad * pad;
+/* KV cells llama.cpp's graph spans for layer il when positions 0..last are filled: a multiple of
+ * 256 (at least 256), at most the layer's cache padded to 256 (llama_kv_cache::get_n_kv): the
+ * context, or on a sliding-window layer its own cache of n_swa + n_ubatch cells (llama.cpp's iSWA
+ * cache, before its ring wraps). */
+static int64_t llama_n_kv(const sn_model *m, const llama_state *s, int il, int64_t last) {
+    const int64_t pad = 256, used = (last + 1 + pad - 1) / pad * pad;
+    int64_t size = m->n_ctx;
+    if (s->swa && s->swa[il] && s->n_swa + SN_UBATCH < size) size = s->n_swa + SN_UBATCH;
+    const int64_t cells = (size + pad - 1) / pad * pad;
     return used < cells ? used : cells;
 }
 
@@ -94,10 +114,12 @@ static int64_t llama_n_kv(const sn_model *m, int64_t last) {
  * as it does. */
 static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
                         int64_t h0, int64_t G, int64_t last, int single, float *out) {
-    const int64_t DV = LHP(m)->head_dim_v, n_kv = llama_n_kv(m, last), first = first_key(s, il, last);
+    const int64_t DV = LHP(m)->head_dim_v, n_kv = llama_n_kv(m, s, il, last), first = first_key(s, il, last);
+    const float *sink = s->sinks ? s->sinks[il] + h0 : NULL;
     float *M = sc->ms, *S = M + G, *Mf = S + G, *Sf = Mf + G;
     if (!single || n_kv < 512) { /* ggml skips masked cells: only the visible ones, in order */
         attend_keys(m, s, sc, il, q, h0, G, first, last + 1, M, S);
+        for (int64_t g = 0; g < G && sink; g++) add_sink(sink[g], &M[g], &S[g], sc->vkq32 + g * DV, DV);
         for (int64_t g = 0; g < G; g++) {
             const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
             for (int64_t d = 0; d < DV; d++) out[g * DV + d] = sc->vkq32[g * DV + d] * S_inv;
@@ -113,8 +135,10 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
     for (int64_t c = 0; c < nth; c++) {
         const int64_t k1 = c * chunk + chunk < last + 1 ? c * chunk + chunk : last + 1;
         const int64_t k0 = c * chunk > first ? c * chunk : first;
-        if (k0 >= k1) continue; /* only masked cells: S = 0, which the combine skips */
-        attend_keys(m, s, sc, il, q, h0, G, k0, k1, M, S);
+        /* only masked cells: S = 0, which the combine skips; but the sinks join the first chunk */
+        if (k0 >= k1 && !(sink && c == 0)) continue;
+        attend_keys(m, s, sc, il, q, h0, G, k0, k1 > k0 ? k1 : k0, M, S);
+        for (int64_t g = 0; g < G && sink && c == 0; g++) add_sink(sink[g], &M[g], &S[g], sc->vkq32 + g * DV, DV);
         for (int64_t g = 0; g < G; g++) {
             if (S[g] == 0.0f) continue;
             const float Mn = fmaxf(Mf[g], M[g]), so = expf(Mf[g] - Mn), sn = expf(M[g] - Mn);
@@ -180,7 +204,8 @@ static void tile_softmax(const llama_state *s, float *kq, int64_t t0, int64_t nt
  * see different numbers of a tile's keys, the common ones are accumulated together and each row's
  * rest after them, so every output element's fma chain is unchanged. */
 static void attend_rows_tiled(const sn_model *m, const llama_state *s, attn_scratch *sc, const float *const *q,
-                              float *const *out, const int64_t *last, const int64_t *first, int G, int64_t kvh) {
+                              float *const *out, const int64_t *last, const int64_t *first, const float *sink, int G,
+                              int64_t kvh) {
     const int64_t D = LHP(m)->head_dim_k, DV = LHP(m)->head_dim_v, ld = s->kt_ld;
     const float *kt = s->kt32 + (uint64_t)kvh * (uint64_t)(D * ld);
     const float *v32 = s->v32 + (uint64_t)kvh * (uint64_t)(ld * DV);
@@ -229,6 +254,7 @@ static void attend_rows_tiled(const sn_model *m, const llama_state *s, attn_scra
                 if (nt[g] > lo) k->mad_rows_f32(DV, acc[g], v32 + (ic + lo) * DV, DV, w[g] + lo, nt[g] - lo);
     }
     for (int g = 0; g < G; g++) {
+        if (sink) add_sink(sink[g], &M[g], &S[g], acc[g], DV);
         const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
         for (int64_t d = 0; d < DV; d++) out[g][d] = acc[g][d] * S_inv;
     }
@@ -273,6 +299,7 @@ void sn_llama_attn_worker(void *arg, int ith, int nth) {
             const float *q[4];
             float *out[4];
             int64_t last[4], first[4];
+            float sink[4];
             int G = 0;
             for (int64_t t = t0; t < t0 + ts && t < j->T; t++)
                 for (int64_t h = h0; h < h0 + hs && h < (kvh + 1) * group; h++, G++) {
@@ -280,8 +307,10 @@ void sn_llama_attn_worker(void *arg, int ith, int nth) {
                     out[G] = s->att + t * (hp->n_head * hp->head_dim_v) + h * hp->head_dim_v;
                     last[G] = j->pos0 + t;
                     first[G] = first_key(s, j->il, last[G]);
+                    sink[G] = s->sinks ? s->sinks[j->il][h] : 0.0f;
                 }
-            attend_rows_tiled(m, s, sc, q, out, last, first, G, kvh); /* G: 4, or 2 / 1 at an odd edge */
+            /* G: 4, or 2 / 1 at an odd edge */
+            attend_rows_tiled(m, s, sc, q, out, last, first, s->sinks ? sink : NULL, G, kvh);
         }
         return;
     }

@@ -1,13 +1,15 @@
-/* model_qwen35.c - the forward pass of Qwen3.5 ("qwen35") and its mixture of experts ("qwen35moe",
- * Qwen3.6-35B-A3B): a hybrid of Gated DeltaNet layers (linear attention with a matrix state per value
- * head) and gated full-attention layers.
+/* model_qwen35.c - the forward pass of Qwen3.5 ("qwen35"), its mixture of experts ("qwen35moe",
+ * Qwen3.6-35B-A3B) and Qwen3-Next ("qwen3next"): a hybrid of Gated DeltaNet layers (linear attention
+ * with a matrix state per value head) and gated full-attention layers.
  *
  *   x = embed(token)
  *   per layer:  h = rmsnorm(x) * attn_norm
  *     linear:   qkv = W_qkv h;  z = W_gate h;  b = W_beta h;  a = W_alpha h
  *               qkv = silu(causal depthwise conv1d(qkv))          (window: d_conv-1 saved rows)
  *               q, k = l2norm per key head;  beta = sigmoid(b);  g = softplus(a + dt_bias) * A
- *               per value head v (key head v % n_k_heads; the converter tiled the value heads):
+ *               per value head v (key head v % n_k_heads: the converter tiled the value heads;
+               qwen3next: v / (n_v_heads / n_k_heads), grouped, with b and a from one ssm_ba
+               projection, per key head its value heads' b then their a):
  *                   S *= exp(g);  d = (v - S^T k) * beta;  S += k d^T;  y = S^T q / sqrt(d_state)
  *               y = rmsnorm(y) * ssm_norm * silu(z) per head;  o = W_ssm_out y
  *     full:     q|gate = W_q h (per head);  k, v = W_k h, W_v h;  q, k = rmsnorm per head * q/k_norm
@@ -38,13 +40,14 @@ typedef struct {
     int rec, slot;           /* recurrent layer?  its slot among the recurrent layers */
     const float *attn_norm, *post_norm, *conv_w, *dt_b, *A, *ssm_norm;
     float *conv_wt;          /* conv weights transposed, [d_conv][conv_ch] */
-    sn_matrix wqkv, wgate, wbeta, walpha, wout;
+    sn_matrix wqkv, wgate, wbeta, walpha, wba, wout; /* wba instead of wbeta, walpha: grouped heads */
     sn_matrix ffn_gate, ffn_up, ffn_down;
 } q35_layer;
 
 typedef struct {
     llama_state base; /* first: the attention code reads m->impl as a llama_state */
     int64_t n_layer, n_attn, n_rec, d_conv, S, hk, hv, conv_ch, key_dim, value_dim;
+    int grouped;      /* SN_OPT_GDN_GROUPED */
     int sect_e[64];   /* rope pairs whose multi-axis section is the 4th (extra) axis, position 0 */
     q35_layer *ly;
     int64_t *kv_cap; /* cache rows per layer: n_ctx for an attention layer, none for a recurrent one */
@@ -52,7 +55,7 @@ typedef struct {
     float *zeros, *ones;
     float *conv_state, *ssm_state; /* inside m->state, after the KV cache */
     /* activations (sn_ops) */
-    float *o, *qg, *gate, *mix, *cv, *z, *beta, *alpha, *core;
+    float *o, *qg, *gate, *mix, *cv, *z, *beta, *alpha, *ba, *core;
 } q35_state;
 
 /* ---- loading ---- */
@@ -88,8 +91,17 @@ static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     if (L->rec) {
         MAT("attn_qkv.weight", L->wqkv, E, s->conv_ch);
         MAT("attn_gate.weight", L->wgate, E, s->value_dim);
-        MAT("ssm_beta.weight", L->wbeta, E, s->hv);
-        MAT("ssm_alpha.weight", L->walpha, E, s->hv);
+        if (s->grouped) {
+            /* llama.cpp's older qwen3next files fuse q, k, v and z into ssm_in */
+            const char *legacy = sn_model_layer_name(m, il, "ssm_in.weight");
+            if (sn_model_find_tensor(m, legacy))
+                return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s (the fused q/k/v/z of older qwen3next files) is "
+                                  "not supported: convert again with a current convert_hf_to_gguf.py", m->path, legacy);
+            MAT("ssm_ba.weight", L->wba, E, 2 * s->hv);
+        } else {
+            MAT("ssm_beta.weight", L->wbeta, E, s->hv);
+            MAT("ssm_alpha.weight", L->walpha, E, s->hv);
+        }
         MAT("ssm_out.weight", L->wout, s->value_dim, E);
         VEC("ssm_conv1d.weight", L->conv_w, s->d_conv, s->conv_ch);
         VEC("ssm_dt.bias", L->dt_b, s->hv);
@@ -169,6 +181,7 @@ static sn_status q35_load(sn_model *m, sn_err *err) {
     s->key_dim = s->hk * s->S;
     s->value_dim = d_inner;
     s->conv_ch = 2 * s->key_dim + s->value_dim;
+    s->grouped = (m->opts & SN_OPT_GDN_GROUPED) != 0;
     if ((st = read_sections(m, s, err))) return st;
     const size_t nl = (size_t)m->hp.n_layer;
     if (!(s->ly = calloc(nl, sizeof *s->ly)) || !(s->base.layers = calloc(nl, sizeof *s->base.layers)) ||
@@ -191,7 +204,7 @@ static sn_status q35_load(sn_model *m, sn_err *err) {
         {&s->base.v, nkv, 0}, {&s->base.att, nq, 0},    {&s->base.hb, F, 0},    {&s->base.hb2, F, 0},
         {&s->base.rope, hp->n_rot > 0 ? hp->n_rot : 1, 0}, {&s->o, E, 0}, {&s->qg, 2 * nq, 0}, {&s->gate, nq, 0},
         {&s->mix, s->conv_ch, s->d_conv - 1}, {&s->cv, s->conv_ch, 0}, {&s->z, s->value_dim, 0},
-        {&s->beta, s->hv, 0}, {&s->alpha, s->hv, 0}, {&s->core, s->value_dim, 0}};
+        {&s->beta, s->hv, 0}, {&s->alpha, s->hv, 0}, {&s->ba, 2 * s->hv, 0}, {&s->core, s->value_dim, 0}};
     int64_t widest = E > F ? E : F;
     if (s->value_dim > widest) widest = s->value_dim;
     if (nq > widest) widest = nq;
@@ -268,9 +281,14 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
     const q35_pass *p = arg;
     const q35_state *s = p->s;
     const q35_layer *L = p->L;
-    const int64_t CH = s->conv_ch, H = s->hv;
+    const int64_t CH = s->conv_ch, H = s->hv, r = s->hv / s->hk;
     s->base.ops.rk->ssm_conv(CH, s->d_conv, t1 - t0, s->mix + t0 * CH, CH, L->conv_wt, CH, s->zeros, s->cv + t0 * CH, CH);
     for (int64_t t = t0; t < t1; t++) {
+        if (s->grouped) /* ssm_ba: per key head g, b of its value heads g*r.. then their a */
+            for (int64_t h = 0; h < H; h++) {
+                s->beta[t * H + h] = s->ba[t * 2 * H + (h / r) * 2 * r + h % r];
+                s->alpha[t * H + h] = s->ba[t * 2 * H + (h / r) * 2 * r + r + h % r];
+            }
         float *c = s->cv + t * CH;
         s->base.ops.k->swiglu(CH, c, c, s->ones); /* silu (times an exact 1) */
         for (int64_t h = 0; h < 2 * s->hk; h++) l2norm(c + h * s->S, s->S, s->base.hp.rms_eps);
@@ -290,7 +308,7 @@ static void delta_worker(void *arg, int ith, int nth) {
     const float scale = 1.0f / sqrtf((float)S);
     float delta[1024];
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
-        const int64_t kh = h % s->hk;
+        const int64_t kh = s->grouped ? h / (H / s->hk) : h % s->hk;
         float *M = s->ssm_state + ((int64_t)p->L->slot * H + h) * S * S; /* M[j][i] = S[i][j] */
         for (int64_t t = 0; t < p->T; t++) {
             const float *q = s->cv + t * CH + kh * S, *kk = s->cv + t * CH + s->key_dim + kh * S;
@@ -321,11 +339,11 @@ static void pass_gated_norm(const void *arg, int64_t t0, int64_t t1) {
 static sn_status linear_attn(sn_model *m, q35_state *s, const q35_layer *L, int64_t T, sn_err *err) {
     const int64_t CH = s->conv_ch, K1 = s->d_conv - 1;
     float *qkv = s->mix + K1 * CH; /* after the conv window's rows */
-    const sn_matrix *w[3] = {&L->wqkv, &L->wgate, &L->wbeta};
-    float *y[3] = {qkv, s->z, s->beta};
+    const sn_matrix *w[3] = {&L->wqkv, &L->wgate, s->grouped ? &L->wba : &L->wbeta};
+    float *y[3] = {qkv, s->z, s->grouped ? s->ba : s->beta};
     sn_status st;
     if ((st = sn_ops_project(&s->base.ops, s->base.xb, T, 3, w, y, err))) return st;
-    if ((st = sn_ops_project1(&s->base.ops, s->base.xb, T, &L->walpha, s->alpha, err))) return st;
+    if (!s->grouped && (st = sn_ops_project1(&s->base.ops, s->base.xb, T, &L->walpha, s->alpha, err))) return st;
     float *win = s->conv_state + (int64_t)L->slot * K1 * CH;
     memcpy(s->mix, win, (size_t)(K1 * CH) * sizeof(float));
     memcpy(win, s->mix + T * CH, (size_t)(K1 * CH) * sizeof(float));

@@ -21,6 +21,10 @@ sn_status sn_moe_load_layer(sn_model *m, int il, const sn_moe_params *p, sn_moe_
     if ((st = sn_model_matrix(m, il, "ffn_gate_exps.weight", SN_NE(E, F, X), 1, &L->gate_exps, err))) return st;
     if ((st = sn_model_matrix(m, il, "ffn_up_exps.weight", SN_NE(E, F, X), 1, &L->up_exps, err))) return st;
     if ((st = sn_model_matrix(m, il, "ffn_down_exps.weight", SN_NE(F, E, X), 1, &L->down_exps, err))) return st;
+    if ((st = sn_model_vector(m, il, "ffn_gate_exps.bias", SN_NE(F, X), 0, &L->gate_exps_b, err)) ||
+        (st = sn_model_vector(m, il, "ffn_up_exps.bias", SN_NE(F, X), 0, &L->up_exps_b, err)) ||
+        (st = sn_model_vector(m, il, "ffn_down_exps.bias", SN_NE(E, X), 0, &L->down_exps_b, err)))
+        return st;
     if (p->n_ff_shexp > 0) {
         const int64_t S = p->n_ff_shexp;
         if ((st = sn_model_matrix(m, il, "ffn_gate_shexp.weight", SN_NE(E, S), 1, &L->gate_shexp, err))) return st;
@@ -41,6 +45,8 @@ sn_status sn_moe_init(sn_moe *mo, sn_model *m, const sn_moe_params *p, sn_err *e
                           m->hp.arch, (long long)p->n_used, (long long)p->n_expert);
     if (p->gating != SN_MOE_SOFTMAX && p->gating != SN_MOE_SOFTMAX_WEIGHT)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: expert gating function %d is not supported", m->path, p->gating);
+    if (p->act != SN_MOE_ACT_SILU && p->act != SN_MOE_ACT_SWIGLU_OAI)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: expert activation %d is not supported", m->path, p->act);
     if (!m->expert_hist) {
         if (!(m->expert_hist = calloc((size_t)p->n_expert, sizeof(uint64_t))))
             return sn_err_set(err, SN_ENOMEM, "out of memory");
@@ -327,7 +333,7 @@ static sn_status run_phase(sn_moe *mo, int nw, const sn_matrix *const *w, const 
 typedef struct {
     sn_moe *mo;
     float *g;
-    const float *u;
+    float *u;
     int64_t n;
     float *out;
     const sn_moe_layer *L;
@@ -335,9 +341,40 @@ typedef struct {
     int64_t T;
 } elt_pass;
 
+/* y = bias row of the pair's expert added to y (ggml_add_id), for pair r in grouped order */
+static void add_expert_bias(const sn_moe *mo, float *y, const float *bias, int64_t n, int64_t r) {
+    const float *b = bias + (int64_t)mo->sel[mo->order[r]] * n;
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] + b[i];
+}
+
+/* ggml_swiglu_oai (alpha 1.702, limit 7), element by element with libm's expf as ggml's loop */
+static void swiglu_oai(int64_t n, float *y, const float *g, const float *u) {
+    const float alpha = 1.702f, limit = 7.0f;
+    for (int64_t i = 0; i < n; i++) {
+        const float x = limit < g[i] ? limit : g[i];                                 /* std::min */
+        const float v = u[i] < -limit ? -limit : limit < u[i] ? limit : u[i];        /* std::clamp */
+        const float glu = x / (1.f + expf(alpha * (-x)));
+        y[i] = glu * (v + 1.f);
+    }
+}
+
 static void pass_swiglu(const void *arg, int64_t r0, int64_t r1) {
     const elt_pass *p = arg;
-    for (int64_t r = r0; r < r1; r++) p->mo->m->k->swiglu(p->n, p->g + r * p->n, p->g + r * p->n, p->u + r * p->n);
+    const sn_moe *mo = p->mo;
+    const sn_moe_layer *L = p->L;
+    for (int64_t r = r0; r < r1; r++) {
+        float *g = p->g + r * p->n, *u = p->u + r * p->n;
+        if (L->up_exps_b) add_expert_bias(mo, u, L->up_exps_b, p->n, r);
+        if (L->gate_exps_b) add_expert_bias(mo, g, L->gate_exps_b, p->n, r);
+        if (mo->p.act == SN_MOE_ACT_SWIGLU_OAI) swiglu_oai(p->n, g, g, u);
+        else mo->m->k->swiglu(p->n, g, g, u);
+    }
+}
+
+static void pass_down_bias(const void *arg, int64_t r0, int64_t r1) {
+    const elt_pass *p = arg;
+    const int64_t E = p->mo->p.n_embd;
+    for (int64_t r = r0; r < r1; r++) add_expert_bias(p->mo, p->mo->d + r * E, p->L->down_exps_b, E, r);
 }
 
 /* out[t] = d(t, 0) * w0 + d(t, 1) * w1 + ...: each product rounded (ggml_mul), added in slot order
@@ -416,6 +453,7 @@ sn_status sn_moe_forward(sn_moe *mo, const sn_moe_layer *L, const float *x, int6
     const sn_matrix *dn[1] = {&L->down_exps};
     float *yd[1] = {mo->d};
     if ((st = run_phase(mo, 1, dn, mo->hg, hr, yd, E, err))) return st;
+    if (L->down_exps_b) sn_ops_rows(m->pool, pairs, pass_down_bias, &ep);
     sn_ops_rows(m->pool, T, pass_combine, &ep);
 
     if (!L->gate_shexp.data) return SN_OK;

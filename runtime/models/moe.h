@@ -7,8 +7,12 @@
  *            first, as std::sort's insertion sort leaves them for up to 16 experts)
  *   w      = probs[sel]  (SN_MOE_SOFTMAX_WEIGHT: softmax over those n_used logits)
  *            norm_w: w /= max(sum(w), 2^-14)   w_scale (not 0 or 1): w *= w_scale
- *   out    = sum over slots, in selection order, of w_s * down_e(silu(gate_e x) * up_e x)
+ *   out    = sum over slots, in selection order, of w_s * down_e(act(gate_e x, up_e x))
  *            (+ the shared expert, when the layer has one: see sn_moe_layer)
+ *   act    = silu(g) * u, or gpt-oss's clamped form (SN_MOE_ACT_SWIGLU_OAI, ggml_swiglu_oai):
+ *            x = min(g, 7), y = clamp(u, -7, 7), x / (1 + exp(-1.702 x)) * (y + 1)
+ *   each expert matmul's output gets the expert's bias row when the layer has expert biases
+ *   (ggml_add_id: up, gate, then down)
  *
  * The expert matmuls run as ggml's mul_mat_id does: every token's row of a selected expert in the
  * single-token order (dot), except IQ4_XS experts with 8+ tokens, which ggml's IQ panel multiplies
@@ -25,9 +29,16 @@ enum {
     SN_MOE_SOFTMAX_WEIGHT = 1  /* top-k on the logits, softmax over the selected (gpt-oss) */
 };
 
+/* The experts' activation. */
+enum {
+    SN_MOE_ACT_SILU = 0,       /* silu(gate) * up */
+    SN_MOE_ACT_SWIGLU_OAI = 1  /* gpt-oss: alpha 1.702, limit 7 */
+};
+
 typedef struct sn_moe_params {
     int64_t n_embd, n_expert, n_used, n_ff_exp;
     int gating;     /* SN_MOE_* */
+    int act;        /* SN_MOE_ACT_* */
     int norm_w;     /* renormalise the selected weights to sum 1 */
     float w_scale;  /* 0 or 1: none */
     int64_t n_ff_shexp; /* the shared expert's width, 0 when the family has none */
@@ -40,6 +51,7 @@ typedef struct sn_moe_layer {
     sn_matrix gate_inp;                       /* router [n_embd x n_expert] */
     const float *gate_inp_b;                  /* optional router bias [n_expert] */
     sn_matrix gate_exps, up_exps, down_exps;  /* 3-D stacks */
+    const float *gate_exps_b, *up_exps_b, *down_exps_b; /* optional expert biases [n_out x n_expert] */
     sn_matrix gate_shexp, up_shexp, down_shexp;
     const float *gate_inp_shexp;              /* optional [n_embd] */
 } sn_moe_layer;
@@ -64,9 +76,9 @@ typedef struct sn_moe {
     int64_t task_cap;
 } sn_moe;
 
-/* Declares layer il's router and expert stacks with the shapes p gives (and, with n_ff_shexp > 0,
- * the shared expert ffn_{gate,up,down}_shexp and the optional ffn_gate_inp_shexp). The loader
- * places them like any other matrix. */
+/* Declares layer il's router and expert stacks with the shapes p gives, the optional expert biases
+ * ffn_{gate,up,down}_exps.bias (and, with n_ff_shexp > 0, the shared expert ffn_{gate,up,down}_shexp
+ * and the optional ffn_gate_inp_shexp). The loader places them like any other matrix. */
 sn_status sn_moe_load_layer(sn_model *m, int il, const sn_moe_params *p, sn_moe_layer *L, sn_err *err);
 /* Binds mo to m (whose ops the router and shared expert use) and checks p; scratch is allocated on
  * the first forward and grows with the batch. */

@@ -13,7 +13,7 @@ archs=$("$SN_BIN/sunny-run" --help | sed -n 's/^  architectures: //p' | tr -d ' 
 [[ -n $classes && -n $archs ]] || { bad "cannot read the lists from --help"; finish; }
 # the same tables read from the sources: k_archs' entries and FAMILIES' arch names
 src_archs=$(sed -n '/^static const sn_arch \*const k_archs\[\]/,/};/p' "$SN_SRC/convert/archs/archs.c" | grep -o 'sn_arch_[a-z0-9_]*' | sed 's/sn_arch_//')
-fam=$(sed -n '/^static const struct .* FAMILIES\[\]/,/^};/p' "$SN_SRC/runtime/models/model.c" | grep -o '{"[a-z0-9_]*"' | tr -d '{"')
+fam=$(sed -n '/^static const struct .* FAMILIES\[\]/,/^};/p' "$SN_SRC/runtime/models/model.c" | grep -o '{"[a-z0-9_-]*"' | tr -d '{"')
 [[ $(sort <<<"$fam") == $(sort <<<"$archs") ]] && ok "sunny-run --help lists model.c's FAMILIES: $(tr '\n' ' ' <<<"$fam")" \
   || bad "FAMILIES ($fam) and sunny-run --help ($archs) differ"
 missing=""
@@ -23,8 +23,8 @@ done
 for a in $archs $fam; do
   awk -F'|' -v a="\`$a\`" '$3 ~ a { f = 1 } END { exit !f }' <<<"$rows" || missing+=" $a"
 done
-for a in $src_archs; do # each k_archs entry's family (sn_arch_llama -> a `llama` row)
-  awk -F'|' -v a="\`$a\`" '$3 ~ a { f = 1 } END { exit !f }' <<<"$rows" || missing+=" $a(k_archs)"
+for a in $src_archs; do # each k_archs entry's family (sn_arch_llama -> a `llama` row, sn_arch_gptoss -> `gpt-oss`)
+  awk -F'|' -v a="\`$a\`" '{ c = $3; gsub("-", "", c) } c ~ a { f = 1 } END { exit !f }' <<<"$rows" || missing+=" $a(k_archs)"
 done
 [[ -z $missing ]] && ok "every class ($(wc -w <<<"$classes")) and architecture ($(wc -w <<<"$archs")) has its row in docs/MODELS.md" \
   || bad "docs/MODELS.md has no row for:$missing"

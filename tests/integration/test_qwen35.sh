@@ -7,7 +7,10 @@
 # 2 key heads to 4 value heads in the linear attention (so the V-head reordering runs), and the Qwen3
 # tokenizer.json (the Qwen3.5 one, pre-tokenizer qwen35, is not available here).
 #  The mixture-of-experts twins (Qwen3_5Moe*, "qwen35moe": 4 experts stored fused, top 2, and a
-#  sigmoid-gated shared expert) in both layouts.
+#  sigmoid-gated shared expert) in both layouts. Qwen3-Next (Qwen3NextForCausalLM, "qwen3next": fused
+#  in_proj_qkvz / in_proj_ba, value heads grouped by key head, experts stored one by one): sunny-convert
+#  does not convert it; llama.cpp's converter makes its files (with the vocabulary, through the HF
+#  tokenizers port) and they run in parity (3).
 #  1. Converter: llama.cpp's own convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, without its
 #     vocabulary step, which needs transformers) writes f32/f16/bf16/q8_0 of the causal and MoE models,
 #     f32/q8_0 of the vision-language one and f32 of the MoE vision-language one; every key but
@@ -19,10 +22,12 @@
 #     f32/f16/bf16/q8_0 and the llama-quantize'd q4_0 / Q4_K_M, 3 prompts x 32 greedy tokens each, and
 #     a 300-token prompt (past the 64-token tile of the attention and llama.cpp's delta-net chunk) on
 #     f32 and q8_0 (causal) and q8_0 and q4_0 (MoE: 150 tokens per expert in one batch); the
-#     vision-language model (tied head, attention every 2nd layer) on f32 and q8_0. The last step's
-#     top logits (one prompt per type and the long runs) must agree to 1e-5.
+#     vision-language model (tied head, attention every 2nd layer) on f32 and q8_0; Qwen3-Next's
+#     llama.cpp-made f32 / q8_0 and llama-quantize's Q4_K_M of them, 3 prompts each, and the
+#     300-token prompt on q8_0. The last step's top logits (one prompt per type but Qwen3-Next's f32,
+#     and the long runs) must agree to 1e-5.
 #  4. State: A then B == A+B bitwise, save -> restore -> continue == uninterrupted (tests/tools/state_split,
-#     and tests/tools/abi_state through sn_abi), dense and MoE.
+#     and tests/tools/abi_state through sn_abi), dense, MoE and Qwen3-Next.
 source "$(dirname "$0")/lib.sh"
 need_oracle
 need_py numpy torch
@@ -48,8 +53,8 @@ conv() { # conv DIR OUTTYPE -> GGUF (redone when sunny-convert is newer)
   echo "$g"
 }
 
-causal=$(mk causal --layout causal) && vl=$(mk vl --layout vl) && moe=$(mk moe --moe) && moevl=$(mk moevl --moe --layout vl) ||
-  { bad "fixture generation failed"; finish; }
+causal=$(mk causal --layout causal) && vl=$(mk vl --layout vl) && moe=$(mk moe --moe) && moevl=$(mk moevl --moe --layout vl) &&
+  next=$(mk next --layout next) || { bad "fixture generation failed"; finish; }
 
 # ---- 1. converter
 outtypes() { case $1 in "$causal") echo "f32 f16 bf16 q8_0";; "$vl") echo "f32 q8_0";; "$moe") echo "f32 f16 bf16 q8_0";; *) echo f32;; esac; }
@@ -59,6 +64,13 @@ for d in "$causal" "$vl" "$moe" "$moevl"; do
     [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
   done
 done
+# Qwen3-Next: llama.cpp's converter with its vocabulary step, so the file runs as it is
+: >"$W/next-jobs.tsv"
+for ot in f32 q8_0; do
+  [[ -f $next-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$next" "$next-llamacpp-$ot.gguf" $ot >>"$W/next-jobs.tsv"
+done
+[[ -s $W/next-jobs.tsv ]] && { SN_LCPP_HF_TOK=qwen3 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/next-jobs.tsv" \
+  >"$W/lcpp-next.log" 2>&1 || bad "llama.cpp's converter failed on Qwen3-Next: $(grep FAILED "$W/lcpp-next.log" | cut -c1-300)"; }
 [[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
   >"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 for d in "$causal" "$vl" "$moe" "$moevl"; do
@@ -164,6 +176,16 @@ for ot in f32 q8_0; do
 done
 add_case "moe/q8_0-long" "$moe-q8_0.gguf" "$PL" 16 1 1
 add_case "moe/q4_0-long" "$moe-llamaquant-q4_0.gguf" "$PL" 16 1 1
+# Qwen3-Next, llama.cpp's files
+[[ -f $next-llamacpp-f32.gguf ]] && "$SN_BUILD/tests/llama_quantize_oracle" "$next-llamacpp-f32.gguf" \
+  "$next-llamaquant-q4_k_m.gguf" 15 >/dev/null 2>&1 || bad "next: llama_model_quantize q4_k_m failed"
+for g in "$next-llamacpp-f32.gguf" "$next-llamacpp-q8_0.gguf" "$next-llamaquant-q4_k_m.gguf"; do
+  [[ -f $g ]] || { bad "$(basename "$g"): missing"; continue; }
+  ot=${g##*-}
+  # f32: tokens only (its MoE layers' logits come within 1e-6..1e-4 of llama.cpp's, docs/TESTING.md)
+  for p in "$P1" "$P2" "$P3"; do add_case "next/${ot%.gguf}" "$g" "$p" 32 $([[ $p == "$P1" && $ot != f32* ]] && echo 1 || echo 0); done
+done
+[[ -f $next-llamacpp-q8_0.gguf ]] && add_case "next/q8_0-long" "$next-llamacpp-q8_0.gguf" "$PL" 16 1 1
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
 if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
 import json, subprocess, sys
@@ -206,10 +228,10 @@ for (tag, gguf, p, n, th), o in zip(cases, oracle):
           f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e} (limit 1e-5)")
 sys.exit(1 if fail else 0)
 PYEOF
-then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Qwen3.5 / Qwen3.5-MoE cases"; else bad "runtime parity"; fi
+then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Qwen3.5 / Qwen3.5-MoE / Qwen3-Next cases"; else bad "runtime parity"; fi
 
 # ---- 4. split runs and state save/restore
-for g in "$causal-q8_0.gguf" "$vl-f32.gguf" "$moe-bf16.gguf"; do
+for g in "$causal-q8_0.gguf" "$vl-f32.gguf" "$moe-bf16.gguf" "$next-llamacpp-q8_0.gguf"; do
   if out=$("$SN_BUILD/tests/state_split" "$g" 2>&1); then ok "$(basename "$g"): $out"
   else bad "$(basename "$g") split/state: $out"; fi
 done
