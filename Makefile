@@ -38,7 +38,7 @@ test: deps
 # corpus; findings stay under $(BUILD)/fuzz/NAME. Stops at the first crash, leak or timeout.
 FUZZ_SECONDS ?= 60
 FUZZERS ?= torch_zip pickle gguf safetensors hf_config blob spm ollama_host tokenizer_json shard_index rwkv_vocab \
-           ollama_reply lmstudio_files tok_encode
+           ollama_reply lmstudio_files tok_encode lmstudio_reply
 fuzz: build
 	@for f in $(FUZZERS); do bash tests/fuzz/run_fuzz.sh $$f $(FUZZ_SECONDS) $(BUILD) || exit 1; done
 

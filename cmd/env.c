@@ -10,7 +10,8 @@
 static const struct { const char *name; size_t off; } k_vars[] = {
     V("TMPDIR", lib.tmpdir), V("HOME", lib.home), V("XDG_CACHE_HOME", lib.xdg_cache_home), V("PATH", lib.path),
     V("OLLAMA_HOST", lib.ollama_host),
-    V("OLLAMA_MODELS", lib.ollama_models), V("LM_API_TOKEN", lib.lm_api_token), V("http_proxy", lib.http_proxy),
+    V("OLLAMA_MODELS", lib.ollama_models), V("LM_API_TOKEN", lib.lm_api_token),
+    V("SN_HTTP_STALL_S", lib.http_stall_s), V("http_proxy", lib.http_proxy),
     V("https_proxy", lib.https_proxy), V("HTTPS_PROXY", lib.HTTPS_PROXY), V("all_proxy", lib.all_proxy),
     V("ALL_PROXY", lib.ALL_PROXY), V("no_proxy", lib.no_proxy), V("NO_PROXY", lib.NO_PROXY),
     V("HTTP_PROXY", HTTP_PROXY), V("REQUEST_METHOD", request_method), V("SN_CPU", cpu),

@@ -436,7 +436,7 @@ static char *slurp(const char *dir, const char *name, size_t max) {
     char *path = malloc(a + b + 2), *buf = NULL;
     if (!path) return NULL;
     snprintf(path, a + b + 2, "%s/%s", dir, name);
-    sn_read_file(path, max, &buf, NULL, NULL);
+    sn_read_file(path, max, NULL, &buf, NULL, NULL);
     free(path);
     return buf;
 }
@@ -448,7 +448,7 @@ static sn_status put_str(sn_gguf_writer *w, const char *key, const char *v, sn_e
 }
 
 static sn_status write_sampling(const char *dir, sn_gguf_writer *w, sn_err *err) {
-    char *txt = slurp(dir, "generation_config.json", 16 << 20);
+    char *txt = slurp(dir, "generation_config.json", SN_BUDGET_TEXT_FILE);
     if (!txt) return SN_OK;
     cJSON *g = cJSON_Parse(txt);
     free(txt);

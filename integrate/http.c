@@ -105,6 +105,11 @@ sn_status sn_http_new(const char *base_url, const sn_env *env, sn_http **out, sn
     h->loopback = sn_http_host_is_loopback(h->host);
     if (env) h->env = *env;
     h->stall_s = SN_HTTP_STALL_S;
+    if (env && env->http_stall_s) { /* a positive whole number of seconds, else ignored */
+        char *end;
+        long v = strtol(env->http_stall_s, &end, 10);
+        if (end != env->http_stall_s && !*end && v > 0 && v <= 3600) h->stall_s = v;
+    }
     h->load_s = SN_HTTP_LOAD_S;
     curl_free(host);
     curl_free(scheme);
@@ -431,6 +436,15 @@ done:
     curl_easy_cleanup(c);
     free(url);
     return st;
+}
+
+char *sn_http_json_streamed(const cJSON *body) {
+    cJSON *b = cJSON_Duplicate(body, 1);
+    if (!b) return NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(b, "stream");
+    char *js = cJSON_AddBoolToObject(b, "stream", 1) ? cJSON_PrintUnformatted(b) : NULL;
+    cJSON_Delete(b);
+    return js;
 }
 
 void sn_http_json_error(const char *body, char *buf, size_t cap) {

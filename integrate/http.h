@@ -75,7 +75,8 @@ typedef struct sn_http_resp {
 } sn_http_resp;
 
 /* Seconds without a byte moving (either way) after which a request is abandoned as stalled: a
- * stalled server is reported within this, a slow but moving transfer never is. */
+ * stalled server is reported within this, a slow but moving transfer never is. The environment's
+ * SN_HTTP_STALL_S (1-3600) replaces it for a handle (tests shorten it). */
 #define SN_HTTP_STALL_S 60
 
 /* Seconds a request that loads a model (loads_model) may wait for the first byte of its answer.
@@ -111,6 +112,12 @@ void sn_http_resp_free(sn_http_resp *resp);
  * with proxy/403 explanations. Returns SN_OK for a 2xx response. server_name is "Ollama" etc. */
 sn_status sn_http_check(const sn_http *h, const sn_http_resp *resp, const char *server_name,
                         const char *what, sn_err *err);
+
+/* body (a JSON object) printed with "stream": true in place of any "stream" it has, malloc'd; NULL
+ * when out of memory. Both servers' generating requests are read as streams (a stall is then
+ * silence between chunks, not the length of the whole answer). */
+struct cJSON;
+char *sn_http_json_streamed(const struct cJSON *body);
 
 /* The value of a top-level "error" string in a JSON body, copied into buf (empty if none). */
 void sn_http_json_error(const char *body, char *buf, size_t cap);

@@ -3,11 +3,13 @@
  * the model with a context length, and the smoke test against sunny's runtime. Finding the models
  * folder and placing the file is lmstudio_place.c. */
 #include "lmstudio_internal.h"
+#include "lmstudio_reply.h"
 
 #include "smoke.h"
 #include "template_cmd.h"
 
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,16 +22,6 @@
 #include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-void sn_lms_notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) {
-    if (!fn) return;
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    fn(ud, buf);
-}
 
 /* ------------------------------------------------------------------------------------------------
  * Server */
@@ -103,12 +95,7 @@ sn_status sn_lms_probe(sn_http *h, char *version, size_t cap, sn_err *err) {
         sn_http_resp_free(&r);
         return st;
     }
-    cJSON *j = cJSON_Parse(r.body);
-    const cJSON *lm = j ? cJSON_GetObjectItemCaseSensitive(j, "lmstudio") : NULL;
-    if (!cJSON_IsTrue(lm)) st = sn_err_set(err, SN_EIO, "%s/lmstudio-greeting did not answer {\"lmstudio\":true}", sn_http_base(h));
-    const cJSON *v = j ? cJSON_GetObjectItemCaseSensitive(j, "version") : NULL;
-    if (cJSON_IsString(v) && cap) snprintf(version, cap, "%s", v->valuestring);
-    cJSON_Delete(j);
+    st = sn_lms_greeting_answer(r.body, r.len, sn_http_base(h), version, cap, err);
     sn_http_resp_free(&r);
     return st;
 }
@@ -170,40 +157,10 @@ sn_status sn_lms_verify_listed(const sn_lms_placed *p, const sn_env *env, int *f
     if (!outb) { free(lms); return sn_err_set(err, SN_ENOMEM, "out of memory"); }
     int rc = run_capture(argv, outb, 1 << 20);
     free(lms);
-    cJSON *j = rc == 0 ? cJSON_Parse(outb) : NULL;
+    sn_status st = rc == 0 ? sn_lms_ls_answer(outb, strlen(outb), p, found, note, ud, err) : SN_OK;
     free(outb);
-    if (!cJSON_IsArray(j)) {
-        sn_lms_notef(note, ud, "`lms ls --json` gave no model list (exit %d); not verified", rc);
-        cJSON_Delete(j);
-        return SN_OK;
-    }
-    sn_status st = SN_OK;
-    *found = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, j) {
-        const cJSON *path = cJSON_GetObjectItemCaseSensitive(it, "path");
-        if (!cJSON_IsString(path) || strcmp(path->valuestring, p->rel_path) != 0) continue;
-        *found = 1;
-        const cJSON *arch = cJSON_GetObjectItemCaseSensitive(it, "architecture");
-        const cJSON *fmtj = cJSON_GetObjectItemCaseSensitive(it, "format");
-        const cJSON *q = cJSON_GetObjectItemCaseSensitive(it, "quantization");
-        const cJSON *qn = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "name") : NULL;
-        const cJSON *key = cJSON_GetObjectItemCaseSensitive(it, "modelKey");
-        if (cJSON_IsString(arch) && strcmp(arch->valuestring, p->arch) != 0)
-            st = sn_err_set(err, SN_EIO, "`lms ls` lists %s with architecture '%s', the GGUF says '%s'",
-                            p->rel_path, arch->valuestring, p->arch);
-        else if (cJSON_IsString(fmtj) && strcmp(fmtj->valuestring, "gguf") != 0)
-            st = sn_err_set(err, SN_EIO, "`lms ls` lists %s with format '%s'", p->rel_path, fmtj->valuestring);
-        else
-            sn_lms_notef(note, ud, "lms ls: %s listed as %s (%s, %s)", p->rel_path,
-                  cJSON_IsString(key) ? key->valuestring : "?", cJSON_IsString(arch) ? arch->valuestring : "?",
-                  cJSON_IsString(qn) ? qn->valuestring : "?");
-        break;
-    }
-    if (*found == 0)
-        sn_lms_notef(note, ud, "warning: `lms ls` does not list %s yet: press refresh in My Models or restart LM Studio",
-              p->rel_path);
-    cJSON_Delete(j);
+    if (rc != 0) *found = -1;
+    if (*found < 0) sn_lms_notef(note, ud, "`lms ls --json` gave no model list (exit %d); not verified", rc);
     return st;
 }
 
@@ -218,33 +175,8 @@ static int find_key(sn_http *h, const sn_lms_placed *p, char *key, size_t cap) {
         sn_http_resp_free(&r);
         return auth ? -1 : 0;
     }
-    char want[160];
-    snprintf(want, sizeof want, "%s", p->repo);
-    size_t wl = strlen(want);
-    if (wl > 5 && strcasecmp(want + wl - 5, "-GGUF") == 0) want[wl - 5] = 0;
-    for (char *c = want; *c; c++) *c = (char)tolower((unsigned char)*c);
-    cJSON *j = cJSON_Parse(r.body);
+    int found = sn_lms_models_key(r.body, r.len, p, key, cap);
     sn_http_resp_free(&r);
-    const cJSON *it;
-    int found = 0;
-    const cJSON *data = j ? cJSON_GetObjectItemCaseSensitive(j, "data") : NULL;
-    cJSON_ArrayForEach(it, data) {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
-        const cJSON *pub = cJSON_GetObjectItemCaseSensitive(it, "publisher");
-        const cJSON *q = cJSON_GetObjectItemCaseSensitive(it, "quantization");
-        if (!cJSON_IsString(id)) continue;
-        if (cJSON_IsString(pub) && strcasecmp(pub->valuestring, p->publisher) != 0) continue;
-        const char *s = id->valuestring;
-        size_t want_l = strlen(want);
-        int name_ok = strncasecmp(s, want, want_l) == 0 && (s[want_l] == 0 || s[want_l] == '@');
-        int q_ok = !cJSON_IsString(q) || strcasecmp(q->valuestring, p->quant) == 0;
-        if (name_ok && q_ok) {
-            snprintf(key, cap, "%s", s);
-            found = 1;
-            break;
-        }
-    }
-    cJSON_Delete(j);
     return found;
 }
 
@@ -294,17 +226,77 @@ sn_status sn_lms_load(sn_http *h, const sn_lms_placed *p, const char *identifier
     } else if (r.cls != SN_HTTP_OK) {
         st = lms_err(h, &r, "POST /api/v1/models/load", err);
     } else {
-        cJSON *j = cJSON_Parse(r.body);
-        const cJSON *iid = j ? cJSON_GetObjectItemCaseSensitive(j, "instance_id") : NULL;
-        snprintf(model_id, cap, "%s", cJSON_IsString(iid) ? iid->valuestring : key);
+        sn_lms_load_answer(r.body, r.len, key, model_id, cap);
         sn_lms_notef(note, ud, "loaded %s over REST as %s", key, model_id);
-        cJSON_Delete(j);
     }
     sn_http_resp_free(&r);
     return st;
 }
 
-/* A greedy request: temperature 0, top_k 1, no penalty, a seed, no streaming. */
+sn_status sn_lms_complete(sn_http *h, const char *body, sn_lms_completion *c, const char **used,
+                          sn_lms_note_fn note, void *ud, sn_err *err) {
+    static const char *paths[] = {"/api/v0/completions", "/v1/completions"};
+    static const char *whats[] = {"POST /api/v0/completions", "POST /v1/completions"};
+    cJSON *b = cJSON_Parse(body);
+    char *js = b ? sn_http_json_streamed(b) : NULL;
+    cJSON_Delete(b);
+    if (!js) return sn_err_set(err, SN_EINVAL, "the completion request is not a JSON object");
+    sn_status st = SN_OK;
+    for (int i = 0; i < 2; i++) {
+        sn_lms_completion_begin(c, whats[i], err);
+        *used = paths[i];
+        /* one SSE event per token: silence while generating is a stall (SN_HTTP_STALL_S); before the
+         * first one LM Studio may load the model (JIT, LM Studio < 0.4), bounded by SN_HTTP_LOAD_S */
+        sn_http_req rq = {.method = "POST", .path = paths[i], .json = js, .bearer = sn_http_env(h)->lm_api_token,
+                          .loads_model = 1, .on_line = sn_lms_completion_line, .line_ud = c};
+        sn_http_resp r;
+        st = sn_http_do(h, &rq, &r, err);
+        if (st) {
+            if (st != SN_ENOMEM) st = transport(h, &r, err);
+        } else if (r.cls == SN_HTTP_OK || r.cls == SN_HTTP_ABORTED) {
+            st = sn_lms_completion_end(c);
+            if (st == SN_OK && i == 0 && strncmp(c->server_error, "Unexpected endpoint or method", 29) == 0) {
+                sn_lms_notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
+                sn_lms_completion_free(c);
+                sn_http_resp_free(&r);
+                continue;
+            }
+            if (st == SN_OK && c->server_error[0])
+                st = sn_err_set(err, SN_EIO, "%s: LM Studio answered HTTP 200 with the error '%s'%s%s", whats[i],
+                                c->server_error, *sn_lms_explain(c->server_error) ? " — " : "",
+                                sn_lms_explain(c->server_error));
+        } else if (i == 0 && unexpected_endpoint(&r)) { /* the endpoint itself is missing: older server */
+            sn_lms_notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
+            sn_lms_completion_free(c);
+            sn_http_resp_free(&r);
+            continue;
+        } else {
+            st = lms_err(h, &r, whats[i], err);
+        }
+        sn_http_resp_free(&r);
+        break;
+    }
+    free(js);
+    if (st) sn_lms_completion_free(c);
+    return st;
+}
+
+/* The arch of the model LM Studio serves under model_id, from GET /api/v0/models/{id} ("" when the
+ * server does not say: an older server, or an identifier it lists under another name). */
+static void served_arch(sn_http *h, const char *model_id, char *arch, size_t cap) {
+    arch[0] = 0;
+    char *id = curl_easy_escape(NULL, model_id, 0), path[1024];
+    if (!id) return;
+    snprintf(path, sizeof path, "/api/v0/models/%s", id);
+    curl_free(id);
+    sn_http_req rq = {.method = "GET", .path = path, .timeout_s = 30, .bearer = sn_http_env(h)->lm_api_token};
+    sn_http_resp r;
+    sn_err e = {0};
+    if (sn_http_do(h, &rq, &r, &e) == SN_OK && r.cls == SN_HTTP_OK) sn_lms_model_arch(r.body, r.len, arch, cap);
+    sn_http_resp_free(&r);
+}
+
+/* A greedy request: temperature 0, top_k 1, no penalty, a seed (sent streamed: sn_http_json_streamed). */
 static cJSON *greedy_body(const char *model_id, int n_predict, int64_t seed) {
     cJSON *b = cJSON_CreateObject();
     cJSON_AddStringToObject(b, "model", model_id);
@@ -315,7 +307,6 @@ static cJSON *greedy_body(const char *model_id, int n_predict, int64_t seed) {
     cJSON_AddNumberToObject(b, "min_p", 0.0);
     cJSON_AddNumberToObject(b, "repeat_penalty", 1.0); /* LM Studio's default 1.1 would bend greedy */
     cJSON_AddNumberToObject(b, "seed", (double)seed);
-    cJSON_AddBoolToObject(b, "stream", 0);
     return b;
 }
 
@@ -327,133 +318,75 @@ sn_status sn_lms_smoke(sn_http *h, const char *model_id, const char *arch, const
     cJSON_AddNumberToObject(b, "logprobs", 2); /* OpenAI completions: top-2 per token, if the server returns them */
     char *body = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
-    const char *paths[] = {"/api/v0/completions", "/v1/completions"};
-    sn_http_resp r = {0};
-    sn_status st = SN_OK;
-    int used = -1;
-    for (int i = 0; i < 2; i++) {
-        /* JIT loading (LM Studio < 0.4, no /api/v1/models/load) happens inside this request, and the
-         * answer comes whole at the end: the load limit (SN_HTTP_LOAD_S) covers both */
-        sn_http_req rq = {.method = "POST", .path = paths[i], .json = body, .bearer = sn_http_env(h)->lm_api_token,
-                          .loads_model = 1};
-        st = sn_http_do(h, &rq, &r, err);
-        if (st) break;
-        if (i == 0 && unexpected_endpoint(&r)) { /* the endpoint itself is missing: older server */
-            sn_lms_notef(note, ud, "no /api/v0/completions; using /v1/completions (no model_info to check)");
-            sn_http_resp_free(&r);
-            continue;
-        }
-        used = i;
-        break;
-    }
+    if (!body) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    sn_lms_completion c;
+    const char *used = NULL;
+    sn_status st = sn_lms_complete(h, body, &c, &used, note, ud, err);
     free(body);
-    if (st) {
-        if (st != SN_ENOMEM) st = transport(h, &r, err);
-        sn_http_resp_free(&r);
-        return st;
-    }
-    if (r.cls != SN_HTTP_OK || unexpected_endpoint(&r)) {
-        if (r.cls == SN_HTTP_OK) {
-            char e[512];
-            sn_http_json_error(r.body, e, sizeof e);
-            st = sn_err_set(err, SN_EIO, "%s: LM Studio answered HTTP 200 with the error '%s'",
-                            used >= 0 ? paths[used] : "completions", e);
-        } else st = lms_err(h, &r, used >= 0 ? paths[used] : "completions", err);
-        sn_http_resp_free(&r);
-        return st;
-    }
-    cJSON *j = cJSON_Parse(r.body);
-    sn_http_resp_free(&r);
-    const cJSON *choices = j ? cJSON_GetObjectItemCaseSensitive(j, "choices") : NULL;
-    const cJSON *c0 = cJSON_GetArrayItem(choices, 0);
-    const cJSON *text = c0 ? cJSON_GetObjectItemCaseSensitive(c0, "text") : NULL;
-    const cJSON *fr = c0 ? cJSON_GetObjectItemCaseSensitive(c0, "finish_reason") : NULL;
-    if (!cJSON_IsString(text)) {
-        cJSON_Delete(j);
-        return sn_err_set(err, SN_EIO, "%s: no choices[0].text in the answer", paths[used]);
-    }
-    const cJSON *mi = cJSON_GetObjectItemCaseSensitive(j, "model_info");
-    const cJSON *ma = mi ? cJSON_GetObjectItemCaseSensitive(mi, "arch") : NULL;
-    if (cJSON_IsString(ma)) {
-        if (strcmp(ma->valuestring, arch) != 0) {
+    if (st) return st;
+    /* the model that answered: model_info.arch when the answer carries it (a whole v0 answer does, a
+     * streamed one may not), else what /api/v0/models says of the identifier */
+    char served[64];
+    const char *how = "model_info.arch";
+    if (c.arch[0]) snprintf(served, sizeof served, "%s", c.arch);
+    else if (strcmp(used, "/api/v0/completions") == 0) {
+        served_arch(h, model_id, served, sizeof served);
+        how = "/api/v0/models arch";
+    } else served[0] = 0;
+    if (served[0]) {
+        if (strcmp(served, arch) != 0) {
             st = sn_err_set(err, SN_EIO, "the model that answered has architecture '%s', the GGUF '%s': LM Studio "
-                            "served a different model", ma->valuestring, arch);
-            cJSON_Delete(j);
+                            "served a different model", served, arch);
+            sn_lms_completion_free(&c);
             return st;
         }
-        sn_lms_notef(note, ud, "model_info.arch = %s (matches the GGUF)", ma->valuestring);
+        sn_lms_notef(note, ud, "%s = %s (matches the GGUF)", how, served);
     }
-    int stopped = cJSON_IsString(fr) && strcmp(fr->valuestring, "stop") == 0;
-    /* OpenAI completions logprobs {"tokens":[..],"top_logprobs":[{tok:lp},..]} when a server returns
-     * them; LM Studio accepts the request field but answers "logprobs": null (lmstudio-ai/lms#60) */
-    const cJSON *lp = c0 ? cJSON_GetObjectItemCaseSensitive(c0, "logprobs") : NULL;
-    const cJSON *lt = cJSON_IsObject(lp) ? cJSON_GetObjectItemCaseSensitive(lp, "tokens") : NULL;
-    if (cJSON_IsArray(lt) && cJSON_GetArraySize(lt) > 0) {
-        size_t n = (size_t)cJSON_GetArraySize(lt), k = 0;
-        sn_smoke_token *toks = calloc(n, sizeof *toks);
-        const cJSON *tlp = cJSON_GetObjectItemCaseSensitive(lp, "token_logprobs");
-        const cJSON *top = cJSON_GetObjectItemCaseSensitive(lp, "top_logprobs");
-        const cJSON *it;
-        cJSON_ArrayForEach(it, lt) {
-            if (!toks) break;
-            toks[k].text = strdup(cJSON_IsString(it) ? it->valuestring : "");
-            const cJSON *v = cJSON_GetArrayItem(tlp, (int)k);
-            toks[k].logprob = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-            toks[k].gap = NAN;
-            const cJSON *m = cJSON_GetArrayItem(top, (int)k);
-            double a = -INFINITY, b = -INFINITY;
-            const cJSON *x;
-            cJSON_ArrayForEach(x, m) {
-                if (!cJSON_IsNumber(x)) continue;
-                if (x->valuedouble > a) { b = a; a = x->valuedouble; }
-                else if (x->valuedouble > b) b = x->valuedouble;
-            }
-            if (isfinite(a) && isfinite(b)) toks[k].gap = a - b;
-            k++;
-        }
-        st = toks ? sn_smoke_compare_tokens(ours, toks, k, stopped, 0, res, err) : sn_err_set(err, SN_ENOMEM, "out of memory");
-        sn_smoke_tokens_free(toks, k);
+    int stopped = strcmp(c.finish, "stop") == 0;
+    /* LM Studio accepts the logprobs request field but answers "logprobs": null (lmstudio-ai/lms#60) */
+    if (c.n_toks > 0) {
+        st = sn_smoke_compare_tokens(ours, c.toks, c.n_toks, stopped, 0, res, err);
     } else {
-        st = sn_smoke_compare(ours, text->valuestring, NULL, 0, stopped, res, err);
+        st = sn_smoke_compare(ours, c.text, NULL, 0, stopped, res, err);
         if (st == SN_OK)
             snprintf(res->method, sizeof res->method, "text, byte for byte (LM Studio returns no logprobs)");
     }
-    cJSON_Delete(j);
+    sn_lms_completion_free(&c);
     return st;
 }
 
-/* POSTs b (consumed) to path; the answer's first choice's field (text, or message.content) into *out. */
+/* POSTs b (consumed) to path, streamed like the smoke's completion (the same stall rule); the
+ * answer's text (choices[0].text, or the chat answer's content) into *out. */
 static sn_status greedy_text(sn_http *h, const char *path, cJSON *b, char **out, sn_err *err) {
     *out = NULL;
-    char *body = cJSON_PrintUnformatted(b);
+    char *body = sn_http_json_streamed(b);
     cJSON_Delete(b);
     if (!body) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    char what[96];
+    snprintf(what, sizeof what, "POST %s", path);
+    sn_lms_completion c;
+    sn_lms_completion_begin(&c, what, err);
     sn_http_req rq = {.method = "POST", .path = path, .json = body, .bearer = sn_http_env(h)->lm_api_token,
-                      .loads_model = 1};
+                      .loads_model = 1, .on_line = sn_lms_completion_line, .line_ud = &c};
     sn_http_resp r = {0};
     sn_status st = sn_http_do(h, &rq, &r, err);
     free(body);
     if (st) {
         if (st != SN_ENOMEM) st = transport(h, &r, err);
-        sn_http_resp_free(&r);
-        return st;
+    } else if (r.cls == SN_HTTP_OK || r.cls == SN_HTTP_ABORTED) {
+        st = sn_lms_completion_end(&c);
+        const char *x = sn_lms_explain(c.server_error);
+        if (st == SN_OK && c.server_error[0])
+            st = sn_err_set(err, SN_EIO, "%s: LM Studio answered '%s'%s%s", path, c.server_error, *x ? " — " : "", x);
+    } else {
+        st = lms_err(h, &r, path, err);
     }
-    char e[512];
-    sn_http_json_error(r.body, e, sizeof e);
-    if (r.cls == SN_HTTP_OK && e[0]) {
-        const char *x = sn_lms_explain(e);
-        st = sn_err_set(err, SN_EIO, "%s: LM Studio answered '%s'%s%s", path, e, *x ? " — " : "", x);
-    } else if (r.cls != SN_HTTP_OK) st = lms_err(h, &r, path, err);
-    cJSON *j = st ? NULL : cJSON_Parse(r.body);
     sn_http_resp_free(&r);
-    if (st) return st;
-    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "choices"), 0);
-    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c0, "message");
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg ? msg : c0, msg ? "content" : "text");
-    if (cJSON_IsString(t) && !(*out = strdup(t->valuestring))) st = sn_err_set(err, SN_ENOMEM, "out of memory");
-    else if (!cJSON_IsString(t))
-        st = sn_err_set(err, SN_EIO, "%s: no choices[0].%s in the answer", path, msg ? "message.content" : "text");
-    cJSON_Delete(j);
+    if (st == SN_OK) {
+        *out = c.text;
+        c.text = NULL;
+    }
+    sn_lms_completion_free(&c);
     return st;
 }
 

@@ -54,7 +54,7 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
     if (stat(p, &sb) == 0) {
         char *buf = NULL;
         uint64_t n = 0;
-        sn_status st = sn_read_file(p, SN_BUDGET_SMALL_FILE, &buf, &n, err);
+        sn_status st = SN_READ_FILE(p, SN_BUDGET_SMALL_FILE, &buf, &n, err);
         if (st != SN_OK) return st;
         char *s = buf, *e = buf + n;
         while (s < e && isspace((unsigned char)*s)) s++;
@@ -95,7 +95,7 @@ sn_status sn_lms_resolve_models_dir(const char *flag_dir, const char *user_home,
     const char *why2 = "no settings.json";
     if (stat(sp, &sb) == 0) {
         sn_err e2;
-        if (sn_read_file(sp, SN_BUDGET_TEXT_FILE, &txt, NULL, &e2) != SN_OK) why2 = "settings.json unreadable";
+        if (SN_READ_FILE(sp, SN_BUDGET_TEXT_FILE, &txt, NULL, &e2) != SN_OK) why2 = "settings.json unreadable";
     }
     cJSON *j = txt ? cJSON_Parse(txt) : NULL;
     free(txt);
@@ -125,7 +125,7 @@ void sn_lms_default_host(const sn_lms_dirs *d, char *url, size_t cap, char *why,
         snprintf(p, sizeof p, "%s/.internal/%s", d->home, files[i]);
         char *buf = NULL;
         sn_err e2;
-        if (sn_read_file(p, SN_BUDGET_SMALL_FILE, &buf, NULL, &e2) != SN_OK) continue;
+        if (SN_READ_FILE(p, SN_BUDGET_SMALL_FILE, &buf, NULL, &e2) != SN_OK) continue;
         cJSON *j = cJSON_Parse(buf);
         free(buf);
         const cJSON *port = j ? cJSON_GetObjectItemCaseSensitive(j, "port") : NULL;

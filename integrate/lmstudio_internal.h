@@ -34,7 +34,7 @@ int sn_lms_fmt(char *dst, size_t cap, const char *f, ...) __attribute__((format(
 /* 1 if p exists (a dangling symlink counts); lmstudio_home.c. */
 int sn_lms_exists(const char *p);
 
-/* printf-style note through fn (nothing when fn is NULL); lmstudio.c. */
+/* printf-style note through fn (nothing when fn is NULL); lmstudio_reply.c. */
 void sn_lms_notef(sn_lms_note_fn fn, void *ud, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -375,13 +375,7 @@ void sn_ollama_gen_free(sn_ollama_gen *g) {
 sn_status sn_ollama_generate(sn_http *h, const cJSON *body, sn_ollama_gen *out, sn_err *err) {
     sn_ollama_gen_ctx c;
     sn_ollama_gen_begin(&c, out, err);
-    cJSON *b = cJSON_Duplicate(body, 1);
-    if (b) {
-        cJSON_DeleteItemFromObjectCaseSensitive(b, "stream");
-        cJSON_AddBoolToObject(b, "stream", 1);
-    }
-    char *js = b ? cJSON_PrintUnformatted(b) : NULL;
-    cJSON_Delete(b);
+    char *js = sn_http_json_streamed(body);
     if (!js) return sn_err_set(err, SN_ENOMEM, "out of memory");
     /* chunks arrive per token, so silence while generating is a stall (SN_HTTP_STALL_S); before the
      * first one the server may be loading the model (bounded by SN_HTTP_LOAD_S) */

@@ -1,6 +1,7 @@
 /* ollama_install.c - the `sunny-integrate ollama` job as a plan and a run (see ollama_install.h).
  * Each step is a call into ollama.h / template_cmd.h / smoke.h; this file only orders them in named
  * phases and says what happened through the callbacks. */
+#include "budget.h"
 #include "ollama_install.h"
 #include "http.h"
 #include "mapfile.h"
@@ -72,7 +73,7 @@ static int resolve_template(const sn_ollama_install_opts *a, const sn_ollama_ins
     size_t tl = strlen(t);
     int jinja_file = tl > 6 && strcmp(t + tl - 6, ".jinja") == 0;
     if (strcmp(t, "auto") != 0 && !jinja_file) {
-        if (sn_read_file(t, 16u << 20, tmpl, NULL, err)) return err->code;
+        if (SN_READ_FILE(t, SN_BUDGET_TEXT_FILE, tmpl, NULL, err)) return err->code;
         snprintf(src, src_cap, "Go template from %s", t);
         return SN_OK;
     }

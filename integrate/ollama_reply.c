@@ -3,6 +3,7 @@
  * {"version"}, one NDJSON progress line of POST /api/create, and POST /api/generate's
  * "stream":false answer with its logprobs. ollama.c sends the requests and calls these. */
 #include "ollama.h"
+#include "budget.h"
 #include "num.h"
 #include "smoke.h"
 #include <math.h>
@@ -143,6 +144,13 @@ int sn_ollama_gen_line(void *ud, const char *line, size_t len) {
     /* a stream's chunks each carry their piece of the text (and its logprobs); the last one, done,
      * carries the counts, the context and why it stopped */
     size_t add = strlen(resp->valuestring);
+    /* each line is bounded by SN_BUDGET_NDJSON_LINE, the text of all of them by the reply budget */
+    if (add + out->n_toks * sizeof *out->toks > SN_BUDGET_JSON_BODY - c->text_len) {
+        cJSON_Delete(j);
+        return gen_fail(c, sn_err_set(c->err, SN_EIO, "POST /api/generate: the answer is longer than the %u MB "
+                                      "budget for a reply (SN_BUDGET_JSON_BODY, budget.h); stopped reading",
+                                      SN_BUDGET_JSON_BODY >> 20));
+    }
     char *t = realloc(out->text, c->text_len + add + 1);
     if (!t) {
         cJSON_Delete(j);

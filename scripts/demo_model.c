@@ -19,6 +19,7 @@
  * data. Every file is written to NAME.tmp and renamed when complete; config.json comes last, so a
  * folder with a config.json is whole. This is a build-tree tool for the demo and the tests, not an
  * installed program (scripts/CMakeLists.txt). */
+#include "budget.h"
 #include "cli.h"
 #include "ggml_types.h"
 #include "mapfile.h"
@@ -462,7 +463,7 @@ static sn_status run(const opts *o, sn_err *err) {
         return sn_err_set(err, SN_EINVAL, "%s: a model is already there (--force overwrites it)", o->out);
     char *vocab = NULL;
     uint64_t vlen = 0;
-    if ((st = sn_read_file(o->vocab, 16u << 20, &vocab, &vlen, err))) return sn_err_prefix(err, "--vocab");
+    if ((st = SN_READ_FILE(o->vocab, SN_BUDGET_VOCAB_FILE, &vocab, &vlen, err))) return sn_err_prefix(err, "--vocab");
     if (strncmp(vocab, "1 ", 2) != 0) {
         free(vocab);
         return sn_err_set(err, SN_EFORMAT, "%s: not an RWKV world vocabulary (line 1 should start with token id 1)", o->vocab);

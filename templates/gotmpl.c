@@ -3,6 +3,7 @@
  * Ollama's api.Message; the top-level data is a map[string]any, so a missing key there prints
  * "<no value>" like missingkey=zero on an interface). Everything lives in one arena per parse /
  * render (jinja_int.h's ja_*), errors longjmp out. Ollama's Execute rules are in gotmpl_ollama.c. */
+#include "budget.h"
 #include "gotmpl_int.h"
 
 #include <stdarg.h>
@@ -22,7 +23,11 @@ _Noreturn void gt_fail(gtctx *c, sn_status code, int line, const char *fmt, ...)
 
 void *gt_alloc(gtctx *c, size_t n) {
     void *p = ja_alloc(c->a, n);
-    if (!p) gt_fail(c, SN_EUNSUPPORTED, 0, "the template needs more than the memory limit");
+    if (!p) {
+        char m[160];
+        ja_oom_msg(c->a, m, sizeof m);
+        gt_fail(c, SN_EUNSUPPORTED, 0, "%s", m);
+    }
     return p;
 }
 
@@ -302,7 +307,7 @@ sn_status sn_gotmpl_parse(const char *src, size_t len, sn_gotmpl **out, sn_err *
     *out = NULL;
     sn_gotmpl *t = calloc(1, sizeof *t);
     if (!t) return sn_err_set(err, SN_ENOMEM, "template: out of memory");
-    ja_init(&t->arena, (size_t)32 << 20);
+    JA_INIT(&t->arena, SN_BUDGET_GOTMPL_PARSE);
     char *s = ja_alloc(&t->arena, len + 1);
     if (!s) { sn_gotmpl_free(t); return sn_err_set(err, SN_ENOMEM, "template: out of memory"); }
     memcpy(s, src, len);

@@ -3,6 +3,7 @@
  * an operand, eq against several values) and wraps it in Ollama's Execute: message collation,
  * .Messages vs legacy .Prompt/.Response turns, the implicit {{ .Response }} and the cut of the
  * last legacy turn at the first .Response (template/template.go). */
+#include "budget.h"
 #include "gotmpl_int.h"
 
 #include <math.h>
@@ -22,13 +23,20 @@ typedef struct {
 } gx;
 
 static void put(gx *x, const char *s, size_t n) {
-    int r = ja_append(x->c->a, &x->out, &x->n, &x->cap, s, n, 1024, (size_t)64 << 20);
-    if (r == JA_TOO_BIG) gt_fail(x->c, SN_EUNSUPPORTED, 0, "output larger than 64 MiB");
-    if (r) gt_fail(x->c, SN_EUNSUPPORTED, 0, "the template needs more than the memory limit");
+    int r = ja_append(x->c->a, &x->out, &x->n, &x->cap, s, n, 1024, SN_BUDGET_GOTMPL_OUTPUT);
+    if (r == JA_TOO_BIG)
+        gt_fail(x->c, SN_EUNSUPPORTED, 0, "output larger than the %u MB budget (SN_BUDGET_GOTMPL_OUTPUT, budget.h)",
+                SN_BUDGET_GOTMPL_OUTPUT >> 20);
+    if (r) {
+        char m[160];
+        ja_oom_msg(x->c->a, m, sizeof m);
+        gt_fail(x->c, SN_EUNSUPPORTED, 0, "%s", m);
+    }
 }
 
 static void step(gx *x, int line) {
-    if (++x->c->steps > 20000000) gt_fail(x->c, SN_EUNSUPPORTED, line, "more than 20 million steps");
+    if (++x->c->steps > SN_BUDGET_TMPL_STEPS)
+        gt_fail(x->c, SN_EUNSUPPORTED, line, "more than %llu steps (SN_BUDGET_TMPL_STEPS, budget.h)", SN_BUDGET_TMPL_STEPS);
 }
 
 static void var_set(gx *x, const char *name, gv v, int declare, int line) {
@@ -393,7 +401,7 @@ sn_status sn_gotmpl_render_chat(const sn_gotmpl *t, const cJSON *messages, const
                                 int think, const char *default_system, char **out, sn_err *err) {
     *out = NULL;
     jarena arena;
-    ja_init(&arena, (size_t)256 << 20);
+    JA_INIT(&arena, SN_BUDGET_TMPL_RENDER);
     gtctx c = {.a = &arena, .err = err};
     if (setjmp(c.fail)) { sn_status st = err ? err->code : SN_EFORMAT; ja_free(&arena); return st; }
     size_t nm = (size_t)cJSON_GetArraySize(messages), n = 0;

@@ -5,6 +5,7 @@
  * iteration, a macro call and a `with` block get their own frame, so `set` inside them does not
  * leak out (templates use namespace() for that); `if` does not create one. Every node evaluated
  * costs a step, and macro calls have a depth limit, so no template can hang or recurse forever. */
+#include "budget.h"
 #include "jinja_int.h"
 
 #include <math.h>
@@ -25,13 +26,16 @@ _Noreturn void jx_fail(jctx *c, sn_status code, const jnode *at, const char *fmt
 }
 
 _Noreturn void jx_oom(jctx *c) {
-    sn_err_set(c->err, SN_EUNSUPPORTED, "cannot render: the template needs more than the memory limit");
+    char m[160];
+    ja_oom_msg(c->a, m, sizeof m);
+    sn_err_set(c->err, SN_EUNSUPPORTED, "cannot render: %s", m);
     longjmp(c->fail, 1);
 }
 
 void jx_step(jctx *c, const jnode *at) {
     if (++c->steps > c->max_steps)
-        jx_unsupported(c, at, "more than %llu evaluation steps", (unsigned long long)c->max_steps);
+        jx_unsupported(c, at, "more than %llu evaluation steps (%s)", (unsigned long long)c->max_steps,
+                       c->max_steps == SN_BUDGET_TMPL_STEPS ? "budget SN_BUDGET_TMPL_STEPS, budget.h" : "the caller's limit");
 }
 
 /* ---- frames ---- */
@@ -250,7 +254,7 @@ static jv arith(jctx *c, const jnode *at, int op, jv a, jv b) {
     if (op == OP_MUL && ((a.t == JT_STR || a.t == JT_LIST) && (b.t == JT_INT || b.t == JT_BOOL))) {
         int64_t k = b.t == JT_INT ? b.u.i : b.u.b;
         if (k > 0 && (uint64_t)k * (a.t == JT_STR ? a.u.s->len : a.u.l->n) > c->max_output)
-            jx_unsupported(c, at, "repetition larger than the output limit");
+            jx_unsupported(c, at, "repetition larger than the output budget (%s)", JX_OUTPUT_BUDGET(c));
         if (a.t == JT_STR) {
             jbuf buf = {0};
             for (int64_t i = 0; i < k; i++) jb_put(c, &buf, a.u.s->s, a.u.s->len);
@@ -596,7 +600,7 @@ sn_status sn_jinja_parse(const char *src, size_t len, sn_jinja **out, sn_err *er
     *out = NULL;
     sn_jinja *t = calloc(1, sizeof *t);
     if (!t) return sn_err_set(err, SN_ENOMEM, "template: out of memory");
-    ja_init(&t->arena, (size_t)64 << 20);
+    JA_INIT(&t->arena, SN_BUDGET_JINJA_PARSE);
     jlex_out toks;
     sn_status st = jinja_lex(&t->arena, src, len, &toks, err);
     if (!st) st = jinja_parse_tokens(&t->arena, &toks, &t->root, err);
@@ -617,11 +621,12 @@ sn_status sn_jinja_render(const sn_jinja *t, const cJSON *vars, const sn_jinja_o
     if (out_len) *out_len = 0;
     sn_jinja_opts o = opts ? *opts : (sn_jinja_opts){.now = -1};
     jarena arena;
-    ja_init(&arena, o.max_memory ? o.max_memory : (size_t)256 << 20);
+    if (o.max_memory) ja_init(&arena, o.max_memory, NULL);
+    else JA_INIT(&arena, SN_BUDGET_TMPL_RENDER);
     sn_err local = {0};
     jctx c = {.a = &arena, .err = err ? err : &local};
-    c.max_steps = o.max_steps ? o.max_steps : 20000000;
-    c.max_output = o.max_output ? o.max_output : (size_t)16 << 20;
+    c.max_steps = o.max_steps ? o.max_steps : SN_BUDGET_TMPL_STEPS;
+    c.max_output = o.max_output ? o.max_output : SN_BUDGET_JINJA_OUTPUT;
     c.now = o.now >= 0 ? o.now : (int64_t)time(NULL);
     volatile sn_status st = SN_OK;
     if (setjmp(c.fail)) {
@@ -643,7 +648,8 @@ sn_status sn_jinja_render(const sn_jinja *t, const cJSON *vars, const sn_jinja_o
     jframe *top = frame_new(&c, c.globals);
     jbuf b = {0};
     exec_body(&c, top, t->root->v, t->root->n, &b);
-    if (b.n > c.max_output) jx_unsupported(&c, NULL, "output larger than the %zu-byte limit", c.max_output);
+    if (b.n > c.max_output)
+        jx_unsupported(&c, NULL, "output larger than the %zu-byte budget (%s)", c.max_output, JX_OUTPUT_BUDGET(&c));
     char *r = malloc(b.n + 1);
     if (!r) { ja_free(&arena); return sn_err_set(err, SN_ENOMEM, "template: out of memory"); }
     if (b.n) memcpy(r, b.p, b.n);

@@ -8,6 +8,7 @@
  * "cannot render" instead of exhausting the machine. */
 #ifndef SN_JINJA_INT_H
 #define SN_JINJA_INT_H
+#include "budget.h"
 #include "jinja.h"
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,8 +19,13 @@ typedef struct ja_chunk ja_chunk;
 typedef struct jarena {
     ja_chunk *head;
     size_t total, limit;
+    const char *budget; /* the limit's name in budget.h, for the error */
 } jarena;
-void ja_init(jarena *a, size_t limit);
+/* JA_INIT(a, BUDGET): an arena limited to that budget of budget.h, named for the error */
+void ja_init(jarena *a, size_t limit, const char *budget);
+#define JA_INIT(a, budget) ja_init((a), (budget), #budget)
+/* "the template needs more than the N MB memory budget (NAME, budget.h)" for a full arena a */
+void ja_oom_msg(const jarena *a, char *buf, size_t cap);
 void ja_free(jarena *a);
 void *ja_alloc(jarena *a, size_t n); /* zeroed; NULL when over the limit */
 /* Appends S[0..N) to the NUL-terminated text *P of *LEN bytes in capacity *CAP, which doubles
@@ -126,6 +132,9 @@ typedef struct jctx {
     int loop_ctl;            /* 1 break, 2 continue, pending */
     int json_ascii;          /* tojson(ensure_ascii=True) in progress */
 } jctx;
+/* where an output limit comes from, for the error: budget.h's, or the caller's own */
+#define JX_OUTPUT_BUDGET(c) \
+    ((c)->max_output == SN_BUDGET_JINJA_OUTPUT ? "SN_BUDGET_JINJA_OUTPUT, budget.h" : "the caller's limit")
 
 /* Errors: these longjmp to ctx->fail. */
 /* ends the render with CODE and "message at line:col" (AT may be NULL); jx_raise is a template

@@ -2,6 +2,7 @@
  * truthiness / equality / ordering, and printing exactly as CPython does (str(), repr(), float
  * repr, json.dumps with ensure_ascii=False as transformers' tojson filter calls it), because a
  * chat template's output is compared byte for byte with what jinja2 produces. */
+#include "budget.h"
 #include "jinja_int.h"
 
 #include <math.h>
@@ -12,7 +13,17 @@
 /* ---- arena ---- */
 struct ja_chunk { ja_chunk *next; size_t used, cap; _Alignas(16) unsigned char mem[]; };
 
-void ja_init(jarena *a, size_t limit) { a->head = NULL; a->total = 0; a->limit = limit; }
+void ja_init(jarena *a, size_t limit, const char *budget) {
+    a->head = NULL;
+    a->total = 0;
+    a->limit = limit;
+    a->budget = budget;
+}
+
+void ja_oom_msg(const jarena *a, char *buf, size_t cap) {
+    snprintf(buf, cap, "the template needs more than the %zu MB memory budget (%s, budget.h)", a->limit >> 20,
+             a->budget ? a->budget : "the caller's");
+}
 
 void ja_free(jarena *a) {
     for (ja_chunk *c = a->head, *n; c; c = n) { n = c->next; free(c); }
@@ -286,7 +297,8 @@ int jv_cmp(jctx *c, const jnode *at, const jv *a, const jv *b) {
 void jb_put(jctx *c, jbuf *b, const char *s, size_t n) {
     if (n == 0) return;
     int r = ja_append(c->a, &b->p, &b->n, &b->cap, s, n, 256, c->max_output ? 4 * c->max_output + 1024 : 0);
-    if (r == JA_TOO_BIG) jx_unsupported(c, NULL, "output larger than the %zu-byte limit", c->max_output);
+    if (r == JA_TOO_BIG)
+        jx_unsupported(c, NULL, "output larger than the %zu-byte budget (%s)", c->max_output, JX_OUTPUT_BUDGET(c));
     if (r) jx_oom(c);
 }
 

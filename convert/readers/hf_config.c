@@ -355,7 +355,7 @@ fail:
 sn_status sn_hf_config_load(const char *path, sn_hf_config *cfg, sn_err *err) {
     memset(cfg, 0, sizeof(*cfg));
     char *buf;
-    sn_status st = sn_read_file(path, SN_BUDGET_TEXT_FILE, &buf, NULL, err);
+    sn_status st = SN_READ_FILE(path, SN_BUDGET_TEXT_FILE, &buf, NULL, err);
     if (st != SN_OK) return st;
     st = sn_hf_config_parse(buf, path, cfg, err);
     free(buf);

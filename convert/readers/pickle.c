@@ -144,15 +144,15 @@ static void *arena_alloc(sn_pk *p, size_t n) {
 
 /* SN_BUDGET_PKL_MEM_*: the memory a pickle may make the VM use follows its size */
 static sn_status over_mem(sn_pk *p, sn_err *err) {
-    return sn_err_set(err, SN_EFORMAT, AT_FMT "the pickle needs more than %llu MB of memory (budget: %llu MB + %u bytes "
-                      "per pickle byte, budget.h); repeated DUP/APPENDS or similar amplification?", AT(p),
+    return sn_err_set(err, SN_EFORMAT, AT_FMT "the pickle needs more than %llu MB of memory (budget %llu MB + %u B per pickle "
+                      "byte: SN_BUDGET_PKL_MEM_BASE, SN_BUDGET_PKL_MEM_PER_BYTE in budget.h; DUP/APPENDS?)", AT(p),
                       (unsigned long long)(p->lim.max_mem >> 20), (unsigned long long)(SN_BUDGET_PKL_MEM_BASE >> 20),
                       SN_BUDGET_PKL_MEM_PER_BYTE);
 }
 
 static sn_status new_value(sn_pk *p, sn_pk_kind k, sn_pk_value **out, sn_err *err) {
     if (++p->n_values > p->lim.max_values)
-        return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu values (limit)", AT(p),
+        return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu values (budget SN_BUDGET_PKL_VALUES, budget.h)", AT(p),
                           (unsigned long long)p->lim.max_values);
     if (p->mem > p->lim.max_mem) return over_mem(p, err);
     sn_pk_value *v = arena_alloc(p, sizeof(*v));
@@ -179,7 +179,7 @@ static sn_status seq_push(sn_pk *p, sn_pk_value *c, sn_pk_value *item, sn_err *e
     if (item->depth + 1 > c->depth) {
         c->depth = item->depth + 1;
         if (c->depth > p->lim.max_depth)
-            return sn_err_set(err, SN_EFORMAT, AT_FMT "containers nested deeper than %llu levels (limit)", AT(p),
+            return sn_err_set(err, SN_EFORMAT, AT_FMT "containers nested deeper than %llu levels (budget SN_BUDGET_PKL_DEPTH, budget.h)", AT(p),
                               (unsigned long long)p->lim.max_depth);
     }
     return SN_OK;
@@ -187,7 +187,7 @@ static sn_status seq_push(sn_pk *p, sn_pk_value *c, sn_pk_value *item, sn_err *e
 
 static sn_status new_str(sn_pk *p, sn_pk_kind k, const uint8_t *s, uint64_t len, sn_pk_value **out, sn_err *err) {
     if (len > p->lim.max_bytes || p->n_bytes + len > p->lim.max_bytes)
-        return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu bytes of strings (limit)", AT(p),
+        return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu bytes of strings (budget SN_BUDGET_PKL_STRINGS, budget.h)", AT(p),
                           (unsigned long long)p->lim.max_bytes);
     p->n_bytes += len;
     sn_status st = new_value(p, k, out, err);
@@ -205,7 +205,7 @@ static sn_status new_str(sn_pk *p, sn_pk_kind k, const uint8_t *s, uint64_t len,
 
 static sn_status push(sn_pk *p, sn_pk_value *v, sn_err *err) {
     if (p->sp >= p->lim.max_stack)
-        return sn_err_set(err, SN_EFORMAT, AT_FMT "stack deeper than %llu values (limit)", AT(p),
+        return sn_err_set(err, SN_EFORMAT, AT_FMT "stack deeper than %llu values (budget SN_BUDGET_PKL_STACK, budget.h)", AT(p),
                           (unsigned long long)p->lim.max_stack);
     sn_pk_value **ns = sn_grow(p->stack, p->sp, &p->stack_cap, sizeof *ns, 256);
     if (!ns) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
@@ -458,7 +458,7 @@ static sn_status persistent(sn_pk *p, const sn_pk_value *pid, sn_pk_value **out,
 static sn_status memo_put(sn_pk *p, uint64_t idx, sn_err *err) {
     if (p->sp == mark_base(p)) return sn_err_set(err, SN_EFORMAT, AT_FMT "memo put with an empty stack", AT(p));
     if (idx >= p->lim.max_memo)
-        return sn_err_set(err, SN_EFORMAT, AT_FMT "memo index %llu exceeds the limit of %llu entries", AT(p),
+        return sn_err_set(err, SN_EFORMAT, AT_FMT "memo index %llu exceeds the budget of %llu entries (SN_BUDGET_PKL_MEMO, budget.h)", AT(p),
                           (unsigned long long)idx, (unsigned long long)p->lim.max_memo);
     if (idx >= p->memo_cap) {
         uint64_t nc = p->memo_cap ? p->memo_cap : 64;
@@ -511,7 +511,7 @@ static sn_status run(sn_pk *p, sn_err *err) {
             return SN_OK;
         case '(': /* MARK */
             if (p->n_marks >= p->lim.max_marks)
-                return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu nested MARKs (limit)", AT(p),
+                return sn_err_set(err, SN_EFORMAT, AT_FMT "more than %llu nested MARKs (budget SN_BUDGET_PKL_MARKS, budget.h)", AT(p),
                                   (unsigned long long)p->lim.max_marks);
             uint64_t *nm = sn_grow(p->marks, p->n_marks, &p->marks_cap, sizeof *nm, 64);
             if (!nm) return sn_err_set(err, SN_ENOMEM, "%s: out of memory", p->what);
@@ -752,9 +752,10 @@ void sn_pk_free(sn_pk *p) {
     free(p);
 }
 
-/* The caller's limits (may be NULL), each 0 replaced by its default. */
+/* The caller's limits (may be NULL), each 0 replaced by its budget. */
 static sn_pk_limits limits_or_defaults(const sn_pk_limits *limits) {
-    sn_pk_limits d = {1u << 20, 1u << 20, 4096, 256, 1u << 24, 256ull << 20, 0};
+    sn_pk_limits d = {SN_BUDGET_PKL_MEMO,  SN_BUDGET_PKL_STACK,   SN_BUDGET_PKL_MARKS, SN_BUDGET_PKL_DEPTH,
+                      SN_BUDGET_PKL_VALUES, SN_BUDGET_PKL_STRINGS, 0};
     if (limits) {
         if (limits->max_memo) d.max_memo = limits->max_memo;
         if (limits->max_stack) d.max_stack = limits->max_stack;

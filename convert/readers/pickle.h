@@ -71,12 +71,13 @@ struct sn_pk_value {
 };
 
 typedef struct sn_pk_limits {
-    uint64_t max_memo;    /* memo indices (default 1 << 20) */
-    uint64_t max_stack;   /* values on the stack, all MARK levels together (default 1 << 20) */
-    uint64_t max_marks;   /* open MARKs (default 4096) */
-    uint64_t max_depth;   /* container nesting (default 256) */
-    uint64_t max_values;  /* values created (default 1 << 24) */
-    uint64_t max_bytes;   /* total string/bytes payload (default 256 MB) */
+    /* each 0 = its default in budget.h */
+    uint64_t max_memo;    /* memo indices (SN_BUDGET_PKL_MEMO) */
+    uint64_t max_stack;   /* values on the stack, all MARK levels together (SN_BUDGET_PKL_STACK) */
+    uint64_t max_marks;   /* open MARKs (SN_BUDGET_PKL_MARKS) */
+    uint64_t max_depth;   /* container nesting (SN_BUDGET_PKL_DEPTH) */
+    uint64_t max_values;  /* values created (SN_BUDGET_PKL_VALUES) */
+    uint64_t max_bytes;   /* total string/bytes payload (SN_BUDGET_PKL_STRINGS) */
     uint64_t max_mem;     /* VM memory (default: budget.h's SN_BUDGET_PKL_MEM_* for the pickle's size) */
 } sn_pk_limits;
 

@@ -162,8 +162,9 @@ static sn_status parse_file(sn_st_file *f, sn_err *err) {
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | f->in.base[i];
     if (hlen > SN_ST_MAX_HEADER)
-        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 exceeds the 100 MB limit "
-                          "(not a safetensors file?)", f->in.path, (unsigned long long)hlen);
+        return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 exceeds the %llu MB budget "
+                          "(SN_BUDGET_ST_HEADER, budget.h; not a safetensors file?)", f->in.path,
+                          (unsigned long long)hlen, (unsigned long long)(SN_BUDGET_ST_HEADER >> 20));
     if (hlen < 2)
         return sn_err_set(err, SN_EFORMAT, "%s: header length %llu at offset 0 is too small", f->in.path,
                           (unsigned long long)hlen);
@@ -390,7 +391,7 @@ static int cmp_tensor_ptr_name(const void *a, const void *b) {
 static sn_status index_shards(const char *dir, const char *ipath, cJSON **root_out, char ***names_out,
                               size_t *n_out, sn_err *err) {
     char *txt = NULL;
-    sn_status st = sn_read_file(ipath, SN_ST_MAX_HEADER, &txt, NULL, err);
+    sn_status st = SN_READ_FILE(ipath, SN_BUDGET_ST_HEADER, &txt, NULL, err);
     if (st != SN_OK) return st;
     cJSON *root = cJSON_Parse(txt);
     free(txt);

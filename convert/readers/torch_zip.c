@@ -318,7 +318,7 @@ sn_status sn_zip_read(const sn_zip *z, size_t i, uint64_t max_size, const uint8_
         return SN_OK;
     }
     if (en->size > max_size)
-        return sn_err_set(err, SN_EFORMAT, "%s: zip entry '%s' inflates to %llu bytes, more than the %llu allowed", z->what,
+        return sn_err_set(err, SN_EFORMAT, "%s: zip entry '%s' inflates to %llu bytes, more than the %llu bytes allowed for it", z->what,
                           en->name, (unsigned long long)en->size, (unsigned long long)max_size);
     if (en->size > SN_BUDGET_INFLATE_SLACK && en->comp_size < (en->size - SN_BUDGET_INFLATE_SLACK) / SN_BUDGET_INFLATE_RATIO)
         return sn_err_set(err, SN_EFORMAT, "%s: zip entry '%s' states %llu bytes from %llu compressed, more than the "

@@ -49,7 +49,7 @@ static sn_status merges_from_txt(plan *p, inputs *in, sn_err *err) {
     }
     char *text = NULL;
     uint64_t len = 0;
-    sn_status st = sn_read_file(path, SN_BUDGET_VOCAB_FILE, &text, &len, err);
+    sn_status st = SN_READ_FILE(path, SN_BUDGET_VOCAB_FILE, &text, &len, err);
     if (st) {
         free(path);
         return st;

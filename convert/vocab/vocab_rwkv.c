@@ -116,7 +116,7 @@ sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJS
     const int64_t V = vocab_size > 0 ? vocab_size : 65536;
     if (!path) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if (V > (int64_t)1 << 24) { st = sn_err_set(err, SN_EFORMAT, "config.json: vocab_size %lld is too large", (long long)V); goto out; }
-    if ((st = sn_read_file(path, SN_BUDGET_VOCAB_FILE, &text, &len, err))) goto out;
+    if ((st = SN_READ_FILE(path, SN_BUDGET_VOCAB_FILE, &text, &len, err))) goto out;
     tok = calloc((size_t)V, sizeof *tok);
     lens = calloc((size_t)V, sizeof *lens);
     types = calloc((size_t)V, sizeof *types);
@@ -170,7 +170,7 @@ sn_status sn_vocab_rwkv_write(const char *dir, const char *vocab_file, const cJS
     {
         char *tp = sn_path_join(dir, "tokenizer_config.json");
         char *tt = NULL;
-        if (tp && sn_vocab_file_exists(tp) && (st = sn_read_file(tp, SN_BUDGET_TEXT_FILE, &tt, NULL, err))) { free(tp); goto out; }
+        if (tp && sn_vocab_file_exists(tp) && (st = SN_READ_FILE(tp, SN_BUDGET_TEXT_FILE, &tt, NULL, err))) { free(tp); goto out; }
         free(tp);
         if (tt) {
             tcfg = cJSON_Parse(tt);

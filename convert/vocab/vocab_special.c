@@ -254,7 +254,7 @@ static sn_status sv_chat_template(plan *p, inputs *in, sn_err *err) {
         goto done;
     }
     if (sn_vocab_file_exists(jinja)) {
-        if ((st = sn_read_file(jinja, SN_BUDGET_TEXT_FILE, &text, &len, err))) goto done;
+        if ((st = SN_READ_FILE(jinja, SN_BUDGET_TEXT_FILE, &text, &len, err))) goto done;
         DIR *d = opendir(adir);
         char *names[MAX_TEMPLATES];
         int n = 0;
@@ -285,7 +285,7 @@ static sn_status sv_chat_template(plan *p, inputs *in, sn_err *err) {
                 st = sn_err_set(err, SN_ENOMEM, "out of memory");
                 break;
             }
-            st = sn_read_file(fp, SN_BUDGET_TEXT_FILE, &t2, &l2, err);
+            st = SN_READ_FILE(fp, SN_BUDGET_TEXT_FILE, &t2, &l2, err);
             free(fp);
             if (!st) {
                 names[i][strlen(names[i]) - 6] = 0; /* stem */

@@ -22,6 +22,14 @@
  * value or DUP a container into a list (DUP/APPENDS) would cost up to ~180. */
 #define SN_BUDGET_PKL_MEM_BASE (32ull << 20)
 #define SN_BUDGET_PKL_MEM_PER_BYTE 32u
+/* The pickle VM's counts, each far above a state dict's (~10 values and memo entries per tensor,
+ * nesting of 3-4 levels, one MARK open at a time, strings ~100 bytes per tensor). */
+#define SN_BUDGET_PKL_MEMO (1ull << 20)
+#define SN_BUDGET_PKL_STACK (1ull << 20)
+#define SN_BUDGET_PKL_MARKS 4096ull
+#define SN_BUDGET_PKL_DEPTH 256ull
+#define SN_BUDGET_PKL_VALUES (1ull << 24)
+#define SN_BUDGET_PKL_STRINGS (256ull << 20)
 
 /* Text and JSON files of a model folder read whole (config.json, tokenizer_config.json, README.md,
  * a .jinja template): the largest real tokenizer_config.json files are a few MB. */
@@ -37,6 +45,17 @@
 /* GGUF strings and arrays: llama.cpp's own limits (gguf.cpp), so every file it reads, we read. */
 #define SN_BUDGET_GGUF_STRING (UINT64_C(1) << 30)
 #define SN_BUDGET_GGUF_ARRAY (UINT64_C(1) << 30)
+
+/* Chat templates (templates/): the memory of one parse and of one render, and the text one render
+ * may produce. Real templates are < 64 KB and render a conversation in well under 1 MB. */
+#define SN_BUDGET_GOTMPL_PARSE (32u << 20)
+#define SN_BUDGET_JINJA_PARSE (64u << 20)
+#define SN_BUDGET_TMPL_RENDER (256u << 20)
+#define SN_BUDGET_GOTMPL_OUTPUT (64u << 20)
+#define SN_BUDGET_JINJA_OUTPUT (16u << 20)
+/* Evaluation steps of one render (each expression, statement and loop turn): real renders take
+ * thousands; a loop nest that would run for minutes stops here. */
+#define SN_BUDGET_TMPL_STEPS 20000000ull
 
 /* sunny-run -f FILE: a prompt (a pipe is allowed, so the size is only known by reading). */
 #define SN_BUDGET_PROMPT_BYTES (64u << 20)

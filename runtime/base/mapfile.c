@@ -88,15 +88,16 @@ void sn_input_close(sn_input *in) {
     memset(in, 0, sizeof *in);
 }
 
-sn_status sn_read_file(const char *path, uint64_t max, char **out, uint64_t *len, sn_err *err) {
+sn_status sn_read_file(const char *path, uint64_t max, const char *max_name, char **out, uint64_t *len, sn_err *err) {
     *out = NULL;
     sn_mapped_file m;
     sn_status st = sn_map_file(path, &m, err);
     if (st != SN_OK) return st;
     if (m.size > max) {
+        const unsigned long long size = (unsigned long long)m.size;
         sn_unmap_file(&m);
-        return sn_err_set(err, SN_EFORMAT, "%s: unreadable or larger than %llu MB", path,
-                          (unsigned long long)(max >> 20));
+        return sn_err_set(err, SN_EFORMAT, "%s: %llu bytes, larger than the %llu MB budget (%s, budget.h)", path, size,
+                          (unsigned long long)(max >> 20), max_name ? max_name : "a budget");
     }
     char *s = malloc((size_t)m.size + 1);
     if (!s) {

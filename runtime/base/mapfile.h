@@ -44,8 +44,11 @@ sn_status sn_input_borrow(sn_input *in, const void *buf, uint64_t size, const ch
 void sn_input_close(sn_input *in);
 
 /* The one whole-file reader, for small text inputs (JSON configs, vocabularies, templates): a
- * NUL-terminated heap copy of PATH in *out (free() it), its length in *len (may be NULL). Errors:
- * sn_map_file's; SN_EFORMAT "PATH: unreadable or larger than N MB" over MAX bytes; SN_ENOMEM. */
-sn_status sn_read_file(const char *path, uint64_t max, char **out, uint64_t *len, sn_err *err);
+ * NUL-terminated heap copy of PATH in *out (free() it), its length in *len (may be NULL). MAX is a
+ * budget of budget.h and MAX_NAME its name, for the error: sn_map_file's; SN_EFORMAT "PATH: N bytes,
+ * larger than the M MB budget (MAX_NAME, budget.h)"; SN_ENOMEM. SN_READ_FILE(path, BUDGET, ...)
+ * passes both. */
+sn_status sn_read_file(const char *path, uint64_t max, const char *max_name, char **out, uint64_t *len, sn_err *err);
+#define SN_READ_FILE(path, budget, out, len, err) sn_read_file((path), (budget), #budget, (out), (len), (err))
 
 #endif

@@ -1,8 +1,10 @@
 /* outfile.c - unique temp files and output locks (see outfile.h). */
 #include "outfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +26,72 @@ static uint64_t unique_bits(void) {
     return x ^ (x >> 29);
 }
 
+/* The writer's pid if name is a temp name of base: base + one or more groups of an optional tag
+ * ".<lowercase letters>" and ".<pid>-<8 lowercase hex>.tmp" (more than one: the temp file of a temp
+ * file, as the blob writer's metadata), else 0. */
+static long temp_pid(const char *name, const char *base) {
+    size_t bl = strlen(base);
+    if (strncmp(name, base, bl) != 0) return 0;
+    const char *p = name + bl;
+    long pid = 0;
+    do {
+        if (*p != '.') return 0;
+        const char *q = p + 1;
+        while (*q >= 'a' && *q <= 'z') q++;
+        if (*q == '.' && q > p + 1) p = q; /* the tag */
+        p++;
+        int digits = 0;
+        for (pid = 0; *p >= '0' && *p <= '9' && digits < 10; p++, digits++) pid = pid * 10 + (*p - '0');
+        if (!digits || *p++ != '-') return 0;
+        for (int i = 0; i < 8; i++, p++)
+            if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
+        if (strncmp(p, ".tmp", 4) != 0) return 0;
+        p += 4;
+    } while (*p);
+    return pid > 0 && pid <= INT32_MAX ? pid : 0;
+}
+
+int sn_tmp_sweep(const char *final) {
+    const char *slash = strrchr(final, '/');
+    const char *base = slash ? slash + 1 : final;
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == final) snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - final) < sizeof dir) snprintf(dir, sizeof dir, "%.*s", (int)(slash - final), final);
+    else return 0;
+    if (!*base) return 0;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return 0;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return 0;
+    }
+    int removed = 0;
+    const time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid = temp_pid(e->d_name, base);
+        if (!pid || pid == (long)getpid()) continue;
+        struct stat sb;
+        if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (!(S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) || sb.st_uid != geteuid()) continue;
+        if (now - sb.st_mtime < SN_TMP_STALE_S) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        if (unlinkat(dfd, e->d_name, 0) == 0) removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
 int sn_tmp_create(const char *final, const char *tag, char **tmp_out, sn_err *err) {
     *tmp_out = NULL;
-    size_t cap = strlen(final) + strlen(tag) + 32;
+    sn_tmp_sweep(final);
+    size_t cap = strlen(final) + strlen(tag) + 48;
     char *p = malloc(cap);
     if (!p) return sn_err_set(err, SN_ENOMEM, "out of memory"), -1;
     for (int tries = 0; tries < 16; tries++) {
-        snprintf(p, cap, "%s%s.%08llx.tmp", final, tag, (unsigned long long)(unique_bits() & 0xffffffffu));
+        snprintf(p, cap, "%s%s.%ld-%08llx.tmp", final, tag, (long)getpid(), (unsigned long long)(unique_bits() & 0xffffffffu));
         int fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0) {
             *tmp_out = p;

@@ -15,6 +15,8 @@ typedef struct sn_env {
     const char *ollama_host;   /* OLLAMA_HOST: the Ollama server when --host is not given */
     const char *ollama_models; /* OLLAMA_MODELS: reported by doctor (only the server's matters) */
     const char *lm_api_token;  /* LM_API_TOKEN: LM Studio's bearer token */
+    const char *http_stall_s;  /* SN_HTTP_STALL_S: seconds of silence that make a request stalled
+                                * (default SN_HTTP_STALL_S, http.h); tests shorten it */
     /* The proxy variables. libcurl reads them itself; integrate/ reads these copies to name the
      * proxy in its messages and in doctor. */
     const char *http_proxy, *https_proxy, *HTTPS_PROXY, *all_proxy, *ALL_PROXY, *no_proxy, *NO_PROXY;

@@ -166,7 +166,7 @@ static sn_status rd_str(cursor *c, const uint8_t **s, uint64_t *len) {
     sn_status st = rd_u64(c, len);
     if (st) return st;
     if (*len > MAX_STRING_LEN)
-        return fail(c, at, "string length %" PRIu64 " exceeds llama.cpp's limit of 1 GiB", *len);
+        return fail(c, at, "string length %" PRIu64 " exceeds llama.cpp's limit of 1 GiB (SN_BUDGET_GGUF_STRING, budget.h)", *len);
     if (*len > c->size - c->pos)
         return fail(c, at, "string length %" PRIu64 " exceeds the %" PRIu64 " bytes left in the file",
                     *len, c->size - c->pos);
@@ -256,7 +256,7 @@ static sn_status parse_kv(sn_gguf *g, cursor *c, int64_t i) {
     at = c->pos;
     if ((st = rd_u64(c, &kv->n))) return st;
     if (kv->n > MAX_ARRAY_LEN)
-        return fail(c, at, "%" PRIu64 " elements exceed llama.cpp's limit of 2^30", kv->n);
+        return fail(c, at, "%" PRIu64 " elements exceed llama.cpp's limit of 2^30 (SN_BUDGET_GGUF_ARRAY, budget.h)", kv->n);
     uint64_t min_elem = type == SN_GGUF_STR ? 8 : sn_gguf_scalar_size[type];
     if (kv->n > (c->size - c->pos) / min_elem)
         return fail(c, at, "%" PRIu64 " elements of type %s cannot fit in the %" PRIu64

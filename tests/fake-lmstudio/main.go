@@ -3,7 +3,8 @@
 // It indexes a models dir the way LM Studio does (only files exactly at <publisher>/<repo>/<file>.gguf;
 // key = repo folder lowercased without "-GGUF", "@<quant>" added when a folder holds several quants;
 // clip/mmproj files are not LLMs), answers /lmstudio-greeting, /v1/models, /api/v0/models,
-// /api/v1/models/load, /v1/completions and /api/v0/completions (v0 adds model_info.arch),
+// /api/v0/models/{model}, /api/v1/models/load, /v1/completions and /api/v0/completions (v0 adds
+// model_info.arch; "stream": true answers server-sent events as LM Studio does),
 // /v1/chat/completions (the GGUF's Jinja rendered by @huggingface/jinja, LM Studio's JS engine), and
 // generates with llama.cpp through tests/fake-ollama/worker.mjs. Sampling defaults are LM Studio's
 // (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, repeat_penalty 1.1) unless the request says
@@ -56,11 +57,26 @@ var (
 	flagLog      = flag.String("log", "", "request log")
 	flagInfo     = flag.String("info-file", "", "write {\"port\":N} here (the app's .internal/http-server.json)")
 	flagToken    = flag.String("api-token", "", "require Authorization: Bearer TOKEN")
+	flagDelay    = flag.Duration("stream-delay", 0, "sleep between the events of a streamed completion")
+	flagStall    = flag.Duration("stream-stall", 0, "sleep this long after the first event of a streamed completion")
 )
 
 type entry struct {
 	Key, Publisher, Path, Abs, Arch, Quant string
 	MaxCtx                                 int64
+}
+
+var (
+	logf  *os.File
+	logMu sync.Mutex
+)
+
+func logLine(format string, a ...interface{}) {
+	if logf != nil {
+		logMu.Lock()
+		fmt.Fprintf(logf, format, a...)
+		logMu.Unlock()
+	}
 }
 
 type server struct {
@@ -173,6 +189,18 @@ func (s *server) v0models(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]interface{}{"object": "list", "data": data})
 }
 
+// v0model answers GET /api/v0/models/{model}: the entry of a model key, path or loaded identifier.
+func (s *server) v0model(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.Path, "/api/v0/models/")
+	e := s.resolve(id)
+	if e == nil {
+		lmErr(w, 404, fmt.Sprintf("Model \"%s\" not found", id), "model_not_found")
+		return
+	}
+	writeJSON(w, 200, map[string]interface{}{"id": id, "object": "model", "type": "llm", "publisher": e.Publisher,
+		"arch": e.Arch, "compatibility_type": "gguf", "quantization": e.Quant, "state": "loaded", "max_context_length": e.MaxCtx})
+}
+
 func (s *server) load(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model      string `json:"model"`
@@ -275,6 +303,10 @@ func (s *server) completions(v0 bool) http.HandlerFunc {
 			lmErr(w, 500, err.Error(), "runtime_error")
 			return
 		}
+		if stream, _ := req["stream"].(bool); stream {
+			s.streamEvents(w, id, false, res.Pieces, text, finish)
+			return
+		}
 		out := map[string]interface{}{"id": "cmpl-fake", "object": "text_completion", "created": time.Now().Unix(),
 			"model": id, "choices": []map[string]interface{}{{"index": 0, "text": text, "logprobs": nil /* never returned */, "finish_reason": finish}},
 			"usage": map[string]int{"prompt_tokens": len(res.PromptIDs), "completion_tokens": len(res.IDs),
@@ -327,11 +359,71 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		lmErr(w, 500, err.Error(), "runtime_error")
 		return
 	}
+	if stream, _ := req["stream"].(bool); stream {
+		s.streamEvents(w, id, true, res.Pieces, text, finish)
+		return
+	}
 	writeJSON(w, 200, map[string]interface{}{"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(),
 		"model": id, "choices": []map[string]interface{}{{"index": 0, "logprobs": nil, "finish_reason": finish,
 			"message": map[string]interface{}{"role": "assistant", "content": text}}},
 		"usage": map[string]int{"prompt_tokens": len(res.PromptIDs), "completion_tokens": len(res.IDs),
 			"total_tokens": len(res.PromptIDs) + len(res.IDs)}})
+}
+
+// streamEvents answers "stream": true the way LM Studio does (lmstudio-ai/lmstudio-js#320,
+// lmstudio-bug-tracker#676 and #713 show its streams): text/event-stream, one "data: {chunk}" event
+// per token whose choices[0] carries that token's text ("text"; a chat chunk: "delta" {"role",
+// "content"}, object "chat.completion.chunk") and "finish_reason": null, a last chunk with empty
+// text (an empty delta) and the finish_reason, no usage, stats or model_info, then "data: [DONE]".
+// Pieces are cut where the (stop-string-cut) text ends. -stream-delay sleeps between events (a slow
+// but moving server); -stream-stall sleeps that long after the first event (a stalled one).
+func (s *server) streamEvents(w http.ResponseWriter, id string, chat bool, pieces []string, text, finish string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(200)
+	f, _ := w.(http.Flusher)
+	created := time.Now().Unix()
+	logLine("SSE stream to %s\n", id)
+	event := func(piece string, fr interface{}) {
+		choice := map[string]interface{}{"index": 0, "text": piece, "logprobs": nil, "finish_reason": fr}
+		obj, cid := "text_completion", "cmpl-fake"
+		if chat {
+			delta := map[string]interface{}{}
+			if fr == nil {
+				delta = map[string]interface{}{"role": "assistant", "content": piece}
+			}
+			choice = map[string]interface{}{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": fr}
+			obj, cid = "chat.completion.chunk", "chatcmpl-fake"
+		}
+		b, _ := json.Marshal(map[string]interface{}{"id": cid, "object": obj, "created": created, "model": id,
+			"choices": []map[string]interface{}{choice}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if f != nil {
+			f.Flush()
+		}
+	}
+	left := text
+	for i, p := range pieces {
+		if len(p) > len(left) {
+			p = left
+		}
+		if p == "" && left == "" {
+			break
+		}
+		event(p, nil)
+		left = left[len(p):]
+		if i == 0 && *flagStall > 0 {
+			time.Sleep(*flagStall)
+		}
+		if *flagDelay > 0 {
+			time.Sleep(*flagDelay)
+		}
+	}
+	event("", finish)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if f != nil {
+		f.Flush()
+	}
 }
 
 type workerRes struct {
@@ -394,7 +486,6 @@ func main() {
 		}
 		s.wk = &worker{in: in, out: bufio.NewReaderSize(out, 1<<20)}
 	}
-	var logf *os.File
 	if *flagLog != "" {
 		logf, _ = os.OpenFile(*flagLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	}
@@ -405,6 +496,7 @@ func main() {
 	mux.HandleFunc("/v1/chat/completions", s.chat)
 	if !*flagNoV0 {
 		mux.HandleFunc("/api/v0/models", s.v0models)
+		mux.HandleFunc("/api/v0/models/", s.v0model)
 		mux.HandleFunc("/api/v0/completions", s.completions(true))
 	}
 	if !*flagNoLoad {
@@ -414,13 +506,8 @@ func main() {
 		// LM Studio answers an unknown route with 200 and an error body
 		writeJSON(w, 200, map[string]string{"error": fmt.Sprintf("Unexpected endpoint or method. (%s %s)", r.Method, r.URL.Path)})
 	})
-	var logMu sync.Mutex
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if logf != nil {
-			logMu.Lock()
-			fmt.Fprintf(logf, "%s %s\n", r.Method, r.URL.Path)
-			logMu.Unlock()
-		}
+		logLine("%s %s\n", r.Method, r.URL.Path)
 		if *flagToken != "" && r.URL.Path != "/lmstudio-greeting" && r.Header.Get("Authorization") != "Bearer "+*flagToken {
 			writeJSON(w, 401, map[string]interface{}{"error": map[string]interface{}{
 				"message": "Unauthorized: a valid API token is required (Authorization: Bearer <token>)",

@@ -22,7 +22,7 @@
 
 #define HARNESSES(X)                                                                                          \
     X(torch_zip) X(pickle) X(gguf) X(safetensors) X(hf_config) X(blob) X(spm) X(ollama_host) X(tokenizer_json) \
-    X(shard_index) X(rwkv_vocab) X(ollama_reply) X(lmstudio_files) X(tok_encode)
+    X(shard_index) X(rwkv_vocab) X(ollama_reply) X(lmstudio_files) X(tok_encode) X(lmstudio_reply)
 #define DECL(n) int sn_fuzz_##n(const uint8_t *data, size_t size);
 HARNESSES(DECL)
 #define ROW(n) {#n, sn_fuzz_##n},

@@ -34,6 +34,7 @@ case $NAME in
   ollama_reply) srcs=("$SRC"/integrate/{ollama_reply,ollama_host,ollama_modelfile,http,utf8_fix}.c
                       "$SRC"/runtime/tokenizers/{unicode_data,tok_pretok}.c "${base[@]}")
                 libs=(-lcurl) ;;
+  lmstudio_reply) srcs=("$SRC"/integrate/{lmstudio_reply,http}.c "${base[@]}") libs=(-lcurl) ;;
   lmstudio_files) srcs=("$SRC/integrate/lmstudio_home.c" "$SRC/runtime/base/sn_err.c" "$SRC/runtime/base/mapfile.c") ;;
   *) echo "run_fuzz.sh: no harness '$NAME'"; exit 2 ;;
 esac

@@ -130,7 +130,7 @@ done
 whole=0; { cmp -s "$out" "$W/kill.f16" || cmp -s "$out" "$W/kill.f32"; } && whole=1
 "$CONV" "$src" -o "$out" --outtype f32 --force >/dev/null 2>&1; rc=$?
 [[ $hit == 1 && $whole == 1 && $rc == 0 ]] && cmp -s "$out" "$W/kill.f32" \
-  && ok "kill -9 mid-conversion: the old output whole, the next run succeeds ($(compgen -G "$out.*tmp" | wc -l) temp left)" \
+  && ok "kill -9 mid-conversion: the old output whole, the next run succeeds ($(compgen -G "$out.*tmp" | wc -l) temp left; test_hardening_faults: swept once stale)" \
   || bad "kill -9: hit=$hit whole=$whole rerun rc=$rc"
 rm -f "$out".*tmp
 

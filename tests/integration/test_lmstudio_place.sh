@@ -161,7 +161,8 @@ start_lms "$W/l1" "$S"
 PATH_NO_LMS=/usr/bin:/bin
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?
 [[ $rc == 0 ]] && grep -q '\[smoke\] OK: 16/16 tokens identical' <<<"$out" && grep -q "loaded .* over REST" <<<"$out" \
-  && grep -q "model_info.arch = llama" <<<"$out" && ok "smoke via REST load: OK 16/16, arch checked" || bad "REST smoke rc=$rc: $out"
+  && grep -q "arch = llama (matches the GGUF)" <<<"$out" && ok "smoke via REST load: OK 16/16, arch checked" || bad "REST smoke rc=$rc: $out"
+grep -q "^SSE stream" "$W/l1/log" && ok "the completion was streamed (server-sent events)" || bad "completion not streamed: $(cat "$W/l1/log")"
 # without --host: the port of the last server from <home>/.internal/http-server-config.json
 H=$W/h7; mkdir -p "$H/.lmstudio/.internal"; ln -s "$S" "$H/.lmstudio/models"
 printf '{"port":%s,"networkInterface":"127.0.0.1"}' "${LMS_URL##*:}" > "$H/.lmstudio/.internal/http-server-config.json"
@@ -205,6 +206,20 @@ out=$(HOME=$H LM_API_TOKEN=sekrit PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" -
 grep -q "port of the running server, from .*http-server.json" <<<"$out" \
   && ok "port read from .internal/http-server.json before the configured one" || bad "http-server.json not used: $out"
 grep -q "compared text, byte for byte (LM Studio returns no logprobs)" <<<"$out" && ok "smoke says it compared text (no logprobs from LM Studio)" || bad "method: $out"
+stop "$LMS_PID"
+# streamed completion and the stall rule (SN_HTTP_STALL_S shortens the 60 s): a server that sends
+# one event and then nothing for 300 s is caught after 2 s of silence, naming the request; one that
+# sends an event every 0.6 s (5 s for 8 tokens) is slow but moving and succeeds
+start_lms "$W/l6" "$S" -stream-stall 300s
+t0=$SECONDS
+out=$(SN_HTTP_STALL_S=2 PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+dt=$((SECONDS - t0))
+[[ $rc == 1 && $dt -lt 120 ]] && grep -q "POST /api/v0/completions: nothing moved for 2 s, the server stalled" <<<"$out" \
+  && ok "stalled stream caught after 2 s of silence (${dt} s in all), the request named" || bad "stalled stream rc=$rc ${dt}s: $out"
+stop "$LMS_PID"
+start_lms "$W/l7" "$S" -stream-delay 600ms
+out=$(SN_HTTP_STALL_S=2 PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 8 --host "$LMS_URL" 2>&1); rc=$?
+[[ $rc == 0 ]] && grep -q "OK: 8/8" <<<"$out" && ok "slow but moving stream (0.6 s per event, 2 s stall limit): OK 8/8" || bad "slow stream rc=$rc: $out"
 stop "$LMS_PID"
 start_lms "$W/l4" "$S" -serve-gguf "$G2"
 out=$(PATH=$PATH_NO_LMS "$SI" lmstudio --gguf "$G" --models-dir "$S" --force --smoke -n 16 --host "$LMS_URL" 2>&1); rc=$?

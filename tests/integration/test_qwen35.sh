@@ -157,7 +157,7 @@ PL=$($PY -c 'print([(i * 7919) % 150000 + 100 for i in range(300)])' | tr -d ' '
 add_case() { # add_case TAG GGUF PROMPT N LOGITS(0/1) [THREADS]
   local lg=""; [[ $5 == 1 ]] && lg=',"top_logits":8,"decode_top_logits":8'
   echo "{\"model\":\"$2\",\"prompt_ids\":$3,\"n\":$4$lg}" >>"$jobs"
-  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${6:-2}" >>"$cases"
+  printf '%s\t%s\t%s\t%s\t-t %s\n' "$1" "$2" "$3" "$4" "${6:-2}" >>"$cases"
 }
 for d in "$causal" "$moe"; do
   n=$(basename "$d")
@@ -187,47 +187,7 @@ for g in "$next-llamacpp-f32.gguf" "$next-llamacpp-q8_0.gguf" "$next-llamaquant-
 done
 [[ -f $next-llamacpp-q8_0.gguf ]] && add_case "next/q8_0-long" "$next-llamacpp-q8_0.gguf" "$PL" 16 1 1
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
-if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-run = sys.argv[3]
-assert len(oracle) == len(cases), (len(oracle), len(cases))
-
-def sunny(gguf, ids, n, th):
-    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(n), "--json",
-                          "--ignore-eos", "-t", th], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
-
-def diff(top, ours):
-    if top[0][0] not in ours:
-        return float("inf")
-    return max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
-
-fail = 0
-for (tag, gguf, p, n, th), o in zip(cases, oracle):
-    prompt = json.loads(p)
-    s = sunny(gguf, prompt, int(n), th)
-    a, b = o["ids"], s["ids"]
-    short = p if len(p) < 60 else f"({len(prompt)} tokens)"
-    if a != b:
-        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        print(f"FAIL {tag} prompt {short}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
-        fail += 1
-        continue
-    if "top_logits" not in o:
-        print(f"PASS {tag} prompt {short}: {n} tokens equal ({len(set(a))} distinct)")
-        continue
-    dec = diff(o["decode_top_logits"], dict(s["top_logprobs"]))
-    bat = diff(o["top_logits"], dict(sunny(gguf, prompt + a[:-1], 1, th)["top_logprobs"]))
-    ok = dec <= 1e-5 and bat <= 1e-5
-    fail += not ok
-    print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {short}: {n} tokens equal ({len(set(a))} distinct); "
-          f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e} (limit 1e-5)")
-sys.exit(1 if fail else 0)
-PYEOF
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run"
 then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Qwen3.5 / Qwen3.5-MoE / Qwen3-Next cases"; else bad "runtime parity"; fi
 
 # ---- 4. split runs and state save/restore

@@ -269,7 +269,7 @@ static void test_kv_fields(void) {
     g = (gen){.kv_mode = KV_FIT_COUNT};
     expect_bad(&g, "key 'k' (#1) array count", "cannot fit", AT_FIELD);
     g = (gen){.kv_mode = KV_HUGE_COUNT};
-    expect_bad(&g, "array count", "limit of 2^30", AT_FIELD);
+    expect_bad(&g, "array count", "limit of 2^30 (SN_BUDGET_GGUF_ARRAY", AT_FIELD);
     g = (gen){.kv_mode = KV_HUGE_STRLEN};
     expect_bad(&g, "key #1", "string length", AT_ANY);
     g = (gen){.kv_mode = KV_STRLEN_PAST_EOF};

@@ -3,6 +3,7 @@
  * moving reply is not, an endless NDJSON line stops at its budget, and only http(s) URLs are taken. */
 #include "http.h"
 #include "lmstudio.h"
+#include "lmstudio_reply.h"
 #include "ollama.h"
 #include "sn_test.h"
 
@@ -17,15 +18,26 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { STALL, TRICKLE, ENDLESS_LINE, HUGE_BODY, CHUNK_THEN_STALL };
+enum { STALL, TRICKLE, ENDLESS_LINE, HUGE_BODY, CHUNK_THEN_STALL, SSE_THEN_STALL, SSE_TRICKLE };
 typedef struct { int lfd, mode; } server;
 
 static void *serve(void *ud) {
     server *s = ud;
     int c = accept(s->lfd, NULL, NULL);
     if (c < 0) return NULL;
-    char req[4096];
-    (void)!read(c, req, sizeof req); /* the request (small) */
+    char req[4096] = {0};
+    size_t got = 0;
+    for (;;) { /* the request (small): its headers and Content-Length bytes of body */
+        ssize_t k = read(c, req + got, sizeof req - 1 - got);
+        if (k <= 0) break;
+        got += (size_t)k;
+        const char *end = strstr(req, "\r\n\r\n"), *cl = strcasestr(req, "Content-Length:");
+        if (end && (!cl || cl > end || got >= (size_t)(end + 4 - req) + strtoul(cl + 15, NULL, 10))) break;
+        if (got >= sizeof req - 1) break;
+    }
+    /* a completion that does not ask to stream is answered whole at the end, as LM Studio does:
+     * silence until then */
+    if ((s->mode == SSE_THEN_STALL || s->mode == SSE_TRICKLE) && !strstr(req, "\"stream\":true")) s->mode = STALL;
     if (s->mode == STALL) { /* says nothing, holds the connection until the client gives up (6 s at most) */
         struct timeval tv = {6, 0};
         setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -46,6 +58,32 @@ static void *serve(void *ud) {
         setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         char b;
         (void)!read(c, &b, 1);
+    } else if (s->mode == SSE_THEN_STALL || s->mode == SSE_TRICKLE) {
+        /* LM Studio's streamed completion: one event per token, [DONE] at the end. SSE_THEN_STALL
+         * sends one and then nothing for 6 s; SSE_TRICKLE one every 0.35 s (2.8 s in all, never
+         * 1 s silent) */
+        const char *h = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+        (void)!write(c, h, strlen(h));
+        static const char *ev[] = {
+            "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"Hi\",\"logprobs\":null,"
+            "\"finish_reason\":null}]}\n\n",
+            "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" there\",\"finish_reason\":null}]}\n\n",
+            ": keep-alive\n\n",
+            "data: {\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n"};
+        static const int order[] = {0, 1, 2, 1, 1, 1, 1, 3};
+        for (int i = 0; i < (s->mode == SSE_TRICKLE ? 8 : 1); i++) {
+            const char *e = ev[order[i]];
+            if (i > 0) usleep(350000);
+            (void)!write(c, e, strlen(e));
+        }
+        if (s->mode == SSE_TRICKLE) (void)!write(c, ev[4], strlen(ev[4]));
+        else {
+            struct timeval tv = {6, 0};
+            setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+            char b;
+            (void)!read(c, &b, 1);
+        }
     } else if (s->mode == HUGE_BODY) { /* 65 MB of JSON, one byte past the body budget and more */
         const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n";
         (void)!write(c, h, strlen(h));
@@ -245,7 +283,48 @@ static void test_generate_stalls(void) {
     close(s.lfd);
 }
 
+/* LM Studio's completion is streamed (server-sent events): an event then silence is a stall within
+ * the stall limit (not the 30 s load limit), naming the request; events every 0.35 s with a 1 s
+ * stall limit are a slow but moving answer, read whole. */
+static void test_lms_stream(void) {
+    server s;
+    pthread_t t;
+    sn_http *h = start(&s, SSE_THEN_STALL, &t);
+    sn_http_set_load(h, 30);
+    sn_lms_completion c;
+    const char *used = NULL;
+    sn_err err = {0};
+    double t0 = now();
+    CU_ASSERT_EQUAL(sn_lms_complete(h, "{\"model\":\"m\",\"prompt\":\"x\",\"stream\":false}", &c, &used, NULL, NULL, &err),
+                    SN_EIO);
+    double dt = now() - t0;
+    CU_ASSERT(dt < 4.0);
+    CU_ASSERT(strstr(err.msg, "POST /api/v0/completions") && strstr(err.msg, "stalled"));
+    if (dt >= 4.0 || !strstr(err.msg, "stalled")) fprintf(stderr, "%.1f s: %s\n", dt, err.msg);
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+
+    h = start(&s, SSE_TRICKLE, &t);
+    t0 = now();
+    sn_status st = sn_lms_complete(h, "{\"model\":\"m\",\"prompt\":\"x\"}", &c, &used, NULL, NULL, &err);
+    dt = now() - t0;
+    CU_ASSERT_EQUAL(st, SN_OK);
+    if (st != SN_OK) fprintf(stderr, "%.1f s: %s\n", dt, err.msg);
+    else {
+        CU_ASSERT(dt > 2.0); /* it did take the server's time */
+        CU_ASSERT_STRING_EQUAL(c.text, "Hi there there there there there");
+        CU_ASSERT_STRING_EQUAL(c.finish, "stop");
+        CU_ASSERT(c.done);
+        sn_lms_completion_free(&c);
+    }
+    sn_http_free(h);
+    pthread_join(t, NULL);
+    close(s.lfd);
+}
+
 static const sn_test_case cases[] = {
+    {"LM Studio streamed completion: a stall after an event is caught, a slow stream is read", test_lms_stream},
     {"generate / LM Studio completion: load limit before the first byte, stall limit after", test_generate_stalls},
     {"a stalled /api/create is abandoned after the stall limit, naming the request", test_stalled_create},
     {"a slow but moving reply is not a stall", test_slow_but_moving},

@@ -78,9 +78,9 @@ static void test_failures(void) {
     expect("line1\n{% include 'x.j' %}", SN_EUNSUPPORTED, "cannot render: the 'include' statement at 2:4");
     expect("{{ x|frobnicate }}", SN_EUNSUPPORTED, "cannot render: the filter 'frobnicate' at 1:5");
     expect("{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}", SN_EUNSUPPORTED, "cannot render: ");
-    expect("{% for i in range(100000) %}{% if i > 99999 %}x{% endif %}{% endfor %}", SN_EUNSUPPORTED, "evaluation steps");
+    expect("{% for i in range(100000) %}{% if i > 99999 %}x{% endif %}{% endfor %}", SN_EUNSUPPORTED, "evaluation steps (the caller's limit)");
     expect("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", SN_EUNSUPPORTED, "deeper than 64");
-    expect("{{ 'x' * 100000000 }}", SN_EUNSUPPORTED, "output limit");
+    expect("{{ 'x' * 100000000 }}", SN_EUNSUPPORTED, "output budget (the caller's limit)");
     expect("{% for i in range(60000) %}{{ 'abcdefgh' * 4 }}{% endfor %}", SN_EUNSUPPORTED, "limit");
     char deep[1300];
     memset(deep, '(', 600);

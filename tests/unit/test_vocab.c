@@ -687,7 +687,7 @@ static void test_rwkv_vocab_budget(void) {
     sn_gguf_writer *w = sn_gguf_writer_new();
     sn_err err = {0};
     CU_ASSERT_EQUAL(sn_vocab_rwkv_write(g_dir, NULL, NULL, 0, w, NULL, &err), SN_EFORMAT);
-    CU_ASSERT(strstr(err.msg, "rwkv_vocab_v20230424.txt") && strstr(err.msg, "larger than 256 MB"));
+    CU_ASSERT(strstr(err.msg, "rwkv_vocab_v20230424.txt") && strstr(err.msg, "larger than the 256 MB budget (SN_BUDGET_VOCAB_FILE"));
     PUT("rwkv_vocab_v20230424.txt", "1 'a' 1\n2 b'\\xff' 1\n");
     snprintf(path, sizeof path, "%s/tokenizer_config.json", g_dir);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -695,7 +695,7 @@ static void test_rwkv_vocab_budget(void) {
     CU_ASSERT(ftruncate(fd, (off_t)100 << 20) == 0);
     close(fd);
     CU_ASSERT_EQUAL(sn_vocab_rwkv_write(g_dir, NULL, NULL, 0, w, NULL, &err), SN_EFORMAT);
-    CU_ASSERT(strstr(err.msg, "tokenizer_config.json") && strstr(err.msg, "larger than 64 MB"));
+    CU_ASSERT(strstr(err.msg, "tokenizer_config.json") && strstr(err.msg, "larger than the 64 MB budget (SN_BUDGET_TEXT_FILE"));
     sn_gguf_writer_free(w);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# test_lfm2.sh - LFM2 (lfm2) end to end against llama.cpp.
+#
+# Fixture: tests/fixtures/gen_lfm2.py (5 layers: conv, conv, full_attention, conv, full_attention;
+# short convolutions with conv_L_cache 3, GQA with q/k layernorms, the adjusted SwiGLU width, the
+# Llama-3 BPE tokenizer standing in for LFM2's, LFM2.5-Instruct's chat template).
+#  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, its AutoTokenizer
+#     answered by the HF tokenizers port: SN_LCPP_HF_TOK=llama3) writes f32/f16/bf16/q8_0: every key
+#     and tensor must equal ours, vocabulary and chat template included, except tokenizer.ggml.pre
+#     (the JS port merges without ignore_merges, so llama.cpp's fingerprint of it reads smaug-bpe
+#     where the Python tokenizers, and sunny, say llama-bpe: docs/TOKENIZER.md). q4_0 and Q4_K_M must
+#     equal llama-quantize run on our f32 file byte for byte (shortconv.conv stays F32). A conv
+#     tensor in an attention layer, or no layer_types, is a named error with exit 1 and no file.
+source "$(dirname "$0")/lib.sh"
+need_py numpy torch
+LCPP=$(llama_tree)
+[[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
+export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v*.so | head -1)
+W=$SN_WORK/lfm2
+scratch "$W"
+mkdir -p "$W"
+d=$W/lfm2
+[[ -f $d/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_lfm2.py" --out "$d" >/dev/null ||
+  { bad "gen_lfm2.py failed"; finish; }
+conv() { # conv DIR OUTTYPE -> GGUF
+  local g=$1-$2.gguf
+  if [[ ! -f $g || $SN_BIN/sunny-convert -nt $g ]]; then
+    "$SN_BIN/sunny-convert" "$1" -o "$g" --outtype "$2" --force >/dev/null || return 1
+  fi
+  echo "$g"
+}
+
+# ---- 1. converter
+: >"$W/lcpp-jobs.tsv"
+for ot in f32 f16 bf16 q8_0; do
+  [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
+done
+[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=llama3 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
+  >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
+for ot in f32 f16 bf16 q8_0; do
+  ours=$(conv "$d" $ot) || { bad "$ot: sunny-convert failed"; continue; }
+  ref=$d-llamacpp-$ot.gguf
+  [[ -f $ref ]] || { bad "$ot: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
+  if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer.ggml.pre 2>&1); then
+    ok "$ot: keys (vocabulary and template too) and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
+  else bad "$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+done
+if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$d" f32)" "$d-llamaquant-q4_0.gguf" 2 \
+     "$(conv "$d" f32)" "$d-llamaquant-q4_k_m.gguf" 15 >"$W/quant.log" 2>&1; then
+  for ot in q4_0 q4_k_m; do
+    ours=$(conv "$d" $ot) || { bad "$ot: sunny-convert failed"; continue; }
+    cmp -s "$ours" "$d-llamaquant-$ot.gguf" && ok "$ot: file equals llama-quantize's byte for byte" ||
+      { bad "$ot differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$d-llamaquant-$ot.gguf" "$ours" | head; }
+  done
+else bad "llama_model_quantize failed: $(tail -3 "$W/quant.log")"; fi
+# config vs tensors: layer 2 declared "conv" holds attention tensors; no layer_types at all
+badcase() { # badcase NAME PYTHON-EDIT-OF-cfg EXPECTED-MESSAGE
+  local b=$W/bad-$1
+  rm -rf "$b"; mkdir -p "$b"
+  for f in "$d"/*; do ln -s "$(realpath "$f")" "$b/"; done
+  rm "$b/config.json"
+  $PY -c "import json,sys; cfg=json.load(open(sys.argv[1])); $2; json.dump(cfg, open(sys.argv[2],'w'))" "$d/config.json" "$b/config.json"
+  "$SN_BIN/sunny-convert" "$b" -o "$b.gguf" --outtype f32 --force >"$b.out" 2>&1; local rc=$?
+  if [[ $rc == 1 && ! -e $b.gguf ]] && grep -qF "$3" "$b.out"; then ok "bad config ($1): exit 1, no file: $(head -c 200 "$b.out")"
+  else bad "bad config ($1): rc=$rc, file $( [[ -e $b.gguf ]] && echo written || echo absent): $(head -c 300 "$b.out")"; fi
+}
+badcase kind 'cfg["layer_types"][2] = "conv"' "model.layers.2.self_attn"
+badcase notypes 'del cfg["layer_types"]' '"layer_types"'
+
+finish
