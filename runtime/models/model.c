@@ -24,6 +24,7 @@ extern const sn_family sn_family_gemma3;
 extern const sn_family sn_family_phi3;
 extern const sn_family sn_family_granitehybrid;
 extern const sn_family sn_family_gptoss;
+extern const sn_family sn_family_lfm2;
 
 /* One row per general.architecture value we run: the family that runs it and that family's
  * options for this variant (SN_OPT_*). The only place outside a family file that names an arch. */
@@ -42,6 +43,7 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"gemma3", &sn_family_gemma3, 0},
     {"granitehybrid", &sn_family_granitehybrid, 0},
     {"gpt-oss", &sn_family_gptoss, SN_OPT_ROPE_NEOX},
+    {"lfm2", &sn_family_lfm2, SN_OPT_ROPE_NEOX},
 };
 enum { N_FAMILIES = sizeof(FAMILIES) / sizeof(FAMILIES[0]) };
 

@@ -11,7 +11,18 @@
 #     where the Python tokenizers, and sunny, say llama-bpe: docs/TOKENIZER.md). q4_0 and Q4_K_M must
 #     equal llama-quantize run on our f32 file byte for byte (shortconv.conv stays F32). A conv
 #     tensor in an attention layer, or no layer_types, is a named error with exit 1 and no file.
+#  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
+#     q8_0, q4_0, q4_k_m (each decode step carries the conv windows and the KV cache on); one prompt
+#     with the last step's logits, decode and batch (limit 1e-5 relative to the largest). The state
+#     through sn_abi (tests/tools/abi_state): A then B equals A+B bitwise, save/restore continues
+#     bitwise, a corrupt state is refused.
+#  3. Install: the q4_k_m into the fake Ollama (no Go template family matches LFM2's Jinja: no
+#     TEMPLATE, the server renders the GGUF's Jinja) and into the fake LM Studio, each with --smoke
+#     (llama.cpp inside the fakes).
 source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
+need_oracle
+need_go
 need_py numpy torch
 LCPP=$(llama_tree)
 [[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
@@ -66,5 +77,44 @@ badcase() { # badcase NAME PYTHON-EDIT-OF-cfg EXPECTED-MESSAGE
 }
 badcase kind 'cfg["layer_types"][2] = "conv"' "model.layers.2.self_attn"
 badcase notypes 'del cfg["layer_types"]' '"layer_types"'
+
+# ---- 2. runtime parity
+jobs=$W/jobs.jsonl cases=$W/cases.tsv
+: >"$jobs"; : >"$cases"
+P=('[128000,128011,882,198,9906,11,1268,527,499,30,128012,198,128011,78191,198]' '[128000,791,4062,14198,39935,35308]' '[128000,16,11,220,17,11,220,18]')
+for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
+  for i in 0 1 2; do
+    lg=""; [[ $ot == f32 && $i == 0 ]] && lg=',"top_logits":8,"decode_top_logits":8'
+    echo "{\"model\":\"$(conv "$d" $ot)\",\"prompt_ids\":${P[$i]},\"n\":32,\"ctx\":512$lg}" >>"$jobs"
+    printf '%s\t%s\t%s\t32\t-c 512\n' "$ot" "$(conv "$d" $ot)" "${P[$i]}" >>"$cases"
+  done
+done
+$ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run"; then
+  ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") cases"; else bad "runtime parity"; fi
+if out=$("$SN_BUILD/tests/abi_state" "$(conv "$d" q4_k_m)" 128000,9906,11,1268,527,499,30,791,4062 14198,39935,35308,13,16,17,11 2>&1); then
+  ok "state through sn_abi (q4_k_m): $(tr '\n' ' ' <<<"$out" | cut -c1-300)"
+else bad "state through sn_abi: $out"; fi
+
+# ---- 3. install + smoke
+SI=$SN_BIN/sunny-integrate
+build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
+G=$(conv "$d" q4_k_m)
+start_fake_ollama "$W/f"
+"$SI" ollama "$G" --name lfm2-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
+  ok "ollama (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
+else bad "ollama: rc=$rc $(tail -5 "$W/o.err")"; fi
+stop "$FAKE_PID"
+M=$W/home/.lmstudio/models
+mkdir -p "$M" "$W/l"
+"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
+SN_PIDS+=("$!")
+LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
+HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json >"$W/l.json" 2>"$W/l.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
+  ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
+else bad "lmstudio: rc=$rc $(tail -5 "$W/l.err")"; fi
 
 finish
