@@ -16,8 +16,13 @@
 #     with the last step's logits, decode and batch (limit 1e-5 relative to the largest). The state
 #     through sn_abi (tests/tools/abi_state): A then B equals A+B bitwise, save/restore continues
 #     bitwise, a corrupt state is refused.
+#  3. Install: the q4_k_m into the fake Ollama (no Go template family matches LFM2's Jinja: no
+#     TEMPLATE, the server renders the GGUF's Jinja) and into the fake LM Studio, each with --smoke
+#     (llama.cpp inside the fakes).
 source "$(dirname "$0")/lib.sh"
+source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_oracle
+need_go
 need_py numpy torch
 LCPP=$(llama_tree)
 [[ -f $LCPP/convert_hf_to_gguf.py ]] || skip "cannot unpack llama.cpp's source bundle"
@@ -81,53 +86,35 @@ for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
   for i in 0 1 2; do
     lg=""; [[ $ot == f32 && $i == 0 ]] && lg=',"top_logits":8,"decode_top_logits":8'
     echo "{\"model\":\"$(conv "$d" $ot)\",\"prompt_ids\":${P[$i]},\"n\":32,\"ctx\":512$lg}" >>"$jobs"
-    printf '%s\t%s\t%s\t%s\n' "$ot" "$(conv "$d" $ot)" "${P[$i]}" 512 >>"$cases"
+    printf '%s\t%s\t%s\t32\t-c 512\n' "$ot" "$(conv "$d" $ot)" "${P[$i]}" >>"$cases"
   done
 done
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
-if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-run = sys.argv[3]
-assert len(oracle) == len(cases), (len(oracle), len(cases))
-
-def sunny(gguf, ids, n, ctx):
-    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(n), "--json",
-                          "--ignore-eos", "-t", "2", "-c", ctx], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
-
-def diff(top, ours):
-    if top[0][0] not in ours:
-        return float("inf")
-    return max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
-
-fail = 0
-for (tag, gguf, p, ctx), o in zip(cases, oracle):
-    prompt = json.loads(p)
-    s = sunny(gguf, prompt, 32, ctx)
-    a, b = o["ids"], s["ids"]
-    if a != b:
-        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        print(f"FAIL {tag} prompt {p}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
-        fail += 1
-        continue
-    if "top_logits" not in o:
-        print(f"PASS {tag} prompt {p}: 32 tokens equal ({len(set(a))} distinct)")
-        continue
-    dec = diff(o["decode_top_logits"], dict(s["top_logprobs"]))
-    bat = diff(o["top_logits"], dict(sunny(gguf, prompt + a[:-1], 1, ctx)["top_logprobs"]))
-    ok = dec <= 1e-5 and bat <= 1e-5
-    fail += not ok
-    print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {p}: 32 tokens equal ({len(set(a))} distinct); "
-          f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e} (limit 1e-5)")
-sys.exit(1 if fail else 0)
-PYEOF
-then ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") cases"; else bad "runtime parity"; fi
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run"; then
+  ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") cases"; else bad "runtime parity"; fi
 if out=$("$SN_BUILD/tests/abi_state" "$(conv "$d" q4_k_m)" 128000,9906,11,1268,527,499,30,791,4062 14198,39935,35308,13,16,17,11 2>&1); then
   ok "state through sn_abi (q4_k_m): $(tr '\n' ' ' <<<"$out" | cut -c1-300)"
 else bad "state through sn_abi: $out"; fi
+
+# ---- 3. install + smoke
+SI=$SN_BIN/sunny-integrate
+build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
+G=$(conv "$d" q4_k_m)
+start_fake_ollama "$W/f"
+"$SI" ollama "$G" --name lfm2-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
+  ok "ollama (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
+else bad "ollama: rc=$rc $(tail -5 "$W/o.err")"; fi
+stop "$FAKE_PID"
+M=$W/home/.lmstudio/models
+mkdir -p "$M" "$W/l"
+"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
+SN_PIDS+=("$!")
+LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
+HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json >"$W/l.json" 2>"$W/l.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
+  ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
+else bad "lmstudio: rc=$rc $(tail -5 "$W/l.err")"; fi
 
 finish
