@@ -110,88 +110,29 @@ static float qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) {
  * side by side. xt/wt are transposed: element i of sub-block j is at [i*8 + j]. */
 #define LANES 8
 
-__attribute__((target("avx2"))) static inline __m256i nearest_int8(__m256 f) {
-    __m256i i = _mm256_castps_si256(_mm256_add_ps(f, _mm256_set1_ps(12582912.f)));
-    return _mm256_sub_epi32(_mm256_and_si256(i, _mm256_set1_epi32(0x007fffff)),
-                            _mm256_set1_epi32(0x00400000));
-}
-
 __attribute__((target("avx2"))) static inline __m256 sel(__m256 mask, __m256 yes, __m256 no) {
     return _mm256_blendv_ps(no, yes, mask);
 }
 
 /* sn_qkx2_quants_x8 (AVX2) and sn_qkx2_quants_x16 (AVX-512): one body, qkx2_lanes.h. */
+#define LANE_OPS 8
+#include "lane_ops.h"
 #define QK_NAME sn_qkx2_quants_x8
-#define QK_TARGET __attribute__((target("avx2")))
-#define QK_LANES 8
-#define VF __m256
-#define VI __m256i
-#define VM __m256
-#define LOADF(p) _mm256_loadu_ps(p)
-#define STOREF(p, v) _mm256_storeu_ps(p, v)
-#define LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define STOREI(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), v)
-#define SET1F(f) _mm256_set1_ps(f)
-#define SET1I(i) _mm256_set1_epi32(i)
-#define ABSMASK() _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))
-#define ADD _mm256_add_ps
-#define SUB _mm256_sub_ps
-#define MUL _mm256_mul_ps
-#define DIV _mm256_div_ps
-#define MINF _mm256_min_ps
-#define MAXF _mm256_max_ps
-#define ANDF _mm256_and_ps
-#define XORF _mm256_xor_ps
-#define CVT _mm256_cvtepi32_ps
-#define IMAX _mm256_max_epi32
-#define IMIN _mm256_min_epi32
-#define NEAREST nearest_int8
-#define CMPF(a, b, op) _mm256_cmp_ps(a, b, op)
-#define SELF(m, yes, no) _mm256_blendv_ps(no, yes, m)
-#define SELI(m, yes, no) _mm256_blendv_epi8(no, yes, _mm256_castps_si256(m))
-#define MAND _mm256_and_ps
-#define MANDNOT _mm256_andnot_ps /* ~a & b */
-#define MANY(m) _mm256_movemask_ps(m)
+#define QKW_NAME qk_weights_x8
 #include "qkx2_lanes.h"
-
-__attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f) {
-    __m512i i = _mm512_castps_si512(_mm512_add_ps(f, _mm512_set1_ps(12582912.f)));
-    return _mm512_sub_epi32(_mm512_and_si512(i, _mm512_set1_epi32(0x007fffff)),
-                            _mm512_set1_epi32(0x00400000));
-}
-
+#define LEVELS_NAME levels_x8
+#include "levels_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
+#define LANE_OPS 16
+#include "lane_ops.h"
 #define QK_NAME sn_qkx2_quants_x16
-#define QK_TARGET __attribute__((target("avx512f")))
-#define QK_LANES 16
-#define VF __m512
-#define VI __m512i
-#define VM __mmask16
-#define LOADF(p) _mm512_loadu_ps(p)
-#define STOREF(p, v) _mm512_storeu_ps(p, v)
-#define LOADI(p) _mm512_loadu_si512((const void *)(p))
-#define STOREI(p, v) _mm512_storeu_si512((void *)(p), v)
-#define SET1F(f) _mm512_set1_ps(f)
-#define SET1I(i) _mm512_set1_epi32(i)
-#define ABSMASK() _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff))
-#define ADD _mm512_add_ps
-#define SUB _mm512_sub_ps
-#define MUL _mm512_mul_ps
-#define DIV _mm512_div_ps
-#define MINF _mm512_min_ps
-#define MAXF _mm512_max_ps
-#define ANDF(a, b) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
-#define XORF(a, b) _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
-#define CVT _mm512_cvtepi32_ps
-#define IMAX _mm512_max_epi32
-#define IMIN _mm512_min_epi32
-#define NEAREST nearest_int16
-#define CMPF(a, b, op) _mm512_cmp_ps_mask(a, b, op)
-#define SELF(m, yes, no) _mm512_mask_blend_ps(m, no, yes)
-#define SELI(m, yes, no) _mm512_mask_blend_epi32(m, no, yes)
-#define MAND(a, b) ((__mmask16)((a) & (b)))
-#define MANDNOT(a, b) ((__mmask16)(~(a) & (b)))
-#define MANY(m) ((m) != 0)
+#define QKW_NAME qk_weights_x16
 #include "qkx2_lanes.h"
+#define LEVELS_NAME levels_x16
+#include "levels_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
 
 /* One scale of qx_quants_rmse1_x8 in every lane: the levels of iscale * x clamped to
  * [-nmax, nmax - 1], stored + nmax in L, and the weighted (w = x*x) sums sum(w*x*l), sum(w*l*l)
@@ -280,16 +221,15 @@ static void qk_sub_scales(const float *x, int nblk, int level, int nmax, float r
         float xt[32 * 16], wt[32 * 16];
         int32_t Lt[32 * 16];
         for (int b = 0; b < nblk * 8; b += lanes) {
-            for (int j = 0; j < lanes; j++) {
-                const float *xs = x + 32 * (b + j);
-                const float av_x = av_x32(xs);
-                for (int l = 0; l < 32; l++) {
-                    xt[l * lanes + j] = xs[l];
-                    wt[l * lanes + j] = av_x + fabsf(xs[l]);
-                }
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 32; l++) xt[l * lanes + j] = x[32 * (b + j) + l];
+            if (lanes == 16) {
+                qk_weights_x16(32, xt, wt);
+                sn_qkx2_quants_x16(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
+            } else {
+                qk_weights_x8(32, xt, wt);
+                sn_qkx2_quants_x8(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
             }
-            if (lanes == 16) sn_qkx2_quants_x16(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
-            else sn_qkx2_quants_x8(32, nmax, xt, wt, Lt, mins + b, scales + b, rmin, 0.1f, nstep, 0);
             for (int j = 0; j < lanes; j++)
                 for (int l = 0; l < 32; l++) L[32 * (b + j) + l] = (uint8_t)Lt[l * lanes + j];
         }
@@ -310,7 +250,7 @@ static void qk_sub_scales(const float *x, int nblk, int level, int nmax, float r
 /* One Q4_K / Q5_K block's d, dmin, packed scales (12 bytes) and 256 levels in [0, nmax], from its
  * sub-blocks' fitted scales, mins and levels (qk_sub_scales). */
 static void qk_block(const float *x, int nmax, const float *mins, const float *scales, uint16_t *dd, uint16_t *dmin,
-                     uint8_t *packed, uint8_t *L) {
+                     uint8_t *packed, uint8_t *L, int level) {
     float max_scale = 0, max_min = 0;
     for (int j = 0; j < SN_QK_K / 32; j++) {
         if (scales[j] > max_scale) max_scale = scales[j];
@@ -335,14 +275,25 @@ static void qk_block(const float *x, int nmax, const float *mins, const float *s
     }
     *dd = sn_fp32_to_fp16(max_scale / 63.f);
     *dmin = sn_fp32_to_fp16(max_min / 63.f);
+    float d[SN_QK_K / 32], dm[SN_QK_K / 32];
     for (int j = 0; j < SN_QK_K / 32; j++) {
         uint8_t sc, m;
         scale_min_k4(j, packed, &sc, &m);
-        const float d = sn_fp16_to_fp32(*dd) * sc;
-        if (d == 0.0f) continue;   /* keep the levels found above, as ggml does */
-        const float dm = sn_fp16_to_fp32(*dmin) * m;
+        d[j] = sn_fp16_to_fp32(*dd) * sc;
+        dm[j] = sn_fp16_to_fp32(*dmin) * m;
+    }
+#ifdef SN_X86
+    if (level >= 1) {
+        if (level == 2) levels_x16(x, 8, 32, d, dm, 0, nmax, 0, L);
+        else levels_x8(x, 8, 32, d, dm, 0, nmax, 0, L);
+        return;
+    }
+#endif
+    (void)level;
+    for (int j = 0; j < SN_QK_K / 32; j++) {
+        if (d[j] == 0.0f) continue; /* keep the levels found above, as ggml does */
         for (int ii = 0; ii < 32; ii++) {
-            int l = nearest_int((x[32 * j + ii] + dm) / d);
+            int l = nearest_int((x[32 * j + ii] + dm[j]) / d[j]);
             L[32 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(nmax, l));
         }
     }
@@ -364,13 +315,13 @@ static void qk_rows(const float *x, void *vy, int64_t k, int five, int level) {
             uint8_t *Lb = L + SN_QK_K * b;
             if (!five) {
                 sn_block_q4_K *y = (sn_block_q4_K *)vy + i;
-                qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb);
+                qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb, level);
                 for (int j = 0; j < SN_QK_K; j += 64)
                     for (int l = 0; l < 32; l++) y->qs[j / 2 + l] = (uint8_t)(Lb[j + l] | (Lb[j + l + 32] << 4));
                 continue;
             }
             sn_block_q5_K *y = (sn_block_q5_K *)vy + i;
-            qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb);
+            qk_block(x, nmax, mins + 8 * b, scales + 8 * b, &y->d, &y->dmin, y->scales, Lb, level);
             memset(y->qh, 0, sizeof y->qh);
             for (int n = 0; n < SN_QK_K; n += 64) {
                 const uint8_t m1 = (uint8_t)(1u << (n / 32)), m2 = (uint8_t)(2u << (n / 32));

@@ -4,7 +4,8 @@
  * make_qkx2_quants, |x| weights, absolute error) and stores both as 4 bits against fp16 d / dmin;
  * Q3_K fits a symmetric scale per sub-block (make_q3_quants: the x^2-weighted fit, then up to five
  * passes moving single levels) and stores it as 6 bits against one fp16 d. Both then requantize
- * every value against the rounded scales, as quantize_row_q2_K_ref / quantize_row_q3_K_ref do. */
+ * every value against the rounded scales, as quantize_row_q2_K_ref / quantize_row_q3_K_ref do.
+ * The sub-block fits of both run in SIMD lanes when the CPU has AVX2 / AVX-512, bit for bit. */
 #include "ggml_types_internal.h"
 
 #include "quants.h"
@@ -47,6 +48,8 @@ static void q2_K_sub_scales(const float *x, int level, uint8_t *L, float *mins, 
     }
 }
 
+static void q2_K_levels(const float *x, const float *d, const float *dm, int level, uint8_t *L);
+
 void sn_quantize_row_q2_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q2_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
 
 void sn_quantize_row_q2_K_at(const float *x, void *vy, int64_t k, int level) {
@@ -79,15 +82,12 @@ void sn_quantize_row_q2_K_at(const float *x, void *vy, int64_t k, int level) {
         } else {
             y[i].dmin = sn_fp32_to_fp16(0.f);
         }
+        float d[SN_QK_K / 16], dm[SN_QK_K / 16];
         for (int j = 0; j < SN_QK_K / 16; j++) {
-            const float d = sn_fp16_to_fp32(y[i].d) * (y[i].scales[j] & 0xF);
-            if (d == 0.0f) continue; /* keep the fitted levels, as ggml does */
-            const float dm = sn_fp16_to_fp32(y[i].dmin) * (y[i].scales[j] >> 4);
-            for (int ii = 0; ii < 16; ii++) {
-                int l = nearest_int((x[16 * j + ii] + dm) / d);
-                L[16 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(3, l));
-            }
+            d[j] = sn_fp16_to_fp32(y[i].d) * (y[i].scales[j] & 0xF);
+            dm[j] = sn_fp16_to_fp32(y[i].dmin) * (y[i].scales[j] >> 4);
         }
+        q2_K_levels(x, d, dm, level, L);
         pack_2bit(L, y[i].qs);
         x += SN_QK_K;
     }
@@ -127,15 +127,100 @@ static float q3_quants(int n, int nmax, const float *x, int8_t *L) {
     return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
 }
 
-void sn_quantize_row_q3_K(const float *x, void *vy, int64_t k) {
+#ifdef SN_X86
+/* q3_sub_x8 (AVX2) and q3_sub_x16 (AVX-512): q3_quants in lanes, one body (q3_lanes.h). */
+#define LANE_OPS 8
+#include "lane_ops.h"
+#define Q3_NAME q3_sub_x8
+#include "q3_lanes.h"
+#define LEVELS_NAME levels_x8
+#include "levels_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
+#define LANE_OPS 16
+#include "lane_ops.h"
+#define Q3_NAME q3_sub_x16
+#include "q3_lanes.h"
+#define LEVELS_NAME levels_x16
+#include "levels_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
+#endif
+
+/* The 16 sub-blocks' scales and levels (+ 4) of one Q3_K block: all 16 at once in lanes with
+ * AVX-512, 8 at a time with AVX2. */
+static void q3_K_sub_scales(const float *x, int level, int8_t *L, float *scales) {
+#ifdef SN_X86
+    if (level >= 1) {
+        const int lanes = level == 2 ? 16 : 8;
+        float xt[16 * 16];
+        int32_t Lt[16 * 16];
+        for (int b = 0; b < 16; b += lanes) {
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 16; l++) xt[l * lanes + j] = x[16 * (b + j) + l];
+            if (lanes == 16) q3_sub_x16(xt, Lt, scales + b);
+            else q3_sub_x8(xt, Lt, scales + b);
+            for (int j = 0; j < lanes; j++)
+                for (int l = 0; l < 16; l++) L[16 * (b + j) + l] = (int8_t)Lt[l * lanes + j];
+        }
+        return;
+    }
+#endif
+    (void)level;
+    for (int j = 0; j < SN_QK_K / 16; j++) scales[j] = q3_quants(16, 4, x + 16 * j, L + 16 * j);
+}
+
+/* Q2_K's final levels against the rounded scales d and mins dm (d 0: keep the fitted ones), in
+ * lanes with SIMD. */
+static void q2_K_levels(const float *x, const float *d, const float *dm, int level, uint8_t *L) {
+#ifdef SN_X86
+    if (level >= 1) {
+        if (level == 2) levels_x16(x, 16, 16, d, dm, 0, 3, 0, L);
+        else levels_x8(x, 16, 16, d, dm, 0, 3, 0, L);
+        return;
+    }
+#endif
+    (void)level;
+    for (int j = 0; j < SN_QK_K / 16; j++) {
+        if (d[j] == 0.0f) continue; /* keep the fitted levels, as ggml does */
+        for (int ii = 0; ii < 16; ii++) {
+            int l = nearest_int((x[16 * j + ii] + dm[j]) / d[j]);
+            L[16 * j + ii] = (uint8_t)SN_MAX(0, SN_MIN(3, l));
+        }
+    }
+}
+
+/* The final levels against the rounded scales dj (0: keep the fitted ones), in lanes with SIMD. */
+static void q3_K_levels(const float *x, const float *dj, int level, int8_t *L) {
+#ifdef SN_X86
+    if (level >= 1) {
+        if (level == 2) levels_x16(x, 16, 16, dj, NULL, -4, 3, 4, (uint8_t *)L);
+        else levels_x8(x, 16, 16, dj, NULL, -4, 3, 4, (uint8_t *)L);
+        return;
+    }
+#endif
+    (void)level;
+    for (int j = 0; j < SN_QK_K / 16; j++) {
+        if (dj[j] == 0.0f) continue;
+        for (int ii = 0; ii < 16; ii++) {
+            int l = nearest_int(x[16 * j + ii] / dj[j]);
+            L[16 * j + ii] = (int8_t)(SN_MAX(-4, SN_MIN(3, l)) + 4);
+        }
+    }
+}
+
+void sn_quantize_row_q3_K(const float *x, void *vy, int64_t k) { sn_quantize_row_q3_K_at(x, vy, k, SN_GGML_LEVEL_BEST); }
+
+void sn_quantize_row_q3_K_at(const float *x, void *vy, int64_t k, int level) {
+    level = sn_ggml_level(level);
     sn_block_q3_K *y = vy;
     const int64_t nb = k / SN_QK_K;
     int8_t L[SN_QK_K];
     float scales[SN_QK_K / 16];
     for (int64_t i = 0; i < nb; i++) {
         float max_scale = 0, amax = 0;
+        q3_K_sub_scales(x, level, L, scales);
         for (int j = 0; j < SN_QK_K / 16; j++) {
-            scales[j] = q3_quants(16, 4, x + 16 * j, L + 16 * j);
             float scale = fabsf(scales[j]);
             if (scale > amax) { amax = scale; max_scale = scales[j]; }
         }
@@ -155,15 +240,10 @@ void sn_quantize_row_q3_K(const float *x, void *vy, int64_t k) {
             y[i].d = sn_fp32_to_fp16(0.f);
         }
         int8_t sc[16];
+        float dj[16];
         sn_q3_K_scales(y[i].scales, sc);
-        for (int j = 0; j < SN_QK_K / 16; j++) {
-            float d = sn_fp16_to_fp32(y[i].d) * sc[j];
-            if (d == 0.0f) continue;
-            for (int ii = 0; ii < 16; ii++) {
-                int l = nearest_int(x[16 * j + ii] / d);
-                L[16 * j + ii] = (int8_t)(SN_MAX(-4, SN_MIN(3, l)) + 4);
-            }
-        }
+        for (int j = 0; j < SN_QK_K / 16; j++) dj[j] = sn_fp16_to_fp32(y[i].d) * sc[j];
+        q3_K_levels(x, dj, level, L);
         /* the 3rd bit of value j goes to hmask[j % 32], bit j / 32 */
         memset(y[i].hmask, 0, sizeof y[i].hmask);
         uint8_t U[SN_QK_K];

@@ -135,84 +135,105 @@ static void iq4_pack(const float *xb, float id, uint8_t *qs) {
 }
 
 #ifdef SN_X86
-/* AVX2 twins of the scale search: lane j runs block j of 8, each lane doing exactly the scalar
- * operations in the scalar order (no FMA, ordered compares), so the scales are bit-identical. */
-
-/* The IQ4 value iq4_index picks for each lane of v, as a float: k = the largest index with
- * values[k] <= v (counted by compares; what the binary search finds), then k or k + 1 by the same
- * float subtractions and tie rule. Below values[0] and above values[15] the comparison alone
- * gives 0 / 15, as the early returns do; NaN takes 15, the binary search's fall-through. */
-__attribute__((target("avx2"))) static inline __m256 iq4_value8(__m256 v, __m256 t0, __m256 t1) {
+/* iq4_block_scales_x8 (AVX2) and iq4_block_scales_x16 (AVX-512): iq4_block_scale of nblk (<= lanes)
+ * consecutive 32-value blocks at x into d[0..nblk), one block per lane; one body, iq4_lanes.h. */
+/* k = the largest index in [0, 14] with values[k] <= v (0 below values[1], and for NaN): AVX2 counts
+ * the 14 compares; AVX-512 searches the table (values[15] read as +inf) in four halving steps. */
+__attribute__((target("avx2"))) static inline __m256i iq4_floor8(__m256 v) {
     __m256i k = _mm256_setzero_si256();
     for (int j = 1; j < 15; j++)
-        k = _mm256_sub_epi32(k, _mm256_castps_si256(
-                                    _mm256_cmp_ps(v, _mm256_set1_ps((float)sn_iq4nl_values[j]), _CMP_GE_OQ)));
-    const __m256i seven = _mm256_set1_epi32(7), k1 = _mm256_add_epi32(k, _mm256_set1_epi32(1));
-    __m256 lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, k), _mm256_permutevar8x32_ps(t1, k),
-                                 _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, seven)));
-    __m256 hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, k1), _mm256_permutevar8x32_ps(t1, k1),
-                                 _mm256_castsi256_ps(_mm256_cmpgt_epi32(k1, seven)));
-    __m256 keep_lo = _mm256_cmp_ps(_mm256_sub_ps(v, lo), _mm256_sub_ps(hi, v), _CMP_LT_OQ);
-    __m256 q = _mm256_blendv_ps(hi, lo, keep_lo);
-    return _mm256_blendv_ps(q, _mm256_set1_ps((float)sn_iq4nl_values[15]), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        k = _mm256_sub_epi32(k, _mm256_castps_si256(_mm256_cmp_ps(v, _mm256_set1_ps((float)sn_iq4nl_values[j]), _CMP_GE_OQ)));
+    return k;
 }
-
-/* sum(w*q*x) and sum(w*q*q), w = x*x, of the 32 values of every lane at inverse scale id. */
-__attribute__((target("avx2"))) static inline void iq4_fit8(const __m256 *xv, const __m256 *w, __m256 id,
-                                                           __m256 t0, __m256 t1, __m256 *sqx, __m256 *sq2) {
-    __m256 sumqx = _mm256_setzero_ps(), sumq2 = _mm256_setzero_ps();
-    for (int j = 0; j < 32; j++) {
-        __m256 q = iq4_value8(_mm256_mul_ps(id, xv[j]), t0, t1), wq = _mm256_mul_ps(w[j], q);
-        sumqx = _mm256_add_ps(sumqx, _mm256_mul_ps(wq, xv[j]));
-        sumq2 = _mm256_add_ps(sumq2, _mm256_mul_ps(wq, q));
+__attribute__((target("avx512f"))) static inline __m512i iq4_floor16(__m512 v, __m512 ts) {
+    __m512i k = _mm512_setzero_si512();
+    for (int step = 8; step; step >>= 1) {
+        const __m512i ks = _mm512_add_epi32(k, _mm512_set1_epi32(step));
+        k = _mm512_mask_mov_epi32(k, _mm512_cmp_ps_mask(v, _mm512_permutexvar_ps(ks, ts), _CMP_GE_OQ), ks);
     }
-    *sqx = sumqx;
-    *sq2 = sumq2;
+    return _mm512_min_epi32(k, _mm512_set1_epi32(14));
 }
+#define LANE_OPS 8
+#include "lane_ops.h"
+#define IQ4_NAME iq4_block_scales_x8
+#define IQ4_TABLE(tv) const __m256 t0 = _mm256_loadu_ps(tv), t1 = _mm256_loadu_ps((tv) + 8)
+#define IQ4_LOOKUP(k)                                                                                  \
+    _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, k), _mm256_permutevar8x32_ps(t1, k),                 \
+                     _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(7))))
+#define IQ4_FLOOR(v) iq4_floor8(v)
+#include "iq4_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
+#define LANE_OPS 16
+#include "lane_ops.h"
+#define IQ4_NAME iq4_block_scales_x16
+#define IQ4_TABLE(tv) const __m512 t0 = _mm512_loadu_ps(tv), ts = _mm512_mask_mov_ps(t0, 1 << 15, _mm512_set1_ps(INFINITY))
+#define IQ4_LOOKUP(k) _mm512_permutexvar_ps(k, t0)
+#define IQ4_FLOOR(v) iq4_floor16(v, ts)
+#include "iq4_lanes.h"
+#define LANE_OPS 0
+#include "lane_ops.h"
 
-/* iq4_block_scale of nblk (<= 8) consecutive 32-value blocks at x into d[0..nblk); lanes past nblk
- * hold zeros (a tiny block, scale 0) and are not stored. */
-__attribute__((target("avx2"))) static void iq4_block_scales_x8(const float *x, int nblk, float *d_out) {
-    float xt[32 * 8] = {0}, out[8];
-    for (int b = 0; b < nblk; b++)
-        for (int j = 0; j < 32; j++) xt[j * 8 + b] = x[32 * b + j];
+/* iq4_pack in lanes: each value's index is its floor k or k + 1 by iq4_index's subtractions and tie
+ * rule, 15 for NaN (as in the scale search above). */
+__attribute__((target("avx2"))) static void iq4_pack_x8(const float *xb, float id, uint8_t *qs) {
     float tv[16];
     for (int j = 0; j < 16; j++) tv[j] = (float)sn_iq4nl_values[j];
-    const __m256 t0 = _mm256_loadu_ps(tv), t1 = _mm256_loadu_ps(tv + 8);
-    const __m256 zero = _mm256_setzero_ps(), absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    __m256 xv[32], w[32], max = zero, amax = zero;
-    for (int j = 0; j < 32; j++) {
-        xv[j] = _mm256_loadu_ps(xt + 8 * j);
-        w[j] = _mm256_mul_ps(xv[j], xv[j]);
-        __m256 ax = _mm256_and_ps(xv[j], absmask), gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-        amax = _mm256_blendv_ps(amax, ax, gt);
-        max = _mm256_blendv_ps(max, xv[j], gt);
+    const __m256 t0 = _mm256_loadu_ps(tv), t1 = _mm256_loadu_ps(tv + 8), vid = _mm256_set1_ps(id);
+    const __m256i seven = _mm256_set1_epi32(7), one = _mm256_set1_epi32(1), top = _mm256_set1_epi32(15);
+    int32_t idx[32];
+    for (int h = 0; h < 32; h += 8) {
+        const __m256 v = _mm256_mul_ps(vid, _mm256_loadu_ps(xb + h));
+        const __m256i k = iq4_floor8(v), k1 = _mm256_add_epi32(k, one);
+        const __m256 lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, k), _mm256_permutevar8x32_ps(t1, k),
+                                           _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, seven)));
+        const __m256 hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, k1), _mm256_permutevar8x32_ps(t1, k1),
+                                           _mm256_castsi256_ps(_mm256_cmpgt_epi32(k1, seven)));
+        const __m256 keep = _mm256_cmp_ps(_mm256_sub_ps(v, lo), _mm256_sub_ps(hi, v), _CMP_LT_OQ);
+        __m256i r = _mm256_blendv_epi8(k1, k, _mm256_castps_si256(keep));
+        r = _mm256_blendv_epi8(r, top, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+        _mm256_storeu_si256((__m256i *)(void *)(idx + h), r);
     }
-    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
-    /* d = -max / values[0]; id = 1 / d */
-    __m256 d = _mm256_div_ps(_mm256_xor_ps(max, _mm256_set1_ps(-0.0f)), _mm256_set1_ps((float)sn_iq4nl_values[0]));
-    __m256 sumqx, sumq2;
-    iq4_fit8(xv, w, _mm256_div_ps(_mm256_set1_ps(1.0f), d), t0, t1, &sumqx, &sumq2);
-    d = _mm256_blendv_ps(zero, _mm256_div_ps(sumqx, sumq2), _mm256_cmp_ps(sumq2, zero, _CMP_GT_OQ));
-    __m256 best = _mm256_mul_ps(d, sumqx);
-    for (int itry = -7; itry <= 7; itry++) {
-        const __m256 id = _mm256_div_ps(_mm256_set1_ps((float)(itry + sn_iq4nl_values[0])), max);
-        iq4_fit8(xv, w, id, t0, t1, &sumqx, &sumq2);
-        __m256 take = _mm256_and_ps(_mm256_cmp_ps(sumq2, zero, _CMP_GT_OQ),
-                                    _mm256_cmp_ps(_mm256_mul_ps(sumqx, sumqx), _mm256_mul_ps(best, sumq2), _CMP_GT_OQ));
-        if (!_mm256_movemask_ps(take)) continue;
-        d = _mm256_blendv_ps(d, _mm256_div_ps(sumqx, sumq2), take);
-        best = _mm256_blendv_ps(best, _mm256_mul_ps(d, sumqx), take);
+    for (int j = 0; j < 16; j++) qs[j] = (uint8_t)(idx[j] | (idx[j + 16] << 4));
+}
+
+__attribute__((target("avx512f"))) static void iq4_pack_x16(const float *xb, float id, uint8_t *qs) {
+    float tv[16];
+    for (int j = 0; j < 16; j++) tv[j] = (float)sn_iq4nl_values[j];
+    const __m512 t0 = _mm512_loadu_ps(tv), ts = _mm512_mask_mov_ps(t0, 1 << 15, _mm512_set1_ps(INFINITY));
+    const __m512 vid = _mm512_set1_ps(id);
+    const __m512i one = _mm512_set1_epi32(1), top = _mm512_set1_epi32(15);
+    __m512i r[2];
+    for (int h = 0; h < 2; h++) {
+        const __m512 v = _mm512_mul_ps(vid, _mm512_loadu_ps(xb + 16 * h));
+        const __m512i k = iq4_floor16(v, ts), k1 = _mm512_add_epi32(k, one);
+        const __m512 lo = _mm512_permutexvar_ps(k, t0), hi = _mm512_permutexvar_ps(k1, t0);
+        const __mmask16 keep = _mm512_cmp_ps_mask(_mm512_sub_ps(v, lo), _mm512_sub_ps(hi, v), _CMP_LT_OQ);
+        r[h] = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(k1, keep, k), _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), top);
     }
-    _mm256_storeu_ps(out, _mm256_blendv_ps(d, zero, tiny));
-    memcpy(d_out, out, (size_t)nblk * sizeof *d_out);
+    _mm_storeu_si128((__m128i *)(void *)qs, _mm512_cvtepi32_epi8(_mm512_or_si512(r[0], _mm512_slli_epi32(r[1], 4))));
 }
 #endif
 
-/* The scales of nblk consecutive 32-value blocks: 8 at a time in lanes with AVX2 (level >= 1). */
+/* iq4_pack at a SIMD level. */
+static void iq4_pack_at(const float *xb, float id, uint8_t *qs, int level) {
+#ifdef SN_X86
+    if (level == 2) { iq4_pack_x16(xb, id, qs); return; }
+    if (level == 1) { iq4_pack_x8(xb, id, qs); return; }
+#endif
+    (void)level;
+    iq4_pack(xb, id, qs);
+}
+
+/* The scales of nblk consecutive 32-value blocks: 16 at a time in lanes with AVX-512 (level 2), 8
+ * with AVX2 (level 1). */
 static void iq4_block_scales(const float *x, int64_t nblk, float *d, int level) {
 #ifdef SN_X86
-    if (level >= 1) {
+    if (level == 2) {
+        for (int64_t b = 0; b < nblk; b += 16) iq4_block_scales_x16(x + 32 * b, (int)SN_MIN(16, nblk - b), d + b);
+        return;
+    }
+    if (level == 1) {
         for (int64_t b = 0; b < nblk; b += 8) iq4_block_scales_x8(x + 32 * b, (int)SN_MIN(8, nblk - b), d + b);
         return;
     }
@@ -226,13 +247,13 @@ void sn_quantize_row_iq4_nl(const float *x, void *vy, int64_t k) { sn_quantize_r
 void sn_quantize_row_iq4_nl_at(const float *x, void *vy, int64_t k, int level) {
     level = sn_ggml_level(level);
     sn_block_iq4_nl *y = vy;
-    float sc[8];
-    for (int64_t i = 0; i < k / 32; i += 8) {
-        const int64_t nb = SN_MIN(8, k / 32 - i);
+    float sc[16];
+    for (int64_t i = 0; i < k / 32; i += 16) {
+        const int64_t nb = SN_MIN(16, k / 32 - i);
         iq4_block_scales(x + 32 * i, nb, sc, level);
         for (int64_t b = 0; b < nb; b++) {
             y[i + b].d = sn_fp32_to_fp16(sc[b]);
-            iq4_pack(x + 32 * (i + b), sc[b] != 0.0f ? 1 / sc[b] : 0, y[i + b].qs);
+            iq4_pack_at(x + 32 * (i + b), sc[b] != 0.0f ? 1 / sc[b] : 0, y[i + b].qs, level);
         }
     }
 }
@@ -244,10 +265,10 @@ void sn_quantize_row_iq4_xs(const float *x, void *vy, int64_t k) { sn_quantize_r
 void sn_quantize_row_iq4_xs_at(const float *x, void *vy, int64_t k, int level) {
     level = sn_ggml_level(level);
     sn_block_iq4_xs *y = vy;
-    float scales[8];
-    for (int64_t i = 0; i < k / SN_QK_K; i++, x += SN_QK_K) {
+    float pair[16], *scales = pair; /* two super-blocks' block scales at a time (16 lanes) */
+    for (int64_t i = 0; i < k / SN_QK_K; i++, x += SN_QK_K, scales += 8) {
         float max_scale = 0, amax_scale = 0;
-        iq4_block_scales(x, 8, scales, level);
+        if (i % 2 == 0) iq4_block_scales(x, SN_MIN(16, 8 * (k / SN_QK_K - i)), scales = pair, level);
         for (int ib = 0; ib < 8; ib++)
             if (fabsf(scales[ib]) > amax_scale) { amax_scale = fabsf(scales[ib]); max_scale = scales[ib]; }
         const float d = -max_scale / 32;
@@ -259,7 +280,7 @@ void sn_quantize_row_iq4_xs_at(const float *x, void *vy, int64_t k, int level) {
             int l = nearest_int(id * scales[ib]);
             l = SN_MAX(-32, SN_MIN(31, l));
             const float dl = d * l;
-            iq4_pack(x + 32 * ib, dl != 0.0f ? 1 / dl : 0.f, y[i].qs + 16 * ib);
+            iq4_pack_at(x + 32 * ib, dl != 0.0f ? 1 / dl : 0.f, y[i].qs + 16 * ib, level);
             l += 32;
             y[i].scales_l[ib / 2] |= (uint8_t)((l & 0xF) << (4 * (ib % 2)));
             y[i].scales_h |= (uint16_t)((l >> 4) << (2 * ib));

@@ -69,6 +69,7 @@ void sn_quantize_row_q4_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q5_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q6_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_q2_K_at(const float *x, void *y, int64_t k, int level);
+void sn_quantize_row_q3_K_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_iq4_nl_at(const float *x, void *y, int64_t k, int level);
 void sn_quantize_row_iq4_xs_at(const float *x, void *y, int64_t k, int level);
 /* The row of type, or NULL for an id with no entry (retired or out of range). */
@@ -100,6 +101,18 @@ static inline int nearest_int(float f) {
     memcpy(&i, &v, 4);
     return (i & 0x007fffff) - 0x00400000;
 }
+
+#ifdef SN_X86
+/* nearest_int in every lane of a vector (the SIMD quantizers; lane_ops.h's NEAREST) */
+__attribute__((target("avx2"))) static inline __m256i nearest_int8(__m256 f) {
+    __m256i i = _mm256_castps_si256(_mm256_add_ps(f, _mm256_set1_ps(12582912.f)));
+    return _mm256_sub_epi32(_mm256_and_si256(i, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+}
+__attribute__((target("avx512f"))) static inline __m512i nearest_int16(__m512 f) {
+    __m512i i = _mm512_castps_si512(_mm512_add_ps(f, _mm512_set1_ps(12582912.f)));
+    return _mm512_sub_epi32(_mm512_and_si512(i, _mm512_set1_epi32(0x007fffff)), _mm512_set1_epi32(0x00400000));
+}
+#endif
 
 #define SN_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SN_MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -1,7 +1,7 @@
 /* qkx2_lanes.h - the body of the lane-parallel make_qkx2_quants (sn_qkx2_quants), written once and
  * included by ggml_quant_k.c once per vector width (AVX2: 8 lanes, AVX-512: 16). The includer
- * defines QK_NAME, QK_TARGET, QK_LANES, the vector types VF (floats), VI (int32), VM (a lane mask)
- * and the operations below, and undefines them at its end; the file is not a header of its own.
+ * defines QK_NAME, and QK_TARGET, QK_LANES, the vector types VF (floats), VI (int32), VM (a lane
+ * mask) and the operations below through lane_ops.h; the file is not a header of its own.
  *
  * Lane j runs sub-block j and performs exactly the scalar operations in the scalar order (no FMA,
  * no reassociation, ordered compares where C compares), so the results are bit-identical; only
@@ -81,35 +81,19 @@ QK_TARGET void QK_NAME(int n, int nmax, const float *xt, const float *wt, int32_
     STOREF(scale_out, scale);
 }
 
-/* the includer's parameters, so the next width can define its own */
+/* Q4_K / Q5_K's weights of every lane's n values, av_x + |x| with av_x = sqrt(mean of x*x), the
+ * squares summed in order as ggml does per sub-block (xt, wt transposed as above). */
+QK_TARGET static void QKW_NAME(int n, const float *xt, float *wt) {
+    const VF absmask = ABSMASK();
+    VF sum = SET1F(0.0f);
+    for (int i = 0; i < n; i++) {
+        VF x = LOADF(xt + i * QK_LANES);
+        sum = ADD(sum, MUL(x, x));
+    }
+    const VF av = SQRT(DIV(sum, SET1F((float)n)));
+    for (int i = 0; i < n; i++) STOREF(wt + i * QK_LANES, ADD(av, ANDF(LOADF(xt + i * QK_LANES), absmask)));
+}
+
+/* the includer's names, so the next width can define its own (lane_ops.h undefines the rest) */
 #undef QK_NAME
-#undef QK_TARGET
-#undef QK_LANES
-#undef VF
-#undef VI
-#undef VM
-#undef LOADF
-#undef STOREF
-#undef LOADI
-#undef STOREI
-#undef SET1F
-#undef SET1I
-#undef ABSMASK
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef MINF
-#undef MAXF
-#undef ANDF
-#undef XORF
-#undef CVT
-#undef IMAX
-#undef IMIN
-#undef NEAREST
-#undef CMPF
-#undef SELF
-#undef SELI
-#undef MAND
-#undef MANDNOT
-#undef MANY
+#undef QKW_NAME

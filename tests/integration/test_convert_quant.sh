@@ -4,23 +4,27 @@
 # For every family fixture (llama3, mistral, qwen2, qwen3: tests/fixtures/gen_model.py; rwkv7:
 # gen_rwkv7.py; mamba2: gen_mamba2.py, 2 groups), in the "tiny" presets (rows of 128: the K-quants
 # fall back to Q4_0/Q5_0/Q5_1/Q8_0/IQ4_NL/F16) and "small" ones (rows multiples of 256: the recipes as
-# written), and the mixtures of experts (gen_model.py mixtral: 8 experts, whose rules bump
-# attn_k/attn_v/attn_output; qwen3moe: 16) in the tiny preset, each of the 15 file types T, against
+# written), the mixtures of experts (gen_model.py mixtral: 8 experts, whose rules bump
+# attn_k/attn_v/attn_output; qwen3moe: 16) and the later families
+# (gemma3: gen_gemma3.py; phi3: gen_phi3.py; qwen35 and qwen35moe: gen_qwen35.py, also --wide with
+# rows of 256; smollm3: gen_model.py tiny4), each of the 15 file types T, against
 # llama_model_quantize (tests/tools/llama_quantize_oracle.c, node-llama-cpp's libllama) run for T's
 # llama_ftype on sunny's f32 GGUF of the same folder (equal to llama.cpp's converter's:
-# test_convert_parity, test_rwkv7, test_mamba2), one oracle process per mode:
+# test_convert_parity, test_rwkv7, test_mamba2 and the families' own tests), one oracle process per mode:
 # - the whole file, `cmp`, of `sunny-convert HF_DIR --outtype T` in one step, on the mistral fixtures
 #   (the cheapest vocabulary): all 15 types on the tiny one, and on the small one the six types that
 #   between them run every quantizer on rows of 256; q4_k_m on the other tiny fixtures and the small
-#   rwkv7 (29 files);
-# - for the other family x preset x type combinations (181 of 210), the per-tensor plan: sunny-convert
+#   rwkv7; one or two types on each later family (36 files);
+# - for the other family x preset x type combinations (264 of 300), the per-tensor plan: sunny-convert
 #   --dry-run's type of every tensor, in file order, equals llama-quantize --dry-run's. The bytes of a
 #   tensor follow from its type (the quantizers are bit-exact with libggml: tests/unit/test_ggml_types.c)
 #   and the plan is what the family and the file type change, so this keeps every combination covered
 #   at a fraction of the cost (a large embedding quantized twice per type).
-# SN_CQ_FULL=1 compares all 210 files byte for byte instead.
-# Then sunny-run against llama.cpp (3 prompts x 32 greedy tokens each) on the written files: every
-# type on the small mistral, q4_k_m on the small qwen3, rwkv7 and mamba2.
+# SN_CQ_FULL=1 compares all 300 files byte for byte instead.
+# Then sunny-run against llama.cpp (3 prompts x 32 greedy tokens each, one oracle process) on written
+# files: every type on the small mistral; on the small qwen3, rwkv7 and mamba2 q4_k_m, q2_k, q3_k_m
+# and two 32-value block types each (every tensor type between them); gemma3's q3_k_m and the wide
+# qwen35moe's.
 # Then the GGUF input (requantize): from the f32 and from a bf16 GGUF, from a Q4_0 file (refused, then
 # with --allow-requantize against llama-quantize --allow-requantize); the CLI: names in any case, an
 # unknown name listing the accepted ones, --dry-run's plan naming each tensor's type.
@@ -43,10 +47,27 @@ ALL="q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m q
 # seconds per file in llama-quantize.)
 declare -A BYTES=([mistral/tiny]=$ALL [mistral/small]="q2_k q3_k_m q4_k_m q5_k_m q6_k iq4_xs"
   [llama3/small]="" [qwen2/small]="" [qwen3/small]="" [mamba2/small]="")
+# The later families, whole file on a few types each (one step from the HF folder), plan on the rest:
+# gemma3 (tied 262k x 64 embedding: the output rule's Q8_0; attn_output / ffn_down rows of 256), phi3
+# (fused attn_qkv: attn_v's rules), qwen35 and qwen35moe (recurrent ssm_* tensors, the MTP layer,
+# fused experts + a shared one; "wide": rows of 256, the K recipes on 3-D expert stacks), smollm3
+# (tiny4: a NoPE layer; its recipes on rows of 256 are llama3/small's).
+BYTES+=([gemma3/tiny]="q3_k_m" [phi3/tiny]="q5_k_m iq4_xs" [qwen35/tiny]="q2_k" [qwen35moe/tiny]="q5_1"
+  [qwen35moe/wide]="q3_k_m" [smollm3/tiny4]="q6_k")
 FIXTURES="llama3/tiny mistral/tiny qwen2/tiny qwen3/tiny rwkv7/tiny mamba2/tiny mistral/small llama3/small rwkv7/small
-          qwen2/small qwen3/small mamba2/small mixtral/tiny qwen3moe/tiny"
-# kept after the comparison: the files sunny-run runs below and the requantize inputs
-KEEP=" mistral/small/* qwen3/small/q4_k_m rwkv7/small/q4_k_m mamba2/small/q4_k_m "
+          qwen2/small qwen3/small mamba2/small mixtral/tiny qwen3moe/tiny
+          gemma3/tiny phi3/tiny qwen35/tiny qwen35moe/tiny qwen35moe/wide smollm3/tiny4"
+N_COMBOS=300 # 20 fixtures x 15 types
+# sunny-run against llama.cpp on these files (family/preset/type; kept after the comparison with the
+# requantize inputs): every type on the small mistral; on each of the small qwen3, rwkv7 and mamba2
+# the K types (q4_k_m: Q4_K + Q6_K; q2_k: Q2_K + Q3_K + Q4_K; q3_k_m: + Q5_K) and two of the 32-value
+# block types, so that the three between them run each of q4_1, q5_0, q5_1, iq4_nl, iq4_xs; the
+# later families' K-quant files on rows of 256 (their own tests run q4_0 / q4_k_m)
+declare -A RT_TYPES=([qwen3]="q4_1 iq4_nl" [rwkv7]="q5_0 iq4_xs" [mamba2]="q5_1 iq4_nl")
+RUNS=" $(for ot in $ALL; do echo -n "mistral/small/$ot "; done)"
+for f in qwen3 rwkv7 mamba2; do for ot in q4_k_m q2_k q3_k_m ${RT_TYPES[$f]}; do RUNS+="$f/small/$ot "; done; done
+RUNS+="gemma3/tiny/q3_k_m qwen35moe/wide/q3_k_m "
+KEEP=$RUNS
 
 hf_of() { # hf_of FAMILY PRESET -> HF folder
   case $1 in
@@ -55,6 +76,14 @@ hf_of() { # hf_of FAMILY PRESET -> HF folder
       echo "$d/fla" ;;
     mamba2) local d=$W/mamba2-$2
       [[ -f $d/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$d" --preset "$2" --groups 2 >/dev/null || return 1
+      echo "$d" ;;
+    gemma3|phi3|qwen35|qwen35moe) local d=$W/$1-$2 args=()
+      case $1/$2 in
+        phi3/*) args=(--lcpp "$(llama_tree)") ;;
+        qwen35moe/wide) args=(--moe --wide --layout vl) ;; # tied: half the 152k-row matrices
+        qwen35moe/*) args=(--moe) ;;
+      esac
+      [[ -f $d/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_${1%moe}.py" --out "$d" "${args[@]}" >/dev/null || return 1
       echo "$d" ;;
     *) fixture "$1" bf16 "$2" ;;
   esac
@@ -77,7 +106,7 @@ for fp in $FIXTURES; do
       "$CONV" "$hf" --dry-run --outtype "$ot" 2>"$W/err" | awk '$2 == "->" && $5 == "->" {print $3, tolower($6)}' >"$base.plan" &&
         [[ -s $base.plan ]] || { bad "$fp/$ot: sunny-convert --dry-run failed: $(cat "$W/err")"; continue; }
       # files sunny-run runs against llama.cpp below are written too
-      if [[ $fp == mistral/small || $fp/$ot == qwen3/small/q4_k_m || $fp/$ot == mamba2/small/q4_k_m ]]; then
+      if [[ $RUNS == *" $fp/$ot "* ]]; then
         "$CONV" "$hf" -o "$base.gguf" --outtype "$ot" --force >/dev/null 2>"$W/err" ||
           bad "$fp/$ot: sunny-convert failed: $(cat "$W/err")"
       fi
@@ -101,7 +130,7 @@ for p in "${pairs[@]}"; do
   ours=$W/$fam-$preset-$ot.gguf ref=$W/$fam-$preset-$ot.lq.gguf
   if cmp -s "$ours" "$ref"; then
     n_same=$((n_same + 1))
-    [[ $KEEP == *" $fam/$preset/$ot "* || $KEEP == *" $fam/$preset/* "* ]] || rm -f "$ours" "$ref"
+    [[ $KEEP == *" $fam/$preset/$ot "* ]] || rm -f "$ours" "$ref"
   else bad "$p: sunny-convert's file differs from llama-quantize's: $(cmp "$ours" "$ref" 2>&1 | head -1)"; fi
 done
 ok "$n_same of ${#pairs[@]} files (family/preset/type) equal llama-quantize's byte for byte"
@@ -113,7 +142,7 @@ for p in "${plans[@]}"; do
   if cmp -s "$base.plan" "$base.lq.lc"; then n_same=$((n_same + 1))
   else bad "$p: sunny-convert --dry-run's plan differs from llama-quantize --dry-run's:"; diff "$base.plan" "$base.lq.lc" | head -4; fi
 done
-((${#plans[@]} + ${#pairs[@]} == 210 || ${#pairs[@]} == 210)) || bad "expected 210 combinations, got ${#pairs[@]} files + ${#plans[@]} plans"
+((${#plans[@]} + ${#pairs[@]} == N_COMBOS)) || bad "expected $N_COMBOS combinations, got ${#pairs[@]} files + ${#plans[@]} plans"
 ok "$n_same of ${#plans[@]} further family/preset/type plans equal llama-quantize --dry-run's tensor by tensor"
 
 # ---- runtime: sunny-run on the written files vs llama.cpp, 3 prompts x 32 greedy tokens each, one
@@ -122,14 +151,15 @@ ok "$n_same of ${#plans[@]} further family/preset/type plans equal llama-quantiz
 # qwen2 files of every type are test_quant_parity's and test_iq4_parity's)
 declare -A PROMPTS=([mistral]="1,415,2936,9060,285,1142 1,851,349,264,1369,28723 1,22557,28725,910,1141"
   [qwen3]="9906,1917,11,1234,5678,42 785,3974,13876,38835,11 40,1075,311,3291,911,2272"
-  [rwkv7]="33155,45,4811,2580 11,33,2319,49,1006 261,4960,3319,28,59")
-PROMPTS[mamba2]=${PROMPTS[qwen3]}
+  [rwkv7]="33155,45,4811,2580 11,33,2319,49,1006 261,4960,3319,28,59"
+  [gemma3]="2,9259,1902,236764,1217,236743 2,818,5279,236764,22281,21 2,3048,48750,563,15311,8339")
+PROMPTS[mamba2]=${PROMPTS[qwen3]} PROMPTS[qwen35moe]=${PROMPTS[qwen3]}
 : >"$W/rt.tsv"
-for run in $(for ot in $ALL; do echo "mistral/$ot"; done) qwen3/q4_k_m rwkv7/q4_k_m mamba2/q4_k_m; do
-  fam=${run%/*} ot=${run#*/}
-  g=$W/$fam-small-$ot.gguf
-  [[ -f $g ]] || { bad "$fam/small/$ot: no file to run"; continue; }
-  for ids in ${PROMPTS[$fam]}; do printf '%s-small/%s\t%s\t%s\n' "$fam" "$ot" "$g" "$ids" >>"$W/rt.tsv"; done
+for run in $RUNS; do
+  IFS=/ read -r fam preset ot <<<"$run"
+  g=$W/$fam-$preset-$ot.gguf
+  [[ -f $g ]] || { bad "$run: no file to run"; continue; }
+  for ids in ${PROMPTS[$fam]}; do printf '%s-%s/%s\t%s\t%s\n' "$fam" "$preset" "$ot" "$g" "$ids" >>"$W/rt.tsv"; done
 done
 $PY - "$W/rt.tsv" >"$W/rt-jobs.jsonl" <<'PYEOF'
 import json, sys

@@ -242,6 +242,7 @@ static void test_simd_quantizers_many(void) {
         {SN_GGML_Q4_K, "q4_K", 144, 256, N / 4 - 256, "quantize_row_q4_K_ref", -1}, /* odd: a lone block */
         {SN_GGML_Q5_K, "q5_K", 176, 256, N / 4, "quantize_row_q5_K_ref", -1},
         {SN_GGML_Q2_K, "q2_K", 84, 256, N / 8, "quantize_row_q2_K_ref", -1},
+        {SN_GGML_Q3_K, "q3_K", 110, 256, N / 8, "quantize_row_q3_K_ref", -1},
         {SN_GGML_IQ4_NL, "iq4_nl", 18, 32, N / 8 - 96, "ggml_quantize_chunk", SN_GGML_IQ4_NL}, /* 8k+5 blocks */
         {SN_GGML_IQ4_XS, "iq4_xs", 136, 256, N / 8, "ggml_quantize_chunk", SN_GGML_IQ4_XS},
     };
@@ -509,10 +510,10 @@ static void test_simd_quantizers_match_scalar(void) {
     float *x = malloc(N * sizeof *x);
     uint8_t *a = malloc(N * 2), *b = malloc(N * 2);
     const int qt[] = {SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K, SN_GGML_Q8_K,
-                      SN_GGML_Q5_K, SN_GGML_Q2_K, SN_GGML_IQ4_NL, SN_GGML_IQ4_XS};
+                      SN_GGML_Q5_K, SN_GGML_Q2_K, SN_GGML_Q3_K, SN_GGML_IQ4_NL, SN_GGML_IQ4_XS};
     const size_t bytes[] = {N / 32 * 34, N / 32 * 18, N / 256 * 144, N / 256 * 210, N / 256 * 292,
-                            N / 256 * 176, N / 256 * 84, N / 32 * 18, N / 256 * 136};
-    const char *names[] = {"q8_0", "q4_0", "q4_K", "q6_K", "q8_K", "q5_K", "q2_K", "iq4_nl", "iq4_xs"};
+                            N / 256 * 176, N / 256 * 84, N / 256 * 110, N / 32 * 18, N / 256 * 136};
+    const char *names[] = {"q8_0", "q4_0", "q4_K", "q6_K", "q8_K", "q5_K", "q2_K", "q3_K", "iq4_nl", "iq4_xs"};
     for (int round = 0; round < 6; round++) {
         for (int i = 0; i < N; i++) {
             int blk = i / 256, sub = (i / 16) % 16;
@@ -529,7 +530,7 @@ static void test_simd_quantizers_match_scalar(void) {
             }
             x[i] = v;
         }
-        for (int k = 0; k < 9; k++) {
+        for (int k = 0; k < (int)(sizeof qt / sizeof qt[0]); k++) {
             for (int level = 1; level <= 2; level++) {
                 memset(a, 0, N * 2);
                 memset(b, 0, N * 2);
