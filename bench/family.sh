@@ -55,5 +55,6 @@ for dt in $DTYPES; do
 done
 echo "bench/family.sh $FAMILY: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), sunny-run $(git rev-parse --short HEAD), llama.cpp $(basename "$LSRC"), runs $RUNS"
 echo "model: $about; tok/s medians; ratio = sunny / llama-bench"
+rm -f "$W"/membw.* # the machine's bandwidth is measured again in every run
 for t in $THREADS; do echo "machine read bandwidth, $t thread(s): $(bench_machine_bw "$W" "$t") GB/s (bench/tools/membw.c)"; done
 bench_table "$M" "$DTYPES" "$THREADS" "$PROMPTS"

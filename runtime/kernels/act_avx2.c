@@ -57,7 +57,27 @@ void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m) {
     const __m256 mv = _mm256_set1_ps(m);
     for (int64_t i = 0; i < n; i += 8) _mm256_storeu_ps(y + i, v_expf8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv)));
 }
+/* sn_geglu_scalar 8 at a time (F16C conversions, the table gathered as in act_avx512.c) */
+__attribute__((target("avx2,fma,f16c")))
+void sn_geglu_avx2(int64_t n, float *y, const float *gate, const float *up) {
+    const int *tab = (const int *)(const void *)sn_gelu_f16_table();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(gate + i), u = _mm256_loadu_ps(up + i);
+        const __m256i h = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        const __m256i t = _mm256_and_si256(_mm256_i32gather_epi32(tab, h, 2), _mm256_set1_epi32(0xffff));
+        /* 8 x 32 -> 8 x 16: pack within 128-bit lanes, then the two lanes' low quadwords together */
+        const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(t, t), 0x08);
+        const __m256 gel = _mm256_cvtph_ps(_mm256_castsi256_si128(p));
+        const __m256 lo = _mm256_cmp_ps(x, _mm256_set1_ps(-10.0f), _CMP_LE_OQ);
+        const __m256 hi = _mm256_cmp_ps(x, _mm256_set1_ps(10.0f), _CMP_GE_OQ);
+        const __m256 r = _mm256_blendv_ps(_mm256_mul_ps(gel, u), _mm256_mul_ps(x, u), hi);
+        _mm256_storeu_ps(y + i, _mm256_andnot_ps(lo, r));
+    }
+    sn_geglu_scalar(n - i, y + i, gate + i, up + i);
+}
 #else
+void sn_geglu_avx2(int64_t n, float *y, const float *gate, const float *up) { sn_geglu_scalar(n, y, gate, up); }
 void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up) { sn_swiglu_scalar(8, n, y, gate, up); }
 void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(8, n, y, x, m); }
 #endif

@@ -51,7 +51,25 @@ void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m) {
     const __m512 mv = _mm512_set1_ps(m);
     for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(y + i, v_expf(_mm512_sub_ps(_mm512_loadu_ps(x + i), mv)));
 }
+/* sn_geglu_scalar 16 at a time: vcvtps2ph rounds to nearest even as sn_k_f2h, the table entries
+ * are gathered as 32-bit words (the padding entry covers the last) and cut to their low halves */
+__attribute__((target("avx512f,avx512dq")))
+void sn_geglu_avx512(int64_t n, float *y, const float *gate, const float *up) {
+    const int *tab = (const int *)(const void *)sn_gelu_f16_table();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_loadu_ps(gate + i), u = _mm512_loadu_ps(up + i);
+        const __m512i h = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        const __m512 gel = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(h, tab, 2)));
+        __m512 r = _mm512_mul_ps(gel, u);
+        r = _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(10.0f), _CMP_GE_OQ), x, u);
+        r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-10.0f), _CMP_LE_OQ), r, _mm512_setzero_ps());
+        _mm512_storeu_ps(y + i, r);
+    }
+    sn_geglu_scalar(n - i, y + i, gate + i, up + i);
+}
 #else
+void sn_geglu_avx512(int64_t n, float *y, const float *gate, const float *up) { sn_geglu_scalar(n, y, gate, up); }
 void sn_swiglu_avx512(int64_t n, float *y, const float *gate, const float *up) { sn_swiglu_scalar(16, n, y, gate, up); }
 void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m) { sn_exp_sub_scalar(16, n, y, x, m); }
 #endif

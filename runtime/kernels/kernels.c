@@ -67,6 +67,7 @@ static void finish(sn_kernels *k, const char *name, int level) {
                 : lanes == 8 ? swiglu_scalar8 : swiglu_scalar16;
     k->exp_sub = level == 2 && lanes == 16 ? sn_exp_sub_avx512 : level >= 1 && lanes == 8 ? sn_exp_sub_avx2
                  : lanes == 8 ? exp_sub_scalar8 : exp_sub_scalar16;
+    k->geglu = level == 2 ? sn_geglu_avx512 : level == 1 ? sn_geglu_avx2 : sn_geglu_scalar;
     k->rec = sn_recurrent_kernels_at(level);
 }
 
@@ -216,6 +217,34 @@ void sn_swiglu_scalar(int L, int64_t n, float *y, const float *gate, const float
     else
         for (int64_t i = 0; i < nv; i++) y[i] = (gate[i] / (1.0f + sn_v_expf(0.0f - gate[i]))) * up[i];
     for (int64_t i = nv; i < n; i++) y[i] = (gate[i] / (1.0f + expf(-gate[i]))) * up[i];
+}
+
+static uint16_t g_gelu_f16[(1 << 16) + 1];
+static pthread_once_t g_gelu_once = PTHREAD_ONCE_INIT;
+
+static void gelu_table_init(void) {
+    const float coef_a = 0.044715f, sqrt_2_over_pi = 0.79788456080286535587989211986876f;
+    for (uint32_t i = 0; i < (1u << 16); i++) {
+        const float x = sn_k_h2f((uint16_t)i);
+        /* 0.5x(1 + tanh(sqrt(2/pi) x (1 + a x^2))), the inner a*x*x + 1 contracted into an FMA as
+         * the x86 builds of ggml compile it */
+        const float y = 0.5f * x * (1.0f + tanhf(sqrt_2_over_pi * x * fmaf(coef_a * x, x, 1.0f)));
+        g_gelu_f16[i] = sn_k_f2h(y);
+    }
+}
+
+const uint16_t *sn_gelu_f16_table(void) {
+    pthread_once(&g_gelu_once, gelu_table_init);
+    return g_gelu_f16;
+}
+
+void sn_geglu_scalar(int64_t n, float *y, const float *g, const float *u) {
+    const uint16_t *tab = sn_gelu_f16_table();
+    for (int64_t i = 0; i < n; i++) {
+        if (g[i] <= -10.0f) y[i] = 0.0f;
+        else if (g[i] >= 10.0f) y[i] = g[i] * u[i];
+        else y[i] = sn_k_h2f(tab[sn_k_f2h(g[i])]) * u[i];
+    }
 }
 
 void sn_exp_sub_scalar(int lanes, int64_t n, float *y, const float *x, float m) {

@@ -95,6 +95,8 @@ typedef struct sn_kernels {
      * this table's instruction set that sums in that order, else the scalar reference. */
     void (*swiglu)(int64_t n, float *y, const float *gate, const float *up);
     void (*exp_sub)(int64_t n, float *y, const float *x, float m);
+    /* y = gelu(gate) * up as ggml_vec_geglu_f32 (its f16 table lookup: no lane order) */
+    void (*geglu)(int64_t n, float *y, const float *gate, const float *up);
     /* The recurrent families' kernels (recurrent.h) of the same instruction set. */
     const struct sn_recurrent_kernels *rec;
 } sn_kernels;
@@ -184,6 +186,13 @@ void sn_swiglu_avx2(int64_t n, float *y, const float *gate, const float *up);
 void sn_exp_sub_scalar(int lanes, int64_t n, float *y, const float *x, float m);
 void sn_exp_sub_avx512(int64_t n, float *y, const float *x, float m); /* 16-lane order */
 void sn_exp_sub_avx2(int64_t n, float *y, const float *x, float m);   /* 8-lane order */
+/* ggml's GELU table (GGML_GELU_FP16: the tanh form at every f16 value, stored as f16; one entry of
+ * padding so a 32-bit gather of the last one stays inside), and the table's geglu: one element at a
+ * time (the reference), 16 (AVX-512) and 8 (AVX2 + F16C) at a time, the same bits. */
+const uint16_t *sn_gelu_f16_table(void);
+void sn_geglu_scalar(int64_t n, float *y, const float *gate, const float *up);
+void sn_geglu_avx512(int64_t n, float *y, const float *gate, const float *up);
+void sn_geglu_avx2(int64_t n, float *y, const float *gate, const float *up);
 /* ggml_v_expf's value for one float (its polynomial, not libm's expf). */
 float sn_v_expf(float x);
 float sn_v_expf8(float x); /* the AVX2 flavour of ggml_v_expf, one lane */

@@ -15,12 +15,12 @@
  * scale 1); global layers use rope.freq_base and the linear scaling factor. The attention scale is
  * 1/sqrt(head_dim), 1/sqrt(n_embd/n_head) for the 62-layer 27B; the attention itself (the KV
  * cache, ggml's flash-attention numerics) is the Llama family's (model_llama_attn.c), with the
- * window applied as llama.cpp masks it. GELU is ggml's: the tanh form looked up through f16. The
- * KV cache holds n_ctx positions for global layers and a ring of n_swa + SN_UBATCH for local ones. */
+ * window applied as llama.cpp masks it. GELU is ggml's: the tanh form looked up through f16
+ * (the kernels' geglu). The KV cache holds n_ctx positions for global layers and a ring of
+ * n_swa + SN_UBATCH for local ones. */
 #include "model_llama.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,31 +32,6 @@ typedef struct {
     float q_scale, softcap, embd_scale;
     float *rope2;            /* the second rope cache (global layers), T x n_rot */
 } gemma3_state;
-
-/* ---- GELU as ggml's CPU build computes it (GGML_GELU_FP16): a table over the f16 values ---- */
-
-static uint16_t g_gelu_f16[1 << 16];
-static pthread_once_t g_gelu_once = PTHREAD_ONCE_INIT;
-
-static void gelu_table_init(void) {
-    const float coef_a = 0.044715f, sqrt_2_over_pi = 0.79788456080286535587989211986876f;
-    for (uint32_t i = 0; i < (1u << 16); i++) {
-        const float x = sn_k_h2f((uint16_t)i);
-        /* 0.5x(1 + tanh(sqrt(2/pi) x (1 + a x^2))), the inner a*x*x + 1 contracted into an FMA as
-         * the x86 builds of ggml compile it */
-        const float y = 0.5f * x * (1.0f + tanhf(sqrt_2_over_pi * x * fmaf(coef_a * x, x, 1.0f)));
-        g_gelu_f16[i] = sn_k_f2h(y);
-    }
-}
-
-/* y = gelu(g) * u (ggml_vec_geglu_f32) */
-static void geglu(int64_t n, float *y, const float *g, const float *u) {
-    for (int64_t i = 0; i < n; i++) {
-        if (g[i] <= -10.0f) y[i] = 0.0f;
-        else if (g[i] >= 10.0f) y[i] = g[i] * u[i];
-        else y[i] = sn_k_h2f(g_gelu_f16[sn_k_f2h(g[i])]) * u[i];
-    }
-}
 
 /* ---- loading ---- */
 
@@ -143,7 +118,6 @@ static sn_status gemma3_load(sn_model *m, sn_err *err) {
     llama_state *s = &g->ls;
     llama_hparams *hp = &s->hp;
     sn_status st;
-    pthread_once(&g_gelu_once, gelu_table_init);
     if ((st = gemma3_hparams(m, g, err))) return st;
     s->n_q = hp->n_head * hp->head_dim_k;
     s->n_kv = hp->n_head_kv * hp->head_dim_k;
@@ -234,7 +208,7 @@ static void pass_geglu(const void *arg, int64_t t0, int64_t t1) {
     const tok_pass *p = arg;
     const llama_state *s = &p->g->ls;
     const int64_t F = s->hp.n_ff;
-    for (int64_t t = t0; t < t1; t++) geglu(F, s->hb + t * F, s->hb + t * F, s->hb2 + t * F);
+    for (int64_t t = t0; t < t1; t++) s->ops.k->geglu(F, s->hb + t * F, s->hb + t * F, s->hb2 + t * F);
 }
 
 static void pass_embd_scale(const void *arg, int64_t t0, int64_t t1) {

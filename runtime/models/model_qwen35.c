@@ -299,14 +299,16 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
     }
 }
 
-/* ggml_gated_delta_net over the batch's tokens, one job per range of value heads */
+/* ggml_gated_delta_net over the batch's tokens, one job per range of value heads. Row j of M (the
+ * state's column j) is the only one decay, S^T k [j], the rank-1 update and S^T q [j] read or write,
+ * so each row goes through all four while it sits in L1: ggml's operations on each element in
+ * ggml's order (the same bits), one pass over the state per token instead of four. */
 static void delta_worker(void *arg, int ith, int nth) {
     const q35_pass *p = arg;
     const q35_state *s = p->s;
     const sn_kernels *k = s->base.ops.k;
     const int64_t S = s->S, H = s->hv, CH = s->conv_ch;
     const float scale = 1.0f / sqrtf((float)S);
-    float delta[1024];
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t kh = s->grouped ? h / (H / s->hk) : h % s->hk;
         float *M = s->ssm_state + ((int64_t)p->L->slot * H + h) * S * S; /* M[j][i] = S[i][j] */
@@ -314,11 +316,14 @@ static void delta_worker(void *arg, int ith, int nth) {
             const float *q = s->cv + t * CH + kh * S, *kk = s->cv + t * CH + s->key_dim + kh * S;
             const float *v = s->cv + t * CH + 2 * s->key_dim + h * S;
             const float b = s->beta[t * H + h], dg = expf(s->alpha[t * H + h]);
-            for (int64_t i = 0; i < S * S; i++) M[i] *= dg;
-            for (int64_t j = 0; j < S; j++) delta[j] = (v[j] - k->type[SN_GGML_F32].dot(S, M + j * S, kk)) * b;
-            for (int64_t j = 0; j < S; j++) k->mad_f32(S, M + j * S, kk, delta[j]);
             float *y = s->core + t * s->value_dim + h * S;
-            for (int64_t j = 0; j < S; j++) y[j] = k->type[SN_GGML_F32].dot(S, M + j * S, q) * scale;
+            for (int64_t j = 0; j < S; j++) {
+                float *r = M + j * S;
+                for (int64_t i = 0; i < S; i++) r[i] *= dg;
+                const float d = (v[j] - k->type[SN_GGML_F32].dot(S, r, kk)) * b;
+                k->mad_f32(S, r, kk, d);
+                y[j] = k->type[SN_GGML_F32].dot(S, r, q) * scale;
+            }
         }
     }
 }
@@ -419,19 +424,30 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
         sn_resid_norm an = {.x = s->base.x, .h = s->base.xb, .w = L->attn_norm, .n = E, .eps = hp->rms_eps};
         sn_ops_rows(m->pool, T, sn_ops_resid_norm, &an);
         if ((st = L->rec ? linear_attn(m, s, L, T, err) : full_attn(m, s, il, T, pos0, err))) return st;
-        sn_resid_norm fn = {.x = s->base.x, .h = s->base.xb, .add = s->o, .w = L->post_norm, .n = E, .eps = hp->rms_eps};
-        sn_ops_rows(m->pool, T, sn_ops_resid_norm, &fn);
+        /* after the last layer's token mixing only the row whose logits are wanted goes on (the
+         * states are updated; llama.cpp's graph selects that row there too) */
+        float *x = s->base.x, *xb = s->base.xb, *o = s->o;
+        int64_t R = T;
+        if (il == s->n_layer - 1) {
+            if (!logits) break;
+            x += (T - 1) * E;
+            xb += (T - 1) * E;
+            o += (T - 1) * E;
+            R = 1;
+        }
+        sn_resid_norm fn = {.x = x, .h = xb, .add = o, .w = L->post_norm, .n = E, .eps = hp->rms_eps};
+        sn_ops_rows(m->pool, R, sn_ops_resid_norm, &fn);
         if (hp->n_expert > 0) {
-            if ((st = sn_moe_forward(&s->base.moe, &s->base.layers[il].moe, s->base.xb, T, s->o, err))) return st;
+            if ((st = sn_moe_forward(&s->base.moe, &s->base.layers[il].moe, xb, R, s->o, err))) return st;
         } else {
             const sn_matrix *wgu[2] = {&L->ffn_gate, &L->ffn_up};
             float *ygu[2] = {s->base.hb, s->base.hb2};
-            if ((st = sn_ops_project(&s->base.ops, s->base.xb, T, 2, wgu, ygu, err))) return st;
-            q35_pass p = {m, s, L, T};
-            sn_ops_rows(m->pool, T, pass_swiglu, &p);
-            if ((st = sn_ops_project1(&s->base.ops, s->base.hb, T, &L->ffn_down, s->o, err))) return st;
+            if ((st = sn_ops_project(&s->base.ops, xb, R, 2, wgu, ygu, err))) return st;
+            q35_pass p = {m, s, L, R};
+            sn_ops_rows(m->pool, R, pass_swiglu, &p);
+            if ((st = sn_ops_project1(&s->base.ops, s->base.hb, R, &L->ffn_down, s->o, err))) return st;
         }
-        for (int64_t i = 0; i < T * E; i++) s->base.x[i] = s->o[i] + s->base.x[i];
+        for (int64_t i = 0; i < R * E; i++) x[i] = s->o[i] + x[i];
     }
     if (!logits) return SN_OK;
     sn_ops_rmsnorm(s->base.xb, s->base.x + (T - 1) * E, s->base.output_norm, E, hp->rms_eps);

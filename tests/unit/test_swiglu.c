@@ -80,6 +80,41 @@ static void test_avx2_equals_scalar(void) {
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Gemma's GELU: the AVX-512 and AVX2 geglu (f16 conversions in hardware, the table gathered) equal
+ * the scalar reference on the SwiGLU sweep (every bit pattern class, the +-10 cut-offs, NaN/inf)
+ * and on every f16 value (each table entry, the padding one included), with tails of 0..15. */
+static void test_geglu(void) {
+    const uint32_t f = sn_test_tuning()->isa;
+    static float g[CHUNK], u[CHUNK], y0[CHUNK], y1[CHUNK];
+    int64_t bad = 0, total = 0;
+    for (int64_t k = 0;; k++) {
+        int64_t n = fill_inputs(k, g, u);
+        if (!n && k < 1024 + 64 + 17) { /* then the 65536 f16 values, 16 chunks (and a last short one) */
+            const int64_t j = k - 1024 - 64;
+            for (int i = 0; i < CHUNK; i++) {
+                g[i] = sn_k_h2f((uint16_t)((j * CHUNK + i) & 0xffff));
+                u[i] = (i & 1) ? -1.5f : 1.0f;
+            }
+            n = j < 16 ? CHUNK : 16;
+        }
+        if (!n) break;
+        const int64_t m = n - (k % 16);
+        sn_geglu_scalar(m, y0, g, u);
+        if (f & SN_CPU_AVX512) {
+            sn_geglu_avx512(m, y1, g, u);
+            for (int64_t i = 0; i < m; i++) bad += !same(y0[i], y1[i]);
+        }
+        if (f & SN_CPU_AVX2) {
+            sn_geglu_avx2(m, y1, g, u);
+            for (int64_t i = 0; i < m; i++) bad += !same(y0[i], y1[i]);
+        }
+        total += m;
+    }
+    printf("(%lld inputs%s%s) ", (long long)total, f & SN_CPU_AVX512 ? ", avx512" : "", f & SN_CPU_AVX2 ? ", avx2" : "");
+    if (bad) printf("%lld differ ", (long long)bad);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* The flash-attention softmax's vector exp: each flavour equals its one-lane polynomial element by
  * element whatever order this machine follows (sn_exp_sub_avx512 = sn_v_expf, sn_exp_sub_avx2 =
  * sn_v_expf8, wherever the CPU runs them), and sn_exp_sub / sn_exp_sub_scalar equal the flavour
@@ -211,6 +246,7 @@ static void test_dots_equal_ggml(void) {
 static const sn_test_case cases[] = {
     {"avx512 swiglu = scalar reference, bit for bit", test_avx512_equals_scalar},
     {"avx2 swiglu = scalar reference (8-lane order), bit for bit", test_avx2_equals_scalar},
+    {"geglu (avx512, avx2) = the scalar reference over the f16 table, bit for bit", test_geglu},
     {"softmax exp (the kernel table's exp_sub) = the one-lane polynomial, bit for bit", test_exp_sub},
     {"the kernel table's swiglu = llama.cpp's ggml_vec_swiglu_f32 (this machine's backend variant), bit for bit", test_equals_ggml},
     {"float dots = llama.cpp's ggml_vec_dot_f32/f16/bf16 (this machine's backend variant)", test_dots_equal_ggml},
