@@ -79,7 +79,7 @@ void sn_ssd_scan_scalar(int64_t N, int64_t P, int lanes, int64_t T, const float 
                 for (int q = 0; q < VECS; q++)
                     for (int l = 0; l < lanes; l++) {
                         const int64_t k = k0 + q * lanes + l;
-                        const float st = Si[k] * *dA + B[k] * x_dt; /* two multiplies, then an add */
+                        const float st = fmaf(Si[k], *dA, B[k] * x_dt); /* ggml's mul, mul, add as GCC fuses it */
                         acc[q][l] = fmaf(st, C[k], acc[q][l]);
                         Si[k] = st;
                     }

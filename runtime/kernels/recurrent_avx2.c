@@ -86,7 +86,7 @@ SN_AI void scan_rows(int64_t N, int64_t np, const float *x, const float *B, cons
             const __m256 Bq = LD(B + o), Cq = LD(C + o);
             for (int n = 0; n < NR; n++) {
                 float *Si = S + (i0 + n) * N + o;
-                const __m256 st = _mm256_add_ps(_mm256_mul_ps(LD(Si), vdA), _mm256_mul_ps(Bq, vx[n]));
+                const __m256 st = _mm256_fmadd_ps(LD(Si), vdA, _mm256_mul_ps(Bq, vx[n]));
                 acc[n][q] = _mm256_fmadd_ps(st, Cq, acc[n][q]);
                 _mm256_storeu_ps(Si, st);
             }

@@ -185,7 +185,7 @@ SN_AI void scan_block(const int NV, const int NR, int64_t T, const float *x, con
             const __m512 Bq = LD(B + 16 * q), Cq = LD(C + 16 * q);
 #pragma GCC unroll 2
             for (int n = 0; n < NR; n++) {
-                const __m512 s = _mm512_add_ps(_mm512_mul_ps(st[n][q], vdA), _mm512_mul_ps(Bq, vx[n]));
+                const __m512 s = _mm512_fmadd_ps(st[n][q], vdA, _mm512_mul_ps(Bq, vx[n]));
                 acc[n][q % 4] = _mm512_fmadd_ps(s, Cq, acc[n][q % 4]);
                 st[n][q] = s;
             }
@@ -222,7 +222,7 @@ static void scan_any(int64_t N, int64_t P, int64_t T, const float *x, const floa
 #pragma GCC unroll 4
                 for (int q = 0; q < 4; q++) {
                     const int64_t k = k0 + 16 * q;
-                    const __m512 s = _mm512_add_ps(_mm512_mul_ps(LD(Si + k), vdA), _mm512_mul_ps(LD(B + k), vx));
+                    const __m512 s = _mm512_fmadd_ps(LD(Si + k), vdA, _mm512_mul_ps(LD(B + k), vx));
                     acc[q] = _mm512_fmadd_ps(s, LD(C + k), acc[q]);
                     _mm512_storeu_ps(Si + k, s);
                 }

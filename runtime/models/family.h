@@ -61,7 +61,6 @@ enum {
                                  * (qwen3moe); without it a file with expert_count > 0 has experts of
                                  * feed_forward_length (Mixtral). qwen35 family: every layer's FFN is
                                  * the experts plus the gated shared expert (qwen35moe) */
-    SN_OPT_NOPE_4 = 1 << 4,     /* llama family: no rope in every 4th layer, no rope_freqs (smollm3) */
     SN_OPT_GDN_GROUPED = 1 << 5 /* qwen35 family: value heads grouped by key head, beta and alpha fused
                                  * per key head in ssm_ba (qwen3next) */
 };

@@ -22,6 +22,7 @@ extern const sn_family sn_family_mamba2;
 extern const sn_family sn_family_qwen35;
 extern const sn_family sn_family_gemma3;
 extern const sn_family sn_family_phi3;
+extern const sn_family sn_family_smollm3;
 extern const sn_family sn_family_granitehybrid;
 extern const sn_family sn_family_gptoss;
 extern const sn_family sn_family_lfm2;
@@ -39,7 +40,7 @@ static const struct { const char *arch; const sn_family *fam; unsigned opts; } F
     {"qwen35moe", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM | SN_OPT_MOE},
     {"qwen3next", &sn_family_qwen35, SN_OPT_ROPE_NEOX | SN_OPT_QK_NORM | SN_OPT_MOE | SN_OPT_GDN_GROUPED},
     {"phi3", &sn_family_phi3, SN_OPT_ROPE_NEOX},
-    {"smollm3", &sn_family_llama, SN_OPT_FULL_ROT | SN_OPT_NOPE_4},
+    {"smollm3", &sn_family_smollm3, SN_OPT_FULL_ROT},
     {"gemma3", &sn_family_gemma3, 0},
     {"granitehybrid", &sn_family_granitehybrid, 0},
     {"gpt-oss", &sn_family_gptoss, SN_OPT_ROPE_NEOX},

@@ -317,9 +317,7 @@ static sn_status llama_load(sn_model *m, sn_err *err) {
     }
 
     if ((st = sn_llama_load_io(m, s, 0, err))) return st;
-    /* smollm3's graph passes no rope factors */
-    if (!(m->opts & SN_OPT_NOPE_4) &&
-        (st = sn_model_vector(m, SN_MODEL_GLOBAL, "rope_freqs.weight", SN_NE(hp->n_rot / 2), 0, &s->rope_freqs, err)))
+    if ((st = sn_model_vector(m, SN_MODEL_GLOBAL, "rope_freqs.weight", SN_NE(hp->n_rot / 2), 0, &s->rope_freqs, err)))
         return st;
     if (!(s->layers = calloc((size_t)hp->n_layer, sizeof(*s->layers)))) return sn_err_set(err, SN_ENOMEM, "out of memory");
     if ((st = sn_model_each_layer(m, load_layer, err))) return st;
@@ -462,16 +460,13 @@ void sn_llama_rope_apply(const llama_state *s, float *x, int64_t n_rot, const fl
  * tokens split across the pool (sn_ops_rows; one token runs inline). Every token's arithmetic is
  * the same as one at a time: only which thread does it changes. */
 
-/* biases, q/k norms, rope, and the K / V rows into the cache */
-void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) {
-    const sn_llama_tok *p = arg;
+/* biases, q/k norms, rope (unless !rope), and the K / V rows into the cache */
+static void qkv_rows(const sn_llama_tok *p, int64_t t0, int64_t t1, int rope) {
     sn_model *m = p->m;
     const llama_state *s = p->s;
     const llama_hparams *hp = &s->hp;
     const layer_weights *L = p->L;
     const int64_t nv = hp->n_head_kv * hp->head_dim_v;
-    /* smollm3: layers 3, 7, 11, ... have no rope */
-    const int rope = !((m->opts & SN_OPT_NOPE_4) && (p->il + 1) % 4 == 0);
     for (int64_t t = t0; t < t1; t++) {
         float *q = s->q + t * s->n_q, *k = s->k + t * s->n_kv, *v = s->v + t * nv;
         if (L->bq) for (int64_t i = 0; i < s->n_q; i++) q[i] += L->bq[i];
@@ -498,6 +493,10 @@ void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) {
         }
     }
 }
+
+void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1) { qkv_rows(arg, t0, t1, 1); }
+
+void sn_llama_pass_qkv_norope(const void *arg, int64_t t0, int64_t t1) { qkv_rows(arg, t0, t1, 0); }
 
 void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1) {
     const sn_llama_tok *p = arg;
@@ -535,15 +534,20 @@ sn_status sn_llama_attn_block(sn_model *m, llama_state *s, const layer_weights *
     return sn_ops_project(&s->ops, s->att, T, 1, wo, yo, err);
 }
 
-sn_status sn_llama_attn_layer(sn_model *m, llama_state *s, sn_llama_tok *tp, int il, int64_t T, sn_err *err) {
+static sn_status attn_layer(sn_model *m, llama_state *s, sn_llama_tok *tp, int il, int64_t T, sn_rows_fn pass_qkv,
+                            sn_err *err) {
     const layer_weights *L = &s->layers[il];
     tp->L = L;
     tp->il = il;
-    sn_status st = sn_llama_attn_block(m, s, L, il, T, sn_llama_pass_qkv, tp, err);
+    sn_status st = sn_llama_attn_block(m, s, L, il, T, pass_qkv, tp, err);
     if (st) return st;
     resid_pass ar = {s->x, s->xb, L->bo, s->hp.n_embd};
     sn_ops_rows(m->pool, T, sn_llama_pass_resid, &ar);
     return SN_OK;
+}
+
+sn_status sn_llama_attn_layer(sn_model *m, llama_state *s, sn_llama_tok *tp, int il, int64_t T, sn_err *err) {
+    return attn_layer(m, s, tp, il, T, sn_llama_pass_qkv, err);
 }
 
 sn_status sn_llama_attention(sn_model *m, llama_state *s, int il, int64_t T, sn_err *err) {
@@ -575,7 +579,8 @@ sn_status sn_llama_ffn_block(sn_model *m, llama_state *s, const layer_weights *L
     return sn_ops_project(&s->ops, s->hb, R, 1, wd, yd, err);
 }
 
-static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
+sn_status sn_llama_forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits,
+                           sn_rows_fn (*qkv_of)(int il), sn_err *err) {
     llama_state *s = m->impl;
     const llama_hparams *hp = &((const llama_state *)m->impl)->hp;
     const int64_t E = hp->n_embd, pos0 = m->n_past;
@@ -586,7 +591,7 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
 
     for (int il = 0; il < hp->n_layer; il++) {
         const layer_weights *L = &s->layers[il];
-        if ((st = sn_llama_attn_layer(m, s, &tp, il, T, err))) return st;
+        if ((st = attn_layer(m, s, &tp, il, T, qkv_of ? qkv_of(il) : sn_llama_pass_qkv, err))) return st;
         /* After the last layer's attention only the rows whose logits are wanted go on (llama.cpp's
          * inp_out_ids): the last token, or none. This also decides which summation order the
          * FFN matmuls use there (single-row vs batched), so it matters for exactness. */
@@ -614,6 +619,10 @@ static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *l
     /* only the last token's logits */
     sn_ops_rmsnorm(s->xb, s->x + (T - 1) * E, s->output_norm, E, hp->rms_eps);
     return sn_ops_project1(&s->ops, s->xb, 1, &s->output, logits, err);
+}
+
+static sn_status forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits, sn_err *err) {
+    return sn_llama_forward(m, tokens, T, logits, NULL, err);
 }
 
 static void llama_reset(sn_model *m) { (void)m; /* positions >= n_past are never read */ }

@@ -2,7 +2,8 @@
  * and the forward pass) and model_llama_attn.c (attention over the KV cache, as ggml's
  * flash-attention kernel computes it), and model_gemma3.c and model_qwen35.c, whose attention layers
  * attend the same way (gemma3 with a sliding window on its local layers; qwen35 on every 4th layer),
- * and model_phi3.c (fused projections, LongRoPE factors).
+ * model_phi3.c (fused projections, LongRoPE factors), model_smollm3.c (no rope in every fourth
+ * layer) and model_granitehybrid.c (attention layers between Mamba-2 ones).
  * Nothing else includes it. */
 #ifndef SN_MODEL_LLAMA_H
 #define SN_MODEL_LLAMA_H
@@ -159,6 +160,12 @@ typedef struct {
 } sn_llama_tok;
 void sn_llama_pass_rope_cache(const void *arg, int64_t t0, int64_t t1);
 void sn_llama_pass_qkv(const void *arg, int64_t t0, int64_t t1);
+/* The same without the rope (a NoPE layer: smollm3's every fourth). */
+void sn_llama_pass_qkv_norope(const void *arg, int64_t t0, int64_t t1);
+/* The Llama family's forward pass over T tokens at m->n_past (logits NULL: none), each layer's
+ * per-token Q/K/V pass given by qkv_of(il) (NULL: sn_llama_pass_qkv everywhere). */
+sn_status sn_llama_forward(sn_model *m, const int32_t *tokens, int64_t T, float *logits,
+                           sn_rows_fn (*qkv_of)(int il), sn_err *err);
 /* A layer's attention and its residual over T tokens (the Llama family's layout): tp's layer set to
  * il, sn_llama_attn_block with sn_llama_pass_qkv, then x += its output + attn_output.bias. */
 sn_status sn_llama_attn_layer(sn_model *m, llama_state *s, sn_llama_tok *tp, int il, int64_t T, sn_err *err);

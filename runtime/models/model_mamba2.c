@@ -17,13 +17,14 @@
  * context. A prompt is processed as whole micro-batches (the conv and the scan run over all its
  * tokens), as llama.cpp's graph does. Numerics follow llama.cpp's CPU backend: ggml_ssm_conv's
  * float sum (FMA-contracted, as the compiler builds it), ggml_ssm_scan's SIMD path (per 4 vectors
- * of states: two multiplies, an add and an FMA per lane, its 4-accumulator reduction, 16 lanes on
+ * of states: the new state as fma(state, dA, B * x dt), as GCC contracts ggml's multiply, multiply and
+ * add, then an FMA into the sum per lane, its 4-accumulator reduction, 16 lanes on
  * the AVX-512 builds of ggml and 8 on AVX2 - we take the width of the kernel table in use, which is
  * chosen from the same CPUID bits), ggml's silu and swiglu (ggml_v_expf), norms from ops.c; the
  * matmuls come from ops.c, the conv and the scan from kernels/recurrent.h. The elementwise steps
  * run as token ranges on the thread pool, the scan as head ranges. The scan's SIMD path covers d_state in multiples of 4 vectors (64 or 32
- * states); the states past that run the same formula one at a time, where llama.cpp's result
- * depends on how its compiler contracted the scalar loop.
+ * states); the states past that run ggml's scalar loop as written (multiply, multiply, add), where
+ * llama.cpp's result depends on how its compiler contracted that loop.
  *
  * The gated norm is per group, as llama.cpp and mamba_ssm compute it; transformers' Mamba2
  * normalises over the whole d_inner (they differ when n_groups > 1; see docs/MAMBA2.md). */

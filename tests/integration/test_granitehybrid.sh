@@ -10,8 +10,11 @@
 #     step needs transformers: SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py); the dense f32 too.
 #     q4_0 and Q4_K_M must equal llama-quantize run on our f32 file byte for byte.
 #  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
-#     q8_0, q4_0, q4_k_m of the MoE fixture and f32 of the dense one (tokens must be equal; the
-#     largest last-step logit difference is printed).
+#     q8_0, q4_0, q4_k_m of the MoE fixture and f32 of the dense one: tokens equal, and the
+#     last-step logits (relative to the top one) within 1e-6 plus the rounding of sunny-run's
+#     printed %.6f values, 2e-6 in all. A one-ulp difference in a Mamba layer's state turns into
+#     ~1e-4 here once an f16 KV cache rounds it (the scan without ggml's fused state update left
+#     the f32 file up to 2.1e-4 off).
 #  3. Install: the q4_k_m into the fake Ollama (no Go template family: the server renders the GGUF's
 #     Jinja) and the fake LM Studio, each with --smoke (llama.cpp inside the fakes).
 source "$(dirname "$0")/lib.sh"
@@ -102,11 +105,15 @@ for (tag, gguf, p), o in zip(cases, oracle):
     top, ours = o["decode_top_logits"], dict(s["top_logits"])
     d = max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
     worst = max(worst, d)
+    if d > 2e-6:
+        print(f"FAIL {tag} prompt {p}: 32 tokens equal but the last-step logits differ by {d:.1e} (> 2e-6)")
+        fail += 1
+        continue
     print(f"PASS {tag} prompt {p}: 32 tokens equal ({len(set(a))} distinct); last-step logit diff {d:.1e}")
 print(f"largest last-step logit difference (relative to the top logit): {worst:.1e}")
 sys.exit(1 if fail else 0)
 PYEOF
-then ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") granitehybrid cases"; else bad "runtime parity"; fi
+then ok "sunny-run = llama.cpp: tokens and last-step logits (2e-6) on all $(wc -l <"$cases") granitehybrid cases"; else bad "runtime parity"; fi
 
 # ---- 3. install + smoke
 SI=$SN_BIN/sunny-integrate

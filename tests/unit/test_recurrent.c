@@ -207,6 +207,24 @@ static void test_scan_scalar_is_the_formula(void) {
     }
 }
 
+/* ggml-cpu's scan writes state * dA + B * (x dt) as two multiplies and an add, and GCC's default
+ * -ffp-contract=fast fuses it: the new state is fma(state, dA, B * x dt) in the SIMD groups (the
+ * unfused form differs by an ulp, which an f16 KV cache downstream turns into 1e-4 logits). */
+static void test_scan_state_is_fused(void) {
+    const int64_t N = 64, P = 4, ldx = P + 2 * N;
+    int64_t bad = 0;
+    for (int lanes = 8; lanes <= 16; lanes += 8) {
+        float *xs = fill(ldx, -2, 2), dt = 0.37f, dA = 0.81f, *S = fill(P * N, -1, 1), y[4];
+        float *S0 = dup(S, P * N);
+        sn_ssd_scan_scalar(N, P, lanes, 1, xs, xs + P, xs + P + N, ldx, &dt, &dA, 1, S, y, P);
+        for (int64_t i = 0; i < P; i++)
+            for (int64_t k = 0; k < N; k++)
+                bad += S[i * N + k] != fmaf(S0[i * N + k], dA, xs[P + k] * (xs[i] * dt));
+        free(xs); free(S); free(S0);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void test_conv_avx2_equals_scalar_and_formula(void) {
     const int64_t ns[] = {1792, 13, 8, 3};
     int64_t bad = 0, checked = 0;
@@ -365,6 +383,7 @@ static const sn_test_case cases[] = {
     {"ssd scan: avx512 = scalar, bit for bit (16 lanes: N 128/64 in registers, tails; 8 lanes)",
      test_scan_avx512_equals_scalar},
     {"ssd scan: scalar = the recurrence in double (8 and 16 lanes)", test_scan_scalar_is_the_formula},
+    {"ssd scan: the new state is ggml's as GCC fuses it, fma(state, dA, B x dt)", test_scan_state_is_fused},
     {"ssm conv: avx2 and avx512 = scalar bit for bit, scalar = the formula", test_conv_avx2_equals_scalar_and_formula},
     {"vector reductions: ggml's pairings", test_hsums},
 };
