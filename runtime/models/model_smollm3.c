@@ -17,30 +17,19 @@
 
 enum { NOPE_STEP = 4 }; /* llama.cpp's n_no_rope_layer_step for smollm3 */
 
+/* attn_norm, q / k / v / output (optional q / k / v biases, as llama.cpp's loader takes them),
+ * ffn_norm and the SwiGLU feed-forward; a fused attn_qkv is refused */
 static sn_status load_layer(sn_model *m, int il, sn_err *err) {
     llama_state *s = m->impl;
     const llama_hparams *hp = &s->hp;
     layer_weights *L = &s->layers[il];
     const int64_t E = hp->n_embd;
-    sn_status st;
-#define MAT(name, n_in, n_out, dst) \
-    if ((st = sn_model_matrix(m, il, name, SN_NE(n_in, n_out), 1, &L->dst, err))) return st
-#define VEC(name, n, required, dst) \
-    if ((st = sn_model_vector(m, il, name, SN_NE(n), required, &L->dst, err))) return st
-    VEC("attn_norm.weight", E, 1, attn_norm);
-    VEC("ffn_norm.weight", E, 1, ffn_norm);
-    MAT("attn_q.weight", E, s->n_q, wq);
-    MAT("attn_k.weight", E, s->n_kv, wk);
-    MAT("attn_v.weight", E, s->n_kv, wv);
-    MAT("attn_output.weight", s->n_q, E, wo);
-    MAT("ffn_gate.weight", E, hp->n_ff, w_gate);
-    MAT("ffn_up.weight", E, hp->n_ff, w_up);
-    MAT("ffn_down.weight", hp->n_ff, E, w_down);
-    VEC("attn_q.bias", s->n_q, 0, bq); /* optional, as llama.cpp's loader takes them */
-    VEC("attn_k.bias", s->n_kv, 0, bk);
-    VEC("attn_v.bias", s->n_kv, 0, bv);
-#undef MAT
-#undef VEC
+    sn_status st = sn_llama_load_attn(m, s, il, 1, err);
+    if (!st) st = sn_model_vector(m, il, "ffn_norm.weight", SN_NE(E), 1, &L->ffn_norm, err);
+    if (!st) st = sn_model_matrix(m, il, "ffn_gate.weight", SN_NE(E, hp->n_ff), 1, &L->w_gate, err);
+    if (!st) st = sn_model_matrix(m, il, "ffn_up.weight", SN_NE(E, hp->n_ff), 1, &L->w_up, err);
+    if (!st) st = sn_model_matrix(m, il, "ffn_down.weight", SN_NE(hp->n_ff, E), 1, &L->w_down, err);
+    if (st) return st;
     const char *fused = sn_model_layer_name(m, il, "attn_qkv.weight");
     if (sn_model_find_tensor(m, fused))
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: tensor %s is not supported by sunny-run", m->path, fused);

@@ -7,7 +7,8 @@
 # written), the mixtures of experts (gen_model.py mixtral: 8 experts, whose rules bump
 # attn_k/attn_v/attn_output; qwen3moe: 16) and the later families
 # (gemma3: gen_gemma3.py; phi3: gen_phi3.py; qwen35 and qwen35moe: gen_qwen35.py, also --wide with
-# rows of 256; smollm3: gen_model.py tiny4), each of the 15 file types T, against
+# rows of 256; smollm3: gen_model.py tiny4; granitehybrid, lfm2, gptoss: plan only), each of the 15
+# file types T, against
 # llama_model_quantize (tests/tools/llama_quantize_oracle.c, node-llama-cpp's libllama) run for T's
 # llama_ftype on sunny's f32 GGUF of the same folder (equal to llama.cpp's converter's:
 # test_convert_parity, test_rwkv7, test_mamba2 and the families' own tests), one oracle process per mode:
@@ -15,12 +16,12 @@
 #   (the cheapest vocabulary): all 15 types on the tiny one, and on the small one the six types that
 #   between them run every quantizer on rows of 256; q4_k_m on the other tiny fixtures and the small
 #   rwkv7; one or two types on each later family (36 files);
-# - for the other family x preset x type combinations (264 of 300), the per-tensor plan: sunny-convert
+# - for the other family x preset x type combinations (324 of 360), the per-tensor plan: sunny-convert
 #   --dry-run's type of every tensor, in file order, equals llama-quantize --dry-run's. The bytes of a
 #   tensor follow from its type (the quantizers are bit-exact with libggml: tests/unit/test_ggml_types.c)
 #   and the plan is what the family and the file type change, so this keeps every combination covered
 #   at a fraction of the cost (a large embedding quantized twice per type).
-# SN_CQ_FULL=1 compares all 300 files byte for byte instead.
+# SN_CQ_FULL=1 compares all 360 files byte for byte instead (gptoss's refused: MXFP4 experts).
 # Then sunny-run against llama.cpp (3 prompts x 32 greedy tokens each, one oracle process) on written
 # files: every type on the small mistral; on the small qwen3, rwkv7 and mamba2 q4_k_m, q2_k, q3_k_m
 # and two 32-value block types each (every tensor type between them); gemma3's q3_k_m and the wide
@@ -54,10 +55,15 @@ declare -A BYTES=([mistral/tiny]=$ALL [mistral/small]="q2_k q3_k_m q4_k_m q5_k_m
 # (tiny4: a NoPE layer; its recipes on rows of 256 are llama3/small's).
 BYTES+=([gemma3/tiny]="q3_k_m" [phi3/tiny]="q5_k_m iq4_xs" [qwen35/tiny]="q2_k" [qwen35moe/tiny]="q5_1"
   [qwen35moe/wide]="q3_k_m" [smollm3/tiny4]="q6_k")
+# Plan only: granitehybrid (gen_granitehybrid.py: mamba + attention layers, experts; "dense" without
+# them), lfm2 (gen_lfm2.py: short-conv layers), gptoss (gen_gptoss.py: MXFP4 experts in the
+# checkpoint, which a quantized file type requantizes: --allow-requantize, as llama-quantize needs)
+BYTES+=([granitehybrid/tiny]="" [granitehybrid/dense]="" [lfm2/tiny]="" [gptoss/tiny]="")
 FIXTURES="llama3/tiny mistral/tiny qwen2/tiny qwen3/tiny rwkv7/tiny mamba2/tiny mistral/small llama3/small rwkv7/small
           qwen2/small qwen3/small mamba2/small mixtral/tiny qwen3moe/tiny
-          gemma3/tiny phi3/tiny qwen35/tiny qwen35moe/tiny qwen35moe/wide smollm3/tiny4"
-N_COMBOS=300 # 20 fixtures x 15 types
+          gemma3/tiny phi3/tiny qwen35/tiny qwen35moe/tiny qwen35moe/wide smollm3/tiny4
+          granitehybrid/tiny granitehybrid/dense lfm2/tiny gptoss/tiny"
+N_COMBOS=360 # 24 fixtures x 15 types
 # sunny-run against llama.cpp on these files (family/preset/type; kept after the comparison with the
 # requantize inputs): every type on the small mistral; on each of the small qwen3, rwkv7 and mamba2
 # the K types (q4_k_m: Q4_K + Q6_K; q2_k: Q2_K + Q3_K + Q4_K; q3_k_m: + Q5_K) and two of the 32-value
@@ -85,6 +91,10 @@ hf_of() { # hf_of FAMILY PRESET -> HF folder
       esac
       [[ -f $d/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_${1%moe}.py" --out "$d" "${args[@]}" >/dev/null || return 1
       echo "$d" ;;
+    granitehybrid|lfm2|gptoss) local d=$W/$1-$2 args=()
+      [[ $2 == dense ]] && args=(--dense)
+      [[ -f $d/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_$1.py" --out "$d" "${args[@]}" >/dev/null || return 1
+      echo "$d" ;;
     *) fixture "$1" bf16 "$2" ;;
   esac
 }
@@ -103,7 +113,8 @@ for fp in $FIXTURES; do
       args+=("$f32" "$base.lq.gguf" "${FT[$ot]}")
       pairs+=("$fp/$ot")
     else
-      "$CONV" "$hf" --dry-run --outtype "$ot" 2>"$W/err" | awk '$2 == "->" && $5 == "->" {print $3, tolower($6)}' >"$base.plan" &&
+      rq=(); [[ $fam == gptoss ]] && rq=(--allow-requantize)
+      "$CONV" "$hf" --dry-run --outtype "$ot" "${rq[@]}" 2>"$W/err" | awk '$2 == "->" && $5 == "->" {print $3, tolower($6)}' >"$base.plan" &&
         [[ -s $base.plan ]] || { bad "$fp/$ot: sunny-convert --dry-run failed: $(cat "$W/err")"; continue; }
       # files sunny-run runs against llama.cpp below are written too
       if [[ $RUNS == *" $fp/$ot "* ]]; then
