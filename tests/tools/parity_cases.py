@@ -95,7 +95,8 @@ def main():
             what.append(f"batch {bat:.1e}")
         fail += not ok
         logits = f"; last-step logits max diff {', '.join(what)} (limit {limit:g})" if what else ""
-        print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {short}: {n} tokens equal ({len(set(a))} distinct){logits}")
+        need = f", at least {opt['--min-distinct']} wanted" if len(set(a)) < opt["--min-distinct"] else ""
+        print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {short}: {n} tokens equal ({len(set(a))} distinct{need}){logits}")
     for fam, h in hist.items():
         spread = len(h) > 0 and min(h) > 0 and max(h) <= sum(h) / 2
         print(f"{'PASS' if spread else 'FAIL'} {fam} expert histogram (choices over all layers and runs): {h}")
