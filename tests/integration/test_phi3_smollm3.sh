@@ -5,9 +5,9 @@
 # partial_rotary_factor 0.75, GQA, Phi-3's SentencePiece tokenizer.model and added tokens) and
 # gen_model.py --family smollm3 --preset tiny4 (4 layers: layer 3 has no rope; llama3 BPE).
 #  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py) writes
-#     f32/f16/bf16/q8_0 of both: phi3's files must be equal byte for byte (vocabulary included);
-#     smollm3's every key but tokenizer.* and every tensor (its vocabulary step needs transformers:
-#     SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py). q4_0 and Q4_K_M must equal llama-quantize run
+#     f32/f16/bf16/q8_0 of both: the whole files must be equal byte for byte, vocabulary included
+#     (smollm3's BPE vocabulary step asks AutoTokenizer, answered by the HF tokenizers port reading the
+#     folder's tokenizer: SN_LCPP_HF_TOK=folder). q4_0 and Q4_K_M must equal llama-quantize run
 #     on our f32 file byte for byte. Phi-3's tokenizer keys must also equal llama.cpp's
 #     models/ggml-vocab-phi-3.gguf, which its converter made from the real Phi-3 files (the
 #     fixture's tokenizer is rebuilt from it).
@@ -43,16 +43,14 @@ conv() { # conv DIR OUTTYPE -> GGUF
 }
 
 # ---- 1. converter
-# phi3: llama.cpp's whole conversion, vocabulary included (its sentencepiece import stood in by
-# tests/tools/spm_shim.py), so the files must be equal byte for byte; smollm3 without the
-# vocabulary step (AutoTokenizer), every other key and tensor compared
+# llama.cpp's whole conversion, vocabulary included (phi3's sentencepiece import stood in by
+# tests/tools/spm_shim.py, smollm3's AutoTokenizer by the HF tokenizers port)
 for d in "$phi" "$sm"; do
   : >"$d-lcpp-jobs.tsv"
   for ot in f32 f16 bf16 q8_0; do
     [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$d-lcpp-jobs.tsv"
   done
-  nv=""; [[ $d == "$sm" ]] && nv=1
-  [[ -s $d-lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=$nv $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$d-lcpp-jobs.tsv" \
+  [[ -s $d-lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=folder $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$d-lcpp-jobs.tsv" \
     >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 done
 qjobs=()
@@ -62,12 +60,8 @@ for d in "$phi" "$sm"; do
     ours=$(conv "$d" $ot) || { bad "$n/$ot: sunny-convert failed"; continue; }
     ref=$d-llamacpp-$ot.gguf
     [[ -f $ref ]] || { bad "$n/$ot: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
-    if [[ $d == "$phi" ]]; then
-      cmp -s "$ref" "$ours" && ok "$n/$ot: the whole file equals llama.cpp's converter's byte for byte" ||
-        { bad "$n/$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
-    elif out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
-      ok "$n/$ot: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
-    else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+    cmp -s "$ref" "$ours" && ok "$n/$ot: the whole file equals llama.cpp's converter's byte for byte" ||
+      { bad "$n/$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
   done
   qjobs+=("$(conv "$d" f32)" "$d-llamaquant-q4_0.gguf" 2 "$(conv "$d" f32)" "$d-llamaquant-q4_k_m.gguf" 15)
 done
