@@ -15,9 +15,10 @@
 #     with the last step's logits, decode and batch (limit 1e-5 relative to the largest). The state
 #     through sn_abi (tests/tools/abi_state): A then B equals A+B bitwise, save/restore continues
 #     bitwise, a corrupt state is refused.
-#  3. Install: the q4_k_m into the fake Ollama (no Go template family matches LFM2's Jinja: no
-#     TEMPLATE, the server renders the GGUF's Jinja) and into the fake LM Studio, each with --smoke
-#     (llama.cpp inside the fakes).
+#  3. Install: the q4_k_m into the fake Ollama (--template auto: the chatml Go template, proven
+#     equal to LFM2.5-Instruct's Jinja on the probe conversations - test_template_claims checks that
+#     claim with jinja2 and Go's text/template - so Ollama < 0.30 chats too; <|im_end|> stops) and
+#     into the fake LM Studio, each with --smoke (llama.cpp inside the fakes).
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_oracle
@@ -102,8 +103,15 @@ G=$(conv "$d" q4_k_m)
 start_fake_ollama "$W/f"
 "$SI" ollama "$G" --name lfm2-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
 if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
-  ok "ollama (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
+  ok "ollama (chatml Go template): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
 else bad "ollama: rc=$rc $(tail -5 "$W/o.err")"; fi
+curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"lfm2-e2e:latest"}' >"$W/show.json"
+$PY - "$W/show.json" "$SN_SRC/templates/data/chatml.gotmpl" <<'PYEOF' && ok "ollama: the chatml TEMPLATE installed, <|im_end|> stops" || bad "ollama template/stops: $(head -c 400 "$W/show.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["template"] == open(sys.argv[2]).read(), s["template"]
+assert '"<|im_end|>"' in s["parameters"], s["parameters"]
+PYEOF
 stop "$FAKE_PID"
 M=$W/home/.lmstudio/models
 mkdir -p "$M" "$W/l"
