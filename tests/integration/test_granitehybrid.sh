@@ -8,7 +8,7 @@
 #  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, its AutoTokenizer
 #     answered by the HF tokenizers port reading the folder's tokenizer: SN_LCPP_HF_TOK=folder) writes
 #     f32/f16/bf16/q8_0: the whole files must equal ours byte for byte, vocabulary (smaug-bpe) and
-#     template included; the dense f32 too.
+#     template included; the dense fixture's too.
 #     q4_0 and Q4_K_M must equal llama-quantize run on our f32 file byte for byte.
 #  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
 #     q8_0, q4_0, q4_k_m of the MoE fixture and f32 of the dense one: tokens equal, and the
@@ -47,10 +47,12 @@ conv() { # conv DIR OUTTYPE -> GGUF
 for ot in f32 f16 bf16 q8_0; do
   [[ -f $gh-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$gh" "$gh-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
 done
-[[ -f $dn-llamacpp-f32.gguf ]] || printf '%s\t%s\t%s\n' "$dn" "$dn-llamacpp-f32.gguf" f32 >>"$W/lcpp-jobs.tsv"
+for ot in f32 f16 bf16 q8_0; do
+  [[ -f $dn-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$dn" "$dn-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
+done
 [[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=folder $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
   >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
-for c in moe/f32 moe/f16 moe/bf16 moe/q8_0 dense/f32; do
+for c in {moe,dense}/{f32,f16,bf16,q8_0}; do
   d=$W/${c%/*} ot=${c#*/}
   ours=$(conv "$d" $ot) || { bad "$c: sunny-convert failed"; continue; }
   ref=$d-llamacpp-$ot.gguf
