@@ -61,8 +61,9 @@ FIXTURES="llama3/tiny mistral/tiny qwen2/tiny qwen3/tiny rwkv7/tiny mamba2/tiny 
           gemma3/tiny phi3/tiny qwen35/tiny qwen35moe/tiny qwen35moe/wide smollm3/tiny4
           granitehybrid/tiny granitehybrid/dense lfm2/tiny gptoss/tiny"
 N_COMBOS=360 # 24 fixtures x 15 types
-# files written besides the whole-file comparisons (kept after them): the requantize input below
-RUNS=" mistral/small/q4_0 "
+# files kept for the requantize checks below: the Q4_0 input (written besides the plan) and the
+# q4_k_m pair compared whole
+RUNS=" mistral/small/q4_0 mistral/small/q4_k_m "
 KEEP=$RUNS
 
 hf_of() { # hf_of FAMILY PRESET -> HF folder
