@@ -127,9 +127,9 @@ for line in open(sys.argv[1]):
             held = seen[fam].setdefault(NAMES[t], [])
             if tag.split("/", 1)[1] not in held: held.append(tag.split("/", 1)[1])
 missing = 0
-print("family x tensor type -> the first file (fixture/file type) holding it, and in how many files")
+print("family x tensor type -> the first file (fixture/file type) holding it (in how many files)")
 for fam in sys.argv[2].split():
-    row = [f"{t}:{seen[fam][t][0]}x{len(seen[fam][t])}" if t in seen[fam] else f"{t}:MISSING" for t in TYPES]
+    row = [f"{t}:{seen[fam][t][0]}({len(seen[fam][t])})" if t in seen[fam] else f"{t}:MISSING" for t in TYPES]
     missing += sum(t not in seen[fam] for t in TYPES)
     print(f"  {fam:14s} " + " ".join(row))
 print(f"{sum(len(v) for v in seen.values())} of {12 * len(sys.argv[2].split())} pairs covered")
