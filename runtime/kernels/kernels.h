@@ -67,6 +67,13 @@ typedef struct sn_kernels {
      * the 8-row kernel of the same instruction set as this table's INT4 dot. */
     void (*mm_int4x8)(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
                       int64_t ldy);
+    /* Q5_0 batches (T >= 2) go through the table's Q8_0 batch kernels: sn_matmul widens groups of
+     * rows with this (dst = the nb blocks of a Q5_0 row as Q8_0 blocks: the same f16 scale, values
+     * q - 16; exact) and multiplies them as Q8_0. Every Q8_0 kernel sums in dot_q8_0's order, which is
+     * dot_q5_0's and ggml's for both types (per block 8 lanes of 4-product integer sums, fma(d_w * d_a,
+     * lane, acc), hsum8 at the end), so each output is Q5_0's dot_mm bit for bit. NULL: Q5_0 batches
+     * run row by row through dot_mm (the scalar table). */
+    void (*q5_0_to_q8_0)(const void *w, void *dst, int64_t nb);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);

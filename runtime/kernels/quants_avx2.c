@@ -63,6 +63,17 @@ static inline __attribute__((always_inline)) float dot32(int type, int64_t n, co
     return has_min ? sn_avx2_hsum8(acc) + summs : sn_avx2_hsum8(acc);
 }
 
+/* kernels.h q5_0_to_q8_0: each Q5_0 block as a Q8_0 block, values 0..31 - 16 */
+static void q5_0_to_q8_0(const void *vw, void *vd, int64_t nb) {
+    const sn_block_q5_0 *w = vw;
+    sn_block_q8_0 *d = vd;
+    for (int64_t b = 0; b < nb; b++) {
+        const __m256i q = _mm256_or_si256(nibbles32(w[b].qs), bits32(w[b].qh));
+        d[b].d = w[b].d;
+        _mm256_storeu_si256((__m256i *)d[b].qs, _mm256_sub_epi8(q, _mm256_set1_epi8(16)));
+    }
+}
+
 static float dot_q4_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q4_1, n, w, a); }
 static float dot_q5_0(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_0, n, w, a); }
 static float dot_q5_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_1, n, w, a); }
@@ -143,6 +154,7 @@ void sn_kernels_quants_avx2(sn_kernels *k) {
     sn_kernels_quants_scalar(k); /* the Q8_1 conversion and anything not twinned below */
     k->type[SN_GGML_Q4_1].dot = k->type[SN_GGML_Q4_1].dot_mm = dot_q4_1;
     k->type[SN_GGML_Q5_0].dot = k->type[SN_GGML_Q5_0].dot_mm = dot_q5_0;
+    k->q5_0_to_q8_0 = q5_0_to_q8_0; /* Q5_0 batches through the Q8_0 batch kernels (sn_matmul) */
     k->type[SN_GGML_Q5_1].dot = k->type[SN_GGML_Q5_1].dot_mm = dot_q5_1;
     k->type[SN_GGML_Q3_K].dot = k->type[SN_GGML_Q3_K].dot_mm = dot_q3_K;
     sn_kq_set_q2_K(k, dot_q2_K, dot_q2_K_mm, dot_q2_K_lanes);

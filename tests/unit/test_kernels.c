@@ -27,7 +27,8 @@ static float frand(void) { /* roughly N(0,1)-ish via sum of uniforms */
     return s * 1.7f;
 }
 
-static const int WTYPES[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K};
+static const int WTYPES[] = {SN_GGML_F32,  SN_GGML_F16,  SN_GGML_BF16, SN_GGML_Q8_0,
+                             SN_GGML_Q4_0, SN_GGML_Q5_0, SN_GGML_Q4_K, SN_GGML_Q6_K};
 enum { NW = sizeof(WTYPES) / sizeof(WTYPES[0]) };
 
 /* Dequantize an activation row (activation types only). */
@@ -91,11 +92,12 @@ static void check_table(const sn_kernels *k) {
             free(w); free(xq); free(row);
         }
     }
-    /* batched matmuls (kernels.h mm): every output of every edge tile equals the scalar dot_mm,
-     * through sn_matmul as the model calls it (a declined length falls back to dot_mm) */
+    /* batched matmuls (kernels.h mm, and Q5_0 widened to Q8_0: q5_0_to_q8_0): every output of
+     * every edge tile equals the scalar dot_mm, through sn_matmul as the model calls it (a declined
+     * length falls back to dot_mm) */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
-        if (!k->type[t].mm) continue;
+        if (!k->type[t].mm && !(t == SN_GGML_Q5_0 && k->q5_0_to_q8_0)) continue;
         const int64_t lens[] = {64, 96, 256 + 40, 768, 1280, 12, 36, 17 * 256};
         for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
             const int64_t n = lens[li];
@@ -103,7 +105,8 @@ static void check_table(const sn_kernels *k) {
             /* 19 rows: a full 16-row cache block and a 3-row one; lengths above 512: two K chunks,
              * 1280: three (a middle chunk both loads and parks its accumulators); the 64- and
              * 1280-element rows also run 70 tokens (two token groups of the driver); 17 blocks of
-             * 256: three chunks of the Q4_K kernel's 8 blocks (first, middle, a 1-block last) */
+             * 256: three chunks of the Q4_K kernel's 8 blocks (first, middle, a 1-block last), and
+             * for Q5_0 two widened row groups (16 + 3 rows: kernels.c Q5_0_GROUP_BYTES) */
             const int64_t R = 19, T = n == 64 || n == 1280 ? 70 : 8, ldy = R + 3;
             const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
             char *w = malloc(wr * R), *xq = malloc(xr * T);
