@@ -134,28 +134,6 @@ const sn_kernels *sn_kernels_for(const sn_tuning *t) {
 
 enum { ROW_BLOCK = 16, TOK_BLOCK = 8 };
 
-/* Q5_0 rows [r0, r1) of a batch as Q8_0 (kernels.h q5_0_to_q8_0): groups of rows widened into a
- * buffer of about Q5_0_GROUP_BYTES (stays in L2 while every token meets it), each group multiplied
- * by the table's Q8_0 path. Returns 0 (nothing written) if the buffer cannot be had. */
-enum { Q5_0_GROUP_BYTES = 128 * 1024 };
-static int matmul_q5_0_as_q8_0(const sn_kernels *k, const char *w, uint64_t w_row, int64_t n, const void *x,
-                               uint64_t x_row, int64_t T, float *y, int64_t ldy, int64_t r0, int64_t r1) {
-    const int64_t nb = n / SN_QK8_0;
-    const uint64_t row8 = (uint64_t)nb * sizeof(sn_block_q8_0);
-    int64_t g = (int64_t)(Q5_0_GROUP_BYTES / row8) / 16 * 16;
-    if (g < 16) g = 16;
-    if (g > r1 - r0) g = r1 - r0;
-    char *buf = malloc((size_t)(g * (int64_t)row8));
-    if (!buf) return 0;
-    for (int64_t r = r0; r < r1; r += g) {
-        const int64_t re = r + g < r1 ? r + g : r1;
-        for (int64_t i = r; i < re; i++) k->q5_0_to_q8_0(w + (uint64_t)i * w_row, buf + (uint64_t)(i - r) * row8, nb);
-        sn_matmul(k, SN_GGML_Q8_0, buf, row8, n, x, x_row, T, y + r, ldy, 0, re - r);
-    }
-    free(buf);
-    return 1;
-}
-
 void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_bytes, int64_t n,
                const void *x, uint64_t x_row_bytes, int64_t T, float *y, int64_t ldy, int64_t r0,
                int64_t r1) {
@@ -166,8 +144,8 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }
-    if (wtype == SN_GGML_Q5_0 && k->q5_0_to_q8_0 && n % SN_QK8_0 == 0 && r1 > r0 &&
-        matmul_q5_0_as_q8_0(k, wb, w_row_bytes, n, x, x_row_bytes, T, y, ldy, r0, r1))
+    if ((wtype == SN_GGML_Q4_1 || wtype == SN_GGML_Q5_0 || wtype == SN_GGML_Q5_1) && k->mm_as_q8_0 &&
+        k->mm_as_q8_0(k, wtype, w, w_row_bytes, n, x, x_row_bytes, T, y, ldy, r0, r1))
         return;
     if (k->type[wtype].mm && k->type[wtype].mm(n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, x_row_bytes, T, y + r0, ldy))
         return;
