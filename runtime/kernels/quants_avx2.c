@@ -1,4 +1,6 @@
-/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K dots; Q5_K's is in kquants_avx2.c): the
+/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K dots; Q5_K's is in kquants_avx2.c), and
+ * the Q4_1 / Q5_0 / Q5_1 batches run as Q8_0 rows (kernels.h mm_as_q8_0; the AVX-512 table keeps it, its
+ * Q8_0 kernels being its own VNNI ones). The dots: the
  * same exact integer per lane and the same float steps in the same order, so the results are
  * bit-identical to the scalar reference (tests/unit/test_quants.c). The integer products use
  * maddubs (unsigned weights x signed activations; every pair sum fits in int16 here: at most
