@@ -3,18 +3,19 @@
 #
 # Fixtures: tests/fixtures/gen_phi3.py (fused qkv_proj / gate_up_proj, LongRoPE long/short factors,
 # partial_rotary_factor 0.75, GQA, Phi-3's SentencePiece tokenizer.model and added tokens) and
-# gen_model.py --family smollm3 --preset tiny4 (4 layers: layer 3 has no rope; llama3 BPE).
+# gen_model.py --family smollm3 --preset tiny4 (4 layers: layer 3 has no rope; llama3 BPE); gen_phi3.py
+# --gpt2: Phi-4-mini's GPT-2 BPE vocabulary path (o200k tokenizer.json, GPT2Tokenizer, 200064 rows).
 #  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py) writes
-#     f32/f16/bf16/q8_0 of both: phi3's files must be equal byte for byte (vocabulary included);
-#     smollm3's every key but tokenizer.* and every tensor (its vocabulary step needs transformers:
-#     SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py). q4_0 and Q4_K_M must equal llama-quantize run
+#     f32/f16/bf16/q8_0 of both: the whole files must be equal byte for byte, vocabulary included
+#     (smollm3's BPE vocabulary step asks AutoTokenizer, answered by the HF tokenizers port reading the
+#     folder's tokenizer: SN_LCPP_HF_TOK=folder), Phi-4-mini's too. q4_0 and Q4_K_M must equal llama-quantize run
 #     on our f32 file byte for byte. Phi-3's tokenizer keys must also equal llama.cpp's
 #     models/ggml-vocab-phi-3.gguf, which its converter made from the real Phi-3 files (the
 #     fixture's tokenizer is rebuilt from it).
 #  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
 #     q8_0, q4_0, q4_k_m of both, at a 512 context (phi3: above the fixture's original 256, so the
 #     long rope factors) and phi3 f32 at 256 (the short ones); one prompt per family with the last
-#     step's logits (limit 1e-5 relative to the largest).
+#     step's logits (limit 1e-5 relative to the largest); Phi-4-mini's vocabulary on q8_0.
 #  3. Install: the phi3 q4_k_m into the fake Ollama (template auto -> phi-3, <|end|> among the stops),
 #     the smollm3 q4_k_m there with no Go template (the server renders its Jinja), and both into the
 #     fake LM Studio, each with --smoke (llama.cpp inside the fakes).
@@ -29,11 +30,13 @@ export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/b
 W=$SN_WORK/phi3-smollm3
 scratch "$W"
 mkdir -p "$W"
-phi=$W/phi3 sm=$W/smollm3
+phi=$W/phi3 sm=$W/smollm3 p4=$W/phi4mini
 [[ -f $phi/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_phi3.py" --lcpp "$LCPP" --out "$phi" >/dev/null ||
   { bad "gen_phi3.py failed"; finish; }
 [[ -f $sm/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_model.py" --family smollm3 --preset tiny4 --out "$sm" >/dev/null ||
   { bad "gen_model.py smollm3 failed"; finish; }
+[[ -f $p4/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_phi3.py" --lcpp "$LCPP" --gpt2 --out "$p4" >/dev/null ||
+  { bad "gen_phi3.py --gpt2 failed"; finish; }
 conv() { # conv DIR OUTTYPE -> GGUF
   local g=$1-$2.gguf
   if [[ ! -f $g || $SN_BIN/sunny-convert -nt $g ]]; then
@@ -43,33 +46,27 @@ conv() { # conv DIR OUTTYPE -> GGUF
 }
 
 # ---- 1. converter
-# phi3: llama.cpp's whole conversion, vocabulary included (its sentencepiece import stood in by
-# tests/tools/spm_shim.py), so the files must be equal byte for byte; smollm3 without the
-# vocabulary step (AutoTokenizer), every other key and tensor compared
-for d in "$phi" "$sm"; do
+# llama.cpp's whole conversion, vocabulary included (phi3's sentencepiece import stood in by
+# tests/tools/spm_shim.py, smollm3's AutoTokenizer by the HF tokenizers port)
+for d in "$phi" "$sm" "$p4"; do
   : >"$d-lcpp-jobs.tsv"
   for ot in f32 f16 bf16 q8_0; do
     [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$d-lcpp-jobs.tsv"
   done
-  nv=""; [[ $d == "$sm" ]] && nv=1
-  [[ -s $d-lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=$nv $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$d-lcpp-jobs.tsv" \
+  [[ -s $d-lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=folder $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$d-lcpp-jobs.tsv" \
     >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 done
 qjobs=()
-for d in "$phi" "$sm"; do
+for d in "$phi" "$sm" "$p4"; do
   n=$(basename "$d")
   for ot in f32 f16 bf16 q8_0; do
     ours=$(conv "$d" $ot) || { bad "$n/$ot: sunny-convert failed"; continue; }
     ref=$d-llamacpp-$ot.gguf
     [[ -f $ref ]] || { bad "$n/$ot: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
-    if [[ $d == "$phi" ]]; then
-      cmp -s "$ref" "$ours" && ok "$n/$ot: the whole file equals llama.cpp's converter's byte for byte" ||
-        { bad "$n/$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
-    elif out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
-      ok "$n/$ot: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
-    else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+    cmp -s "$ref" "$ours" && ok "$n/$ot: the whole file equals llama.cpp's converter's byte for byte" ||
+      { bad "$n/$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
   done
-  qjobs+=("$(conv "$d" f32)" "$d-llamaquant-q4_0.gguf" 2 "$(conv "$d" f32)" "$d-llamaquant-q4_k_m.gguf" 15)
+  [[ $d == "$p4" ]] || qjobs+=("$(conv "$d" f32)" "$d-llamaquant-q4_0.gguf" 2 "$(conv "$d" f32)" "$d-llamaquant-q4_k_m.gguf" 15)
 done
 if "$SN_BUILD/tests/llama_quantize_oracle" "${qjobs[@]}" >"$W/quant.log" 2>&1; then
   for d in "$phi" "$sm"; do
@@ -122,6 +119,8 @@ for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
     add "smollm3/$ot" "$(conv "$sm" $ot)" "${PS[$i]}" 512 $lg
   done
 done
+P4=('[200021,13225,11,1495,553,481,30,200020,200019]' '[976,4853,19705,68347,65613]' '[16,11,220,17,11,220,18,11]')
+for i in 0 1 2; do add "phi4mini/q8_0" "$(conv "$p4" q8_0)" "${P4[$i]}" 512; done
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
 if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
 import json, subprocess, sys
