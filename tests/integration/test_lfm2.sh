@@ -96,15 +96,7 @@ if out=$("$SN_BUILD/tests/abi_state" "$(conv "$d" q4_k_m)" 128000,9906,11,1268,5
 else bad "state through sn_abi: $out"; fi
 
 # ---- 3. install + smoke
-SI=$SN_BIN/sunny-integrate
-build_go "$SN_SRC/tests/fake-ollama" fake-ollama
-build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
-G=$(conv "$d" q4_k_m)
-start_fake_ollama "$W/f"
-"$SI" ollama "$G" --name lfm2-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
-  ok "ollama (chatml Go template): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
-else bad "ollama: rc=$rc $(tail -5 "$W/o.err")"; fi
+smoke_pair "lfm2 (chatml Go template)" "$(conv "$d" q4_k_m)" lfm2-e2e:latest "$W"
 curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"lfm2-e2e:latest"}' >"$W/show.json"
 $PY - "$W/show.json" "$SN_SRC/templates/data/chatml.gotmpl" <<'PYEOF' && ok "ollama: the chatml TEMPLATE installed, <|im_end|> stops" || bad "ollama template/stops: $(head -c 400 "$W/show.json")"
 import json, sys
@@ -114,15 +106,5 @@ s = json.load(open(sys.argv[1]))
 assert 'TEMPLATE """' + open(sys.argv[2]).read() + '"""' in s["modelfile"], s["modelfile"]
 assert 'stop "<|im_end|>"' in s["modelfile"] or '"<|im_end|>"' in s["parameters"], s["modelfile"]
 PYEOF
-stop "$FAKE_PID"
-M=$W/home/.lmstudio/models
-mkdir -p "$M" "$W/l"
-"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
-SN_PIDS+=("$!")
-LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
-HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json >"$W/l.json" 2>"$W/l.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
-  ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
-else bad "lmstudio: rc=$rc $(tail -5 "$W/l.err")"; fi
 
 finish
