@@ -149,6 +149,13 @@ static sn_status load_source(const sn_convert_opts *o, const char *cfg_path, con
         if (a->vocab == SN_ARCH_VOCAB_RWKV) sn_err_prefix(err, "%s", "no world vocabulary beside the weights (give it with --vocab FILE)");
         return st;
     }
+    if (a->prepare_from_tensors) {
+        if (!*m && (st = sn_st_model_open_path(o->model_dir, &so, m, err)) != SN_OK) return st;
+        if ((st = a->prepare_from_tensors(a, cfg, *m, err)) != SN_OK) {
+            sn_err_prefix(err, "%s", o->model_dir);
+            return st;
+        }
+    }
     if (a->prepare_config && (st = a->prepare_config(a, cfg, err)) != SN_OK) {
         sn_err_prefix(err, "%s", o->model_dir);
         return st;

@@ -199,8 +199,11 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_model *m, const sn_s
         uint64_t rows = row_units ? t->n_elems / row_units : 0;
         uint64_t groups = rows / slice_group, out_rows = row_w ? out_elems / row_w : 0;
         take = groups ? out_rows / groups : 0;
+        uint64_t pieces = 0;
+        for (int i = 0; i < 4; i++) pieces += at->slice_piece[i];
         bad |= n_parts > 1 || at->permute_heads || (!at->elem_rows && at->ne[0] != row_w) ||
-               rows % slice_group || !take || take * groups != out_rows || slice_off + take > slice_group;
+               rows % slice_group || !take || take * groups != out_rows || slice_off + take > slice_group ||
+               (pieces && (pieces != take || at->elem_rows));
     } else bad |= t->n_elems * (at->mxfp4 ? 2 : 1) * n_parts != out_elems || (at->mxfp4 && at->ne[0] != row_w);
     if (bad)
         return sn_err_set(err, SN_EINVAL, "%s: tensor '%s': the %s mapping to %s is inconsistent", t->file,
@@ -238,6 +241,7 @@ static sn_status plan_add_source(plan_list *pl, const sn_st_model *m, const sn_s
         p->ts.slice_group = slice_group;
         p->ts.slice_off = slice_off;
         p->ts.slice_take = take;
+        memcpy(p->ts.slice_piece, at->slice_piece, sizeof p->ts.slice_piece);
         memcpy(p->group, at->group, sizeof p->group);
         p->group_rank = at->group_rank;
         p->group_size = at->group_size;
@@ -304,8 +308,12 @@ sn_status sn_conv_build_plan(const sn_arch *a, const sn_hf_config *cfg, const sn
                               "(supported: float32, float16, bfloat16 with at most %d dimensions)", t->file, t->name,
                               t->unsupported, SN_ST_MAX_DIMS);
         if ((st = plan_add_source(pl, m, t, &at, at.gguf_name, at.slice_off, err)) != SN_OK) return st;
-        if (at.also_name[0] && (st = plan_add_source(pl, m, t, &at, at.also_name, at.also_slice_off, err)) != SN_OK)
-            return st;
+        if (at.also_name[0]) { /* the copy: a plain run of rows, its own row count */
+            sn_arch_tensor al = at;
+            memset(al.slice_piece, 0, sizeof al.slice_piece);
+            if (at.also_rows) al.ne[1] = at.also_rows;
+            if ((st = plan_add_source(pl, m, t, &al, at.also_name, at.also_slice_off, err)) != SN_OK) return st;
+        }
     }
     /* tensors the reference writes while it prepares the others go first, in arrival order */
     for (size_t i = 0, front = n_ex; i < pl->n; i++)

@@ -17,7 +17,8 @@
  *     tensor); fused tensors of one `group` are placed together, in rank order, where the group's
  *     last part arrives (the reference collects a layer's experts and yields all stacks at once);
  *   - row slice: of every slice_group source rows, a contiguous run (the fused gate_up of experts
- *     split into gate and up);
+ *     split into gate and up), or that run cut into pieces gathered piece by piece (Qwen3-Next's
+ *     q, k, v of each key head written as all q, all k, all v);
  *   - row trim: only the first rows of a longer source (Gemma's embedding past the vocabulary);
  *   - copy: the same data is written a second time under also_name (RWKV-7 layer-0 a -> v);
  *   - transpose: a 2-D source [R][C] is written as [C][R] (a 3-D one: each [R][C] matrix of the stack);
@@ -79,6 +80,10 @@ typedef struct sn_arch_tensor {
      * each group (as many as the output has rows per group); the also_name copy takes the rows from
      * also_slice_off */
     uint64_t slice_group, slice_off, also_slice_off;
+    /* non-zero: the run of each group is these consecutive pieces, and the output holds piece 0 of
+     * every group, then piece 1 of every group, ... (the also_name copy takes a plain run) */
+    uint64_t slice_piece[4];
+    uint64_t also_rows;              /* > 0: the also_name copy has this many rows (ne[1]), not ne[1] */
     int transpose;                   /* 2-D source [R][C] (src_ne {C, R}) written as [C][R] (ne {R, C}); a
                                       * 3-D source: each matrix of the stack */
     int elem_rows;                   /* the row slice runs over single elements (an [E, 2F] bias whose
@@ -133,6 +138,10 @@ typedef struct sn_arch {
     const char *const *keep_f32;
     /* Completes the config after the generic parse (family fallback keys, vocab padding); may be NULL. */
     sn_status (*prepare_config)(const struct sn_arch *a, sn_hf_config *cfg, sn_err *err);
+    /* Completes the config from the checkpoint's tensor names before prepare_config (a count the
+     * reference takes from the tensors when config.json has none); may be NULL. */
+    sn_status (*prepare_from_tensors)(const struct sn_arch *a, sn_hf_config *cfg, const struct sn_st_model *m,
+                                      sn_err *err);
     /* Checks the config has what the family needs (heads divide hidden, ...). */
     sn_status (*check_config)(const struct sn_arch *a, const sn_hf_config *cfg, sn_err *err);
     /* Keys the reference writes while it prepares the tensors (in generate_extra_tensors), so right

@@ -1,6 +1,7 @@
 /* arch_qwen35.c - Qwen3.5 / Qwen3.6: Qwen3_5ForCausalLM and the text model of
  * Qwen3_5ForConditionalGeneration -> "qwen35"; their mixture-of-experts twins Qwen3_5Moe* ->
- * "qwen35moe" (routed experts as Qwen3-MoE's, moe.c, plus a shared expert with a sigmoid gate).
+ * "qwen35moe" (routed experts as Qwen3-MoE's, moe.c, plus a shared expert with a sigmoid gate); and
+ * their predecessor Qwen3-Next, Qwen3NextForCausalLM -> "qwen3next" (the MoE layers of qwen35moe).
  *
  * Mirrors llama.cpp's converter (conversion/qwen.py: Qwen3_5TextModel over Qwen3NextModel,
  * _QwenMtpMixin, _LinearAttentionVReorderBase, _Qwen35MRopeMixin). The layers are hybrid: Gated
@@ -13,9 +14,15 @@
  * out_proj. The multi-token-prediction block (mtp.*) is appended as layers num_hidden_layers.. with
  * nextn.* names, as the reference does by default. Vision towers are skipped: their mmproj file is a
  * separate conversion. config.json is read raw (text_config merged over it); when "layer_types" is
- * absent no recurrent_layers key is written and llama.cpp derives the mask from the interval. */
+ * absent no recurrent_layers key is written and llama.cpp derives the mask from the interval; without
+ * mtp_num_hidden_layers the MTP layers are counted from the tensors.
+ * Qwen3-Next differs in the linear attention only: its value heads stay grouped by key head (no
+ * reordering), q, k, v and z come fused per key head in in_proj_qkvz ([q, k, its value heads' v, their
+ * z] per key head) and are written as attn_qkv (all q, all k, all v) and attn_gate (all z), and b and
+ * a come fused in in_proj_ba, written as it is (ssm_ba); no default MRoPE sections. */
 #include "arch.h"
 #include "moe.h"
+#include "safetensors.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -79,6 +86,31 @@ static int is_full(const sn_hf_config *c, const q35_dims *d, int64_t i) {
     return (i + 1) % d->interval == 0;
 }
 
+/* _QwenMtpMixin: without mtp_num_hidden_layers (Qwen3-Next's config has none) or with 0, the reference
+ * counts the MTP layers from the tensors (mtp.layers.N.*); the count joins the config under that key */
+static sn_status prepare_from_tensors(const sn_arch *a, sn_hf_config *c, const sn_st_model *m, sn_err *err) {
+    (void)a;
+    double v = 0;
+    if (sn_hf_config_get_num(c, "mtp_num_hidden_layers", &v) && v != 0) return SN_OK;
+    int64_t n = 0;
+    for (size_t i = 0; i < sn_st_model_n_tensors(m); i++) {
+        const char *p = sn_st_model_tensor(m, i)->name;
+        if (!strncmp(p, "model.mtp.", 10)) p += 6;
+        if (strncmp(p, "mtp.layers.", 11) != 0 || !isdigit((unsigned char)p[11])) continue;
+        int64_t j = 0;
+        for (p += 11; isdigit((unsigned char)*p) && j <= 64; p++) j = j * 10 + (*p - '0');
+        if (*p != '.') continue;
+        if (j >= 64)
+            return sn_err_set(err, SN_EFORMAT, "tensor '%s': MTP layer %lld, more than 64",
+                              sn_st_model_tensor(m, i)->name, (long long)j);
+        if (j + 1 > n) n = j + 1;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(c->root, "mtp_num_hidden_layers");
+    if (!cJSON_AddNumberToObject(c->root, "mtp_num_hidden_layers", (double)n))
+        return sn_err_set(err, SN_ENOMEM, "out of memory");
+    return SN_OK;
+}
+
 /* block_count is the trunk plus the MTP layers (_QwenMtpMixin) */
 static sn_status prepare_config(const sn_arch *a, sn_hf_config *c, sn_err *err) {
     (void)a;
@@ -90,6 +122,7 @@ static sn_status prepare_config(const sn_arch *a, sn_hf_config *c, sn_err *err) 
 }
 
 static int is_moe(const sn_arch *a);
+static int is_next(const sn_arch *a);
 static const sn_moe_names k_moe;
 
 static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *err) {
@@ -120,8 +153,8 @@ static sn_status check_config(const sn_arch *a, const sn_hf_config *c, sn_err *e
                           "linear_num_key_heads %lld", f, (long long)d.hv, (long long)d.hk);
     if (d.dk != d.dv)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: linear_key_head_dim %lld != linear_value_head_dim %lld: "
-                          "llama.cpp's qwen35 keeps one head size (ssm.state_size) for both", f, (long long)d.dk,
-                          (long long)d.dv);
+                          "llama.cpp's %s keeps one head size (ssm.state_size) for both", f, (long long)d.dk,
+                          (long long)d.dv, a->gguf_arch);
     if (d.rope_dim > d.hd || d.rope_dim % 2)
         return sn_err_set(err, SN_EFORMAT, "%s: rope dimension %lld (head_dim x partial_rotary_factor) must be "
                           "even and at most head_dim %lld", f, (long long)d.rope_dim, (long long)d.hd);
@@ -170,7 +203,7 @@ static sn_status write_kv(const sn_arch *a, const sn_hf_config *c, uint32_t file
     SN_ARCH_TRY(sn_arch_kv_u32(w, A, "rope.dimension_count", d.rope_dim, err));
     const cJSON *rp = cJSON_GetObjectItemCaseSensitive(c->root, "rope_parameters");
     if (!cJSON_IsObject(rp)) rp = cJSON_GetObjectItemCaseSensitive(c->root, "rope_scaling");
-    if (!cJSON_IsObject(rp) || !cJSON_GetObjectItemCaseSensitive(rp, "mrope_section")) {
+    if (!is_next(a) && (!cJSON_IsObject(rp) || !cJSON_GetObjectItemCaseSensitive(rp, "mrope_section"))) {
         static const int32_t k_default_sections[4] = {11, 11, 10, 0}; /* transformers' default */
         snprintf(key, sizeof key, "%s.rope.dimension_sections", A);
         if ((st = sn_gguf_writer_set_arr(w, key, SN_GGUF_I32, k_default_sections, 4)) != SN_OK)
@@ -193,48 +226,71 @@ static int ends_with(const char *s, const char *suf) {
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* one layer tensor: HF suffix, GGUF suffix, shape, and for the linear attention how its value heads
- * are reordered (rows from vr_start, or columns) */
+/* one layer tensor: HF suffix, GGUF suffix, layer kind, and which rows have it (0 all, R_35 the
+ * Qwen3.5 rows, R_NEXT Qwen3-Next) */
 enum kind { K_ANY, K_FULL, K_LINEAR, K_MTP };
+enum { R_ALL, R_35, R_NEXT };
 typedef struct {
     const char *hf, *gguf;
     enum kind kind;
+    int rows;
 } layer_entry;
 
 static const layer_entry k_layer[] = {
-    {"input_layernorm.weight", "attn_norm.weight", K_ANY},
-    {"post_attention_layernorm.weight", "post_attention_norm.weight", K_ANY},
-    {"mlp.gate_proj.weight", "ffn_gate.weight", K_ANY},
-    {"mlp.up_proj.weight", "ffn_up.weight", K_ANY},
-    {"mlp.down_proj.weight", "ffn_down.weight", K_ANY},
-    {"self_attn.q_proj.weight", "attn_q.weight", K_FULL},
-    {"self_attn.k_proj.weight", "attn_k.weight", K_FULL},
-    {"self_attn.v_proj.weight", "attn_v.weight", K_FULL},
-    {"self_attn.o_proj.weight", "attn_output.weight", K_FULL},
-    {"self_attn.q_norm.weight", "attn_q_norm.weight", K_FULL},
-    {"self_attn.k_norm.weight", "attn_k_norm.weight", K_FULL},
-    {"linear_attn.in_proj_qkv.weight", "attn_qkv.weight", K_LINEAR},
-    {"linear_attn.in_proj_z.weight", "attn_gate.weight", K_LINEAR},
-    {"linear_attn.in_proj_b.weight", "ssm_beta.weight", K_LINEAR},
-    {"linear_attn.in_proj_a.weight", "ssm_alpha.weight", K_LINEAR},
-    {"linear_attn.conv1d.weight", "ssm_conv1d.weight", K_LINEAR},
-    {"linear_attn.dt_bias", "ssm_dt.bias", K_LINEAR},
-    {"linear_attn.A_log", "ssm_a", K_LINEAR},
-    {"linear_attn.norm.weight", "ssm_norm.weight", K_LINEAR},
-    {"linear_attn.out_proj.weight", "ssm_out.weight", K_LINEAR},
+    {"input_layernorm.weight", "attn_norm.weight", K_ANY, R_ALL},
+    {"post_attention_layernorm.weight", "post_attention_norm.weight", K_ANY, R_ALL},
+    {"mlp.gate_proj.weight", "ffn_gate.weight", K_ANY, R_ALL},
+    {"mlp.up_proj.weight", "ffn_up.weight", K_ANY, R_ALL},
+    {"mlp.down_proj.weight", "ffn_down.weight", K_ANY, R_ALL},
+    {"self_attn.q_proj.weight", "attn_q.weight", K_FULL, R_ALL},
+    {"self_attn.k_proj.weight", "attn_k.weight", K_FULL, R_ALL},
+    {"self_attn.v_proj.weight", "attn_v.weight", K_FULL, R_ALL},
+    {"self_attn.o_proj.weight", "attn_output.weight", K_FULL, R_ALL},
+    {"self_attn.q_norm.weight", "attn_q_norm.weight", K_FULL, R_ALL},
+    {"self_attn.k_norm.weight", "attn_k_norm.weight", K_FULL, R_ALL},
+    {"linear_attn.in_proj_qkv.weight", "attn_qkv.weight", K_LINEAR, R_35},
+    {"linear_attn.in_proj_z.weight", "attn_gate.weight", K_LINEAR, R_35},
+    {"linear_attn.in_proj_b.weight", "ssm_beta.weight", K_LINEAR, R_35},
+    {"linear_attn.in_proj_a.weight", "ssm_alpha.weight", K_LINEAR, R_35},
+    {"linear_attn.in_proj_qkvz.weight", "attn_qkv.weight", K_LINEAR, R_NEXT}, /* + attn_gate */
+    {"linear_attn.in_proj_ba.weight", "ssm_ba.weight", K_LINEAR, R_NEXT},
+    {"linear_attn.conv1d.weight", "ssm_conv1d.weight", K_LINEAR, R_ALL},
+    {"linear_attn.dt_bias", "ssm_dt.bias", K_LINEAR, R_ALL},
+    {"linear_attn.A_log", "ssm_a", K_LINEAR, R_ALL},
+    {"linear_attn.norm.weight", "ssm_norm.weight", K_LINEAR, R_ALL},
+    {"linear_attn.out_proj.weight", "ssm_out.weight", K_LINEAR, R_ALL},
     /* the MTP block's own tensors, as _QwenMtpMixin renames them */
-    {"fc.weight", "nextn.eh_proj.weight", K_MTP},
-    {"pre_fc_norm_embedding.weight", "nextn.enorm.weight", K_MTP},
-    {"pre_fc_norm_hidden.weight", "nextn.hnorm.weight", K_MTP},
-    {"norm.weight", "nextn.shared_head_norm.weight", K_MTP},
+    {"fc.weight", "nextn.eh_proj.weight", K_MTP, R_ALL},
+    {"pre_fc_norm_embedding.weight", "nextn.enorm.weight", K_MTP, R_ALL},
+    {"pre_fc_norm_hidden.weight", "nextn.hnorm.weight", K_MTP, R_ALL},
+    {"norm.weight", "nextn.shared_head_norm.weight", K_MTP, R_ALL},
 };
 
-/* shape and transforms of a layer tensor e (bid's kind already checked) */
-static void layer_shape(const layer_entry *e, const q35_dims *d, sn_arch_tensor *o) {
-    const int64_t E = d->E, qk = d->hk * d->dk, vd = d->hv * d->dv;
+/* shape and transforms of a layer tensor e (bid's kind already checked); grouped: Qwen3-Next's value
+ * heads, left grouped by key head */
+static void layer_shape(const layer_entry *e, const q35_dims *d, int grouped, sn_arch_tensor *o) {
+    const int64_t E = d->E, qk = d->hk * d->dk, vd = d->hv * d->dv, r = d->hv / d->hk;
     sn_arch_vreorder vr = {0, 0, 0, 0, 0};
-    if (d->hv != d->hk) vr = (sn_arch_vreorder){(uint64_t)d->hk, (uint64_t)(d->hv / d->hk), (uint64_t)d->dv, 0, 0};
+    if (d->hv != d->hk && !grouped) vr = (sn_arch_vreorder){(uint64_t)d->hk, (uint64_t)r, (uint64_t)d->dv, 0, 0};
     const char *g = e->gguf;
+    if (e->rows == R_NEXT && !strcmp(g, "attn_qkv.weight")) {
+        /* per key head [q, k, v, z]: attn_qkv gathers q, then k, then v of every key head; attn_gate z */
+        set_shape(o, 2, E, 2 * qk + vd);
+        o->src_n_dims = 2;
+        o->src_ne[0] = (uint64_t)E, o->src_ne[1] = (uint64_t)(2 * qk + 2 * vd);
+        o->slice_group = (uint64_t)(2 * d->dk + 2 * r * d->dv);
+        o->slice_piece[0] = o->slice_piece[1] = (uint64_t)d->dk;
+        o->slice_piece[2] = (uint64_t)(r * d->dv);
+        snprintf(o->also_name, sizeof o->also_name, "%.*sattn_gate.weight", (int)(strlen(o->gguf_name) - 15),
+                 o->gguf_name);
+        o->also_slice_off = (uint64_t)(2 * d->dk + r * d->dv);
+        o->also_rows = (uint64_t)vd;
+        return;
+    }
+    if (!strcmp(g, "ssm_ba.weight")) {
+        set_shape(o, 2, E, 2 * d->hv);
+        return;
+    }
     if (!strcmp(g, "attn_norm.weight") || !strcmp(g, "post_attention_norm.weight") || e->kind == K_MTP) {
         set_shape(o, 1, E, 1);
         if (!strcmp(g, "nextn.eh_proj.weight")) set_shape(o, 2, 2 * E, E);
@@ -271,8 +327,9 @@ static void layer_shape(const layer_entry *e, const q35_dims *d, sn_arch_tensor 
     if (ends_with(g, "norm.weight") && strcmp(g, "ssm_norm.weight") != 0) o->ew = SN_ARCH_EW_ADD_ONE;
 }
 
-extern const sn_arch sn_arch_qwen35moe; /* defined below */
-static int is_moe(const sn_arch *a) { return a == &sn_arch_qwen35moe; }
+extern const sn_arch sn_arch_qwen35moe, sn_arch_qwen3next; /* defined below */
+static int is_next(const sn_arch *a) { return a == &sn_arch_qwen3next; }
+static int is_moe(const sn_arch *a) { return a == &sn_arch_qwen35moe || is_next(a); }
 
 /* the shared expert of a qwen35moe layer: 1 = out filled, 0 = not one */
 static int map_shared(const sn_hf_config *c, const q35_dims *d, int64_t bid, const char *p, sn_arch_tensor *o) {
@@ -338,7 +395,8 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
     }
     for (size_t i = 0; i < sizeof k_layer / sizeof *k_layer; i++) {
         const layer_entry *e = &k_layer[i];
-        if (strcmp(p, e->hf) != 0 || (e->kind == K_MTP) != mtp || (is_moe(a) && !strncmp(e->gguf, "ffn_", 4)))
+        if (strcmp(p, e->hf) != 0 || (e->kind == K_MTP) != mtp || (is_moe(a) && !strncmp(e->gguf, "ffn_", 4)) ||
+            (e->rows != R_ALL && (e->rows == R_NEXT) != is_next(a)))
             continue;
         if (bid < 0 || bid >= c->n_layers)
             return sn_err_set(err, SN_EFORMAT, "tensor '%s' is in layer %lld but config.json has %lld layers "
@@ -351,7 +409,7 @@ static int map_tensor(const sn_arch *a, const sn_hf_config *c, const char *hf_in
                               layer_types(c) ? "layer_types" : "full_attention_interval",
                               e->kind == K_FULL ? "full-attention" : "linear-attention");
         snprintf(out->gguf_name, sizeof out->gguf_name, "blk.%lld.%s", (long long)bid, e->gguf);
-        layer_shape(e, &d, out);
+        layer_shape(e, &d, is_next(a), out);
         return SN_ARCH_MAP_OK;
     }
 unmapped:
@@ -385,12 +443,19 @@ static const char *const k_moe_layer_required[] = {
 
 const sn_arch sn_arch_qwen35moe = {
     .gguf_arch = "qwen35moe", .classes = k_moe_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,
-    .keep_f32 = k_moe_keep_f32, .prepare_config = prepare_config, .check_config = check_config,
-    .write_kv = write_kv, .map_tensor = map_tensor, .required = k_required,
+    .keep_f32 = k_moe_keep_f32, .prepare_from_tensors = prepare_from_tensors, .prepare_config = prepare_config,
+    .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor, .required = k_required,
     .required_per_layer = k_moe_layer_required};
 
 const sn_arch sn_arch_qwen35 = {
     .gguf_arch = "qwen35", .classes = k_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,
-    .keep_f32 = k_keep_f32, .prepare_config = prepare_config, .check_config = check_config,
-    .write_kv = write_kv, .map_tensor = map_tensor, .required = k_required,
+    .keep_f32 = k_keep_f32, .prepare_from_tensors = prepare_from_tensors, .prepare_config = prepare_config,
+    .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor, .required = k_required,
     .required_per_layer = k_layer_required};
+
+static const sn_arch_class k_next_classes[] = {{"Qwen3NextForCausalLM", NULL}, {NULL, NULL}};
+const sn_arch sn_arch_qwen3next = {
+    .gguf_arch = "qwen3next", .classes = k_next_classes, .vocab = SN_ARCH_VOCAB_TEXT, .vocab_files = k_vocab_files,
+    .keep_f32 = k_moe_keep_f32, .prepare_from_tensors = prepare_from_tensors, .prepare_config = prepare_config,
+    .check_config = check_config, .write_kv = write_kv, .map_tensor = map_tensor, .required = k_required,
+    .required_per_layer = k_moe_layer_required};

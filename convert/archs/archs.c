@@ -18,10 +18,11 @@
 #include <stdlib.h>
 
 extern const sn_arch sn_arch_qwen2, sn_arch_qwen3, sn_arch_qwen3moe, sn_arch_mamba2, sn_arch_rwkv7, sn_arch_gemma3,
-    sn_arch_qwen35, sn_arch_qwen35moe, sn_arch_phi3, sn_arch_smollm3, sn_arch_granitehybrid, sn_arch_gptoss, sn_arch_lfm2;
+    sn_arch_qwen35, sn_arch_qwen35moe, sn_arch_qwen3next, sn_arch_phi3, sn_arch_smollm3, sn_arch_granitehybrid,
+    sn_arch_gptoss, sn_arch_lfm2;
 static const sn_arch *const k_archs[] = {&sn_arch_llama, &sn_arch_qwen2, &sn_arch_qwen3, &sn_arch_qwen3moe,
                                           &sn_arch_mamba2, &sn_arch_rwkv7, &sn_arch_gemma3, &sn_arch_qwen35,
-                                          &sn_arch_qwen35moe, &sn_arch_phi3, &sn_arch_smollm3,
+                                          &sn_arch_qwen35moe, &sn_arch_qwen3next, &sn_arch_phi3, &sn_arch_smollm3,
                                           &sn_arch_granitehybrid, &sn_arch_gptoss, &sn_arch_lfm2};
 #define N_ARCHS (sizeof(k_archs) / sizeof(k_archs[0]))
 

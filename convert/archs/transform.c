@@ -11,9 +11,22 @@ int sn_tsrc_is_plain(const sn_tsrc *s) {
            !s->vr.n_k && !s->mx_scales;
 }
 
+/* The source row of output row r under a row slice: the run of `take` rows from `off` in each group,
+ * or with pieces, piece i of every group after all of the earlier pieces. */
+static uint64_t slice_src(const sn_tsrc *s, uint64_t r) {
+    uint64_t off = s->slice_off, take = s->slice_take, groups = s->n_rows / s->slice_take;
+    for (int i = 0; i < 4 && s->slice_piece[i]; i++) {
+        take = s->slice_piece[i];
+        if (r < groups * take) break;
+        r -= groups * take;
+        off += take;
+    }
+    return r / take * s->slice_group + off + r % take;
+}
+
 const sn_st_tensor *sn_tsrc_src_row(const sn_tsrc *s, uint64_t r, uint64_t *src_row) {
     if (s->n_parts <= 1) {
-        if (s->slice_group) *src_row = r / s->slice_take * s->slice_group + s->slice_off + r % s->slice_take;
+        if (s->slice_group) *src_row = slice_src(s, r);
         else if (s->vr.n_k && !s->vr.cols) *src_row = sn_arch_vreorder_src(&s->vr, r);
         else *src_row = s->permute_heads ? sn_arch_permute_src(r, s->n_rows, s->permute_heads) : r;
         return s->n_parts ? s->part[0] : NULL;

@@ -15,6 +15,7 @@ typedef struct sn_tsrc {
     const sn_st_tensor **part;                   /* n_parts sources (malloc'd), part[0] only unless fused */
     uint32_t n_parts;                            /* 1 unless fused; 0 for generated data */
     uint64_t slice_group, slice_off, slice_take; /* row slice of one source (arch.h), 0 = none */
+    uint64_t slice_piece[4];                     /* the slice gathered piece by piece (arch.h), 0 = none */
     const float *gen;                            /* generated F32 data (no sources) */
     uint64_t row_len, n_rows;                    /* of the output tensor */
     uint64_t permute_heads;                      /* llama rope row interleave */

@@ -8,22 +8,23 @@
 # tokenizer.json (the Qwen3.5 one, pre-tokenizer qwen35, is not available here).
 #  The mixture-of-experts twins (Qwen3_5Moe*, "qwen35moe": 4 experts stored fused, top 2, and a
 #  sigmoid-gated shared expert) in both layouts. Qwen3-Next (Qwen3NextForCausalLM, "qwen3next": fused
-#  in_proj_qkvz / in_proj_ba, value heads grouped by key head, experts stored one by one): sunny-convert
-#  does not convert it; llama.cpp's converter makes its files (with the vocabulary, through the HF
-#  tokenizers port) and they run in parity (3).
+#  in_proj_qkvz / in_proj_ba, value heads grouped by key head, experts stored one by one, no
+#  mtp_num_hidden_layers: the MTP layer is counted from the tensors).
 #  1. Converter: llama.cpp's own convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, without its
 #     vocabulary step, which needs transformers) writes f32/f16/bf16/q8_0 of the causal and MoE models,
 #     f32/q8_0 of the vision-language one and f32 of the MoE vision-language one; every key but
 #     tokenizer.* and every tensor (order, type, shape, bytes) of sunny-convert's file must be the same
 #     (tests/tools/gguf_same.py). q4_0 and Q4_K_M (dense and MoE) must equal llama-quantize run on our
-#     f32 file, byte for byte.
+#     f32 file, byte for byte. Qwen3-Next: llama.cpp's converter with its vocabulary step (the HF
+#     tokenizers port) writes f32/f16/bf16/q8_0, and sunny-convert's files must be the same bytes
+#     (cmp), as its one-step q4_0 / Q4_K_M must be llama-quantize's of llama.cpp's f32.
 #  2. Bad configs: exit 1, a message naming config.json / the tensor, nothing written.
 #  3. Runtime: sunny-run vs node-llama-cpp (llama.cpp) on the causal and the MoE model in
 #     f32/f16/bf16/q8_0 and the llama-quantize'd q4_0 / Q4_K_M, 3 prompts x 32 greedy tokens each, and
 #     a 300-token prompt (past the 64-token tile of the attention and llama.cpp's delta-net chunk) on
 #     f32 and q8_0 (causal) and q8_0 and q4_0 (MoE: 150 tokens per expert in one batch); the
 #     vision-language model (tied head, attention every 2nd layer) on f32 and q8_0; Qwen3-Next's
-#     llama.cpp-made f32 / q8_0 and llama-quantize's Q4_K_M of them, 3 prompts each, and the
+#     six types (sunny-convert's files, the same bytes as llama.cpp's), 3 prompts each, and the
 #     300-token prompt on q8_0. The last step's top logits (one prompt per type but Qwen3-Next's f32,
 #     and the long runs) must agree to 1e-5.
 #  4. State: A then B == A+B bitwise, save -> restore -> continue == uninterrupted (tests/tools/state_split,
@@ -64,9 +65,9 @@ for d in "$causal" "$vl" "$moe" "$moevl"; do
     [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
   done
 done
-# Qwen3-Next: llama.cpp's converter with its vocabulary step, so the file runs as it is
+# Qwen3-Next: llama.cpp's converter with its vocabulary step, so whole files compare
 : >"$W/next-jobs.tsv"
-for ot in f32 q8_0; do
+for ot in f32 f16 bf16 q8_0; do
   [[ -f $next-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$next" "$next-llamacpp-$ot.gguf" $ot >>"$W/next-jobs.tsv"
 done
 [[ -s $W/next-jobs.tsv ]] && { SN_LCPP_HF_TOK=qwen3 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/next-jobs.tsv" \
@@ -83,6 +84,22 @@ for d in "$causal" "$vl" "$moe" "$moevl"; do
       ok "$n/$ot: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
     else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
   done
+done
+for ot in f32 f16 bf16 q8_0; do
+  ours=$(conv "$next" $ot) || { bad "next/$ot: sunny-convert failed"; continue; }
+  if [[ ! -f $next-llamacpp-$ot.gguf ]]; then bad "next/$ot: llama.cpp's converter failed"
+  elif cmp -s "$ours" "$next-llamacpp-$ot.gguf"; then ok "next/$ot: file equals llama.cpp's converter's byte for byte"
+  else bad "next/$ot differs from llama.cpp's converter:"
+    $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$next-llamacpp-$ot.gguf" "$ours" | head; fi
+done
+for q in "q4_0 2" "q4_k_m 15"; do
+  set -- $q
+  ours=$(conv "$next" $1) || { bad "next/$1: sunny-convert failed"; continue; }
+  if [[ -f $next-llamacpp-f32.gguf ]] && "$SN_BUILD/tests/llama_quantize_oracle" "$next-llamacpp-f32.gguf" \
+       "$next-llamaquant-$1.gguf" $2 >/dev/null 2>&1; then
+    cmp -s "$ours" "$next-llamaquant-$1.gguf" && ok "next/$1: file equals llama-quantize's of llama.cpp's f32 byte for byte" ||
+      { bad "next/$1 differs from llama-quantize:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$next-llamaquant-$1.gguf" "$ours" | head; }
+  else bad "next: llama_model_quantize $1 failed"; fi
 done
 for d in "$causal" "$moe"; do
   n=$(basename "$d")
@@ -146,8 +163,12 @@ expect_fail "value heads against the tensors" "$(variant vheads2 "$causal" 't["l
   "tensor 'model.layers.0.linear_attn.[A-Za-z_.]+' has shape \[[0-9, ]+\] but config.json implies"
 expect_fail "attention heads against the tensors" "$(variant heads "$causal" 't["num_attention_heads"] = 4; t["num_key_value_heads"] = 2')" \
   "tensor 'model.layers.3.self_attn.[a-z_.]+' has shape \[[0-9, ]+\] but config.json implies"
-expect_fail "no MTP layer count" "$(variant mtp "$causal" 'del t["mtp_num_hidden_layers"]')" \
-  "tensor 'mtp.[a-z_.0-9]+' is in layer 4 but config.json has 4 layers"
+expect_fail "MTP layer count against the tensors" "$(variant mtp "$causal" 't["mtp_num_hidden_layers"] = 2')" \
+  "no tensor maps to blk.5.attn_norm.weight \(layer 5 of 6 is incomplete\)"
+expect_fail "next: key heads against the tensors" "$(variant next-hk "$next" 't["linear_num_key_heads"] = 1')" \
+  "tensor 'model.layers.0.linear_attn.[A-Za-z_.0-9]+' has shape \[[0-9, ]+\] but config.json implies"
+expect_fail "next: value heads against the tensors" "$(variant next-hv "$next" 't["linear_num_value_heads"] = 8')" \
+  "tensor 'model.layers.0.linear_attn.[A-Za-z_.0-9]+' has shape \[[0-9, ]+\] but config.json implies"
 
 # ---- 3. runtime parity
 jobs=$W/jobs.jsonl cases=$W/cases.tsv
@@ -176,22 +197,20 @@ for ot in f32 q8_0; do
 done
 add_case "moe/q8_0-long" "$moe-q8_0.gguf" "$PL" 16 1 1
 add_case "moe/q4_0-long" "$moe-llamaquant-q4_0.gguf" "$PL" 16 1 1
-# Qwen3-Next, llama.cpp's files
-[[ -f $next-llamacpp-f32.gguf ]] && "$SN_BUILD/tests/llama_quantize_oracle" "$next-llamacpp-f32.gguf" \
-  "$next-llamaquant-q4_k_m.gguf" 15 >/dev/null 2>&1 || bad "next: llama_model_quantize q4_k_m failed"
-for g in "$next-llamacpp-f32.gguf" "$next-llamacpp-q8_0.gguf" "$next-llamaquant-q4_k_m.gguf"; do
-  [[ -f $g ]] || { bad "$(basename "$g"): missing"; continue; }
-  ot=${g##*-}
+# Qwen3-Next, sunny-convert's files (the same bytes as llama.cpp's, section 1)
+for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
+  g=$next-$ot.gguf
+  [[ -f $g ]] || { bad "next/$ot: no GGUF"; continue; }
   # f32: tokens only (its MoE layers' logits come within 1e-6..1e-4 of llama.cpp's, docs/TESTING.md)
-  for p in "$P1" "$P2" "$P3"; do add_case "next/${ot%.gguf}" "$g" "$p" 32 $([[ $p == "$P1" && $ot != f32* ]] && echo 1 || echo 0); done
+  for p in "$P1" "$P2" "$P3"; do add_case "next/$ot" "$g" "$p" 32 $([[ $p == "$P1" && $ot != f32 ]] && echo 1 || echo 0); done
 done
-[[ -f $next-llamacpp-q8_0.gguf ]] && add_case "next/q8_0-long" "$next-llamacpp-q8_0.gguf" "$PL" 16 1 1
+[[ -f $next-q8_0.gguf ]] && add_case "next/q8_0-long" "$next-q8_0.gguf" "$PL" 16 1 1
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
 if $PY "$SN_SRC/tests/tools/parity_cases.py" "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run"
 then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Qwen3.5 / Qwen3.5-MoE / Qwen3-Next cases"; else bad "runtime parity"; fi
 
 # ---- 4. split runs and state save/restore
-for g in "$causal-q8_0.gguf" "$vl-f32.gguf" "$moe-bf16.gguf" "$next-llamacpp-q8_0.gguf"; do
+for g in "$causal-q8_0.gguf" "$vl-f32.gguf" "$moe-bf16.gguf" "$next-q8_0.gguf"; do
   if out=$("$SN_BUILD/tests/state_split" "$g" 2>&1); then ok "$(basename "$g"): $out"
   else bad "$(basename "$g") split/state: $out"; fi
 done

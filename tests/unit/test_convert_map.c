@@ -159,6 +159,26 @@ static void test_moe_names(void) {
             }
     }
     CU_ASSERT_EQUAL(sn_tsrc_is_plain(&s), 0);
+
+    /* pieces: Qwen3-Next's in_proj_qkvz, per key head h rows [q (dk), k (dk), v (rv), z (rv)], written as
+     * attn_qkv = q of every head, k of every head, v of every head (the reference's view + split + cat) */
+    enum { HK = 3, DK = 2, RV = 5, G = 2 * DK + 2 * RV };
+    s.n_rows = HK * (2 * DK + RV);
+    s.slice_group = G;
+    s.slice_off = 0;
+    s.slice_take = 2 * DK + RV;
+    s.slice_piece[0] = s.slice_piece[1] = DK;
+    s.slice_piece[2] = RV;
+    uint64_t bad = 0;
+    for (uint64_t o = 0; o < s.n_rows; o++) {
+        uint64_t want = o < HK * DK ? o / DK * G + o % DK
+                        : o < 2 * HK * DK ? (o - HK * DK) / DK * G + DK + (o - HK * DK) % DK
+                                          : (o - 2 * HK * DK) / RV * G + 2 * DK + (o - 2 * HK * DK) % RV;
+        uint64_t sr = 999;
+        sn_tsrc_src_row(&s, o, &sr);
+        bad += sr != want;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
 }
 
 /* torch: w.reshape(nh, 2, rows/nh/2, cols).swapaxes(1, 2).reshape(rows, cols), done literally */
