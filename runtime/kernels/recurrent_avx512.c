@@ -57,6 +57,14 @@ SN_AI void rows_store(__m512 st[][8], float *S, int64_t i0, const int NR, const 
         for (int q = 0; q < NV; q++) _mm512_storeu_ps(S + (i0 + n) * 16 * NV + 16 * q, st[n][q]);
 }
 
+/* zero the 4 accumulators of each of NR rows */
+SN_AI void acc_zero(__m512 acc[][4], const int NR) {
+#pragma GCC unroll 4
+    for (int n = 0; n < NR; n++)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) acc[n][c] = _mm512_setzero_ps();
+}
+
 /* ---- wkv7 ---- */
 
 /* Value rows i0 .. i0+NR-1 of a head of NV whole vectors (N = 16 NV), tokens [0, T): the rows'
@@ -68,10 +76,7 @@ SN_AI void wkv7_block(const int NV, const int NR, int64_t T, int64_t ld, const f
     rows_load(st, S, i0, NR, NV);
     for (int64_t t = 0; t < T; t++, r += ld, w += ld, k += ld, v += ld, a += ld, b += ld, y += ld) {
         __m512 vsa[4], vi[4];
-#pragma GCC unroll 4
-        for (int n = 0; n < NR; n++)
-#pragma GCC unroll 4
-            for (int q = 0; q < 4; q++) acc[n][q] = _mm512_setzero_ps();
+        acc_zero(acc, NR);
 #pragma GCC unroll 8
         for (int q = 0; q < NV; q++) {
             const __m512 aq = LD(a + 16 * q);
@@ -260,10 +265,7 @@ SN_AI void gdn_block(const int NV, const int NR, int64_t T, const float *q, cons
     rows_load(st, M, j0, NR, NV);
     for (int64_t t = 0; t < T; t++, q += ldx, k += ldx, v += ldx, beta += ldg, g += ldg, y += ldy) {
         const __m512 dg = _mm512_set1_ps(expf(*g));
-#pragma GCC unroll 4
-        for (int n = 0; n < NR; n++)
-#pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) acc[n][c] = _mm512_setzero_ps();
+        acc_zero(acc, NR);
 #pragma GCC unroll 8
         for (int c = 0; c < NV; c++) {
             const __m512 kc = LD(k + 16 * c);
@@ -277,9 +279,8 @@ SN_AI void gdn_block(const int NV, const int NR, int64_t T, const float *q, cons
 #pragma GCC unroll 4
         for (int n = 0; n < NR; n++) {
             d[n] = _mm512_set1_ps((v[j0 + n] - reduce4(acc[n])) * *beta);
-#pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) acc[n][c] = _mm512_setzero_ps(); /* now the output sums */
         }
+        acc_zero(acc, NR); /* now the output sums */
 #pragma GCC unroll 8
         for (int c = 0; c < NV; c++) {
             const __m512 kc = LD(k + 16 * c), qc = LD(q + 16 * c);
