@@ -168,6 +168,8 @@ void sn_kernels_iq4_scalar(sn_kernels *k);
 void sn_kernels_iq4_avx2(sn_kernels *k);
 void sn_kernels_mxfp4_x86(sn_kernels *k, int avx512);
 void sn_kernels_quants_avx512(sn_kernels *k); /* quants_avx512.c */
+/* Q4_1 / Q5_0 / Q5_1 single-token matmuls, four far rows at once (quants_avx512.c; AVX-512 VNNI). */
+void sn_kernels_quants_mv_avx512(sn_kernels *k);
 /* Fast Q4_K / Q6_K dots and 4x4 batch tiles (kquants_avx2.c), bit-identical to
  * scalar.c's; the AVX2 table calls it after its defaults (the AVX-512 table inherits them). */
 void sn_kernels_kquants_avx2(sn_kernels *k);

@@ -724,6 +724,7 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     if (quarters && (f & SN_CPU_AVX512VNNI)) {
         k->type[SN_GGML_Q8_0].mv = mv_q8_0_quarters;
         sn_kernels_kquants_mv_avx512(k); /* Q6_K */
+        sn_kernels_quants_mv_avx512(k); /* Q4_1 / Q5_0 / Q5_1 */
     }
     if (f & SN_CPU_AVX512VNNI) sn_kernels_q8_0_mm_avx512(k); /* Q8_0 batches, 16 rows per vector */
     else k->type[SN_GGML_Q8_0].mm = base->type[SN_GGML_Q8_0].mm;
