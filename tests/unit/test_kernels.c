@@ -144,7 +144,8 @@ static void check_table(const sn_kernels *k) {
     }
     /* single-token matmuls (kernels.h mv): every row equals the scalar dot, through sn_matmul;
      * lengths with and without full 32-element steps and tails, one past the stack buffer (4096);
-     * 11 and 10 rows: two rows per quarter and 3 or 2 left over (kernels.h sn_k_mv_quarters), and
+     * 11 and 10 rows: two rows per quarter and 3 or 2 left over (kernels.h sn_k_mv_quarters; for
+ * Q4_1 / Q5_0 / Q5_1 the leftovers through the 4-row kernel too, quants_avx512.c), and
      * for F16 one block of eight short rows and 3 or 2 left over (x86_avx512.c rows8_f16_short);
      * K-quant lengths of 1, 3, 5 and 16 blocks; 37 and 36 rows: two blocks of 16 rows of 64..256
      * inputs and 5 or 4 left over (x86_avx512.c rows16_f32 / rows16_f16) */
