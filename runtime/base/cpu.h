@@ -38,7 +38,7 @@ typedef struct sn_tuning {
                          * (kernels.h sn_k_stream). Default: AMD cores */
     int mm_f16_convert; /* 1: AVX-512 F16 batches convert the activations to f16 per tile; 0: the
                          * widening driver (mm_avx512.c). Default: AMD cores */
-    int repack_q4_0;    /* 1: Q4_0 matrices repacked into 8-row groups at load (default) */
+    int repack_q4_0;    /* 1: Q4_0 and MXFP4 matrices repacked into 8-row groups at load (default) */
     int repack_q4_K;    /* 1: Q4_K ones too, where the kernels read that layout (default) */
     int huge_pages;     /* 1: matrices copied into 2 MB huge pages at load (default; see
                          * sn_model_params.mmap_weights) */

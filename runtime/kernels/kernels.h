@@ -58,6 +58,10 @@ typedef struct sn_kernels {
      * dot/dot_mm. NULL = the table cannot read that layout (the model keeps the mapped rows). */
     void (*mm_q4_0x8)(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                       float *y, int64_t ldy);
+    /* MXFP4 matrices in the same 8-row groups (136-byte blocks, q4_0_x8.h), the same contract:
+     * bit-identical to dot (= dot_mm) for any T. NULL = the model keeps the mapped rows. */
+    void (*mm_mxfp4x8)(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
+                       float *y, int64_t ldy);
     /* Q4_K matrices repacked at load into 8-row groups (layout in q4_K_x8.h), one token: y[i] =
      * dot(row i, x) for the n_groups * 8 rows starting at w, bit-identical to dot. NULL = the table
      * cannot read that layout (the model keeps the mapped rows). */

@@ -6,14 +6,18 @@
  * The SIMD kernels treat the 8 rows of a group as the 8 lanes of one vector: a weight byte chunk's
  * low/high nibbles (unsigned 0..15) are multiplied with one broadcast 4-byte activation word, and
  * the -8 offset of Q4_0 is applied once per block as -8 * sum(activation block), precomputed per
- * (token, block) in a small table. */
+ * (token, block) in a small table. MXFP4 shares the layout and the kernels (q4_0_x8.h): its nibbles go
+ * through a table to level + 12 (unsigned 0..24), the offset applied as -12 * sum(activation block),
+ * and its per-row factor is the E8M0 exponent's 2^(e-128), so each output is dot_mxfp4's. */
 #include "q4_0_x8.h"
 
 #include "cpu.h"
 #include "kernels.h"
+#include "quants.h"
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 uint64_t sn_q4_0x8_size(int64_t n_in, int64_t n_out) {
@@ -21,34 +25,54 @@ uint64_t sn_q4_0x8_size(int64_t n_in, int64_t n_out) {
     return (uint64_t)(n_out / SN_Q4_0X8_ROWS) * (uint64_t)(n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
 }
 
-void sn_q4_0x8_repack(const void *src, uint64_t src_row_bytes, int64_t n_in, int64_t g0, int64_t g1, void *dst) {
+uint64_t sn_mxfp4x8_size(int64_t n_in, int64_t n_out) {
+    return sn_q4_0x8_size(n_in, n_out) / SN_Q4_0X8_BLOCK_BYTES * SN_MXFP4X8_BLOCK_BYTES;
+}
+
+/* both types: a block of `bsize` bytes whose 16 nibble bytes start at qs and its factor (fp16 d,
+ * or the E8M0 byte) of `fsize` bytes at 0 */
+static void repack(const void *src, uint64_t src_row_bytes, int64_t n_in, int64_t g0, int64_t g1, void *dst,
+                   size_t bsize, size_t qs, size_t fsize) {
     const int64_t nb = n_in / SN_QK4_0;
-    const uint64_t gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
+    const size_t gblock = 128 + 8 * fsize;
+    const uint64_t gbytes = (uint64_t)nb * gblock;
     for (int64_t g = g0; g < g1; g++) {
         uint8_t *grp = (uint8_t *)dst + (uint64_t)g * gbytes;
         for (int r = 0; r < SN_Q4_0X8_ROWS; r++) {
-            const sn_block_q4_0 *row =
-                (const sn_block_q4_0 *)((const char *)src + (uint64_t)(g * SN_Q4_0X8_ROWS + r) * src_row_bytes);
+            const uint8_t *row = (const uint8_t *)src + (uint64_t)(g * SN_Q4_0X8_ROWS + r) * src_row_bytes;
             for (int64_t b = 0; b < nb; b++) {
-                uint8_t *blk = grp + b * SN_Q4_0X8_BLOCK_BYTES;
-                for (int c = 0; c < 4; c++) memcpy(blk + c * 32 + r * 4, row[b].qs + 4 * c, 4);
-                memcpy(blk + 128 + 2 * r, &row[b].d, 2);
+                uint8_t *blk = grp + b * gblock;
+                const uint8_t *sb = row + b * bsize;
+                for (int c = 0; c < 4; c++) memcpy(blk + c * 32 + r * 4, sb + qs + 4 * c, 4);
+                memcpy(blk + 128 + fsize * r, sb, fsize);
             }
         }
     }
 }
 
-/* Table of -8 * sum(qs) of activation blocks [b0, b1) for tokens [t0, t1): corr[(t - t0) * (b1 - b0) + b - b0]. */
+void sn_q4_0x8_repack(const void *src, uint64_t src_row_bytes, int64_t n_in, int64_t g0, int64_t g1, void *dst) {
+    repack(src, src_row_bytes, n_in, g0, g1, dst, sizeof(sn_block_q4_0), offsetof(sn_block_q4_0, qs), 2);
+}
+
+void sn_mxfp4x8_repack(const void *src, uint64_t src_row_bytes, int64_t n_in, int64_t g0, int64_t g1, void *dst) {
+    repack(src, src_row_bytes, n_in, g0, g1, dst, sizeof(sn_block_mxfp4), offsetof(sn_block_mxfp4, qs), 1);
+}
+
+/* MXFP4's levels + 12: unsigned bytes for the u8 x s8 products */
+static const uint8_t mx_levels12[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
+
+/* Table of -off * sum(qs) (off: 8 for Q4_0, 12 for MXFP4) of activation blocks [b0, b1) for tokens [t0, t1): corr[(t - t0) * (b1 - b0) + b - b0]. */
 enum { CORR_CAP = 8192 };
 
-static void fill_corr(const void *x, uint64_t x_row, int64_t t0, int64_t t1, int64_t b0, int64_t b1, int32_t *corr) {
+static void fill_corr(const void *x, uint64_t x_row, int64_t t0, int64_t t1, int64_t b0, int64_t b1, int32_t *corr,
+                      int32_t off) {
     const int64_t nbc = b1 - b0;
     for (int64_t t = t0; t < t1; t++) {
         const sn_block_q8_0 *a = (const sn_block_q8_0 *)((const char *)x + (uint64_t)t * x_row);
         for (int64_t b = b0; b < b1; b++) {
             int32_t s = 0;
             for (int j = 0; j < SN_QK8_0; j++) s += a[b].qs[j];
-            corr[(t - t0) * nbc + (b - b0)] = -8 * s;
+            corr[(t - t0) * nbc + (b - b0)] = -off * s;
         }
     }
 }
@@ -71,9 +95,9 @@ typedef void (*tile_fn)(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0
  * matrix apart, which keep more of the memory system busy on AMD cores, as for the INT4 blob
  * kernel and x86_avx512.c's F16 / Q8_0 rows (kernels.h sn_k_mv_quarters; docs/PERFORMANCE.md). */
 static void drive(tile_fn tile, tile_fn pair, tile_fn quad, int64_t n, const void *w, int64_t n_groups, const void *x,
-                  uint64_t x_row, int64_t T, float *y, int64_t ldy, int tmax, int far) {
+                  uint64_t x_row, int64_t T, float *y, int64_t ldy, int tmax, int far, int mx) {
     const int64_t nb = n / SN_QK4_0;
-    const uint64_t gbytes = (uint64_t)nb * SN_Q4_0X8_BLOCK_BYTES;
+    const uint64_t gbytes = (uint64_t)nb * (mx ? SN_MXFP4X8_BLOCK_BYTES : SN_Q4_0X8_BLOCK_BYTES);
     int32_t corr[CORR_CAP];
     const int64_t bch = nb < CORR_CAP ? nb : CORR_CAP;
     int64_t tch = CORR_CAP / bch;
@@ -82,7 +106,7 @@ static void drive(tile_fn tile, tile_fn pair, tile_fn quad, int64_t n, const voi
         const int64_t te = tc + tch < T ? tc + tch : T;
         for (int64_t bc = 0; bc < nb; bc += bch) {
             const int64_t be = bc + bch < nb ? bc + bch : nb;
-            fill_corr(x, x_row, tc, te, bc, be, corr);
+            fill_corr(x, x_row, tc, te, bc, be, corr, mx ? 12 : 8);
             /* one token, far: quads (g, g + quarter, g + 2 quarter, g + 3 quarter) for g < quarter, the
              * last n_groups % 4 one by one; or pairs (g, g + half), g < half */
             const int64_t quarter = far && quad && T == 1 && n_groups >= 8 ? n_groups / 4 : 0;
@@ -109,32 +133,55 @@ static void drive(tile_fn tile, tile_fn pair, tile_fn quad, int64_t n, const voi
     }
 }
 
-static void tile_scalar(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
-                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy,
-                        int64_t yhi) {
-    (void)gstride;
-    (void)yhi;
+static inline void tile_scalar_n(int TT, const uint8_t *grp, int64_t b0, int64_t b1, const sn_block_q8_0 *const *xa,
+                                 const int32_t *corr, int64_t cld, float *y, int64_t ldy, int mx) {
+    static const uint8_t ident[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const uint8_t *lv = mx ? mx_levels12 : ident;
+    const size_t bb = mx ? SN_MXFP4X8_BLOCK_BYTES : SN_Q4_0X8_BLOCK_BYTES;
     for (int t = 0; t < TT; t++)
         for (int r = 0; r < SN_Q4_0X8_ROWS; r++) {
             float s = b0 ? y[t * ldy + r] : 0.0f;
             for (int64_t b = b0; b < b1; b++) {
-                const uint8_t *q = grp + b * SN_Q4_0X8_BLOCK_BYTES + r * 4;
-                uint16_t dw;
-                memcpy(&dw, q - r * 4 + 128 + 2 * r, 2);
+                const uint8_t *q = grp + b * bb + r * 4;
+                float fw;
+                if (mx) {
+                    fw = sn_e8m0_half(q[128 - r * 4 + r]);
+                } else {
+                    uint16_t dw;
+                    memcpy(&dw, q - r * 4 + 128 + 2 * r, 2);
+                    fw = sn_k_h2f(dw);
+                }
                 const int8_t *a = xa[t][b].qs;
                 int32_t isum = corr[t * cld + b - b0];
                 for (int c = 0; c < 4; c++)
                     for (int i = 0; i < 4; i++)
-                        isum += (q[c * 32 + i] & 0x0F) * a[4 * c + i] + (q[c * 32 + i] >> 4) * a[16 + 4 * c + i];
-                s = fmaf((float)isum, sn_k_h2f(dw) * sn_k_h2f(xa[t][b].d), s);
+                        isum += lv[q[c * 32 + i] & 0x0F] * a[4 * c + i] + lv[q[c * 32 + i] >> 4] * a[16 + 4 * c + i];
+                s = fmaf((float)isum, fw * sn_k_h2f(xa[t][b].d), s);
             }
             y[t * ldy + r] = s;
         }
 }
 
+static void tile_scalar(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
+                        const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy,
+                        int64_t yhi) {
+    (void)gstride, (void)yhi;
+    tile_scalar_n(TT, grp, b0, b1, xa, corr, cld, y, ldy, 0);
+}
+static void tile_scalar_mx(int TT, const uint8_t *grp, uint64_t gstride, int64_t b0, int64_t b1,
+                           const sn_block_q8_0 *const *xa, const int32_t *corr, int64_t cld, float *y, int64_t ldy,
+                           int64_t yhi) {
+    (void)gstride, (void)yhi;
+    tile_scalar_n(TT, grp, b0, b1, xa, corr, cld, y, ldy, 1);
+}
+
 void sn_q4_0x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                          float *y, int64_t ldy) {
-    drive(tile_scalar, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
+    drive(tile_scalar, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0, 0);
+}
+void sn_mxfp4x8_mm_scalar(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
+                          float *y, int64_t ldy) {
+    drive(tile_scalar_mx, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0, 1);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -156,6 +203,7 @@ static inline int32_t ld32(const int8_t *p) {
 /* ---- AVX2: u8 x s8 pairs with VPMADDUBSW (exact: |8 pair sums| <= 8 * 3840 < 32768), then VPMADDWD ---- */
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#include "lut4_x86.h"
 
 /* One 144-byte block of a group: the 8 rows' low and high nibbles (4 x 32 bytes each, unsigned
  * 0..15) and their 8 scales as floats. Inlined into the AVX2 and the AVX-512 tiles. */
@@ -169,6 +217,19 @@ static inline __attribute__((always_inline)) __m256 unpack_block(const uint8_t *
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 128)));
 }
 
+/* The same for an MXFP4 block (136 bytes): nibbles through the levels + 12 table, the 8 exponents'
+ * 2^(e-128) as floats. */
+static inline __attribute__((always_inline)) __m256 unpack_block_mx(const uint8_t *blk, __m256i lo[4], __m256i hi[4]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)mx_levels12));
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + c * 32));
+        lo[c] = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, m4));
+        hi[c] = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+    }
+    return sn_lut4_e8m0_half8(blk + 128);
+}
+
 /* The 8 rows' integer sums of one block (unpacked into lo, hi) against a token's 32 activation
  * codes a, plus that token's correction corr for the block: AVX2 and VNNI spell it differently. */
 typedef __m256i (*x8_isum_fn)(const __m256i lo[4], const __m256i hi[4], const int8_t *a, int32_t corr);
@@ -180,14 +241,15 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
                                                          int64_t b1,
                                                          const sn_block_q8_0 *const *xa, const int32_t *corr,
                                                          int64_t cld, float *y, int64_t ldy, int64_t yhi,
-                                                         x8_isum_fn isum) {
+                                                         x8_isum_fn isum, const int mx) {
     (void)gstride;
     (void)yhi;
     __m256 acc[4];
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) acc[t] = b0 ? _mm256_loadu_ps(y + t * ldy) : _mm256_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
         __m256i lo[4], hi[4];
-        const __m256 dw = unpack_block(grp + b * SN_Q4_0X8_BLOCK_BYTES, lo, hi);
+        const __m256 dw = mx ? unpack_block_mx(grp + b * SN_MXFP4X8_BLOCK_BYTES, lo, hi)
+                             : unpack_block(grp + b * SN_Q4_0X8_BLOCK_BYTES, lo, hi);
         _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) {
             const __m256i s = isum(lo, hi, xa[t][b].qs, corr[t * cld + b - b0]);
             const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xa[t][b].d)));
@@ -196,6 +258,8 @@ static inline __attribute__((always_inline)) void tile_n(const int TT, const uin
     }
     _Pragma("GCC unroll 4") for (int t = 0; t < TT; t++) _mm256_storeu_ps(y + t * ldy, acc[t]);
 }
+#define tile_q4(...) tile_n(__VA_ARGS__, 0)
+#define tile_mx(...) tile_n(__VA_ARGS__, 1)
 
 /* A tile entry point for 1..4 tokens over BODY(TT, ...) (tile_n, or tile_pair_n for 16 rows) with
  * TT a compile-time constant. */
@@ -222,11 +286,30 @@ static inline __attribute__((always_inline)) __m256i isum_avx2(const __m256i lo[
     return _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(s0, s1), _mm256_set1_epi16(1)), _mm256_set1_epi32(corr));
 }
 
-TILE_BY_TOKENS(tile_avx2, tile_n, isum_avx2)
+/* MXFP4: levels + 12 reach 24, so only 4 pair sums fit an int16 (4 * 6096); two VPMADDWD */
+static inline __attribute__((always_inline)) __m256i isum_avx2_mx(const __m256i lo[4], const __m256i hi[4],
+                                                                  const int8_t *a, int32_t corr) {
+    __m256i s0 = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(ld32(a)));
+    __m256i s1 = _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(ld32(a + 16)));
+    _Pragma("GCC unroll 4") for (int c = 1; c < 4; c++) {
+        s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(ld32(a + 4 * c))));
+        s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(ld32(a + 16 + 4 * c))));
+    }
+    const __m256i one = _mm256_set1_epi16(1);
+    return _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(s0, one), _mm256_madd_epi16(s1, one)),
+                            _mm256_set1_epi32(corr));
+}
+
+TILE_BY_TOKENS(tile_avx2, tile_q4, isum_avx2)
+TILE_BY_TOKENS(tile_avx2_mx, tile_mx, isum_avx2_mx)
 
 void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
                        float *y, int64_t ldy) {
-    drive(tile_avx2, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
+    drive(tile_avx2, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0, 0);
+}
+void sn_mxfp4x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T,
+                        float *y, int64_t ldy) {
+    drive(tile_avx2_mx, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0, 1);
 }
 #pragma GCC pop_options
 
@@ -251,7 +334,8 @@ void sn_q4_0x8_mm_avx2(int64_t n, const void *w, int64_t n_groups, const void *x
 ISUM_VNNI(isum_vnni, __m256i, _mm256_dpbusd_epi32, _mm256_set1_epi32, _mm256_add_epi32, _mm256_setzero_si256)
 ISUM_VNNI(isum_vnni512, __m512i, _mm512_dpbusd_epi32, _mm512_set1_epi32, _mm512_add_epi32, _mm512_setzero_si512)
 
-TILE_BY_TOKENS(tile_vnni, tile_n, isum_vnni)
+TILE_BY_TOKENS(tile_vnni, tile_q4, isum_vnni)
+TILE_BY_TOKENS(tile_vnni_mx, tile_mx, isum_vnni)
 
 /* the pair tile's 16 outputs of one token: 8 at y (the first group), 8 at y + yhi (the second) */
 static inline __m512 load_halves(const float *y, int64_t yhi) { /* 64-bit lanes: AVX512F only, no DQ */
@@ -329,11 +413,15 @@ static void tile_vnni_quad(int TT, const uint8_t *grp, uint64_t gstride, int64_t
 
 void sn_q4_0x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                              int64_t T, float *y, int64_t ldy) {
-    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, 0);
+    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, 0, 0);
+}
+void sn_mxfp4x8_mm_avx512vnni(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
+                              int64_t T, float *y, int64_t ldy) {
+    drive(tile_vnni_mx, NULL, NULL, n, w, n_groups, x, x_row, T, y, ldy, 4, 0, 1);
 }
 void sn_q4_0x8_mm_avx512vnni_far(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row,
                                  int64_t T, float *y, int64_t ldy) {
-    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, 1);
+    drive(tile_vnni, tile_vnni_pair, tile_vnni_quad, n, w, n_groups, x, x_row, T, y, ldy, 4, 1, 0);
 }
 #pragma GCC pop_options
 #endif

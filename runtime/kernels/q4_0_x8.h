@@ -47,4 +47,18 @@ void sn_q4_0x8_mm_avx512vnni_far(int64_t n, const void *w, int64_t n_groups, con
                              int64_t T, float *y, int64_t ldy);
 #endif
 
+/* MXFP4 in the same layout with 136-byte blocks: bytes 0..127 the chunks of the rows' 16 nibble
+ * bytes as above, bytes 128..135 the E8M0 exponents of rows 0..7. The kernels compute each output as
+ * dot_mxfp4 (iq4_scalar.c) does, so bit for bit the same; sizes and repack as the Q4_0 functions. */
+enum { SN_MXFP4X8_BLOCK_BYTES = 136 };
+uint64_t sn_mxfp4x8_size(int64_t n_in, int64_t n_out);
+void sn_mxfp4x8_repack(const void *src, uint64_t src_row_bytes, int64_t n_in, int64_t g0, int64_t g1, void *dst);
+/* the kernels' type (sn_q4_0x8_mm_fn without the pointer): scalar, AVX2, AVX-512 VL + VNNI */
+typedef void sn_x8_mm(int64_t n, const void *w, int64_t n_groups, const void *x, uint64_t x_row, int64_t T, float *y,
+                      int64_t ldy);
+sn_x8_mm sn_mxfp4x8_mm_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+sn_x8_mm sn_mxfp4x8_mm_avx2, sn_mxfp4x8_mm_avx512vnni;
+#endif
+
 #endif

@@ -306,6 +306,7 @@ void sn_kernels_fill_scalar(sn_kernels *k) {
     k->type[SN_GGML_Q8_0].dot = k->type[SN_GGML_Q8_0].dot_mm = dot_q8_0;
     k->type[SN_GGML_Q4_0].dot = k->type[SN_GGML_Q4_0].dot_mm = dot_q4_0;
     k->mm_q4_0x8 = sn_q4_0x8_mm_scalar; /* repacked Q4_0 (q4_0_x8.h) */
+    k->mm_mxfp4x8 = sn_mxfp4x8_mm_scalar; /* and MXFP4 */
     k->type[SN_GGML_Q4_K].dot = dot_q4_K;
     k->type[SN_GGML_Q4_K].dot_mm = dot_q4_K_mm;
     k->type[SN_GGML_Q6_K].dot = k->type[SN_GGML_Q6_K].dot_mm = dot_q6_K;

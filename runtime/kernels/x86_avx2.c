@@ -367,6 +367,7 @@ void sn_kernels_fill_avx2(sn_kernels *k) {
     k->type[SN_GGML_Q8_0].dot = dot_q8_0;
     k->type[SN_GGML_Q4_0].dot = dot_q4_0;
     k->mm_q4_0x8 = sn_q4_0x8_mm_avx2;
+    k->mm_mxfp4x8 = sn_mxfp4x8_mm_avx2;
     for (int t = 0; t < SN_GGML_TYPE_COUNT; t++) k->type[t].dot_mm = k->type[t].dot;
     k->type[SN_GGML_F32].dot_mm = dot_f32_mm;
     k->type[SN_GGML_F16].dot_mm = dot_f16_mm;

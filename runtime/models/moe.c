@@ -215,10 +215,10 @@ typedef struct {
 } phase_job;
 
 /* 1 when ggml multiplies this expert's c tokens in the batched order: its IQ panel gemm takes IQ4_XS
- * experts with 8+ tokens; a repacked Q4_0 stack's kernel has the single-token order at any batch. */
+ * experts with 8+ tokens; a repacked Q4_0 / MXFP4 stack's kernel has the single-token order at any batch. */
 static int batched(const sn_matrix *w, int64_t c) {
     if (w->type == SN_GGML_IQ4_XS) return c >= 8;
-    return c > 1 && w->layout == &sn_layout_q4_0x8 && w->n_out % 8 == 0;
+    return c > 1 && (w->layout == &sn_layout_q4_0x8 || w->layout == &sn_layout_mxfp4x8) && w->n_out % 8 == 0;
 }
 
 static void phase_worker(void *arg, int ith, int nth) {

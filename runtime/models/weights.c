@@ -89,18 +89,21 @@ static int64_t mem_available_half(void) {
     return kb > 0 ? (int64_t)(kb / 2) * 1024 : 0;
 }
 
-/* Repacks a Q4_0 or Q4_K matrix's full 8-row groups into an arena where the kernel object reads
+/* Repacks a Q4_0, MXFP4 or Q4_K matrix's full 8-row groups into an arena where the kernel object reads
  * that layout (the last n_out % 8 rows stay mapped; a stack of experts only when whole groups never
  * straddle two experts). Returns 0 when the matrix keeps the rows layout. */
 static sn_status repack(sn_model *m, sn_matrix *w, int *done, sn_err *err) {
     *done = 0;
     const int q4_0 = w->type == SN_GGML_Q4_0 && m->k->mm_q4_0x8 && m->params.tuning.repack_q4_0;
+    const int mx = w->type == SN_GGML_MXFP4 && m->k->mm_mxfp4x8 && m->params.tuning.repack_q4_0;
     const int q4_K = w->type == SN_GGML_Q4_K && m->k->mv_q4_Kx8 && m->params.tuning.repack_q4_K;
-    const uint64_t one = q4_0 ? sn_q4_0x8_size(w->n_in, w->n_out) : q4_K ? sn_q4_Kx8_size(w->n_in, w->n_out) : 0;
+    const uint64_t one = q4_0 ? sn_q4_0x8_size(w->n_in, w->n_out)
+                         : mx ? sn_mxfp4x8_size(w->n_in, w->n_out)
+                         : q4_K ? sn_q4_Kx8_size(w->n_in, w->n_out) : 0;
     if (m->blob || one == 0 || (w->n_expert > 1 && w->n_out % SN_Q4_0X8_ROWS)) return SN_OK;
     if (w->n_expert > 1 && one > UINT64_MAX / (uint64_t)w->n_expert) return SN_OK;
     *done = 1;
-    w->layout = q4_0 ? &sn_layout_q4_0x8 : &sn_layout_q4_Kx8;
+    w->layout = q4_0 ? &sn_layout_q4_0x8 : mx ? &sn_layout_mxfp4x8 : &sn_layout_q4_Kx8;
     w->expert_x8_bytes = one;
     for (int i = 0; i < m->n_repacked; i++)
         if (m->repacked_src[i] == w->data) { /* tied: the same mapped matrix was packed already */
@@ -122,6 +125,7 @@ static sn_status repack(sn_model *m, sn_matrix *w, int *done, sn_err *err) {
     for (int64_t g = 0; g < groups; g += step) {
         const int64_t ge = g + step < groups ? g + step : groups;
         if (q4_0) sn_q4_0x8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
+        else if (mx) sn_mxfp4x8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
         else sn_q4_Kx8_repack(src, w->row_bytes, w->n_in, g, ge, dst);
         drop_pages(src, src + (uint64_t)ge * gsrc);
     }
@@ -203,14 +207,15 @@ static void rows_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uin
     sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0, r1);
 }
 
-/* A repacked Q4_0 matrix (kernels/q4_0_x8.h), rows [r0, r1), r0 % 8 == 0, any T. */
+/* A repacked Q4_0 or MXFP4 matrix (kernels/q4_0_x8.h), rows [r0, r1), r0 % 8 == 0, any T. */
 static void q4_0x8_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
                        int64_t ldy, int64_t r0, int64_t r1) {
-    const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK4_0) * SN_Q4_0X8_BLOCK_BYTES;
+    const int mx = w->type == SN_GGML_MXFP4;
+    const uint64_t gbytes = (uint64_t)(w->n_in / SN_QK4_0) * (mx ? SN_MXFP4X8_BLOCK_BYTES : SN_Q4_0X8_BLOCK_BYTES);
     const int64_t n8 = w->n_out / SN_Q4_0X8_ROWS * SN_Q4_0X8_ROWS, e = r1 < n8 ? r1 : n8;
     if (r0 < e)
-        k->mm_q4_0x8(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_Q4_0X8_ROWS) * gbytes, (e - r0) / SN_Q4_0X8_ROWS,
-                     x, x_row, T, y + r0, ldy);
+        (mx ? k->mm_mxfp4x8 : k->mm_q4_0x8)(w->n_in, (const char *)w->x8 + (uint64_t)(r0 / SN_Q4_0X8_ROWS) * gbytes,
+                                            (e - r0) / SN_Q4_0X8_ROWS, x, x_row, T, y + r0, ldy);
     if (r1 > n8) /* the last n_out % 8 rows stay in the mapped layout */
         sn_matmul(k, w->type, w->data, w->row_bytes, w->n_in, x, x_row, T, y, ldy, r0 > n8 ? r0 : n8, r1);
 }
@@ -250,5 +255,6 @@ static void int4x8_mul(const sn_kernels *k, const sn_matrix *w, const void *x, u
 
 const sn_layout sn_layout_rows = {"rows", 1, rows_mul};
 const sn_layout sn_layout_q4_0x8 = {"q4_0x8", SN_Q4_0X8_ROWS, q4_0x8_mul};
+const sn_layout sn_layout_mxfp4x8 = {"mxfp4x8", SN_Q4_0X8_ROWS, q4_0x8_mul};
 const sn_layout sn_layout_q4_Kx8 = {"q4_Kx8", SN_Q4_KX8_ROWS, q4_Kx8_mul};
 const sn_layout sn_layout_int4x8 = {"int4x8", SN_INT4X8_ROWS, int4x8_mul};
