@@ -65,7 +65,7 @@ int sn_pretok_known_name(const char *name) {
 enum step_kind { ST_SPLIT, ST_BYTELEVEL, ST_DIGITS, ST_OTHER };
 typedef struct {
     enum step_kind kind;
-    const char *regex;     /* Split with a Regex pattern, Isolated, not inverted; else NULL */
+    const char *regex;     /* Split with a Regex pattern splitting into its matches; else NULL */
     const char *type;      /* the "type" field, for messages */
     int add_prefix_space;  /* ByteLevel */
     int use_regex;         /* ByteLevel */
@@ -102,8 +102,12 @@ static int flatten(const cJSON *node, step *steps, int n) {
         const cJSON *pat = cJSON_GetObjectItemCaseSensitive(node, "pattern");
         const cJSON *re = cJSON_GetObjectItemCaseSensitive(pat, "Regex");
         const cJSON *beh = cJSON_GetObjectItemCaseSensitive(node, "behavior");
-        if (cJSON_IsString(re) && cJSON_IsString(beh) && !strcmp(beh->valuestring, "Isolated") &&
-            !json_bool(node, "invert", 0)) {
+        /* Isolated matches, or (Xenova's gpt-4o / gpt-3.5 files) the gaps between matches removed
+         * with invert: the same pieces when the regex matches every character, as each regex
+         * recognised below does. */
+        const int invert = json_bool(node, "invert", 0);
+        if (cJSON_IsString(re) && cJSON_IsString(beh) &&
+            ((!strcmp(beh->valuestring, "Isolated") && !invert) || (!strcmp(beh->valuestring, "Removed") && invert))) {
             s->kind = ST_SPLIT;
             s->regex = re->valuestring;
         }

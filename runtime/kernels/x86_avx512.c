@@ -281,28 +281,6 @@ static float dot_bf16(int64_t n, const void *vw, const void *va) {
     return sn_k_dot_bf16_tail(sn_avx512_hsum16(c1), sn_avx512_hsum16(c2), w, a, i, n);
 }
 
-/* Decode over four far streams (kernels.h sn_k_mv_quarters): each row keeps dot_bf16's two chains
- * and tail, so y[r] == dot_bf16(row r, x) bit for bit (a BF16 head is most of a decode step's
- * bytes in gpt-oss-shaped files). */
-static void rows4_bf16(int64_t n, const void *const *w, const void *vx, const float *aux, float *y) {
-    (void)aux;
-    const uint16_t *a = vx;
-    __m512 c1[4], c2[4];
-    for (int r = 0; r < 4; r++) c1[r] = c2[r] = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64)
-        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {
-            c1[r] = dpbf16(c1[r], (const uint16_t *)w[r] + i, a + i);
-            c2[r] = dpbf16(c2[r], (const uint16_t *)w[r] + i + 32, a + i + 32);
-        }
-    for (int r = 0; r < 4; r++)
-        y[r] = sn_k_dot_bf16_tail(sn_avx512_hsum16(c1[r]), sn_avx512_hsum16(c2[r]), (const uint16_t *)w[r], a, i, n);
-}
-static int mv_bf16_quarters(int64_t n, const void *w, uint64_t w_row, int64_t R, const void *x, float *y) {
-    sn_k_mv_quarters(rows4_bf16, n, w, w_row, R, x, NULL, dot_bf16, y);
-    return 1;
-}
-
 static float dot_bf16_mm(int64_t n, const void *vw, const void *va) {
     if (n % 32) return dot_bf16(n, vw, va);
     const uint16_t *w = vw, *a = va;
@@ -743,7 +721,6 @@ void sn_kernels_fill_avx512(sn_kernels *k, const sn_kernels *base) {
     k->type[SN_GGML_F16].mv = k->tuning.page_kick ? (quarters ? mv_f16_quarters_kick : mv_f16_wide_kick)
                                                   : quarters ? mv_f16_quarters : mv_f16_wide;
     k->type[SN_GGML_F32].mv = mv_f32_short;
-    if (quarters) k->type[SN_GGML_BF16].mv = mv_bf16_quarters;
     if (quarters && (f & SN_CPU_AVX512VNNI)) {
         k->type[SN_GGML_Q8_0].mv = mv_q8_0_quarters;
         sn_kernels_kquants_mv_avx512(k); /* Q6_K */

@@ -352,16 +352,26 @@ static int64_t widest_input(const llama_hparams *hp) {
     return hp->n_ff > n_vd ? (hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd) : (n_vd > hp->n_embd ? n_vd : hp->n_embd);
 }
 
+sn_status sn_llama_load_hparams(const sn_model *m, llama_state *s, int experts_ok, sn_err *err) {
+    llama_hparams *hp = &s->hp;
+    sn_status st = sn_llama_read_hparams(m, hp, err);
+    if (st) return st;
+    if (hp->head_dim_k != hp->head_dim_v)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
+                          (long long)hp->head_dim_k, (long long)hp->head_dim_v);
+    if (hp->n_expert > 0 && !experts_ok)
+        return sn_err_set(err, SN_EUNSUPPORTED, "%s: %s with experts is not supported by sunny-run", m->path,
+                          m->hp.arch);
+    s->n_q = hp->n_head * hp->head_dim_k;
+    s->n_kv = hp->n_head_kv * hp->head_dim_k;
+    return SN_OK;
+}
+
 static sn_status llama_load(sn_model *m, sn_err *err) {
     llama_state *s = m->impl;
     llama_hparams *hp = &s->hp;
     sn_status st;
-    if ((st = sn_llama_read_hparams(m, hp, err))) return st;
-    s->n_q = hp->n_head * hp->head_dim_k;
-    s->n_kv = hp->n_head_kv * hp->head_dim_k;
-    if (hp->head_dim_k != hp->head_dim_v)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
-                          (long long)hp->head_dim_k, (long long)hp->head_dim_v);
+    if ((st = sn_llama_load_hparams(m, s, 1, err))) return st;
     const int64_t E = hp->n_embd, F = hp->n_expert > 0 ? 1 : hp->n_ff, n_vd = hp->n_head * hp->head_dim_v;
     const sn_ops_buf bufs[] = {{&s->x, E, 0},   {&s->xb, E, 0},  {&s->q, s->n_q, 0},
                                {&s->k, s->n_kv, 0}, {&s->v, hp->n_head_kv * hp->head_dim_v, 0},

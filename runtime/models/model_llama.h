@@ -117,6 +117,9 @@ sn_status sn_llama_kv_layout(const sn_model *m, llama_state *s, uint64_t *bytes,
 /* The llama-family keys (sn_llama_attn_sizes, then rms eps, rope base / scaling / YaRN, attention
  * scale, experts) as llama.cpp's loader reads and checks them, into hp. */
 sn_status sn_llama_read_hparams(const sn_model *m, llama_hparams *hp, sn_err *err);
+/* sn_llama_read_hparams into s->hp, refusing key / value head sizes that differ (and experts unless
+ * experts_ok), then the Q and K/V row widths s->n_q, s->n_kv: the start of a llama-like load. */
+sn_status sn_llama_load_hparams(const sn_model *m, llama_state *s, int experts_ok, sn_err *err);
 /* The RoPE constants (NEOX per SN_OPT_ROPE_NEOX, theta scale, YaRN dims) and the attention scale
  * from s->hp and m->opts, as ggml_rope_ext and llama.cpp's graph take them. */
 void sn_llama_rope_init(const sn_model *m, llama_state *s);

@@ -63,14 +63,7 @@ static sn_status phi3_load(sn_model *m, sn_err *err) {
     llama_state *s = &p->ls;
     llama_hparams *hp = &s->hp;
     sn_status st;
-    if ((st = sn_llama_read_hparams(m, hp, err))) return st;
-    if (hp->head_dim_k != hp->head_dim_v)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: key head size %lld != value head size %lld", m->path,
-                          (long long)hp->head_dim_k, (long long)hp->head_dim_v);
-    if (hp->n_expert > 0)
-        return sn_err_set(err, SN_EUNSUPPORTED, "%s: phi3 with experts is not supported by sunny-run", m->path);
-    s->n_q = hp->n_head * hp->head_dim_k;
-    s->n_kv = hp->n_head_kv * hp->head_dim_k;
+    if ((st = sn_llama_load_hparams(m, s, 0, err))) return st;
     p->fused = sn_model_find_tensor(m, "blk.0.attn_qkv.weight") != NULL;
     const int64_t E = hp->n_embd, F = hp->n_ff, n_qkv = s->n_q + 2 * s->n_kv;
     const int64_t wide = F > s->n_q ? (F > E ? F : E) : (s->n_q > E ? s->n_q : E);

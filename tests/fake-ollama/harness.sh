@@ -73,3 +73,58 @@ rt_gguf() {
 
 # jget JSON_FILE PYTHON_EXPR(j) -> prints the value
 jget() { $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# ---- the install + smoke gate of the family end-to-end tests (build_go fake-ollama / fake-lmstudio first)
+
+# start_fake_lmstudio HOME DIR -> sets LMS_URL, LMS_PID; the fake LM Studio serving HOME/.lmstudio/models
+start_fake_lmstudio() {
+  mkdir -p "$1/.lmstudio/models" "$2"
+  "$SN_TOOLS/fake-lmstudio" -models "$1/.lmstudio/models" -port-file "$2/port" \
+    -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$2/stderr" &
+  LMS_PID=$!; SN_PIDS+=("$LMS_PID")
+  LMS_URL=http://127.0.0.1:$(wait_port "$2/port") || exit 1
+}
+
+# smoke_ok LABEL RC OUT -> ok when the install exited 0 and its output OUT says "[smoke] OK: N/N tokens identical"
+smoke_ok() {
+  if [[ $2 == 0 ]] && grep -q '^\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$3"; then
+    ok "$1: $(grep -o '^\[smoke\] OK.*' "$3" | head -1)"
+  else bad "$1: rc=$2 $(grep -E 'smoke|error' "$3" | head -5)"; return 1; fi
+}
+
+# smoke_ollama LABEL GGUF NAME OUT [flags...] -> sunny-integrate ollama GGUF into $FAKE_URL with --smoke -n 32
+# (stdout and stderr in OUT), judged by smoke_ok
+smoke_ollama() {
+  local label=$1 gguf=$2 name=$3 out=$4; shift 4
+  "$SN_BIN/sunny-integrate" ollama "$gguf" --name "$name" --host "$FAKE_URL" --smoke -n 32 "$@" >"$out" 2>&1
+  smoke_ok "$label" $? "$out"
+}
+
+# smoke_lmstudio LABEL GGUF HOME OUT [flags...] -> sunny-integrate lmstudio GGUF into $LMS_URL, HOME as
+# given and no lms CLI on PATH, with --smoke -n 32 (output in OUT), judged by smoke_ok
+smoke_lmstudio() {
+  local label=$1 gguf=$2 home=$3 out=$4; shift 4
+  HOME=$home PATH=/usr/bin:/bin "$SN_BIN/sunny-integrate" lmstudio --gguf "$gguf" --smoke -n 32 --host "$LMS_URL" "$@" >"$out" 2>&1
+  smoke_ok "$label" $? "$out"
+}
+
+# smoke_diverges LABEL GGUF OUT [flags...] -> the fake Ollama at $FAKE_URL serves another model: the
+# install with --smoke must exit 1 and say "[smoke] DIVERGED"
+smoke_diverges() {
+  local label=$1 gguf=$2 out=$3 rc; shift 3
+  "$SN_BIN/sunny-integrate" ollama "$gguf" --name sn-diverges --host "$FAKE_URL" --smoke -n 32 "$@" >"$out" 2>&1; rc=$?
+  if [[ $rc == 1 ]] && grep -q '^\[smoke\] DIVERGED' "$out"; then ok "$label"
+  else bad "$label: rc=$rc $(grep -E 'smoke|error' "$out" | head -3)"; return 1; fi
+}
+
+# smoke_pair LABEL GGUF NAME DIR [ollama flags...] -> builds both fakes, then GGUF installed with the
+# smoke gate into a fake Ollama (DIR/f; left running: FAKE_URL) and a fake LM Studio (HOME DIR/home)
+smoke_pair() {
+  local label=$1 gguf=$2 name=$3 d=$4; shift 4
+  build_go "$SN_SRC/tests/fake-ollama" fake-ollama
+  build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
+  start_fake_ollama "$d/f"
+  smoke_ollama "$label: ollama" "$gguf" "$name" "$d/o.out" "$@"
+  start_fake_lmstudio "$d/home" "$d/l"
+  smoke_lmstudio "$label: lmstudio" "$gguf" "$d/home" "$d/l.out"
+}

@@ -64,6 +64,16 @@ llama_tree() {
   echo "$t"
 }
 
+# oracle_cases CASES.tsv OUT.jsonl -> llama.cpp's greedy answers (llama_oracle.mjs batch) to
+# tests/tools/parity_cases.py's "tag gguf prompt-ids [n [options]]" cases, in their order: -c and -t
+# in the options set the context and threads of both (llama.cpp 1 thread unless -t); a failure is said
+oracle_cases() {
+  awk -F'\t' '{ o = ""; k = split($5, a, " ")
+    for (i = 1; i < k; i++) { if (a[i] == "-c") o = o ",\"ctx\":" a[i + 1]; if (a[i] == "-t") o = o ",\"threads\":" a[i + 1] }
+    printf "{\"model\":\"%s\",\"prompt_ids\":%s,\"n\":%s%s}\n", $2, $3, ($4 == "" ? 32 : $4), o }' "$1" |
+    $ORACLE batch --threads 1 >"$2" 2>"$2.err" || { bad "llama.cpp oracle failed: $(tail -3 "$2.err")"; return 1; }
+}
+
 # leftovers PATH -> prints what a writer of PATH may leave behind: its temp files (PATH.XXXXXXXX.tmp,
 # PATH.part.XXXXXXXX.tmp, ...) and its lock file (.NAME.lock beside it); empty when none
 leftovers() { compgen -G "$1.*tmp"; compgen -G "$(dirname "$1")/.$(basename "$1").lock"; true; }

@@ -36,13 +36,11 @@ G=$W/gptoss-q8_0.gguf G2=$W/other-q8_0.gguf
 
 # ---- Ollama, no TEMPLATE: the GGUF's harmony Jinja, rendered by the server
 start_fake_ollama "$W/o1"
-out=$("$SI" ollama "$G" --name gptoss-jinja --host "$FAKE_URL" --template jinja --smoke -n 32 2>&1); rc=$?
-echo "$out" >"$W/o1.out"
-[[ $rc == 0 ]] && grep -q "^render  : the server's prompt (_debug_render_only) is byte-identical to the GGUF's Jinja" <<<"$out" \
-  && grep -q '^harmony : not used: .*shouldUseHarmony.*the server renders the GGUF.s own harmony Jinja' <<<"$out" \
-  && grep -q '^\[smoke\] OK: \([0-9]*\)/\1 tokens identical' <<<"$out" \
-  && ok "ollama, no TEMPLATE: $(grep -o '\[smoke\] OK: [0-9/]* tokens identical' <<<"$out") (raw generate against sunny-run); the server's rendering of the harmony Jinja equals sunny's byte for byte; harmony not used, said so" \
-  || bad "ollama --template jinja rc=$rc: $(grep -E 'render|harmony|smoke|error' <<<"$out" | head -5)"
+smoke_ollama "ollama, no TEMPLATE (raw generate against sunny-run)" "$G" gptoss-jinja "$W/o1.out" --template jinja
+grep -q "^render  : the server's prompt (_debug_render_only) is byte-identical to the GGUF's Jinja" "$W/o1.out" \
+  && grep -q '^harmony : not used: .*shouldUseHarmony.*the server renders the GGUF.s own harmony Jinja' "$W/o1.out" \
+  && ok "ollama, no TEMPLATE: the server's rendering of the harmony Jinja equals sunny's byte for byte; harmony not used, said so" \
+  || bad "ollama --template jinja: $(grep -E 'render|harmony|error' "$W/o1.out" | head -5)"
 
 # ---- Ollama, a harmony Go TEMPLATE: shouldUseHarmony -> the TEMPLATE renders
 cat >"$W/harmony.gotmpl" <<'EOF'
@@ -78,23 +76,15 @@ if [[ -s $W/srv.txt ]] && cmp -s "$W/srv.txt" "$W/go.txt"; then
 else bad "ollama harmony prompt: server '$(head -c 120 "$W/srv.txt")' vs Go '$(head -c 120 "$W/go.txt")' $(head -2 "$W/go.err")"; fi
 stop "$FAKE_PID"
 start_fake_ollama "$W/o3" -serve-gguf "$G2"
-out=$("$SI" ollama "$G" --name gptoss-div --host "$FAKE_URL" --template jinja --smoke -n 32 2>&1); rc=$?
-[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "ollama serving another gpt-oss: the smoke gate fails" \
-  || bad "divergent rc=$rc: $(grep smoke <<<"$out" | head -3)"
+smoke_diverges "ollama serving another gpt-oss: the smoke gate fails" "$G" "$W/div.out" --template jinja
 stop "$FAKE_PID"
 
 # ---- LM Studio: placed, smoke gate; doctor names the harmony template's own check (#842)
-mkdir -p "$W/l"
-"$SN_TOOLS/fake-lmstudio" -models "$W/home/.lmstudio/models" -port-file "$W/l/port" \
-  -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
-SN_PIDS+=("$!")
-LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
-out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --user-repo sunny/gptoss-GGUF --smoke -n 32 --host "$LMS_URL" 2>&1); rc=$?
-grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' <<<"$out" && ok "lmstudio: $(grep -o '\[smoke\] OK.*' <<<"$out" | head -1)" ||
-  bad "lmstudio smoke: rc=$rc $(tail -3 <<<"$out")"
+start_fake_lmstudio "$W/home" "$W/l"
+smoke_lmstudio lmstudio "$G" "$W/home" "$W/l.out" --user-repo sunny/gptoss-GGUF; rc=$?
 placed=$(find "$W/home/.lmstudio/models" -name '*.gguf' | head -1)
 [[ $rc == 0 && -n $placed ]] && cmp -s "$placed" "$G" && ok "lmstudio: placed as $(sed "s|$W/home/||" <<<"$placed")" ||
-  bad "lmstudio placement rc=$rc: $(tail -3 <<<"$out")"
+  bad "lmstudio placement: $(tail -3 "$W/l.out")"
 out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" doctor --lmstudio "$placed" 2>&1)
 grep -q 'note: a harmony (gpt-oss) template: it raises "Cannot pass both content and thinking in an assistant message with tool calls!".*lmstudio-bug-tracker #842' <<<"$out" \
   && ok "doctor --lmstudio: the harmony template's #842 check named" || bad "doctor --lmstudio: $(head -c 600 <<<"$out")"

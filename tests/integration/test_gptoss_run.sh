@@ -51,41 +51,8 @@ P3=$($PY -c 'import json; print(json.dumps([(i * 7919 + 13) % 199990 for i in ra
 for f in mx bf-Q8_0 bf-Q4_K_M; do
   for p in "$P1" "$P2" "$P3"; do printf '%s\t%s\t%s\n' "$f" "$W/$f.gguf" "$p" >>"$W/cases.tsv"; done
 done
-cut -f2,3 "$W/cases.tsv" | while IFS=$'\t' read -r g p; do echo "{\"model\":\"$g\",\"prompt_ids\":$p,\"n\":32}"; done >"$W/jobs.jsonl"
-$ORACLE batch --threads 1 <"$W/jobs.jsonl" >"$W/oracle.jsonl" 2>"$W/oracle.err" ||
-  { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
-if $PY - "$W/cases.tsv" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-assert len(oracle) == len(cases), (len(oracle), len(cases))
-fail, agree, hist = 0, {}, {}
-for (tag, gguf, p), o in zip(cases, oracle):
-    out = subprocess.run([sys.argv[3], gguf, "--prompt-ids", ",".join(map(str, json.loads(p))), "-n", "32",
-                          "--json", "--ignore-eos", "-t", "2"], capture_output=True, text=True)
-    if out.returncode:
-        print(f"FAIL - {tag}: sunny-run exit {out.returncode}: {out.stderr.strip()[:300]}")
-        fail += 1
-        continue
-    s = json.loads(out.stdout)
-    a, b = o["ids"], s["ids"]
-    h = hist.setdefault(tag, [0] * len(s["expert_histogram"]))
-    for e, c in enumerate(s["expert_histogram"]):
-        h[e] += c
-    if a != b:
-        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        print(f"FAIL - {tag} prompt of {len(json.loads(p))}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
-        fail += 1
-    agree.setdefault(tag, []).append(a == b and len(set(a)) >= 8)
-for tag, r in agree.items():
-    print(f"{'ok  ' if all(r) else 'FAIL'} - {tag}: {sum(r)}/{len(r)} prompts x 32 tokens equal llama.cpp's")
-    fail += not all(r)
-for tag, h in hist.items():
-    spread = min(h) > 0 and max(h) <= sum(h) / 2
-    print(f"{'ok  ' if spread else 'FAIL'} - {tag} expert histogram (choices over all layers and runs): {h}")
-    fail += not spread
-sys.exit(1 if fail else 0)
-PYEOF
+oracle_cases "$W/cases.tsv" "$W/oracle.jsonl" || finish
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$W/cases.tsv" "$W/oracle.jsonl" "$SN_BIN/sunny-run" --min-distinct 8 --experts
 then ok "sunny-run = llama.cpp on all $(wc -l <"$W/cases.tsv") gpt-oss cases"; else bad "runtime parity"; fi
 
 # the stable ABI (tests/tools/abi_smoke.c, sn_abi.h only) loads and runs the MXFP4 file: llama.cpp's

@@ -5,9 +5,10 @@
 # experts' fused input_linear and a shared expert; the embedding / attention / residual / logits
 # multipliers; the Llama-3 BPE tokenizer standing in for Granite's, Granite 4.0's chat template) and
 # its --dense variant (no experts: the shared_mlp is the dense FFN).
-#  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py) writes
-#     f32/f16/bf16/q8_0; every key but tokenizer.* and every tensor must equal ours (its vocabulary
-#     step needs transformers: SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py); the dense f32 too.
+#  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, its AutoTokenizer
+#     answered by the HF tokenizers port reading the folder's tokenizer: SN_LCPP_HF_TOK=folder) writes
+#     f32/f16/bf16/q8_0: the whole files must equal ours byte for byte, vocabulary (smaug-bpe) and
+#     template included; the dense fixture's too.
 #     q4_0 and Q4_K_M must equal llama-quantize run on our f32 file byte for byte.
 #  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
 #     q8_0, q4_0, q4_k_m of the MoE fixture and f32 of the dense one: tokens equal, and the
@@ -46,17 +47,18 @@ conv() { # conv DIR OUTTYPE -> GGUF
 for ot in f32 f16 bf16 q8_0; do
   [[ -f $gh-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$gh" "$gh-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
 done
-[[ -f $dn-llamacpp-f32.gguf ]] || printf '%s\t%s\t%s\n' "$dn" "$dn-llamacpp-f32.gguf" f32 >>"$W/lcpp-jobs.tsv"
-[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=1 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
+for ot in f32 f16 bf16 q8_0; do
+  [[ -f $dn-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$dn" "$dn-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
+done
+[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=folder $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
   >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
-for c in moe/f32 moe/f16 moe/bf16 moe/q8_0 dense/f32; do
+for c in {moe,dense}/{f32,f16,bf16,q8_0}; do
   d=$W/${c%/*} ot=${c#*/}
   ours=$(conv "$d" $ot) || { bad "$c: sunny-convert failed"; continue; }
   ref=$d-llamacpp-$ot.gguf
   [[ -f $ref ]] || { bad "$c: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
-  if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
-    ok "$c: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
-  else bad "$c: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+  cmp -s "$ref" "$ours" && ok "$c: the whole file equals llama.cpp's converter's byte for byte" ||
+    { bad "$c: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
 done
 if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$gh" f32)" "$gh-llamaquant-q4_0.gguf" 2 \
      "$(conv "$gh" f32)" "$gh-llamaquant-q4_k_m.gguf" 15 >"$W/quant.log" 2>&1; then
@@ -79,60 +81,14 @@ jobs=$W/jobs.jsonl cases=$W/cases.tsv
 PS=('[128000,9906,11,1268,527,499,30]' '[128000,791,4062,14198,39935,35308]' '[128000,16,11,220,17,11,220,18]')
 add() { # add TAG GGUF PROMPT
   echo "{\"model\":\"$2\",\"prompt_ids\":$3,\"n\":32,\"ctx\":512,\"decode_top_logits\":8}" >>"$jobs"
-  printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$cases"
+  printf '%s\t%s\t%s\t32\t-c 512\n' "$1" "$2" "$3" >>"$cases"
 }
 for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do for i in 0 1 2; do add "moe/$ot" "$(conv "$gh" $ot)" "${PS[$i]}"; done; done
 for i in 0 1 2; do add "dense/f32" "$(conv "$dn" f32)" "${PS[$i]}"; done
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
-if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-assert len(oracle) == len(cases), (len(oracle), len(cases))
-fail, worst = 0, 0.0
-for (tag, gguf, p), o in zip(cases, oracle):
-    out = subprocess.run([sys.argv[3], gguf, "--prompt-ids", ",".join(map(str, json.loads(p))), "-n", "32", "--json",
-                          "--ignore-eos", "-t", "2", "-c", "512"], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
-    s = json.loads(out.stdout)
-    a, b = o["ids"], s["ids"]
-    if a != b:
-        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        print(f"FAIL {tag} prompt {p}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
-        fail += 1
-        continue
-    top, ours = o["decode_top_logits"], dict(s["top_logits"])
-    d = max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
-    worst = max(worst, d)
-    if d > 2e-6:
-        print(f"FAIL {tag} prompt {p}: 32 tokens equal but the last-step logits differ by {d:.1e} (> 2e-6)")
-        fail += 1
-        continue
-    print(f"PASS {tag} prompt {p}: 32 tokens equal ({len(set(a))} distinct); last-step logit diff {d:.1e}")
-print(f"largest last-step logit difference (relative to the top logit): {worst:.1e}")
-sys.exit(1 if fail else 0)
-PYEOF
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" --raw --limit 2e-6
 then ok "sunny-run = llama.cpp: tokens and last-step logits (2e-6) on all $(wc -l <"$cases") granitehybrid cases"; else bad "runtime parity"; fi
 
 # ---- 3. install + smoke
-SI=$SN_BIN/sunny-integrate
-build_go "$SN_SRC/tests/fake-ollama" fake-ollama
-build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
-G=$(conv "$gh" q4_k_m)
-start_fake_ollama "$W/f"
-"$SI" ollama "$G" --name granite-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
-  ok "ollama granitehybrid (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
-else bad "ollama granitehybrid: rc=$rc $(tail -5 "$W/o.err")"; fi
-stop "$FAKE_PID"
-M=$W/home/.lmstudio/models
-mkdir -p "$M" "$W/l"
-"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
-SN_PIDS+=("$!")
-LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
-HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json >"$W/l.json" 2>"$W/l.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
-  ok "lmstudio granitehybrid: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
-else bad "lmstudio granitehybrid: rc=$rc $(tail -5 "$W/l.err")"; fi
+smoke_pair granitehybrid "$(conv "$gh" q4_k_m)" granite-e2e:latest "$W"
 finish

@@ -5,10 +5,9 @@
 # short convolutions with conv_L_cache 3, GQA with q/k layernorms, the adjusted SwiGLU width, the
 # Llama-3 BPE tokenizer standing in for LFM2's, LFM2.5-Instruct's chat template).
 #  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py, its AutoTokenizer
-#     answered by the HF tokenizers port: SN_LCPP_HF_TOK=llama3) writes f32/f16/bf16/q8_0: every key
-#     and tensor must equal ours, vocabulary and chat template included, except tokenizer.ggml.pre
-#     (the JS port merges without ignore_merges, so llama.cpp's fingerprint of it reads smaug-bpe
-#     where the Python tokenizers, and sunny, say llama-bpe: docs/TOKENIZER.md). q4_0 and Q4_K_M must
+#     answered by the HF tokenizers port reading the folder's tokenizer: SN_LCPP_HF_TOK=folder) writes
+#     f32/f16/bf16/q8_0: the whole files must equal ours byte for byte, vocabulary (llama-bpe) and
+#     chat template included. q4_0 and Q4_K_M must
 #     equal llama-quantize run on our f32 file byte for byte (shortconv.conv stays F32). A conv
 #     tensor in an attention layer, or no layer_types, is a named error with exit 1 and no file.
 #  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
@@ -16,9 +15,10 @@
 #     with the last step's logits, decode and batch (limit 1e-5 relative to the largest). The state
 #     through sn_abi (tests/tools/abi_state): A then B equals A+B bitwise, save/restore continues
 #     bitwise, a corrupt state is refused.
-#  3. Install: the q4_k_m into the fake Ollama (no Go template family matches LFM2's Jinja: no
-#     TEMPLATE, the server renders the GGUF's Jinja) and into the fake LM Studio, each with --smoke
-#     (llama.cpp inside the fakes).
+#  3. Install: the q4_k_m into the fake Ollama (--template auto: the chatml Go template, proven
+#     equal to LFM2.5-Instruct's Jinja on the probe conversations - test_template_claims checks that
+#     claim with jinja2 and Go's text/template - so Ollama < 0.30 chats too; <|im_end|> stops) and
+#     into the fake LM Studio, each with --smoke (llama.cpp inside the fakes).
 source "$(dirname "$0")/lib.sh"
 source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_oracle
@@ -46,15 +46,14 @@ conv() { # conv DIR OUTTYPE -> GGUF
 for ot in f32 f16 bf16 q8_0; do
   [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$W/lcpp-jobs.tsv"
 done
-[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=llama3 $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
+[[ -s $W/lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=folder $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$W/lcpp-jobs.tsv" \
   >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 for ot in f32 f16 bf16 q8_0; do
   ours=$(conv "$d" $ot) || { bad "$ot: sunny-convert failed"; continue; }
   ref=$d-llamacpp-$ot.gguf
   [[ -f $ref ]] || { bad "$ot: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
-  if out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer.ggml.pre 2>&1); then
-    ok "$ot: keys (vocabulary and template too) and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
-  else bad "$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+  cmp -s "$ref" "$ours" && ok "$ot: the whole file equals llama.cpp's converter's byte for byte" ||
+    { bad "$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
 done
 if "$SN_BUILD/tests/llama_quantize_oracle" "$(conv "$d" f32)" "$d-llamaquant-q4_0.gguf" 2 \
      "$(conv "$d" f32)" "$d-llamaquant-q4_k_m.gguf" 15 >"$W/quant.log" 2>&1; then
@@ -97,24 +96,15 @@ if out=$("$SN_BUILD/tests/abi_state" "$(conv "$d" q4_k_m)" 128000,9906,11,1268,5
 else bad "state through sn_abi: $out"; fi
 
 # ---- 3. install + smoke
-SI=$SN_BIN/sunny-integrate
-build_go "$SN_SRC/tests/fake-ollama" fake-ollama
-build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
-G=$(conv "$d" q4_k_m)
-start_fake_ollama "$W/f"
-"$SI" ollama "$G" --name lfm2-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
-  ok "ollama (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o.err")"
-else bad "ollama: rc=$rc $(tail -5 "$W/o.err")"; fi
-stop "$FAKE_PID"
-M=$W/home/.lmstudio/models
-mkdir -p "$M" "$W/l"
-"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
-SN_PIDS+=("$!")
-LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
-HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json >"$W/l.json" 2>"$W/l.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
-  ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
-else bad "lmstudio: rc=$rc $(tail -5 "$W/l.err")"; fi
+smoke_pair "lfm2 (chatml Go template)" "$(conv "$d" q4_k_m)" lfm2-e2e:latest "$W"
+curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"lfm2-e2e:latest"}' >"$W/show.json"
+$PY - "$W/show.json" "$SN_SRC/templates/data/chatml.gotmpl" <<'PYEOF' && ok "ollama: the chatml TEMPLATE installed, <|im_end|> stops" || bad "ollama template/stops: $(head -c 400 "$W/show.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+# the Modelfile's TEMPLATE (what Ollama < 0.30 renders; /api/show's "template" is the one a >= 0.30
+# server selects: the Jinja, which exposes tools)
+assert 'TEMPLATE """' + open(sys.argv[2]).read() + '"""' in s["modelfile"], s["modelfile"]
+assert 'stop "<|im_end|>"' in s["modelfile"] or '"<|im_end|>"' in s["parameters"], s["modelfile"]
+PYEOF
 
 finish

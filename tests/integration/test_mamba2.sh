@@ -112,46 +112,7 @@ done
 # and SSM heads are split, there is no attention), so its answers do not depend on the thread count,
 # and 2 threads only spin at ggml's barriers when the other ctest job holds the second core.
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
-if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-run = sys.argv[3]
-assert len(oracle) == len(cases), (len(oracle), len(cases))
-
-def sunny(gguf, ids, n):
-    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(n), "--json",
-                          "--ignore-eos", "-t", "2"], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
-
-def diff(top, ours):
-    if top[0][0] not in ours:
-        return float("inf")
-    return max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
-
-fail = 0
-for (tag, gguf, p, n), o in zip(cases, oracle):
-    prompt = json.loads(p)
-    s = sunny(gguf, prompt, int(n))
-    a, b = o["ids"], s["ids"]
-    if a != b:
-        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        print(f"FAIL {tag} prompt {p}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
-        fail += 1
-        continue
-    if "top_logits" not in o:
-        print(f"PASS {tag} prompt {p}: {n} tokens equal ({len(set(a))} distinct)")
-        continue
-    dec = diff(o["decode_top_logits"], dict(s["top_logprobs"]))
-    bat = diff(o["top_logits"], dict(sunny(gguf, prompt + a[:-1], 1)["top_logprobs"]))
-    ok = dec <= 1e-5 and bat <= 1e-5
-    fail += not ok
-    print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {p}: {n} tokens equal ({len(set(a))} distinct); "
-          f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e} (limit 1e-5)")
-sys.exit(1 if fail else 0)
-PYEOF
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run"
 then ok "sunny-run = llama.cpp: tokens and logits on all $(wc -l <"$cases") Mamba-2 cases"; else bad "runtime parity"; fi
 
 # ---- 3. split runs and state save/restore

@@ -14,8 +14,6 @@ SI=$SN_BIN/sunny-integrate
 W=$SN_WORK/mamba2-e2e
 scratch "$W"
 rm -rf "$W"; mkdir -p "$W/home/.lmstudio/models"
-build_go "$SN_SRC/tests/fake-ollama" fake-ollama
-build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
 F=$W # its own fixtures: test_mamba2 removes its dir when it passes
 mkdir -p "$F"
 ( flock 9; [[ -f $F/hf-g2/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_mamba2.py" --out "$F/hf-g2" --groups 2 >/dev/null ) 9>"$F/.lock"
@@ -34,32 +32,16 @@ for g in "$G1" "$G"; do
   else bad "sn_abi state $(basename "$g" .gguf): $out"; fi
 done
 
-start_fake_ollama "$W/f"
+printf '{{ .Prompt }}' >"$W/raw.gotmpl"
+smoke_pair mamba2 "$G" mamba2-e2e:latest "$W" --template "$W/raw.gotmpl"
 out=$("$SI" ollama "$G" --name mamba2-auto:latest --host "$FAKE_URL" 2>&1); rc=$?
 # A base model (no tokenizer.chat_template) installs with an explicit raw {{ .Prompt }} TEMPLATE, said so.
 [[ $rc == 0 ]] && grep -q 'template: {{ .Prompt }} (raw completion' <<<"$out" && ok "ollama --template auto: a base model gets the raw completion template, said so" ||
   bad "auto template on a base model: rc=$rc $out"
-printf '{{ .Prompt }}' >"$W/raw.gotmpl"
-out=$("$SI" ollama "$G" --name mamba2-e2e:latest --host "$FAKE_URL" --template "$W/raw.gotmpl" --smoke -n 32 --json 2>"$W/o.err"); rc=$?
-echo "$out" >"$W/o.json"
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
-  ok "ollama: $(grep -o '\[smoke\] OK.*' "$W/o.err")"
-else bad "ollama: rc=$rc $(tail -5 "$W/o.err")"; fi
 t=$(curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"mamba2-e2e:latest"}' | $PY -c 'import json,sys; print(json.load(sys.stdin).get("template",""))')
 [[ $t == '{{ .Prompt }}' ]] && ok "ollama: base model installed with the raw completion template" || bad "ollama template: '$t'"
 stop "$FAKE_PID"
 start_fake_ollama "$W/f2" -serve-gguf "$G1"
-out=$("$SI" ollama "$G" --name mamba2-div --host "$FAKE_URL" --template "$W/raw.gotmpl" --smoke -n 32 2>&1); rc=$?
-[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "ollama serving another Mamba-2: smoke fails" || bad "divergent rc=$rc: $out"
-stop "$FAKE_PID"
+smoke_diverges "ollama serving another Mamba-2: smoke fails" "$G" "$W/div.out" --template "$W/raw.gotmpl"
 
-M=$W/home/.lmstudio/models
-mkdir -p "$W/l"
-"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
-SN_PIDS+=("$!")
-LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
-out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$G" --smoke -n 32 --host "$LMS_URL" --json 2>"$W/l.err"); rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
-  ok "lmstudio: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
-else bad "lmstudio: rc=$rc $(tail -5 "$W/l.err")"; fi
 finish

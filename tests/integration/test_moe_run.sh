@@ -68,42 +68,7 @@ for path in sys.argv[2:]:
 PYEOF
 then ok "llama-quantize's K types are on the 3-D expert stacks"; else bad "K-quant expert stacks"; fi
 
-cut -f2,3 "$W/cases.tsv" | while IFS=$'\t' read -r g p; do echo "{\"model\":\"$g\",\"prompt_ids\":$p,\"n\":32}"; done >"$W/jobs.jsonl"
-$ORACLE batch --threads 1 <"$W/jobs.jsonl" >"$W/oracle.jsonl" 2>"$W/oracle.err" ||
-  { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
-if $PY - "$W/cases.tsv" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-assert len(oracle) == len(cases), (len(oracle), len(cases))
-fail, hist, agree = 0, {}, {}
-for (tag, gguf, p), o in zip(cases, oracle):
-    out = subprocess.run([sys.argv[3], gguf, "--prompt-ids", ",".join(map(str, json.loads(p))), "-n", "32",
-                          "--json", "--ignore-eos", "-t", "2"], capture_output=True, text=True)
-    if out.returncode:
-        print(f"FAIL - {tag} {p}: sunny-run exit {out.returncode}: {out.stderr.strip()[:300]}")
-        fail += 1
-        continue
-    s = json.loads(out.stdout)
-    a, b = o["ids"], s["ids"]
-    fam = tag.split("/")[0]
-    h = hist.setdefault(fam, [0] * len(s["expert_histogram"]))
-    for e, c in enumerate(s["expert_histogram"]):
-        h[e] += c
-    if a != b:
-        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        print(f"FAIL - {tag} prompt {p}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
-        fail += 1
-    agree.setdefault(tag, []).append(a == b and len(set(a)) >= 8)
-for tag, r in agree.items():
-    print(f"{'ok  ' if all(r) else 'FAIL'} - {tag}: {sum(r)}/{len(r)} prompts x 32 tokens equal llama.cpp's")
-    fail += not all(r)
-for fam, h in hist.items():
-    n = sum(h)
-    spread = min(h) > 0 and max(h) <= n / 2
-    print(f"{'ok  ' if spread else 'FAIL'} - {fam} expert histogram (choices over all layers and runs): {h}")
-    fail += not spread
-sys.exit(1 if fail else 0)
-PYEOF
+oracle_cases "$W/cases.tsv" "$W/oracle.jsonl" || finish
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$W/cases.tsv" "$W/oracle.jsonl" "$SN_BIN/sunny-run" --min-distinct 8 --experts
 then ok "sunny-run = llama.cpp on all $(wc -l <"$W/cases.tsv") mixture-of-experts cases"; else bad "runtime parity"; fi
 finish

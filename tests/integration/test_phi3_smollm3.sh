@@ -3,18 +3,19 @@
 #
 # Fixtures: tests/fixtures/gen_phi3.py (fused qkv_proj / gate_up_proj, LongRoPE long/short factors,
 # partial_rotary_factor 0.75, GQA, Phi-3's SentencePiece tokenizer.model and added tokens) and
-# gen_model.py --family smollm3 --preset tiny4 (4 layers: layer 3 has no rope; llama3 BPE).
+# gen_model.py --family smollm3 --preset tiny4 (4 layers: layer 3 has no rope; llama3 BPE); gen_phi3.py
+# --gpt2: Phi-4-mini's GPT-2 BPE vocabulary path (o200k tokenizer.json, GPT2Tokenizer, 200064 rows).
 #  1. Converter: llama.cpp's convert_hf_to_gguf.py (tests/tools/lcpp_convert.py) writes
-#     f32/f16/bf16/q8_0 of both: phi3's files must be equal byte for byte (vocabulary included);
-#     smollm3's every key but tokenizer.* and every tensor (its vocabulary step needs transformers:
-#     SN_LCPP_NO_VOCAB=1; tests/tools/gguf_same.py). q4_0 and Q4_K_M must equal llama-quantize run
+#     f32/f16/bf16/q8_0 of both: the whole files must be equal byte for byte, vocabulary included
+#     (smollm3's BPE vocabulary step asks AutoTokenizer, answered by the HF tokenizers port reading the
+#     folder's tokenizer: SN_LCPP_HF_TOK=folder), Phi-4-mini's too. q4_0 and Q4_K_M must equal llama-quantize run
 #     on our f32 file byte for byte. Phi-3's tokenizer keys must also equal llama.cpp's
 #     models/ggml-vocab-phi-3.gguf, which its converter made from the real Phi-3 files (the
 #     fixture's tokenizer is rebuilt from it).
 #  2. Runtime: sunny-run vs node-llama-cpp, 3 prompts x 32 greedy tokens on each of f32, f16, bf16,
 #     q8_0, q4_0, q4_k_m of both, at a 512 context (phi3: above the fixture's original 256, so the
 #     long rope factors) and phi3 f32 at 256 (the short ones); one prompt per family with the last
-#     step's logits (limit 1e-5 relative to the largest).
+#     step's logits (limit 1e-5 relative to the largest); Phi-4-mini's vocabulary on q8_0.
 #  3. Install: the phi3 q4_k_m into the fake Ollama (template auto -> phi-3, <|end|> among the stops),
 #     the smollm3 q4_k_m there with no Go template (the server renders its Jinja), and both into the
 #     fake LM Studio, each with --smoke (llama.cpp inside the fakes).
@@ -29,11 +30,13 @@ export SN_LIBLLAMA=$(ls "$SN_SRC"/tests/node_modules/@node-llama-cpp/linux-x64/b
 W=$SN_WORK/phi3-smollm3
 scratch "$W"
 mkdir -p "$W"
-phi=$W/phi3 sm=$W/smollm3
+phi=$W/phi3 sm=$W/smollm3 p4=$W/phi4mini
 [[ -f $phi/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_phi3.py" --lcpp "$LCPP" --out "$phi" >/dev/null ||
   { bad "gen_phi3.py failed"; finish; }
 [[ -f $sm/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_model.py" --family smollm3 --preset tiny4 --out "$sm" >/dev/null ||
   { bad "gen_model.py smollm3 failed"; finish; }
+[[ -f $p4/model.safetensors ]] || $PY "$SN_SRC/tests/fixtures/gen_phi3.py" --lcpp "$LCPP" --gpt2 --out "$p4" >/dev/null ||
+  { bad "gen_phi3.py --gpt2 failed"; finish; }
 conv() { # conv DIR OUTTYPE -> GGUF
   local g=$1-$2.gguf
   if [[ ! -f $g || $SN_BIN/sunny-convert -nt $g ]]; then
@@ -43,33 +46,27 @@ conv() { # conv DIR OUTTYPE -> GGUF
 }
 
 # ---- 1. converter
-# phi3: llama.cpp's whole conversion, vocabulary included (its sentencepiece import stood in by
-# tests/tools/spm_shim.py), so the files must be equal byte for byte; smollm3 without the
-# vocabulary step (AutoTokenizer), every other key and tensor compared
-for d in "$phi" "$sm"; do
+# llama.cpp's whole conversion, vocabulary included (phi3's sentencepiece import stood in by
+# tests/tools/spm_shim.py, smollm3's AutoTokenizer by the HF tokenizers port)
+for d in "$phi" "$sm" "$p4"; do
   : >"$d-lcpp-jobs.tsv"
   for ot in f32 f16 bf16 q8_0; do
     [[ -f $d-llamacpp-$ot.gguf ]] || printf '%s\t%s\t%s\n' "$d" "$d-llamacpp-$ot.gguf" $ot >>"$d-lcpp-jobs.tsv"
   done
-  nv=""; [[ $d == "$sm" ]] && nv=1
-  [[ -s $d-lcpp-jobs.tsv ]] && { SN_LCPP_NO_VOCAB=$nv $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$d-lcpp-jobs.tsv" \
+  [[ -s $d-lcpp-jobs.tsv ]] && { SN_LCPP_HF_TOK=folder $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" --jobs "$d-lcpp-jobs.tsv" \
     >>"$W/lcpp.log" 2>&1 || echo "info - llama.cpp's converter failed on some jobs (each is reported below)"; }
 done
 qjobs=()
-for d in "$phi" "$sm"; do
+for d in "$phi" "$sm" "$p4"; do
   n=$(basename "$d")
   for ot in f32 f16 bf16 q8_0; do
     ours=$(conv "$d" $ot) || { bad "$n/$ot: sunny-convert failed"; continue; }
     ref=$d-llamacpp-$ot.gguf
     [[ -f $ref ]] || { bad "$n/$ot: llama.cpp's converter failed: $(grep -F "FAILED $d -> $ref" "$W/lcpp.log" | cut -c1-300)"; continue; }
-    if [[ $d == "$phi" ]]; then
-      cmp -s "$ref" "$ours" && ok "$n/$ot: the whole file equals llama.cpp's converter's byte for byte" ||
-        { bad "$n/$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
-    elif out=$($PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" --skip-prefix tokenizer. 2>&1); then
-      ok "$n/$ot: keys and tensors equal llama.cpp's converter ($(tail -1 <<<"$out" | sed 's/.*: //'))"
-    else bad "$n/$ot: differs from llama.cpp's converter:"; echo "$out" | head -20; fi
+    cmp -s "$ref" "$ours" && ok "$n/$ot: the whole file equals llama.cpp's converter's byte for byte" ||
+      { bad "$n/$ot: differs from llama.cpp's converter:"; $PY "$SN_SRC/tests/tools/gguf_same.py" "$LCPP/gguf-py" "$ref" "$ours" | head -20; }
   done
-  qjobs+=("$(conv "$d" f32)" "$d-llamaquant-q4_0.gguf" 2 "$(conv "$d" f32)" "$d-llamaquant-q4_k_m.gguf" 15)
+  [[ $d == "$p4" ]] || qjobs+=("$(conv "$d" f32)" "$d-llamaquant-q4_0.gguf" 2 "$(conv "$d" f32)" "$d-llamaquant-q4_k_m.gguf" 15)
 done
 if "$SN_BUILD/tests/llama_quantize_oracle" "${qjobs[@]}" >"$W/quant.log" 2>&1; then
   for d in "$phi" "$sm"; do
@@ -108,7 +105,7 @@ PS=('[128000,9906,11,1268,527,499,30]' '[128000,791,4062,14198,39935,35308]' '[1
 add() { # add TAG GGUF PROMPT CTX [LOGITS]
   local lg=""; [[ -n ${5:-} ]] && lg=',"top_logits":8,"decode_top_logits":8'
   echo "{\"model\":\"$2\",\"prompt_ids\":$3,\"n\":32,\"ctx\":$4$lg}" >>"$jobs"
-  printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$cases"
+  printf '%s\t%s\t%s\t32\t-c %s\n' "$1" "$2" "$3" "$4" >>"$cases"
 }
 # grouped by model: the oracle keeps one model loaded and reloads it when the next job names another
 for i in 0 1 2; do add "phi3/f32-ctx256" "$(conv "$phi" f32)" "${PP[$i]}" 256; done
@@ -122,47 +119,10 @@ for ot in f32 f16 bf16 q8_0 q4_0 q4_k_m; do
     add "smollm3/$ot" "$(conv "$sm" $ot)" "${PS[$i]}" 512 $lg
   done
 done
+P4=('[200021,13225,11,1495,553,481,30,200020,200019]' '[976,4853,19705,68347,65613]' '[16,11,220,17,11,220,18,11]')
+for i in 0 1 2; do add "phi4mini/q8_0" "$(conv "$p4" q8_0)" "${P4[$i]}" 512; done
 $ORACLE batch --threads 1 <"$jobs" >"$W/oracle.jsonl" 2>"$W/oracle.err" || { bad "llama.cpp oracle failed: $(tail -3 "$W/oracle.err")"; finish; }
-if $PY - "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run" <<'PYEOF'
-import json, subprocess, sys
-cases = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-oracle = [json.loads(l) for l in open(sys.argv[2])]
-run = sys.argv[3]
-assert len(oracle) == len(cases), (len(oracle), len(cases))
-
-def sunny(gguf, ids, n, ctx):
-    out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(n), "--json",
-                          "--ignore-eos", "-t", "2", "-c", ctx], capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"sunny-run failed on {gguf}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
-
-def diff(top, ours):
-    if top[0][0] not in ours:
-        return float("inf")
-    return max(abs((l - top[0][1]) - (ours[t] - ours[top[0][0]])) for t, l in top if t in ours)
-
-fail = 0
-for (tag, gguf, p, ctx), o in zip(cases, oracle):
-    prompt = json.loads(p)
-    s = sunny(gguf, prompt, 32, ctx)
-    a, b = o["ids"], s["ids"]
-    if a != b:
-        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        print(f"FAIL {tag} prompt {p}: tokens diverge at step {first}\n  llama.cpp {a}\n  sunny-run {b}")
-        fail += 1
-        continue
-    if "top_logits" not in o:
-        print(f"PASS {tag} prompt {p}: 32 tokens equal ({len(set(a))} distinct)")
-        continue
-    dec = diff(o["decode_top_logits"], dict(s["top_logprobs"]))
-    bat = diff(o["top_logits"], dict(sunny(gguf, prompt + a[:-1], 1, ctx)["top_logprobs"]))
-    ok = dec <= 1e-5 and bat <= 1e-5
-    fail += not ok
-    print(f"{'PASS' if ok else 'FAIL'} {tag} prompt {p}: 32 tokens equal ({len(set(a))} distinct); "
-          f"last-step logits max diff decode {dec:.1e}, batch {bat:.1e} (limit 1e-5)")
-sys.exit(1 if fail else 0)
-PYEOF
+if $PY "$SN_SRC/tests/tools/parity_cases.py" "$cases" "$W/oracle.jsonl" "$SN_BIN/sunny-run"
 then ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") phi3 / smollm3 cases"; else bad "runtime parity"; fi
 # the two factor sets must give different answers, or the ctx-256 cases prove nothing about them
 [[ $(sed -n 1p "$W/oracle.jsonl" | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])') != \
@@ -170,15 +130,7 @@ then ok "sunny-run = llama.cpp: tokens on all $(wc -l <"$cases") phi3 / smollm3 
   ok "phi3: the long and short rope factors lead llama.cpp to different tokens" || bad "phi3: long and short factors agree"
 
 # ---- 3. install + smoke
-SI=$SN_BIN/sunny-integrate
-build_go "$SN_SRC/tests/fake-ollama" fake-ollama
-build_go "$SN_SRC/tests/fake-lmstudio" fake-lmstudio
-G=$(conv "$phi" q4_k_m)
-start_fake_ollama "$W/f"
-"$SI" ollama "$G" --name phi3-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o.json" 2>"$W/o.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o.err"; then
-  ok "ollama phi3: $(grep -o '\[smoke\] OK.*' "$W/o.err")"
-else bad "ollama phi3: rc=$rc $(tail -5 "$W/o.err")"; fi
+smoke_pair phi3 "$(conv "$phi" q4_k_m)" phi3-e2e:latest "$W"
 curl -sS --noproxy '*' "$FAKE_URL/api/show" -d '{"model":"phi3-e2e:latest"}' >"$W/show.json"
 $PY - "$W/show.json" <<'PYEOF' && ok "ollama phi3: phi-3 template installed, <|end|> stops" || bad "ollama phi3 template/stops: $(head -c 400 "$W/show.json")"
 import json, sys
@@ -188,21 +140,6 @@ assert 'stop "<|end|>"' in s["parameters"] or '"<|end|>"' in s["parameters"], s[
 PYEOF
 # SmolLM3's Jinja matches no Go template family: auto installs no TEMPLATE and the server (Ollama
 # >= 0.30) renders the GGUF's Jinja itself
-"$SI" ollama "$(conv "$sm" q4_k_m)" --name smollm3-e2e:latest --host "$FAKE_URL" --smoke -n 32 --json >"$W/o2.json" 2>"$W/o2.err"; rc=$?
-if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/o2.err"; then
-  ok "ollama smollm3 (the GGUF's Jinja): $(grep -o '\[smoke\] OK.*' "$W/o2.err")"
-else bad "ollama smollm3: rc=$rc $(tail -5 "$W/o2.err")"; fi
-stop "$FAKE_PID"
-M=$W/home/.lmstudio/models
-mkdir -p "$M" "$W/l"
-"$SN_TOOLS/fake-lmstudio" -models "$M" -port-file "$W/l/port" -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
-SN_PIDS+=("$!")
-LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
-for g in "$G" "$(conv "$sm" q4_k_m)"; do
-  n=$(basename "$g" .gguf)
-  HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$g" --smoke -n 32 --host "$LMS_URL" --json >"$W/l.json" 2>"$W/l.err"; rc=$?
-  if [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' "$W/l.err"; then
-    ok "lmstudio $n: $(grep -o '\[smoke\] OK.*' "$W/l.err")"
-  else bad "lmstudio $n: rc=$rc $(tail -5 "$W/l.err")"; fi
-done
+smoke_ollama "smollm3 (the GGUF's Jinja): ollama" "$(conv "$sm" q4_k_m)" smollm3-e2e:latest "$W/o2.out"
+smoke_lmstudio "smollm3: lmstudio" "$(conv "$sm" q4_k_m)" "$W/home" "$W/l2.out"
 finish

@@ -13,7 +13,6 @@ source "$SN_SRC/tests/fake-ollama/harness.sh"
 need_go
 need_oracle
 need_py numpy
-SI=$SN_BIN/sunny-integrate
 W=$SN_WORK/qwen35-e2e
 scratch "$W"
 rm -rf "$W"; mkdir -p "$W/home/.lmstudio/models"
@@ -33,31 +32,21 @@ G=$W/qwen35-q8_0.gguf GM=$W/qwen35moe-q8_0.gguf G2=$W/other-q8_0.gguf
 start_fake_ollama "$W/o1"
 for m in "qwen35 $G" "qwen35moe $GM"; do
   set -- $m
-  out=$("$SI" ollama "$2" --name $1-e2e:latest --host "$FAKE_URL" --template jinja --smoke -n 32 2>&1); rc=$?
-  echo "$out" >"$W/o1-$1.out"
-  [[ $rc == 0 ]] && grep -q '^\[smoke\] OK: \([0-9]*\)/\1 tokens identical' <<<"$out" \
-    && grep -q "^render  : the server's prompt (_debug_render_only) is byte-identical to the GGUF's Jinja" <<<"$out" \
-    && ok "$1: ollama --template jinja: smoke OK, the server's rendering of the Qwen3.5 Jinja equals sunny's byte for byte" \
-    || bad "$1: ollama jinja smoke rc=$rc: $(grep -E 'smoke|error|template' <<<"$out" | head -5)"
+  smoke_ollama "$1: ollama --template jinja" "$2" $1-e2e:latest "$W/o1-$1.out" --template jinja
+  grep -q "^render  : the server's prompt (_debug_render_only) is byte-identical to the GGUF's Jinja" "$W/o1-$1.out" \
+    && ok "$1: ollama --template jinja: the server's rendering of the Qwen3.5 Jinja equals sunny's byte for byte" \
+    || bad "$1: ollama jinja render: $(grep -E 'render|error|template' "$W/o1-$1.out" | head -5)"
 done
 stop "$FAKE_PID"
 start_fake_ollama "$W/o2" -serve-gguf "$G2"
-out=$("$SI" ollama "$G" --name qwen35-div --host "$FAKE_URL" --template jinja --smoke -n 32 2>&1); rc=$?
-[[ $rc == 1 ]] && grep -q '\[smoke\] DIVERGED' <<<"$out" && ok "ollama serving another Qwen3.5: smoke fails" \
-  || bad "divergent rc=$rc: $(grep smoke <<<"$out" | head -3)"
+smoke_diverges "ollama serving another Qwen3.5: smoke fails" "$G" "$W/div.out" --template jinja
 stop "$FAKE_PID"
 
 # ---- LM Studio
-mkdir -p "$W/l"
-"$SN_TOOLS/fake-lmstudio" -models "$W/home/.lmstudio/models" -port-file "$W/l/port" \
-  -worker "$SN_SRC/tests/fake-ollama/worker.mjs" 2>"$W/l/stderr" &
-SN_PIDS+=("$!")
-LMS_URL=http://127.0.0.1:$(wait_port "$W/l/port") || exit 1
+start_fake_lmstudio "$W/home" "$W/l"
 for m in "qwen35 $G" "qwen35moe $GM"; do
   set -- $m
-  out=$(HOME=$W/home PATH=/usr/bin:/bin "$SI" lmstudio --gguf "$2" --smoke -n 32 --host "$LMS_URL" 2>&1); rc=$?
-  [[ $rc == 0 ]] && grep -q '\[smoke\] OK: \([0-9]*\)/\1 tokens identical' <<<"$out" \
-    && ok "$1: lmstudio: $(grep -o '\[smoke\] OK.*' <<<"$out")" || bad "$1: lmstudio smoke: rc=$rc $(tail -3 <<<"$out")"
+  smoke_lmstudio "$1: lmstudio" "$2" "$W/home" "$W/l-$1.out"
   placed=""  # named after general.name: the copy equal to this file
   for f in $(find "$W/home/.lmstudio/models" -name '*.gguf'); do cmp -s "$f" "$2" && placed=$f; done
   [[ -n $placed ]] && ok "$1: lmstudio: placed as $(sed "s|$W/home/||" <<<"$placed")" \

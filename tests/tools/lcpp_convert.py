@@ -16,7 +16,9 @@ AutoTokenizer raise, and dtypes Debian's older torch lacks get inert stand-ins; 
 llama.cpp's code. Only for vocabularies that do not go
 through transformers (the RWKV world vocab), or with SN_LCPP_NO_VOCAB=1 (see below).
 With SN_LCPP_HF_TOK=NAME (an @lenml/tokenizer-NAME package) AutoTokenizer is a stand-in that
-tokenizes with the HF tokenizers port (_HFTokenizer below), for a GPT-2 BPE vocabulary.
+tokenizes with the HF tokenizers port (_HFTokenizer below), for a GPT-2 BPE vocabulary; with
+SN_LCPP_HF_TOK=folder the port loads the model folder's own tokenizer.json / tokenizer_config.json
+(post-processor and added tokens as the folder has them, as AutoTokenizer does).
 """
 import os
 import runpy
@@ -73,9 +75,11 @@ class _HFTokenizer:
                                   for a in tj.get("added_tokens", [])}
         t._p = _hf_pipe()
         t._json = json
+        t._dir = os.path.abspath(str(d))
         return t
 
     def _ask(self, q):
+        q["dir"] = self._dir
         self._p.stdin.write(self._json.dumps(q) + "\n")
         self._p.stdin.flush()
         return self._json.loads(self._p.stdout.readline())

@@ -314,6 +314,17 @@ static void test_fingerprints(void) {
         "\"behavior\":\"Isolated\",\"invert\":false},"
         "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":true,\"use_regex\":false}]}";
     CU_ASSERT(fp(tekken, NULL, name) == SN_OK && !strcmp(name, "tekken"));
+    /* Xenova's gpt-4o / gpt-3.5 form: the gaps between matches removed, inverted - the same pieces;
+     * removed without invert would drop the matches themselves */
+    char form[1200];
+    const char *at = strstr(tekken, "\"behavior\":\"Isolated\",\"invert\":false");
+    CU_ASSERT_FATAL(at != NULL);
+    snprintf(form, sizeof form, "%.*s\"behavior\":\"Removed\",\"invert\":true%s", (int)(at - tekken), tekken,
+             at + strlen("\"behavior\":\"Isolated\",\"invert\":false"));
+    CU_ASSERT(fp(form, NULL, name) == SN_OK && !strcmp(name, "tekken"));
+    snprintf(form, sizeof form, "%.*s\"behavior\":\"Removed\",\"invert\":false%s", (int)(at - tekken), tekken,
+             at + strlen("\"behavior\":\"Isolated\",\"invert\":false"));
+    CU_ASSERT(fp(form, NULL, name) == SN_EUNSUPPORTED);
     /* ByteLevel with add_prefix_space is not something llama.cpp's gpt2 pre-tokenizers do */
     CU_ASSERT(fp("{\"type\":\"ByteLevel\",\"add_prefix_space\":true,\"use_regex\":true}", NULL, name) ==
               SN_EUNSUPPORTED);
