@@ -144,6 +144,9 @@ void sn_matmul(const sn_kernels *k, int wtype, const void *w, uint64_t w_row_byt
         for (int64_t r = r0; r < r1; r++) y[r] = dot(n, wb + (uint64_t)r * w_row_bytes, xb);
         return;
     }
+    if ((wtype == SN_GGML_Q4_1 || wtype == SN_GGML_Q5_0 || wtype == SN_GGML_Q5_1) && k->mm_as_q8_0 &&
+        k->mm_as_q8_0(k, wtype, w, w_row_bytes, n, x, x_row_bytes, T, y, ldy, r0, r1))
+        return;
     if (k->type[wtype].mm && k->type[wtype].mm(n, wb + (uint64_t)r0 * w_row_bytes, w_row_bytes, r1 - r0, xb, x_row_bytes, T, y + r0, ldy))
         return;
     /* Full 4x4 tiles through the table's register-tiled kernel when it has one; the rest (and

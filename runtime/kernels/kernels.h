@@ -71,6 +71,16 @@ typedef struct sn_kernels {
      * the 8-row kernel of the same instruction set as this table's INT4 dot. */
     void (*mm_int4x8)(int64_t n, const void *w, int64_t nrows, const void *x, uint64_t x_row, int64_t T, float *y,
                       int64_t ldy);
+    /* Q4_1 / Q5_0 / Q5_1 batches (T >= 2, rows [r0, r1) as sn_matmul's) through the table's Q8_0
+     * batch kernels: groups of rows widened to Q8_0 blocks (the same f16 scale, values q - 16 for
+     * Q5_0, q for the "_1" types; exact) and multiplied as Q8_0, the "_1" types' activations (Q8_1)
+     * laid out as Q8_0 and their min terms added after. Every Q8_0 kernel sums in dot_q8_0's order,
+     * which is these types' dot order and ggml's (per block 8 lanes of 4-product integer sums,
+     * fma(d_w * d_a, lane, acc), hsum8; then + the chain of fma(m_w, s_a) for the "_1" types), so
+     * each output is the type's dot_mm bit for bit. Returns 0 (nothing written) where it declines
+     * (then sn_matmul goes row by row through dot_mm); NULL in the scalar table. */
+    int (*mm_as_q8_0)(const struct sn_kernels *k, int wtype, const void *w, uint64_t w_row, int64_t n, const void *x,
+                      uint64_t x_row, int64_t T, float *y, int64_t ldy, int64_t r0, int64_t r1);
     /* Attention helpers, mirroring ggml_vec_mad_f16 / ggml_vec_scale_f16 / ggml_vec_mad_f32:
      * y = f16(fma(x, v, y)), y = f16(y * v), y = fma(x, v, y). */
     void (*mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);

@@ -1,4 +1,6 @@
-/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K dots; Q5_K's is in kquants_avx2.c): the
+/* quants_avx2.c - AVX2 twins of quants_scalar.c (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K dots; Q5_K's is in kquants_avx2.c), and
+ * the Q4_1 / Q5_0 / Q5_1 batches run as Q8_0 rows (kernels.h mm_as_q8_0; the AVX-512 table keeps it, its
+ * Q8_0 kernels being its own VNNI ones). The dots: the
  * same exact integer per lane and the same float steps in the same order, so the results are
  * bit-identical to the scalar reference (tests/unit/test_quants.c). The integer products use
  * maddubs (unsigned weights x signed activations; every pair sum fits in int16 here: at most
@@ -66,6 +68,86 @@ static inline __attribute__((always_inline)) float dot32(int type, int64_t n, co
 static float dot_q4_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q4_1, n, w, a); }
 static float dot_q5_0(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_0, n, w, a); }
 static float dot_q5_1(int64_t n, const void *w, const void *a) { return dot32(SN_GGML_Q5_1, n, w, a); }
+
+/* ---- Q4_1 / Q5_0 / Q5_1 batches as Q8_0 (kernels.h mm_as_q8_0) ---- */
+
+/* The nb blocks of a row as Q8_0 blocks: the same f16 scale, values q - 16 (Q5_0) or q. */
+static inline __attribute__((always_inline)) void to_q8_0(int type, const void *vw, sn_block_q8_0 *dst, int64_t nb) {
+    for (int64_t b = 0; b < nb; b++) {
+        const sn_kq_blk32 w = sn_kq_blk32_at(type, vw, b);
+        __m256i q = nibbles32(w.qs);
+        if (type != SN_GGML_Q4_1) q = _mm256_or_si256(q, bits32(w.qh));
+        if (type == SN_GGML_Q5_0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+        dst[b].d = w.d;
+        _mm256_storeu_si256((__m256i *)dst[b].qs, q);
+    }
+}
+
+/* Rows are widened a group of about GROUP_BYTES at a time (it stays in L2 while every token meets it). */
+enum { GROUP_BYTES = 128 * 1024 };
+
+static inline __attribute__((always_inline)) int mm_as_q8_0_t(int type, const sn_kernels *k, const char *w,
+                                                              uint64_t w_row, int64_t n, const void *x, uint64_t x_row,
+                                                              int64_t T, float *y, int64_t ldy, int64_t r0, int64_t r1) {
+    const int has_min = type != SN_GGML_Q5_0;
+    const int64_t nb = n / 32, t8 = (T + 7) & ~(int64_t)7;
+    const uint64_t row8 = (uint64_t)nb * sizeof(sn_block_q8_0);
+    int64_t g = (int64_t)(GROUP_BYTES / row8) / 16 * 16;
+    if (g < 16) g = 16;
+    if (g > r1 - r0) g = r1 - r0;
+    /* the weight group; for the "_1" types also the activations as Q8_0 rows and their s terms as
+     * floats, sa[b * t8 + t] (tokens past T: 0) */
+    const size_t wbytes = (size_t)g * row8, xbytes = has_min ? (size_t)T * row8 : 0;
+    char *buf = malloc(wbytes + xbytes + (has_min ? (size_t)(nb * t8) * sizeof(float) + 32 : 0));
+    if (!buf) return 0;
+    const char *xa = x;
+    uint64_t xa_row = x_row;
+    float *sa = NULL;
+    if (has_min) {
+        sa = (float *)(((uintptr_t)(buf + wbytes + xbytes) + 31) & ~(uintptr_t)31);
+        for (int64_t t = 0; t < t8; t++) {
+            const sn_block_q8_1 *a = (const sn_block_q8_1 *)((const char *)x + (uint64_t)(t < T ? t : 0) * x_row);
+            sn_block_q8_0 *o = (sn_block_q8_0 *)(buf + wbytes + (uint64_t)t * row8);
+            for (int64_t b = 0; b < nb; b++) {
+                sa[b * t8 + t] = t < T ? h2f(a[b].s) : 0.0f;
+                if (t >= T) continue;
+                o[b].d = a[b].d;
+                memcpy(o[b].qs, a[b].qs, 32);
+            }
+        }
+        xa = buf + wbytes;
+        xa_row = row8;
+    }
+    for (int64_t r = r0; r < r1; r += g) {
+        const int64_t re = r + g < r1 ? r + g : r1;
+        for (int64_t i = r; i < re; i++) to_q8_0(type, w + (uint64_t)i * w_row, (sn_block_q8_0 *)(buf + (uint64_t)(i - r) * row8), nb);
+        sn_matmul(k, SN_GGML_Q8_0, buf, row8, n, xa, xa_row, T, y + r, ldy, 0, re - r);
+        if (!has_min) continue;
+        /* dot32's min term: the chain summs = fma(m_w, s_a, summs) over the blocks, added to hsum8 */
+        for (int64_t i = r; i < re; i++) {
+            const char *wr = w + (uint64_t)i * w_row;
+            for (int64_t t = 0; t < T; t += 8) {
+                __m256 s = _mm256_setzero_ps();
+                for (int64_t b = 0; b < nb; b++)
+                    s = _mm256_fmadd_ps(_mm256_set1_ps(h2f(sn_kq_blk32_at(type, wr, b).m)), _mm256_load_ps(sa + b * t8 + t), s);
+                float sv[8];
+                _mm256_storeu_ps(sv, s);
+                for (int64_t j = 0; j < 8 && t + j < T; j++) y[(t + j) * ldy + i] += sv[j];
+            }
+        }
+    }
+    free(buf);
+    return 1;
+}
+
+static int mm_as_q8_0(const sn_kernels *k, int wtype, const void *w, uint64_t w_row, int64_t n, const void *x,
+                      uint64_t x_row, int64_t T, float *y, int64_t ldy, int64_t r0, int64_t r1) {
+    if (n % 32 || r1 <= r0) return 0;
+    if (wtype == SN_GGML_Q5_0) return mm_as_q8_0_t(SN_GGML_Q5_0, k, w, w_row, n, x, x_row, T, y, ldy, r0, r1);
+    if (wtype == SN_GGML_Q5_1) return mm_as_q8_0_t(SN_GGML_Q5_1, k, w, w_row, n, x, x_row, T, y, ldy, r0, r1);
+    if (wtype == SN_GGML_Q4_1) return mm_as_q8_0_t(SN_GGML_Q4_1, k, w, w_row, n, x, x_row, T, y, ldy, r0, r1);
+    return 0;
+}
 
 /* 16 int16 copies of scale s in the low lane half and t in the high one */
 static inline __m256i two_scales(int s, int t) { return _mm256_set_m128i(_mm_set1_epi16((short)t), _mm_set1_epi16((short)s)); }
@@ -145,6 +227,7 @@ void sn_kernels_quants_avx2(sn_kernels *k) {
     k->type[SN_GGML_Q5_0].dot = k->type[SN_GGML_Q5_0].dot_mm = dot_q5_0;
     k->type[SN_GGML_Q5_1].dot = k->type[SN_GGML_Q5_1].dot_mm = dot_q5_1;
     k->type[SN_GGML_Q3_K].dot = k->type[SN_GGML_Q3_K].dot_mm = dot_q3_K;
+    k->mm_as_q8_0 = mm_as_q8_0; /* their batches through the table's Q8_0 batch kernels (sn_matmul) */
     sn_kq_set_q2_K(k, dot_q2_K, dot_q2_K_mm, dot_q2_K_lanes);
     sn_kernels_iq4_avx2(k); /* IQ4_NL / IQ4_XS (iq4_avx2.c) */
     sn_kernels_mxfp4_x86(k, 0);

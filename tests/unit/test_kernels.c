@@ -10,6 +10,7 @@
 #include "cpu.h"
 #include "ggml_types.h"
 #include "kernels/kernels.h"
+#include "quants.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,7 +28,8 @@ static float frand(void) { /* roughly N(0,1)-ish via sum of uniforms */
     return s * 1.7f;
 }
 
-static const int WTYPES[] = {SN_GGML_F32, SN_GGML_F16, SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_0, SN_GGML_Q4_K, SN_GGML_Q6_K};
+static const int WTYPES[] = {SN_GGML_F32,  SN_GGML_F16,  SN_GGML_BF16, SN_GGML_Q8_0, SN_GGML_Q4_0,
+                             SN_GGML_Q4_1, SN_GGML_Q5_0, SN_GGML_Q5_1, SN_GGML_Q4_K, SN_GGML_Q6_K};
 enum { NW = sizeof(WTYPES) / sizeof(WTYPES[0]) };
 
 /* Dequantize an activation row (activation types only). */
@@ -35,6 +37,9 @@ static void act_to_f32(int at, const void *a, float *y, int64_t n) {
     if (at == SN_GGML_Q8_K) {
         const sn_block_q8_K *b = a;
         for (int64_t i = 0; i < n; i++) y[i] = b[i / 256].d * b[i / 256].qs[i % 256];
+    } else if (at == SN_GGML_Q8_1) { /* d * q (s is the block's sum, not a value) */
+        const sn_block_q8_1 *b = a;
+        for (int64_t i = 0; i < n; i++) y[i] = sn_fp16_to_fp32(b[i / 32].d) * b[i / 32].qs[i % 32];
     } else {
         CU_ASSERT_FATAL(sn_dequantize_row(at, a, y, n) == 0);
     }
@@ -91,11 +96,13 @@ static void check_table(const sn_kernels *k) {
             free(w); free(xq); free(row);
         }
     }
-    /* batched matmuls (kernels.h mm): every output of every edge tile equals the scalar dot_mm,
-     * through sn_matmul as the model calls it (a declined length falls back to dot_mm) */
+    /* batched matmuls (kernels.h mm, and the 32-value types widened to Q8_0: mm_as_q8_0): every
+     * output of every edge tile equals the scalar dot_mm, through sn_matmul as the model calls it (a
+     * declined length falls back to dot_mm) */
     for (int ti = 0; ti < NW; ti++) {
         const int t = WTYPES[ti], at = sn_kernel_act_type(t);
-        if (!k->type[t].mm) continue;
+        const int as_q8_0 = k->mm_as_q8_0 && (t == SN_GGML_Q4_1 || t == SN_GGML_Q5_0 || t == SN_GGML_Q5_1);
+        if (!k->type[t].mm && !as_q8_0) continue;
         const int64_t lens[] = {64, 96, 256 + 40, 768, 1280, 12, 36, 17 * 256};
         for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
             const int64_t n = lens[li];
@@ -103,7 +110,8 @@ static void check_table(const sn_kernels *k) {
             /* 19 rows: a full 16-row cache block and a 3-row one; lengths above 512: two K chunks,
              * 1280: three (a middle chunk both loads and parks its accumulators); the 64- and
              * 1280-element rows also run 70 tokens (two token groups of the driver); 17 blocks of
-             * 256: three chunks of the Q4_K kernel's 8 blocks (first, middle, a 1-block last) */
+             * 256: three chunks of the Q4_K kernel's 8 blocks (first, middle, a 1-block last), and
+             * for Q4_1 / Q5_0 / Q5_1 two widened row groups (16 + 3 rows: quants_avx2.c GROUP_BYTES) */
             const int64_t R = 19, T = n == 64 || n == 1280 ? 70 : 8, ldy = R + 3;
             const uint64_t wr = sn_ggml_row_size(t, (uint64_t)n), xr = sn_kernel_act_row_size(t, n);
             char *w = malloc(wr * R), *xq = malloc(xr * T);
@@ -272,10 +280,11 @@ static void test_scalar_vs_double(void) {
         double ref = 0, mag = 0;
         for (int64_t i = 0; i < n; i++) { ref += (double)wd[i] * ad[i]; mag += fabs((double)wd[i] * ad[i]); }
         const double got = s->type[t].dot(n, w, a), got_mm = s->type[t].dot_mm(n, w, a);
-        if (fabs(got - ref) > 1e-5 * mag + 1e-6)
-            printf("\n  scalar %s: %.9g vs reference %.9g\n", sn_ggml_type_name(t), got, ref);
-        CU_ASSERT(fabs(got - ref) <= 1e-5 * mag + 1e-6);
-        CU_ASSERT(fabs(got_mm - ref) <= 1e-5 * mag + 1e-6);
+        /* Q8_1's s = f16(d * sum) is rounded: 1e-3 relative on the min term (as test_quants.c) */
+        const double tol = (at == SN_GGML_Q8_1 ? 2e-3 : 1e-5) * mag + 1e-6;
+        if (fabs(got - ref) > tol) printf("\n  scalar %s: %.9g vs reference %.9g\n", sn_ggml_type_name(t), got, ref);
+        CU_ASSERT(fabs(got - ref) <= tol);
+        CU_ASSERT(fabs(got_mm - ref) <= tol);
     }
     /* activation quantizers round-trip within their step */
     sn_block_q8_0 q[1024 / 32];
