@@ -13,6 +13,11 @@
 #                 with 16 key and 16 value heads of 128, 4 gated attention with 8 heads / 2 KV heads of
 #                 256), FFN 3584, one multi-token-prediction block, Qwen3's vocabulary (151,936 rows,
 #                 tied head; the Qwen3.5 tokenizer is not available here): 0.52B parameters.
+#       qwen35moe tests/fixtures/gen_qwen35.py --preset bench --moe: a Qwen3.6-35B-A3B-like layer at half
+#                 its width, 12 layers (9 Gated DeltaNet with 8 key and 16 value heads of 128, 3 gated
+#                 attention with 8 heads / 2 KV heads of 256), 32 experts of 512, top-8, a sigmoid-gated
+#                 shared expert of 512, one MTP block, Qwen3's vocabulary (tied): 0.88B parameters, 0.42B
+#                 read per decode step.
 #       qwen3moe  tests/fixtures/gen_model.py --family qwen3moe --preset moe1b: hidden 1024, 10 layers,
 #                 8 heads / 4 KV heads of 128, 32 experts of 768, top-4, Qwen3's vocabulary 151,936,
 #                 untied head: 1.10B parameters, 0.28B active per token (bench/moe.sh).
@@ -38,9 +43,11 @@ case $FAMILY in
     about="gemma3 0.62B: hidden 1152, 12 layers (10 local, window 256; 2 global), 4 heads / 1 KV of 256, vocab 262208 tied" ;;
   qwen35) gen=(tests/fixtures/gen_qwen35.py --preset bench --dtype bf16) splice=1 name=qwen35-bench
     about="qwen35 0.52B: hidden 1024, 16 layers (12 Gated DeltaNet 16+16 heads of 128, 4 attention 8/2 heads of 256), vocab 151936 tied" ;;
+  qwen35moe) gen=(tests/fixtures/gen_qwen35.py --preset bench --moe --dtype bf16) splice=1 name=qwen35moe-bench
+    about="qwen35moe 0.88B (0.42B a step): hidden 1024, 12 layers (9 Gated DeltaNet 8+16 heads of 128, 3 attention 8/2 heads of 256), 32 experts of 512, top-8, shared expert 512, vocab 151936 tied" ;;
   qwen3moe) gen=(tests/fixtures/gen_model.py --family qwen3moe --preset moe1b --dtype bf16) splice=1 name=qwen3moe-moe1b
     about="qwen3moe 1.10B (0.28B active): 32 experts of 768, top-4, vocab 151936 untied" ;;
-  *) echo "usage: bench/family.sh [BUILD_DIR] gemma3|qwen35|qwen3moe [DTYPES] [THREADS] [PROMPTS]" >&2; exit 2 ;;
+  *) echo "usage: bench/family.sh [BUILD_DIR] gemma3|qwen35|qwen35moe|qwen3moe [DTYPES] [THREADS] [PROMPTS]" >&2; exit 2 ;;
 esac
 [[ -x $RUN && -x $B/tests/vocab_only ]] || { echo "bench/family.sh: build $B first" >&2; exit 1; }
 LBIN=$(nice -n 10 bash bench/build_llama_tools.sh "$B") || { echo "bench/family.sh: building llama-bench failed" >&2; exit 1; }

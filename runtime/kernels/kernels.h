@@ -29,6 +29,9 @@ typedef struct sn_type_kernels {
     int act_type;      /* the activation type x is converted to (sn_kernel_act_type), -1: none */
     sn_dot_fn dot;     /* one row . one activation row; NULL = the type is not supported */
     sn_dot_fn dot_mm;  /* the same values, summed in llama.cpp's batched (2+ token) order */
+    /* Where dot follows ggml's repacked (8-row) order: its vec_dot's order, which ggml runs for every
+     * token on a matrix it does not repack (row count not a multiple of 8). NULL = dot everywhere. */
+    sn_dot_fn dot_unpacked;
     /* Optional register-tiled matmul for batches: y[t*ldy + r] = dot_mm(row r, act t) for
      * r < 4, t < 4 (a full 4x4 tile), in exactly dot_mm's per-element order. NULL = use dot_mm. */
     void (*gemm4x4)(int64_t n, const void *w, uint64_t w_row, const void *x, uint64_t x_row, float *y, int64_t ldy);

@@ -89,6 +89,7 @@ static inline void sn_kq_set_q2_K(sn_kernels *k, sn_dot_fn dot, sn_dot_fn dot_mm
     const int repacked = sn_kernel_q2_K_repacked();
     k->type[SN_GGML_Q2_K].dot = repacked ? dot : lanes;
     k->type[SN_GGML_Q2_K].dot_mm = repacked ? dot_mm : lanes;
+    k->type[SN_GGML_Q2_K].dot_unpacked = repacked ? lanes : NULL;
 }
 
 /* The two 32-element integer dots of a Q4_K sub-block pair: lo = low nibbles of q[0..31] with

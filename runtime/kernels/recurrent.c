@@ -1,10 +1,11 @@
 /* recurrent.c - scalar references of the recurrent families' kernels (recurrent.h): wkv7, the
- * Mamba-2 scan and conv1d, written lane by lane so each float is rounded where ggml's SIMD code
+ * Mamba-2 scan and conv1d, the gated delta rule, written lane by lane so each float is rounded where ggml's SIMD code
  * rounds it (fmaf is one rounding, as a vector FMA is). recurrent_avx2.c and recurrent_avx512.c
  * are their twins. */
 #include "recurrent.h"
 
 #include "cpu.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <string.h>
@@ -104,6 +105,36 @@ void sn_ssm_conv_scalar(int64_t n, int64_t K, int64_t T, const float *win, int64
         }
 }
 
+/* ggml_vec_dot_f32 at `lanes` lanes: whole groups of 4 * lanes in 4 accumulators, reduce4, the tail
+ * as ggml's build adds it (sn_k_dot_f32_tail) */
+static float dot_f32(int64_t n, int lanes, const float *x, const float *y) {
+    float acc[VECS][MAXL];
+    memset(acc, 0, sizeof acc);
+    const int64_t np = n & ~(int64_t)(VECS * lanes - 1);
+    for (int64_t i0 = 0; i0 < np; i0 += VECS * lanes)
+        for (int q = 0; q < VECS; q++)
+            for (int l = 0; l < lanes; l++) {
+                const int64_t i = i0 + q * lanes + l;
+                acc[q][l] = fmaf(x[i], y[i], acc[q][l]);
+            }
+    return sn_k_dot_f32_tail(np ? reduce4(acc, lanes) : 0.0f, x, y, np, n, lanes);
+}
+
+void sn_gdn_scalar(int64_t S, int lanes, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                   const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy) {
+    const float scale = 1.0f / sqrtf((float)S);
+    for (int64_t t = 0; t < T; t++, q += ldx, k += ldx, v += ldx, beta += ldg, g += ldg, y += ldy) {
+        const float dg = expf(*g);
+        for (int64_t j = 0; j < S; j++) {
+            float *r = M + j * S;
+            for (int64_t i = 0; i < S; i++) r[i] *= dg;
+            const float d = (v[j] - dot_f32(S, lanes, r, k)) * *beta;
+            for (int64_t i = 0; i < S; i++) r[i] = fmaf(k[i], d, r[i]);
+            y[j] = dot_f32(S, lanes, r, q) * scale;
+        }
+    }
+}
+
 static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 void sn_rwkv7_mix_scalar(int64_t n, float *w, const float *w0, float *a, const float *a0, float *v, float *vfirst,
@@ -124,10 +155,10 @@ void sn_rwkv7_lerp_scalar(int64_t n, int nq, const float *h, const float *prev, 
 
 const sn_recurrent_kernels *sn_recurrent_kernels_at(int level) {
     static const sn_recurrent_kernels k512 = {"avx512", sn_wkv7_avx512, sn_ssd_scan_avx512, sn_ssm_conv_avx512,
-                                               sn_rwkv7_mix_avx512, sn_rwkv7_lerp_avx512};
+                                               sn_rwkv7_mix_avx512, sn_rwkv7_lerp_avx512, sn_gdn_avx512};
     static const sn_recurrent_kernels k256 = {"avx2", sn_wkv7_avx2, sn_ssd_scan_avx2, sn_ssm_conv_avx2,
-                                               sn_rwkv7_mix_scalar, sn_rwkv7_lerp_scalar};
+                                               sn_rwkv7_mix_scalar, sn_rwkv7_lerp_scalar, sn_gdn_avx2};
     static const sn_recurrent_kernels k1 = {"scalar", sn_wkv7_scalar, sn_ssd_scan_scalar, sn_ssm_conv_scalar,
-                                             sn_rwkv7_mix_scalar, sn_rwkv7_lerp_scalar};
+                                             sn_rwkv7_mix_scalar, sn_rwkv7_lerp_scalar, sn_gdn_scalar};
     return level == 2 ? &k512 : level == 1 ? &k256 : &k1;
 }

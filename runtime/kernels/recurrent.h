@@ -1,6 +1,6 @@
 /* recurrent.h - the state recurrences of the recurrent families (RWKV-7's wkv7, Mamba-2's
- * causal conv1d and SSD scan), one head or one block of channels at a time, in the order
- * llama.cpp's CPU backend computes them so every float is the same as ggml's.
+ * causal conv1d and SSD scan, Qwen3.5's gated delta rule), one head or one block of channels at a
+ * time, in the order llama.cpp's CPU backend computes them so every float is the same as ggml's.
  *
  * Each kernel has a scalar reference (recurrent.c) and AVX2 and AVX-512 twins (recurrent_avx2.c,
  * recurrent_avx512.c) that give the same bits (tests/unit/test_recurrent.c compares them); `lanes`
@@ -48,6 +48,23 @@ void sn_ssd_scan_avx2(int64_t N, int64_t P, int lanes, int64_t T, const float *x
 void sn_ssd_scan_avx512(int64_t N, int64_t P, int lanes, int64_t T, const float *x, const float *B, const float *C,
                         int64_t ldx, const float *dt, const float *dA, int64_t ldt, float *S, float *y, int64_t ldy);
 
+/* ggml_gated_delta_net for one head of S over T tokens. M is the head's S x S state stored transposed
+ * (row j = column j of the delta rule's state), updated in place. Token t's q, k and v are at
+ * q + t*ldx, k + t*ldx, v + t*ldx (S floats each), its beta and log decay at beta[t*ldg], g[t*ldg],
+ * its output at y + t*ldy:
+ *   M_j *= expf(g);  d = (v_j - M_j . k) * beta;  M_j += d k;  y_j = (M_j . q) * (1 / sqrtf(S))
+ * the dots in ggml_vec_dot_f32's order at `lanes` lanes (4 accumulators over whole groups of 4 *
+ * lanes, GGML_F32_VEC_REDUCE, its float tail as kernels.h sn_k_dot_f32_tail), the update one fma
+ * per element (ggml_vec_mad_f32), the decay one multiply (ggml_vec_scale_f32). */
+void sn_gdn_scalar(int64_t S, int lanes, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                   const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy);
+/* Same bits; runs when lanes == 8 and S % 32 == 0, else calls sn_gdn_scalar. */
+void sn_gdn_avx2(int64_t S, int lanes, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                 const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy);
+/* Same bits; runs when lanes == 16 and S % 64 == 0, else calls sn_gdn_avx2. */
+void sn_gdn_avx512(int64_t S, int lanes, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                   const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy);
+
 /* ggml_ssm_conv, then the bias add: for tokens t < T and channels c < n,
  *   out[t*ldo + c] = (sum_{j<K} win[(t+j)*ldw + c] * wt[j*ldt + c]) + bias[c]
  * win holds K-1+T rows of the conv window (the saved columns, then this batch's inputs) and wt the
@@ -86,6 +103,8 @@ void sn_expf_avx512(int64_t n, const float *x, float *y);
 #define sn_wkv7_avx512 sn_wkv7_scalar
 #define sn_ssd_scan_avx2 sn_ssd_scan_scalar
 #define sn_ssd_scan_avx512 sn_ssd_scan_scalar
+#define sn_gdn_avx2 sn_gdn_scalar
+#define sn_gdn_avx512 sn_gdn_scalar
 #define sn_ssm_conv_avx2 sn_ssm_conv_scalar
 #define sn_ssm_conv_avx512 sn_ssm_conv_scalar
 #define sn_rwkv7_mix_avx512 sn_rwkv7_mix_scalar
@@ -107,6 +126,8 @@ typedef struct sn_recurrent_kernels {
                       const float *vm, const float *v0, int first);
     void (*rwkv7_lerp)(int64_t n, int nq, const float *h, const float *prev, const float *mu, int64_t ldmu, float *xx,
                        int64_t ldx);
+    void (*gdn)(int64_t S, int lanes, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy);
 } sn_recurrent_kernels;
 const sn_recurrent_kernels *sn_recurrent_kernels_at(int level);
 

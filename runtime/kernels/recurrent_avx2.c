@@ -11,6 +11,7 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
+#include <math.h>
 
 #define SN_AI static inline __attribute__((always_inline))
 
@@ -114,6 +115,37 @@ void sn_ssd_scan_avx2(int64_t N, int64_t P, int lanes, int64_t T, const float *x
         int64_t i = 0;
         for (; i + 2 <= P; i += 2) scan_rows(N, np, x, B, C, *dt, *dA, S, y, i, 2);
         for (; i < P; i++) scan_rows(N, np, x, B, C, *dt, *dA, S, y, i, 1);
+    }
+}
+
+/* The gated delta rule: one row and one token at a time over the state in memory (a row of 128 is
+ * 16 vectors, too many to hold), 4 accumulators over groups of 32. */
+void sn_gdn_avx2(int64_t S, int lanes, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                 const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy) {
+    if (lanes != 8 || S % 32) {
+        sn_gdn_scalar(S, lanes, T, q, k, v, ldx, beta, g, ldg, M, y, ldy);
+        return;
+    }
+    const float scale = 1.0f / sqrtf((float)S);
+    for (int64_t t = 0; t < T; t++, q += ldx, k += ldx, v += ldx, beta += ldg, g += ldg, y += ldy) {
+        const __m256 dg = _mm256_set1_ps(expf(*g));
+        for (int64_t j = 0; j < S; j++) {
+            float *r = M + j * S;
+            __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+            for (int64_t i = 0; i < S; i += 8) {
+                const __m256 x = _mm256_mul_ps(LD(r + i), dg);
+                _mm256_storeu_ps(r + i, x);
+                acc[(i / 8) % 4] = _mm256_fmadd_ps(x, LD(k + i), acc[(i / 8) % 4]);
+            }
+            const __m256 d = _mm256_set1_ps((v[j] - reduce4(acc[0], acc[1], acc[2], acc[3])) * *beta);
+            for (int c = 0; c < 4; c++) acc[c] = _mm256_setzero_ps();
+            for (int64_t i = 0; i < S; i += 8) {
+                const __m256 x = _mm256_fmadd_ps(LD(k + i), d, LD(r + i));
+                _mm256_storeu_ps(r + i, x);
+                acc[(i / 8) % 4] = _mm256_fmadd_ps(x, LD(q + i), acc[(i / 8) % 4]);
+            }
+            y[j] = reduce4(acc[0], acc[1], acc[2], acc[3]) * scale;
+        }
     }
 }
 

@@ -57,6 +57,14 @@ SN_AI void rows_store(__m512 st[][8], float *S, int64_t i0, const int NR, const 
         for (int q = 0; q < NV; q++) _mm512_storeu_ps(S + (i0 + n) * 16 * NV + 16 * q, st[n][q]);
 }
 
+/* zero the 4 accumulators of each of NR rows */
+SN_AI void acc_zero(__m512 acc[][4], const int NR) {
+#pragma GCC unroll 4
+    for (int n = 0; n < NR; n++)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) acc[n][c] = _mm512_setzero_ps();
+}
+
 /* ---- wkv7 ---- */
 
 /* Value rows i0 .. i0+NR-1 of a head of NV whole vectors (N = 16 NV), tokens [0, T): the rows'
@@ -68,10 +76,7 @@ SN_AI void wkv7_block(const int NV, const int NR, int64_t T, int64_t ld, const f
     rows_load(st, S, i0, NR, NV);
     for (int64_t t = 0; t < T; t++, r += ld, w += ld, k += ld, v += ld, a += ld, b += ld, y += ld) {
         __m512 vsa[4], vi[4];
-#pragma GCC unroll 4
-        for (int n = 0; n < NR; n++)
-#pragma GCC unroll 4
-            for (int q = 0; q < 4; q++) acc[n][q] = _mm512_setzero_ps();
+        acc_zero(acc, NR);
 #pragma GCC unroll 8
         for (int q = 0; q < NV; q++) {
             const __m512 aq = LD(a + 16 * q);
@@ -246,6 +251,100 @@ void sn_ssd_scan_avx512(int64_t N, int64_t P, int lanes, int64_t T, const float 
     case 64: scan_head(4, 2, P, T, x, B, C, ldx, dt, dA, ldt, S, y, ldy); break;
     case 128: scan_head(8, 2, P, T, x, B, C, ldx, dt, dA, ldt, S, y, ldy); break;
     default: scan_any(N, P, T, x, B, C, ldx, dt, dA, ldt, S, y, ldy); break;
+    }
+}
+
+/* ---- the gated delta rule ---- */
+
+/* Rows j0 .. j0+NR-1 of a head of NV whole vectors (S = 16 NV, NV a multiple of 4), tokens [0, T),
+ * the rows in registers. Vector c adds into accumulator c % 4, as the scalar twin's groups of 64. */
+SN_AI void gdn_block(const int NV, const int NR, int64_t T, const float *q, const float *k, const float *v,
+                     int64_t ldx, const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy,
+                     float scale, int64_t j0) {
+    __m512 st[4][8], acc[4][4];
+    rows_load(st, M, j0, NR, NV);
+    for (int64_t t = 0; t < T; t++, q += ldx, k += ldx, v += ldx, beta += ldg, g += ldg, y += ldy) {
+        const __m512 dg = _mm512_set1_ps(expf(*g));
+        acc_zero(acc, NR);
+#pragma GCC unroll 8
+        for (int c = 0; c < NV; c++) {
+            const __m512 kc = LD(k + 16 * c);
+#pragma GCC unroll 4
+            for (int n = 0; n < NR; n++) {
+                st[n][c] = _mm512_mul_ps(st[n][c], dg);
+                acc[n][c % 4] = _mm512_fmadd_ps(st[n][c], kc, acc[n][c % 4]);
+            }
+        }
+        __m512 d[4];
+#pragma GCC unroll 4
+        for (int n = 0; n < NR; n++) {
+            d[n] = _mm512_set1_ps((v[j0 + n] - reduce4(acc[n])) * *beta);
+        }
+        acc_zero(acc, NR); /* now the output sums */
+#pragma GCC unroll 8
+        for (int c = 0; c < NV; c++) {
+            const __m512 kc = LD(k + 16 * c), qc = LD(q + 16 * c);
+#pragma GCC unroll 4
+            for (int n = 0; n < NR; n++) {
+                st[n][c] = _mm512_fmadd_ps(kc, d[n], st[n][c]);
+                acc[n][c % 4] = _mm512_fmadd_ps(st[n][c], qc, acc[n][c % 4]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int n = 0; n < NR; n++) y[j0 + n] = reduce4(acc[n]) * scale;
+    }
+    rows_store(st, M, j0, NR, NV);
+}
+
+SN_AI void gdn_head(const int NV, const int NR, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                    const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy) {
+    const int64_t S = 16 * NV;
+    const float scale = 1.0f / sqrtf((float)S);
+    for (int64_t t0 = 0; t0 < T; t0 += CHUNK) {
+        const int64_t n = T - t0 < CHUNK ? T - t0 : CHUNK, ox = t0 * ldx, og = t0 * ldg;
+        for (int64_t j = 0; j < S; j += NR) {
+            rows_prefetch(M, j, NR, NV);
+            gdn_block(NV, NR, n, q + ox, k + ox, v + ox, ldx, beta + og, g + og, ldg, M, y + t0 * ldy, ldy, scale, j);
+        }
+    }
+}
+
+/* Other multiples of 64: one row and one token at a time over the state in memory. */
+static void gdn_any(int64_t S, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                    const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy) {
+    const float scale = 1.0f / sqrtf((float)S);
+    for (int64_t t = 0; t < T; t++, q += ldx, k += ldx, v += ldx, beta += ldg, g += ldg, y += ldy) {
+        const __m512 dg = _mm512_set1_ps(expf(*g));
+        for (int64_t j = 0; j < S; j++) {
+            float *r = M + j * S;
+            __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+            for (int64_t i = 0; i < S; i += 16) {
+                const __m512 x = _mm512_mul_ps(LD(r + i), dg);
+                _mm512_storeu_ps(r + i, x);
+                acc[(i / 16) % 4] = _mm512_fmadd_ps(x, LD(k + i), acc[(i / 16) % 4]);
+            }
+            const __m512 d = _mm512_set1_ps((v[j] - reduce4(acc)) * *beta);
+            for (int c = 0; c < 4; c++) acc[c] = _mm512_setzero_ps();
+            for (int64_t i = 0; i < S; i += 16) {
+                const __m512 x = _mm512_fmadd_ps(LD(k + i), d, LD(r + i));
+                _mm512_storeu_ps(r + i, x);
+                acc[(i / 16) % 4] = _mm512_fmadd_ps(x, LD(q + i), acc[(i / 16) % 4]);
+            }
+            y[j] = reduce4(acc) * scale;
+        }
+    }
+}
+
+void sn_gdn_avx512(int64_t S, int lanes, int64_t T, const float *q, const float *k, const float *v, int64_t ldx,
+                   const float *beta, const float *g, int64_t ldg, float *M, float *y, int64_t ldy) {
+    if (lanes != 16 || S % 64) {
+        sn_gdn_avx2(S, lanes, T, q, k, v, ldx, beta, g, ldg, M, y, ldy);
+        return;
+    }
+    switch (S) {
+    case 64: gdn_head(4, 4, T, q, k, v, ldx, beta, g, ldg, M, y, ldy); break;
+    case 128: gdn_head(8, 2, T, q, k, v, ldx, beta, g, ldg, M, y, ldy); break;
+    default: gdn_any(S, T, q, k, v, ldx, beta, g, ldg, M, y, ldy); break;
     }
 }
 

@@ -85,11 +85,12 @@ typedef struct sn_matrix sn_matrix;
 typedef void (*sn_matrix_mul_fn)(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T,
                                  float *y, int64_t ldy, int64_t r0, int64_t r1);
 typedef struct sn_layout {
-    const char *name;     /* "rows", "q4_0x8", "mxfp4x8", "q4_Kx8", "int4x8" */
+    const char *name;     /* "rows", "q4_0x8", "mxfp4x8", "q4_Kx8", "int4x8", "unpacked" */
     int group_rows;       /* the thread split hands out whole groups of this many rows */
     sn_matrix_mul_fn mul; /* the multiply that reads this layout */
 } sn_layout;
-extern const sn_layout sn_layout_rows, sn_layout_q4_0x8, sn_layout_mxfp4x8, sn_layout_q4_Kx8, sn_layout_int4x8;
+extern const sn_layout sn_layout_rows, sn_layout_q4_0x8, sn_layout_mxfp4x8, sn_layout_q4_Kx8, sn_layout_int4x8,
+    sn_layout_unpacked;
 
 struct sn_matrix {
     const char *name;

@@ -23,7 +23,7 @@
  * Numerics follow llama.cpp's CPU backend, which runs the delta rule as its fused gated_delta_net op
  * for prompts and single tokens alike (a token-by-token recurrence; the chunked graph is only for
  * backends without the op): the state decay is a multiply, the S^T k and S^T q sums are ggml's f32
- * dots and the outer product its f32 multiply-add (kernels.h), l2norm is rms_norm(eps / n) scaled
+ * dots and the outer product its f32 multiply-add (recurrent.h gdn), l2norm is rms_norm(eps / n) scaled
  * by 1/sqrt(n), sigmoid and softplus as ggml's scalar ops. The attention layers are the Llama family's
  * (model_llama_attn.c: ggml's flash-attention kernel over an f16 KV cache); this family keeps that
  * cache, the conv windows and the delta-rule states in its one saved state (save, restore and
@@ -299,32 +299,19 @@ static void pass_conv(const void *arg, int64_t t0, int64_t t1) {
     }
 }
 
-/* ggml_gated_delta_net over the batch's tokens, one job per range of value heads. Row j of M (the
- * state's column j) is the only one decay, S^T k [j], the rank-1 update and S^T q [j] read or write,
- * so each row goes through all four while it sits in L1: ggml's operations on each element in
- * ggml's order (the same bits), one pass over the state per token instead of four. */
+/* ggml_gated_delta_net over the batch's tokens, one job per range of value heads (recurrent.h
+ * gdn: ggml's operations on each element in ggml's order, the same bits, with the state's rows
+ * held in registers across a run of tokens). */
 static void delta_worker(void *arg, int ith, int nth) {
     const q35_pass *p = arg;
     const q35_state *s = p->s;
-    const sn_kernels *k = s->base.ops.k;
     const int64_t S = s->S, H = s->hv, CH = s->conv_ch;
-    const float scale = 1.0f / sqrtf((float)S);
     for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; h++) {
         const int64_t kh = s->grouped ? h / (H / s->hk) : h % s->hk;
         float *M = s->ssm_state + ((int64_t)p->L->slot * H + h) * S * S; /* M[j][i] = S[i][j] */
-        for (int64_t t = 0; t < p->T; t++) {
-            const float *q = s->cv + t * CH + kh * S, *kk = s->cv + t * CH + s->key_dim + kh * S;
-            const float *v = s->cv + t * CH + 2 * s->key_dim + h * S;
-            const float b = s->beta[t * H + h], dg = expf(s->alpha[t * H + h]);
-            float *y = s->core + t * s->value_dim + h * S;
-            for (int64_t j = 0; j < S; j++) {
-                float *r = M + j * S;
-                for (int64_t i = 0; i < S; i++) r[i] *= dg;
-                const float d = (v[j] - k->type[SN_GGML_F32].dot(S, r, kk)) * b;
-                k->mad_f32(S, r, kk, d);
-                y[j] = k->type[SN_GGML_F32].dot(S, r, q) * scale;
-            }
-        }
+        s->base.ops.rk->gdn(S, s->base.ops.lanes, p->T, s->cv + kh * S, s->cv + s->key_dim + kh * S,
+                            s->cv + 2 * s->key_dim + h * S, CH, s->beta + h, s->alpha + h, H, M, s->core + h * S,
+                            s->value_dim);
     }
 }
 

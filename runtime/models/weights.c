@@ -175,6 +175,9 @@ sn_status sn_model_place(sn_model *m, sn_err *err) {
         int repacked;
         if ((st = repack(m, w, &repacked, err))) return st;
         if (!repacked && (st = to_huge_pages(m, w, err))) return st;
+        /* a matrix ggml does not repack (rows not a multiple of 8, per expert): its vec_dot order */
+        if (w->layout == &sn_layout_rows && m->k->type[w->type].dot_unpacked && w->n_out % 8)
+            w->layout = &sn_layout_unpacked;
     }
     for (int i = 0; i < m->n_mats; i++) { /* the embedding last */
         sn_matrix *e = m->mats[i].w;
@@ -253,7 +256,17 @@ static void int4x8_mul(const sn_kernels *k, const sn_matrix *w, const void *x, u
                  r1 - r0, x, x_row, T, y + r0, ldy);
 }
 
+/* Rows as they are, every token in the table's dot_unpacked order (sn_model_place picks this). */
+static void unpacked_mul(const sn_kernels *k, const sn_matrix *w, const void *x, uint64_t x_row, int64_t T, float *y,
+                         int64_t ldy, int64_t r0, int64_t r1) {
+    const sn_dot_fn dot = k->type[w->type].dot_unpacked;
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t t = 0; t < T; t++)
+            y[t * ldy + r] = dot(w->n_in, (const char *)w->data + (uint64_t)r * w->row_bytes, (const char *)x + (uint64_t)t * x_row);
+}
+
 const sn_layout sn_layout_rows = {"rows", 1, rows_mul};
+const sn_layout sn_layout_unpacked = {"unpacked", 1, unpacked_mul};
 const sn_layout sn_layout_q4_0x8 = {"q4_0x8", SN_Q4_0X8_ROWS, q4_0x8_mul};
 const sn_layout sn_layout_mxfp4x8 = {"mxfp4x8", SN_Q4_0X8_ROWS, q4_0x8_mul};
 const sn_layout sn_layout_q4_Kx8 = {"q4_Kx8", SN_Q4_KX8_ROWS, q4_Kx8_mul};

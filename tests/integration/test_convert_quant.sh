@@ -22,10 +22,7 @@
 #   and the plan is what the family and the file type change, so this keeps every combination covered
 #   at a fraction of the cost (a large embedding quantized twice per type).
 # SN_CQ_FULL=1 compares all 360 files byte for byte instead (gptoss's refused: MXFP4 experts).
-# Then sunny-run against llama.cpp (3 prompts x 32 greedy tokens each, one oracle process) on written
-# files: every type on the small mistral; on the small qwen3, rwkv7 and mamba2 q4_k_m, q2_k, q3_k_m
-# and two 32-value block types each (every tensor type between them); gemma3's q3_k_m and the wide
-# qwen35moe's.
+# sunny-run against llama.cpp on written files, every tensor type x every family: test_quant_matrix.
 # Then the GGUF input (requantize): from the f32 and from a bf16 GGUF, from a Q4_0 file (refused, then
 # with --allow-requantize against llama-quantize --allow-requantize); the CLI: names in any case, an
 # unknown name listing the accepted ones, --dry-run's plan naming each tensor's type.
@@ -64,15 +61,9 @@ FIXTURES="llama3/tiny mistral/tiny qwen2/tiny qwen3/tiny rwkv7/tiny mamba2/tiny 
           gemma3/tiny phi3/tiny qwen35/tiny qwen35moe/tiny qwen35moe/wide smollm3/tiny4
           granitehybrid/tiny granitehybrid/dense lfm2/tiny gptoss/tiny"
 N_COMBOS=360 # 24 fixtures x 15 types
-# sunny-run against llama.cpp on these files (family/preset/type; kept after the comparison with the
-# requantize inputs): every type on the small mistral; on each of the small qwen3, rwkv7 and mamba2
-# the K types (q4_k_m: Q4_K + Q6_K; q2_k: Q2_K + Q3_K + Q4_K; q3_k_m: + Q5_K) and two of the 32-value
-# block types, so that the three between them run each of q4_1, q5_0, q5_1, iq4_nl, iq4_xs; the
-# later families' K-quant files on rows of 256 (their own tests run q4_0 / q4_k_m)
-declare -A RT_TYPES=([qwen3]="q4_1 iq4_nl" [rwkv7]="q5_0 iq4_xs" [mamba2]="q5_1 iq4_nl")
-RUNS=" $(for ot in $ALL; do echo -n "mistral/small/$ot "; done)"
-for f in qwen3 rwkv7 mamba2; do for ot in q4_k_m q2_k q3_k_m ${RT_TYPES[$f]}; do RUNS+="$f/small/$ot "; done; done
-RUNS+="gemma3/tiny/q3_k_m qwen35moe/wide/q3_k_m "
+# files kept for the requantize checks below: the Q4_0 input (written besides the plan) and the
+# q4_k_m pair compared whole
+RUNS=" mistral/small/q4_0 mistral/small/q4_k_m "
 KEEP=$RUNS
 
 hf_of() { # hf_of FAMILY PRESET -> HF folder
@@ -116,7 +107,7 @@ for fp in $FIXTURES; do
       rq=(); [[ $fam == gptoss ]] && rq=(--allow-requantize)
       "$CONV" "$hf" --dry-run --outtype "$ot" "${rq[@]}" 2>"$W/err" | awk '$2 == "->" && $5 == "->" {print $3, tolower($6)}' >"$base.plan" &&
         [[ -s $base.plan ]] || { bad "$fp/$ot: sunny-convert --dry-run failed: $(cat "$W/err")"; continue; }
-      # files sunny-run runs against llama.cpp below are written too
+      # the requantize input is written too
       if [[ $RUNS == *" $fp/$ot "* ]]; then
         "$CONV" "$hf" -o "$base.gguf" --outtype "$ot" --force >/dev/null 2>"$W/err" ||
           bad "$fp/$ot: sunny-convert failed: $(cat "$W/err")"
@@ -155,34 +146,6 @@ for p in "${plans[@]}"; do
 done
 ((${#plans[@]} + ${#pairs[@]} == N_COMBOS)) || bad "expected $N_COMBOS combinations, got ${#pairs[@]} files + ${#plans[@]} plans"
 ok "$n_same of ${#plans[@]} further family/preset/type plans equal llama-quantize --dry-run's tensor by tensor"
-
-# ---- runtime: sunny-run on the written files vs llama.cpp, 3 prompts x 32 greedy tokens each, one
-# oracle process, judged by tests/tools/parity_judge.py (equal tokens or a proven tie; logits on
-# AVX-512): every type on the small mistral; q4_k_m on the small qwen3, rwkv7, mamba2 (llama3 and
-# qwen2 files of every type are test_quant_parity's and test_iq4_parity's)
-declare -A PROMPTS=([mistral]="1,415,2936,9060,285,1142 1,851,349,264,1369,28723 1,22557,28725,910,1141"
-  [qwen3]="9906,1917,11,1234,5678,42 785,3974,13876,38835,11 40,1075,311,3291,911,2272"
-  [rwkv7]="33155,45,4811,2580 11,33,2319,49,1006 261,4960,3319,28,59"
-  [gemma3]="2,9259,1902,236764,1217,236743 2,818,5279,236764,22281,21 2,3048,48750,563,15311,8339")
-PROMPTS[mamba2]=${PROMPTS[qwen3]} PROMPTS[qwen35moe]=${PROMPTS[qwen3]}
-: >"$W/rt.tsv"
-for run in $RUNS; do
-  IFS=/ read -r fam preset ot <<<"$run"
-  g=$W/$fam-$preset-$ot.gguf
-  [[ -f $g ]] || { bad "$run: no file to run"; continue; }
-  for ids in ${PROMPTS[$fam]}; do printf '%s-%s/%s\t%s\t%s\n' "$fam" "$preset" "$ot" "$g" "$ids" >>"$W/rt.tsv"; done
-done
-$PY - "$W/rt.tsv" >"$W/rt-jobs.jsonl" <<'PYEOF'
-import json, sys
-for line in open(sys.argv[1]):
-    tag, gguf, ids = line.rstrip("\n").split("\t")
-    print(json.dumps({"model": gguf, "prompt_ids": [int(i) for i in ids.split(",")], "n": 32,
-                      "top_logits": 8, "decode_top_logits": 8, "step_top_logits": 2}))
-PYEOF
-if $ORACLE batch --threads 1 <"$W/rt-jobs.jsonl" >"$W/rt-oracle.jsonl" 2>"$W/rt-oracle.err"; then
-  $PY "$SN_SRC/tests/tools/parity_judge.py" "$W/rt.tsv" "$W/rt-oracle.jsonl" "$SN_BIN/sunny-run" 32 2 ||
-    sn_fail=$((sn_fail + 1))
-else bad "llama.cpp oracle failed: $(tail -2 "$W/rt-oracle.err")"; fi
 
 # ---- a GGUF as input
 f32=$W/mistral-small-f32.gguf

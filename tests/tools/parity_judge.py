@@ -4,7 +4,9 @@ The one judge of token parity: test_run_parity.sh and test_quant_parity.sh both 
 
     parity_judge.py CASES.tsv ORACLE.jsonl SUNNY_RUN N [THREADS]
 
-CASES.tsv: "tag<TAB>gguf<TAB>comma-separated prompt ids" lines, in the order the oracle answered.
+CASES.tsv: "tag<TAB>gguf<TAB>comma-separated prompt ids[<TAB>sunny-run options]" lines, in the order
+the oracle answered (the options, e.g. "-c 512" where the oracle's job names that context, are added to
+every sunny-run of the case).
 ORACLE.jsonl: tests/tools/llama_oracle.mjs batch answers with "ids", "step_logits" (llama.cpp's top-2
 raw logits and max|logit| at every greedy step: job field step_top_logits 2), "decode_top_logits" and
 "top_logits" (8 each).
@@ -57,6 +59,7 @@ def main():
         sys.exit(f"llama.cpp answered {len(oracle)} of {len(cases)} cases")
     strict = mirrored_variant()
     inexact = 0
+    opts = []  # the current case's sunny-run options
 
     def logit_diff(top, ours):
         """max |(l_k - l_0) - (ours_k - ours_0)| over llama.cpp's top tokens (ours are log-probs)."""
@@ -70,7 +73,7 @@ def main():
 
     def sunny(gguf, ids, steps):
         out = subprocess.run([run, gguf, "--prompt-ids", ",".join(map(str, ids)), "-n", str(steps), "--json",
-                              "--ignore-eos", "-t", threads], capture_output=True, text=True)
+                              "--ignore-eos", "-t", threads] + opts, capture_output=True, text=True)
         if out.returncode:
             err = out.stderr.strip()
             return None, err.splitlines()[-1] if err else f"exit {out.returncode}"
@@ -99,7 +102,9 @@ def main():
         return ours_gap < ours_thr and their_gap < their_thr and same_pair, v
 
     fail = refused = 0
-    for (tag, gguf, ids), o in zip(cases, oracle):
+    for c, o in zip(cases, oracle):
+        tag, gguf, ids = c[:3]
+        opts[:] = c[3].split() if len(c) > 3 else []
         prompt = [int(i) for i in ids.split(",")]
         assert o["prompt_ids"] == prompt and o["model"] == gguf
         s, why = sunny(gguf, prompt, n)

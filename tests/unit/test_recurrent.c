@@ -225,6 +225,76 @@ static void test_scan_state_is_fused(void) {
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* gated delta rule inputs: T tokens of q, k, v (S each) in rows of ldx, k of unit length (as the
+ * model's l2 norm makes it, so the state stays bounded), beta in (0, 1), log decay below 0 */
+typedef struct { float *x, *beta, *g; } gdn_in;
+static gdn_in gdn_inputs(int64_t S, int64_t T, int64_t ldx, int64_t ldg) {
+    gdn_in in = {fill(T * ldx, -1, 1), fill(T * ldg, 0.05f, 0.95f), fill(T * ldg, -2, -0.01f)};
+    for (int64_t t = 0; t < T; t++) {
+        float *k = in.x + t * ldx + S, n = 0;
+        for (int64_t i = 0; i < S; i++) n += k[i] * k[i];
+        for (int64_t i = 0; i < S; i++) k[i] /= sqrtf(n);
+    }
+    return in;
+}
+
+/* the AVX2 twin at 8 lanes and the AVX-512 twin at 16 (S 64 and 128 held in registers, 192 in
+ * memory, 16, 32 and 48 falling back) and 8 lanes, against the scalar twin, bit for bit; 37 tokens
+ * = two chunks and a remainder */
+static void test_gdn_simd_equals_scalar(void) {
+    const int64_t Ss[] = {128, 64, 192, 32, 16, 48};
+    int64_t bad = 0, checked = 0;
+    for (int level = 1; level <= 2; level++) {
+        if (level == 1 ? !have_avx2() : !have_avx512()) continue;
+        for (int lanes = 16; lanes >= 8; lanes -= 8)
+            for (size_t c = 0; c < sizeof Ss / sizeof Ss[0]; c++) {
+                const int64_t S = Ss[c], T = lanes == 16 ? 37 : 5, ldx = 3 * S + 5, ldg = 3, ldy = S + 7;
+                gdn_in in = gdn_inputs(S, T, ldx, ldg);
+                float *M0 = fill(S * S, -1, 1), *M1 = dup(M0, S * S);
+                float *y0 = calloc((size_t)(T * ldy), sizeof(float)), *y1 = calloc((size_t)(T * ldy), sizeof(float));
+                sn_gdn_scalar(S, lanes, T, in.x, in.x + S, in.x + 2 * S, ldx, in.beta, in.g, ldg, M0, y0, ldy);
+                (level == 1 ? sn_gdn_avx2 : sn_gdn_avx512)(S, lanes, T, in.x, in.x + S, in.x + 2 * S, ldx, in.beta, in.g,
+                                                          ldg, M1, y1, ldy);
+                const int64_t d = differ(M0, M1, S * S) + differ(y0, y1, T * ldy);
+                if (d) printf("level %d S %lld lanes %d: %lld differ ", level, (long long)S, lanes, (long long)d);
+                bad += d;
+                checked += S * S + T * ldy;
+                free(in.x); free(in.beta); free(in.g); free(M0); free(M1); free(y0); free(y1);
+            }
+    }
+    printf("(%lld floats) ", (long long)checked);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* the scalar twin against the delta rule in double, both lane widths, S with and without a tail */
+static void test_gdn_scalar_is_the_formula(void) {
+    const int64_t Ss[] = {128, 48}, T = 6;
+    double worst = 0;
+    for (int lanes = 8; lanes <= 16; lanes += 8)
+        for (int c = 0; c < 2; c++) {
+            const int64_t S = Ss[c], ldx = 3 * S;
+            gdn_in in = gdn_inputs(S, T, ldx, 1);
+            float *M = fill(S * S, -1, 1), *y = calloc((size_t)(T * S), sizeof(float));
+            double *D = malloc((size_t)(S * S) * sizeof(double));
+            for (int64_t i = 0; i < S * S; i++) D[i] = M[i];
+            sn_gdn_scalar(S, lanes, T, in.x, in.x + S, in.x + 2 * S, ldx, in.beta, in.g, 1, M, y, S);
+            for (int64_t t = 0; t < T; t++) {
+                const float *q = in.x + t * ldx, *k = q + S, *v = q + 2 * S;
+                for (int64_t j = 0; j < S; j++) {
+                    double *r = D + j * S, sk = 0, sq = 0;
+                    for (int64_t i = 0; i < S; i++) sk += (r[i] *= exp((double)in.g[t])) * k[i];
+                    const double d = (v[j] - sk) * in.beta[t];
+                    for (int64_t i = 0; i < S; i++) sq += (r[i] += d * k[i]) * q[i];
+                    worst = fmax(worst, fabs(sq / sqrt((double)S) - y[t * S + j]));
+                }
+            }
+            for (int64_t i = 0; i < S * S; i++) worst = fmax(worst, fabs(D[i] - M[i]));
+            free(in.x); free(in.beta); free(in.g); free(M); free(y); free(D);
+        }
+    CU_ASSERT(worst < 1e-4);
+    if (worst >= 1e-4) printf("max error %g ", worst);
+}
+
 static void test_conv_avx2_equals_scalar_and_formula(void) {
     const int64_t ns[] = {1792, 13, 8, 3};
     int64_t bad = 0, checked = 0;
@@ -385,6 +455,10 @@ static const sn_test_case cases[] = {
     {"ssd scan: scalar = the recurrence in double (8 and 16 lanes)", test_scan_scalar_is_the_formula},
     {"ssd scan: the new state is ggml's as GCC fuses it, fma(state, dA, B x dt)", test_scan_state_is_fused},
     {"ssm conv: avx2 and avx512 = scalar bit for bit, scalar = the formula", test_conv_avx2_equals_scalar_and_formula},
+    {"gated delta rule: avx2 and avx512 = scalar, bit for bit (S 128/64 in registers, 192, fallbacks; 8 and 16 lanes)",
+     test_gdn_simd_equals_scalar},
+    {"gated delta rule: scalar = the recurrence in double (8 and 16 lanes, with and without a tail)",
+     test_gdn_scalar_is_the_formula},
     {"vector reductions: ggml's pairings", test_hsums},
 };
 SN_TEST_MAIN("recurrent", cases)
