@@ -402,9 +402,9 @@ static void pass_shared_gate(const void *arg, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; t++) {
         float *sd = mo->sh_d + t * E, *o = p->out + t * E;
         if (p->L->gate_inp_shexp) {
-            /* a one-row F32 matmul: vec_dot for one token, tinyBLAS's order for a batch */
-            const sn_type_kernels *f = &mo->m->k->type[SN_GGML_F32];
-            const float dot = (p->T > 1 ? f->dot_mm : f->dot)(E, p->L->gate_inp_shexp, p->x + t * E);
+            /* a one-row F32 matmul: vec_dot's order for a batch too (tinyBLAS declines a row count
+             * that is not a multiple of 4, and ggml falls back to vec_dot) */
+            const float dot = mo->m->k->type[SN_GGML_F32].dot(E, p->L->gate_inp_shexp, p->x + t * E);
             const float gs = 1.0f / (1.0f + expf(-dot));
             for (int64_t i = 0; i < E; i++) sd[i] = sd[i] * gs;
         }
