@@ -3,7 +3,7 @@
  * llama.cpp's converter identifies the pre-tokenizer by running the HF tokenizer on a probe text and
  * hashing the ids; a C converter cannot run transformers. Instead we read the pre_tokenizer spec
  * itself (Split regex, ByteLevel flags, Digits) plus the two bits of context that separate
- * otherwise identical specs (a BOS-adding post_processor; clean_up_tokenization_spaces), and map it to the
+ * otherwise identical specs (model.ignore_merges; clean_up_tokenization_spaces), and map it to the
  * name whose regex and flags llama.cpp applies (src/llama-vocab.cpp). Anything else is an error that
  * shows what was found: a wrong pre-tokenizer silently degrades every prompt. */
 #include "vocab.h"
@@ -144,31 +144,17 @@ static void describe(const step *steps, int n, char *buf, size_t size) {
     }
 }
 
-/* Whether HF's encode puts a special token in front of a single sequence: a TemplateProcessing
- * post-processor (alone or inside a Sequence) whose `single` template starts with a SpecialToken. */
-static int post_processor_adds_bos(const cJSON *tok_json) {
-    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(tok_json, "post_processor");
-    const cJSON *procs = cJSON_GetObjectItemCaseSensitive(pp, "processors");
-    int n = cJSON_IsArray(procs) ? cJSON_GetArraySize(procs) : 1;
-    for (int k = 0; k < n; k++) {
-        const cJSON *proc = cJSON_IsArray(procs) ? cJSON_GetArrayItem(procs, k) : pp;
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(proc, "type");
-        if (!cJSON_IsString(t) || strcmp(t->valuestring, "TemplateProcessing") != 0) continue;
-        const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(proc, "single"), 0);
-        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(first, "SpecialToken"))) return 1;
-    }
-    return 0;
-}
-
 static const char *match(const step *s, int n, const cJSON *tok_json, const cJSON *tok_config) {
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(tok_json, "model");
+    int ignore_merges = json_bool(model, "ignore_merges", 0);
     /* Split(regex) then ByteLevel without its own regex: the modern tiktoken-style layouts. */
     if (n == 2 && s[0].kind == ST_SPLIT && s[1].kind == ST_BYTELEVEL && !s[1].add_prefix_space &&
         !s[1].use_regex) {
         const char *re = s[0].regex;
         if (!strcmp(re, RE_LLAMA3) || !strcmp(re, RE_LLAMA3_X))
-            /* llama.cpp's probe hashes for llama-bpe and smaug-bpe differ only by the BOS id in
-             * front, so whether encode adds BOS decides (not model.ignore_merges). */
-            return post_processor_adds_bos(tok_json) ? "llama-bpe" : "smaug-bpe";
+            /* Same regex; llama-bpe also turns on ignore_merges (Llama 3 proper). Llama-3 derived
+             * tokenizer.json files saved without ignore_merges hash to smaug-bpe in llama.cpp. */
+            return ignore_merges ? "llama-bpe" : "smaug-bpe";
         if (!strcmp(re, RE_QWEN2) || !strcmp(re, RE_QWEN2_X)) return "qwen2";
         if (!strcmp(re, RE_QWEN35)) return "qwen35";
         if (!strcmp(re, RE_TEKKEN)) return "tekken";

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # test_tokenizer_corpus.sh - sunny's runtime tokenizer must produce llama.cpp's ids, 100 %.
-# For the llama3 (gpt2/smaug-bpe: Meta's first upload adds no BOS), qwen3 (gpt2/qwen2) and llama2 (SPM)
-# tokenizers: build a vocab-only
+# For the llama3 (gpt2/llama-bpe), qwen3 (gpt2/qwen2) and llama2 (SPM) tokenizers: build a vocab-only
 # GGUF with our converter (tests/tools/vocab_only) from the real HF tokenizer files, then tokenize the
 # shared corpus (tests/fixtures/tokenizer_corpus.txt, one string per line) and the same strings joined
 # into multi-line blocks, with node-llama-cpp (model.tokenize(text, true): parse special, no BOS) and

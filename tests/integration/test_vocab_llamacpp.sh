@@ -40,7 +40,7 @@ while read -r fam arch vs bos eos emodel epre; do
     bad "$fam parity: $res"
   fi
 done <<'EOT'
-llama3 LlamaForCausalLM 128256 128000 128009 gpt2 smaug-bpe
+llama3 LlamaForCausalLM 128256 128000 128009 gpt2 llama-bpe
 qwen3 Qwen3ForCausalLM 151936 151643 151645 gpt2 qwen2
 llama2 MistralForCausalLM 32000 1 2 llama default
 EOT
@@ -55,26 +55,6 @@ if [[ -x $SN_BIN/sunny-convert ]]; then
   done
 else
   bad "$SN_BIN/sunny-convert not built: no full-GGUF parity"
-fi
-
-# llama.cpp's converter itself on the llama3 fixture (tests/tools/lcpp_convert.py, its AutoTokenizer
-# answered by the HF tokenizers port reading the folder's tokenizer.json): every tokenizer.* key the
-# same. That tokenizer.json is Meta's first Llama-3 upload (ByteLevel-only post-processor: encode adds
-# no BOS), so the converter's fingerprint hash reads smaug-bpe, not llama-bpe.
-if [[ -x $SN_BIN/sunny-convert ]] && g=$(gguf_of llama3 f16) && src=$(fixture llama3 bf16); then
-  ref=$W/llama3-lcpp-f16.gguf
-  if SN_LCPP_HF_TOK=folder $PY "$SN_SRC/tests/tools/lcpp_convert.py" "$LCPP" "$src" "$ref" f16 >"$W/lcpp.log" 2>&1; then
-    keys=$($GG dump "$ref" | awk '{print $1}' | sort)
-    if [[ $keys == "$($GG dump "$g" | awk '{print $1}' | sort)" ]] && $GG compare "$g" "$ref" $keys; then
-      ok "llama3 fixture: every tokenizer.* key equals llama.cpp's converter's ($(wc -w <<<"$keys") keys, pre=$($GG dump "$ref" | sed -n "s/^tokenizer.ggml.pre 8 b'\(.*\)'$/\1/p"))"
-    else
-      bad "llama3 fixture: tokenizer.* keys differ from llama.cpp's converter's"
-      diff <($GG dump "$g") <($GG dump "$ref") | head -10
-    fi
-  else
-    bad "llama.cpp's converter failed on the llama3 fixture: $(tail -3 "$W/lcpp.log")"
-  fi
-  rm -f "$ref"
 fi
 
 # An independent reader (@huggingface/gguf) sees every tokenizer key with the type llama.cpp reads.
@@ -135,11 +115,9 @@ out=$("$VO" "$d" "$W/oddpre2.gguf" --pre no-such-pre 2>&1); rc=$?
 # llama.cpp's converter output for the same tokenizers, and its HF-generated tokenizer test ids.
 if [[ -d $LCPP/models ]]; then
   M=$LCPP/models
-  # (That file was made from Meta's current tokenizer.json, whose BOS template makes it llama-bpe; the
-  # pre of the first upload is checked against the converter itself above.)
-  if $GG compare "$W/llama3.gguf" "$M/ggml-vocab-llama-bpe.gguf" tokenizer.ggml.model \
+  if $GG compare "$W/llama3.gguf" "$M/ggml-vocab-llama-bpe.gguf" tokenizer.ggml.model tokenizer.ggml.pre \
       tokenizer.ggml.tokens tokenizer.ggml.token_type tokenizer.ggml.merges; then
-    ok "llama3: model/tokens/token_type/merges identical to llama.cpp's ggml-vocab-llama-bpe.gguf"
+    ok "llama3: model/pre/tokens/token_type/merges identical to llama.cpp's ggml-vocab-llama-bpe.gguf"
   else
     bad "llama3 arrays differ from ggml-vocab-llama-bpe.gguf"
   fi
@@ -171,23 +149,20 @@ if [[ -d $LCPP/models ]]; then
   fi
   # The fingerprint table against the "original regex from tokenizer.json" comments in llama.cpp's
   # src/llama-vocab.cpp: a tokenizer.json carrying each must be named as llama.cpp names that type.
-  # bos=1: a post-processor adding BOS, as in llama.cpp's probe hash of llama-bpe (smaug-bpe: the same
-  # regex, no BOS; llama-vocab.cpp gives it no regex comment of its own).
-  while read -r ptype want bos; do
-    d=$W/fp-$ptype-$bos
+  while read -r ptype want im; do
+    d=$W/fp-$ptype
     mkdir -p "$d"
-    if ! $PY - "$LCPP/src/llama-vocab.cpp" "$ptype" "$bos" "$d" <<'PYEOF'
+    if ! $PY - "$LCPP/src/llama-vocab.cpp" "$ptype" "$im" "$d" <<'PYEOF'
 import json, re, sys
-src, ptype, bos, d = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+src, ptype, im, d = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3] == "1", sys.argv[4]
 blk = src[src.index(f"case LLAMA_VOCAB_PRE_TYPE_{ptype}:"):][:3000]
 regex = re.search(r'//\s*"((?:[^"\\]|\\.)*)"', blk).group(1).replace("\\\\", "\\")
 tj = {"added_tokens": [], "model": {"type": "BPE", "vocab": {"a": 0, "aa": 1}, "merges": ["a a"]},
       "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
           {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
           {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}}
-if bos:
-    tj["post_processor"] = {"type": "TemplateProcessing", "single": [
-        {"SpecialToken": {"id": "a", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": []}
+if im:
+    tj["model"]["ignore_merges"] = True
 json.dump(tj, open(d + "/tokenizer.json", "w"))
 json.dump({}, open(d + "/config.json", "w"))
 PYEOF
@@ -196,7 +171,6 @@ PYEOF
     [[ $out == *"pre=$want "* ]] && ok "fingerprint: llama.cpp's $ptype regex -> $want" || bad "fingerprint $ptype: $out"
   done <<'EOT'
 LLAMA3 llama-bpe 1
-LLAMA3 smaug-bpe 0
 QWEN2 qwen2 0
 QWEN35 qwen35 0
 TEKKEN tekken 0

@@ -126,16 +126,8 @@ static void check_order(sn_gguf *g, const char *const *list) {
 #define LLAMA3_RE "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}{1,3}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+"
 #define QWEN2_RE "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+"
 
-/* The post_processor put_bpe writes; NULL: a TemplateProcessing adding <|begin|> (BOS) in front. */
-static const char *bpe_post_processor;
-
 static void put_bpe(const char *regex, const char *ignore_merges, const char *merges) {
     char buf[8192];
-    const char *bos_template =
-        "{\"type\":\"TemplateProcessing\","
-        "\"single\":[{\"SpecialToken\":{\"id\":\"<|begin|>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],"
-        "\"pair\":[{\"SpecialToken\":{\"id\":\"<|begin|>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},"
-        "{\"SpecialToken\":{\"id\":\"<|begin|>\",\"type_id\":1}},{\"Sequence\":{\"id\":\"B\",\"type_id\":1}}]}";
     snprintf(buf, sizeof buf,
              "{\"version\":\"1.0\",\"added_tokens\":["
              "{\"id\":6,\"content\":\"<|begin|>\",\"special\":true,\"normalized\":false},"
@@ -147,12 +139,15 @@ static void put_bpe(const char *regex, const char *ignore_merges, const char *me
              "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
              "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"%s\"},\"behavior\":\"Isolated\",\"invert\":false},"
              "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":true,\"use_regex\":false}]},"
-             "\"post_processor\":%s,"
+             "\"post_processor\":{\"type\":\"TemplateProcessing\","
+             "\"single\":[{\"SpecialToken\":{\"id\":\"<|begin|>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],"
+             "\"pair\":[{\"SpecialToken\":{\"id\":\"<|begin|>\",\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},"
+             "{\"SpecialToken\":{\"id\":\"<|begin|>\",\"type_id\":1}},{\"Sequence\":{\"id\":\"B\",\"type_id\":1}}]},"
              "\"decoder\":{\"type\":\"ByteLevel\"},"
              "\"model\":{\"type\":\"BPE\",\"byte_fallback\":false,%s"
              "\"vocab\":{\"h\":0,\"e\":1,\"he\":2,\"\\u0120\":3,\"\\u0120h\":4,\"\\u0120he\":5},"
              "\"merges\":%s}}",
-             regex, bpe_post_processor ? bpe_post_processor : bos_template, ignore_merges, merges);
+             regex, ignore_merges, merges);
     PUT("tokenizer.json", buf);
 }
 
@@ -235,31 +230,16 @@ static void test_gpt2_qwen_pairs_and_space_prefix(void) {
     sn_gguf_close(g);
 }
 
-/* llama.cpp's probe hashes for llama-bpe and smaug-bpe differ only by the BOS id in front: the
- * post_processor adding BOS decides, model.ignore_merges does not. */
-static void test_gpt2_llama3_bos_template_decides_smaug(void) {
-    static const struct { const char *post, *ignore_merges, *want; } cases[] = {
-        {"{\"type\":\"ByteLevel\",\"add_prefix_space\":true,\"trim_offsets\":false,\"use_regex\":true}",
-         "\"ignore_merges\":true,", "smaug-bpe"}, /* Meta's first Llama-3 upload */
-        {"null", "", "smaug-bpe"},
-        {NULL, "", "llama-bpe"}, /* the BOS template without ignore_merges */
-        {"{\"type\":\"Sequence\",\"processors\":[{\"type\":\"ByteLevel\"},{\"type\":\"TemplateProcessing\","
-         "\"single\":[{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}],\"pair\":[]}]}",
-         "\"ignore_merges\":true,", "smaug-bpe"}, /* a template adding nothing in front */
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fresh_dir();
-        bpe_post_processor = cases[i].post;
-        put_bpe(LLAMA3_RE, cases[i].ignore_merges, "[\"h e\"]");
-        bpe_post_processor = NULL;
-        PUT("config.json", "{}");
-        sn_err err = {0};
-        sn_vocab_report rep;
-        sn_gguf *g = convert(NULL, NULL, &err, &rep);
-        CU_ASSERT_FATAL(g != NULL);
-        CU_ASSERT_STRING_EQUAL(rep.pre, cases[i].want);
-        sn_gguf_close(g);
-    }
+static void test_gpt2_llama3_without_ignore_merges_is_smaug(void) {
+    fresh_dir();
+    put_bpe(LLAMA3_RE, "", "[\"h e\"]");
+    PUT("config.json", "{}");
+    sn_err err = {0};
+    sn_vocab_report rep;
+    sn_gguf *g = convert(NULL, NULL, &err, &rep);
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_STRING_EQUAL(rep.pre, "smaug-bpe");
+    sn_gguf_close(g);
 }
 
 static void test_gpt2_added_shadows_base(void) {
@@ -738,7 +718,7 @@ static const sn_test_case cases[] = {
     {"RWKV vocabulary and tokenizer_config.json budgets", test_rwkv_vocab_budget},
     {"gpt2: llama-bpe tokens, types, padding, merges, ids, order", test_gpt2_llama3},
     {"gpt2: qwen2 pair merges, add_space_prefix by architecture", test_gpt2_qwen_pairs_and_space_prefix},
-    {"gpt2: llama3 regex, no BOS-adding post_processor -> smaug-bpe", test_gpt2_llama3_bos_template_decides_smaug},
+    {"gpt2: llama3 regex without ignore_merges -> smaug-bpe", test_gpt2_llama3_without_ignore_merges_is_smaug},
     {"gpt2: added token shadowing a base token", test_gpt2_added_shadows_base},
     {"gpt2: unknown pre-tokenizer error, --pre override", test_unknown_pre_and_override},
     {"pre-tokenizer fingerprints", test_fingerprints},
