@@ -47,11 +47,12 @@ static uint32_t detect(void) { return 0; }
 uint32_t sn_cpu_features(void) {
     static int done;
     static uint32_t feats;
+    /* every access atomic: first callers on several threads may detect at once (same value) */
     if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-        feats = detect();
+        __atomic_store_n(&feats, detect(), __ATOMIC_RELAXED);
         __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
     }
-    return feats;
+    return __atomic_load_n(&feats, __ATOMIC_RELAXED);
 }
 
 void sn_tuning_default(sn_tuning *t) {
